@@ -1,0 +1,35 @@
+//! acp-bridge: lets a panel that speaks Claude Code stream-json drive any ACP
+//! agent. The core ([`Bridge`]) is a pure state machine: lines and time come in,
+//! lines go out. The process host lives in the binary.
+
+pub mod client;
+mod core;
+mod ids;
+
+pub use crate::core::{Bridge, Output};
+pub use crate::ids::{CounterIds, IdSource};
+
+/// What the bridge needs to know that a panel would pass to `claude` as flags.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LaunchSpec {
+    pub resume_session_id: Option<String>,
+    pub model: Option<String>,
+    pub permission_mode: Option<String>,
+    /// Custom instructions (system prompt); ACP has none, so they are
+    /// prepended to the first prompt of a new session.
+    pub custom_instructions: Option<String>,
+    /// The panel's own MCP server ("unity-ops").
+    pub mcp: Option<McpEndpoint>,
+    pub cwd: String,
+    pub auth_method: Option<String>,
+    pub script_gate: bool,
+}
+
+/// An HTTP MCP server to register with the agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpEndpoint {
+    pub name: String,
+    pub url: String,
+    /// Full `Authorization` header value, e.g. `Bearer abc`.
+    pub authorization: Option<String>,
+}

@@ -1,0 +1,5 @@
+//! The harness library: see ARCHITECTURE.md for the map.
+
+pub mod install;
+pub mod record;
+pub mod replay;

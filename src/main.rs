@@ -1,0 +1,45 @@
+//! `acp-harness`: record real ACP agents through scenarios, replay the
+//! recordings into the bridge, and compare what it emits.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "acp-harness", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Install an agent CLI from npm into the per-user cache (e.g. codex-acp@2.6.0).
+    Install(acp_harness::install::InstallArgs),
+    /// Run a scenario against a real agent and write a recording.
+    Record(acp_harness::record::RecordArgs),
+    /// Replay a recording (or a directory of them) through the bridge; print the transcript and the golden diff.
+    Replay(acp_harness::replay::ReplayArgs),
+    /// Replay the whole corpus and print a table of agent x version x scenario.
+    Check(acp_harness::replay::CheckArgs),
+    /// Serve a recording as an ACP agent on stdio.
+    FakeAgent(acp_harness::replay::FakeAgentArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Install(args) => acp_harness::install::run(args),
+        Command::Record(args) => acp_harness::record::run(args),
+        Command::Replay(args) => acp_harness::replay::run(args),
+        Command::Check(args) => acp_harness::replay::check(args),
+        Command::FakeAgent(args) => acp_harness::replay::fake_agent(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("acp-harness: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
