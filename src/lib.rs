@@ -2,4 +2,5 @@
 
 pub mod install;
 pub mod record;
+pub mod recording;
 pub mod replay;

@@ -1,0 +1,607 @@
+//! The recording format (format 1, see ARCHITECTURE.md "Recording"): types,
+//! a writer that flushes every line as it happens (a crash loses nothing),
+//! a tolerant reader whose errors name `file:line`, and the scrubber that
+//! keeps secrets and machine-specific paths off disk.
+//!
+//! Reading is tolerant on purpose: fields this version does not know are
+//! kept in `extra` (and written back unchanged), unknown legs and directions
+//! parse as `Other`, so an old harness can read a newer recording.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The format version this module writes and understands.
+pub const FORMAT: u32 = 1;
+
+/// What replaces a secret (Authorization values, API keys) before it reaches disk.
+pub const REDACTED: &str = "<redacted>";
+
+/// Line 1 of a recording.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    pub format: u32,
+    /// Profile id, e.g. `codex-acp`.
+    pub agent: String,
+    /// `agentInfo` from the initialize response, verbatim; `null` when the
+    /// agent never answered initialize.
+    #[serde(default)]
+    pub agent_info: Value,
+    /// npm `package@version` that was run.
+    pub package: String,
+    /// The argv the agent was started with (placeholders applied).
+    #[serde(default)]
+    pub argv: Vec<String>,
+    pub scenario: String,
+    #[serde(default)]
+    pub scenario_sha256: String,
+    /// `stub` (scripted model server) or `live` (the agent's own model).
+    pub model_mode: String,
+    pub harness_version: String,
+    /// The `clientCapabilities` sent in initialize.
+    #[serde(default)]
+    pub client_capabilities: Value,
+    #[serde(default)]
+    pub protocol_version: u64,
+    /// UTC date of the run, `YYYY-MM-DD`.
+    pub date: String,
+    /// `netns-loopback` when the run was verified to have only loopback,
+    /// `none` when it ran with the host network (`--allow-network` or
+    /// `--model live`).
+    pub isolation: String,
+    /// True for recordings not made by `record` against a real agent.
+    #[serde(default)]
+    pub synthetic: bool,
+    /// Placeholder -> what it stands for (never the machine value itself).
+    #[serde(default)]
+    pub placeholders: BTreeMap<String, String>,
+    /// Fields this version does not know (kept, written back unchanged).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Header {
+    /// `agentInfo.version`, if the agent reported one.
+    pub fn agent_version(&self) -> Option<&str> {
+        self.agent_info.get("version").and_then(Value::as_str)
+    }
+}
+
+/// Which conversation an event belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Leg {
+    /// JSON-RPC between the client and the agent (stdio).
+    Acp,
+    /// One stderr line of the agent.
+    Stderr,
+    /// The agent's HTTP exchanges with stub-mcp.
+    Mcp,
+    /// The agent's HTTP exchanges with the model server.
+    Model,
+    /// What the recorder itself did or saw.
+    Harness,
+    /// A leg a newer harness wrote.
+    #[serde(other)]
+    Other,
+}
+
+/// Direction of an event within its leg.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Dir {
+    ToAgent,
+    FromAgent,
+    Request,
+    Response,
+    Note,
+    #[serde(other)]
+    Other,
+}
+
+/// HTTP metadata of an `mcp` / `model` event.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Http {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// Header name -> value, Authorization and API keys redacted.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// One observed event.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// Monotonic over the whole file (header excluded), from 1.
+    pub seq: u64,
+    /// Milliseconds since the recorder started.
+    pub ms: u64,
+    pub leg: Leg,
+    pub dir: Dir,
+    /// Agent process number: 1, then 2 after a resume in a new process.
+    #[serde(default)]
+    pub proc: u32,
+    /// Byte-faithful payload (scrubbed): a JSON-RPC line, a stderr line, an
+    /// HTTP body, or a note.
+    pub raw: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<Http>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// How a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Ok,
+    Timeout,
+    AgentCrashed,
+    Error,
+    #[serde(other)]
+    Other,
+}
+
+/// The agent's exit status (the last process's).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Exit {
+    pub code: Option<i32>,
+    pub signal: Option<i32>,
+}
+
+/// The last line of a complete recording.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Trailer {
+    pub seq: u64,
+    pub ms: u64,
+    pub outcome: Outcome,
+    #[serde(default)]
+    pub exit: Exit,
+    #[serde(default)]
+    pub notes: Vec<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// One line of a recording file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Line {
+    Header(Header),
+    Event(Event),
+    Trailer(Trailer),
+}
+
+/// A whole recording as read from disk.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Recording {
+    pub header: Header,
+    pub events: Vec<Event>,
+    /// `None` when the file is truncated (the run died before its end).
+    pub trailer: Option<Trailer>,
+}
+
+impl Recording {
+    /// Events of one leg, in recorded order.
+    pub fn leg(&self, leg: Leg) -> impl Iterator<Item = &Event> {
+        self.events.iter().filter(move |e| e.leg == leg)
+    }
+    pub fn is_truncated(&self) -> bool {
+        self.trailer.is_none()
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RecordingError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}: {message}")]
+    Parse {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error("{path}: empty file, expected a header line")]
+    Empty { path: PathBuf },
+}
+
+impl RecordingError {
+    fn parse(path: &Path, line: usize, message: impl Into<String>) -> Self {
+        RecordingError::Parse {
+            path: path.to_path_buf(),
+            line,
+            message: message.into(),
+        }
+    }
+}
+
+/// Reads a recording file.
+pub fn read(path: &Path) -> Result<Recording, RecordingError> {
+    let file = File::open(path).map_err(|source| RecordingError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse(BufReader::new(file), path)
+}
+
+/// Parses recording text; `path` only names the source in errors.
+pub fn parse_str(text: &str, path: &Path) -> Result<Recording, RecordingError> {
+    parse(text.as_bytes(), path)
+}
+
+fn parse(reader: impl BufRead, path: &Path) -> Result<Recording, RecordingError> {
+    let mut header: Option<Header> = None;
+    let mut events = Vec::new();
+    let mut trailer: Option<Trailer> = None;
+    let mut last_seq = 0u64;
+    for (index, line) in reader.lines().enumerate() {
+        let number = index + 1;
+        let line = line.map_err(|source| RecordingError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        if trailer.is_some() {
+            return Err(RecordingError::parse(path, number, "line after the trailer"));
+        }
+        let parsed: Line = serde_json::from_str(&line)
+            .map_err(|e| RecordingError::parse(path, number, format!("not a recording line: {e}")))?;
+        match parsed {
+            Line::Header(h) => {
+                if header.is_some() || !events.is_empty() {
+                    return Err(RecordingError::parse(path, number, "header is not the first line"));
+                }
+                if h.format != FORMAT {
+                    return Err(RecordingError::parse(
+                        path,
+                        number,
+                        format!("format {} is not supported (this harness reads {FORMAT})", h.format),
+                    ));
+                }
+                header = Some(h);
+            }
+            Line::Event(e) => {
+                if header.is_none() {
+                    return Err(RecordingError::parse(path, number, "event before the header"));
+                }
+                if e.seq <= last_seq {
+                    return Err(RecordingError::parse(
+                        path,
+                        number,
+                        format!("seq {} does not follow {last_seq}", e.seq),
+                    ));
+                }
+                last_seq = e.seq;
+                events.push(e);
+            }
+            Line::Trailer(t) => {
+                if header.is_none() {
+                    return Err(RecordingError::parse(path, number, "trailer before the header"));
+                }
+                trailer = Some(t);
+            }
+        }
+    }
+    let header = header.ok_or_else(|| RecordingError::Empty {
+        path: path.to_path_buf(),
+    })?;
+    Ok(Recording {
+        header,
+        events,
+        trailer,
+    })
+}
+
+/// Appends lines to a recording file, flushing each one to the OS as it is
+/// written, and numbers events itself so `seq` is monotonic by construction.
+pub struct RecordingWriter {
+    path: PathBuf,
+    file: File,
+    seq: u64,
+}
+
+impl RecordingWriter {
+    /// Creates (truncates) `path`, making parent directories, and writes the header.
+    pub fn create(path: &Path, header: &Header) -> Result<Self, RecordingError> {
+        let io = |source| RecordingError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(io)?;
+        }
+        let file = File::create(path).map_err(io)?;
+        let mut writer = RecordingWriter {
+            path: path.to_path_buf(),
+            file,
+            seq: 0,
+        };
+        writer.write_line(&Line::Header(header.clone()))?;
+        Ok(writer)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Writes one event, assigning the next `seq`. Returns the seq used.
+    pub fn event(
+        &mut self,
+        ms: u64,
+        leg: Leg,
+        dir: Dir,
+        proc: u32,
+        raw: String,
+        http: Option<Http>,
+    ) -> Result<u64, RecordingError> {
+        self.seq += 1;
+        let event = Event {
+            seq: self.seq,
+            ms,
+            leg,
+            dir,
+            proc,
+            raw,
+            http,
+            extra: Map::new(),
+        };
+        self.write_line(&Line::Event(event))?;
+        Ok(self.seq)
+    }
+
+    /// Writes the trailer (seq continues the event numbering) and closes the file.
+    pub fn finish(
+        mut self,
+        ms: u64,
+        outcome: Outcome,
+        exit: Exit,
+        notes: Vec<String>,
+    ) -> Result<PathBuf, RecordingError> {
+        self.seq += 1;
+        let trailer = Trailer {
+            seq: self.seq,
+            ms,
+            outcome,
+            exit,
+            notes,
+            extra: Map::new(),
+        };
+        self.write_line(&Line::Trailer(trailer))?;
+        self.file.sync_all().map_err(|source| RecordingError::Io {
+            path: self.path.clone(),
+            source,
+        })?;
+        Ok(self.path)
+    }
+
+    fn write_line(&mut self, line: &Line) -> Result<(), RecordingError> {
+        let mut text = serde_json::to_string(line).expect("recording lines always serialise");
+        text.push('\n');
+        // One write per line: a reader (or a crash) never sees half a line
+        // from us, and nothing sits in a user-space buffer.
+        self.file
+            .write_all(text.as_bytes())
+            .and_then(|()| self.file.flush())
+            .map_err(|source| RecordingError::Io {
+                path: self.path.clone(),
+                source,
+            })
+    }
+}
+
+/// Replaces machine-specific values (temporary paths, ephemeral URLs, tokens)
+/// with placeholders and secrets with [`REDACTED`], in every raw string,
+/// consistently, before anything is written.
+#[derive(Clone, Debug, Default)]
+pub struct Scrubber {
+    /// (value, replacement), longest value first so a path is replaced
+    /// before any of its prefixes.
+    rules: Vec<(String, String)>,
+}
+
+impl Scrubber {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Replace `value` by `placeholder` everywhere. Empty values are ignored.
+    pub fn placeholder(&mut self, value: impl Into<String>, placeholder: impl Into<String>) {
+        let value = value.into();
+        if value.is_empty() {
+            return;
+        }
+        let placeholder = placeholder.into();
+        // A JSON writer may escape '/' as "\/"; cover that spelling too.
+        let escaped = value.replace('/', "\\/");
+        if escaped != value {
+            self.rules.push((escaped, placeholder.replace('/', "\\/")));
+        }
+        self.rules.push((value, placeholder));
+        self.rules.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(&b.0)));
+        self.rules.dedup_by(|a, b| a.0 == b.0);
+    }
+
+    /// Replace a secret value by [`REDACTED`].
+    pub fn secret(&mut self, value: impl Into<String>) {
+        self.placeholder(value, REDACTED);
+    }
+
+    pub fn scrub(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for (value, replacement) in &self.rules {
+            if out.contains(value.as_str()) {
+                out = out.replace(value.as_str(), replacement);
+            }
+        }
+        out
+    }
+
+    /// Scrubs header values and redacts credentials by header name.
+    pub fn scrub_http(&self, mut http: Http) -> Http {
+        http.path = http.path.map(|p| self.scrub(&p));
+        http.headers = http
+            .headers
+            .into_iter()
+            .map(|(name, value)| {
+                let lower = name.to_ascii_lowercase();
+                let secret = lower == "authorization"
+                    || lower == "proxy-authorization"
+                    || lower.contains("api-key")
+                    || lower.contains("api_key")
+                    || lower == "cookie";
+                let value = if secret {
+                    REDACTED.to_string()
+                } else {
+                    self.scrub(&value)
+                };
+                (lower, value)
+            })
+            .collect();
+        http
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header() -> Header {
+        Header {
+            format: FORMAT,
+            agent: "codex-acp".into(),
+            agent_info: serde_json::json!({"name": "codex-acp", "version": "2.6.0"}),
+            package: "@agentclientprotocol/codex-acp@2.6.0".into(),
+            argv: vec!["node".into()],
+            scenario: "text-only".into(),
+            scenario_sha256: "abc".into(),
+            model_mode: "stub".into(),
+            harness_version: "0.1.0".into(),
+            client_capabilities: serde_json::json!({"fs": {"readTextFile": false}}),
+            protocol_version: 1,
+            date: "2026-11-29".into(),
+            isolation: "netns-loopback".into(),
+            synthetic: false,
+            placeholders: BTreeMap::new(),
+            extra: Map::new(),
+        }
+    }
+
+    #[test]
+    fn written_recording_reads_back_identically() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a/b/x.jsonl");
+        let mut w = RecordingWriter::create(&path, &header()).unwrap();
+        w.event(0, Leg::Acp, Dir::ToAgent, 1, "{\"id\":0}".into(), None).unwrap();
+        w.event(3, Leg::Acp, Dir::FromAgent, 1, "not json at all".into(), None)
+            .unwrap();
+        let http = Http {
+            method: Some("POST".into()),
+            path: Some("/v1/responses".into()),
+            ..Http::default()
+        };
+        w.event(4, Leg::Model, Dir::Request, 1, "{}".into(), Some(http.clone()))
+            .unwrap();
+        w.finish(9, Outcome::Ok, Exit { code: Some(0), signal: None }, vec![])
+            .unwrap();
+        let rec = read(&path).unwrap();
+        assert_eq!(rec.header, header());
+        assert_eq!(rec.events.len(), 3);
+        assert_eq!(rec.events[1].raw, "not json at all");
+        assert_eq!(rec.events[2].http.as_ref(), Some(&http));
+        assert_eq!(rec.events.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2, 3]);
+        let t = rec.trailer.unwrap();
+        assert_eq!((t.seq, t.outcome), (4, Outcome::Ok));
+    }
+
+    #[test]
+    fn file_without_trailer_reads_as_truncated() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.jsonl");
+        let mut w = RecordingWriter::create(&path, &header()).unwrap();
+        w.event(0, Leg::Harness, Dir::Note, 1, "started".into(), None).unwrap();
+        drop(w);
+        let rec = read(&path).unwrap();
+        assert!(rec.is_truncated());
+        assert_eq!(rec.events.len(), 1);
+    }
+
+    #[test]
+    fn unknown_fields_legs_and_outcomes_are_tolerated_and_kept() {
+        let text = concat!(
+            r#"{"type":"header","format":1,"agent":"a","package":"p@1","scenario":"s","model_mode":"stub","harness_version":"0","date":"d","isolation":"none","future":7}"#,
+            "\n",
+            r#"{"type":"event","seq":1,"ms":0,"leg":"telepathy","dir":"sideways","proc":1,"raw":"x","colour":"red"}"#,
+            "\n",
+            r#"{"type":"trailer","seq":2,"ms":1,"outcome":"exploded","exit":{"code":null,"signal":9}}"#,
+            "\n"
+        );
+        let rec = parse_str(text, Path::new("t.jsonl")).unwrap();
+        assert_eq!(rec.header.extra["future"], 7);
+        assert_eq!(rec.events[0].leg, Leg::Other);
+        assert_eq!(rec.events[0].dir, Dir::Other);
+        assert_eq!(rec.events[0].extra["colour"], "red");
+        assert_eq!(rec.trailer.unwrap().outcome, Outcome::Other);
+    }
+
+    /// Each broken file and the `file:line: message` fragment its error must carry.
+    #[test]
+    fn malformed_files_are_reported_with_file_and_line() {
+        let h = r#"{"type":"header","format":1,"agent":"a","package":"p@1","scenario":"s","model_mode":"stub","harness_version":"0","date":"d","isolation":"none"}"#;
+        let ev = |seq: u64| format!(r#"{{"type":"event","seq":{seq},"ms":0,"leg":"acp","dir":"to_agent","proc":1,"raw":""}}"#);
+        let tr = r#"{"type":"trailer","seq":9,"ms":0,"outcome":"ok"}"#;
+        let cases: Vec<(String, &str)> = vec![
+            (format!("{h}\n{{oops\n"), "bad.jsonl:2: not a recording line"),
+            (format!("{}\n{h}\n", ev(1)), "bad.jsonl:1: event before the header"),
+            (format!("{h}\n{}\n{}\n", ev(2), ev(2)), "bad.jsonl:3: seq 2 does not follow 2"),
+            (format!("{h}\n{tr}\n{}\n", ev(1)), "bad.jsonl:3: line after the trailer"),
+            (format!("{h}\n{h}\n"), "bad.jsonl:2: header is not the first line"),
+            (h.replace("\"format\":1", "\"format\":2"), "bad.jsonl:1: format 2 is not supported"),
+            (String::new(), "bad.jsonl: empty file"),
+        ];
+        for (text, expected) in cases {
+            let err = parse_str(&text, Path::new("bad.jsonl")).unwrap_err().to_string();
+            assert!(err.starts_with(expected), "{err:?} should start with {expected:?}");
+        }
+    }
+
+    #[test]
+    fn scrubber_replaces_longest_values_first_and_redacts_credentials() {
+        let mut s = Scrubber::new();
+        s.placeholder("/tmp/run1", "<home>");
+        s.placeholder("/tmp/run1/workspace", "<workspace>");
+        s.placeholder("http://127.0.0.1:4312", "<mcp-url>");
+        s.secret("tok-123");
+        let text = r#"{"cwd":"/tmp/run1/workspace","home":"/tmp/run1/.codex","url":"http:\/\/127.0.0.1:4312/mcp","h":"Bearer tok-123"}"#;
+        assert_eq!(
+            s.scrub(text),
+            r#"{"cwd":"<workspace>","home":"<home>/.codex","url":"<mcp-url>/mcp","h":"Bearer <redacted>"}"#
+        );
+        let http = Http {
+            headers: [
+                ("Authorization".to_string(), "Bearer anything".to_string()),
+                ("Host".to_string(), "127.0.0.1:4312".to_string()),
+            ]
+            .into(),
+            ..Http::default()
+        };
+        let out = s.scrub_http(http);
+        assert_eq!(out.headers["authorization"], REDACTED);
+        assert_eq!(out.headers["host"], "127.0.0.1:4312");
+    }
+}
