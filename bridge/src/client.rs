@@ -1,3 +1,846 @@
 //! Pure builders for the frames an ACP client sends. The bridge and the
 //! recorder's minimal ACP client both use them, so a recording holds exactly
 //! the requests the bridge will make on replay.
+//!
+//! Everything here reads the agent's answers as loose JSON: an agent that adds
+//! fields or leaves optional ones out never makes a builder fail.
+
+use serde_json::{Value, json};
+
+use crate::McpEndpoint;
+
+/// The ACP protocol version this client speaks.
+pub const PROTOCOL_VERSION: u64 = 1;
+
+/// An image the panel attached to a prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptImage {
+    pub media_type: String,
+    pub data_base64: String,
+}
+
+/// What the panel decided about a permission request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PermissionIntent {
+    AllowOnce,
+    AllowAlways,
+    Deny,
+}
+
+/// How to switch the agent's permission mode (or model): the classic
+/// `session/set_mode` / `session/set_model` call or the newer
+/// `session/set_config_option` route.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModeChange {
+    SetMode { mode_id: String },
+    SetConfigOption { config_id: String, value: String },
+}
+
+/// How to switch the agent's model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelChange {
+    SetModel { model_id: String },
+    SetConfigOption { config_id: String, value: String },
+}
+
+/// A model the agent offers, as advertised in `models` or a model config option.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentModel {
+    pub id: String,
+    pub name: String,
+    pub description: Option<String>,
+}
+
+// ---------------------------------------------------------------- JSON-RPC
+
+/// A JSON-RPC request with the client's own numeric id.
+pub fn rpc_request(id: u64, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// A JSON-RPC notification (no id, no answer expected).
+pub fn rpc_notification(method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "method": method, "params": params})
+}
+
+/// A success response; `id` is echoed verbatim (agents use numbers or strings).
+pub fn rpc_result(id: &Value, result: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+/// An error response; `id` is echoed verbatim.
+pub fn rpc_error(id: &Value, code: i64, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}
+
+// ---------------------------------------------------------------- handshake
+
+/// `initialize` params: we declare no fs and no terminal, so agents must not
+/// ask us to read files or run commands.
+pub fn initialize_params() -> Value {
+    json!({
+        "protocolVersion": PROTOCOL_VERSION,
+        "clientCapabilities": {
+            "fs": {"readTextFile": false, "writeTextFile": false},
+            "terminal": false
+        }
+    })
+}
+
+fn agent_caps(agent_init_result: &Value) -> &Value {
+    &agent_init_result["agentCapabilities"]
+}
+
+/// Whether the agent can take an HTTP MCP server in `mcpServers`.
+pub fn agent_supports_http_mcp(agent_init_result: &Value) -> bool {
+    agent_caps(agent_init_result)["mcpCapabilities"]["http"].as_bool() == Some(true)
+}
+
+/// Whether the agent can resume a session with `session/load`.
+pub fn agent_supports_load_session(agent_init_result: &Value) -> bool {
+    agent_caps(agent_init_result)["loadSession"].as_bool() == Some(true)
+}
+
+/// Whether the agent takes image blocks in prompts.
+pub fn agent_supports_images(agent_init_result: &Value) -> bool {
+    agent_caps(agent_init_result)["promptCapabilities"]["image"].as_bool() == Some(true)
+}
+
+/// The `mcpServers` list: the panel's server, only when the agent speaks HTTP MCP.
+pub fn mcp_servers(mcp: Option<&McpEndpoint>, agent_init_result: &Value) -> Value {
+    match mcp {
+        Some(ep) if agent_supports_http_mcp(agent_init_result) => {
+            let headers: Vec<Value> = ep
+                .authorization
+                .iter()
+                .map(|v| json!({"name": "Authorization", "value": v}))
+                .collect();
+            json!([{"type": "http", "name": ep.name, "url": ep.url, "headers": headers}])
+        }
+        _ => json!([]),
+    }
+}
+
+/// `session/new` params.
+pub fn new_session_params(
+    cwd: &str,
+    mcp: Option<&McpEndpoint>,
+    agent_init_result: &Value,
+) -> Value {
+    json!({"cwd": cwd, "mcpServers": mcp_servers(mcp, agent_init_result)})
+}
+
+/// `session/load` params.
+pub fn load_session_params(
+    session_id: &str,
+    cwd: &str,
+    mcp: Option<&McpEndpoint>,
+    agent_init_result: &Value,
+) -> Value {
+    json!({"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers(mcp, agent_init_result)})
+}
+
+/// Whether a JSON-RPC error (the `error` object) means "authenticate first":
+/// code -32000 (ACP's auth_required) or a message that says so.
+pub fn is_auth_error(error: &Value) -> bool {
+    if error["code"].as_i64() == Some(-32000) {
+        return true;
+    }
+    let msg = error["message"].as_str().unwrap_or("").to_ascii_lowercase();
+    msg.contains("auth") || msg.contains("login") || msg.contains("log in")
+}
+
+/// The auth method to try: the launch spec's, else the agent's first advertised one.
+pub fn auth_method(preferred: Option<&str>, agent_init_result: &Value) -> Option<String> {
+    if let Some(p) = preferred.filter(|p| !p.is_empty()) {
+        return Some(p.to_string());
+    }
+    agent_init_result["authMethods"]
+        .as_array()?
+        .iter()
+        .find_map(|m| m["id"].as_str().map(str::to_string))
+}
+
+/// `authenticate` params.
+pub fn authenticate_params(method_id: &str) -> Value {
+    json!({"methodId": method_id})
+}
+
+// ---------------------------------------------------------------- prompts
+
+/// The content blocks of one `session/prompt`. `custom_instructions` is given
+/// only for the first prompt of a new session (ACP has no system prompt).
+/// Images are dropped when the agent did not advertise `promptCapabilities.image`.
+pub fn prompt_blocks(
+    text: &str,
+    images: &[PromptImage],
+    custom_instructions: Option<&str>,
+    agent_init_result: &Value,
+) -> Vec<Value> {
+    let mut blocks = Vec::new();
+    if let Some(ci) = custom_instructions.filter(|c| !c.is_empty()) {
+        blocks.push(json!({"type": "text", "text": ci}));
+    }
+    let keep_images = agent_supports_images(agent_init_result);
+    if !text.is_empty() || !keep_images || images.is_empty() {
+        blocks.push(json!({"type": "text", "text": text}));
+    }
+    if keep_images {
+        for img in images {
+            blocks.push(
+                json!({"type": "image", "mimeType": img.media_type, "data": img.data_base64}),
+            );
+        }
+    }
+    blocks
+}
+
+/// `session/prompt` params.
+pub fn prompt_params(session_id: &str, blocks: Vec<Value>) -> Value {
+    json!({"sessionId": session_id, "prompt": blocks})
+}
+
+/// `session/cancel` params (a notification).
+pub fn cancel_params(session_id: &str) -> Value {
+    json!({"sessionId": session_id})
+}
+
+// ---------------------------------------------------------------- permissions
+
+/// Id/name words that mean an option grants more than one call of one tool
+/// (Grok's `enable-always-approve` has kind `allow_once` but switches the whole
+/// session to always-approve).
+const WIDENING_WORDS: &[&str] = &[
+    "always",
+    "session",
+    "enable",
+    "global",
+    "yolo",
+    "server",
+    "forever",
+    "permanent",
+    "everything",
+    "auto",
+    "all",
+];
+
+fn words(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    // split on non-alphanumerics and on lower->upper camel-case boundaries
+    let mut prev_lower = false;
+    for c in s.chars() {
+        if !c.is_alphanumeric() {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            prev_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && prev_lower && !cur.is_empty() {
+            out.push(std::mem::take(&mut cur));
+        }
+        prev_lower = c.is_lowercase();
+        cur.extend(c.to_lowercase());
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+fn option_words(opt: &Value) -> Vec<String> {
+    let mut w = words(opt["optionId"].as_str().unwrap_or(""));
+    w.extend(words(opt["name"].as_str().unwrap_or("")));
+    w
+}
+
+fn has_word(opt: &Value, set: &[&str]) -> bool {
+    option_words(opt).iter().any(|w| set.contains(&w.as_str()))
+}
+
+/// The option's kind; options without a kind are classified by their id.
+fn option_kind(opt: &Value) -> String {
+    if let Some(k) = opt["kind"].as_str() {
+        return k.to_string();
+    }
+    let w = words(opt["optionId"].as_str().unwrap_or(""));
+    let has = |x: &str| w.iter().any(|y| y == x);
+    let rejecting = has("reject") || has("deny") || has("cancel") || has("decline") || has("no");
+    let widening = w.iter().any(|y| WIDENING_WORDS.contains(&y.as_str()));
+    match (rejecting, widening) {
+        (true, true) => "reject_always".into(),
+        (true, false) => "reject_once".into(),
+        (false, true) => "allow_always".into(),
+        (false, false) => "allow_once".into(),
+    }
+}
+
+fn option_id(opt: &Value) -> Option<String> {
+    opt["optionId"].as_str().map(str::to_string)
+}
+
+/// Narrowness rank among `allow_always` options: a per-tool grant beats a
+/// per-session one, which beats an unscoped one; server-wide or global last.
+fn always_rank(opt: &Value) -> u8 {
+    let w = option_words(opt);
+    let has = |x: &str| w.iter().any(|y| y == x);
+    if has("enable") || has("global") || has("yolo") || has("everything") {
+        4
+    } else if has("server") || has("all") {
+        3
+    } else if has("tool") {
+        0
+    } else if has("session") {
+        1
+    } else {
+        2
+    }
+}
+
+/// The agent's option that carries out `intent`, never one that grants more
+/// than the intent: allow-once picks an `allow_once` option whose id/name does
+/// not suggest a session or global switch; allow-always picks the narrowest
+/// `allow_always` option (falling back to a safe allow-once); deny picks
+/// `reject_once`. `None` when no option fits (the caller then answers
+/// `cancelled`, which agents treat as a refusal).
+pub fn choose_permission_option(options: &[Value], intent: PermissionIntent) -> Option<String> {
+    let safe_once = || {
+        let once: Vec<&Value> = options
+            .iter()
+            .filter(|o| option_kind(o) == "allow_once" && !has_word(o, WIDENING_WORDS))
+            .collect();
+        once.iter()
+            .find(|o| has_word(o, &["once"]))
+            .or(once.first())
+            .and_then(|o| option_id(o))
+    };
+    match intent {
+        PermissionIntent::AllowOnce => safe_once(),
+        PermissionIntent::AllowAlways => options
+            .iter()
+            .filter(|o| option_kind(o) == "allow_always" && always_rank(o) < 4)
+            .min_by_key(|o| always_rank(o))
+            .and_then(option_id)
+            .or_else(safe_once),
+        PermissionIntent::Deny => options
+            .iter()
+            .find(|o| option_kind(o) == "reject_once")
+            .and_then(option_id),
+    }
+}
+
+/// Whether the agent offers any `allow_always` option (then the panel gets an
+/// "always allow" suggestion).
+pub fn has_allow_always_option(options: &[Value]) -> bool {
+    options
+        .iter()
+        .any(|o| option_kind(o) == "allow_always" && always_rank(o) < 4)
+}
+
+/// Result of a `session/request_permission` answered with an option.
+pub fn permission_selected(option_id: &str) -> Value {
+    json!({"outcome": {"outcome": "selected", "optionId": option_id}})
+}
+
+/// Result of a `session/request_permission` answered as cancelled.
+pub fn permission_cancelled() -> Value {
+    json!({"outcome": {"outcome": "cancelled"}})
+}
+
+// ---------------------------------------------------------------- modes and models
+
+/// Claude permission mode -> agent mode ids to try, in order (bridge.md synonym table).
+fn mode_synonyms(claude_mode: &str) -> Vec<&str> {
+    let mut v = vec![claude_mode];
+    v.extend_from_slice(match claude_mode {
+        "acceptEdits" => &["auto-edit", "auto"][..],
+        "bypassPermissions" => &["yolo", "full-access"][..],
+        "default" => &["default", "ask", "read-only"][..],
+        "plan" => &["plan"][..],
+        _ => &[][..],
+    });
+    v
+}
+
+/// Mode ids compare loosely: `autoEdit`, `auto-edit` and `auto_edit` are one id.
+fn loose(s: &str) -> String {
+    s.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// The values of a select config option, flat or grouped.
+fn config_values(opt: &Value) -> Vec<(String, String, Option<String>)> {
+    let mut out = Vec::new();
+    for o in opt["options"].as_array().into_iter().flatten() {
+        if let Some(group) = o["options"].as_array() {
+            for g in group {
+                if let Some(v) = g["value"].as_str() {
+                    out.push((
+                        v.into(),
+                        g["name"].as_str().unwrap_or(v).into(),
+                        g["description"].as_str().map(Into::into),
+                    ));
+                }
+            }
+        } else if let Some(v) = o["value"].as_str() {
+            out.push((
+                v.into(),
+                o["name"].as_str().unwrap_or(v).into(),
+                o["description"].as_str().map(Into::into),
+            ));
+        }
+    }
+    out
+}
+
+fn config_option_of_category<'a>(session_result: &'a Value, category: &str) -> Option<&'a Value> {
+    session_result["configOptions"]
+        .as_array()?
+        .iter()
+        .find(|o| o["category"].as_str() == Some(category))
+}
+
+/// How to put the agent into the Claude permission mode `claude_mode`: the
+/// first synonym the agent advertises, through its `mode` config option when
+/// it has one, else `session/set_mode` over `modes.availableModes`. `None`
+/// when the agent advertises nothing that matches.
+pub fn resolve_permission_mode(claude_mode: &str, session_result: &Value) -> Option<ModeChange> {
+    let synonyms = mode_synonyms(claude_mode);
+    if let Some(opt) = config_option_of_category(session_result, "mode") {
+        let values = config_values(opt);
+        for syn in &synonyms {
+            if let Some((v, _, _)) = values.iter().find(|(v, _, _)| loose(v) == loose(syn)) {
+                return Some(ModeChange::SetConfigOption {
+                    config_id: opt["id"].as_str().unwrap_or("mode").to_string(),
+                    value: v.clone(),
+                });
+            }
+        }
+    }
+    let modes = session_result["modes"]["availableModes"].as_array()?;
+    for syn in &synonyms {
+        if let Some(id) = modes
+            .iter()
+            .filter_map(|m| m["id"].as_str())
+            .find(|id| loose(id) == loose(syn))
+        {
+            return Some(ModeChange::SetMode {
+                mode_id: id.to_string(),
+            });
+        }
+    }
+    None
+}
+
+/// The models the agent offers: `models.availableModels`, else a config option
+/// of category `model`.
+pub fn available_models(session_result: &Value) -> Vec<AgentModel> {
+    if let Some(list) = session_result["models"]["availableModels"].as_array() {
+        return list
+            .iter()
+            .filter_map(|m| {
+                let id = m["modelId"].as_str()?;
+                Some(AgentModel {
+                    id: id.into(),
+                    name: m["name"].as_str().unwrap_or(id).into(),
+                    description: m["description"].as_str().map(Into::into),
+                })
+            })
+            .collect();
+    }
+    config_option_of_category(session_result, "model")
+        .map(|opt| {
+            config_values(opt)
+                .into_iter()
+                .map(|(id, name, description)| AgentModel {
+                    id,
+                    name,
+                    description,
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The model the agent currently uses, if it says.
+pub fn current_model(session_result: &Value) -> Option<String> {
+    if let Some(m) = session_result["models"]["currentModelId"].as_str() {
+        return Some(m.into());
+    }
+    config_option_of_category(session_result, "model")?["currentValue"]
+        .as_str()
+        .map(Into::into)
+}
+
+/// How to switch to `model` (matched by id, then case-insensitively by id or
+/// name). `None` when the agent offers no such model, or no models at all.
+pub fn resolve_model(model: &str, session_result: &Value) -> Option<ModelChange> {
+    let models = available_models(session_result);
+    let found = models.iter().find(|m| m.id == model).or_else(|| {
+        models
+            .iter()
+            .find(|m| m.id.eq_ignore_ascii_case(model) || m.name.eq_ignore_ascii_case(model))
+    })?;
+    if session_result["models"]["availableModels"].is_array() {
+        Some(ModelChange::SetModel {
+            model_id: found.id.clone(),
+        })
+    } else {
+        let opt = config_option_of_category(session_result, "model")?;
+        Some(ModelChange::SetConfigOption {
+            config_id: opt["id"].as_str().unwrap_or("model").to_string(),
+            value: found.id.clone(),
+        })
+    }
+}
+
+/// The method and params that carry out a mode change.
+pub fn mode_change_request(session_id: &str, change: &ModeChange) -> (&'static str, Value) {
+    match change {
+        ModeChange::SetMode { mode_id } => (
+            "session/set_mode",
+            json!({"sessionId": session_id, "modeId": mode_id}),
+        ),
+        ModeChange::SetConfigOption { config_id, value } => (
+            "session/set_config_option",
+            json!({"sessionId": session_id, "configId": config_id, "value": value}),
+        ),
+    }
+}
+
+/// The method and params that carry out a model change.
+pub fn model_change_request(session_id: &str, change: &ModelChange) -> (&'static str, Value) {
+    match change {
+        ModelChange::SetModel { model_id } => (
+            "session/set_model",
+            json!({"sessionId": session_id, "modelId": model_id}),
+        ),
+        ModelChange::SetConfigOption { config_id, value } => (
+            "session/set_config_option",
+            json!({"sessionId": session_id, "configId": config_id, "value": value}),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(list: &[(&str, &str)]) -> Vec<Value> {
+        list.iter()
+            .map(|(id, kind)| json!({"optionId": id, "name": id, "kind": kind}))
+            .collect()
+    }
+
+    fn init(http: bool, image: bool, load: bool) -> Value {
+        json!({"protocolVersion": 1, "agentCapabilities": {
+            "loadSession": load,
+            "mcpCapabilities": {"http": http},
+            "promptCapabilities": {"image": image}}})
+    }
+
+    fn endpoint() -> McpEndpoint {
+        McpEndpoint {
+            name: "unity-ops".into(),
+            url: "http://127.0.0.1:9/mcp".into(),
+            authorization: Some("Bearer t".into()),
+        }
+    }
+
+    #[test]
+    fn initialize_declares_no_fs_and_no_terminal() {
+        assert_eq!(
+            initialize_params(),
+            json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false}})
+        );
+    }
+
+    #[test]
+    fn new_session_registers_unity_ops_only_with_http_mcp() {
+        let ep = endpoint();
+        assert_eq!(
+            new_session_params("/w", Some(&ep), &init(true, false, false)),
+            json!({"cwd": "/w", "mcpServers": [{"type": "http", "name": "unity-ops", "url": "http://127.0.0.1:9/mcp",
+                "headers": [{"name": "Authorization", "value": "Bearer t"}]}]})
+        );
+        assert_eq!(
+            new_session_params("/w", Some(&ep), &init(false, false, false)),
+            json!({"cwd": "/w", "mcpServers": []})
+        );
+        assert_eq!(
+            new_session_params("/w", None, &init(true, false, false)),
+            json!({"cwd": "/w", "mcpServers": []})
+        );
+        assert_eq!(
+            load_session_params("s1", "/w", Some(&ep), &init(true, false, true))["sessionId"],
+            json!("s1")
+        );
+    }
+
+    #[test]
+    fn prompt_prepends_instructions_and_drops_images_without_capability() {
+        let img = [PromptImage {
+            media_type: "image/png".into(),
+            data_base64: "AAAA".into(),
+        }];
+        assert_eq!(
+            prompt_blocks("hi", &img, Some("be brief"), &init(false, true, false)),
+            vec![
+                json!({"type": "text", "text": "be brief"}),
+                json!({"type": "text", "text": "hi"}),
+                json!({"type": "image", "mimeType": "image/png", "data": "AAAA"})
+            ]
+        );
+        assert_eq!(
+            prompt_blocks("hi", &img, None, &init(false, false, false)),
+            vec![json!({"type": "text", "text": "hi"})]
+        );
+        assert_eq!(
+            prompt_blocks("", &img, None, &init(false, true, false)),
+            vec![json!({"type": "image", "mimeType": "image/png", "data": "AAAA"})]
+        );
+    }
+
+    #[test]
+    fn permission_choice_by_intent_for_real_option_lists() {
+        use PermissionIntent::*;
+        // (agent, options, allow once, allow always, deny)
+        let cases: Vec<(&str, Vec<Value>, Option<&str>, Option<&str>, Option<&str>)> = vec![
+            (
+                "codex 0.x",
+                opts(&[
+                    ("approved", "allow_once"),
+                    ("approved-for-session", "allow_always"),
+                    ("approved-always", "allow_always"),
+                    ("cancel", "reject_once"),
+                ]),
+                Some("approved"),
+                Some("approved-for-session"),
+                Some("cancel"),
+            ),
+            (
+                "codex 1.x",
+                opts(&[
+                    ("allow_once", "allow_once"),
+                    ("allow_session", "allow_always"),
+                    ("allow_always", "allow_always"),
+                    ("decline", "reject_once"),
+                ]),
+                Some("allow_once"),
+                Some("allow_session"),
+                Some("decline"),
+            ),
+            (
+                "gemini",
+                opts(&[
+                    ("proceed_always_server", "allow_always"),
+                    ("proceed_always_tool", "allow_always"),
+                    ("proceed_once", "allow_once"),
+                    ("cancel", "reject_once"),
+                ]),
+                Some("proceed_once"),
+                Some("proceed_always_tool"),
+                Some("cancel"),
+            ),
+            (
+                "grok",
+                opts(&[
+                    ("enable-always-approve", "allow_once"),
+                    ("always-allow", "allow_always"),
+                    ("allow-once", "allow_once"),
+                    ("reject-once", "reject_once"),
+                ]),
+                Some("allow-once"),
+                Some("always-allow"),
+                Some("reject-once"),
+            ),
+            (
+                "only a widening allow_once",
+                opts(&[
+                    ("enable-always-approve", "allow_once"),
+                    ("reject-once", "reject_once"),
+                ]),
+                None,
+                None,
+                Some("reject-once"),
+            ),
+            (
+                "only allow_always",
+                opts(&[("always", "allow_always")]),
+                None,
+                Some("always"),
+                None,
+            ),
+        ];
+        for (agent, options, once, always, deny) in cases {
+            assert_eq!(
+                choose_permission_option(&options, AllowOnce).as_deref(),
+                once,
+                "{agent} allow once"
+            );
+            assert_eq!(
+                choose_permission_option(&options, AllowAlways).as_deref(),
+                always,
+                "{agent} allow always"
+            );
+            assert_eq!(
+                choose_permission_option(&options, Deny).as_deref(),
+                deny,
+                "{agent} deny"
+            );
+        }
+    }
+
+    #[test]
+    fn permission_options_without_kind_are_classified_by_id() {
+        let options = vec![
+            json!({"optionId": "allow-once"}),
+            json!({"optionId": "reject-once"}),
+        ];
+        assert_eq!(
+            choose_permission_option(&options, PermissionIntent::AllowOnce).as_deref(),
+            Some("allow-once")
+        );
+        assert_eq!(
+            choose_permission_option(&options, PermissionIntent::Deny).as_deref(),
+            Some("reject-once")
+        );
+    }
+
+    #[test]
+    fn permission_mode_resolves_through_synonyms() {
+        let codex = json!({"modes": {"currentModeId": "read-only", "availableModes": [{"id": "read-only"}, {"id": "auto"}, {"id": "full-access"}]}});
+        let gemini = json!({"modes": {"availableModes": [{"id": "default"}, {"id": "autoEdit"}, {"id": "yolo"}]}});
+        let config = json!({"modes": {"availableModes": [{"id": "ask"}]}, "configOptions": [
+            {"id": "approval", "name": "Mode", "category": "mode", "type": "select", "currentValue": "ask",
+             "options": [{"value": "ask", "name": "Ask"}, {"value": "yolo", "name": "YOLO"}]}]});
+        let cases = [
+            (
+                "acceptEdits",
+                &codex,
+                Some(ModeChange::SetMode {
+                    mode_id: "auto".into(),
+                }),
+            ),
+            (
+                "bypassPermissions",
+                &codex,
+                Some(ModeChange::SetMode {
+                    mode_id: "full-access".into(),
+                }),
+            ),
+            (
+                "default",
+                &codex,
+                Some(ModeChange::SetMode {
+                    mode_id: "read-only".into(),
+                }),
+            ),
+            (
+                "acceptEdits",
+                &gemini,
+                Some(ModeChange::SetMode {
+                    mode_id: "autoEdit".into(),
+                }),
+            ),
+            (
+                "bypassPermissions",
+                &gemini,
+                Some(ModeChange::SetMode {
+                    mode_id: "yolo".into(),
+                }),
+            ),
+            ("plan", &gemini, None),
+            (
+                "bypassPermissions",
+                &config,
+                Some(ModeChange::SetConfigOption {
+                    config_id: "approval".into(),
+                    value: "yolo".into(),
+                }),
+            ),
+            (
+                "default",
+                &config,
+                Some(ModeChange::SetConfigOption {
+                    config_id: "approval".into(),
+                    value: "ask".into(),
+                }),
+            ),
+            ("acceptEdits", &config, None),
+            ("default", &json!({}), None),
+        ];
+        for (mode, session, want) in cases {
+            assert_eq!(
+                resolve_permission_mode(mode, session),
+                want,
+                "{mode} in {session}"
+            );
+        }
+    }
+
+    #[test]
+    fn models_come_from_models_or_a_model_config_option() {
+        let classic = json!({"models": {"currentModelId": "m1", "availableModels": [{"modelId": "m1", "name": "Model One"}, {"modelId": "m2", "name": "Two"}]}});
+        let config = json!({"configOptions": [{"id": "model", "name": "Model", "category": "model", "type": "select", "currentValue": "a",
+            "options": [{"group": "g", "name": "G", "options": [{"value": "a", "name": "A"}, {"value": "b", "name": "B"}]}]}]});
+        assert_eq!(available_models(&classic).len(), 2);
+        assert_eq!(current_model(&classic).as_deref(), Some("m1"));
+        assert_eq!(
+            resolve_model("two", &classic),
+            Some(ModelChange::SetModel {
+                model_id: "m2".into()
+            })
+        );
+        assert_eq!(
+            available_models(&config)
+                .iter()
+                .map(|m| m.id.as_str())
+                .collect::<Vec<_>>(),
+            ["a", "b"]
+        );
+        assert_eq!(current_model(&config).as_deref(), Some("a"));
+        assert_eq!(
+            resolve_model("b", &config),
+            Some(ModelChange::SetConfigOption {
+                config_id: "model".into(),
+                value: "b".into()
+            })
+        );
+        assert_eq!(resolve_model("x", &config), None);
+        assert!(available_models(&json!({})).is_empty());
+    }
+
+    #[test]
+    fn auth_errors_and_methods() {
+        assert!(is_auth_error(&json!({"code": -32000, "message": "x"})));
+        assert!(is_auth_error(
+            &json!({"code": -32603, "message": "Authentication required"})
+        ));
+        assert!(!is_auth_error(&json!({"code": -32603, "message": "boom"})));
+        let i = json!({"authMethods": [{"id": "oauth"}, {"id": "key"}]});
+        assert_eq!(auth_method(None, &i).as_deref(), Some("oauth"));
+        assert_eq!(auth_method(Some("key"), &i).as_deref(), Some("key"));
+        assert_eq!(auth_method(None, &json!({})), None);
+    }
+
+    #[test]
+    fn frames_echo_ids_verbatim() {
+        assert_eq!(
+            rpc_result(&json!("abc"), permission_cancelled())["id"],
+            json!("abc")
+        );
+        assert_eq!(
+            rpc_error(&json!(7), -32601, "no")["error"]["code"],
+            json!(-32601)
+        );
+        assert_eq!(
+            rpc_notification("session/cancel", cancel_params("s")),
+            json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}})
+        );
+        assert_eq!(permission_selected("o")["outcome"]["optionId"], json!("o"));
+    }
+}
