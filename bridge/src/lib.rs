@@ -3,6 +3,7 @@
 //! lines go out. The process host lives in the binary.
 
 pub mod client;
+pub mod script_gate;
 mod core;
 mod ids;
 
