@@ -1,4 +1,12 @@
-//! The replayer: a recording plays the agent to the bridge.
+//! The replayer: a recording plays the agent to the bridge, the scenario
+//! plays the panel, and the bridge's output is compared with a golden and the
+//! scenario's expectations.
+
+pub mod divergence;
+pub mod fake_agent;
+pub mod normalise;
+pub mod transcript;
+
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]

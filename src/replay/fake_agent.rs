@@ -1,0 +1,348 @@
+//! The fake agent: serves the `acp` leg of one recorded agent process to a
+//! client (the bridge in-process, or any ACP client on stdio).
+//!
+//! Each frame the client sends is matched to the next unconsumed recorded
+//! client frame of the same kind and method (a response: the one answering the
+//! same agent request id). The recorded agent frames that follow it are then
+//! released in order until the next recorded client frame: that is where the
+//! recorded agent waited on its client again. JSON-RPC ids of client requests
+//! are remapped both ways; the agent's own request ids pass through.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::divergence::{Closest, Divergence, VarEquivalence, diff_frames};
+
+/// Which way a recorded ACP frame went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// Client (recorder, standing in for the bridge) to agent.
+    ToAgent,
+    /// Agent to client.
+    FromAgent,
+}
+
+/// One recorded line of the `acp` leg, as the replayer needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AcpFrame {
+    pub seq: u64,
+    pub ms: u64,
+    pub dir: Direction,
+    pub raw: String,
+}
+
+/// An agent line to hand to the client, with the recorded time it was sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Released {
+    pub seq: u64,
+    pub ms: u64,
+    pub line: String,
+}
+
+/// What one client line produced.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Served {
+    pub released: Vec<Released>,
+    pub divergences: Vec<Divergence>,
+}
+
+/// The JSON-RPC shape of a frame.
+#[derive(Debug, Clone, PartialEq)]
+enum Kind {
+    Request { method: String, id: Value },
+    Notification { method: String },
+    Response { id: Value },
+    Other,
+}
+
+impl Kind {
+    fn of(v: &Value) -> Kind {
+        let method = v.get("method").and_then(Value::as_str);
+        let id = v.get("id").filter(|id| !id.is_null());
+        match (method, id) {
+            (Some(m), Some(id)) => Kind::Request { method: m.to_string(), id: id.clone() },
+            (Some(m), None) => Kind::Notification { method: m.to_string() },
+            (None, Some(id)) if v.get("result").is_some() || v.get("error").is_some() => {
+                Kind::Response { id: id.clone() }
+            }
+            _ => Kind::Other,
+        }
+    }
+
+    /// Whether a recorded client frame of kind `self` can stand for `sent`.
+    fn matches(&self, sent: &Kind) -> bool {
+        match (self, sent) {
+            (Kind::Request { method: a, .. }, Kind::Request { method: b, .. }) => a == b,
+            (Kind::Notification { method: a }, Kind::Notification { method: b }) => a == b,
+            (Kind::Response { id: a }, Kind::Response { id: b }) => a == b,
+            _ => false,
+        }
+    }
+
+    fn method(&self) -> Option<&str> {
+        match self {
+            Kind::Request { method, .. } | Kind::Notification { method } => Some(method),
+            _ => None,
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Kind::Request { method, id } => format!("request {method} (id {id})"),
+            Kind::Notification { method } => format!("notification {method}"),
+            Kind::Response { id } => format!("response to agent request {id}"),
+            Kind::Other => "JSON that is not JSON-RPC".to_string(),
+        }
+    }
+}
+
+struct Slot {
+    frame: AcpFrame,
+    parsed: Option<Value>,
+    kind: Kind,
+    /// Client frame: matched. Agent frame: released.
+    done: bool,
+}
+
+/// Serves one recorded agent process.
+pub struct FakeAgent {
+    slots: Vec<Slot>,
+    /// Recorded client request id (as JSON text) -> the id the client used.
+    ids: HashMap<String, Value>,
+    /// Recorded client request ids, to spot responses to requests never sent.
+    recorded_request_ids: HashMap<String, u64>,
+    eq: VarEquivalence,
+    started: bool,
+}
+
+impl FakeAgent {
+    pub fn new(frames: Vec<AcpFrame>) -> FakeAgent {
+        let mut recorded_request_ids = HashMap::new();
+        let slots = frames
+            .into_iter()
+            .map(|frame| {
+                let parsed = serde_json::from_str::<Value>(&frame.raw).ok();
+                let kind = parsed.as_ref().map(Kind::of).unwrap_or(Kind::Other);
+                if frame.dir == Direction::ToAgent {
+                    if let Kind::Request { id, .. } = &kind {
+                        recorded_request_ids.insert(id.to_string(), frame.seq);
+                    }
+                }
+                Slot { frame, parsed, kind, done: false }
+            })
+            .collect();
+        FakeAgent { slots, ids: HashMap::new(), recorded_request_ids, eq: VarEquivalence::default(), started: false }
+    }
+
+    /// Agent frames recorded before the client's first frame (sent unprompted).
+    pub fn start(&mut self) -> Served {
+        self.started = true;
+        let mut served = Served::default();
+        self.release_from(0, &mut served);
+        served
+    }
+
+    /// Takes one line the client sent; returns the agent lines it unlocks and
+    /// any divergence from the recording.
+    pub fn on_client_line(&mut self, line: &str) -> Served {
+        let mut served = if self.started { Served::default() } else { self.start() };
+        let sent: Value = match serde_json::from_str(line) {
+            Ok(v) => v,
+            Err(e) => {
+                served.divergences.push(Divergence::NotJsonRpc { line: line.to_string(), why: e.to_string() });
+                return served;
+            }
+        };
+        let kind = Kind::of(&sent);
+        if kind == Kind::Other {
+            served
+                .divergences
+                .push(Divergence::NotJsonRpc { line: line.to_string(), why: "no method and no result/error".into() });
+            return served;
+        }
+        let found = self
+            .slots
+            .iter()
+            .position(|s| s.frame.dir == Direction::ToAgent && !s.done && s.kind.matches(&kind));
+        let Some(i) = found else {
+            served.divergences.push(Divergence::Unmatched { what: kind.describe(), closest: self.closest(&sent, &kind) });
+            return served;
+        };
+        self.slots[i].done = true;
+        let recorded = self.slots[i].parsed.clone().expect("a matched frame was parsed");
+        let diffs = diff_frames(&recorded, &sent, &["id"], &mut self.eq);
+        if !diffs.is_empty() {
+            served.divergences.push(Divergence::Differs {
+                what: kind.describe(),
+                recorded_seq: self.slots[i].frame.seq,
+                diffs,
+            });
+        }
+        if let (Kind::Request { id: rec_id, .. }, Kind::Request { id: sent_id, .. }) = (&self.slots[i].kind, &kind) {
+            self.ids.insert(rec_id.to_string(), sent_id.clone());
+        }
+        self.release_from(i + 1, &mut served);
+        served
+    }
+
+    /// Releases the agent frames from `start` up to the next client frame.
+    fn release_from(&mut self, start: usize, served: &mut Served) {
+        for j in start..self.slots.len() {
+            if self.slots[j].frame.dir == Direction::ToAgent {
+                break;
+            }
+            if self.slots[j].done {
+                continue;
+            }
+            self.slots[j].done = true;
+            let slot = &self.slots[j];
+            let mut line = slot.frame.raw.clone();
+            if let (Kind::Response { id }, Some(parsed)) = (&slot.kind, &slot.parsed) {
+                let key = id.to_string();
+                match self.ids.get(&key) {
+                    Some(sent_id) if sent_id != id => {
+                        let mut v = parsed.clone();
+                        v["id"] = sent_id.clone();
+                        line = serde_json::to_string(&v).unwrap_or(line);
+                    }
+                    Some(_) => {}
+                    None if self.recorded_request_ids.contains_key(&key) => {
+                        served
+                            .divergences
+                            .push(Divergence::OrphanResponse { recorded_seq: slot.frame.seq, recorded_id: id.clone() });
+                    }
+                    None => {}
+                }
+            }
+            served.released.push(Released { seq: slot.frame.seq, ms: slot.frame.ms, line });
+        }
+    }
+
+    /// The recorded client frame most like `sent`: same method first, then
+    /// not yet matched, then fewest differing fields.
+    fn closest(&self, sent: &Value, kind: &Kind) -> Option<Closest> {
+        self.slots
+            .iter()
+            .filter(|s| s.frame.dir == Direction::ToAgent)
+            .filter_map(|s| {
+                let parsed = s.parsed.as_ref()?;
+                let mut eq = VarEquivalence::default();
+                let diffs = diff_frames(parsed, sent, &["id"], &mut eq);
+                let same_method = s.kind.method().is_some() && s.kind.method() == kind.method();
+                let same_shape = std::mem::discriminant(&s.kind) == std::mem::discriminant(kind);
+                Some(((!same_method, !same_shape, s.done, diffs.len()), s, diffs))
+            })
+            .min_by_key(|(score, s, _)| (*score, s.frame.seq))
+            .map(|(_, s, diffs)| Closest { what: s.kind.describe(), recorded_seq: s.frame.seq, diffs })
+    }
+
+    /// Recorded client frames the client never sent, as divergences.
+    pub fn never_sent(&self) -> Vec<Divergence> {
+        self.slots
+            .iter()
+            .filter(|s| s.frame.dir == Direction::ToAgent && !s.done)
+            .map(|s| Divergence::NeverSent {
+                what: match s.kind {
+                    Kind::Other => format!("unparsable client line {:?}", super::divergence::shorten(&s.frame.raw, 60)),
+                    ref k => k.describe(),
+                },
+                recorded_seq: s.frame.seq,
+            })
+            .collect()
+    }
+
+    /// How many recorded agent frames were never released.
+    pub fn unreleased(&self) -> usize {
+        self.slots.iter().filter(|s| s.frame.dir == Direction::FromAgent && !s.done).count()
+    }
+
+    /// Whether every recorded frame was matched or released.
+    pub fn finished(&self) -> bool {
+        self.slots.iter().all(|s| s.done)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A hand-written acp leg (a test double for a recording).
+    fn leg(frames: &[(Direction, &str)]) -> Vec<AcpFrame> {
+        frames
+            .iter()
+            .enumerate()
+            .map(|(i, (dir, raw))| AcpFrame { seq: i as u64 + 1, ms: 10 * i as u64, dir: *dir, raw: raw.to_string() })
+            .collect()
+    }
+
+    use Direction::{FromAgent as A, ToAgent as C};
+
+    fn lines(s: &Served) -> Vec<&str> {
+        s.released.iter().map(|r| r.line.as_str()).collect()
+    }
+
+    #[test]
+    fn a_request_releases_the_agent_frames_up_to_the_next_client_frame_with_its_id_remapped() {
+        let mut fake = FakeAgent::new(leg(&[
+            (C, r#"{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":1}}"#),
+            (A, r#"{"jsonrpc":"2.0","id":7,"result":{"protocolVersion":1}}"#),
+            (C, r#"{"jsonrpc":"2.0","id":8,"method":"session/new","params":{}}"#),
+            (A, r#"{"jsonrpc":"2.0","id":8,"result":{"sessionId":"s"}}"#),
+            (A, r#"{"jsonrpc":"2.0","method":"session/update","params":{}}"#),
+        ]));
+        let s = fake.on_client_line(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#);
+        assert_eq!(lines(&s), [r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#]);
+        assert!(s.divergences.is_empty());
+        let s = fake.on_client_line(r#"{"jsonrpc":"2.0","id":8,"method":"session/new","params":{}}"#);
+        assert_eq!(s.released.len(), 2);
+        assert_eq!(s.released[0].line, r#"{"jsonrpc":"2.0","id":8,"result":{"sessionId":"s"}}"#, "same id: byte-faithful");
+        assert!(fake.finished());
+    }
+
+    #[test]
+    fn agent_request_ids_pass_through_and_the_answer_is_matched_by_that_id() {
+        let mut fake = FakeAgent::new(leg(&[
+            (C, r#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{}}"#),
+            (A, r#"{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{}}"#),
+            (C, r#"{"jsonrpc":"2.0","id":0,"result":{"outcome":{"outcome":"selected","optionId":"allow_once"}}}"#),
+            (A, r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}"#),
+        ]));
+        let s = fake.on_client_line(r#"{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{}}"#);
+        assert_eq!(lines(&s), [r#"{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{}}"#]);
+        let s = fake.on_client_line(r#"{"jsonrpc":"2.0","id":0,"result":{"outcome":{"outcome":"selected","optionId":"reject_once"}}}"#);
+        assert_eq!(lines(&s), [r#"{"jsonrpc":"2.0","id":5,"result":{"stopReason":"end_turn"}}"#]);
+        assert_eq!(s.divergences.len(), 1);
+        assert_eq!(s.divergences[0].details()[0].pointer, "/result/outcome/optionId");
+    }
+
+    #[test]
+    fn an_unrecorded_request_is_a_divergence_naming_the_closest_recorded_frame_and_releases_nothing() {
+        let mut fake = FakeAgent::new(leg(&[
+            (C, r#"{"jsonrpc":"2.0","id":1,"method":"session/set_mode","params":{"modeId":"auto"}}"#),
+            (A, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
+        ]));
+        let s = fake.on_client_line(r#"{"jsonrpc":"2.0","id":1,"method":"session/set_model","params":{"modelId":"m"}}"#);
+        assert!(s.released.is_empty());
+        match &s.divergences[..] {
+            [Divergence::Unmatched { closest: Some(c), .. }] => {
+                assert_eq!(c.recorded_seq, 1);
+                let pointers: Vec<&str> = c.diffs.iter().map(|d| d.pointer.as_str()).collect();
+                assert_eq!(pointers, ["/method", "/params/modeId", "/params/modelId"]);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert_eq!(fake.never_sent().len(), 1);
+        assert_eq!(fake.unreleased(), 1);
+    }
+
+    #[test]
+    fn a_line_that_is_not_json_is_reported_not_fatal() {
+        let mut fake = FakeAgent::new(leg(&[(C, r#"{"jsonrpc":"2.0","method":"session/cancel","params":{}}"#)]));
+        let s = fake.on_client_line("not json");
+        assert!(matches!(s.divergences[..], [Divergence::NotJsonRpc { .. }]));
+        let s = fake.on_client_line(r#"{"jsonrpc":"2.0","method":"session/cancel","params":{}}"#);
+        assert!(s.divergences.is_empty());
+        assert!(fake.finished());
+    }
+}

@@ -1,0 +1,117 @@
+//! The transcript of one replay: every panel line in, every bridge line out
+//! (to the panel and to the agent), every agent frame the fake agent
+//! released, divergences and notes, in the order they happened. Rendered
+//! normalised, it is the golden.
+
+use serde_json::Value;
+
+use super::divergence::{Divergence, render_diff, shorten};
+use super::normalise::Labeller;
+
+/// One thing that happened during a replay.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Entry {
+    /// A stream-json line the panel driver sent to the bridge.
+    Panel(String),
+    /// A stream-json line the bridge emitted for the panel.
+    BridgeToPanel(String),
+    /// A JSON-RPC line the bridge sent to the agent.
+    BridgeToAgent(String),
+    /// A recorded agent line the fake agent released to the bridge.
+    AgentToBridge(String),
+    Divergence(Divergence),
+    /// What the replayer did (a new process, the end of the recording).
+    Note(String),
+}
+
+/// The entries of one replay, in order.
+#[derive(Debug, Default, Clone)]
+pub struct Transcript {
+    pub entries: Vec<Entry>,
+}
+
+/// Longest rendering of a value inside a divergence line.
+const DIFF_VALUE_MAX: usize = 160;
+
+impl Transcript {
+    pub fn push(&mut self, entry: Entry) {
+        self.entries.push(entry);
+    }
+
+    pub fn note(&mut self, text: impl Into<String>) {
+        self.entries.push(Entry::Note(text.into()));
+    }
+
+    pub fn divergences(&self) -> impl Iterator<Item = &Divergence> {
+        self.entries.iter().filter_map(|e| match e {
+            Entry::Divergence(d) => Some(d),
+            _ => None,
+        })
+    }
+
+    /// The normalised text: one line per entry (a divergence adds one
+    /// indented line per differing field). Labels are assigned first-seen
+    /// over the whole transcript.
+    pub fn render(&self) -> String {
+        let mut labels = Labeller::new();
+        let mut out = String::new();
+        for entry in &self.entries {
+            match entry {
+                Entry::Panel(l) => push_line(&mut out, "panel> ", &labels.line(l)),
+                Entry::BridgeToPanel(l) => push_line(&mut out, "bridge>panel ", &labels.line(l)),
+                Entry::BridgeToAgent(l) => push_line(&mut out, "bridge>agent ", &labels.line(l)),
+                Entry::AgentToBridge(l) => push_line(&mut out, "agent>bridge ", &labels.line(l)),
+                Entry::Note(n) => push_line(&mut out, "-- ", n),
+                Entry::Divergence(d) => {
+                    push_line(&mut out, "!! divergence: ", &d.headline());
+                    for diff in d.details() {
+                        let mut show = |v: &Value| {
+                            let mut v = v.clone();
+                            labels.value(&mut v);
+                            shorten(&v.to_string(), DIFF_VALUE_MAX)
+                        };
+                        push_line(&mut out, "!!   ", &render_diff(diff, &mut show));
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+fn push_line(out: &mut String, prefix: &str, text: &str) {
+    out.push_str(prefix);
+    // A transcript line is one line: a stray newline (a non-JSON agent line)
+    // would shift every later line of the diff.
+    if text.contains('\n') || text.contains('\r') {
+        out.push_str(&text.replace('\r', "\\r").replace('\n', "\\n"));
+    } else {
+        out.push_str(text);
+    }
+    out.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_render_one_line_each_with_direction_prefixes_and_shared_labels() {
+        let mut t = Transcript::default();
+        t.push(Entry::Panel(r#"{"type":"user"}"#.into()));
+        t.push(Entry::BridgeToAgent(r#"{"method":"session/prompt","params":{"sessionId":"S"}}"#.into()));
+        t.push(Entry::AgentToBridge("oops\nline".into()));
+        t.push(Entry::BridgeToPanel(r#"{"type":"result","session_id":"S"}"#.into()));
+        t.note("agent process 1 exited");
+        assert_eq!(
+            t.render(),
+            concat!(
+                "panel> {\"type\":\"user\"}\n",
+                "bridge>agent {\"method\":\"session/prompt\",\"params\":{\"sessionId\":\"<session 1>\"}}\n",
+                "agent>bridge (not JSON) oops\\nline\n",
+                "bridge>panel {\"type\":\"result\",\"session_id\":\"<session 1>\"}\n",
+                "-- agent process 1 exited\n",
+            )
+        );
+    }
+}
