@@ -4,3 +4,4 @@ pub mod install;
 pub mod record;
 pub mod recording;
 pub mod replay;
+pub mod scenario;

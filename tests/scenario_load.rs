@@ -1,0 +1,141 @@
+//! Scenario loading: the committed scenarios load, and bad files are
+//! rejected with a message naming the file, the line and the field.
+
+use std::path::{Path, PathBuf};
+
+use acp_harness::scenario::{
+    self, CountRule, Decision, ExpectKind, Point, ScenarioError, Step,
+};
+
+fn scenarios_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios")
+}
+
+#[test]
+fn every_committed_scenario_loads_and_is_named_after_its_file() {
+    let all = scenario::load_all(scenarios_dir()).expect("committed scenarios load");
+    let names: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
+    for wanted in [
+        "text-only",
+        "thinking-text",
+        "unity-call-allowed",
+        "screenshot",
+        "permission-denied",
+        "interrupt-slow-tool",
+        "steering",
+    ] {
+        assert!(names.contains(&wanted), "missing scenario {wanted}; have {names:?}");
+    }
+    for s in &all {
+        assert!(!s.expect.is_empty(), "{} has no expectations", s.name);
+        assert_eq!(s.sha256.len(), 64);
+        assert!(s.prompts().all(|p| !p.model.is_empty() && !p.live.is_empty()));
+    }
+}
+
+#[test]
+fn unity_call_allowed_parses_into_the_documented_types() {
+    let s = scenario::find(scenarios_dir(), "unity-call-allowed").unwrap();
+    assert_eq!(s.tools, vec!["uap_ping".to_owned()]);
+    let Step::Prompt(p) = &s.steps[0] else { panic!("step 0 is not a prompt: {:?}", s.steps[0]) };
+    assert_eq!(p.text, "Ping the Unity editor.");
+    assert_eq!(p.model.len(), 2);
+    assert_eq!(p.model[0].tool_calls[0].tool, "uap_ping");
+    assert_eq!(p.model[0].tool_calls[0].id, "call_ping_1");
+    assert_eq!(p.model[0].tool_calls[0].arguments, serde_json::json!({}));
+    assert_eq!(
+        s.steps[1],
+        Step::Permission { decision: Decision::Allow, option_id: None }
+    );
+    let e = &s.expect[0];
+    assert_eq!(e.kind, ExpectKind::ToolUse);
+    assert_eq!(e.name.as_deref(), Some("mcp__unity-ops__uap_ping"));
+    assert_eq!(e.count, CountRule::Exactly(1));
+    assert!(e.line > 1);
+}
+
+#[test]
+fn steer_and_interrupt_points_parse() {
+    let s = scenario::find(scenarios_dir(), "steering").unwrap();
+    assert!(matches!(s.steps[2], Step::Steer { at: Point::FirstToolCall, .. }));
+    let s = scenario::find(scenarios_dir(), "interrupt-slow-tool").unwrap();
+    assert!(matches!(s.steps[2], Step::Interrupt { at: Point::FirstToolCall }));
+}
+
+#[test]
+fn find_names_the_available_scenarios_when_the_name_is_unknown() {
+    let err = scenario::find(scenarios_dir(), "no-such-scenario").unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, ScenarioError::NotFound { .. }));
+    assert!(msg.contains("no-such-scenario") && msg.contains("text-only"), "{msg}");
+}
+
+const GOOD_HEAD: &str = "name = \"t\"\nsummary = \"s\"\ntools = [\"uap_ping\"]\n";
+
+/// (case, file text, expected line, expected field, a fragment of the message)
+const BAD: &[(&str, &str, usize, &str, &str)] = &[
+    ("unknown top-level key", "name = \"t\"\nsummary = \"s\"\nbogus = 1\n[[step]]\npanel = \"resume\"\n", 3, "bogus", "unknown field"),
+    ("name differs from file stem", "name = \"other\"\nsummary = \"s\"\n[[step]]\npanel = \"resume\"\n", 1, "name", "must equal the file name"),
+    ("unknown step kind", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"dance\"\n", 4, "step[0].panel", "unknown step kind"),
+    ("unknown key in a step", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"resume\"\ncolour = \"red\"\n", 5, "step[0].colour", "unknown field"),
+    ("key of another step kind", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"resume\"\ndecision = \"allow\"\n", 5, "step[0].decision", "does not belong"),
+    ("prompt without model replies", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n", 3, "step[0].model", "at least one"),
+    ("tool not offered", "name = \"t\"\nsummary = \"s\"\ntools = []\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntool_calls = [{ tool = \"uap_ping\", id = \"c1\" }]\n", 8, "step[0].model[0].tool_calls[0].tool", "not offered"),
+    ("duplicate call id", "name = \"t\"\nsummary = \"s\"\ntools = [\"uap_ping\"]\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntool_calls = [{ tool = \"uap_ping\", id = \"c1\" }]\n[[step.model]]\ntool_calls = [{ tool = \"uap_ping\", id = \"c1\" }]\n", 10, "step[0].model[1].tool_calls[0].id", "used twice"),
+    ("unknown key in a model reply", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntxt = \"x\"\n", 7, "step[0].model[0].txt", "unknown field"),
+    ("bad interrupt point", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntext = \"x\"\n[[step]]\npanel = \"interrupt\"\nat = \"chunks:0\"\n", 10, "step[1].at", "unknown point"),
+    ("permission before any prompt", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"permission\"\ndecision = \"allow\"\n", 4, "step[0].panel", "running turn"),
+    ("unknown decision", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntext = \"x\"\n[[step]]\npanel = \"permission\"\ndecision = \"maybe\"\n", 10, "step[1].decision", "unknown decision"),
+    ("error status not an error", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\nerror = { status = 200, message = \"m\" }\n", 7, "step[0].model[0].error.status", "not an HTTP error"),
+    ("prompt texts overlap", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi there\"\n[[step.model]]\ntext = \"x\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntext = \"y\"\n", 10, "step[1].text", "overlaps"),
+    ("unknown expectation kind", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"resume\"\n[[expect]]\nkind = \"tool_usage\"\nwhy = \"w\"\n", 6, "expect[0].kind", "unknown variant"),
+    ("unknown expectation key", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"resume\"\n[[expect]]\nkind = \"result\"\nwhy = \"w\"\ncontains = \"x\"\n", 8, "expect[0].contains", "unknown field"),
+    ("filter on the wrong kind", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"resume\"\n[[expect]]\nkind = \"result\"\nname = \"x\"\nwhy = \"w\"\n", 7, "expect[0].name", "applies to kind"),
+    ("count and min together", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"resume\"\n[[expect]]\nkind = \"result\"\ncount = 1\nmin = 1\nwhy = \"w\"\n", 7, "expect[0].count", "not both"),
+    ("wrong value type", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"resume\"\n[[expect]]\nkind = \"result\"\ncount = \"one\"\nwhy = \"w\"\n", 7, "expect[0].count", "invalid type"),
+    ("unknown image fixture", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\nimages = [{ fixture = \"nope\" }]\n[[step.model]]\ntext = \"x\"\n", 6, "step[0].images[0].fixture", "unknown fixture"),
+    ("toml syntax error", "name = \"t\"\nsummary = \n", 2, "(syntax)", ""),
+];
+
+#[test]
+fn bad_scenarios_are_rejected_naming_file_line_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    for (case, text, line, field, fragment) in BAD {
+        let path = dir.path().join("t.toml");
+        std::fs::write(&path, text).unwrap();
+        match scenario::load(&path) {
+            Ok(_) => failures.push(format!("{case}: loaded, expected an error")),
+            Err(err) => {
+                let msg = err.to_string();
+                let ok = match &err {
+                    ScenarioError::Invalid { file, line: l, field: f, message, .. } => {
+                        file == &path && l == line && f == field && message.contains(fragment)
+                    }
+                    _ => false,
+                };
+                if !ok || !msg.contains("t.toml") {
+                    failures.push(format!("{case}: got `{msg}`; want line {line}, field {field}, `{fragment}`"));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn a_minimal_good_scenario_loads_with_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.toml");
+    let text = format!(
+        "{GOOD_HEAD}[[step]]\npanel = \"prompt\"\ntext = \"hi\"\nimages = [{{ fixture = \"red-dot-png\" }}]\n[[step.model]]\ntext = \"x\"\n[[expect]]\nkind = \"result\"\nwhy = \"w\"\n"
+    );
+    std::fs::write(&path, &text).unwrap();
+    let s = scenario::load(&path).unwrap();
+    let Step::Prompt(p) = &s.steps[0] else { panic!() };
+    assert_eq!(p.live, "hi", "live defaults to text");
+    assert_eq!(p.images[0].media_type, "image/png");
+    assert!(p.images[0].data_base64.starts_with("iVBORw0KGgo"), "a PNG");
+    assert_eq!(s.expect[0].count, CountRule::Range { min: Some(1), max: None });
+    assert_eq!(s.expect[0].line, 10);
+}
