@@ -1,1 +1,43 @@
-//! Placeholder; see ARCHITECTURE.md.
+//! stub-mcp: a deterministic "unity-ops" MCP server over Streamable HTTP.
+//!
+//! Real agents (codex-acp, Gemini CLI, Grok, Claude Code) call it while the
+//! harness records them, so it must behave like the panel's own MCP server
+//! and answer the same way every time.
+//!
+//! - Transport: rmcp's `StreamableHttpService` at `POST /mcp`, either stateless
+//!   JSON ([`ResponseMode::Json`]) or sessions with SSE responses
+//!   ([`ResponseMode::Sse`], `Mcp-Session-Id`, DELETE ends a session).
+//!   Notifications get 202, GET gets 405, and `server/discover` gets JSON-RPC
+//!   -32601 so clients that probe newer revisions fall back to `initialize`.
+//! - Security: loopback binds only; `Authorization: Bearer <token>` on every
+//!   request (401 otherwise); Host and Origin must be loopback; bodies over the
+//!   limit get 413; malformed JSON gets a JSON-RPC parse error (-32700).
+//! - Observability: every HTTP exchange is an [`Exchange`] on the channel from
+//!   [`Running::take_events`], request when it arrived, response when its
+//!   body (or SSE stream) ended.
+//! - Tools ([`catalogue`]): `uap_ping` -> "pong"; `uap_editor_screenshot`
+//!   -> a text line and a real PNG sized by `screenshot_base64_len`;
+//!   `uap_scripts_commit` -> the fixed rule in [`staging`]; `uap_fail` ->
+//!   `isError: true`; `uap_rpc_error` -> a JSON-RPC error; `uap_slow {ms}` ->
+//!   waits (at most 60 s) unless cancelled; `uap_structured` ->
+//!   `structuredContent` and `_meta`.
+//!
+//! Cancellation of `uap_slow`: in SSE mode `notifications/cancelled` reaches
+//! the session and stops the wait; in stateless JSON mode a notification has no
+//! request to reach, so only the client hanging up stops it.
+
+mod catalogue;
+mod config;
+mod exchange;
+mod gate;
+mod handler;
+pub mod screenshot;
+mod server;
+pub mod staging;
+
+pub use catalogue::{Hints, ToolSpec, catalogue};
+pub use config::{Config, DEFAULT_BODY_LIMIT, DEFAULT_SCREENSHOT_BASE64_LEN, DEFAULT_WORKSPACE, ResponseMode};
+pub use exchange::{Exchange, REDACTED};
+pub use gate::MCP_PATH;
+pub use handler::{NEWEST_PROTOCOL, SLOW_CAP_MS};
+pub use server::{Error, Running, SHUTDOWN_GRACE, serve};

@@ -1,0 +1,262 @@
+//! The axum middleware in front of rmcp: event tap, Host/Origin, bearer
+//! token, body limit, JSON-RPC parse errors, and the answers a legacy server
+//! gives (`server/discover` unknown, GET not offered).
+//!
+//! Checks run in this order, first failure answers: Host (400/403), Origin
+//! (403), Authorization (401), body size (413), then for POST /mcp: JSON
+//! (-32700), JSON-RPC shape (-32600), `server/discover` (-32601).
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use axum::body::{Body, Bytes, HttpBody};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header, request::Parts};
+use axum::middleware::Next;
+use axum::response::Response;
+use serde_json::{Value, json};
+
+use crate::config::ResponseMode;
+use crate::exchange::{Exchange, Sink, TeeBody, redact_headers};
+
+/// The one path the server answers MCP on.
+pub const MCP_PATH: &str = "/mcp";
+
+/// Shared by every request.
+#[derive(Debug)]
+pub(crate) struct Gate {
+    pub(crate) token: String,
+    pub(crate) body_limit: usize,
+    pub(crate) mode: ResponseMode,
+    pub(crate) sink: Arc<Sink>,
+}
+
+enum BodyRead {
+    Complete(Bytes),
+    TooLarge(Vec<u8>),
+    Failed(String, Vec<u8>),
+}
+
+/// The middleware: publish the request, check it, run rmcp, tap the response.
+pub(crate) async fn guard(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
+    let id = gate.sink.next_id();
+    let (parts, body) = request.into_parts();
+    let read = read_bounded(body, gate.body_limit).await;
+    let received: &[u8] = match &read {
+        BodyRead::Complete(b) => b,
+        BodyRead::TooLarge(prefix) | BodyRead::Failed(_, prefix) => prefix,
+    };
+    gate.sink.publish(Exchange::Request {
+        id,
+        method: parts.method.to_string(),
+        path: parts.uri.path_and_query().map(|p| p.as_str().to_string()).unwrap_or_else(|| parts.uri.path().to_string()),
+        headers: redact_headers(&parts.headers),
+        body: String::from_utf8_lossy(received).into_owned(),
+        at: SystemTime::now(),
+    });
+    let response = match refuse(&gate, &parts, &read) {
+        Some(early) => early,
+        None => {
+            let bytes = match read {
+                BodyRead::Complete(b) => b,
+                _ => Bytes::new(),
+            };
+            next.run(Request::from_parts(parts, Body::from(bytes))).await
+        }
+    };
+    tap(response, id, &gate.sink)
+}
+
+fn tap(response: Response, id: u64, sink: &Arc<Sink>) -> Response {
+    let (parts, body) = response.into_parts();
+    let headers = redact_headers(&parts.headers);
+    let body = Body::new(TeeBody::new(body, sink.clone(), id, parts.status.as_u16(), headers));
+    Response::from_parts(parts, body)
+}
+
+async fn read_bounded(mut body: Body, limit: usize) -> BodyRead {
+    let mut collected: Vec<u8> = Vec::new();
+    loop {
+        match std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await {
+            None => return BodyRead::Complete(Bytes::from(collected)),
+            Some(Ok(frame)) => {
+                if let Some(data) = frame.data_ref() {
+                    if data.len() > limit.saturating_sub(collected.len()) {
+                        let room = limit.saturating_sub(collected.len());
+                        collected.extend_from_slice(&data[..room]);
+                        return BodyRead::TooLarge(collected);
+                    }
+                    collected.extend_from_slice(data);
+                }
+            }
+            Some(Err(e)) => return BodyRead::Failed(e.to_string(), collected),
+        }
+    }
+}
+
+/// The early answer for a request that must not reach rmcp, if any.
+fn refuse(gate: &Gate, parts: &Parts, read: &BodyRead) -> Option<Response> {
+    if let Err(response) = check_host(&parts.headers) {
+        return Some(response);
+    }
+    if let Err(response) = check_origin(&parts.headers) {
+        return Some(response);
+    }
+    if !authorized(&parts.headers, &gate.token) {
+        let mut response = text(StatusCode::UNAUTHORIZED, "Unauthorized: a valid Authorization: Bearer <token> header is required");
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"stub-mcp\""));
+        return Some(response);
+    }
+    let bytes = match read {
+        BodyRead::Complete(b) => b,
+        BodyRead::TooLarge(_) => {
+            return Some(text(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &format!("Payload Too Large: request body exceeds {} bytes", gate.body_limit),
+            ));
+        }
+        BodyRead::Failed(e, _) => return Some(text(StatusCode::BAD_REQUEST, &format!("Bad Request: could not read the body: {e}"))),
+    };
+    if parts.uri.path() != MCP_PATH {
+        return None;
+    }
+    match parts.method {
+        Method::GET => {
+            // The stub never sends unsolicited messages, and an idle standalone
+            // stream would make recordings depend on timing.
+            let allow = match gate.mode {
+                ResponseMode::Sse => "POST, DELETE",
+                ResponseMode::Json => "POST",
+            };
+            let mut response = text(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed: this server offers no standalone SSE stream");
+            response.headers_mut().insert(header::ALLOW, HeaderValue::from_static(allow));
+            Some(response)
+        }
+        Method::POST => check_json_rpc(bytes).err(),
+        _ => None,
+    }
+}
+
+fn check_json_rpc(bytes: &[u8]) -> Result<(), Response> {
+    let value: Value = serde_json::from_slice(bytes).map_err(|e| {
+        jsonrpc_error(StatusCode::BAD_REQUEST, Value::Null, -32700, format!("Parse error: {e}"))
+    })?;
+    if value.is_array() {
+        return Err(jsonrpc_error(
+            StatusCode::BAD_REQUEST,
+            Value::Null,
+            -32600,
+            "Invalid Request: JSON-RPC batches are not supported".to_string(),
+        ));
+    }
+    let id = value.get("id").filter(|id| id.is_string() || id.is_number()).cloned().unwrap_or(Value::Null);
+    if let Err(e) = serde_json::from_value::<rmcp::model::ClientJsonRpcMessage>(value.clone()) {
+        return Err(jsonrpc_error(StatusCode::BAD_REQUEST, id, -32600, format!("Invalid Request: {e}")));
+    }
+    if value.get("method").and_then(Value::as_str) == Some("server/discover") && !id.is_null() {
+        // What a server that predates the discover lifecycle answers: the
+        // client then falls back to `initialize`.
+        return Err(jsonrpc_error(
+            StatusCode::OK,
+            id,
+            -32601,
+            "Method not found: server/discover (this server uses the initialize lifecycle)".to_string(),
+        ));
+    }
+    Ok(())
+}
+
+fn check_host(headers: &HeaderMap) -> Result<(), Response> {
+    let Some(host) = headers.get(header::HOST) else {
+        return Err(text(StatusCode::BAD_REQUEST, "Bad Request: missing Host header"));
+    };
+    let host = host.to_str().map_err(|_| text(StatusCode::BAD_REQUEST, "Bad Request: Host header is not text"))?;
+    let authority: axum::http::uri::Authority =
+        host.parse().map_err(|_| text(StatusCode::BAD_REQUEST, &format!("Bad Request: malformed Host header {host:?}")))?;
+    if is_loopback_host(authority.host()) {
+        Ok(())
+    } else {
+        Err(text(StatusCode::FORBIDDEN, &format!("Forbidden: Host {host:?} is not a loopback name")))
+    }
+}
+
+fn check_origin(headers: &HeaderMap) -> Result<(), Response> {
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return Ok(());
+    };
+    let forbidden = || {
+        text(
+            StatusCode::FORBIDDEN,
+            &format!("Forbidden: Origin {:?} is not a loopback origin", String::from_utf8_lossy(origin.as_bytes())),
+        )
+    };
+    let origin = origin.to_str().map_err(|_| forbidden())?;
+    let uri: axum::http::Uri = origin.parse().map_err(|_| forbidden())?;
+    let scheme_ok = matches!(uri.scheme_str(), Some("http" | "https"));
+    let host_ok = uri.host().is_some_and(is_loopback_host);
+    if scheme_ok && host_ok { Ok(()) } else { Err(forbidden()) }
+}
+
+fn is_loopback_host(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+fn authorized(headers: &HeaderMap, token: &str) -> bool {
+    let Some(value) = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let Some((scheme, presented)) = value.trim().split_once(' ') else {
+        return false;
+    };
+    scheme.eq_ignore_ascii_case("bearer") && constant_time_eq(presented.trim().as_bytes(), token.as_bytes())
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+fn text(status: StatusCode, message: &str) -> Response {
+    let mut response = Response::new(Body::from(message.to_string()));
+    *response.status_mut() = status;
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    response
+}
+
+fn jsonrpc_error(status: StatusCode, id: Value, code: i64, message: String) -> Response {
+    let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
+    let mut response = Response::new(Body::from(body.to_string()));
+    *response.status_mut() = status;
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_names_are_recognised() {
+        for (host, ok) in [
+            ("127.0.0.1", true),
+            ("localhost", true),
+            ("LOCALHOST", true),
+            ("[::1]", true),
+            ("127.0.0.2", true),
+            ("10.0.0.1", false),
+            ("example.com", false),
+            ("localhost.example.com", false),
+        ] {
+            assert_eq!(is_loopback_host(host), ok, "{host}");
+        }
+    }
+
+    #[test]
+    fn bearer_tokens_are_compared_exactly() {
+        let mut headers = HeaderMap::new();
+        for (value, ok) in [("Bearer tok", true), ("bearer tok", true), ("Bearer tok2", false), ("Basic tok", false), ("tok", false)] {
+            headers.insert(header::AUTHORIZATION, HeaderValue::from_str(value).unwrap());
+            assert_eq!(authorized(&headers, "tok"), ok, "{value}");
+        }
+    }
+}

@@ -1,0 +1,173 @@
+//! Starting and stopping one server: bind (loopback only), wire rmcp's
+//! Streamable HTTP service behind the gate, hand out the event receiver.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::catalogue::{self, ToolSpec};
+use crate::config::{Config, ResponseMode};
+use crate::exchange::{Exchange, Sink};
+use crate::gate::{self, Gate, MCP_PATH};
+use crate::handler::{Tools, UnityOps};
+
+/// How long [`Running::shutdown`] waits for open connections before cutting them.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Why a server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("refusing to serve on {0}: stub-mcp binds loopback addresses only (127.0.0.1 or ::1)")]
+    NotLoopback(SocketAddr),
+    #[error("unknown tool {name:?} in the offered tool list; the catalogue has: {known}")]
+    UnknownTool { name: String, known: String },
+    #[error("the bearer token must be non-empty visible ASCII without spaces, got {0:?}")]
+    BadToken(String),
+    #[error("the body limit must be at least 1 byte")]
+    ZeroBodyLimit,
+    #[error("cannot bind {addr}: {source}")]
+    Bind { addr: SocketAddr, source: std::io::Error },
+}
+
+/// A server that is accepting connections.
+#[derive(Debug)]
+pub struct Running {
+    url: String,
+    token: String,
+    addr: SocketAddr,
+    events: Option<UnboundedReceiver<Exchange>>,
+    cancel: CancellationToken,
+    task: Option<JoinHandle<()>>,
+}
+
+impl Running {
+    /// `http://127.0.0.1:PORT/mcp`
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The exchange events; `Some` exactly once. The channel closes after shutdown.
+    pub fn take_events(&mut self) -> Option<UnboundedReceiver<Exchange>> {
+        self.events.take()
+    }
+
+    /// Stop accepting, end sessions and streams, wait up to [`SHUTDOWN_GRACE`].
+    pub async fn shutdown(mut self) {
+        self.cancel.cancel();
+        if let Some(mut task) = self.task.take()
+            && tokio::time::timeout(SHUTDOWN_GRACE, &mut task).await.is_err()
+        {
+            task.abort();
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        // Dropping without shutdown still stops the server.
+        self.cancel.cancel();
+    }
+}
+
+/// Bind and start serving in the background.
+pub async fn serve(config: Config) -> Result<Running, Error> {
+    if !config.addr.ip().is_loopback() {
+        return Err(Error::NotLoopback(config.addr));
+    }
+    if config.body_limit == 0 {
+        return Err(Error::ZeroBodyLimit);
+    }
+    let token = match config.token {
+        Some(t) if !t.is_empty() && t.bytes().all(|b| (0x21..=0x7e).contains(&b)) => t,
+        Some(t) => return Err(Error::BadToken(t)),
+        None => uuid::Uuid::new_v4().simple().to_string(),
+    };
+    let offered = offered_tools(config.tools.as_deref())?;
+
+    let listener = tokio::net::TcpListener::bind(config.addr)
+        .await
+        .map_err(|source| Error::Bind { addr: config.addr, source })?;
+    let addr = listener.local_addr().map_err(|source| Error::Bind { addr: config.addr, source })?;
+
+    let cancel = CancellationToken::new();
+    let (tx, rx) = unbounded_channel();
+    let sink = Arc::new(Sink::new(tx));
+    let tools = Arc::new(Tools::new(offered, config.screenshot_base64_len, config.workspace, config.staged));
+
+    let rmcp_config = StreamableHttpServerConfig::default()
+        .with_sse_keep_alive(None)
+        .with_sse_retry(None)
+        .with_legacy_session_mode(config.mode == ResponseMode::Sse)
+        .with_json_response(config.mode == ResponseMode::Json)
+        .with_cancellation_token(cancel.child_token())
+        .with_allowed_hosts(["localhost", "127.0.0.1", "::1"])
+        .with_allowed_origins([
+            "http://localhost:*",
+            "http://127.0.0.1:*",
+            "http://[::1]:*",
+            "https://localhost:*",
+            "https://127.0.0.1:*",
+            "https://[::1]:*",
+        ])
+        .with_max_request_body_bytes(config.body_limit);
+    let mut sessions = LocalSessionManager::default();
+    // No priming events: recordings should hold only the messages.
+    sessions.session_config.sse_retry = None;
+    let service = StreamableHttpService::new(
+        move || Ok(UnityOps::new(tools.clone())),
+        Arc::new(sessions),
+        rmcp_config,
+    );
+    let gate = Arc::new(Gate { token: token.clone(), body_limit: config.body_limit, mode: config.mode, sink });
+    let app = Router::new()
+        .route_service(MCP_PATH, service)
+        .layer(axum::middleware::from_fn_with_state(gate, gate::guard));
+
+    let shutdown = cancel.clone();
+    let task = tokio::spawn(async move {
+        let served = axum::serve(listener, app).with_graceful_shutdown(shutdown.cancelled_owned()).await;
+        if let Err(e) = served {
+            eprintln!("stub-mcp: server stopped with an error: {e}");
+        }
+    });
+
+    Ok(Running {
+        url: format!("http://{addr}{MCP_PATH}"),
+        token,
+        addr,
+        events: Some(rx),
+        cancel,
+        task: Some(task),
+    })
+}
+
+fn offered_tools(names: Option<&[String]>) -> Result<Vec<&'static ToolSpec>, Error> {
+    let Some(names) = names else {
+        return Ok(catalogue::catalogue().iter().collect());
+    };
+    names
+        .iter()
+        .map(|name| {
+            catalogue::find(name).ok_or_else(|| Error::UnknownTool {
+                name: name.clone(),
+                known: catalogue::catalogue().iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
+            })
+        })
+        .collect()
+}
