@@ -1,0 +1,384 @@
+//! The command line: Claude's flags (both `--flag value` and `--flag=value`)
+//! plus a few of our own, turned into a [`HostConfig`].
+//!
+//! A panel launches us exactly as it would launch `claude`, so every flag it
+//! knows must be accepted; the ones the bridge has no use for are ignored
+//! without error. An unknown flag must never swallow the next known flag:
+//! `--x=y` is one token, and for `--x y` the `y` is skipped only when it does
+//! not itself start with `--`.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use acp_bridge::LaunchSpec;
+use anyhow::{Context, Result, anyhow, bail};
+
+use super::mcp_config;
+
+/// Environment variable holding the agent command line when `--agent-cmd` is absent.
+pub const AGENT_ENV: &str = "ACP_BRIDGE_AGENT";
+
+/// What the command line asked for.
+#[derive(Debug)]
+pub enum Invocation {
+    /// `--version` / `-v`: SDKs probe it before launching.
+    Version,
+    Help,
+    Run(Box<HostConfig>),
+}
+
+/// Everything the host needs to run one session.
+#[derive(Debug, Clone)]
+pub struct HostConfig {
+    pub spec: LaunchSpec,
+    /// The agent's argv (program first), already split like a shell would.
+    pub agent_argv: Vec<String>,
+    /// The directory the agent runs in (also `spec.cwd`).
+    pub cwd: PathBuf,
+    pub timing: Timing,
+    /// Optional traffic log: every line in and out, with its direction.
+    pub bridge_log: Option<PathBuf>,
+    /// Human notes about what was ignored or chosen (printed at start).
+    pub notes: Vec<String>,
+}
+
+/// How long the host waits at each step of ending the agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timing {
+    /// After the panel's stdin closed: longest wait for the core to finish the
+    /// running turn before the agent's stdin is closed anyway.
+    pub eof_drain: Duration,
+    /// After the agent's stdin closed: how long it may take to exit on its own
+    /// before SIGTERM, and again after SIGTERM before SIGKILL.
+    pub grace: Duration,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Timing { eof_drain: Duration::from_secs(600), grace: Duration::from_secs(2) }
+    }
+}
+
+/// Claude flags whose value the bridge reads or that are known to take one.
+const VALUE_FLAGS: &[&str] = &[
+    "--model",
+    "--permission-mode",
+    "--mcp-config",
+    "--system-prompt",
+    "--append-system-prompt",
+    "--system-prompt-file",
+    "--append-system-prompt-file",
+    "--resume",
+    "-r",
+    // ours
+    "--agent-cmd",
+    "--cwd",
+    "--auth-method",
+    "--bridge-log",
+    "--agent-grace-ms",
+    "--eof-drain-ms",
+];
+
+/// Claude flags known to take no value; listed so they never skip a token.
+const BOOL_FLAGS: &[&str] = &[
+    "--verbose",
+    "--print",
+    "-p",
+    "--include-partial-messages",
+    "--replay-user-messages",
+    "--continue",
+    "-c",
+    "--fork-session",
+    "--strict-mcp-config",
+    "--ide",
+    "--no-session-persistence",
+    "--disable-slash-commands",
+    "--mcp-debug",
+    "--allow-dangerously-skip-permissions",
+    "--dangerously-skip-permissions",
+];
+
+/// Parses `args` (without the program name). `env_agent` is the value of
+/// [`AGENT_ENV`]; `current_dir` anchors relative paths.
+pub fn parse(args: &[String], env_agent: Option<String>, current_dir: &Path) -> Result<Invocation> {
+    let mut model = None;
+    let mut permission_mode = None;
+    let mut mcp_configs = Vec::new();
+    let mut system_prompt = None;
+    let mut append_prompts = Vec::new();
+    let mut resume = None;
+    let mut agent_cmd = None;
+    let mut cwd = None;
+    let mut auth_method = None;
+    let mut script_gate = false;
+    let mut bridge_log = None;
+    let mut timing = Timing::default();
+    let mut skip_permissions = false;
+    let mut notes = Vec::new();
+    let mut ignored = Vec::new();
+
+    let mut i = 0;
+    while i < args.len() {
+        let token = &args[i];
+        i += 1;
+        if token == "--" {
+            // Claude's `-- <prompt>`: a positional prompt, which the bridge
+            // does not take (the panel sends prompts on stdin).
+            ignored.extend(args[i..].iter().map(|a| format!("positional {a:?}")));
+            break;
+        }
+        if !token.starts_with('-') || token == "-" {
+            ignored.push(format!("positional {token:?}"));
+            continue;
+        }
+        let (name, inline) = match token.split_once('=') {
+            Some((n, v)) if token.starts_with("--") => (n, Some(v.to_string())),
+            _ => (token.as_str(), None),
+        };
+        match name {
+            "--version" | "-v" => return Ok(Invocation::Version),
+            "--help" | "-h" => return Ok(Invocation::Help),
+            "--script-gate" => {
+                script_gate = match inline.as_deref() {
+                    None | Some("true") | Some("1") | Some("yes") => true,
+                    Some("false") | Some("0") | Some("no") => false,
+                    Some(other) => bail!("--script-gate takes true or false, got {other:?}"),
+                }
+            }
+            "--dangerously-skip-permissions" => skip_permissions = true,
+            n if BOOL_FLAGS.contains(&n) => {
+                if inline.is_some() {
+                    ignored.push(token.clone());
+                }
+            }
+            n if VALUE_FLAGS.contains(&n) => {
+                let value = match inline {
+                    Some(v) => v,
+                    None => {
+                        let v = args.get(i).cloned().ok_or_else(|| anyhow!("{n} needs a value"))?;
+                        i += 1;
+                        v
+                    }
+                };
+                match n {
+                    "--model" => model = Some(value),
+                    "--permission-mode" => permission_mode = Some(value),
+                    "--mcp-config" => mcp_configs.push(value),
+                    "--system-prompt" => system_prompt = Some(value),
+                    "--system-prompt-file" => system_prompt = Some(read_text(&value, n, current_dir)?),
+                    "--append-system-prompt" => append_prompts.push(value),
+                    "--append-system-prompt-file" => append_prompts.push(read_text(&value, n, current_dir)?),
+                    "--resume" | "-r" => resume = Some(value),
+                    "--agent-cmd" => agent_cmd = Some(value),
+                    "--cwd" => cwd = Some(current_dir.join(value)),
+                    "--auth-method" => auth_method = Some(value),
+                    "--bridge-log" => bridge_log = Some(current_dir.join(value)),
+                    "--agent-grace-ms" => timing.grace = millis(&value, n)?,
+                    "--eof-drain-ms" => timing.eof_drain = millis(&value, n)?,
+                    _ => unreachable!("every VALUE_FLAGS entry is matched above"),
+                }
+            }
+            _ => {
+                // Unknown flag: skip its value unless the value is the next flag.
+                let mut skipped = token.clone();
+                if inline.is_none() {
+                    if let Some(next) = args.get(i).filter(|next| !next.starts_with("--")) {
+                        skipped = format!("{token} {next}");
+                        i += 1;
+                    }
+                }
+                ignored.push(skipped);
+            }
+        }
+    }
+
+    let (agent_line, source) = match (agent_cmd, env_agent) {
+        (Some(cmd), _) => (cmd, "--agent-cmd"),
+        (None, Some(env)) if !env.trim().is_empty() => (env, AGENT_ENV),
+        _ => bail!("no agent command: pass --agent-cmd \"<command line>\" or set {AGENT_ENV}"),
+    };
+    let agent_argv = shell_words::split(&agent_line)
+        .with_context(|| format!("cannot split the agent command line from {source} ({agent_line:?})"))?;
+    if agent_argv.is_empty() {
+        bail!("the agent command line from {source} is empty");
+    }
+
+    let cwd = cwd.unwrap_or_else(|| current_dir.to_path_buf());
+    if !cwd.is_dir() {
+        bail!("--cwd {}: not a directory", cwd.display());
+    }
+
+    let picked = mcp_config::pick_endpoint(&mcp_configs, current_dir)?;
+    notes.extend(picked.notes);
+
+    if permission_mode.is_none() && skip_permissions {
+        permission_mode = Some("bypassPermissions".to_string());
+    }
+    let mut instructions: Vec<String> = system_prompt.into_iter().collect();
+    instructions.extend(append_prompts);
+    let custom_instructions = (!instructions.is_empty()).then(|| instructions.join("\n\n"));
+
+    if !ignored.is_empty() {
+        notes.push(format!("ignored: {}", ignored.join(", ")));
+    }
+
+    let spec = LaunchSpec {
+        resume_session_id: resume,
+        model,
+        permission_mode,
+        custom_instructions,
+        mcp: picked.endpoint,
+        cwd: cwd.to_string_lossy().into_owned(),
+        auth_method,
+        script_gate,
+    };
+    Ok(Invocation::Run(Box::new(HostConfig { spec, agent_argv, cwd, timing, bridge_log, notes })))
+}
+
+fn millis(value: &str, flag: &str) -> Result<Duration> {
+    let ms: u64 = value
+        .parse()
+        .map_err(|_| anyhow!("{flag} takes a whole number of milliseconds, got {value:?}"))?;
+    Ok(Duration::from_millis(ms))
+}
+
+fn read_text(path: &str, flag: &str, current_dir: &Path) -> Result<String> {
+    let full = current_dir.join(path);
+    std::fs::read_to_string(&full).with_context(|| format!("{flag}: cannot read {}", full.display()))
+}
+
+pub const USAGE: &str = "\
+acp-bridge: run an ACP agent behind the Claude Code stream-json protocol
+
+usage: acp-bridge --agent-cmd \"<command line>\" [claude flags...]
+
+The agent command comes from --agent-cmd or the ACP_BRIDGE_AGENT variable.
+Claude flags used: --model, --permission-mode, --mcp-config (JSON or path),
+--system-prompt[-file], --append-system-prompt[-file], --resume,
+--dangerously-skip-permissions. Every other Claude flag is accepted and ignored.
+Bridge flags: --cwd <dir>, --auth-method <id>, --script-gate[=true|false],
+--bridge-log <file>, --agent-grace-ms <ms> (default 2000),
+--eof-drain-ms <ms> (longest wait for a running turn after stdin closes; default 600000).
+";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use acp_bridge::McpEndpoint;
+
+    fn argv(s: &str) -> Vec<String> {
+        shell_words::split(s).unwrap()
+    }
+
+    fn run(s: &str) -> HostConfig {
+        match parse(&argv(s), None, &std::env::temp_dir()).unwrap() {
+            Invocation::Run(c) => *c,
+            other => panic!("expected Run for {s:?}, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn python_sdk_command_line_yields_the_launch_spec() {
+        let c = run(
+            r#"--output-format stream-json --verbose --input-format stream-json --system-prompt "Be brief" --model gpt-5 --permission-mode acceptEdits --mcp-config '{"mcpServers":{"unity-ops":{"type":"http","url":"http://127.0.0.1:9/mcp","headers":{"Authorization":"Bearer t"}}}}' --resume s-1 --agent-cmd "codex-acp -c 'a b'""#,
+        );
+        assert_eq!(c.agent_argv, vec!["codex-acp", "-c", "a b"]);
+        assert_eq!(c.spec.model.as_deref(), Some("gpt-5"));
+        assert_eq!(c.spec.permission_mode.as_deref(), Some("acceptEdits"));
+        assert_eq!(c.spec.custom_instructions.as_deref(), Some("Be brief"));
+        assert_eq!(c.spec.resume_session_id.as_deref(), Some("s-1"));
+        assert_eq!(
+            c.spec.mcp,
+            Some(McpEndpoint {
+                name: "unity-ops".into(),
+                url: "http://127.0.0.1:9/mcp".into(),
+                authorization: Some("Bearer t".into()),
+            })
+        );
+    }
+
+    #[test]
+    fn equals_form_is_read_like_the_spaced_form() {
+        let spaced = run("--model m --permission-mode plan --resume r --agent-cmd x --auth-method chatgpt");
+        let equals = run("--model=m --permission-mode=plan --resume=r --agent-cmd=x --auth-method=chatgpt");
+        assert_eq!(spaced.spec, equals.spec);
+        assert_eq!(equals.spec.auth_method.as_deref(), Some("chatgpt"));
+    }
+
+    #[test]
+    fn unknown_flags_never_swallow_a_known_flag() {
+        let cases = [
+            ("--max-turns 5 --model m --agent-cmd x", "m"),
+            ("--setting-sources --model m --agent-cmd x", "m"),
+            ("--allowedTools=Read,Write --model m --agent-cmd x", "m"),
+            ("--permission-prompt-tool stdio --include-partial-messages --model m --agent-cmd x", "m"),
+            ("--verbose --model=m --some-new-flag --agent-cmd x", "m"),
+            ("-p --debug-to-stderr --model m --agent-cmd x", "m"),
+        ];
+        for (line, model) in cases {
+            let c = run(line);
+            assert_eq!(c.spec.model.as_deref(), Some(model), "for {line:?}");
+            assert_eq!(c.agent_argv, vec!["x"], "for {line:?}");
+        }
+    }
+
+    #[test]
+    fn system_and_appended_prompts_join_in_order() {
+        let c = run("--append-system-prompt B --system-prompt A --append-system-prompt=C --agent-cmd x");
+        assert_eq!(c.spec.custom_instructions.as_deref(), Some("A\n\nB\n\nC"));
+        assert_eq!(run("--agent-cmd x").spec.custom_instructions, None);
+    }
+
+    #[test]
+    fn bridge_flags_set_their_fields() {
+        let c = run("--agent-cmd x --script-gate --agent-grace-ms 150 --eof-drain-ms=900");
+        assert!(c.spec.script_gate);
+        assert_eq!(c.timing, Timing { grace: Duration::from_millis(150), eof_drain: Duration::from_millis(900) });
+        assert!(!run("--agent-cmd x --script-gate=false").spec.script_gate);
+        assert_eq!(
+            run("--agent-cmd x --dangerously-skip-permissions").spec.permission_mode.as_deref(),
+            Some("bypassPermissions")
+        );
+    }
+
+    #[test]
+    fn agent_command_falls_back_to_the_environment() {
+        let parsed = parse(&argv("--model m"), Some("gemini --experimental-acp".into()), &std::env::temp_dir());
+        match parsed.unwrap() {
+            Invocation::Run(c) => assert_eq!(c.agent_argv, vec!["gemini", "--experimental-acp"]),
+            other => panic!("{other:?}"),
+        }
+        // The flag wins over the environment.
+        match parse(&argv("--agent-cmd a"), Some("b".into()), &std::env::temp_dir()).unwrap() {
+            Invocation::Run(c) => assert_eq!(c.agent_argv, vec!["a"]),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn version_and_help_are_recognised_anywhere() {
+        for line in ["--version", "-v", "--verbose -v", "--model m --version"] {
+            assert!(matches!(parse(&argv(line), None, Path::new(".")).unwrap(), Invocation::Version), "{line}");
+        }
+        assert!(matches!(parse(&argv("--help"), None, Path::new(".")).unwrap(), Invocation::Help));
+    }
+
+    #[test]
+    fn bad_command_lines_name_what_is_wrong() {
+        let cases = [
+            ("--model m", None, "no agent command"),
+            ("--agent-cmd", None, "--agent-cmd needs a value"),
+            ("--agent-cmd \"codex 'unclosed\"", None, "cannot split the agent command line from --agent-cmd"),
+            ("", Some("   "), "no agent command"),
+            ("--agent-cmd x --agent-grace-ms soon", None, "--agent-grace-ms takes a whole number"),
+            ("--agent-cmd x --script-gate=maybe", None, "--script-gate takes true or false"),
+            ("--agent-cmd x --cwd /definitely/not/here", None, "not a directory"),
+            ("--agent-cmd x --mcp-config '{not json'", None, "--mcp-config"),
+        ];
+        for (line, env, want) in cases {
+            let err = parse(&argv(line), env.map(String::from), &std::env::temp_dir()).unwrap_err();
+            let text = format!("{err:#}");
+            assert!(text.contains(want), "{line:?}: {text:?} lacks {want:?}");
+        }
+    }
+}

@@ -1,0 +1,419 @@
+//! One bridged session: the agent child process, the panel on our own
+//! stdin/stdout, and the core in between.
+//!
+//! Serialisation: a single task owns the [`Bridge`] and selects over one
+//! event channel (panel lines, agent lines, agent stderr, ends of those
+//! pipes), the agent's exit, the core's `next_deadline()`, the shutdown
+//! escalation timer and our own termination signals. Only that task ever
+//! touches the core, so both directions are serialised without a lock, and it
+//! never waits on a pipe or on the child: writes go to writer tasks through
+//! unbounded queues, the child is reaped by its own task.
+//!
+//! Ending: when the panel's stdin closes the core is told (`on_panel_eof`)
+//! and decides when the agent's stdin may close (`close_agent_stdin`, after
+//! any running turn, bounded by `Timing::eof_drain`). Then the agent gets
+//! `Timing::grace` to exit, then SIGTERM to its process group, then SIGKILL,
+//! then we reap it; leftovers of the group are ended and orphans reaped.
+
+use std::process::ExitStatus;
+use std::time::Duration;
+
+use acp_bridge::{Bridge, Output};
+use anyhow::Result;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::{Instant, sleep_until, timeout};
+
+use super::agent_process::{self, group_alive, signal_group};
+use super::args::HostConfig;
+use super::line_io::{Line, WriteCmd, read_lines, write_lines};
+use super::random_ids::RandomIds;
+use super::traffic_log::TrafficLog;
+
+/// How long the agent's stdout may stay open after the agent exited (a
+/// grandchild can hold it) before the exit is reported to the core anyway.
+const STDOUT_DRAIN_AFTER_EXIT: Duration = Duration::from_secs(1);
+/// How long the panel writer may take to flush our last lines.
+const PANEL_FLUSH: Duration = Duration::from_secs(5);
+
+enum Event {
+    Panel(Line),
+    PanelEnd(Option<String>),
+    /// Our stdout broke: nobody reads what we write any more.
+    PanelGone(String),
+    Agent(Line),
+    AgentEnd(Option<String>),
+    AgentStderr(Line),
+    AgentStderrEnd,
+    AgentStdinBroken(String),
+}
+
+/// The next step of ending the agent, and when it is due.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// The running turn took too long after panel EOF: close the agent's stdin.
+    CloseStdin,
+    Terminate,
+    Kill,
+    /// SIGKILL did not get it reaped either.
+    GiveUp,
+}
+
+/// Why the session ended, for the exit code.
+#[derive(Debug, Clone, Copy)]
+enum EndCause {
+    /// The panel closed our stdin (or stopped reading our stdout).
+    Panel,
+    /// The core closed the agent's stdin on its own (e.g. authentication failed).
+    Core,
+    /// We got this signal.
+    Signal(i32),
+}
+
+pub async fn run(config: HostConfig) -> Result<i32> {
+    let start = std::time::Instant::now();
+    let now = || start.elapsed();
+    let timing = config.timing;
+    let mut log = TrafficLog::open(config.bridge_log.as_deref())?;
+    for note in &config.notes {
+        diagnostic(&mut log, note);
+    }
+
+    let agent = agent_process::spawn(&config.agent_argv, &config.cwd)?;
+    let pgid = agent.pgid;
+    log.note(&format!("agent started: pid {pgid}, argv {:?}", config.agent_argv));
+
+    let (events_tx, mut events) = mpsc::channel::<Event>(256);
+    tokio::spawn(read_lines(tokio::io::stdin(), events_tx.clone(), Event::Panel, Event::PanelEnd));
+    tokio::spawn(read_lines(agent.stdout, events_tx.clone(), Event::Agent, Event::AgentEnd));
+    tokio::spawn(read_lines(agent.stderr, events_tx.clone(), Event::AgentStderr, |_| Event::AgentStderrEnd));
+
+    let (panel_tx, panel_rx) = mpsc::unbounded_channel();
+    let panel_writer = {
+        let events_tx = events_tx.clone();
+        tokio::spawn(async move {
+            if let Some(e) = write_lines(tokio::io::stdout(), panel_rx).await {
+                let _ = events_tx.send(Event::PanelGone(e.to_string())).await;
+            }
+        })
+    };
+    let (agent_tx, agent_rx) = mpsc::unbounded_channel();
+    {
+        let events_tx = events_tx.clone();
+        let stdin = agent.stdin;
+        tokio::spawn(async move {
+            if let Some(e) = write_lines(stdin, agent_rx).await {
+                let _ = events_tx.send(Event::AgentStdinBroken(e.to_string())).await;
+            }
+        });
+    }
+    drop(events_tx);
+
+    let (exit_tx, mut exit_rx) = oneshot::channel::<std::io::Result<ExitStatus>>();
+    let mut child = agent.child;
+    tokio::spawn(async move {
+        let _ = exit_tx.send(child.wait().await);
+    });
+
+    let mut sigterm = signal(SignalKind::terminate())?;
+    let mut sigint = signal(SignalKind::interrupt())?;
+    let mut sighup = signal(SignalKind::hangup())?;
+
+    let mut host = Host {
+        bridge: Bridge::new(config.spec.clone(), Box::new(RandomIds)),
+        panel_tx,
+        agent_tx,
+        log,
+        pgid,
+        panel_open: true,
+        panel_eof_seen: false,
+        stdin_closed: false,
+        dropped_agent_lines: 0,
+        cause: None,
+        step: None,
+        grace: timing.grace,
+    };
+
+    let mut agent_stdout_open = true;
+    let mut agent_exit: Option<(Option<ExitStatus>, Instant)> = None;
+
+    loop {
+        let deadline = host.bridge.next_deadline().map(|d| Instant::from_std(start + d));
+        let step_due = host.step.map(|(_, at)| at);
+        let exit_drain_due = agent_exit.map(|(_, at)| at + STDOUT_DRAIN_AFTER_EXIT);
+        tokio::select! {
+            event = events.recv() => match event {
+                Some(Event::Panel(line)) => {
+                    if line.lossy {
+                        host.diag("a panel line was not valid UTF-8; invalid bytes replaced");
+                    }
+                    host.log.record("panel>", &line.text);
+                    if host.panel_open {
+                        let out = host.bridge.on_panel_line(&line.text, now());
+                        host.apply(out);
+                    }
+                }
+                Some(Event::PanelEnd(error)) => {
+                    if let Some(e) = error {
+                        host.diag(&format!("reading stdin failed ({e}); treating it as closed"));
+                    }
+                    host.panel_eof(now(), timing.eof_drain);
+                }
+                Some(Event::PanelGone(e)) => {
+                    host.diag(&format!("writing stdout failed ({e}); ending the session"));
+                    host.panel_open = false;
+                    host.panel_eof(now(), timing.eof_drain);
+                    host.close_agent_stdin();
+                }
+                Some(Event::Agent(line)) => {
+                    if line.lossy {
+                        host.diag("an agent line was not valid UTF-8; invalid bytes replaced");
+                    }
+                    host.log.record("<agent", &line.text);
+                    let out = host.bridge.on_agent_line(&line.text, now());
+                    host.apply(out);
+                }
+                Some(Event::AgentEnd(error)) => {
+                    if let Some(e) = error {
+                        host.diag(&format!("reading the agent's stdout failed: {e}"));
+                    }
+                    agent_stdout_open = false;
+                }
+                Some(Event::AgentStderr(line)) => {
+                    eprintln!("[agent] {}", line.text);
+                    host.log.record("agent-stderr", &line.text);
+                }
+                Some(Event::AgentStderrEnd) => {}
+                Some(Event::AgentStdinBroken(e)) => {
+                    host.diag(&format!("writing to the agent failed ({e}); it may have exited"));
+                    host.stdin_closed = true;
+                }
+                None => unreachable!("the session loop holds the agent exit and reader ends"),
+            },
+            status = &mut exit_rx, if agent_exit.is_none() => {
+                let status = match status {
+                    Ok(Ok(s)) => Some(s),
+                    Ok(Err(e)) => { host.diag(&format!("waiting for the agent failed: {e}")); None }
+                    Err(_) => None,
+                };
+                host.log.note(&format!("agent exited: {}", describe(status)));
+                agent_exit = Some((status, Instant::now()));
+            }
+            _ = sleep_until_opt(deadline), if deadline.is_some() => {
+                let out = host.bridge.on_tick(now());
+                host.apply(out);
+            }
+            _ = sleep_until_opt(step_due), if step_due.is_some() => {
+                if host.escalate() {
+                    return Ok(finish(host, panel_writer, 1).await);
+                }
+            }
+            _ = sleep_until_opt(exit_drain_due), if exit_drain_due.is_some() && agent_stdout_open => {
+                host.diag("the agent exited but its stdout is still open (a child of it holds it); not waiting for it");
+                agent_stdout_open = false;
+            }
+            _ = sigterm.recv() => host.on_signal(libc::SIGTERM),
+            _ = sigint.recv() => host.on_signal(libc::SIGINT),
+            _ = sighup.recv() => host.on_signal(libc::SIGHUP),
+        }
+
+        if let Some((status, _)) = agent_exit {
+            if !agent_stdout_open {
+                let code = status.and_then(|s| s.code());
+                let out = host.bridge.on_agent_exit(code, now());
+                host.apply(out);
+                end_leftovers(pgid, timing.grace, &mut host).await;
+                let exit_code = host.exit_code(status);
+                if exit_code != 0 && host.cause.is_none() {
+                    host.diag(&format!("the agent ended on its own ({})", describe(status)));
+                }
+                return Ok(finish(host, panel_writer, exit_code).await);
+            }
+        }
+    }
+}
+
+/// State the loop mutates, with the ways it reacts.
+struct Host {
+    bridge: Bridge,
+    panel_tx: mpsc::UnboundedSender<WriteCmd>,
+    agent_tx: mpsc::UnboundedSender<WriteCmd>,
+    log: TrafficLog,
+    pgid: i32,
+    panel_eof_seen: bool,
+    /// False once the panel's stdin closed or its stdout broke.
+    panel_open: bool,
+    stdin_closed: bool,
+    dropped_agent_lines: usize,
+    cause: Option<EndCause>,
+    step: Option<(Step, Instant)>,
+    grace: Duration,
+}
+
+impl Host {
+    fn apply(&mut self, out: Output) {
+        for line in out.to_agent {
+            if self.stdin_closed {
+                self.dropped_agent_lines += 1;
+                continue;
+            }
+            self.log.record("agent<", &line);
+            let _ = self.agent_tx.send(WriteCmd::Line(line));
+        }
+        for line in out.to_panel {
+            self.log.record("<panel", &line);
+            let _ = self.panel_tx.send(WriteCmd::Line(line));
+        }
+        for d in &out.diagnostics {
+            diagnostic(&mut self.log, d);
+        }
+        if out.close_agent_stdin && !self.stdin_closed {
+            self.cause.get_or_insert(EndCause::Core);
+            self.close_agent_stdin();
+        }
+    }
+
+    fn diag(&mut self, text: &str) {
+        diagnostic(&mut self.log, text);
+    }
+
+    fn panel_eof(&mut self, now: Duration, eof_drain: Duration) {
+        if self.panel_eof_seen {
+            return;
+        }
+        self.panel_eof_seen = true;
+        self.panel_open = false;
+        if !matches!(self.cause, Some(EndCause::Signal(_))) {
+            self.cause = Some(EndCause::Panel);
+        }
+        let out = self.bridge.on_panel_eof(now);
+        self.apply(out);
+        if !self.stdin_closed {
+            // The core keeps the agent for the running turn; bound that wait.
+            self.step = Some((Step::CloseStdin, Instant::now() + eof_drain));
+        }
+    }
+
+    /// Closes the agent's stdin (after what is queued) and starts the grace period.
+    fn close_agent_stdin(&mut self) {
+        if self.stdin_closed {
+            return;
+        }
+        self.stdin_closed = true;
+        let _ = self.agent_tx.send(WriteCmd::Close);
+        self.log.note("closed the agent's stdin");
+        self.step = Some((Step::Terminate, Instant::now() + self.grace));
+    }
+
+    fn on_signal(&mut self, signal: i32) {
+        self.diag(&format!("got signal {signal}; ending the agent"));
+        self.cause = Some(EndCause::Signal(signal));
+        self.close_agent_stdin();
+        self.step = Some((Step::Terminate, Instant::now()));
+    }
+
+    /// Runs the due step; true when there is nothing left to try.
+    fn escalate(&mut self) -> bool {
+        let Some((step, _)) = self.step.take() else { return false };
+        let grace = self.grace;
+        let pgid_note = |s: &str| format!("{s} (grace {} ms)", grace.as_millis());
+        match step {
+            Step::CloseStdin => {
+                self.diag(&pgid_note("the running turn did not end after stdin closed; closing the agent's stdin"));
+                self.close_agent_stdin();
+            }
+            Step::Terminate => {
+                self.log.note("sending SIGTERM to the agent's process group");
+                self.signal(libc::SIGTERM);
+                self.step = Some((Step::Kill, Instant::now() + grace));
+            }
+            Step::Kill => {
+                self.diag(&pgid_note("the agent ignored its stdin closing and SIGTERM; sending SIGKILL"));
+                self.signal(libc::SIGKILL);
+                self.step = Some((Step::GiveUp, Instant::now() + grace));
+            }
+            Step::GiveUp => {
+                self.diag("the agent could not be reaped after SIGKILL; giving up on it");
+                return true;
+            }
+        }
+        false
+    }
+
+    fn signal(&mut self, signal: i32) {
+        // The exit watcher has not reaped the leader yet, so the group id is still ours.
+        signal_group(self.pgid, signal);
+    }
+
+    fn exit_code(&self, status: Option<ExitStatus>) -> i32 {
+        use std::os::unix::process::ExitStatusExt;
+        match self.cause {
+            Some(EndCause::Signal(n)) => 128 + n,
+            Some(EndCause::Panel) => 0,
+            Some(EndCause::Core) => 1,
+            None => match status {
+                Some(s) => s.code().unwrap_or_else(|| 128 + s.signal().unwrap_or(0)),
+                None => 1,
+            },
+        }
+    }
+}
+
+/// Ends what is left of the agent's process group after its leader exited
+/// (helpers it started), then reaps the orphans adopted by us.
+async fn end_leftovers(pgid: i32, grace: Duration, host: &mut Host) {
+    for signal in [libc::SIGTERM, libc::SIGKILL] {
+        if !group_alive(pgid) {
+            break;
+        }
+        host.log.note(&format!("signal {signal} to what is left of the agent's process group"));
+        signal_group(pgid, signal);
+        let until = Instant::now() + grace;
+        while group_alive(pgid) && Instant::now() < until {
+            super::reap_orphans();
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    super::reap_orphans();
+    if group_alive(pgid) {
+        host.diag(&format!("processes of the agent's group {pgid} survived SIGKILL"));
+    }
+}
+
+async fn finish(mut host: Host, panel_writer: tokio::task::JoinHandle<()>, code: i32) -> i32 {
+    if host.dropped_agent_lines > 0 {
+        let n = host.dropped_agent_lines;
+        host.diag(&format!("{n} line(s) for the agent were dropped because its stdin was already closed"));
+    }
+    let _ = host.panel_tx.send(WriteCmd::Close);
+    if timeout(PANEL_FLUSH, panel_writer).await.is_err() {
+        host.diag("stdout could not be flushed in time");
+    }
+    host.log.note(&format!("exit {code}"));
+    host.log.flush();
+    code
+}
+
+fn diagnostic(log: &mut TrafficLog, text: &str) {
+    eprintln!("acp-bridge: {text}");
+    log.record("diag", text);
+}
+
+fn describe(status: Option<ExitStatus>) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match status {
+        Some(s) => match (s.code(), s.signal()) {
+            (Some(c), _) => format!("exit code {c}"),
+            (None, Some(sig)) => format!("killed by signal {sig}"),
+            _ => "unknown status".into(),
+        },
+        None => "status unknown".into(),
+    }
+}
+
+async fn sleep_until_opt(at: Option<Instant>) {
+    match at {
+        Some(at) => sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}

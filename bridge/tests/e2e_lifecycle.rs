@@ -1,0 +1,108 @@
+//! End-to-end: how `acp-bridge` starts, ends and cleans up its agent, over
+//! real pipes and real processes (the agent is the scripted ACP peer, a test
+//! double).
+
+mod support;
+
+use std::time::Duration;
+
+use support::{Bridge, kill_pids, peer_cmd, read_pids, scratch, wait_gone};
+
+/// How an agent misbehaves on the way out, and what the bridge must do.
+struct EndCase {
+    name: &'static str,
+    script: &'static str,
+    /// Whether the panel closes stdin (else it keeps it open).
+    close_panel_stdin: bool,
+    expect_code: i32,
+    /// Text the bridge's stderr must contain.
+    expect_stderr: &'static [&'static str],
+}
+
+const END_CASES: &[EndCase] = &[
+    EndCase {
+        name: "agent_ignoring_stdin_eof_and_sigterm_is_killed_with_its_helper",
+        script: "ignores_eof_and_sigterm.json",
+        close_panel_stdin: true,
+        expect_code: 0,
+        expect_stderr: &["sending SIGKILL", "[agent] scripted-acp-peer: stdin closed; ignoring it"],
+    },
+    EndCase {
+        name: "helper_left_by_an_exiting_agent_is_ended",
+        script: "exits_leaving_a_helper.json",
+        close_panel_stdin: true,
+        expect_code: 0,
+        expect_stderr: &[],
+    },
+    EndCase {
+        name: "agent_crash_ends_the_bridge_with_the_agent_exit_code",
+        script: "crashes_at_start.json",
+        close_panel_stdin: false,
+        expect_code: 7,
+        expect_stderr: &["[agent] scripted-acp-peer: simulated crash", "the agent ended on its own (exit code 7)"],
+    },
+];
+
+#[test]
+fn agent_is_always_ended_and_no_process_is_left() {
+    for case in END_CASES {
+        let dir = scratch(case.name);
+        let pid_file = dir.join("pids");
+        let mut bridge = Bridge::start(&[
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--input-format",
+            "stream-json",
+            "--agent-cmd",
+            &peer_cmd(case.script, &pid_file),
+            "--cwd",
+            dir.to_str().unwrap(),
+            "--agent-grace-ms",
+            "300",
+            "--eof-drain-ms",
+            "300",
+        ]);
+        let pids = read_pids(&pid_file);
+        if case.close_panel_stdin {
+            bridge.close_stdin();
+        }
+        let status = bridge.wait_exit(Duration::from_secs(10));
+        let left = wait_gone(&pids, Duration::from_secs(3));
+        kill_pids(&left);
+        let stderr = bridge.stderr();
+        assert!(left.is_empty(), "{}: processes left behind: {left:?}\nstderr:\n{stderr}", case.name);
+        assert_eq!(status.code(), Some(case.expect_code), "{}: exit status\nstderr:\n{stderr}", case.name);
+        for want in case.expect_stderr {
+            assert!(stderr.contains(want), "{}: stderr lacks {want:?}:\n{stderr}", case.name);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
+fn agent_that_cannot_start_is_a_clear_nonzero_exit() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["--agent-cmd", "acp-bridge-test-no-such-agent --acp"], "cannot start the agent \"acp-bridge-test-no-such-agent\""),
+        (&["--agent-cmd", "/nonexistent/dir/agent"], "No such file or directory"),
+        (&["--model", "m"], "no agent command"),
+        (&["--agent-cmd", "agent 'unclosed"], "cannot split the agent command line"),
+    ];
+    for (args, want) in cases {
+        let mut bridge = Bridge::start(args);
+        let status = bridge.wait_exit(Duration::from_secs(10));
+        let stderr = bridge.stderr();
+        assert!(!status.success(), "{args:?}: exited 0\n{stderr}");
+        assert!(stderr.contains(want), "{args:?}: stderr lacks {want:?}:\n{stderr}");
+    }
+}
+
+#[test]
+fn version_probe_prints_a_version_and_exits_zero() {
+    for flag in ["--version", "-v"] {
+        let out = std::process::Command::new(support::BRIDGE).arg(flag).output().unwrap();
+        assert!(out.status.success(), "{flag}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.starts_with(env!("CARGO_PKG_VERSION")), "{flag}: {text:?}");
+    }
+}

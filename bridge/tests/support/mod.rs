@@ -1,0 +1,215 @@
+//! Shared by the end-to-end tests: runs the real `acp-bridge` binary over
+//! real pipes in front of the scripted ACP peer (a test double), and reads
+//! what it writes with a timeout on every read.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+pub const BRIDGE: &str = env!("CARGO_BIN_EXE_acp-bridge");
+pub const PEER: &str = env!("CARGO_BIN_EXE_scripted-acp-peer");
+
+/// Every read and wait in these tests is bounded by this.
+pub const STEP_TIMEOUT: Duration = Duration::from_secs(15);
+
+pub fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/scripts").join(name)
+}
+
+/// A unique scratch directory for one test.
+pub fn scratch(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("acp-bridge-e2e-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The agent command line for the peer running `script_name`, writing its pids to `pid_file`.
+pub fn peer_cmd(script_name: &str, pid_file: &Path) -> String {
+    shell_words::join([PEER, script(script_name).to_str().unwrap(), "--pid-file", pid_file.to_str().unwrap()])
+}
+
+/// A running `acp-bridge` with the test playing the panel.
+pub struct Bridge {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    stderr: Arc<Mutex<String>>,
+    stderr_done: Arc<std::sync::atomic::AtomicBool>,
+    /// Every stdout line read so far, for failure messages.
+    pub seen: Vec<String>,
+}
+
+impl Bridge {
+    pub fn start(args: &[&str]) -> Bridge {
+        let mut child = Command::new(BRIDGE)
+            .args(args)
+            .env_remove("ACP_BRIDGE_AGENT")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start acp-bridge");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let sink = stderr.clone();
+        let stderr_done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let done = stderr_done.clone();
+        let err = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines() {
+                let Ok(line) = line else { break };
+                let mut s = sink.lock().unwrap();
+                s.push_str(&line);
+                s.push('\n');
+            }
+            done.store(true, std::sync::atomic::Ordering::SeqCst);
+        });
+        let stdin = child.stdin.take();
+        Bridge { child, stdin, lines, stderr, stderr_done, seen: Vec::new() }
+    }
+
+    pub fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin already closed");
+        writeln!(stdin, "{line}").and_then(|_| stdin.flush()).expect("write to acp-bridge");
+    }
+
+    pub fn close_stdin(&mut self) {
+        self.stdin.take();
+    }
+
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// Reads stdout until a line satisfies `pred`; panics after [`STEP_TIMEOUT`]
+    /// with everything seen so far.
+    pub fn wait_for(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + STEP_TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    let value: Value = serde_json::from_str(&line)
+                        .unwrap_or_else(|e| panic!("acp-bridge wrote a non-JSON line ({e}): {line}"));
+                    if pred(&value) {
+                        return value;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => self.fail(&format!("timed out waiting for {what}")),
+                Err(RecvTimeoutError::Disconnected) => self.fail(&format!("stdout closed while waiting for {what}")),
+            }
+        }
+    }
+
+    /// Reads the rest of stdout (until it closes), bounded by [`STEP_TIMEOUT`].
+    pub fn read_to_end(&mut self) {
+        let deadline = Instant::now() + STEP_TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => self.seen.push(line),
+                Err(RecvTimeoutError::Disconnected) => return,
+                Err(RecvTimeoutError::Timeout) => self.fail("timed out waiting for stdout to close"),
+            }
+        }
+    }
+
+    /// Waits for the bridge to exit, bounded by `limit`.
+    pub fn wait_exit(&mut self, limit: Duration) -> ExitStatus {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                // Let the stderr reader catch up (bounded: a leftover process could hold the pipe).
+                let until = Instant::now() + Duration::from_secs(2);
+                while !self.stderr_done.load(std::sync::atomic::Ordering::SeqCst) && Instant::now() < until {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                return status;
+            }
+            if Instant::now() > deadline {
+                self.fail(&format!("acp-bridge did not exit within {limit:?}"));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn fail(&mut self, why: &str) -> ! {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        panic!("{why}\n--- stdout so far:\n{}\n--- stderr:\n{}", self.seen.join("\n"), self.stderr());
+    }
+}
+
+impl Drop for Bridge {
+    fn drop(&mut self) {
+        // A failed test must not leave the bridge behind either.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Pids written by the peer (its own first, then its helper's), waiting for the file.
+pub fn read_pids(pid_file: &Path) -> Vec<i32> {
+    let deadline = Instant::now() + STEP_TIMEOUT;
+    loop {
+        if let Ok(text) = std::fs::read_to_string(pid_file) {
+            if text.ends_with('\n') {
+                return text.lines().map(|l| l.parse().unwrap()).collect();
+            }
+        }
+        assert!(Instant::now() < deadline, "the peer never wrote {}", pid_file.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// True once `pid` is gone or a zombie nobody can reap any more.
+pub fn process_gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        // The state follows the parenthesised command name.
+        Ok(stat) => stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// Waits up to `limit` for every pid to be gone; returns the ones left.
+pub fn wait_gone(pids: &[i32], limit: Duration) -> Vec<i32> {
+    let deadline = Instant::now() + limit;
+    loop {
+        let left: Vec<i32> = pids.iter().copied().filter(|p| !process_gone(*p)).collect();
+        if left.is_empty() || Instant::now() > deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Ends stray test processes (only those this test started) so a failing
+/// assertion does not leak them.
+pub fn kill_pids(pids: &[i32]) {
+    for &pid in pids {
+        if !process_gone(pid) {
+            // SAFETY: plain syscall on a pid this test's peer reported.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+            }
+        }
+    }
+}
