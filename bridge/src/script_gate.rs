@@ -158,6 +158,36 @@ pub fn hook_decision(stdin: &str) -> Option<String> {
     )
 }
 
+/// The most stdin the hook reads (a `Write` carries the whole file); larger
+/// input is not parsed and so allowed.
+pub const HOOK_INPUT_LIMIT: u64 = 64 * 1024 * 1024;
+
+/// Runs the hook on this process's stdin and stdout: reads the hook's JSON,
+/// prints the decision line for a gated write, nothing otherwise. Waits at
+/// most `timeout` for stdin to end; input it cannot read in time, or at all,
+/// is allowed (the caller exits 0 either way).
+pub fn run_hook_on_stdio(timeout: std::time::Duration) -> std::io::Result<()> {
+    use std::io::{Read, Write};
+    let (tx, rx) = std::sync::mpsc::channel();
+    // a detached reader: on timeout the process exits and takes it along
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let read = std::io::stdin().lock().take(HOOK_INPUT_LIMIT + 1).read_to_end(&mut buf);
+        let _ = tx.send(read.ok().map(|_| buf));
+    });
+    let Ok(Some(bytes)) = rx.recv_timeout(timeout) else { return Ok(()) };
+    if bytes.len() as u64 > HOOK_INPUT_LIMIT {
+        return Ok(());
+    }
+    let Ok(text) = String::from_utf8(bytes) else { return Ok(()) };
+    if let Some(line) = hook_decision(&text) {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{line}")?;
+        out.flush()?;
+    }
+    Ok(())
+}
+
 // ---------------------------------------------------------------- tokenizer
 
 /// One token of a shell command. Quotes are resolved (a quoted word keeps
