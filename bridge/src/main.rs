@@ -6,5 +6,11 @@
 mod host;
 
 fn main() -> std::process::ExitCode {
+    // `acp-bridge gate-hook`: the script gate as a Claude Code PreToolUse hook,
+    // the same code as the bridge's `--script-gate`; it always exits 0.
+    if std::env::args().nth(1).as_deref() == Some("gate-hook") {
+        let _ = acp_bridge::script_gate::run_hook_on_stdio(std::time::Duration::from_secs(30));
+        return std::process::ExitCode::SUCCESS;
+    }
     host::main_entry()
 }
