@@ -61,10 +61,45 @@ pub(crate) async fn guard(State(gate): State<Arc<Gate>>, request: Request, next:
                 BodyRead::Complete(b) => b,
                 _ => Bytes::new(),
             };
-            next.run(Request::from_parts(parts, Body::from(bytes))).await
+            let hung_up = HangUp { sink: gate.sink.clone(), id, armed: true };
+            let response = next.run(Request::from_parts(parts, Body::from(bytes))).await;
+            hung_up.disarm();
+            response
         }
     };
     tap(response, id, &gate.sink)
+}
+
+/// Status recorded when the client went away before any response existed
+/// (nginx's "client closed request").
+pub const CLIENT_CLOSED: u16 = 499;
+
+/// Publishes a [`CLIENT_CLOSED`] response if the request future is dropped
+/// before rmcp answered, so no request is left without its response event.
+struct HangUp {
+    sink: Arc<Sink>,
+    id: u64,
+    armed: bool,
+}
+
+impl HangUp {
+    fn disarm(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for HangUp {
+    fn drop(&mut self) {
+        if self.armed {
+            self.sink.publish(Exchange::Response {
+                id: self.id,
+                status: CLIENT_CLOSED,
+                headers: Vec::new(),
+                body: String::new(),
+                at: SystemTime::now(),
+            });
+        }
+    }
 }
 
 fn tap(response: Response, id: u64, sink: &Arc<Sink>) -> Response {

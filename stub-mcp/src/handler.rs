@@ -2,6 +2,7 @@
 //! dispatch, and a legacy (initialize-lifecycle) protocol range.
 
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -34,12 +35,19 @@ pub(crate) struct Tools {
     screenshot: OnceLock<Screenshot>,
     workspace: String,
     staged: Vec<String>,
+    in_flight: Arc<AtomicUsize>,
 }
 
 impl Tools {
     pub(crate) fn new(offered: Vec<&'static ToolSpec>, screenshot_base64_len: usize, workspace: String, staged: Vec<String>) -> Self {
         let listed = offered.iter().map(|spec| spec.to_tool()).collect();
-        Tools { offered, listed, screenshot_base64_len, screenshot: OnceLock::new(), workspace, staged }
+        let in_flight = Arc::new(AtomicUsize::new(0));
+        Tools { offered, listed, screenshot_base64_len, screenshot: OnceLock::new(), workspace, staged, in_flight }
+    }
+
+    /// Counter of tool calls whose handler has not returned yet.
+    pub(crate) fn in_flight(&self) -> Arc<AtomicUsize> {
+        self.in_flight.clone()
     }
 
     fn screenshot(&self) -> &Screenshot {
@@ -200,6 +208,23 @@ impl ServerHandler for UnityOps {
             return Err(unknown_tool(name));
         }
         let args = request.arguments.unwrap_or_default();
+        let _running = InFlight::enter(&self.tools.in_flight);
         self.dispatch(name, &args, &context).await.map(Into::into)
+    }
+}
+
+/// Counts a running tool call until dropped (also when the call is aborted).
+struct InFlight(Arc<AtomicUsize>);
+
+impl InFlight {
+    fn enter(counter: &Arc<AtomicUsize>) -> Self {
+        counter.fetch_add(1, Ordering::SeqCst);
+        InFlight(counter.clone())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }

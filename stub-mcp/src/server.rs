@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::Router;
@@ -45,6 +46,7 @@ pub struct Running {
     events: Option<UnboundedReceiver<Exchange>>,
     cancel: CancellationToken,
     task: Option<JoinHandle<()>>,
+    in_flight: Arc<AtomicUsize>,
 }
 
 impl Running {
@@ -59,6 +61,11 @@ impl Running {
 
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// Tool calls whose handler is still running (a cancelled `uap_slow` leaves quickly).
+    pub fn tool_calls_in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::SeqCst)
     }
 
     /// The exchange events; `Some` exactly once. The channel closes after shutdown.
@@ -109,6 +116,7 @@ pub async fn serve(config: Config) -> Result<Running, Error> {
     let (tx, rx) = unbounded_channel();
     let sink = Arc::new(Sink::new(tx));
     let tools = Arc::new(Tools::new(offered, config.screenshot_base64_len, config.workspace, config.staged));
+    let in_flight = tools.in_flight();
 
     let rmcp_config = StreamableHttpServerConfig::default()
         .with_sse_keep_alive(None)
@@ -154,6 +162,7 @@ pub async fn serve(config: Config) -> Result<Running, Error> {
         events: Some(rx),
         cancel,
         task: Some(task),
+        in_flight,
     })
 }
 
