@@ -1,6 +1,7 @@
 //! The harness library: see ARCHITECTURE.md for the map.
 
 pub mod install;
+pub mod model_server;
 pub mod profile;
 pub mod record;
 pub mod recording;

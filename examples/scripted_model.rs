@@ -1,0 +1,48 @@
+//! Serve a scenario's scripted model alone, for trying an agent by hand:
+//! `cargo run --example scripted_model -- scenarios/text-only.toml [URL_FILE]`.
+//! Prints the base URL (and writes it to URL_FILE if given), then prints
+//! every model exchange as one JSON line until stdin closes or 10 minutes pass.
+
+use std::time::Duration;
+
+use acp_harness::model_server::{Flavour, ModelExchange, ModelScript, ModelServer, ToolNaming};
+use anyhow::Context as _;
+use tokio::io::AsyncReadExt as _;
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let mut args = std::env::args().skip(1);
+    let path = args.next().context("usage: scripted_model <scenario.toml> [URL_FILE]")?;
+    let url_file = args.next();
+    let scenario = acp_harness::scenario::load(&path)?;
+    let mut running =
+        ModelServer::start(Flavour::Responses, ModelScript::from_scenario(&scenario), ToolNaming::default()).await?;
+    println!("{}", running.url());
+    if let Some(f) = url_file {
+        std::fs::write(&f, running.url()).with_context(|| format!("writing {f}"))?;
+    }
+    let mut events = running.take_events().context("events already taken")?;
+    let printer = tokio::spawn(async move {
+        while let Some(e) = events.recv().await {
+            let line = match e {
+                ModelExchange::Request { id, method, path, body, .. } => {
+                    serde_json::json!({"request": id, "method": method, "path": path, "body": body})
+                }
+                ModelExchange::Response { id, status, body, .. } => {
+                    serde_json::json!({"response": id, "status": status, "body": body})
+                }
+                ModelExchange::Note { id, text, .. } => serde_json::json!({"note": id, "text": text}),
+            };
+            println!("{line}");
+        }
+    });
+    let stdin_closed = async {
+        let mut buf = [0u8; 1024];
+        let mut stdin = tokio::io::stdin();
+        while stdin.read(&mut buf).await.map(|n| n > 0).unwrap_or(false) {}
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(600), stdin_closed).await;
+    running.shutdown().await;
+    printer.abort();
+    Ok(())
+}

@@ -1,0 +1,405 @@
+//! The scripted model server: a loopback HTTP server that speaks a
+//! provider's model API and answers from the scenario's model steps.
+//!
+//! Deterministic by construction: which reply answers a request is decided
+//! from the request body alone ([`script`]), ids in the replies are counters,
+//! tool call ids come from the script. Every request and response is
+//! published as a [`ModelExchange`] for the model leg of the recording.
+//!
+//! Provider APIs are [`Flavour`]s; each lives in its own module and
+//! implements [`ProviderApi`] (read a request into a flavour-neutral
+//! [`RequestView`], render a [`ReplyPlan`] or an error). Adding Chat
+//! Completions, Gemini or Anthropic Messages is a new module and a new
+//! `Flavour` variant; the server, the script and the tool naming stay.
+//!
+//! **Only 127.0.0.1 is ever bound** (an ephemeral port); there is no way
+//! to ask for another address.
+
+pub mod naming;
+pub mod responses;
+pub mod script;
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
+
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+pub use naming::{OfferedTool, ToolNaming, ToolRef};
+pub use script::{Entry, ModelScript, ScriptTurn, Selection};
+
+use crate::scenario::{ApiError, ModelReply};
+
+/// What replaces secret header values in published exchanges.
+pub const REDACTED: &str = "<redacted>";
+
+/// The answer to a model request that the script does not cover (a
+/// request past a turn's last reply, or one that is not a scripted turn,
+/// such as title generation). Short and neutral, so it cannot steer the
+/// agent; each use is published as a [`ModelExchange::Note`].
+pub const UNSCRIPTED_TEXT: &str = "OK.";
+
+/// Largest request body accepted (requests carry whole conversations,
+/// images included).
+const BODY_LIMIT: usize = 64 * 1024 * 1024;
+
+/// How long [`Running::shutdown`] waits for open connections to finish.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// The provider APIs the server can speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Flavour {
+    /// OpenAI Responses over SSE (`POST /v1/responses`), as codex uses it.
+    Responses,
+}
+
+impl Flavour {
+    fn api(self) -> Box<dyn ProviderApi> {
+        match self {
+            Flavour::Responses => Box::new(responses::Responses),
+        }
+    }
+}
+
+/// One half of an HTTP exchange with the model server, or a note about
+/// how a request was answered. Mirrors `stub_mcp::Exchange` so the recorder
+/// treats both legs alike; `id` pairs a response (and notes) with its request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelExchange {
+    Request {
+        id: u64,
+        method: String,
+        /// Path and query.
+        path: String,
+        /// Lower-case names in arrival order; secrets redacted.
+        headers: Vec<(String, String)>,
+        /// The body as received (lossy UTF-8).
+        body: String,
+        at: SystemTime,
+    },
+    Response {
+        id: u64,
+        status: u16,
+        headers: Vec<(String, String)>,
+        /// The whole body; for SSE the whole stream text.
+        body: String,
+        at: SystemTime,
+    },
+    /// How the script placed request `id` when that is worth knowing (an
+    /// unscripted answer, a tool-name fallback). For the recording's
+    /// harness notes.
+    Note { id: u64, text: String, at: SystemTime },
+}
+
+impl ModelExchange {
+    pub fn id(&self) -> u64 {
+        match self {
+            ModelExchange::Request { id, .. }
+            | ModelExchange::Response { id, .. }
+            | ModelExchange::Note { id, .. } => *id,
+        }
+    }
+
+    pub fn at(&self) -> SystemTime {
+        match self {
+            ModelExchange::Request { at, .. }
+            | ModelExchange::Response { at, .. }
+            | ModelExchange::Note { at, .. } => *at,
+        }
+    }
+}
+
+/// A request as a flavour reads it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RequestView {
+    /// The conversation, oldest first.
+    pub conversation: Vec<Entry>,
+    /// The tools the agent offered the model, in the agent's naming.
+    pub offered_tools: Vec<OfferedTool>,
+    /// Whether the client asked for a stream.
+    pub stream: bool,
+    /// The model the request names, echoed back in replies.
+    pub model: Option<String>,
+}
+
+/// A reply ready to render: tool names already resolved to the form the
+/// agent offered them in, arguments already serialised.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ReplyPlan {
+    pub thinking: Option<String>,
+    pub text: Option<String>,
+    pub calls: Vec<PlannedCall>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedCall {
+    pub call_id: String,
+    pub tool: ToolRef,
+    /// The arguments as a JSON text (how most APIs carry them).
+    pub arguments: String,
+    pub arguments_value: serde_json::Value,
+}
+
+/// An HTTP answer from a flavour.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpReply {
+    pub status: u16,
+    pub content_type: &'static str,
+    pub body: String,
+}
+
+/// One provider API: how to recognise its model requests, read them, and
+/// render replies and errors.
+pub trait ProviderApi: Send + Sync + 'static {
+    /// Whether this is a model request of this API (else 404).
+    fn is_model_request(&self, method: &Method, path: &str) -> bool;
+    /// Read the conversation and the offered tools; `Err` is a message for a 400.
+    fn read_request(&self, path: &str, body: &[u8]) -> Result<RequestView, String>;
+    /// Render a reply; `seq` is the request's number (1-based) for ids.
+    fn render_reply(&self, plan: &ReplyPlan, view: &RequestView, seq: u64) -> HttpReply;
+    /// Render a scripted API error.
+    fn render_error(&self, error: &ApiError) -> HttpReply;
+    /// Render a protocol error of ours (bad request, unknown path).
+    fn render_protocol_error(&self, status: u16, message: &str) -> HttpReply;
+}
+
+/// Failure to start the server.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelServerError {
+    #[error("model server: cannot bind 127.0.0.1: {0}")]
+    Bind(#[source] std::io::Error),
+}
+
+/// The scripted model server.
+pub struct ModelServer;
+
+impl ModelServer {
+    /// Start serving on 127.0.0.1 with an ephemeral port. Must be called
+    /// inside a tokio runtime.
+    pub async fn start(flavour: Flavour, script: ModelScript, naming: ToolNaming) -> Result<Running, ModelServerError> {
+        let listener = tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
+            .await
+            .map_err(ModelServerError::Bind)?;
+        let addr = listener.local_addr().map_err(ModelServerError::Bind)?;
+        let (tx, rx) = unbounded_channel();
+        let state = Arc::new(ServerState {
+            api: flavour.api(),
+            script,
+            naming,
+            events: tx,
+            next_id: AtomicU64::new(1),
+        });
+        let app = axum::Router::new()
+            .fallback(handle)
+            .layer(DefaultBodyLimit::max(BODY_LIMIT))
+            .with_state(state);
+        let (stop_tx, stop_rx) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = stop_rx.await;
+                })
+                .await;
+        });
+        Ok(Running {
+            addr,
+            events: Some(rx),
+            stop: Some(stop_tx),
+            task: Some(task),
+        })
+    }
+}
+
+/// A running model server. Dropping it stops the server at once.
+pub struct Running {
+    addr: SocketAddr,
+    events: Option<UnboundedReceiver<ModelExchange>>,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl Running {
+    /// The base URL, `http://127.0.0.1:PORT` (no path; the agent profile
+    /// appends `/v1` or whatever its provider expects).
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The exchange stream; `None` after the first call.
+    pub fn take_events(&mut self) -> Option<UnboundedReceiver<ModelExchange>> {
+        self.events.take()
+    }
+
+    /// Stop accepting, let open exchanges finish (bounded wait), then stop.
+    pub async fn shutdown(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(mut task) = self.task.take()
+            && tokio::time::timeout(SHUTDOWN_GRACE, &mut task).await.is_err()
+        {
+            task.abort();
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
+
+struct ServerState {
+    api: Box<dyn ProviderApi>,
+    script: ModelScript,
+    naming: ToolNaming,
+    events: UnboundedSender<ModelExchange>,
+    next_id: AtomicU64,
+}
+
+impl ServerState {
+    fn publish(&self, e: ModelExchange) {
+        // Nobody listening is fine: the server keeps serving.
+        let _ = self.events.send(e);
+    }
+
+    fn note(&self, id: u64, text: String) {
+        self.publish(ModelExchange::Note { id, text, at: SystemTime::now() });
+    }
+}
+
+async fn handle(State(state): State<Arc<ServerState>>, method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
+    let id = state.next_id.fetch_add(1, Ordering::Relaxed);
+    let path = uri.path_and_query().map_or_else(|| uri.path().to_owned(), |pq| pq.as_str().to_owned());
+    state.publish(ModelExchange::Request {
+        id,
+        method: method.as_str().to_owned(),
+        path: path.clone(),
+        headers: redact_headers(&headers),
+        body: String::from_utf8_lossy(&body).into_owned(),
+        at: SystemTime::now(),
+    });
+    let reply = answer(&state, id, &method, uri.path(), &body);
+    let mut response = (
+        StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+        [(header::CONTENT_TYPE, reply.content_type)],
+        reply.body.clone(),
+    )
+        .into_response();
+    if reply.content_type == "text/event-stream" {
+        response.headers_mut().insert(header::CACHE_CONTROL, "no-cache".parse().expect("static header"));
+    }
+    state.publish(ModelExchange::Response {
+        id,
+        status: reply.status,
+        headers: redact_headers(response.headers()),
+        body: reply.body,
+        at: SystemTime::now(),
+    });
+    response
+}
+
+fn answer(state: &ServerState, id: u64, method: &Method, path: &str, body: &[u8]) -> HttpReply {
+    let api = state.api.as_ref();
+    if !api.is_model_request(method, path) {
+        state.note(id, format!("model server: no such endpoint: {method} {path} (404)"));
+        return api.render_protocol_error(404, &format!("no such endpoint: {method} {path}"));
+    }
+    let view = match api.read_request(path, body) {
+        Ok(view) => view,
+        Err(message) => {
+            state.note(id, format!("model server: unreadable request: {message} (400)"));
+            return api.render_protocol_error(400, &message);
+        }
+    };
+    let plan = match state.script.select(&view.conversation) {
+        Selection::Reply { turn, reply, model } => {
+            if let Some(error) = &model.error {
+                return api.render_error(error);
+            }
+            plan(state, id, model, &view.offered_tools, turn, reply)
+        }
+        Selection::PastEnd { turn, outputs } => {
+            state.note(
+                id,
+                format!(
+                    "model server: turn {} has no reply for a request after {outputs} tool output(s); answered {UNSCRIPTED_TEXT:?}",
+                    turn + 1
+                ),
+            );
+            unscripted()
+        }
+        Selection::NotATurn => {
+            state.note(
+                id,
+                format!("model server: request carries no scripted prompt text; answered {UNSCRIPTED_TEXT:?}"),
+            );
+            unscripted()
+        }
+    };
+    api.render_reply(&plan, &view, id)
+}
+
+fn unscripted() -> ReplyPlan {
+    ReplyPlan { text: Some(UNSCRIPTED_TEXT.to_owned()), ..Default::default() }
+}
+
+fn plan(state: &ServerState, id: u64, model: &ModelReply, offered: &[OfferedTool], turn: usize, reply: usize) -> ReplyPlan {
+    let calls = model
+        .tool_calls
+        .iter()
+        .map(|call| {
+            let (tool, how) = state.naming.resolve(&call.tool, offered);
+            if let Some(how) = how {
+                state.note(id, format!("model server: turn {} reply {}: {how}", turn + 1, reply + 1));
+            }
+            PlannedCall {
+                call_id: call.id.clone(),
+                tool,
+                arguments: serde_json::to_string(&call.arguments).unwrap_or_else(|_| "{}".to_owned()),
+                arguments_value: call.arguments.clone(),
+            }
+        })
+        .collect();
+    ReplyPlan { thinking: model.thinking.clone(), text: model.text.clone(), calls }
+}
+
+/// Header names whose values are secrets.
+pub fn is_secret_header(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    name == "authorization"
+        || name == "proxy-authorization"
+        || name == "cookie"
+        || name.contains("api-key")
+        || name.contains("api_key")
+        || name.contains("token")
+}
+
+fn redact_headers(headers: &HeaderMap) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .map(|(name, value)| {
+            let name = name.as_str().to_owned();
+            let value = if is_secret_header(&name) {
+                REDACTED.to_owned()
+            } else {
+                String::from_utf8_lossy(value.as_bytes()).into_owned()
+            };
+            (name, value)
+        })
+        .collect()
+}
