@@ -6,8 +6,14 @@ pub mod client;
 pub mod script_gate;
 mod core;
 mod ids;
+mod permission;
+pub mod stream_json;
+pub mod tool_name;
+pub mod tool_result;
+mod tool_calls;
+mod turn;
 
-pub use crate::core::{Bridge, Output};
+pub use crate::core::{Bridge, HANDSHAKE_TIMEOUT, Output};
 pub use crate::ids::{CounterIds, IdSource};
 
 /// What the bridge needs to know that a panel would pass to `claude` as flags.

@@ -1,0 +1,74 @@
+//! Permission requests between the agent (`session/request_permission`) and
+//! the panel (`can_use_tool` / its `control_response`).
+//!
+//! Order rules (the recorder mirrors them): deny + interrupt = answer with
+//! the reject option, then `session/cancel`; interrupt = `session/cancel`,
+//! then every pending request answered `cancelled`.
+
+use serde_json::Value;
+
+use crate::client::PermissionIntent;
+
+/// A permission request the panel has not answered yet.
+#[derive(Debug)]
+pub(crate) struct PendingPermission {
+    /// `acp-perm-N`, the id the panel answers.
+    pub request_id: String,
+    /// The agent's JSON-RPC id, echoed verbatim.
+    pub rpc_id: Value,
+    pub options: Vec<Value>,
+    pub tool_use_id: String,
+    pub tool_name: String,
+    pub input: Value,
+}
+
+/// The panel's answer to a `can_use_tool` request.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct PanelAnswer {
+    pub allow: bool,
+    /// `updatedPermissions` present and non-empty: the user chose "always allow".
+    pub always: bool,
+    pub interrupt: bool,
+}
+
+impl PanelAnswer {
+    /// Reads `response` of a panel `control_response`; an error answer or an
+    /// unreadable one denies.
+    pub fn parse(response: &Value) -> PanelAnswer {
+        let body = &response["response"];
+        let allow = response["subtype"] == "success" && body["behavior"] == "allow";
+        let always = allow && body["updatedPermissions"].as_array().is_some_and(|a| !a.is_empty());
+        let interrupt = !allow && body["interrupt"].as_bool() == Some(true);
+        PanelAnswer { allow, always, interrupt }
+    }
+
+    pub fn intent(&self) -> PermissionIntent {
+        match (self.allow, self.always) {
+            (true, true) => PermissionIntent::AllowAlways,
+            (true, false) => PermissionIntent::AllowOnce,
+            (false, _) => PermissionIntent::Deny,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn panel_answers_map_to_intents() {
+        let cases = [
+            (json!({"subtype": "success", "response": {"behavior": "allow", "updatedInput": {}}}), PermissionIntent::AllowOnce, false),
+            (json!({"subtype": "success", "response": {"behavior": "allow", "updatedInput": {}, "updatedPermissions": [{"type": "addRules"}]}}), PermissionIntent::AllowAlways, false),
+            (json!({"subtype": "success", "response": {"behavior": "allow", "updatedPermissions": []}}), PermissionIntent::AllowOnce, false),
+            (json!({"subtype": "success", "response": {"behavior": "deny", "message": "no"}}), PermissionIntent::Deny, false),
+            (json!({"subtype": "success", "response": {"behavior": "deny", "message": "no", "interrupt": true}}), PermissionIntent::Deny, true),
+            (json!({"subtype": "error", "error": "x"}), PermissionIntent::Deny, false),
+        ];
+        for (resp, intent, interrupt) in cases {
+            let a = PanelAnswer::parse(&resp);
+            assert_eq!((a.intent(), a.interrupt), (intent, interrupt), "{resp}");
+        }
+    }
+}

@@ -1,0 +1,69 @@
+//! The ACP tool calls of a session: their fields merged across `tool_call`,
+//! `tool_call_update` and permission requests, and whether the panel has seen
+//! their `tool_use` and `tool_result` yet.
+//!
+//! **Every announced call gets exactly one `tool_result`**: a real one when it
+//! completes or fails, a synthetic one when its turn ends first.
+
+use serde_json::{Value, json};
+
+use crate::tool_name;
+
+#[derive(Debug)]
+pub(crate) struct ToolCall {
+    pub id: String,
+    /// ACP fields seen so far (`title`, `kind`, `rawInput`, `content`, ...).
+    pub fields: Value,
+    pub announced: bool,
+    pub closed: bool,
+}
+
+impl ToolCall {
+    pub fn name(&self) -> String {
+        tool_name::claude_tool_name(&self.fields)
+    }
+
+    /// The `tool_use` input (see [`tool_name::tool_input`]).
+    pub fn input(&self) -> Value {
+        tool_name::tool_input(&self.fields)
+    }
+
+    pub fn status(&self) -> Option<&str> {
+        self.fields["status"].as_str()
+    }
+}
+
+/// All tool calls of the session, in the order they appeared.
+#[derive(Debug, Default)]
+pub(crate) struct ToolCalls {
+    calls: Vec<ToolCall>,
+}
+
+impl ToolCalls {
+    /// Merges `update`'s fields (all but `sessionUpdate`) into the call, creating it.
+    pub fn merge(&mut self, id: &str, update: &Value) -> &mut ToolCall {
+        let idx = match self.calls.iter().position(|c| c.id == id) {
+            Some(i) => i,
+            None => {
+                self.calls.push(ToolCall { id: id.to_string(), fields: json!({}), announced: false, closed: false });
+                self.calls.len() - 1
+            }
+        };
+        let call = &mut self.calls[idx];
+        tool_name::merge_tool_call(&mut call.fields, update);
+        call
+    }
+
+    pub fn get(&self, id: &str) -> Option<&ToolCall> {
+        self.calls.iter().find(|c| c.id == id)
+    }
+
+    pub fn get_mut(&mut self, id: &str) -> Option<&mut ToolCall> {
+        self.calls.iter_mut().find(|c| c.id == id)
+    }
+
+    /// Ids of calls announced to the panel but not yet given a result.
+    pub fn open_ids(&self) -> Vec<String> {
+        self.calls.iter().filter(|c| c.announced && !c.closed).map(|c| c.id.clone()).collect()
+    }
+}

@@ -1,0 +1,187 @@
+//! One turn as the panel sees it: from the first `session/prompt` until the
+//! last queued one returns, with the streaming message being folded.
+//!
+//! **Exactly one `result` per turn**: steering prompts queue here and are sent
+//! one after another; the turn ends only when the queue is empty.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::stream_json::{self, Usage};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BlockKind {
+    Text,
+    Thinking,
+}
+
+/// The assistant message being streamed: chunks become `stream_event` lines
+/// now and one folded `assistant` line later.
+#[derive(Debug, Default)]
+pub(crate) struct StreamingMessage {
+    open: Option<OpenMessage>,
+}
+
+#[derive(Debug)]
+struct OpenMessage {
+    id: String,
+    blocks: Vec<(BlockKind, String)>,
+    block_open: bool,
+}
+
+impl StreamingMessage {
+    /// Lines for one text or thought chunk. `new_id` names the message if this
+    /// chunk starts one.
+    pub fn chunk(&mut self, kind: BlockKind, text: &str, model: &str, new_id: impl FnOnce() -> String) -> Vec<Value> {
+        let mut lines = Vec::new();
+        let msg = match &mut self.open {
+            Some(m) => m,
+            None => {
+                let id = new_id();
+                lines.push(stream_json::stream_event(json!({
+                    "type": "message_start",
+                    "message": stream_json::message_object(&id, model, vec![], None)
+                })));
+                self.open.insert(OpenMessage { id, blocks: Vec::new(), block_open: false })
+            }
+        };
+        let same_block = msg.block_open && msg.blocks.last().map(|b| b.0) == Some(kind);
+        if !same_block {
+            if msg.block_open {
+                lines.push(stream_json::stream_event(json!({"type": "content_block_stop", "index": msg.blocks.len() - 1})));
+            }
+            msg.blocks.push((kind, String::new()));
+            msg.block_open = true;
+            let block = match kind {
+                BlockKind::Text => json!({"type": "text", "text": ""}),
+                BlockKind::Thinking => json!({"type": "thinking", "thinking": "", "signature": ""}),
+            };
+            lines.push(stream_json::stream_event(json!({
+                "type": "content_block_start", "index": msg.blocks.len() - 1, "content_block": block
+            })));
+        }
+        let index = msg.blocks.len() - 1;
+        msg.blocks[index].1.push_str(text);
+        let delta = match kind {
+            BlockKind::Text => json!({"type": "text_delta", "text": text}),
+            BlockKind::Thinking => json!({"type": "thinking_delta", "thinking": text}),
+        };
+        lines.push(stream_json::stream_event(json!({"type": "content_block_delta", "index": index, "delta": delta})));
+        lines
+    }
+
+    /// Closes the streamed message: the closing events, then one `assistant`
+    /// line holding every block. Returns the lines and the message's text.
+    pub fn fold(&mut self, model: &str, stop_reason: &str) -> (Vec<Value>, Option<String>) {
+        let Some(msg) = self.open.take() else {
+            return (Vec::new(), None);
+        };
+        let mut lines = Vec::new();
+        if msg.block_open {
+            lines.push(stream_json::stream_event(json!({"type": "content_block_stop", "index": msg.blocks.len() - 1})));
+        }
+        lines.push(stream_json::stream_event(json!({
+            "type": "message_delta",
+            "delta": {"stop_reason": stop_reason, "stop_sequence": null},
+            "usage": {"output_tokens": 0}
+        })));
+        lines.push(stream_json::stream_event(json!({"type": "message_stop"})));
+        let mut text = String::new();
+        let content: Vec<Value> = msg
+            .blocks
+            .into_iter()
+            .map(|(kind, body)| match kind {
+                BlockKind::Text => {
+                    text.push_str(&body);
+                    json!({"type": "text", "text": body})
+                }
+                BlockKind::Thinking => json!({"type": "thinking", "thinking": body, "signature": ""}),
+            })
+            .collect();
+        lines.push(stream_json::assistant(stream_json::message_object(&msg.id, model, content, None)));
+        (lines, Some(text).filter(|t| !t.is_empty()))
+    }
+}
+
+/// The state of the running turn.
+#[derive(Debug)]
+pub(crate) struct Turn {
+    pub started: Duration,
+    /// `session/prompt` calls sent in this turn.
+    pub prompts_sent: u32,
+    /// Steering prompts (prompt blocks) waiting for the running prompt to return.
+    pub queue: VecDeque<Vec<Value>>,
+    pub message: StreamingMessage,
+    pub stop_reason: Option<String>,
+    /// The first error seen; the turn's result is then `is_error`.
+    pub error: Option<String>,
+    pub refused: bool,
+    pub max_turns: bool,
+    pub usage: Usage,
+    pub saw_prompt_usage: bool,
+    /// Context tokens from the latest `usage_update` (used when no prompt usage came).
+    pub context_used: Option<u64>,
+    pub cost_usd: Option<f64>,
+    pub last_text: String,
+    pub permission_denials: Vec<Value>,
+}
+
+impl Turn {
+    pub fn new(started: Duration) -> Turn {
+        Turn {
+            started,
+            prompts_sent: 0,
+            queue: VecDeque::new(),
+            message: StreamingMessage::default(),
+            stop_reason: None,
+            error: None,
+            refused: false,
+            max_turns: false,
+            usage: Usage::default(),
+            saw_prompt_usage: false,
+            context_used: None,
+            cost_usd: None,
+            last_text: String::new(),
+            permission_denials: Vec::new(),
+        }
+    }
+
+    pub fn fail(&mut self, why: impl Into<String>) {
+        if self.error.is_none() {
+            self.error = Some(why.into());
+        }
+    }
+
+    /// The `result` line for this turn, ended at `now`.
+    pub fn result(&self, now: Duration) -> Value {
+        let is_error = self.error.is_some() || self.refused || self.max_turns;
+        let subtype = if self.max_turns {
+            "error_max_turns"
+        } else if self.error.is_some() {
+            "error_during_execution"
+        } else {
+            "success"
+        };
+        let mut usage = self.usage;
+        if !self.saw_prompt_usage {
+            usage.input_tokens = self.context_used.unwrap_or(0);
+        }
+        let result = match &self.error {
+            Some(e) => e.clone(),
+            None => self.last_text.clone(),
+        };
+        stream_json::result(&stream_json::TurnResult {
+            is_error,
+            subtype,
+            duration_ms: now.saturating_sub(self.started).as_millis() as u64,
+            num_turns: self.prompts_sent.max(1),
+            result,
+            stop_reason: self.stop_reason.clone(),
+            total_cost_usd: self.cost_usd.unwrap_or(0.0),
+            usage,
+            permission_denials: self.permission_denials.clone(),
+        })
+    }
+}
