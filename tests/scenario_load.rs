@@ -139,3 +139,40 @@ fn a_minimal_good_scenario_loads_with_defaults() {
     assert_eq!(s.expect[0].count, CountRule::Range { min: Some(1), max: None });
     assert_eq!(s.expect[0].line, 10);
 }
+
+/// The README's examples, joined in order, form one valid scenario that
+/// uses every step kind: the documentation cannot drift from the loader.
+#[test]
+fn readme_examples_parse_and_cover_every_step_kind() {
+    let readme = std::fs::read_to_string(scenarios_dir().join("README.md")).unwrap();
+    let mut toml = String::new();
+    let mut in_block = false;
+    for line in readme.lines() {
+        if line.trim_start().starts_with("```") {
+            in_block = line.trim() == "```toml";
+            continue;
+        }
+        if in_block {
+            toml.push_str(line);
+            toml.push('\n');
+        }
+    }
+    let s = scenario::parse(Path::new("unity-call-allowed.toml"), toml.as_bytes())
+        .unwrap_or_else(|e| panic!("README examples do not parse: {e}\n{toml}"));
+    let kinds: Vec<&str> = s
+        .steps
+        .iter()
+        .map(|st| match st {
+            Step::Prompt(_) => "prompt",
+            Step::Permission { .. } => "permission",
+            Step::Interrupt { .. } => "interrupt",
+            Step::Steer { .. } => "steer",
+            Step::SetMode { .. } => "set_mode",
+            Step::Resume => "resume",
+        })
+        .collect();
+    for kind in ["prompt", "permission", "interrupt", "steer", "set_mode", "resume"] {
+        assert!(kinds.contains(&kind), "README has no `{kind}` example; has {kinds:?}");
+    }
+    assert!(!s.expect.is_empty(), "README has an [[expect]] example");
+}

@@ -43,14 +43,16 @@ pub struct Scenario {
     pub path: PathBuf,
 }
 
-/// One thing the panel does. Each step waits for what it needs: a prompt for
-/// the previous turn's result, a permission step for the next permission
-/// request, `at = ...` for that point of the running turn.
+/// One thing the panel does, in order. A prompt waits for the previous
+/// turn's result; `at = ...` waits for that point of the running turn
+/// (skipped with a note if the turn ends first); a permission step does not
+/// wait but queues its decision for the next permission request of the
+/// turn (see `scenarios/README.md`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Step {
     /// Send a user message and run a turn.
     Prompt(Prompt),
-    /// Answer the next permission request.
+    /// Queue the answer to the next permission request of the running turn.
     Permission {
         decision: Decision,
         /// Choose this option id instead of the one the intent selects.
@@ -227,8 +229,8 @@ pub struct Expectation {
     pub name: Option<String>,
     /// Filter: for `tool_result`, the name of the `tool_use` it answers.
     pub tool: Option<String>,
-    /// Filter: the line's `subtype` (`result`, `system_init`) or the
-    /// stream event's `event.type` (`stream_event`).
+    /// Filter: the line's `subtype` (`result`) or the stream event's
+    /// `event.type` (`stream_event`).
     pub subtype: Option<String>,
     /// Default when no count/min/max is given: at least 1.
     pub count: CountRule,
@@ -236,7 +238,8 @@ pub struct Expectation {
     pub is_error: Option<bool>,
     /// Predicate: the item contains (true) / does not contain (false) an image block.
     pub has_image: Option<bool>,
-    /// Predicate: no text in the item looks like base64 image data.
+    /// Predicate: no text in the item carries image data as text (a base64
+    /// run of 200+ characters or a `data:image/` URI).
     pub no_base64_in_text: Option<bool>,
     /// Predicate: the item's text contains this string.
     pub text_contains: Option<String>,

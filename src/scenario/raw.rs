@@ -569,7 +569,7 @@ fn expectation(ctx: &Ctx, e: &Spanned<RawExpect>, i: usize) -> R<Expectation> {
         (
             "subtype",
             raw.subtype.is_some(),
-            &[ExpectKind::Result, ExpectKind::SystemInit, ExpectKind::StreamEvent],
+            &[ExpectKind::Result, ExpectKind::StreamEvent],
         ),
         ("is_error", raw.is_error.is_some(), &[ExpectKind::ToolResult, ExpectKind::Result]),
         (
