@@ -131,10 +131,7 @@ async fn read_bounded(mut body: Body, limit: usize) -> BodyRead {
 
 /// The early answer for a request that must not reach rmcp, if any.
 fn refuse(gate: &Gate, parts: &Parts, read: &BodyRead) -> Option<Response> {
-    if let Err(response) = check_host(&parts.headers) {
-        return Some(response);
-    }
-    if let Err(response) = check_origin(&parts.headers) {
+    if let Some(response) = refuse_host(&parts.headers).or_else(|| refuse_origin(&parts.headers)) {
         return Some(response);
     }
     if !authorized(&parts.headers, &gate.token) {
@@ -167,17 +164,18 @@ fn refuse(gate: &Gate, parts: &Parts, read: &BodyRead) -> Option<Response> {
             response.headers_mut().insert(header::ALLOW, HeaderValue::from_static(allow));
             Some(response)
         }
-        Method::POST => check_json_rpc(bytes).err(),
+        Method::POST => refuse_json_rpc(bytes),
         _ => None,
     }
 }
 
-fn check_json_rpc(bytes: &[u8]) -> Result<(), Response> {
-    let value: Value = serde_json::from_slice(bytes).map_err(|e| {
-        jsonrpc_error(StatusCode::BAD_REQUEST, Value::Null, -32700, format!("Parse error: {e}"))
-    })?;
+fn refuse_json_rpc(bytes: &[u8]) -> Option<Response> {
+    let value: Value = match serde_json::from_slice(bytes) {
+        Ok(v) => v,
+        Err(e) => return Some(jsonrpc_error(StatusCode::BAD_REQUEST, Value::Null, -32700, format!("Parse error: {e}"))),
+    };
     if value.is_array() {
-        return Err(jsonrpc_error(
+        return Some(jsonrpc_error(
             StatusCode::BAD_REQUEST,
             Value::Null,
             -32600,
@@ -186,50 +184,46 @@ fn check_json_rpc(bytes: &[u8]) -> Result<(), Response> {
     }
     let id = value.get("id").filter(|id| id.is_string() || id.is_number()).cloned().unwrap_or(Value::Null);
     if let Err(e) = serde_json::from_value::<rmcp::model::ClientJsonRpcMessage>(value.clone()) {
-        return Err(jsonrpc_error(StatusCode::BAD_REQUEST, id, -32600, format!("Invalid Request: {e}")));
+        return Some(jsonrpc_error(StatusCode::BAD_REQUEST, id, -32600, format!("Invalid Request: {e}")));
     }
     if value.get("method").and_then(Value::as_str) == Some("server/discover") && !id.is_null() {
         // What a server that predates the discover lifecycle answers: the
         // client then falls back to `initialize`.
-        return Err(jsonrpc_error(
+        return Some(jsonrpc_error(
             StatusCode::OK,
             id,
             -32601,
             "Method not found: server/discover (this server uses the initialize lifecycle)".to_string(),
         ));
     }
-    Ok(())
+    None
 }
 
-fn check_host(headers: &HeaderMap) -> Result<(), Response> {
+fn refuse_host(headers: &HeaderMap) -> Option<Response> {
     let Some(host) = headers.get(header::HOST) else {
-        return Err(text(StatusCode::BAD_REQUEST, "Bad Request: missing Host header"));
+        return Some(text(StatusCode::BAD_REQUEST, "Bad Request: missing Host header"));
     };
-    let host = host.to_str().map_err(|_| text(StatusCode::BAD_REQUEST, "Bad Request: Host header is not text"))?;
-    let authority: axum::http::uri::Authority =
-        host.parse().map_err(|_| text(StatusCode::BAD_REQUEST, &format!("Bad Request: malformed Host header {host:?}")))?;
-    if is_loopback_host(authority.host()) {
-        Ok(())
-    } else {
-        Err(text(StatusCode::FORBIDDEN, &format!("Forbidden: Host {host:?} is not a loopback name")))
+    let Ok(host) = host.to_str() else {
+        return Some(text(StatusCode::BAD_REQUEST, "Bad Request: Host header is not text"));
+    };
+    match host.parse::<axum::http::uri::Authority>() {
+        Err(_) => Some(text(StatusCode::BAD_REQUEST, &format!("Bad Request: malformed Host header {host:?}"))),
+        Ok(authority) if is_loopback_host(authority.host()) => None,
+        Ok(_) => Some(text(StatusCode::FORBIDDEN, &format!("Forbidden: Host {host:?} is not a loopback name"))),
     }
 }
 
-fn check_origin(headers: &HeaderMap) -> Result<(), Response> {
-    let Some(origin) = headers.get(header::ORIGIN) else {
-        return Ok(());
-    };
-    let forbidden = || {
+fn refuse_origin(headers: &HeaderMap) -> Option<Response> {
+    let origin = headers.get(header::ORIGIN)?;
+    let loopback = origin.to_str().ok().and_then(|o| o.parse::<axum::http::Uri>().ok()).is_some_and(|uri| {
+        matches!(uri.scheme_str(), Some("http" | "https")) && uri.host().is_some_and(is_loopback_host)
+    });
+    (!loopback).then(|| {
         text(
             StatusCode::FORBIDDEN,
             &format!("Forbidden: Origin {:?} is not a loopback origin", String::from_utf8_lossy(origin.as_bytes())),
         )
-    };
-    let origin = origin.to_str().map_err(|_| forbidden())?;
-    let uri: axum::http::Uri = origin.parse().map_err(|_| forbidden())?;
-    let scheme_ok = matches!(uri.scheme_str(), Some("http" | "https"));
-    let host_ok = uri.host().is_some_and(is_loopback_host);
-    if scheme_ok && host_ok { Ok(()) } else { Err(forbidden()) }
+    })
 }
 
 fn is_loopback_host(host: &str) -> bool {

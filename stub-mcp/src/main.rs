@@ -4,7 +4,7 @@
 //! optionally logs every exchange as JSON Lines, and stops on SIGTERM, SIGINT
 //! or end of stdin (so a parent that dies takes it down too).
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -12,7 +12,6 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::Parser;
 use stub_mcp::{Config, ResponseMode};
-use tokio::io::AsyncReadExt;
 
 /// A deterministic unity-ops MCP server (Streamable HTTP) on 127.0.0.1.
 #[derive(Debug, Parser)]
@@ -104,18 +103,22 @@ async fn wait_for_stop(ignore_stdin: bool) -> Result<()> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
     let mut int = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
-    let stdin_closed = async {
+    // A plain thread, not tokio's stdin: a blocking read would keep the
+    // runtime from shutting down after a signal.
+    let (closed_tx, closed_rx) = tokio::sync::oneshot::channel::<()>();
+    if !ignore_stdin {
+        std::thread::spawn(move || {
+            let mut stdin = std::io::stdin().lock();
+            let mut buf = [0u8; 1024];
+            while matches!(stdin.read(&mut buf), Ok(n) if n > 0) {}
+            let _ = closed_tx.send(());
+        });
+    }
+    let stdin_closed = async move {
         if ignore_stdin {
-            return std::future::pending::<()>().await;
+            std::future::pending::<()>().await;
         }
-        let mut stdin = tokio::io::stdin();
-        let mut buf = [0u8; 1024];
-        loop {
-            match stdin.read(&mut buf).await {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            }
-        }
+        let _ = closed_rx.await;
     };
     tokio::select! {
         _ = term.recv() => {}
