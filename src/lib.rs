@@ -1,5 +1,6 @@
 //! The harness library: see ARCHITECTURE.md for the map.
 
+pub mod expect;
 pub mod install;
 pub mod model_server;
 pub mod profile;

@@ -14,6 +14,10 @@ use sha2::{Digest, Sha256};
 /// Base64 runs at least this long are replaced by a digest.
 pub const BASE64_DIGEST_MIN: usize = 200;
 
+/// A labelled value is also replaced where it appears under other keys, but
+/// only when it is at least this long (a short id could be ordinary text).
+const GLOBAL_LABEL_MIN: usize = 6;
+
 /// What kind of variable value a label stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum LabelKind {
@@ -90,7 +94,7 @@ impl Labeller {
                     let kind = LabelKind::of_key(&key, map);
                     let slot = map.get_mut(&key).expect("key listed from this map");
                     match (kind, &*slot) {
-                        (Some(kind), Value::String(s)) if !is_label(s) => {
+                        (Some(kind), Value::String(s)) if !s.is_empty() && !is_label(s) => {
                             let label = self.label(kind, s);
                             *slot = Value::String(label);
                         }
@@ -100,7 +104,7 @@ impl Labeller {
             }
             Value::Array(items) => items.iter_mut().for_each(|v| self.value(v)),
             Value::String(s) => {
-                if let Some(label) = self.labels.get(s.as_str()) {
+                if let Some(label) = self.labels.get(s.as_str()).filter(|_| s.len() >= GLOBAL_LABEL_MIN) {
                     *s = label.clone();
                 } else if is_uuid(s) {
                     *s = self.label(LabelKind::Uuid, s);
@@ -177,8 +181,8 @@ mod tests {
     #[test]
     fn session_ids_get_the_same_label_everywhere_they_appear() {
         let mut l = Labeller::new();
-        let a = l.line(r#"{"params":{"sessionId":"abc-1"}}"#);
-        let b = l.line(r#"{"type":"system","session_id":"abc-1","other":"abc-1"}"#);
+        let a = l.line(r#"{"params":{"sessionId":"sess-abc-1"}}"#);
+        let b = l.line(r#"{"type":"system","session_id":"sess-abc-1","other":"sess-abc-1"}"#);
         let c = l.line(r#"{"params":{"sessionId":"zzz"}}"#);
         assert_eq!(a, r#"{"params":{"sessionId":"<session 1>"}}"#);
         assert_eq!(b, r#"{"type":"system","session_id":"<session 1>","other":"<session 1>"}"#);
@@ -186,10 +190,19 @@ mod tests {
     }
 
     #[test]
+    fn empty_and_short_values_are_not_labelled_elsewhere() {
+        let mut l = Labeller::new();
+        let a = l.line(r#"{"session_id":"","text":""}"#);
+        assert_eq!(a, r#"{"session_id":"","text":""}"#);
+        let b = l.line(r#"{"toolCallId":"c1","text":"c1"}"#);
+        assert_eq!(b, r#"{"toolCallId":"<tool-call 1>","text":"c1"}"#);
+    }
+
+    #[test]
     fn tool_use_ids_and_tool_call_ids_share_labels() {
         let mut l = Labeller::new();
-        let a = l.line(r#"{"update":{"toolCallId":"call_9"}}"#);
-        let b = l.line(r#"{"content":[{"type":"tool_use","id":"call_9","name":"X"},{"type":"tool_result","tool_use_id":"call_9"}]}"#);
+        let a = l.line(r#"{"update":{"toolCallId":"call_99"}}"#);
+        let b = l.line(r#"{"content":[{"type":"tool_use","id":"call_99","name":"X"},{"type":"tool_result","tool_use_id":"call_99"}]}"#);
         assert_eq!(a, r#"{"update":{"toolCallId":"<tool-call 1>"}}"#);
         assert_eq!(
             b,

@@ -1,0 +1,163 @@
+//! Goldens: the normalised transcript of each recording's replay, stored as
+//! an insta snapshot with an explicit name (`<agent>__<version>__<scenario>`)
+//! in `tests/snapshots/`. This module finds and reads them (the `check`
+//! command and the test harness share it) and explains a mismatch: the first
+//! divergent event, a unified diff with context, the tail of the transcript.
+//! Writing and blessing is insta's job (see `tests/replay.rs`).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use similar::{ChangeTag, TextDiff};
+
+/// Where goldens live, relative to the workspace root.
+pub const SNAPSHOT_DIR: &str = "tests/snapshots";
+/// The module prefix insta gives snapshots asserted from `tests/replay.rs`.
+pub const SNAPSHOT_PREFIX: &str = "replay";
+/// Lines of context around each change in a golden diff.
+const CONTEXT: usize = 3;
+/// Transcript lines shown at the end of a failure.
+const TAIL: usize = 12;
+/// A diff longer than this many lines is cut (the first change is what matters).
+const MAX_DIFF_LINES: usize = 120;
+
+/// Which recording a golden belongs to: `recordings/<agent>/<version>/<scenario>.jsonl`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RecordingId {
+    pub agent: String,
+    pub version: String,
+    pub scenario: String,
+}
+
+impl RecordingId {
+    /// From a recording's path under the corpus root (`<agent>/<version>/<scenario>.jsonl`).
+    /// `None` when the path does not have that shape.
+    pub fn from_path(root: &Path, path: &Path) -> Option<RecordingId> {
+        let rel = path.strip_prefix(root).ok()?;
+        let parts: Vec<&str> = rel.iter().map(|p| p.to_str()).collect::<Option<_>>()?;
+        match parts[..] {
+            [agent, version, file] => Some(RecordingId {
+                agent: agent.to_string(),
+                version: version.to_string(),
+                scenario: file.strip_suffix(".jsonl")?.to_string(),
+            }),
+            _ => None,
+        }
+    }
+
+    /// The trial name: `<agent>/<version>/<scenario>`.
+    pub fn trial_name(&self) -> String {
+        format!("{}/{}/{}", self.agent, self.version, self.scenario)
+    }
+
+    /// The explicit snapshot name: `<agent>__<version>__<scenario>`.
+    pub fn snapshot_name(&self) -> String {
+        format!("{}__{}__{}", self.agent, self.version, self.scenario)
+    }
+
+    /// The snapshot file under `snapshot_dir`.
+    pub fn snapshot_path(&self, snapshot_dir: &Path) -> PathBuf {
+        snapshot_dir.join(format!("{SNAPSHOT_PREFIX}__{}.snap", self.snapshot_name()))
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum GoldenError {
+    #[error("{}: cannot read golden: {message}", path.display())]
+    Unreadable { path: PathBuf, message: String },
+}
+
+/// Reads a golden's text (insta-normalised), `None` when there is none yet.
+pub fn read(path: &Path) -> Result<Option<String>, GoldenError> {
+    if !path.exists() {
+        return Ok(None);
+    }
+    let snapshot = insta::Snapshot::from_file(path)
+        .map_err(|e| GoldenError::Unreadable { path: path.to_path_buf(), message: e.to_string() })?;
+    match snapshot.contents().as_text() {
+        Some(text) => Ok(Some(text.to_string())),
+        None => Err(GoldenError::Unreadable { path: path.to_path_buf(), message: "not a text snapshot".into() }),
+    }
+}
+
+/// How a transcript compares with its golden.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    Same,
+    Missing,
+    /// A readable explanation of the difference.
+    Differs(String),
+}
+
+/// Compares a transcript with its golden the way insta does (trailing
+/// whitespace and CRLF do not count).
+pub fn compare(golden: Option<&str>, transcript: &str) -> Verdict {
+    match golden {
+        None => Verdict::Missing,
+        Some(g) if normalise(g) == normalise(transcript) => Verdict::Same,
+        Some(g) => Verdict::Differs(explain(&normalise(g), &normalise(transcript))),
+    }
+}
+
+fn normalise(s: &str) -> String {
+    s.trim_end().replace("\r\n", "\n")
+}
+
+/// First divergent event, unified diff with context, tail of the new transcript.
+pub fn explain(golden: &str, transcript: &str) -> String {
+    let mut out = String::new();
+    let diff = TextDiff::from_lines(golden, transcript);
+    let first = diff.iter_all_changes().find(|c| c.tag() != ChangeTag::Equal);
+    if let Some(change) = first {
+        let (line, side) = match change.tag() {
+            ChangeTag::Delete => (change.old_index().map_or(0, |i| i + 1), "golden has"),
+            _ => (change.new_index().map_or(0, |i| i + 1), "replay has"),
+        };
+        let _ = writeln!(out, "first divergent event at transcript line {line} ({side}):");
+        let _ = writeln!(out, "  {}", change.value().trim_end());
+    }
+    let _ = writeln!(out, "\ndiff (- golden, + this replay):");
+    let unified = diff.unified_diff().context_radius(CONTEXT).header("golden", "replay").to_string();
+    let lines: Vec<&str> = unified.lines().collect();
+    for l in lines.iter().take(MAX_DIFF_LINES) {
+        let _ = writeln!(out, "{l}");
+    }
+    if lines.len() > MAX_DIFF_LINES {
+        let _ = writeln!(out, "... ({} more diff lines)", lines.len() - MAX_DIFF_LINES);
+    }
+    let _ = writeln!(out, "\ntail of this replay's transcript:");
+    let all: Vec<&str> = transcript.lines().collect();
+    for l in &all[all.len().saturating_sub(TAIL)..] {
+        let _ = writeln!(out, "  {l}");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recording_paths_give_trial_and_snapshot_names() {
+        let id = RecordingId::from_path(Path::new("recordings"), Path::new("recordings/codex-acp/2.6.0/text-only.jsonl"))
+            .unwrap();
+        assert_eq!(id.trial_name(), "codex-acp/2.6.0/text-only");
+        assert_eq!(
+            id.snapshot_path(Path::new("tests/snapshots")),
+            Path::new("tests/snapshots/replay__codex-acp__2.6.0__text-only.snap")
+        );
+        assert_eq!(RecordingId::from_path(Path::new("recordings"), Path::new("recordings/x.jsonl")), None);
+    }
+
+    #[test]
+    fn a_difference_is_explained_by_its_first_divergent_line_a_diff_and_the_tail() {
+        let golden = "panel> a\nbridge>panel b\nagent>bridge c\nbridge>panel d\n";
+        let replay = "panel> a\nbridge>panel b\nagent>bridge C\nbridge>panel d\n";
+        let Verdict::Differs(text) = compare(Some(golden), replay) else { panic!("must differ") };
+        assert!(text.contains("first divergent event at transcript line 3 (golden has):\n  agent>bridge c"), "{text}");
+        assert!(text.contains("-agent>bridge c\n+agent>bridge C"), "{text}");
+        assert!(text.contains("tail of this replay's transcript:\n  panel> a"), "{text}");
+        assert_eq!(compare(Some(golden), &format!("{golden}\n\n")), Verdict::Same);
+        assert_eq!(compare(None, golden), Verdict::Missing);
+    }
+}

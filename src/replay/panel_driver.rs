@@ -1,0 +1,374 @@
+//! The panel driver: plays the GUI panel to the bridge from a scenario. It
+//! sends the stream-json lines a panel sends (initialize, prompts, permission
+//! answers, interrupts, steering, mode changes, a resume in a new process)
+//! and decides when each step may go by watching what the bridge emits
+//! (`can_use_tool` requests, `tool_use` blocks, text deltas, `result`).
+
+use std::collections::VecDeque;
+
+use serde_json::{Value, json};
+
+use crate::scenario::{Decision, Point, Prompt, Scenario, Step};
+
+/// What the replayer should do next for the panel.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Feed these stream-json lines to the bridge, in order.
+    Send(Vec<String>),
+    /// Restart: end the bridge and agent process, start a new bridge with
+    /// `--resume` of this session id (if the panel learnt one).
+    Resume { session_id: Option<String> },
+    /// A step was skipped because its moment never came; say why.
+    Skip(String),
+    /// Nothing to send until the bridge emits what this describes.
+    Wait { step: usize, step_kind: &'static str, waiting_for: String },
+    /// Every step ran and no turn is running.
+    Finished,
+}
+
+/// A `can_use_tool` request the panel has not answered yet.
+#[derive(Debug, Clone, PartialEq)]
+struct PendingPermission {
+    request_id: String,
+    input: Value,
+    suggestions: Option<Value>,
+}
+
+/// What the panel has seen of the running turn.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Turn {
+    tool_uses: usize,
+    permissions: usize,
+    text_deltas: usize,
+}
+
+/// The panel side of one replay.
+pub struct PanelDriver<'a> {
+    scenario: &'a Scenario,
+    /// Index of the next step to run; `None` before initialize was sent.
+    next_step: usize,
+    /// The panel's control request counter (`req_1`, ...).
+    requests: u32,
+    /// Initialize must be (re)sent: at the start and after a resume.
+    needs_initialize: bool,
+    /// A control request whose response the panel waits for.
+    awaiting: Option<String>,
+    turn_running: bool,
+    turn: Turn,
+    pending: VecDeque<PendingPermission>,
+    session_id: Option<String>,
+}
+
+impl<'a> PanelDriver<'a> {
+    pub fn new(scenario: &'a Scenario) -> PanelDriver<'a> {
+        PanelDriver {
+            scenario,
+            next_step: 0,
+            requests: 0,
+            needs_initialize: true,
+            awaiting: None,
+            turn_running: false,
+            turn: Turn::default(),
+            pending: VecDeque::new(),
+            session_id: None,
+        }
+    }
+
+    /// The session id the panel learnt from `system/init` or `result`.
+    pub fn session_id(&self) -> Option<&str> {
+        self.session_id.as_deref()
+    }
+
+    /// 1-based number of the step being worked on, for messages.
+    pub fn step_number(&self) -> usize {
+        self.next_step + 1
+    }
+
+    fn request_id(&mut self) -> String {
+        self.requests += 1;
+        format!("req_{}", self.requests)
+    }
+
+    fn control_request(&mut self, request: Value) -> String {
+        let id = self.request_id();
+        json!({"type": "control_request", "request_id": id, "request": request}).to_string()
+    }
+
+    /// Takes note of one line the bridge emitted for the panel.
+    pub fn observe(&mut self, line: &str) {
+        let Ok(v) = serde_json::from_str::<Value>(line) else { return };
+        let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
+        match ty {
+            "control_response" => {
+                let id = v.pointer("/response/request_id").and_then(Value::as_str);
+                if id.is_some() && id == self.awaiting.as_deref() {
+                    self.awaiting = None;
+                }
+            }
+            "control_request" => {
+                if v.pointer("/request/subtype").and_then(Value::as_str) == Some("can_use_tool") {
+                    self.turn.permissions += 1;
+                    self.pending.push_back(PendingPermission {
+                        request_id: v.get("request_id").and_then(Value::as_str).unwrap_or_default().to_string(),
+                        input: v.pointer("/request/input").cloned().unwrap_or_else(|| json!({})),
+                        suggestions: v.pointer("/request/permission_suggestions").cloned(),
+                    });
+                }
+            }
+            "control_cancel_request" => {
+                let id = v.get("request_id").and_then(Value::as_str);
+                self.pending.retain(|p| Some(p.request_id.as_str()) != id);
+            }
+            "system" => {
+                if v.get("subtype").and_then(Value::as_str) == Some("init") {
+                    self.learn_session(&v);
+                }
+            }
+            "assistant" => {
+                let blocks = v.pointer("/message/content").and_then(Value::as_array);
+                let tool_uses = blocks
+                    .map(|b| b.iter().filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use")).count())
+                    .unwrap_or(0);
+                self.turn.tool_uses += tool_uses;
+            }
+            "stream_event" => {
+                if v.pointer("/event/delta/type").and_then(Value::as_str) == Some("text_delta") {
+                    self.turn.text_deltas += 1;
+                }
+            }
+            "result" => {
+                self.learn_session(&v);
+                self.turn_running = false;
+                // A permission request left open when the turn ended is moot.
+                self.pending.clear();
+            }
+            _ => {}
+        }
+    }
+
+    fn learn_session(&mut self, v: &Value) {
+        if let Some(s) = v.get("session_id").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+            self.session_id = Some(s.to_string());
+        }
+    }
+
+    fn reached(&self, at: Point) -> bool {
+        match at {
+            // Some agents ask permission before they report the call.
+            Point::FirstToolCall => self.turn.tool_uses > 0 || self.turn.permissions > 0,
+            Point::Permission => self.turn.permissions > 0,
+            Point::Chunks(n) => self.turn.text_deltas >= n as usize,
+        }
+    }
+
+    fn wait(&self, waiting_for: impl Into<String>) -> Action {
+        let step_kind = match self.scenario.steps.get(self.next_step) {
+            Some(s) => step_kind(s),
+            None => "end",
+        };
+        Action::Wait { step: self.next_step + 1, step_kind, waiting_for: waiting_for.into() }
+    }
+
+    /// The next thing to do, given what the bridge has emitted so far.
+    pub fn poll(&mut self) -> Action {
+        if let Some(id) = &self.awaiting {
+            return self.wait(format!("the control_response to {id}"));
+        }
+        if self.needs_initialize {
+            self.needs_initialize = false;
+            let line = self.control_request(json!({"subtype": "initialize"}));
+            self.awaiting = Some(format!("req_{}", self.requests));
+            return Action::Send(vec![line]);
+        }
+        let Some(step) = self.scenario.steps.get(self.next_step).cloned() else {
+            return if self.turn_running { self.wait("the result of the running turn") } else { Action::Finished };
+        };
+        let n = self.next_step + 1;
+        let action = match &step {
+            Step::Prompt(prompt) => {
+                if self.turn_running {
+                    return self.wait("the result of the previous turn");
+                }
+                self.turn_running = true;
+                self.turn = Turn::default();
+                Action::Send(vec![user_line(prompt)])
+            }
+            Step::Permission { decision, .. } => match self.pending.pop_front() {
+                Some(p) => Action::Send(vec![permission_answer(&p, *decision)]),
+                None if !self.turn_running => {
+                    Action::Skip(format!("step {n} (permission): the turn ended without a permission request"))
+                }
+                None => return self.wait("a can_use_tool request"),
+            },
+            Step::Interrupt { at } => {
+                if self.reached(*at) {
+                    Action::Send(vec![self.control_request(json!({"subtype": "interrupt"}))])
+                } else if !self.turn_running {
+                    Action::Skip(format!("step {n} (interrupt): the turn ended before {}", describe(*at)))
+                } else {
+                    return self.wait(describe(*at));
+                }
+            }
+            Step::Steer { at, prompt } => {
+                if self.reached(*at) {
+                    Action::Send(vec![user_line(prompt)])
+                } else if !self.turn_running {
+                    Action::Skip(format!("step {n} (steer): the turn ended before {}", describe(*at)))
+                } else {
+                    return self.wait(describe(*at));
+                }
+            }
+            Step::SetMode { mode } => {
+                if self.turn_running {
+                    return self.wait("the result of the running turn");
+                }
+                let line = self.control_request(json!({"subtype": "set_permission_mode", "mode": mode}));
+                self.awaiting = Some(format!("req_{}", self.requests));
+                Action::Send(vec![line])
+            }
+            Step::Resume => {
+                if self.turn_running {
+                    return self.wait("the result of the running turn");
+                }
+                self.needs_initialize = true;
+                self.pending.clear();
+                Action::Resume { session_id: self.session_id.clone() }
+            }
+        };
+        self.next_step += 1;
+        action
+    }
+}
+
+/// The scenario spelling of a step's kind.
+pub fn step_kind(step: &Step) -> &'static str {
+    match step {
+        Step::Prompt(_) => "prompt",
+        Step::Permission { .. } => "permission",
+        Step::Interrupt { .. } => "interrupt",
+        Step::Steer { .. } => "steer",
+        Step::SetMode { .. } => "set_mode",
+        Step::Resume => "resume",
+    }
+}
+
+fn describe(at: Point) -> String {
+    match at {
+        Point::FirstToolCall => "the first tool call of the turn".to_string(),
+        Point::Permission => "the first permission request of the turn".to_string(),
+        Point::Chunks(n) => format!("{n} text delta(s) in the turn"),
+    }
+}
+
+/// The `user` line a panel sends for a prompt: text first, then images.
+pub fn user_line(prompt: &Prompt) -> String {
+    let mut content = vec![json!({"type": "text", "text": prompt.text})];
+    for img in &prompt.images {
+        content.push(json!({
+            "type": "image",
+            "source": {"type": "base64", "media_type": img.media_type, "data": img.data_base64}
+        }));
+    }
+    json!({
+        "type": "user",
+        "message": {"role": "user", "content": content},
+        "parent_tool_use_id": null,
+        "session_id": ""
+    })
+    .to_string()
+}
+
+/// The `control_response` a panel sends to answer `can_use_tool`.
+fn permission_answer(p: &PendingPermission, decision: Decision) -> String {
+    let response = match decision {
+        Decision::Allow => json!({"behavior": "allow", "updatedInput": p.input}),
+        Decision::AllowAlways => {
+            // The panel's "always allow" sends back the suggestion it was offered.
+            let rules = p.suggestions.clone().unwrap_or_else(|| json!([]));
+            json!({"behavior": "allow", "updatedInput": p.input, "updatedPermissions": rules})
+        }
+        Decision::Deny => json!({"behavior": "deny", "message": "The user denied this tool call."}),
+        Decision::Cancel => {
+            json!({"behavior": "deny", "message": "The user denied this tool call and interrupted.", "interrupt": true})
+        }
+    };
+    json!({
+        "type": "control_response",
+        "response": {"subtype": "success", "request_id": p.request_id, "response": response}
+    })
+    .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario;
+    use std::path::Path;
+
+    fn scenario(steps: &str) -> Scenario {
+        let text = format!("name = \"t\"\nsummary = \"a test scenario\"\ntools = [\"uap_ping\"]\n{steps}");
+        scenario::parse(Path::new("t.toml"), text.as_bytes()).expect("test scenario parses")
+    }
+
+    const PROMPT_AND_ALLOW: &str = r#"
+[[step]]
+panel = "prompt"
+text = "Ping."
+  [[step.model]]
+  tool_calls = [{ tool = "uap_ping", arguments = {}, id = "c1" }]
+  [[step.model]]
+  text = "ok"
+[[step]]
+panel = "permission"
+decision = "allow"
+"#;
+
+    fn sent(a: Action) -> Vec<Value> {
+        match a {
+            Action::Send(lines) => lines.iter().map(|l| serde_json::from_str(l).unwrap()).collect(),
+            other => panic!("expected Send, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn initialize_goes_first_and_the_prompt_waits_for_its_response() {
+        let sc = scenario(PROMPT_AND_ALLOW);
+        let mut d = PanelDriver::new(&sc);
+        let init = sent(d.poll());
+        assert_eq!(init[0]["request"]["subtype"], "initialize");
+        assert!(matches!(d.poll(), Action::Wait { step: 1, .. }));
+        d.observe(r#"{"type":"control_response","response":{"subtype":"success","request_id":"req_1"}}"#);
+        let user = sent(d.poll());
+        assert_eq!(user[0]["message"]["content"][0]["text"], "Ping.");
+    }
+
+    #[test]
+    fn a_permission_step_answers_the_pending_request_with_its_input() {
+        let sc = scenario(PROMPT_AND_ALLOW);
+        let mut d = PanelDriver::new(&sc);
+        d.poll();
+        d.observe(r#"{"type":"control_response","response":{"subtype":"success","request_id":"req_1"}}"#);
+        d.poll();
+        assert!(matches!(d.poll(), Action::Wait { step: 2, step_kind: "permission", .. }));
+        d.observe(r#"{"type":"control_request","request_id":"acp-perm-1","request":{"subtype":"can_use_tool","tool_name":"X","input":{"a":1}}}"#);
+        let answer = sent(d.poll());
+        assert_eq!(answer[0]["response"]["request_id"], "acp-perm-1");
+        assert_eq!(answer[0]["response"]["response"], json!({"behavior":"allow","updatedInput":{"a":1}}));
+        assert!(matches!(d.poll(), Action::Wait { waiting_for, .. } if waiting_for.contains("result")));
+        d.observe(r#"{"type":"result","subtype":"success","session_id":"S"}"#);
+        assert_eq!(d.poll(), Action::Finished);
+        assert_eq!(d.session_id(), Some("S"));
+    }
+
+    #[test]
+    fn a_permission_step_is_skipped_when_the_turn_ends_without_a_request() {
+        let sc = scenario(PROMPT_AND_ALLOW);
+        let mut d = PanelDriver::new(&sc);
+        d.poll();
+        d.observe(r#"{"type":"control_response","response":{"subtype":"success","request_id":"req_1"}}"#);
+        d.poll();
+        d.observe(r#"{"type":"result","subtype":"success"}"#);
+        assert!(matches!(d.poll(), Action::Skip(_)));
+        assert_eq!(d.poll(), Action::Finished);
+    }
+}

@@ -1,0 +1,293 @@
+//! One replay: the recording plays the agent (through [`FakeAgent`]), the
+//! scenario plays the panel (through [`PanelDriver`]), and the bridge core
+//! runs in-process between them with a fake clock and counter ids, so the
+//! same recording always gives the same transcript.
+//!
+//! Everything is bounded: when the panel waits for something that cannot
+//! come any more (no agent frame left to release, no bridge deadline left to
+//! fire), the replay stops with a "stalled" divergence instead of hanging.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use acp_bridge::{Bridge, CounterIds, LaunchSpec, McpEndpoint, Output};
+
+use super::divergence::Divergence;
+use super::fake_agent::{AcpFrame, Direction, FakeAgent, Released, Served};
+use super::panel_driver::{Action, PanelDriver};
+use super::transcript::{Entry, Transcript};
+use crate::recording::{Dir, Leg, Outcome, Recording};
+use crate::scenario::Scenario;
+
+/// The placeholders the recorder writes for the session's cwd, the unity-ops
+/// MCP URL and its token; given to the bridge so its frames compare byte for
+/// byte with the recorded ones.
+pub const WORKSPACE: &str = "<workspace>";
+pub const MCP_URL: &str = "<mcp-url>";
+pub const MCP_AUTHORIZATION: &str = "Bearer <redacted>";
+/// The name of the panel's own MCP server.
+pub const MCP_NAME: &str = "unity-ops";
+
+/// How many times one wait may fire a bridge deadline before it is a stall.
+const MAX_TICKS_PER_WAIT: usize = 16;
+
+/// What one replay produced.
+#[derive(Debug, Clone)]
+pub struct Replay {
+    pub transcript: Transcript,
+    /// Every line the bridge emitted for the panel, over all processes.
+    pub panel_lines: Vec<String>,
+    /// The bridge's diagnostics (stderr text); not part of the golden.
+    pub diagnostics: Vec<String>,
+    /// The recording has no trailer.
+    pub truncated: bool,
+}
+
+impl Replay {
+    pub fn divergences(&self) -> impl Iterator<Item = &Divergence> {
+        self.transcript.divergences()
+    }
+}
+
+/// The acp leg of agent process `proc` (events written without a process
+/// number count as process 1).
+pub fn acp_frames(recording: &Recording, proc: u32) -> Vec<AcpFrame> {
+    recording
+        .leg(Leg::Acp)
+        .filter(|e| e.proc.max(1) == proc)
+        .filter_map(|e| {
+            let dir = match e.dir {
+                Dir::ToAgent => Direction::ToAgent,
+                Dir::FromAgent => Direction::FromAgent,
+                _ => return None,
+            };
+            Some(AcpFrame { seq: e.seq, ms: e.ms, dir, raw: e.raw.clone() })
+        })
+        .collect()
+}
+
+/// The launch spec a panel would give for this scenario, with the recorder's
+/// placeholders standing in for machine values.
+pub fn launch_spec(scenario: &Scenario, resume_session_id: Option<String>) -> LaunchSpec {
+    LaunchSpec {
+        resume_session_id,
+        cwd: WORKSPACE.to_string(),
+        mcp: Some(McpEndpoint {
+            name: MCP_NAME.to_string(),
+            url: MCP_URL.to_string(),
+            authorization: Some(MCP_AUTHORIZATION.to_string()),
+        }),
+        custom_instructions: scenario.system_prompt.clone(),
+        ..LaunchSpec::default()
+    }
+}
+
+/// The bridge, the fake agent and the clock of one agent process.
+struct Process {
+    number: u32,
+    bridge: Bridge,
+    agent: FakeAgent,
+}
+
+struct Run<'a> {
+    recording: &'a Recording,
+    scenario: &'a Scenario,
+    now: Duration,
+    transcript: Transcript,
+    panel_lines: Vec<String>,
+    diagnostics: Vec<String>,
+}
+
+/// Replays `recording` through a fresh bridge, driven by `scenario`.
+pub fn replay(recording: &Recording, scenario: &Scenario) -> Replay {
+    let mut run = Run {
+        recording,
+        scenario,
+        now: Duration::ZERO,
+        transcript: Transcript::default(),
+        panel_lines: Vec::new(),
+        diagnostics: Vec::new(),
+    };
+    let truncated = recording.is_truncated();
+    if truncated {
+        run.transcript.note(format!(
+            "recording is truncated (no trailer): replaying the {} event(s) it has",
+            recording.events.len()
+        ));
+    }
+    if !recording.header.scenario_sha256.is_empty() && recording.header.scenario_sha256 != scenario.sha256 {
+        run.transcript.note("the scenario file changed since this recording was made");
+    }
+    let mut driver = PanelDriver::new(scenario);
+    let mut process = run.start_process(1, None, &mut driver);
+    loop {
+        match driver.poll() {
+            Action::Send(lines) => {
+                for line in lines {
+                    run.panel_line(&mut process, &mut driver, &line);
+                }
+            }
+            Action::Skip(why) => run.transcript.note(why),
+            Action::Resume { session_id } => {
+                run.end_process(&mut process, &mut driver, Some(0));
+                let next = process.number + 1;
+                if session_id.is_none() {
+                    run.transcript.note("resume: the panel never learnt a session id; starting without --resume");
+                }
+                process = run.start_process(next, session_id, &mut driver);
+            }
+            Action::Wait { step, step_kind, waiting_for } => {
+                if run.fire_deadlines(&mut process, &mut driver) {
+                    continue;
+                }
+                run.transcript.push(Entry::Divergence(Divergence::Stalled {
+                    step,
+                    step_kind: step_kind.to_string(),
+                    waiting_for,
+                }));
+                break;
+            }
+            Action::Finished => break,
+        }
+    }
+    let exit = recording.trailer.as_ref().map(|t| {
+        run.now = run.now.max(Duration::from_millis(t.ms));
+        if t.outcome != Outcome::Ok {
+            run.transcript.note(format!("the recording ended with outcome {:?}", t.outcome));
+        }
+        t.exit.code
+    });
+    run.end_process(&mut process, &mut driver, exit.flatten());
+    Replay { transcript: run.transcript, panel_lines: run.panel_lines, diagnostics: run.diagnostics, truncated }
+}
+
+impl Run<'_> {
+    fn start_process(&mut self, number: u32, resume: Option<String>, driver: &mut PanelDriver) -> Process {
+        let frames = acp_frames(self.recording, number);
+        if number > 1 {
+            self.transcript.note(format!(
+                "agent process {number}: new bridge{}",
+                if resume.is_some() { " with --resume of the panel's session id" } else { "" }
+            ));
+        }
+        if frames.is_empty() {
+            self.transcript.note(format!("the recording has no acp frames for agent process {number}"));
+        }
+        let mut process = Process {
+            number,
+            bridge: Bridge::new(launch_spec(self.scenario, resume), Box::new(CounterIds::default())),
+            agent: FakeAgent::new(frames),
+        };
+        let served = process.agent.start();
+        self.serve(&mut process, driver, served);
+        process
+    }
+
+    /// Panel EOF, then the agent's exit (`code`), then what was left unplayed.
+    fn end_process(&mut self, process: &mut Process, driver: &mut PanelDriver, code: Option<i32>) {
+        let out = process.bridge.on_panel_eof(self.now);
+        self.output(process, driver, out);
+        if self.recording.trailer.is_some() || process.number < self.last_process() {
+            self.transcript.note(format!("agent process {} exited with code {code:?}", process.number));
+            let out = process.bridge.on_agent_exit(code, self.now);
+            self.output(process, driver, out);
+        }
+        for d in process.agent.never_sent() {
+            self.transcript.push(Entry::Divergence(d));
+        }
+        let unreleased = process.agent.unreleased();
+        if unreleased > 0 {
+            self.transcript.note(format!(
+                "{unreleased} recorded agent frame(s) of process {} were never released",
+                process.number
+            ));
+        }
+    }
+
+    fn last_process(&self) -> u32 {
+        self.recording.leg(Leg::Acp).map(|e| e.proc.max(1)).max().unwrap_or(1)
+    }
+
+    fn panel_line(&mut self, process: &mut Process, driver: &mut PanelDriver, line: &str) {
+        self.transcript.push(Entry::Panel(line.to_string()));
+        let out = process.bridge.on_panel_line(line, self.now);
+        self.output(process, driver, out);
+    }
+
+    /// Fires due bridge deadlines (as a host's timer would) while the panel
+    /// waits. Returns whether that produced anything.
+    fn fire_deadlines(&mut self, process: &mut Process, driver: &mut PanelDriver) -> bool {
+        let before = self.transcript.entries.len();
+        for _ in 0..MAX_TICKS_PER_WAIT {
+            let Some(deadline) = process.bridge.next_deadline() else { break };
+            self.now = self.now.max(deadline);
+            let out = process.bridge.on_tick(self.now);
+            self.output(process, driver, out);
+            if self.transcript.entries.len() != before {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Transcribes one bridge output and plays it on.
+    fn output(&mut self, process: &mut Process, driver: &mut PanelDriver, out: Output) {
+        let mut queue = VecDeque::new();
+        self.transcribe(process, driver, out, &mut queue);
+        self.pump(process, driver, queue);
+    }
+
+    /// Feeds released agent frames to the bridge, breadth first in recorded
+    /// order; what the bridge answers may release more.
+    fn pump(&mut self, process: &mut Process, driver: &mut PanelDriver, mut queue: VecDeque<Released>) {
+        while let Some(released) = queue.pop_front() {
+            let at = Duration::from_millis(released.ms);
+            // A real host's timer fires before a later frame arrives.
+            while let Some(deadline) = process.bridge.next_deadline().filter(|d| *d <= at && *d >= self.now) {
+                self.now = deadline;
+                let out = process.bridge.on_tick(self.now);
+                self.transcribe(process, driver, out, &mut queue);
+                if process.bridge.next_deadline() == Some(deadline) {
+                    break;
+                }
+            }
+            self.now = self.now.max(at);
+            self.transcript.push(Entry::AgentToBridge(released.line.clone()));
+            let out = process.bridge.on_agent_line(&released.line, self.now);
+            self.transcribe(process, driver, out, &mut queue);
+        }
+    }
+
+    fn transcribe(
+        &mut self,
+        process: &mut Process,
+        driver: &mut PanelDriver,
+        out: Output,
+        queue: &mut VecDeque<Released>,
+    ) {
+        self.diagnostics.extend(out.diagnostics);
+        for line in out.to_agent {
+            self.transcript.push(Entry::BridgeToAgent(line.clone()));
+            let served = process.agent.on_client_line(&line);
+            for d in served.divergences {
+                self.transcript.push(Entry::Divergence(d));
+            }
+            queue.extend(served.released);
+        }
+        if out.close_agent_stdin {
+            self.transcript.note("bridge closed the agent's stdin");
+        }
+        for line in out.to_panel {
+            self.transcript.push(Entry::BridgeToPanel(line.clone()));
+            driver.observe(&line);
+            self.panel_lines.push(line);
+        }
+    }
+
+    fn serve(&mut self, process: &mut Process, driver: &mut PanelDriver, served: Served) {
+        for d in served.divergences {
+            self.transcript.push(Entry::Divergence(d));
+        }
+        self.pump(process, driver, served.released.into());
+    }
+}

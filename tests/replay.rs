@@ -1,0 +1,197 @@
+//! The golden regression: one trial per committed recording under
+//! `recordings/`, named `<agent>/<version>/<scenario>`, replaying it through
+//! the bridge and checking the golden (`tests/snapshots/`, insta) and the
+//! scenario's expectations; plus the replayer's own behaviour on bad input
+//! and a proof that the goldens bite.
+//!
+//! Bless new or changed goldens with `INSTA_UPDATE=always cargo test --test
+//! replay` (or `cargo insta review` where cargo-insta is installed); CI never
+//! writes (`CI=true` makes insta read-only).
+
+use std::path::{Path, PathBuf};
+
+use acp_harness::replay::check::{self, Case, Corpus};
+use acp_harness::replay::golden::{self, Verdict};
+use libtest_mimic::{Arguments, Failed, Trial};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let corpus = Corpus::at(root());
+    let mut trials = Vec::new();
+    let recordings = if corpus.recordings.exists() { corpus.recordings().unwrap_or_default() } else { Vec::new() };
+    for path in &recordings {
+        let id = corpus.id_of(path, None);
+        let (corpus, path) = (corpus.clone(), path.clone());
+        trials.push(Trial::test(id.trial_name(), move || recording_trial(&corpus, &path)));
+    }
+    let behaviour: [(&str, fn() -> Result<(), Failed>); 4] = [
+        ("truncated_recording_replays_what_is_there_and_says_so", truncated_recording),
+        ("malformed_line_is_reported_as_file_and_line", malformed_line),
+        ("unknown_format_version_is_refused", unknown_format),
+        ("replay_of_any_recording_ends_with_a_transcript_never_a_hang", synthetic_replay_ends),
+    ];
+    for (name, f) in behaviour {
+        trials.push(Trial::test(format!("replay-behaviour/{name}"), f));
+    }
+    let bite = first_recording_with_golden(&corpus, &recordings);
+    trials.push(
+        Trial::test("replay-behaviour/goldens_bite_on_an_altered_agent_frame", move || {
+            goldens_bite(bite.as_ref().expect("trial is ignored without a recording"))
+        })
+        .with_ignored_flag(bite_ignored(&corpus, &recordings)),
+    );
+    libtest_mimic::run(&args, trials).exit();
+}
+
+/// One recording: golden (bless through insta when asked) + expectations + no divergence.
+fn recording_trial(corpus: &Corpus, path: &Path) -> Result<(), Failed> {
+    let mut case = check::judge(corpus, path);
+    if let Some(Verdict::Differs(_) | Verdict::Missing) = &case.golden
+        && bless_through_insta(&case)
+    {
+        case.golden = Some(Verdict::Same);
+    }
+    if case.passed() { Ok(()) } else { Err(case.report().into()) }
+}
+
+/// Hands the transcript to insta, which writes it when blessing is on
+/// (`INSTA_UPDATE=always`) or leaves a `.snap.new` for review. Returns
+/// whether insta accepted it.
+fn bless_through_insta(case: &Case) -> bool {
+    let name = case.id.snapshot_name();
+    let transcript = case.transcript.clone();
+    let description = format!("replay of {}", case.id.trial_name());
+    std::panic::catch_unwind(move || {
+        let mut settings = insta::Settings::clone_current();
+        settings.set_omit_expression(true);
+        settings.set_description(description);
+        settings.bind(|| insta::assert_snapshot!(name, transcript));
+    })
+    .is_ok()
+}
+
+fn fixture() -> PathBuf {
+    root().join("tests/fixtures/synthetic-text-only.jsonl")
+}
+
+/// A corpus whose goldens live in an empty directory (behaviour trials judge
+/// copies, not the committed corpus).
+fn scratch_corpus(dir: &Path) -> Corpus {
+    Corpus { recordings: dir.to_path_buf(), scenarios: root().join("scenarios"), snapshots: dir.join("snapshots") }
+}
+
+/// Writes `text` as a recording copy in a fresh directory; returns (dir, path).
+fn copy_with(text: &str, name: &str) -> Result<(tempfile::TempDir, PathBuf), Failed> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join(name);
+    std::fs::write(&path, text)?;
+    Ok((dir, path))
+}
+
+fn ensure(cond: bool, msg: impl FnOnce() -> String) -> Result<(), Failed> {
+    if cond { Ok(()) } else { Err(msg().into()) }
+}
+
+fn truncated_recording() -> Result<(), Failed> {
+    let text = std::fs::read_to_string(fixture())?;
+    let without_trailer: String = text.lines().filter(|l| !l.contains(r#""type":"trailer""#)).map(|l| format!("{l}\n")).collect();
+    let (dir, path) = copy_with(&without_trailer, "truncated.jsonl")?;
+    let case = check::judge(&scratch_corpus(dir.path()), &path);
+    ensure(case.error.is_none(), || format!("a truncated recording must still replay: {:?}", case.error))?;
+    ensure(case.transcript.contains("recording is truncated (no trailer)"), || {
+        format!("the transcript must say the recording is truncated:\n{}", case.transcript)
+    })?;
+    ensure(case.transcript.contains("trailer: missing"), || case.transcript.clone())
+}
+
+fn malformed_line() -> Result<(), Failed> {
+    let text = std::fs::read_to_string(fixture())?;
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.insert(3, "{this is not json");
+    let (dir, path) = copy_with(&(lines.join("\n") + "\n"), "malformed.jsonl")?;
+    let case = check::judge(&scratch_corpus(dir.path()), &path);
+    let error = case.error.unwrap_or_default();
+    ensure(error.contains("malformed.jsonl:4:"), || format!("the error must name file:line, got {error:?}"))
+}
+
+fn unknown_format() -> Result<(), Failed> {
+    let text = std::fs::read_to_string(fixture())?.replacen(r#""format":1"#, r#""format":99"#, 1);
+    let (dir, path) = copy_with(&text, "future.jsonl")?;
+    let case = check::judge(&scratch_corpus(dir.path()), &path);
+    let error = case.error.unwrap_or_default();
+    ensure(error.contains("format 99 is not supported"), || format!("must refuse format 99 clearly, got {error:?}"))
+}
+
+/// Whatever the bridge does with a recording, the replay finishes and says
+/// where it stopped (the synthetic fixture is never evidence of agent behaviour).
+fn synthetic_replay_ends() -> Result<(), Failed> {
+    let corpus = scratch_corpus(&root().join("tests/fixtures"));
+    let case = check::judge(&corpus, &fixture());
+    ensure(case.error.is_none(), || format!("{:?}", case.error))?;
+    ensure(case.synthetic, || "the fixture's header says synthetic".into())?;
+    let t = &case.transcript;
+    ensure(t.lines().any(|l| l.starts_with("panel> ") && l.contains(r#""subtype":"initialize""#)), || t.clone())
+}
+
+fn first_recording_with_golden(corpus: &Corpus, recordings: &[PathBuf]) -> Option<PathBuf> {
+    recordings.iter().find(|p| alterable(corpus, p).is_some()).cloned()
+}
+
+fn bite_ignored(corpus: &Corpus, recordings: &[PathBuf]) -> bool {
+    first_recording_with_golden(corpus, recordings).is_none()
+}
+
+/// A recording with a golden and an agent text chunk to alter: (line index, marker-bearing line).
+fn alterable(corpus: &Corpus, path: &Path) -> Option<(usize, String)> {
+    let id = corpus.id_of(path, None);
+    golden::read(&id.snapshot_path(&corpus.snapshots)).ok()??;
+    let text = std::fs::read_to_string(path).ok()?;
+    text.lines().enumerate().find_map(|(i, line)| {
+        let event: serde_json::Value = serde_json::from_str(line).ok()?;
+        if event["leg"] != "acp" || event["dir"] != "from_agent" {
+            return None;
+        }
+        let mut frame: serde_json::Value = serde_json::from_str(event["raw"].as_str()?).ok()?;
+        let update = frame.pointer_mut("/params/update")?;
+        if update["sessionUpdate"] != "agent_message_chunk" || !update["content"]["text"].is_string() {
+            return None;
+        }
+        update["content"]["text"] = serde_json::Value::String(BITE_MARKER.to_string());
+        let mut event = event.clone();
+        event["raw"] = serde_json::Value::String(frame.to_string());
+        Some((i, event.to_string()))
+    })
+}
+
+const BITE_MARKER: &str = "ALTERED-BY-THE-GOLDENS-BITE-TEST";
+
+/// A copy of a committed recording with one agent text chunk changed must
+/// fail its golden, and the explanation must point at the altered event.
+fn goldens_bite(path: &Path) -> Result<(), Failed> {
+    let corpus = Corpus::at(root());
+    let (index, altered) = alterable(&corpus, path).ok_or("no agent text chunk to alter")?;
+    let text = std::fs::read_to_string(path)?;
+    let copy: Vec<String> =
+        text.lines().enumerate().map(|(i, l)| if i == index { altered.clone() } else { l.to_string() }).collect();
+    let id = corpus.id_of(path, None);
+    let dir = tempfile::tempdir()?;
+    let copy_path = dir.path().join(&id.agent).join(&id.version).join(format!("{}.jsonl", id.scenario));
+    std::fs::create_dir_all(copy_path.parent().unwrap())?;
+    std::fs::write(&copy_path, copy.join("\n") + "\n")?;
+    let scratch = Corpus { recordings: dir.path().to_path_buf(), ..corpus.clone() };
+    let case = check::judge(&scratch, &copy_path);
+    let Some(Verdict::Differs(explanation)) = &case.golden else {
+        return Err(format!("the altered copy must fail its golden, got {:?}", case.golden).into());
+    };
+    let first = explanation.lines().skip_while(|l| !l.starts_with("first divergent event")).nth(1).unwrap_or("");
+    ensure(first.contains("agent>bridge") && first.contains(BITE_MARKER), || {
+        format!("the first divergent event must be the altered agent frame:\n{explanation}")
+    })?;
+    ensure(explanation.lines().any(|l| l.starts_with("+bridge>panel") && l.contains(BITE_MARKER)), || {
+        format!("the bridge's panel output must show the altered text too:\n{explanation}")
+    })
+}
