@@ -39,7 +39,12 @@ static CATALOGUE: [ToolSpec; 7] = [
         output_schema: None,
         // Not read-only on purpose: agents ask the user before calling it, which
         // is what permission scenarios need.
-        hints: Hints { read_only: false, destructive: false, idempotent: true, open_world: false },
+        hints: Hints {
+            read_only: false,
+            destructive: false,
+            idempotent: true,
+            open_world: false,
+        },
     },
     ToolSpec {
         name: "uap_editor_screenshot",
@@ -48,7 +53,12 @@ static CATALOGUE: [ToolSpec; 7] = [
 line naming the saved file and its size, plus the image itself unless return_image is false.",
         input_schema: r#"{"type":"object","properties":{"view":{"type":"string","enum":["scene","game"],"default":"scene","description":"Which editor view to capture."},"return_image":{"type":"boolean","default":true,"description":"Also return the PNG as an image block."}}}"#,
         output_schema: None,
-        hints: Hints { read_only: true, destructive: false, idempotent: true, open_world: false },
+        hints: Hints {
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+            open_world: false,
+        },
     },
     ToolSpec {
         name: "uap_scripts_commit",
@@ -60,7 +70,12 @@ UapStaging/ or not ending in .cs or .asmdef are rejected. With no paths, the fix
 staged files is used.",
         input_schema: r#"{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string"},"description":"Staged files to commit, relative to the project root (UapStaging/...). Defaults to everything staged."}}}"#,
         output_schema: None,
-        hints: Hints { read_only: false, destructive: false, idempotent: false, open_world: false },
+        hints: Hints {
+            read_only: false,
+            destructive: false,
+            idempotent: false,
+            open_world: false,
+        },
     },
     ToolSpec {
         name: "uap_fail",
@@ -68,7 +83,12 @@ staged files is used.",
         description: "Always fails: returns a tool result with isError true.",
         input_schema: NO_ARGS,
         output_schema: None,
-        hints: Hints { read_only: true, destructive: false, idempotent: true, open_world: false },
+        hints: Hints {
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+            open_world: false,
+        },
     },
     ToolSpec {
         name: "uap_rpc_error",
@@ -76,7 +96,12 @@ staged files is used.",
         description: "Always answers with a JSON-RPC error instead of a tool result.",
         input_schema: NO_ARGS,
         output_schema: None,
-        hints: Hints { read_only: true, destructive: false, idempotent: true, open_world: false },
+        hints: Hints {
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+            open_world: false,
+        },
     },
     ToolSpec {
         name: "uap_slow",
@@ -85,7 +110,12 @@ staged files is used.",
 so when the request is cancelled.",
         input_schema: r#"{"type":"object","properties":{"ms":{"type":"integer","minimum":0,"maximum":60000,"default":1000,"description":"How long to wait, in milliseconds."}}}"#,
         output_schema: None,
-        hints: Hints { read_only: true, destructive: false, idempotent: true, open_world: false },
+        hints: Hints {
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+            open_world: false,
+        },
     },
     ToolSpec {
         name: "uap_structured",
@@ -96,7 +126,12 @@ as text), with _meta.",
         output_schema: Some(
             r#"{"type":"object","properties":{"scene":{"type":"string"},"path":{"type":"string"},"rootObjects":{"type":"array","items":{"type":"string"}},"dirty":{"type":"boolean"}},"required":["scene","path","rootObjects","dirty"]}"#,
         ),
-        hints: Hints { read_only: true, destructive: false, idempotent: true, open_world: false },
+        hints: Hints {
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+            open_world: false,
+        },
     },
 ];
 
@@ -134,14 +169,16 @@ impl ToolSpec {
 
     /// The tool as rmcp's model type.
     pub fn to_tool(&self) -> Tool {
-        serde_json::from_value(self.to_json())
-            .unwrap_or_else(|e| panic!("catalogue entry {} is not a valid MCP tool: {e}", self.name))
+        serde_json::from_value(self.to_json()).unwrap_or_else(|e| {
+            panic!("catalogue entry {} is not a valid MCP tool: {e}", self.name)
+        })
     }
 }
 
 fn schema(text: &str) -> Value {
     // The schemas are compile-time constants; a test parses every one of them.
-    serde_json::from_str(text).unwrap_or_else(|e| panic!("catalogue schema is not JSON: {e}: {text}"))
+    serde_json::from_str(text)
+        .unwrap_or_else(|e| panic!("catalogue schema is not JSON: {e}: {text}"))
 }
 
 #[cfg(test)]
@@ -153,7 +190,12 @@ mod tests {
         for spec in catalogue() {
             let tool = spec.to_tool();
             assert_eq!(tool.name, spec.name);
-            assert_eq!(tool.input_schema.get("type"), Some(&json!("object")), "{}", spec.name);
+            assert_eq!(
+                tool.input_schema.get("type"),
+                Some(&json!("object")),
+                "{}",
+                spec.name
+            );
             if let Some(output) = &tool.output_schema {
                 assert_eq!(output.get("type"), Some(&json!("object")), "{}", spec.name);
             }

@@ -26,7 +26,9 @@ impl FromStr for ResponseMode {
         match s.to_ascii_lowercase().as_str() {
             "json" => Ok(ResponseMode::Json),
             "sse" => Ok(ResponseMode::Sse),
-            other => Err(format!("unknown response mode {other:?}: expected json or sse")),
+            other => Err(format!(
+                "unknown response mode {other:?}: expected json or sse"
+            )),
         }
     }
 }

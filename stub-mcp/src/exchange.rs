@@ -65,14 +65,32 @@ impl Exchange {
 
     /// One JSON object, as the binary's `--log` writes it (one per line).
     pub fn to_json(&self) -> Value {
-        let ms = |at: &SystemTime| at.duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
-        let pairs = |h: &[(String, String)]| h.iter().map(|(k, v)| json!([k, v])).collect::<Vec<_>>();
+        let ms = |at: &SystemTime| {
+            at.duration_since(UNIX_EPOCH)
+                .map(|d| d.as_millis() as u64)
+                .unwrap_or(0)
+        };
+        let pairs =
+            |h: &[(String, String)]| h.iter().map(|(k, v)| json!([k, v])).collect::<Vec<_>>();
         match self {
-            Exchange::Request { id, method, path, headers, body, at } => json!({
+            Exchange::Request {
+                id,
+                method,
+                path,
+                headers,
+                body,
+                at,
+            } => json!({
                 "type": "request", "id": id, "at_ms": ms(at), "method": method, "path": path,
                 "headers": pairs(headers), "body": body,
             }),
-            Exchange::Response { id, status, headers, body, at } => json!({
+            Exchange::Response {
+                id,
+                status,
+                headers,
+                body,
+                at,
+            } => json!({
                 "type": "response", "id": id, "at_ms": ms(at), "status": status,
                 "headers": pairs(headers), "body": body,
             }),
@@ -89,7 +107,10 @@ pub(crate) struct Sink {
 
 impl Sink {
     pub(crate) fn new(tx: UnboundedSender<Exchange>) -> Self {
-        Sink { tx, next_id: AtomicU64::new(1) }
+        Sink {
+            tx,
+            next_id: AtomicU64::new(1),
+        }
     }
 
     pub(crate) fn next_id(&self) -> u64 {
@@ -119,7 +140,10 @@ pub(crate) fn redact_headers(headers: &HeaderMap) -> Vec<(String, String)> {
 }
 
 fn is_secret(name: &str) -> bool {
-    matches!(name, "authorization" | "proxy-authorization" | "cookie" | "x-api-key")
+    matches!(
+        name,
+        "authorization" | "proxy-authorization" | "cookie" | "x-api-key"
+    )
 }
 
 /// A response body that copies what it forwards and publishes it when done.
@@ -137,14 +161,35 @@ struct PendingResponse {
 }
 
 impl TeeBody {
-    pub(crate) fn new(inner: Body, sink: Arc<Sink>, id: u64, status: u16, headers: Vec<(String, String)>) -> Self {
-        TeeBody { inner, captured: Vec::new(), pending: Some(PendingResponse { sink, id, status, headers }) }
+    pub(crate) fn new(
+        inner: Body,
+        sink: Arc<Sink>,
+        id: u64,
+        status: u16,
+        headers: Vec<(String, String)>,
+    ) -> Self {
+        TeeBody {
+            inner,
+            captured: Vec::new(),
+            pending: Some(PendingResponse {
+                sink,
+                id,
+                status,
+                headers,
+            }),
+        }
     }
 
     fn finish(&mut self) {
         if let Some(p) = self.pending.take() {
             let body = String::from_utf8_lossy(&std::mem::take(&mut self.captured)).into_owned();
-            p.sink.publish(Exchange::Response { id: p.id, status: p.status, headers: p.headers, body, at: SystemTime::now() });
+            p.sink.publish(Exchange::Response {
+                id: p.id,
+                status: p.status,
+                headers: p.headers,
+                body,
+                at: SystemTime::now(),
+            });
         }
     }
 }
@@ -153,7 +198,10 @@ impl HttpBody for TeeBody {
     type Data = Bytes;
     type Error = axum::Error;
 
-    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
         let this = &mut *self;
         let polled = Pin::new(&mut this.inner).poll_frame(cx);
         match &polled {

@@ -49,7 +49,11 @@ pub(crate) async fn guard(State(gate): State<Arc<Gate>>, request: Request, next:
     gate.sink.publish(Exchange::Request {
         id,
         method: parts.method.to_string(),
-        path: parts.uri.path_and_query().map(|p| p.as_str().to_string()).unwrap_or_else(|| parts.uri.path().to_string()),
+        path: parts
+            .uri
+            .path_and_query()
+            .map(|p| p.as_str().to_string())
+            .unwrap_or_else(|| parts.uri.path().to_string()),
         headers: redact_headers(&parts.headers),
         body: String::from_utf8_lossy(received).into_owned(),
         at: SystemTime::now(),
@@ -61,8 +65,14 @@ pub(crate) async fn guard(State(gate): State<Arc<Gate>>, request: Request, next:
                 BodyRead::Complete(b) => b,
                 _ => Bytes::new(),
             };
-            let hung_up = HangUp { sink: gate.sink.clone(), id, armed: true };
-            let response = next.run(Request::from_parts(parts, Body::from(bytes))).await;
+            let hung_up = HangUp {
+                sink: gate.sink.clone(),
+                id,
+                armed: true,
+            };
+            let response = next
+                .run(Request::from_parts(parts, Body::from(bytes)))
+                .await;
             hung_up.disarm();
             response
         }
@@ -105,7 +115,13 @@ impl Drop for HangUp {
 fn tap(response: Response, id: u64, sink: &Arc<Sink>) -> Response {
     let (parts, body) = response.into_parts();
     let headers = redact_headers(&parts.headers);
-    let body = Body::new(TeeBody::new(body, sink.clone(), id, parts.status.as_u16(), headers));
+    let body = Body::new(TeeBody::new(
+        body,
+        sink.clone(),
+        id,
+        parts.status.as_u16(),
+        headers,
+    ));
     Response::from_parts(parts, body)
 }
 
@@ -135,8 +151,14 @@ fn refuse(gate: &Gate, parts: &Parts, read: &BodyRead) -> Option<Response> {
         return Some(response);
     }
     if !authorized(&parts.headers, &gate.token) {
-        let mut response = text(StatusCode::UNAUTHORIZED, "Unauthorized: a valid Authorization: Bearer <token> header is required");
-        response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"stub-mcp\""));
+        let mut response = text(
+            StatusCode::UNAUTHORIZED,
+            "Unauthorized: a valid Authorization: Bearer <token> header is required",
+        );
+        response.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer realm=\"stub-mcp\""),
+        );
         return Some(response);
     }
     let bytes = match read {
@@ -144,10 +166,18 @@ fn refuse(gate: &Gate, parts: &Parts, read: &BodyRead) -> Option<Response> {
         BodyRead::TooLarge(_) => {
             return Some(text(
                 StatusCode::PAYLOAD_TOO_LARGE,
-                &format!("Payload Too Large: request body exceeds {} bytes", gate.body_limit),
+                &format!(
+                    "Payload Too Large: request body exceeds {} bytes",
+                    gate.body_limit
+                ),
             ));
         }
-        BodyRead::Failed(e, _) => return Some(text(StatusCode::BAD_REQUEST, &format!("Bad Request: could not read the body: {e}"))),
+        BodyRead::Failed(e, _) => {
+            return Some(text(
+                StatusCode::BAD_REQUEST,
+                &format!("Bad Request: could not read the body: {e}"),
+            ));
+        }
     };
     if parts.uri.path() != MCP_PATH {
         return None;
@@ -160,8 +190,13 @@ fn refuse(gate: &Gate, parts: &Parts, read: &BodyRead) -> Option<Response> {
                 ResponseMode::Sse => "POST, DELETE",
                 ResponseMode::Json => "POST",
             };
-            let mut response = text(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed: this server offers no standalone SSE stream");
-            response.headers_mut().insert(header::ALLOW, HeaderValue::from_static(allow));
+            let mut response = text(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "Method Not Allowed: this server offers no standalone SSE stream",
+            );
+            response
+                .headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static(allow));
             Some(response)
         }
         Method::POST => refuse_json_rpc(bytes),
@@ -172,7 +207,14 @@ fn refuse(gate: &Gate, parts: &Parts, read: &BodyRead) -> Option<Response> {
 fn refuse_json_rpc(bytes: &[u8]) -> Option<Response> {
     let value: Value = match serde_json::from_slice(bytes) {
         Ok(v) => v,
-        Err(e) => return Some(jsonrpc_error(StatusCode::BAD_REQUEST, Value::Null, -32700, format!("Parse error: {e}"))),
+        Err(e) => {
+            return Some(jsonrpc_error(
+                StatusCode::BAD_REQUEST,
+                Value::Null,
+                -32700,
+                format!("Parse error: {e}"),
+            ));
+        }
     };
     if value.is_array() {
         return Some(jsonrpc_error(
@@ -182,9 +224,18 @@ fn refuse_json_rpc(bytes: &[u8]) -> Option<Response> {
             "Invalid Request: JSON-RPC batches are not supported".to_string(),
         ));
     }
-    let id = value.get("id").filter(|id| id.is_string() || id.is_number()).cloned().unwrap_or(Value::Null);
+    let id = value
+        .get("id")
+        .filter(|id| id.is_string() || id.is_number())
+        .cloned()
+        .unwrap_or(Value::Null);
     if let Err(e) = serde_json::from_value::<rmcp::model::ClientJsonRpcMessage>(value.clone()) {
-        return Some(jsonrpc_error(StatusCode::BAD_REQUEST, id, -32600, format!("Invalid Request: {e}")));
+        return Some(jsonrpc_error(
+            StatusCode::BAD_REQUEST,
+            id,
+            -32600,
+            format!("Invalid Request: {e}"),
+        ));
     }
     if value.get("method").and_then(Value::as_str) == Some("server/discover") && !id.is_null() {
         // What a server that predates the discover lifecycle answers: the
@@ -193,7 +244,8 @@ fn refuse_json_rpc(bytes: &[u8]) -> Option<Response> {
             StatusCode::OK,
             id,
             -32601,
-            "Method not found: server/discover (this server uses the initialize lifecycle)".to_string(),
+            "Method not found: server/discover (this server uses the initialize lifecycle)"
+                .to_string(),
         ));
     }
     None
@@ -201,44 +253,71 @@ fn refuse_json_rpc(bytes: &[u8]) -> Option<Response> {
 
 fn refuse_host(headers: &HeaderMap) -> Option<Response> {
     let Some(host) = headers.get(header::HOST) else {
-        return Some(text(StatusCode::BAD_REQUEST, "Bad Request: missing Host header"));
+        return Some(text(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: missing Host header",
+        ));
     };
     let Ok(host) = host.to_str() else {
-        return Some(text(StatusCode::BAD_REQUEST, "Bad Request: Host header is not text"));
+        return Some(text(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: Host header is not text",
+        ));
     };
     match host.parse::<axum::http::uri::Authority>() {
-        Err(_) => Some(text(StatusCode::BAD_REQUEST, &format!("Bad Request: malformed Host header {host:?}"))),
+        Err(_) => Some(text(
+            StatusCode::BAD_REQUEST,
+            &format!("Bad Request: malformed Host header {host:?}"),
+        )),
         Ok(authority) if is_loopback_host(authority.host()) => None,
-        Ok(_) => Some(text(StatusCode::FORBIDDEN, &format!("Forbidden: Host {host:?} is not a loopback name"))),
+        Ok(_) => Some(text(
+            StatusCode::FORBIDDEN,
+            &format!("Forbidden: Host {host:?} is not a loopback name"),
+        )),
     }
 }
 
 fn refuse_origin(headers: &HeaderMap) -> Option<Response> {
     let origin = headers.get(header::ORIGIN)?;
-    let loopback = origin.to_str().ok().and_then(|o| o.parse::<axum::http::Uri>().ok()).is_some_and(|uri| {
-        matches!(uri.scheme_str(), Some("http" | "https")) && uri.host().is_some_and(is_loopback_host)
-    });
+    let loopback = origin
+        .to_str()
+        .ok()
+        .and_then(|o| o.parse::<axum::http::Uri>().ok())
+        .is_some_and(|uri| {
+            matches!(uri.scheme_str(), Some("http" | "https"))
+                && uri.host().is_some_and(is_loopback_host)
+        });
     (!loopback).then(|| {
         text(
             StatusCode::FORBIDDEN,
-            &format!("Forbidden: Origin {:?} is not a loopback origin", String::from_utf8_lossy(origin.as_bytes())),
+            &format!(
+                "Forbidden: Origin {:?} is not a loopback origin",
+                String::from_utf8_lossy(origin.as_bytes())
+            ),
         )
     })
 }
 
 fn is_loopback_host(host: &str) -> bool {
     let host = host.trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 fn authorized(headers: &HeaderMap, token: &str) -> bool {
-    let Some(value) = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) else {
+    let Some(value) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+    else {
         return false;
     };
     let Some((scheme, presented)) = value.trim().split_once(' ') else {
         return false;
     };
-    scheme.eq_ignore_ascii_case("bearer") && constant_time_eq(presented.trim().as_bytes(), token.as_bytes())
+    scheme.eq_ignore_ascii_case("bearer")
+        && constant_time_eq(presented.trim().as_bytes(), token.as_bytes())
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -248,7 +327,10 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 fn text(status: StatusCode, message: &str) -> Response {
     let mut response = Response::new(Body::from(message.to_string()));
     *response.status_mut() = status;
-    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
     response
 }
 
@@ -256,7 +338,10 @@ fn jsonrpc_error(status: StatusCode, id: Value, code: i64, message: String) -> R
     let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
     let mut response = Response::new(Body::from(body.to_string()));
     *response.status_mut() = status;
-    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     response
 }
 
@@ -283,7 +368,13 @@ mod tests {
     #[test]
     fn bearer_tokens_are_compared_exactly() {
         let mut headers = HeaderMap::new();
-        for (value, ok) in [("Bearer tok", true), ("bearer tok", true), ("Bearer tok2", false), ("Basic tok", false), ("tok", false)] {
+        for (value, ok) in [
+            ("Bearer tok", true),
+            ("bearer tok", true),
+            ("Bearer tok2", false),
+            ("Basic tok", false),
+            ("tok", false),
+        ] {
             headers.insert(header::AUTHORIZATION, HeaderValue::from_str(value).unwrap());
             assert_eq!(authorized(&headers, "tok"), ok, "{value}");
         }

@@ -7,9 +7,9 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, ErrorData, Implementation,
-    InitializeResult, JsonObject, ListToolsResult, MetaObject, PaginatedRequestParams, ProtocolVersion,
-    ServerCapabilities, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, ErrorData,
+    Implementation, InitializeResult, JsonObject, ListToolsResult, MetaObject,
+    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler};
@@ -39,10 +39,23 @@ pub(crate) struct Tools {
 }
 
 impl Tools {
-    pub(crate) fn new(offered: Vec<&'static ToolSpec>, screenshot_base64_len: usize, workspace: String, staged: Vec<String>) -> Self {
+    pub(crate) fn new(
+        offered: Vec<&'static ToolSpec>,
+        screenshot_base64_len: usize,
+        workspace: String,
+        staged: Vec<String>,
+    ) -> Self {
         let listed = offered.iter().map(|spec| spec.to_tool()).collect();
         let in_flight = Arc::new(AtomicUsize::new(0));
-        Tools { offered, listed, screenshot_base64_len, screenshot: OnceLock::new(), workspace, staged, in_flight }
+        Tools {
+            offered,
+            listed,
+            screenshot_base64_len,
+            screenshot: OnceLock::new(),
+            workspace,
+            staged,
+            in_flight,
+        }
     }
 
     /// Counter of tool calls whose handler has not returned yet.
@@ -51,7 +64,8 @@ impl Tools {
     }
 
     fn screenshot(&self) -> &Screenshot {
-        self.screenshot.get_or_init(|| screenshot::render(self.screenshot_base64_len))
+        self.screenshot
+            .get_or_init(|| screenshot::render(self.screenshot_base64_len))
     }
 }
 
@@ -66,7 +80,12 @@ impl UnityOps {
         UnityOps { tools }
     }
 
-    async fn dispatch(&self, name: &str, args: &JsonObject, context: &RequestContext<RoleServer>) -> Result<CallToolResult, ErrorData> {
+    async fn dispatch(
+        &self,
+        name: &str,
+        args: &JsonObject,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
         match name {
             "uap_ping" => Ok(CallToolResult::success(vec![ContentBlock::text("pong")])),
             "uap_editor_screenshot" => self.screenshot_tool(args),
@@ -77,14 +96,22 @@ impl UnityOps {
                         .iter()
                         .enumerate()
                         .map(|(i, v)| {
-                            v.as_str().map(str::to_string).ok_or_else(|| bad_arg(name, &format!("paths[{i}]"), "a string", v))
+                            v.as_str()
+                                .map(str::to_string)
+                                .ok_or_else(|| bad_arg(name, &format!("paths[{i}]"), "a string", v))
                         })
                         .collect::<Result<_, _>>()?,
-                    Some(other) => return Err(bad_arg(name, "paths", "an array of strings", other)),
+                    Some(other) => {
+                        return Err(bad_arg(name, "paths", "an array of strings", other));
+                    }
                 };
                 let outcome = staging::commit(&paths);
                 let block = vec![ContentBlock::text(outcome.text)];
-                Ok(if outcome.ok { CallToolResult::success(block) } else { CallToolResult::error(block) })
+                Ok(if outcome.ok {
+                    CallToolResult::success(block)
+                } else {
+                    CallToolResult::error(block)
+                })
             }
             "uap_fail" => Ok(CallToolResult::error(vec![ContentBlock::text(
                 "uap_fail: the editor reported a failure (this tool always fails)",
@@ -99,7 +126,11 @@ impl UnityOps {
                     None | Some(Value::Null) => 1000,
                     Some(v) => v
                         .as_u64()
-                        .or_else(|| v.as_f64().filter(|f| *f >= 0.0 && f.is_finite()).map(|f| f as u64))
+                        .or_else(|| {
+                            v.as_f64()
+                                .filter(|f| *f >= 0.0 && f.is_finite())
+                                .map(|f| f as u64)
+                        })
                         .ok_or_else(|| bad_arg(name, "ms", "a non-negative integer", v))?,
                 }
                 .min(SLOW_CAP_MS);
@@ -124,7 +155,9 @@ impl UnityOps {
                     "dirty": false,
                 });
                 let mut result = CallToolResult::structured(value);
-                result.meta = Some(meta(json!({"unity-ops/editorVersion": "6000.0.23f1", "unity-ops/stub": true})));
+                result.meta = Some(meta(
+                    json!({"unity-ops/editorVersion": "6000.0.23f1", "unity-ops/stub": true}),
+                ));
                 Ok(result)
             }
             other => Err(unknown_tool(other)),
@@ -135,7 +168,11 @@ impl UnityOps {
         const NAME: &str = "uap_editor_screenshot";
         let view = match args.get("view") {
             None | Some(Value::Null) => "scene".to_string(),
-            Some(Value::String(s)) if matches!(s.to_ascii_lowercase().as_str(), "scene" | "game") => s.to_ascii_lowercase(),
+            Some(Value::String(s))
+                if matches!(s.to_ascii_lowercase().as_str(), "scene" | "game") =>
+            {
+                s.to_ascii_lowercase()
+            }
             Some(other) => return Err(bad_arg(NAME, "view", "\"scene\" or \"game\"", other)),
         };
         let return_image = match args.get("return_image") {
@@ -165,7 +202,10 @@ fn meta(value: Value) -> MetaObject {
 }
 
 fn bad_arg(tool: &str, field: &str, expected: &str, got: &Value) -> ErrorData {
-    ErrorData::invalid_params(format!("{tool}: argument {field} must be {expected}, got {got}"), None)
+    ErrorData::invalid_params(
+        format!("{tool}: argument {field} must be {expected}, got {got}"),
+        None,
+    )
 }
 
 fn unknown_tool(name: &str) -> ErrorData {
@@ -195,7 +235,11 @@ impl ServerHandler for UnityOps {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tools.listed.iter().find(|tool| tool.name == name).cloned()
+        self.tools
+            .listed
+            .iter()
+            .find(|tool| tool.name == name)
+            .cloned()
     }
 
     async fn call_tool(

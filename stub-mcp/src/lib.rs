@@ -36,7 +36,9 @@ mod server;
 pub mod staging;
 
 pub use catalogue::{Hints, ToolSpec, catalogue};
-pub use config::{Config, DEFAULT_BODY_LIMIT, DEFAULT_SCREENSHOT_BASE64_LEN, DEFAULT_WORKSPACE, ResponseMode};
+pub use config::{
+    Config, DEFAULT_BODY_LIMIT, DEFAULT_SCREENSHOT_BASE64_LEN, DEFAULT_WORKSPACE, ResponseMode,
+};
 pub use exchange::{Exchange, REDACTED};
 pub use gate::{CLIENT_CLOSED, MCP_PATH};
 pub use handler::{NEWEST_PROTOCOL, SLOW_CAP_MS};

@@ -59,7 +59,9 @@ async fn main() -> Result<()> {
         workspace: args.workspace,
         staged: Vec::new(),
     };
-    let mut running = stub_mcp::serve(config).await.context("starting the server")?;
+    let mut running = stub_mcp::serve(config)
+        .await
+        .context("starting the server")?;
 
     let logger = match &args.log {
         Some(path) => {
@@ -68,7 +70,9 @@ async fn main() -> Result<()> {
                 .append(true)
                 .open(path)
                 .with_context(|| format!("opening the exchange log {}", path.display()))?;
-            let mut events = running.take_events().context("event receiver already taken")?;
+            let mut events = running
+                .take_events()
+                .context("event receiver already taken")?;
             let path = path.clone();
             Some(tokio::spawn(async move {
                 let mut out = std::io::LineWriter::new(file);

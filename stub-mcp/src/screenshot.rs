@@ -35,9 +35,18 @@ pub fn render(target_base64_len: usize) -> Screenshot {
     let b64_per_row = row as f64 * 4.0 / 3.0;
     let delta = (target_base64_len as f64 - encoded_len(first.len()) as f64) / b64_per_row;
     let height2 = ((height as f64 + delta.round()).max(1.0)) as u32;
-    let png = if height2 == height { first } else { encode(width, height2) };
+    let png = if height2 == height {
+        first
+    } else {
+        encode(width, height2)
+    };
     let base64 = STANDARD.encode(&png);
-    Screenshot { width, height: height2, png, base64 }
+    Screenshot {
+        width,
+        height: height2,
+        png,
+        base64,
+    }
 }
 
 fn encoded_len(bytes: usize) -> usize {
@@ -88,7 +97,13 @@ mod tests {
             let shot = render(target);
             let row_b64 = (1 + 3 * shot.width as usize) * 4 / 3 + 4;
             let diff = shot.base64.len().abs_diff(target);
-            assert!(diff <= row_b64, "target {target}: got {} ({}x{})", shot.base64.len(), shot.width, shot.height);
+            assert!(
+                diff <= row_b64,
+                "target {target}: got {} ({}x{})",
+                shot.base64.len(),
+                shot.width,
+                shot.height
+            );
             assert_eq!(decode(&shot.png), (shot.width, shot.height));
         }
     }

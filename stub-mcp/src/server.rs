@@ -34,7 +34,10 @@ pub enum Error {
     #[error("the body limit must be at least 1 byte")]
     ZeroBodyLimit,
     #[error("cannot bind {addr}: {source}")]
-    Bind { addr: SocketAddr, source: std::io::Error },
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
 }
 
 /// A server that is accepting connections.
@@ -77,7 +80,9 @@ impl Running {
     pub async fn shutdown(mut self) {
         self.cancel.cancel();
         if let Some(mut task) = self.task.take()
-            && tokio::time::timeout(SHUTDOWN_GRACE, &mut task).await.is_err()
+            && tokio::time::timeout(SHUTDOWN_GRACE, &mut task)
+                .await
+                .is_err()
         {
             task.abort();
             let _ = task.await;
@@ -109,13 +114,24 @@ pub async fn serve(config: Config) -> Result<Running, Error> {
 
     let listener = tokio::net::TcpListener::bind(config.addr)
         .await
-        .map_err(|source| Error::Bind { addr: config.addr, source })?;
-    let addr = listener.local_addr().map_err(|source| Error::Bind { addr: config.addr, source })?;
+        .map_err(|source| Error::Bind {
+            addr: config.addr,
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(|source| Error::Bind {
+        addr: config.addr,
+        source,
+    })?;
 
     let cancel = CancellationToken::new();
     let (tx, rx) = unbounded_channel();
     let sink = Arc::new(Sink::new(tx));
-    let tools = Arc::new(Tools::new(offered, config.screenshot_base64_len, config.workspace, config.staged));
+    let tools = Arc::new(Tools::new(
+        offered,
+        config.screenshot_base64_len,
+        config.workspace,
+        config.staged,
+    ));
     let in_flight = tools.in_flight();
 
     let rmcp_config = StreamableHttpServerConfig::default()
@@ -142,14 +158,21 @@ pub async fn serve(config: Config) -> Result<Running, Error> {
         Arc::new(sessions),
         rmcp_config,
     );
-    let gate = Arc::new(Gate { token: token.clone(), body_limit: config.body_limit, mode: config.mode, sink });
+    let gate = Arc::new(Gate {
+        token: token.clone(),
+        body_limit: config.body_limit,
+        mode: config.mode,
+        sink,
+    });
     let app = Router::new()
         .route_service(MCP_PATH, service)
         .layer(axum::middleware::from_fn_with_state(gate, gate::guard));
 
     let shutdown = cancel.clone();
     let task = tokio::spawn(async move {
-        let served = axum::serve(listener, app).with_graceful_shutdown(shutdown.cancelled_owned()).await;
+        let served = axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown.cancelled_owned())
+            .await;
         if let Err(e) = served {
             eprintln!("stub-mcp: server stopped with an error: {e}");
         }
@@ -175,7 +198,11 @@ fn offered_tools(names: Option<&[String]>) -> Result<Vec<&'static ToolSpec>, Err
         .map(|name| {
             catalogue::find(name).ok_or_else(|| Error::UnknownTool {
                 name: name.clone(),
-                known: catalogue::catalogue().iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
+                known: catalogue::catalogue()
+                    .iter()
+                    .map(|s| s.name)
+                    .collect::<Vec<_>>()
+                    .join(", "),
             })
         })
         .collect()

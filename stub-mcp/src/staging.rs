@@ -23,7 +23,10 @@ pub struct CommitOutcome {
 /// Apply the rule to `paths`.
 pub fn commit(paths: &[String]) -> CommitOutcome {
     if paths.is_empty() {
-        return CommitOutcome { ok: true, text: "Nothing staged under UapStaging/; nothing to commit.".to_string() };
+        return CommitOutcome {
+            ok: true,
+            text: "Nothing staged under UapStaging/; nothing to commit.".to_string(),
+        };
     }
     let mut errors = Vec::new();
     let mut moves = Vec::new();
@@ -33,9 +36,13 @@ pub fn commit(paths: &[String]) -> CommitOutcome {
         let lower = path.to_ascii_lowercase();
         let file_name = path.rsplit('/').next().unwrap_or("");
         if !lower.starts_with("uapstaging/") || path.split('/').any(|seg| seg == "..") {
-            errors.push(format!("{path}: error UAP0001: not under UapStaging/; stage scripts there first"));
+            errors.push(format!(
+                "{path}: error UAP0001: not under UapStaging/; stage scripts there first"
+            ));
         } else if !(lower.ends_with(".cs") || lower.ends_with(".asmdef")) {
-            errors.push(format!("{path}: error UAP0001: only .cs and .asmdef files are committed"));
+            errors.push(format!(
+                "{path}: error UAP0001: only .cs and .asmdef files are committed"
+            ));
         } else if file_name.contains("Broken") {
             errors.push(format!("{path}(3,17): error CS1002: ; expected"));
             errors.push(format!("{path}(5,9): error CS0103: The name 'Undefined' does not exist in the current context"));
@@ -44,14 +51,20 @@ pub fn commit(paths: &[String]) -> CommitOutcome {
         }
     }
     if errors.is_empty() {
-        let mut text = format!("Compiled {} staged file(s) and moved them into Assets/:", moves.len());
+        let mut text = format!(
+            "Compiled {} staged file(s) and moved them into Assets/:",
+            moves.len()
+        );
         for line in &moves {
             text.push('\n');
             text.push_str(line);
         }
         CommitOutcome { ok: true, text }
     } else {
-        let mut text = format!("Compilation failed with {} error(s); nothing was moved into Assets/.", errors.len());
+        let mut text = format!(
+            "Compilation failed with {} error(s); nothing was moved into Assets/.",
+            errors.len()
+        );
         for line in &errors {
             text.push('\n');
             text.push_str(line);
@@ -73,13 +86,37 @@ mod tests {
         // (paths, ok, a line the text must contain)
         let cases: &[(&[&str], bool, &str)] = &[
             (&[], true, "Nothing staged"),
-            (&["UapStaging/Editor/Foo.cs"], true, "UapStaging/Editor/Foo.cs -> Assets/Editor/Foo.cs"),
-            (&["UapStaging\\Editor\\Tool.asmdef"], true, "UapStaging/Editor/Tool.asmdef -> Assets/Editor/Tool.asmdef"),
-            (&["UapStaging/Editor/BrokenTool.cs"], false, "UapStaging/Editor/BrokenTool.cs(3,17): error CS1002: ; expected"),
-            (&["Assets/Editor/Foo.cs"], false, "Assets/Editor/Foo.cs: error UAP0001: not under UapStaging/"),
-            (&["UapStaging/../Assets/Foo.cs"], false, "error UAP0001: not under UapStaging/"),
+            (
+                &["UapStaging/Editor/Foo.cs"],
+                true,
+                "UapStaging/Editor/Foo.cs -> Assets/Editor/Foo.cs",
+            ),
+            (
+                &["UapStaging\\Editor\\Tool.asmdef"],
+                true,
+                "UapStaging/Editor/Tool.asmdef -> Assets/Editor/Tool.asmdef",
+            ),
+            (
+                &["UapStaging/Editor/BrokenTool.cs"],
+                false,
+                "UapStaging/Editor/BrokenTool.cs(3,17): error CS1002: ; expected",
+            ),
+            (
+                &["Assets/Editor/Foo.cs"],
+                false,
+                "Assets/Editor/Foo.cs: error UAP0001: not under UapStaging/",
+            ),
+            (
+                &["UapStaging/../Assets/Foo.cs"],
+                false,
+                "error UAP0001: not under UapStaging/",
+            ),
             (&["UapStaging/readme.txt"], false, "only .cs and .asmdef"),
-            (&["UapStaging/A.cs", "UapStaging/BrokenB.cs"], false, "Compilation failed with 2 error(s)"),
+            (
+                &["UapStaging/A.cs", "UapStaging/BrokenB.cs"],
+                false,
+                "Compilation failed with 2 error(s)",
+            ),
         ];
         for (paths, ok, needle) in cases {
             let out = run(paths);

@@ -38,8 +38,11 @@ fn launch(extra: &[&str]) -> Stub {
         let _ = BufReader::new(stdout).read_line(&mut line);
         let _ = tx.send(line);
     });
-    let line = rx.recv_timeout(Duration::from_secs(20)).expect("the url line in time");
-    let hello: Value = serde_json::from_str(line.trim()).unwrap_or_else(|e| panic!("not one JSON line ({e}): {line:?}"));
+    let line = rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the url line in time");
+    let hello: Value = serde_json::from_str(line.trim())
+        .unwrap_or_else(|e| panic!("not one JSON line ({e}): {line:?}"));
     Stub {
         child,
         url: hello["url"].as_str().expect("url").to_string(),
@@ -72,23 +75,46 @@ async fn initialize(url: &str, token: &str) -> reqwest::StatusCode {
 }
 
 fn temp_log(name: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
-    std::env::temp_dir().join(format!("stub-mcp-{name}-{}-{nanos}.jsonl", std::process::id()))
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    std::env::temp_dir().join(format!(
+        "stub-mcp-{name}-{}-{nanos}.jsonl",
+        std::process::id()
+    ))
 }
 
 #[tokio::test]
 async fn prints_url_and_token_logs_exchanges_and_stops_when_stdin_closes() {
     let log = temp_log("stdin");
-    let mut stub = launch(&["--token", "tok123", "--mode", "json", "--log", log.to_str().unwrap()]);
+    let mut stub = launch(&[
+        "--token",
+        "tok123",
+        "--mode",
+        "json",
+        "--log",
+        log.to_str().unwrap(),
+    ]);
     assert_eq!(stub.token, "tok123");
-    assert!(stub.url.starts_with("http://127.0.0.1:") && stub.url.ends_with("/mcp"), "{}", stub.url);
-    assert_eq!(initialize(&stub.url, &stub.token).await, reqwest::StatusCode::OK);
+    assert!(
+        stub.url.starts_with("http://127.0.0.1:") && stub.url.ends_with("/mcp"),
+        "{}",
+        stub.url
+    );
+    assert_eq!(
+        initialize(&stub.url, &stub.token).await,
+        reqwest::StatusCode::OK
+    );
     drop(stub.child.stdin.take());
     let status = wait_exit(&mut stub);
     assert!(status.success(), "{status:?}");
     let text = std::fs::read_to_string(&log).expect("the log exists");
     let _ = std::fs::remove_file(&log);
-    let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).expect("a JSON line")).collect();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
     assert_eq!(lines.len(), 2, "{text}");
     assert_eq!(lines[0]["type"], "request");
     assert_eq!(lines[1]["type"], "response");
@@ -100,8 +126,14 @@ async fn prints_url_and_token_logs_exchanges_and_stops_when_stdin_closes() {
 async fn stops_cleanly_on_sigterm() {
     let mut stub = launch(&["--mode", "sse"]);
     assert!(stub.token.len() >= 32, "a random token");
-    assert_eq!(initialize(&stub.url, &stub.token).await, reqwest::StatusCode::OK);
-    let killed = Command::new("kill").args(["-TERM", &stub.child.id().to_string()]).status().unwrap();
+    assert_eq!(
+        initialize(&stub.url, &stub.token).await,
+        reqwest::StatusCode::OK
+    );
+    let killed = Command::new("kill")
+        .args(["-TERM", &stub.child.id().to_string()])
+        .status()
+        .unwrap();
     assert!(killed.success());
     let status = wait_exit(&mut stub);
     assert!(status.success(), "{status:?}");

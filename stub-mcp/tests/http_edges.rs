@@ -12,13 +12,21 @@ const MODES: [ResponseMode; 2] = [ResponseMode::Json, ResponseMode::Sse];
 const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
 
 async fn start(mode: ResponseMode) -> Running {
-    stub_mcp::serve(Config { mode, token: Some("secret-token".into()), body_limit: 4096, ..Config::default() })
-        .await
-        .expect("server starts")
+    stub_mcp::serve(Config {
+        mode,
+        token: Some("secret-token".into()),
+        body_limit: 4096,
+        ..Config::default()
+    })
+    .await
+    .expect("server starts")
 }
 
 fn http() -> reqwest::Client {
-    reqwest::Client::builder().timeout(Duration::from_secs(20)).build().unwrap()
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(20))
+        .build()
+        .unwrap()
 }
 
 fn post(server: &Running, body: impl Into<reqwest::Body>) -> reqwest::RequestBuilder {
@@ -32,14 +40,20 @@ fn post(server: &Running, body: impl Into<reqwest::Body>) -> reqwest::RequestBui
 
 /// The JSON-RPC message in a body that is either JSON or SSE text.
 fn message(body: &str) -> Value {
-    let json = body.lines().find_map(|l| l.strip_prefix("data: ")).unwrap_or(body);
+    let json = body
+        .lines()
+        .find_map(|l| l.strip_prefix("data: "))
+        .unwrap_or(body);
     serde_json::from_str(json).unwrap_or_else(|e| panic!("not JSON-RPC ({e}): {body}"))
 }
 
 async fn session(server: &Running) -> Option<String> {
     let response = post(server, INIT).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
-    let sid = response.headers().get("mcp-session-id").map(|v| v.to_str().unwrap().to_string());
+    let sid = response
+        .headers()
+        .get("mcp-session-id")
+        .map(|v| v.to_str().unwrap().to_string());
     let body = response.text().await.unwrap();
     assert_eq!(message(&body)["result"]["serverInfo"]["name"], "unity-ops");
     sid
@@ -51,18 +65,51 @@ async fn requests_without_the_right_bearer_token_get_401_on_every_method_and_pat
         let server = start(mode).await;
         let base = server.url().trim_end_matches("/mcp").to_string();
         let cases: Vec<(&str, reqwest::RequestBuilder)> = vec![
-            ("no token", http().post(server.url()).header("content-type", "application/json").body(INIT)),
-            ("wrong token", http().post(server.url()).bearer_auth("secret-tokeN").body(INIT)),
-            ("token prefix", http().post(server.url()).bearer_auth("secret").body(INIT)),
-            ("basic scheme", http().post(server.url()).basic_auth("u", Some("secret-token")).body(INIT)),
+            (
+                "no token",
+                http()
+                    .post(server.url())
+                    .header("content-type", "application/json")
+                    .body(INIT),
+            ),
+            (
+                "wrong token",
+                http()
+                    .post(server.url())
+                    .bearer_auth("secret-tokeN")
+                    .body(INIT),
+            ),
+            (
+                "token prefix",
+                http().post(server.url()).bearer_auth("secret").body(INIT),
+            ),
+            (
+                "basic scheme",
+                http()
+                    .post(server.url())
+                    .basic_auth("u", Some("secret-token"))
+                    .body(INIT),
+            ),
             ("GET without token", http().get(server.url())),
             ("DELETE without token", http().delete(server.url())),
-            ("other path without token", http().get(format!("{base}/.well-known/oauth-protected-resource"))),
+            (
+                "other path without token",
+                http().get(format!("{base}/.well-known/oauth-protected-resource")),
+            ),
         ];
         for (what, request) in cases {
             let response = request.send().await.unwrap();
-            assert_eq!(response.status(), StatusCode::UNAUTHORIZED, "{mode:?} {what}");
-            assert!(response.headers().get("www-authenticate").is_some_and(|v| v.to_str().unwrap().starts_with("Bearer")));
+            assert_eq!(
+                response.status(),
+                StatusCode::UNAUTHORIZED,
+                "{mode:?} {what}"
+            );
+            assert!(
+                response
+                    .headers()
+                    .get("www-authenticate")
+                    .is_some_and(|v| v.to_str().unwrap().starts_with("Bearer"))
+            );
         }
         server.shutdown().await;
     }
@@ -72,10 +119,16 @@ async fn requests_without_the_right_bearer_token_get_401_on_every_method_and_pat
 async fn a_body_over_the_limit_gets_413() {
     for mode in MODES {
         let server = start(mode).await;
-        let big = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"pad":"{}"}}}}"#, "x".repeat(5000));
+        let big = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"pad":"{}"}}}}"#,
+            "x".repeat(5000)
+        );
         let response = post(&server, big).send().await.unwrap();
         assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE, "{mode:?}");
-        assert!(response.text().await.unwrap().contains("4096"), "the message names the limit");
+        assert!(
+            response.text().await.unwrap().contains("4096"),
+            "the message names the limit"
+        );
         server.shutdown().await;
     }
 }
@@ -86,22 +139,38 @@ async fn malformed_or_non_jsonrpc_bodies_get_jsonrpc_errors() {
     let cases: &[(&str, i64, Value)] = &[
         ("{not json", -32700, Value::Null),
         ("", -32700, Value::Null),
-        (r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, -32600, Value::Null),
+        (
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+            -32600,
+            Value::Null,
+        ),
         (r#"{"hello":"world"}"#, -32600, Value::Null),
         (r#"{"jsonrpc":"2.0","id":9}"#, -32600, json!(9)),
-        (r#"{"jsonrpc":"1.0","id":"a","method":"ping"}"#, -32600, json!("a")),
+        (
+            r#"{"jsonrpc":"1.0","id":"a","method":"ping"}"#,
+            -32600,
+            json!("a"),
+        ),
     ];
     for mode in MODES {
         let server = start(mode).await;
         for (body, code, id) in cases {
             let response = post(&server, *body).send().await.unwrap();
-            assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{mode:?} {body}");
+            assert_eq!(
+                response.status(),
+                StatusCode::BAD_REQUEST,
+                "{mode:?} {body}"
+            );
             assert_eq!(response.headers()["content-type"], "application/json");
             let value: Value = response.json().await.unwrap();
             assert_eq!(value["jsonrpc"], "2.0");
             assert_eq!(value["error"]["code"], *code, "{mode:?} {body}: {value}");
             assert_eq!(value["id"], *id, "{mode:?} {body}");
-            assert!(value["error"]["message"].as_str().is_some_and(|m| !m.is_empty()));
+            assert!(
+                value["error"]["message"]
+                    .as_str()
+                    .is_some_and(|m| !m.is_empty())
+            );
         }
         server.shutdown().await;
     }
@@ -117,8 +186,14 @@ async fn unknown_tools_and_methods_get_jsonrpc_errors_not_http_failures() {
             None => b,
         };
         let cases = [
-            (r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"uap_nope","arguments":{}}}"#, -32602),
-            (r#"{"jsonrpc":"2.0","id":3,"method":"vendor/unknownMethod","params":{}}"#, -32601),
+            (
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"uap_nope","arguments":{}}}"#,
+                -32602,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":3,"method":"vendor/unknownMethod","params":{}}"#,
+                -32601,
+            ),
         ];
         for (body, code) in cases {
             let response = with_session(post(&server, body)).send().await.unwrap();
@@ -134,26 +209,63 @@ async fn get_is_405_notifications_are_202_and_delete_ends_a_session() {
     for mode in MODES {
         let server = start(mode).await;
         let sid = session(&server).await;
-        assert_eq!(sid.is_some(), mode == ResponseMode::Sse, "{mode:?}: sessions only in SSE mode");
+        assert_eq!(
+            sid.is_some(),
+            mode == ResponseMode::Sse,
+            "{mode:?}: sessions only in SSE mode"
+        );
         let with_session = |b: reqwest::RequestBuilder| match &sid {
             Some(s) => b.header("mcp-session-id", s),
             None => b,
         };
 
-        let get = with_session(http().get(server.url()).header("accept", "text/event-stream").bearer_auth(server.token()));
+        let get = with_session(
+            http()
+                .get(server.url())
+                .header("accept", "text/event-stream")
+                .bearer_auth(server.token()),
+        );
         let response = get.send().await.unwrap();
-        assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED, "{mode:?}");
+        assert_eq!(
+            response.status(),
+            StatusCode::METHOD_NOT_ALLOWED,
+            "{mode:?}"
+        );
         assert!(response.headers().contains_key("allow"));
 
-        let note = with_session(post(&server, r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#));
-        assert_eq!(note.send().await.unwrap().status(), StatusCode::ACCEPTED, "{mode:?}");
+        let note = with_session(post(
+            &server,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        ));
+        assert_eq!(
+            note.send().await.unwrap().status(),
+            StatusCode::ACCEPTED,
+            "{mode:?}"
+        );
 
-        let delete = with_session(http().delete(server.url()).bearer_auth(server.token())).send().await.unwrap();
+        let delete = with_session(http().delete(server.url()).bearer_auth(server.token()))
+            .send()
+            .await
+            .unwrap();
         match mode {
             ResponseMode::Sse => {
-                assert!(delete.status().is_success(), "{mode:?}: {}", delete.status());
-                let after = with_session(post(&server, r#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#)).send().await.unwrap();
-                assert_eq!(after.status(), StatusCode::NOT_FOUND, "a deleted session is gone");
+                assert!(
+                    delete.status().is_success(),
+                    "{mode:?}: {}",
+                    delete.status()
+                );
+                let after = with_session(post(
+                    &server,
+                    r#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#,
+                ))
+                .send()
+                .await
+                .unwrap();
+                assert_eq!(
+                    after.status(),
+                    StatusCode::NOT_FOUND,
+                    "a deleted session is gone"
+                );
             }
             ResponseMode::Json => assert_eq!(delete.status(), StatusCode::METHOD_NOT_ALLOWED),
         }
@@ -174,7 +286,11 @@ async fn non_loopback_host_or_origin_is_forbidden() {
         ("host", "localhost:1234", StatusCode::OK),
     ];
     for (header, value, status) in cases {
-        let response = post(&server, INIT).header(header, value).send().await.unwrap();
+        let response = post(&server, INIT)
+            .header(header, value)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(response.status(), status, "{header}: {value}");
     }
     server.shutdown().await;
@@ -184,20 +300,42 @@ async fn non_loopback_host_or_origin_is_forbidden() {
 async fn binding_a_non_loopback_address_is_refused_with_a_clear_error() {
     for addr in ["0.0.0.0:0", "192.0.2.1:0", "[::]:0"] {
         let addr: SocketAddr = addr.parse().unwrap();
-        let err = stub_mcp::serve(Config { addr, ..Config::default() }).await.expect_err("must refuse");
-        assert!(matches!(err, stub_mcp::Error::NotLoopback(a) if a == addr), "{err:?}");
+        let err = stub_mcp::serve(Config {
+            addr,
+            ..Config::default()
+        })
+        .await
+        .expect_err("must refuse");
+        assert!(
+            matches!(err, stub_mcp::Error::NotLoopback(a) if a == addr),
+            "{err:?}"
+        );
         let text = err.to_string();
-        assert!(text.contains(&addr.to_string()) && text.contains("loopback"), "{text}");
+        assert!(
+            text.contains(&addr.to_string()) && text.contains("loopback"),
+            "{text}"
+        );
     }
 }
 
 #[tokio::test]
 async fn bad_configs_are_refused_with_what_was_wrong() {
-    let unknown = stub_mcp::serve(Config { tools: Some(vec!["uap_ping".into(), "uap_bogus".into()]), ..Config::default() })
-        .await
-        .expect_err("unknown tool");
-    assert!(unknown.to_string().contains("uap_bogus") && unknown.to_string().contains("uap_ping"), "{unknown}");
-    let token = stub_mcp::serve(Config { token: Some("has space".into()), ..Config::default() }).await.expect_err("bad token");
+    let unknown = stub_mcp::serve(Config {
+        tools: Some(vec!["uap_ping".into(), "uap_bogus".into()]),
+        ..Config::default()
+    })
+    .await
+    .expect_err("unknown tool");
+    assert!(
+        unknown.to_string().contains("uap_bogus") && unknown.to_string().contains("uap_ping"),
+        "{unknown}"
+    );
+    let token = stub_mcp::serve(Config {
+        token: Some("has space".into()),
+        ..Config::default()
+    })
+    .await
+    .expect_err("bad token");
     assert!(token.to_string().contains("token"), "{token}");
 }
 
@@ -207,7 +345,11 @@ async fn a_random_token_is_drawn_when_none_is_given() {
     let b = stub_mcp::serve(Config::default()).await.unwrap();
     assert!(a.token().len() >= 32);
     assert_ne!(a.token(), b.token());
-    assert!(a.url().starts_with("http://127.0.0.1:") && a.url().ends_with("/mcp"), "{}", a.url());
+    assert!(
+        a.url().starts_with("http://127.0.0.1:") && a.url().ends_with("/mcp"),
+        "{}",
+        a.url()
+    );
     a.shutdown().await;
     b.shutdown().await;
 }
@@ -230,14 +372,20 @@ async fn a_client_hanging_up_on_uap_slow_stops_it_and_is_recorded_as_499() {
     assert!(result.is_err(), "the client gave up first");
     let deadline = Instant::now() + Duration::from_secs(10);
     let status = loop {
-        let event = tokio::time::timeout_at(deadline.into(), events.recv()).await.expect("an event in time").unwrap();
+        let event = tokio::time::timeout_at(deadline.into(), events.recv())
+            .await
+            .expect("an event in time")
+            .unwrap();
         if let Exchange::Response { status, .. } = event {
             break status;
         }
     };
     assert_eq!(status, stub_mcp::CLIENT_CLOSED);
     while server.tool_calls_in_flight() > 0 {
-        assert!(Instant::now() < deadline, "uap_slow kept running after the hang-up");
+        assert!(
+            Instant::now() < deadline,
+            "uap_slow kept running after the hang-up"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(started.elapsed() < Duration::from_secs(10));
@@ -248,12 +396,24 @@ async fn a_client_hanging_up_on_uap_slow_stops_it_and_is_recorded_as_499() {
 async fn events_end_after_shutdown_and_capture_bodies_byte_for_byte() {
     let mut server = start(ResponseMode::Json).await;
     let mut events = server.take_events().unwrap();
-    assert!(server.take_events().is_none(), "the receiver is handed out once");
+    assert!(
+        server.take_events().is_none(),
+        "the receiver is handed out once"
+    );
     let sent = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}, "extra": "kept as sent"}"#;
-    let received = post(&server, sent).send().await.unwrap().text().await.unwrap();
+    let received = post(&server, sent)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     server.shutdown().await;
     let mut all = Vec::new();
-    while let Some(e) = tokio::time::timeout(Duration::from_secs(5), events.recv()).await.expect("channel closes in time") {
+    while let Some(e) = tokio::time::timeout(Duration::from_secs(5), events.recv())
+        .await
+        .expect("channel closes in time")
+    {
         all.push(e);
     }
     assert_eq!(all.len(), 2);
