@@ -1,1 +1,184 @@
-fn main() {}
+//! Throughput of the core's agent -> panel translation against a plain
+//! serde_json parse + serialise of the same frames (the least any translator
+//! must do). Two workloads: a codex-acp style `tool_call_update` whose MCP
+//! result carries a base64 image of 1, 2, 4 and 8 MiB (the size cap), and a
+//! long stream of `agent_message_chunk` text frames.
+//!
+//! Linear in frame size means MB/s stays flat as the image grows; the bridge
+//! is meant to stay within 3x of the baseline. Besides criterion's own
+//! report, a table of MB/s and the bridge/baseline time ratio is printed at
+//! the end (only when run with `cargo bench`).
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use acp_bridge::{Bridge, CounterIds, LaunchSpec};
+use base64::Engine;
+use criterion::{BatchSize, Criterion, Throughput};
+use serde_json::{Value, json};
+
+const MIB: usize = 1024 * 1024;
+const IMAGE_SIZES: &[usize] = &[MIB, 2 * MIB, 4 * MIB, 8 * MIB];
+const TEXT_CHUNKS: usize = 20_000;
+
+/// A bridge with a session open and a prompt running, and the tool call the
+/// update refers to already announced.
+fn bridge_in_turn() -> Bridge {
+    let t = Duration::ZERO;
+    let mut b = Bridge::new(LaunchSpec { cwd: "/work".into(), ..LaunchSpec::default() }, Box::new(CounterIds::default()));
+    let out = b.on_panel_line(r#"{"type":"control_request","request_id":"r1","request":{"subtype":"initialize"}}"#, t);
+    let init_id = request_id(&out.to_agent, "initialize");
+    let out = b.on_agent_line(
+        &json!({"jsonrpc":"2.0","id":init_id,"result":{"protocolVersion":1,"agentCapabilities":{
+            "promptCapabilities":{"image":true},"mcpCapabilities":{"http":true}},"authMethods":[]}})
+        .to_string(),
+        t,
+    );
+    let new_id = request_id(&out.to_agent, "session/new");
+    b.on_agent_line(&json!({"jsonrpc":"2.0","id":new_id,"result":{"sessionId":"s1"}}).to_string(), t);
+    let out = b.on_panel_line(
+        r#"{"type":"user","message":{"role":"user","content":"take a screenshot"},"parent_tool_use_id":null,"session_id":"s1"}"#,
+        t,
+    );
+    request_id(&out.to_agent, "session/prompt");
+    b.on_agent_line(
+        &update(json!({"sessionUpdate":"tool_call","toolCallId":"call-1","title":"mcp.unity-ops.uap_editor_screenshot",
+            "kind":"execute","status":"in_progress",
+            "rawInput":{"server":"unity-ops","tool":"uap_editor_screenshot","arguments":{}}})),
+        t,
+    );
+    b
+}
+
+fn request_id(lines: &[String], method: &str) -> Value {
+    lines
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["method"] == method)
+        .map(|v| v["id"].clone())
+        .unwrap_or_else(|| panic!("the bridge did not send {method}; it sent {lines:?}"))
+}
+
+fn update(u: Value) -> String {
+    json!({"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":u}}).to_string()
+}
+
+/// codex-acp's shape: no `content`, the MCP CallToolResult in `rawOutput`.
+fn image_update(base64_len: usize) -> String {
+    let raw = vec![0x5au8; base64_len / 4 * 3];
+    let data = base64::engine::general_purpose::STANDARD.encode(raw);
+    assert_eq!(data.len(), base64_len);
+    update(json!({"sessionUpdate":"tool_call_update","toolCallId":"call-1","status":"completed",
+        "rawOutput":{"result":{"content":[
+            {"type":"text","text":"Screenshot of the Game view, 1920x1080."},
+            {"type":"image","mimeType":"image/png","data":data}],
+            "structuredContent":null,"_meta":null},"error":null}}))
+}
+
+fn text_stream() -> Vec<String> {
+    (0..TEXT_CHUNKS)
+        .map(|i| {
+            update(json!({"sessionUpdate":"agent_message_chunk","content":{"type":"text",
+                "text":format!("chunk {i}: the quick brown fox jumps over the lazy dog, \"quoted\" and \\ escaped. ")}}))
+        })
+        .collect()
+}
+
+/// The baseline: what a translator must at least do with each frame.
+fn serde_round_trip(frames: &[String]) -> usize {
+    let mut n = 0;
+    for f in frames {
+        let v: Value = serde_json::from_str(f).unwrap();
+        n += serde_json::to_string(&v).unwrap().len();
+    }
+    n
+}
+
+fn translate(bridge: &mut Bridge, frames: &[String]) -> usize {
+    let mut n = 0;
+    for f in frames {
+        let out = bridge.on_agent_line(f, Duration::ZERO);
+        n += out.to_panel.iter().map(String::len).sum::<usize>();
+    }
+    n
+}
+
+fn bytes(frames: &[String]) -> u64 {
+    frames.iter().map(|f| f.len() as u64).sum()
+}
+
+fn bench(c: &mut Criterion, workloads: &[(String, Vec<String>)]) {
+    for (name, frames) in workloads {
+        let mut group = c.benchmark_group(name.as_str());
+        group.throughput(Throughput::Bytes(bytes(frames)));
+        group.sample_size(10);
+        group.bench_function("bridge", |b| {
+            b.iter_batched(bridge_in_turn, |mut br| black_box(translate(&mut br, frames)), BatchSize::PerIteration)
+        });
+        group.bench_function("serde_json", |b| b.iter(|| black_box(serde_round_trip(frames))));
+        group.finish();
+    }
+}
+
+/// Median wall time of `f` (setup excluded) over at least 9 runs and about a
+/// second of measuring, so small workloads get enough samples.
+fn median<S>(mut setup: impl FnMut() -> S, mut f: impl FnMut(S)) -> Duration {
+    let mut times = Vec::new();
+    let budget = Instant::now();
+    while times.len() < 9 || (budget.elapsed() < Duration::from_secs(1) && times.len() < 1000) {
+        let s = setup();
+        let start = Instant::now();
+        f(s);
+        times.push(start.elapsed());
+    }
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn ratio_table(workloads: &[(String, Vec<String>)]) {
+    println!("\n{:<24} {:>10} {:>14} {:>14} {:>8}", "workload", "MiB", "bridge MB/s", "serde MB/s", "ratio");
+    for (name, frames) in workloads {
+        let size = bytes(frames) as f64;
+        let bridge = median(bridge_in_turn, |mut b| {
+            black_box(translate(&mut b, frames));
+        });
+        let serde = median(|| (), |_| {
+            black_box(serde_round_trip(frames));
+        });
+        let mbps = |d: Duration| size / d.as_secs_f64() / 1e6;
+        println!(
+            "{:<24} {:>10.2} {:>14.1} {:>14.1} {:>7.2}x",
+            name,
+            size / MIB as f64,
+            mbps(bridge),
+            mbps(serde),
+            bridge.as_secs_f64() / serde.as_secs_f64()
+        );
+    }
+    println!("(ratio = bridge time / serde_json parse+serialise time for the same frames; target <= 3x)");
+}
+
+fn main() {
+    let mut workloads: Vec<(String, Vec<String>)> = IMAGE_SIZES
+        .iter()
+        .map(|&s| (format!("image_update_{}MiB", s / MIB), vec![image_update(s)]))
+        .collect();
+    workloads.push((format!("text_stream_{TEXT_CHUNKS}_chunks"), text_stream()));
+
+    // Sanity: the bridge really translates these frames (a tool_result with
+    // the image as a block, and text deltas), so the numbers mean something.
+    let mut b = bridge_in_turn();
+    let out = b.on_agent_line(&workloads[0].1[0], Duration::ZERO);
+    assert!(
+        out.to_panel.iter().any(|l| l.contains("tool_result") && l.contains(r#""type":"image""#)),
+        "the image update was not translated into a tool_result with an image block: {:?}",
+        out.to_panel.iter().map(|l| &l[..l.len().min(300)]).collect::<Vec<_>>()
+    );
+
+    let mut c = Criterion::default().configure_from_args();
+    bench(&mut c, &workloads);
+    c.final_summary();
+    if std::env::args().any(|a| a == "--bench") {
+        ratio_table(&workloads);
+    }
+}

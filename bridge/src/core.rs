@@ -14,7 +14,7 @@ use crate::client::{self, ModeChange, ModelChange, PermissionIntent, PromptImage
 use crate::permission::{PanelAnswer, PendingPermission};
 use crate::stream_json::{self, InitInfo};
 use crate::tool_calls::ToolCalls;
-use crate::tool_result;
+use crate::{script_gate, tool_name, tool_result};
 use crate::turn::{BlockKind, Turn};
 use crate::{IdSource, LaunchSpec};
 
@@ -330,7 +330,7 @@ impl Bridge {
             self.diag(format!("{} image block(s) dropped: the agent has no promptCapabilities.image", images.len()));
         }
         let instructions = if self.new_session && !self.instructions_sent {
-            self.spec.custom_instructions.clone()
+            self.first_prompt_instructions()
         } else {
             None
         };
@@ -344,6 +344,18 @@ impl Bridge {
                 self.turn = Some(Turn::new(now));
                 self.send_prompt(blocks);
             }
+        }
+    }
+
+    /// The custom instructions for the first prompt of a new session, with
+    /// the script gate's steering text joined when the gate is on.
+    fn first_prompt_instructions(&self) -> Option<String> {
+        let steering = script_gate::steering_text(self.spec.script_gate);
+        match (self.spec.custom_instructions.as_deref().filter(|c| !c.is_empty()), steering.is_empty()) {
+            (Some(ci), true) => Some(ci.to_string()),
+            (Some(ci), false) => Some(format!("{ci}\n\n{steering}")),
+            (None, false) => Some(steering),
+            (None, true) => None,
         }
     }
 
@@ -741,6 +753,21 @@ impl Bridge {
             self.fold_message("tool_use");
             self.announce(&call_id);
         }
+        if self.spec.script_gate
+            && let Some(target) = script_gate::gated_target(&name, &input)
+        {
+            // the gate answers for the panel: a direct script write into Assets/
+            let result = match client::choose_permission_option(&options, PermissionIntent::Deny) {
+                Some(id) => client::permission_selected(&id),
+                None => client::permission_cancelled(),
+            };
+            self.diag(format!("script gate denied {name} writing {target}: {}", script_gate::deny_text(&target)));
+            self.send(client::rpc_result(rpc_id, result));
+            if let Some(t) = self.turn.as_mut() {
+                t.permission_denials.push(json!({"tool_name": name, "tool_use_id": call_id, "tool_input": input}));
+            }
+            return;
+        }
         self.next_perm += 1;
         let request_id = format!("acp-perm-{}", self.next_perm);
         let suggestions = client::has_allow_always_option(&options).then(|| stream_json::always_allow_suggestion(&name));
@@ -844,6 +871,14 @@ impl Bridge {
         }
     }
 
+    /// Announces calls still held back for a name, so each gets its result.
+    fn announce_held_back(&mut self) {
+        for id in self.tool_calls.unannounced_ids() {
+            self.fold_message("tool_use");
+            self.announce(&id);
+        }
+    }
+
     /// Emits the `tool_use` for a call.
     fn announce(&mut self, call_id: &str) {
         let Some(call) = self.tool_calls.get_mut(call_id) else { return };
@@ -867,13 +902,17 @@ impl Bridge {
         if call.closed {
             return;
         }
+        let status = call.status().unwrap_or("").to_string();
+        let finished = status == "completed" || status == "failed";
         if !call.announced {
+            if !finished && tool_name::identity_pending(&call.fields) {
+                return; // announced once a later frame names the tool
+            }
             self.fold_message("tool_use");
             self.announce(&call_id);
         }
         let Some(call) = self.tool_calls.get(&call_id) else { return };
-        let status = call.status().unwrap_or("");
-        if status == "completed" || status == "failed" {
+        if finished {
             let content = tool_result::tool_result_content(&call.fields);
             self.close_call(&call_id, content, status == "failed");
         }
@@ -974,6 +1013,7 @@ impl Bridge {
     fn prompt_returned(&mut self, error: Option<&Value>, result: &Value, now: Duration) {
         let stop = result["stopReason"].as_str().map(str::to_string);
         self.fold_message(stop.as_deref().unwrap_or("end_turn"));
+        self.announce_held_back();
         // calls of this prompt that never finished get a synthetic result
         for id in self.tool_calls.open_ids() {
             let why = format!(
@@ -1014,6 +1054,7 @@ impl Bridge {
     /// Emits the turn's single `result` and forgets the turn.
     fn end_turn(&mut self, now: Duration) {
         self.fold_message("end_turn");
+        self.announce_held_back();
         for id in self.tool_calls.open_ids() {
             self.close_call(&id, json!("Tool call ended without a result"), true);
         }

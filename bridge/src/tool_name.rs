@@ -63,6 +63,14 @@ pub fn name_for_kind(kind: &str) -> Option<&'static str> {
     })
 }
 
+/// Whether the fields seen so far cannot name the tool yet (Grok opens a
+/// call as a bare `use_tool` and names it in a later update). The core holds
+/// the `tool_use` back while this holds, but emits it before any permission
+/// request or result of the call, and at the turn's end.
+pub fn identity_pending(call: &Value) -> bool {
+    call["kind"].is_null() && call["title"].as_str() == Some("use_tool") && call["rawInput"].is_null()
+}
+
 /// The Claude tool name for a tool call. `call` holds the ACP fields seen so
 /// far for it (`kind`, `title`, `rawInput`, `_meta`, ...), merged across
 /// `tool_call` / `tool_call_update` / the permission request's `toolCall`.

@@ -23,7 +23,8 @@
 //! Expectations belong to the input above them, and each input's lines must
 //! all be expected: an extra or missing line fails the case. "Subset match"
 //! means every key given must be present with an equal value (recursively;
-//! arrays must have the same length); `"<any>"` matches any value.
+//! arrays must have the same length); `"<any>"` matches any value and
+//! `"<contains:TEXT>"` any string containing TEXT.
 //! `CORE_CASES_DUMP=1` prints every line each input produced.
 
 use std::path::{Path, PathBuf};
@@ -138,6 +139,9 @@ fn load(file: &str) -> Vec<Case> {
 fn matches(want: &Value, got: &Value) -> bool {
     match (want, got) {
         (Value::String(s), _) if s == "<any>" => true,
+        (Value::String(s), Value::String(g)) if s.starts_with("<contains:") && s.ends_with('>') => {
+            g.contains(&s["<contains:".len()..s.len() - 1])
+        }
         (Value::Object(w), Value::Object(g)) => w.iter().all(|(k, v)| g.get(k).is_some_and(|gv| matches(v, gv))),
         (Value::Array(w), Value::Array(g)) => w.len() == g.len() && w.iter().zip(g).all(|(a, b)| matches(a, b)),
         (a, b) => a == b,

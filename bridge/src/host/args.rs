@@ -259,6 +259,8 @@ Claude flags used: --model, --permission-mode, --mcp-config (JSON or path),
 Bridge flags: --cwd <dir>, --auth-method <id>, --script-gate[=true|false],
 --bridge-log <file>, --agent-grace-ms <ms> (default 2000),
 --eof-drain-ms <ms> (longest wait for a running turn after stdin closes; default 600000).
+
+acp-bridge gate-hook: the script gate as a Claude Code PreToolUse hook (stdin -> stdout).
 ";
 
 #[cfg(test)]

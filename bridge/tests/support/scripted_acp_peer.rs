@@ -9,7 +9,8 @@
 //! "ignore_sigterm":bool, "spawn_helper":bool}`. Steps:
 //! - `{"expect":"<method>", "reply":{...}}` or `"error":{...}`: read the next
 //!   message, which must have that method; answer it now, or (with neither)
-//!   remember its id for a later `reply_to`.
+//!   remember its id for a later `reply_to`. With `"expect_params"` its
+//!   params must contain those fields.
 //! - `{"reply_to":"<method>", "result":{...}}`: answer the remembered request.
 //! - `{"send":{...}}`: write a frame. A request (has `id` and `method`) waits
 //!   for its response, which must come next and, with `"expect_result"`,
@@ -109,6 +110,11 @@ impl Peer {
                 return Err(format!("expected {method}, got {msg}"));
             }
             eprintln!("scripted-acp-peer: got {method}");
+            if let Some(want) = step.get("expect_params") {
+                if !contains(&msg["params"], want) {
+                    return Err(format!("{method} params should contain {want}, got {msg}"));
+                }
+            }
             let id = msg.get("id").cloned();
             if let Some(result) = step.get("reply") {
                 let id = id.ok_or_else(|| format!("{method} is a notification; cannot reply"))?;

@@ -1,0 +1,143 @@
+//! End-to-end over real pipes: `acp-bridge` fronting the scripted ACP peer (a
+//! test double), driven with stream-json on stdin exactly as an SDK would,
+//! through one turn with a tool call and a permission round trip.
+
+mod support;
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::{Bridge, kill_pids, peer_cmd, read_pids, scratch, wait_gone};
+
+fn is(v: &Value, ty: &str) -> bool {
+    v["type"] == ty
+}
+
+#[test]
+fn turn_with_a_tool_call_and_permission_round_trip_completes_over_pipes() {
+    let dir = scratch("turn");
+    let pid_file = dir.join("pids");
+    let mcp = json!({"mcpServers": {
+        "unity-ops": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer test-token"}},
+        "local-tool": {"type": "stdio", "command": "some-tool"}
+    }})
+    .to_string();
+    // The Python Agent SDK's command line, with the TS SDK's `--flag=value` form mixed in.
+    let mut bridge = Bridge::start(&[
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--input-format",
+        "stream-json",
+        "--system-prompt=Be terse.",
+        "--permission-prompt-tool",
+        "stdio",
+        "--mcp-config",
+        &mcp,
+        "--setting-sources",
+        "",
+        "--agent-cmd",
+        &peer_cmd("tool_call_with_permission.json", &pid_file),
+        "--cwd",
+        dir.to_str().unwrap(),
+    ]);
+    let peer_pids = read_pids(&pid_file);
+
+    bridge.send(r#"{"type":"control_request","request_id":"req_1","request":{"subtype":"initialize","hooks":null}}"#);
+    let init = bridge.wait_for("the initialize control_response", |v| is(v, "control_response"));
+    assert_eq!(init["response"]["request_id"], "req_1");
+    assert_eq!(init["response"]["subtype"], "success", "{init}");
+    let system = bridge.wait_for("system/init", |v| is(v, "system") && v["subtype"] == "init");
+    assert_eq!(system["session_id"], "sess-1");
+
+    bridge.send(
+        r#"{"type":"user","message":{"role":"user","content":"list the files"},"parent_tool_use_id":null,"session_id":"default"}"#,
+    );
+    let tool_use = bridge.wait_for("the assistant tool_use", |v| {
+        is(v, "assistant") && v["message"]["content"].as_array().is_some_and(|c| c.iter().any(|b| b["type"] == "tool_use"))
+    });
+    let block = &tool_use["message"]["content"][0];
+    assert_eq!(block["id"], "call-1");
+    assert_eq!(block["name"], "Bash");
+    assert_eq!(block["input"]["command"], "ls");
+
+    let ask = bridge.wait_for("the can_use_tool control_request", |v| {
+        is(v, "control_request") && v["request"]["subtype"] == "can_use_tool"
+    });
+    assert_eq!(ask["request"]["tool_name"], "Bash");
+    let request_id = ask["request_id"].as_str().expect("request_id is a string").to_string();
+    bridge.send(
+        &json!({"type":"control_response","response":{"subtype":"success","request_id":request_id,
+            "response":{"behavior":"allow","updatedInput":{"command":"ls"}}}})
+        .to_string(),
+    );
+
+    let tool_result = bridge.wait_for("the tool_result", |v| {
+        is(v, "user") && v["message"]["content"].as_array().is_some_and(|c| c.iter().any(|b| b["type"] == "tool_result"))
+    });
+    let result_block = &tool_result["message"]["content"][0];
+    assert_eq!(result_block["tool_use_id"], "call-1");
+    assert!(result_block.to_string().contains("alpha.txt"), "{result_block}");
+
+    let result = bridge.wait_for("the result", |v| is(v, "result"));
+    assert_eq!(result["is_error"], false, "{result}");
+    assert_eq!(result["session_id"], "sess-1");
+
+    // Clean end: the panel closes stdin, the bridge ends the agent and exits 0.
+    bridge.close_stdin();
+    bridge.read_to_end();
+    let status = bridge.wait_exit(Duration::from_secs(10));
+    let left = wait_gone(&peer_pids, Duration::from_secs(3));
+    kill_pids(&left);
+    let stderr = bridge.stderr();
+    assert!(status.success(), "exit {status}\nstderr:\n{stderr}");
+    assert!(left.is_empty(), "agent still running: {left:?}");
+
+    let results = bridge.seen.iter().filter(|l| l.contains(r#""type":"result""#)).count();
+    assert_eq!(results, 1, "exactly one result:\n{}", bridge.seen.join("\n"));
+    // Agent stderr is forwarded with a prefix; the peer checked every request
+    // against its script (a deviation would have ended it with an error).
+    assert!(stderr.contains("[agent] scripted-acp-peer: got session/prompt"), "{stderr}");
+    assert!(stderr.contains("session/request_permission answered"), "{stderr}");
+    assert!(!stderr.contains("scripted-acp-peer: step"), "the peer left its script:\n{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn panel_closing_stdin_mid_turn_still_gets_the_result() {
+    // Like `claude -p`: the SDK may close stdin right after the prompt; the
+    // running turn (here: waiting on a permission) must still finish.
+    let dir = scratch("eof-mid-turn");
+    let pid_file = dir.join("pids");
+    let mut bridge = Bridge::start(&[
+        "--system-prompt",
+        "Be terse.",
+        "--mcp-config",
+        r#"{"mcpServers":{"unity-ops":{"type":"http","url":"http://127.0.0.1:9/mcp","headers":{"Authorization":"Bearer test-token"}}}}"#,
+        "--agent-cmd",
+        &peer_cmd("tool_call_with_permission.json", &pid_file),
+        "--cwd",
+        dir.to_str().unwrap(),
+    ]);
+    let peer_pids = read_pids(&pid_file);
+    bridge.send(r#"{"type":"control_request","request_id":"req_1","request":{"subtype":"initialize"}}"#);
+    bridge.send(r#"{"type":"user","message":{"role":"user","content":"list the files"},"parent_tool_use_id":null,"session_id":"default"}"#);
+    let ask = bridge.wait_for("the can_use_tool control_request", |v| {
+        is(v, "control_request") && v["request"]["subtype"] == "can_use_tool"
+    });
+    bridge.send(
+        &json!({"type":"control_response","response":{"subtype":"success","request_id":ask["request_id"],
+            "response":{"behavior":"allow","updatedInput":{"command":"ls"}}}})
+        .to_string(),
+    );
+    bridge.close_stdin();
+    let result = bridge.wait_for("the result after stdin closed", |v| is(v, "result"));
+    assert_eq!(result["is_error"], false, "{result}");
+    bridge.read_to_end();
+    let status = bridge.wait_exit(Duration::from_secs(10));
+    let left = wait_gone(&peer_pids, Duration::from_secs(3));
+    kill_pids(&left);
+    assert!(status.success(), "exit {status}\nstderr:\n{}", bridge.stderr());
+    assert!(left.is_empty(), "agent still running: {left:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
