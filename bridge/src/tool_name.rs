@@ -1,51 +1,21 @@
-//! The Claude tool name for an ACP tool call. The panel renders, auto-approves
-//! and gates by Claude tool names, so every tool call gets one.
+//! The Claude tool name and input for an ACP tool call. The panel renders,
+//! auto-approves and gates by Claude tool names, so every tool call gets one.
 //!
-//! For now the name comes from the ACP `kind` (bridge.md "Tool-name mapping");
-//! the structural unity-ops mapping extends [`claude_tool_name`] without
-//! changing its signature.
+//! MCP tools are recognised **structurally**, only from the places where each
+//! agent really puts the tool's identity (bridge.md "Tool-name mapping"),
+//! never by searching a title or a command for a tool name:
+//!
+//! | agent | where the identity is |
+//! |---|---|
+//! | codex-acp 0.x | rawInput `{server, tool, arguments}`; title `Tool: <server>/<tool>` |
+//! | codex-acp 1.x/2.x | the same rawInput; title `mcp.<server>.<tool>` with `_meta.is_mcp_tool_call` (kind `execute`, still not Bash) |
+//! | Grok Build | title `use_tool` with rawInput `{tool_name: "<server>__<tool>", tool_input}`, later retitled `<server>__<tool>` with rawInput `variant` `UseTool` / `MCPTool`; a direct call titled `<server>__<tool>` |
+//! | Gemini CLI | title `<tool> (<server> MCP Server)`; arguments only as a JSON text block in `content` |
+//!
+//! Everything else maps by ACP `kind`, and by title when the kind is `other`
+//! or missing.
 
 use serde_json::{Map, Value};
-
-/// Merges one ACP frame about a tool call (`tool_call`, `tool_call_update`, a
-/// permission request's `toolCall`) into the fields seen so far: later fields
-/// win, `sessionUpdate` / `toolCallId` are not kept.
-pub fn merge_tool_call(call: &mut Value, frame: &Value) {
-    if !call.is_object() {
-        *call = Value::Object(Map::new());
-    }
-    if let (Some(fields), Some(obj)) = (call.as_object_mut(), frame.as_object()) {
-        for (k, v) in obj {
-            if k != "sessionUpdate" && k != "toolCallId" {
-                fields.insert(k.clone(), v.clone());
-            }
-        }
-    }
-}
-
-/// The `tool_use` input: rawInput (an object; anything else under
-/// `rawInput`), plus `title` / `kind`, plus the first location's `path`,
-/// never overwriting a key of rawInput.
-pub fn tool_input(call: &Value) -> Value {
-    let mut input = match &call["rawInput"] {
-        Value::Object(m) => m.clone(),
-        Value::Null => Map::new(),
-        other => {
-            let mut m = Map::new();
-            m.insert("rawInput".into(), other.clone());
-            m
-        }
-    };
-    for key in ["title", "kind"] {
-        if let Some(v) = call.get(key).filter(|v| !v.is_null()) {
-            input.entry(key).or_insert_with(|| v.clone());
-        }
-    }
-    if let Some(path) = call["locations"].get(0).and_then(|l| l.get("path")).filter(|p| p.is_string()) {
-        input.entry("path").or_insert_with(|| path.clone());
-    }
-    Value::Object(input)
-}
 
 /// The Claude name for an ACP kind, `None` for `other`, a missing kind or a
 /// kind this table does not know (then the agent's title is the name).
@@ -63,25 +33,231 @@ pub fn name_for_kind(kind: &str) -> Option<&'static str> {
     })
 }
 
-/// Whether the fields seen so far cannot name the tool yet (Grok opens a
-/// call as a bare `use_tool` and names it in a later update). The core holds
-/// the `tool_use` back while this holds, but emits it before any permission
-/// request or result of the call, and at the turn's end.
-pub fn identity_pending(call: &Value) -> bool {
-    call["kind"].is_null() && call["title"].as_str() == Some("use_tool") && call["rawInput"].is_null()
+/// An MCP tool a call invokes, as the agent framed it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpCall {
+    pub server: String,
+    pub tool: String,
+    /// The tool's arguments, when the frames carried them (`{}` otherwise).
+    pub arguments: Value,
+}
+
+impl McpCall {
+    /// Claude's name for it: `mcp__<server>__<tool>`.
+    pub fn claude_name(&self) -> String {
+        format!("mcp__{}__{}", self.server, self.tool)
+    }
+}
+
+/// Merges one frame's view of a tool call (a `tool_call`, a
+/// `tool_call_update`, or a permission request's `toolCall`) into what is
+/// known so far (`sessionUpdate` / `toolCallId` are not kept). Absent or
+/// null fields keep their value (codex 2.x drops rawInput
+/// from its last update); `rawInput` objects merge key by key (Grok's
+/// retitling update carries `variant` and `tool_name` but may leave out
+/// `tool_input`); every other field is replaced.
+pub fn merge_tool_call(known: &mut Value, frame: &Value) {
+    let Some(frame) = frame.as_object() else { return };
+    if !known.is_object() {
+        *known = Value::Object(Map::new());
+    }
+    let known = known.as_object_mut().expect("made an object above");
+    for (key, value) in frame {
+        if key == "sessionUpdate" || key == "toolCallId" || value.is_null() {
+            continue;
+        }
+        match (key.as_str(), known.get_mut(key), value) {
+            ("rawInput", Some(Value::Object(old)), Value::Object(new)) => {
+                for (k, v) in new {
+                    old.insert(k.clone(), v.clone());
+                }
+            }
+            _ => {
+                known.insert(key.clone(), value.clone());
+            }
+        }
+    }
+}
+
+fn title(call: &Value) -> Option<&str> {
+    call["title"].as_str().map(str::trim).filter(|t| !t.is_empty())
+}
+
+/// A name part as agents spell server and tool ids: no whitespace, no
+/// brackets, not empty.
+fn is_id(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
+/// `<server>__<tool>` (Grok's own spelling of an MCP tool).
+fn split_double_underscore(s: &str) -> Option<(String, String)> {
+    let (server, tool) = s.split_once("__")?;
+    (is_id(server) && is_id(tool)).then(|| (server.to_string(), tool.to_string()))
+}
+
+/// The MCP tool this call invokes, read only from where agents put it.
+pub fn mcp_call(call: &Value) -> Option<McpCall> {
+    let raw = &call["rawInput"];
+    let title = title(call);
+
+    // codex-acp (both lines): rawInput {server, tool, arguments}
+    if let (Some(server), Some(tool)) = (raw["server"].as_str(), raw["tool"].as_str())
+        && is_id(server)
+        && is_id(tool)
+    {
+        return Some(McpCall { server: server.into(), tool: tool.into(), arguments: object_or_empty(&raw["arguments"]) });
+    }
+
+    // Grok: the `use_tool` meta-tool, before or after its retitling update
+    let grok_variant = raw["variant"].as_str();
+    if (title == Some("use_tool") || matches!(grok_variant, Some("UseTool" | "MCPTool")))
+        && let Some((server, tool)) = raw["tool_name"].as_str().and_then(split_double_underscore)
+    {
+        return Some(McpCall { server, tool, arguments: grok_arguments(raw) });
+    }
+    if let Some(t) = title {
+        // Grok: a direct call (or the retitled use_tool) named `<server>__<tool>`
+        if let Some((server, tool)) = split_double_underscore(t) {
+            return Some(McpCall { server, tool, arguments: grok_arguments(raw) });
+        }
+        // codex-acp 1.x/2.x: `mcp.<server>.<tool>`, marked as an MCP call
+        if call["_meta"]["is_mcp_tool_call"].as_bool() == Some(true)
+            && let Some(rest) = t.strip_prefix("mcp.")
+            && let Some((server, tool)) = rest.rsplit_once('.')
+            && is_id(server)
+            && is_id(tool)
+        {
+            return Some(McpCall { server: server.into(), tool: tool.into(), arguments: object_or_empty(&raw["arguments"]) });
+        }
+        // codex-acp 0.x: `Tool: <server>/<tool>`
+        if let Some(rest) = t.strip_prefix("Tool: ")
+            && let Some((server, tool)) = rest.split_once('/')
+            && is_id(server)
+            && is_id(tool)
+        {
+            return Some(McpCall { server: server.into(), tool: tool.into(), arguments: object_or_empty(&raw["arguments"]) });
+        }
+        // Gemini CLI: `<tool> (<server> MCP Server)`, arguments as a JSON text block
+        if let Some(rest) = t.strip_suffix(" MCP Server)")
+            && let Some((tool, server)) = rest.split_once(" (")
+            && is_id(tool)
+            && is_id(server)
+        {
+            return Some(McpCall { server: server.into(), tool: tool.into(), arguments: json_text_arguments(call) });
+        }
+    }
+    None
+}
+
+fn object_or_empty(v: &Value) -> Value {
+    if v.is_object() { v.clone() } else { Value::Object(Map::new()) }
+}
+
+/// Grok's arguments: `tool_input` of the use_tool form, else (a direct call)
+/// rawInput itself minus Grok's own bookkeeping keys.
+fn grok_arguments(raw: &Value) -> Value {
+    if raw["tool_input"].is_object() {
+        return raw["tool_input"].clone();
+    }
+    for key in ["arguments", "input"] {
+        if raw[key].is_object() {
+            return raw[key].clone();
+        }
+    }
+    match raw.as_object() {
+        Some(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| !matches!(k.as_str(), "variant" | "tool_name" | "server_name"))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
+        None => Value::Object(Map::new()),
+    }
+}
+
+/// Gemini's arguments: the first text block of `content` that parses as a
+/// JSON object.
+fn json_text_arguments(call: &Value) -> Value {
+    for item in call["content"].as_array().into_iter().flatten() {
+        let block = if item["type"] == "content" { &item["content"] } else { item };
+        if let Some(text) = block["text"].as_str()
+            && let Ok(v @ Value::Object(_)) = serde_json::from_str::<Value>(text)
+        {
+            return v;
+        }
+    }
+    Value::Object(Map::new())
 }
 
 /// The Claude tool name for a tool call. `call` holds the ACP fields seen so
 /// far for it (`kind`, `title`, `rawInput`, `_meta`, ...), merged across
-/// `tool_call` / `tool_call_update` / the permission request's `toolCall`.
+/// `tool_call` / `tool_call_update` / the permission request's `toolCall`
+/// (see [`merge_tool_call`]).
 pub fn claude_tool_name(call: &Value) -> String {
+    if let Some(mcp) = mcp_call(call) {
+        return mcp.claude_name();
+    }
     if let Some(name) = call["kind"].as_str().and_then(name_for_kind) {
         return name.to_string();
     }
-    match call["title"].as_str() {
-        Some(title) if !title.trim().is_empty() => title.to_string(),
-        _ => "Tool".to_string(),
+    match title(call) {
+        Some(title) => title.to_string(),
+        None => "Tool".to_string(),
     }
+}
+
+/// The `input` of the call's `tool_use`: an MCP call's real arguments; for
+/// anything else rawInput (an object; anything else under `rawInput`) plus
+/// `title` / `kind` and the first location's `path`, never overwriting a key
+/// of rawInput, with `command` (a string,
+/// also for codex's argv form), `file_path` and `path` where the agent gave
+/// them, so the panel's describer and the script gate can read them.
+pub fn tool_input(call: &Value) -> Value {
+    if let Some(mcp) = mcp_call(call) {
+        return mcp.arguments;
+    }
+    let mut input = match &call["rawInput"] {
+        Value::Object(map) => map.clone(),
+        Value::Null => Map::new(),
+        other => {
+            let mut m = Map::new();
+            m.insert("rawInput".into(), other.clone());
+            m
+        }
+    };
+    if let Some(t) = title(call) {
+        input.entry("title").or_insert_with(|| Value::String(t.to_string()));
+    }
+    if let Some(kind) = call["kind"].as_str() {
+        input.entry("kind").or_insert_with(|| Value::String(kind.to_string()));
+    }
+    if let Some(argv) = input.get("command").filter(|c| c.is_array())
+        && let Some(command) = crate::script_gate::shell_command(&serde_json::json!({ "command": argv }))
+    {
+        input.insert("command".into(), Value::String(command));
+    }
+    let location = call["locations"].as_array().and_then(|l| l.first()).and_then(|l| l["path"].as_str());
+    if let Some(path) = location {
+        input.entry("path").or_insert_with(|| Value::String(path.to_string()));
+    }
+    if matches!(call["kind"].as_str(), Some("read" | "edit" | "delete")) && !input.contains_key("file_path") {
+        let path = input.get("path").and_then(Value::as_str).map(str::to_string);
+        if let Some(path) = path {
+            input.insert("file_path".into(), Value::String(path));
+        }
+    }
+    Value::Object(input)
+}
+
+/// Whether the call's identity may still change: Grok's `use_tool` before
+/// its `tool_name` is known, or a call with neither title, kind nor rawInput
+/// yet. The core may hold the `tool_use` back while this holds, but must
+/// emit it before any permission request or result of the call.
+pub fn identity_pending(call: &Value) -> bool {
+    if title(call) == Some("use_tool") {
+        return mcp_call(call).is_none();
+    }
+    title(call).is_none() && call["kind"].as_str().is_none() && call["rawInput"].is_null()
 }
 
 #[cfg(test)]
@@ -110,7 +286,8 @@ mod tests {
             (json!({"kind": "move"}), "Move"),
             (json!({"kind": "think"}), "Think"),
             (json!({"kind": "other", "title": "use_tool"}), "use_tool"),
-            (json!({"title": "uap_ping (unity-ops MCP Server)"}), "uap_ping (unity-ops MCP Server)"),
+            (json!({"kind": "other", "title": "Tool: unity ops/uap_ping"}), "Tool: unity ops/uap_ping"),
+            (json!({"title": "uap_ping (unity-ops MCP Server)"}), "mcp__unity-ops__uap_ping"),
             (json!({"kind": "brand_new_kind", "title": "t"}), "t"),
             (json!({"kind": "other"}), "Tool"),
             (json!({}), "Tool"),

@@ -1,12 +1,25 @@
 //! Renders a finished ACP tool call as the `content` of a Claude
-//! `tool_result`: ACP `content` first (text, image, diff, terminal), else the
-//! MCP `CallToolResult` that codex-acp wraps in `rawOutput` (bridge.md "MCP
-//! results in rawOutput"), else `rawOutput` stringified.
+//! `tool_result`, the way real `claude` shapes it: a string when the result
+//! is text only, else text and Anthropic image blocks
+//! (`{"type":"image","source":{"type":"base64","media_type":...,"data":...}}`).
+//!
+//! Sources, in order (bridge.md "MCP results in rawOutput", seed 003):
+//! 1. ACP `content` (content blocks, diff, terminal);
+//! 2. only when that produced nothing and no image was seen, `rawOutput`, the
+//!    MCP `CallToolResult` in whichever shape the agent sends it:
+//!    - wrapped `{"result":{"content":[...]},"error":...}` (current
+//!      codex-acp; `{"result":null,"error":{"message":...}}` on failure),
+//!    - bare `{"content":[...],"isError":...}` (codex-acp 0.x),
+//!    - Grok's `{"type":"MCP",...,"output":{"OkayOutput":"..."}}` (text that
+//!      may inline images as `data:image/...;base64,...` URIs) and its
+//!      `{"error":...,"message":...}` failures;
+//! 3. else `rawOutput` stringified (a string stays as it is), so an error
+//!    text in an unknown shape is never lost.
 //!
 //! **Linear in the frame size**: every string is visited once and base64 is
 //! only measured, never scanned (a quadratic scan once froze a panel for
-//! minutes on a 500 KB image). Images become Anthropic image blocks, so base64
-//! never lands in text.
+//! minutes on a 500 KB image). **Base64 never lands in text**: images become
+//! image blocks or the `[image]` placeholder.
 
 use serde_json::{Value, json};
 
@@ -21,7 +34,8 @@ pub const IMAGE_PLACEHOLDER: &str = "[image]";
 struct Rendered {
     texts: Vec<String>,
     images: Vec<Value>,
-    /// Images seen, kept or not: rawOutput is only read when none was.
+    /// Images seen, kept or not: rawOutput is only read when none was (an
+    /// update may resend the rawOutput of an image-only result).
     images_seen: usize,
 }
 
@@ -56,6 +70,12 @@ impl Rendered {
         }
     }
 
+    fn blocks(&mut self, blocks: &[Value]) {
+        for b in blocks {
+            self.block(b);
+        }
+    }
+
     /// One entry of an ACP tool call's `content` list.
     fn tool_call_content(&mut self, item: &Value) {
         match item["type"].as_str().unwrap_or("") {
@@ -66,6 +86,47 @@ impl Rendered {
                 .push(format!("[terminal {}]", item["terminalId"].as_str().unwrap_or("?"))),
             // a bare content block where a wrapped one belongs: read it anyway
             _ => self.block(item),
+        }
+    }
+
+    /// Text that may inline images as `data:image/<type>;base64,<data>` URIs
+    /// (Grok): each URI becomes an image (or `[image]`), the rest stays text.
+    /// One pass: each search starts where the previous match ended.
+    fn text_with_data_uris(&mut self, text: &str) {
+        const PREFIX: &str = "data:image/";
+        let mut rest = text;
+        let mut kept = String::new();
+        while let Some(at) = rest.find(PREFIX) {
+            let after_prefix = &rest[at + PREFIX.len()..];
+            let subtype_len = after_prefix
+                .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+                .unwrap_or(after_prefix.len());
+            let Some(data) = after_prefix[subtype_len..].strip_prefix(";base64,") else {
+                // not a base64 image URI: keep it as text and go on after it
+                kept.push_str(&rest[..at + PREFIX.len()]);
+                rest = after_prefix;
+                continue;
+            };
+            let data_len = data
+                .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=')))
+                .unwrap_or(data.len());
+            kept.push_str(&rest[..at]);
+            let mime = format!("image/{}", &after_prefix[..subtype_len]);
+            let before = self.images.len();
+            self.image(&mime, &data[..data_len]);
+            if self.images.len() > before {
+                // the image went to a block: no trace in the text
+            } else {
+                // `image` pushed the placeholder as its own line; keep order by moving it inline
+                let placeholder = self.texts.pop().unwrap_or_default();
+                kept.push_str(&placeholder);
+            }
+            rest = &data[data_len..];
+        }
+        kept.push_str(rest);
+        let kept = kept.trim();
+        if !kept.is_empty() {
+            self.texts.push(kept.to_string());
         }
     }
 
@@ -102,6 +163,43 @@ fn render_diff(item: &Value) -> String {
     out
 }
 
+/// Reads `rawOutput` as an MCP result in any of the shapes agents send.
+/// Leaves `r` empty when the shape is not one of them.
+fn raw_output(r: &mut Rendered, raw: &Value) {
+    // wrapped CallToolResult (current codex-acp)
+    if let Some(blocks) = raw["result"]["content"].as_array() {
+        r.blocks(blocks);
+        return;
+    }
+    if raw.get("result").is_some_and(Value::is_null)
+        && let Some(message) = raw["error"]["message"].as_str()
+    {
+        r.texts.push(message.to_string());
+        return;
+    }
+    // bare CallToolResult (codex-acp 0.x)
+    if let Some(blocks) = raw["content"].as_array() {
+        r.blocks(blocks);
+        return;
+    }
+    // Grok: {"type":"MCP", ..., "output": {"OkayOutput": "..."} | {"Error": "..."}}
+    if raw["type"] == "MCP" {
+        let output = &raw["output"];
+        if let Some(text) = output["OkayOutput"].as_str().or(output.as_str()) {
+            r.text_with_data_uris(text);
+        } else if let Some(text) = output["Error"].as_str() {
+            r.texts.push(text.to_string());
+        }
+        return;
+    }
+    // Grok failure: {"error": "tool_execution_failed", "message": "..."}
+    if raw["error"].is_string()
+        && let Some(message) = raw["message"].as_str()
+    {
+        r.texts.push(message.to_string());
+    }
+}
+
 /// The Claude `tool_result` content for a finished call. `call` holds the
 /// call's ACP fields (`content`, `rawOutput`) as of its final update: a string
 /// when the result is text only, else `[text block?, image blocks...]`.
@@ -112,11 +210,7 @@ pub fn tool_result_content(call: &Value) -> Value {
     }
     if r.is_empty() {
         let raw = &call["rawOutput"];
-        if let Some(blocks) = raw["result"]["content"].as_array() {
-            for b in blocks {
-                r.block(b);
-            }
-        }
+        raw_output(&mut r, raw);
         if r.is_empty() {
             match raw {
                 Value::Null => {}
@@ -128,6 +222,19 @@ pub fn tool_result_content(call: &Value) -> Value {
     r.into_content()
 }
 
+/// Whether the `tool_result` is an error: the call failed, or its rawOutput
+/// says the tool did (MCP `isError`, a JSON-RPC error, Grok's error shapes).
+pub fn is_error(call: &Value) -> bool {
+    if call["status"] == "failed" {
+        return true;
+    }
+    let raw = &call["rawOutput"];
+    raw["isError"] == true
+        || raw["result"]["isError"] == true
+        || (raw.get("result").is_some_and(Value::is_null) && raw["error"].is_object())
+        || (raw["type"] == "MCP" && raw["output"]["Error"].is_string())
+        || (raw["error"].is_string() && raw["message"].is_string())
+}
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,7 +252,7 @@ mod tests {
             ("codex mcp result in rawOutput", json!({"rawOutput": {"result": {"content": [{"type": "text", "text": "pong"}], "structuredContent": null, "_meta": null}, "error": null}}), json!("pong")),
             ("empty mcp content keeps the error text", json!({"rawOutput": {"result": {"content": []}, "error": "boom"}}), json!(r#"{"result":{"content":[]},"error":"boom"}"#)),
             ("string rawOutput stays a string", json!({"rawOutput": "denied"}), json!("denied")),
-            ("other rawOutput is stringified", json!({"rawOutput": {"type": "MCP", "output": {"OkayOutput": "pong"}}}), json!(r#"{"type":"MCP","output":{"OkayOutput":"pong"}}"#)),
+            ("other rawOutput is stringified", json!({"rawOutput": {"kind": "unknown", "value": {"x": 1}}}), json!(r#"{"kind":"unknown","value":{"x":1}}"#)),
             ("content wins over rawOutput", json!({"content": [{"type": "content", "content": {"type": "text", "text": "c"}}], "rawOutput": "r"}), json!("c")),
             ("nothing", json!({}), json!("")),
             ("text and image", json!({"rawOutput": {"result": {"content": [{"type": "text", "text": "shot"}, img("QUJD")]}}}),
