@@ -921,6 +921,9 @@ impl Bridge {
     fn close_call(&mut self, call_id: &str, content: Value, is_error: bool) {
         if let Some(c) = self.tool_calls.get_mut(call_id) {
             c.closed = true;
+            // a closed call only needs its id (late frames for it are dropped);
+            // its fields may hold megabytes of image data
+            c.fields = Value::Null;
         }
         self.emit(stream_json::tool_result(call_id, content, is_error));
     }

@@ -40,7 +40,8 @@ pub(crate) struct ToolCalls {
 }
 
 impl ToolCalls {
-    /// Merges `update`'s fields (all but `sessionUpdate`) into the call, creating it.
+    /// Merges `update`'s fields (all but `sessionUpdate`) into the call,
+    /// creating it; a closed call keeps no fields.
     pub fn merge(&mut self, id: &str, update: &Value) -> &mut ToolCall {
         let idx = match self.calls.iter().position(|c| c.id == id) {
             Some(i) => i,
@@ -50,7 +51,9 @@ impl ToolCalls {
             }
         };
         let call = &mut self.calls[idx];
-        tool_name::merge_tool_call(&mut call.fields, update);
+        if !call.closed {
+            tool_name::merge_tool_call(&mut call.fields, update);
+        }
         call
     }
 
