@@ -421,3 +421,59 @@ async fn events_end_after_shutdown_and_capture_bodies_byte_for_byte() {
     assert_eq!(all[1].body(), received);
     assert!(all[0].at() <= all[1].at());
 }
+
+#[tokio::test]
+async fn shutdown_ends_open_streams_and_still_publishes_their_responses() {
+    let mut server = start(ResponseMode::Sse).await;
+    let mut events = server.take_events().unwrap();
+    let sid = session(&server).await.expect("a session");
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"uap_slow","arguments":{"ms":30000}}}"#;
+    let pending = tokio::spawn(post(&server, call).header("mcp-session-id", sid).send());
+    while server.tool_calls_in_flight() == 0 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let started = Instant::now();
+    server.shutdown().await;
+    assert!(
+        started.elapsed() < stub_mcp::SHUTDOWN_GRACE + Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+    let _ = tokio::time::timeout(Duration::from_secs(5), pending)
+        .await
+        .expect("the client sees the end");
+    let mut requests = 0;
+    let mut responses = 0;
+    while let Some(e) = tokio::time::timeout(Duration::from_secs(5), events.recv())
+        .await
+        .expect("channel closes in time")
+    {
+        match e {
+            Exchange::Request { .. } => requests += 1,
+            Exchange::Response { .. } => responses += 1,
+        }
+    }
+    assert_eq!(requests, 2);
+    assert_eq!(responses, 2, "the cut stream is still published");
+}
+
+#[tokio::test]
+async fn dropping_the_handle_stops_the_server() {
+    let server = start(ResponseMode::Json).await;
+    let url = server.url().to_string();
+    drop(server);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let attempt = reqwest::Client::new()
+            .post(&url)
+            .timeout(Duration::from_secs(1))
+            .body(INIT)
+            .send()
+            .await;
+        if attempt.is_err() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "still serving after drop");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
