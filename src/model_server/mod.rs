@@ -15,6 +15,9 @@
 //! **Only 127.0.0.1 is ever bound** (an ephemeral port); there is no way
 //! to ask for another address.
 
+pub mod anthropic;
+pub mod chat;
+pub mod gemini;
 pub mod naming;
 pub mod responses;
 pub mod script;
@@ -59,12 +62,21 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 pub enum Flavour {
     /// OpenAI Responses over SSE (`POST /v1/responses`), as codex uses it.
     Responses,
+    /// OpenAI Chat Completions, streaming (`POST /v1/chat/completions`), as Grok Build uses it.
+    ChatCompletions,
+    /// Gemini `streamGenerateContent?alt=sse` (`/v1beta/models/<m>:...`), as Gemini CLI uses it.
+    Gemini,
+    /// Anthropic Messages over SSE (`POST /v1/messages`), as Claude Code uses it.
+    Anthropic,
 }
 
 impl Flavour {
     fn api(self) -> Box<dyn ProviderApi> {
         match self {
             Flavour::Responses => Box::new(responses::Responses),
+            Flavour::ChatCompletions => Box::new(chat::ChatCompletions),
+            Flavour::Gemini => Box::new(gemini::Gemini),
+            Flavour::Anthropic => Box::new(anthropic::Anthropic),
         }
     }
 }
@@ -139,6 +151,27 @@ pub struct ReplyPlan {
     pub calls: Vec<PlannedCall>,
 }
 
+impl ReplyPlan {
+    /// A count for `usage` fields: words of thinking and text, 10 per call.
+    /// Deterministic, so recordings do not vary with it.
+    pub fn output_tokens(&self) -> u64 {
+        let words = |s: &Option<String>| s.as_deref().map_or(0, |s| s.split_whitespace().count());
+        (words(&self.thinking) + words(&self.text) + self.calls.len() * 10) as u64
+    }
+}
+
+/// Split text into word-sized deltas (each keeps its trailing space), so an
+/// agent streams several chunks and `chunks:N` points exist.
+pub fn stream_chunks(text: &str) -> Vec<&str> {
+    let v: Vec<&str> = text.split_inclusive(' ').collect();
+    if v.is_empty() { vec![text] } else { v }
+}
+
+/// A deterministic `input_tokens` figure for request number `seq`.
+pub fn input_tokens(seq: u64) -> u64 {
+    100 * seq
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlannedCall {
     pub call_id: String,
@@ -159,6 +192,11 @@ pub struct HttpReply {
 /// One provider API: how to recognise its model requests, read them, and
 /// render replies and errors.
 pub trait ProviderApi: Send + Sync + 'static {
+    /// Answer a request this API serves that is not a model turn (model
+    /// lists, token counts, router calls); `None` = not such a request.
+    fn serve_auxiliary(&self, _method: &Method, _path: &str, _body: &[u8]) -> Option<HttpReply> {
+        None
+    }
     /// Whether this is a model request of this API (else 404).
     fn is_model_request(&self, method: &Method, path: &str) -> bool;
     /// Read the conversation and the offered tools; `Err` is a message for a 400.
@@ -284,7 +322,7 @@ impl ServerState {
 
 async fn handle(State(state): State<Arc<ServerState>>, method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
     let id = state.next_id.fetch_add(1, Ordering::Relaxed);
-    let path = uri.path_and_query().map_or_else(|| uri.path().to_owned(), |pq| pq.as_str().to_owned());
+    let path = redact_query(&uri.path_and_query().map_or_else(|| uri.path().to_owned(), |pq| pq.as_str().to_owned()));
     state.publish(ModelExchange::Request {
         id,
         method: method.as_str().to_owned(),
@@ -315,6 +353,9 @@ async fn handle(State(state): State<Arc<ServerState>>, method: Method, uri: Uri,
 
 fn answer(state: &ServerState, id: u64, method: &Method, path: &str, body: &[u8]) -> HttpReply {
     let api = state.api.as_ref();
+    if let Some(reply) = api.serve_auxiliary(method, path, body) {
+        return reply;
+    }
     if !api.is_model_request(method, path) {
         state.note(id, format!("model server: no such endpoint: {method} {path} (404)"));
         return api.render_protocol_error(404, &format!("no such endpoint: {method} {path}"));
@@ -387,6 +428,22 @@ pub fn is_secret_header(name: &str) -> bool {
         || name.contains("api-key")
         || name.contains("api_key")
         || name.contains("token")
+}
+
+/// The path with secret query parameters (`key=`, as Gemini sends its API
+/// key) redacted.
+pub fn redact_query(path: &str) -> String {
+    let Some((base, query)) = path.split_once('?') else {
+        return path.to_owned();
+    };
+    let params: Vec<String> = query
+        .split('&')
+        .map(|kv| match kv.split_once('=') {
+            Some((k, _)) if k == "key" || is_secret_header(k) => format!("{k}={REDACTED}"),
+            _ => kv.to_owned(),
+        })
+        .collect();
+    format!("{base}?{}", params.join("&"))
 }
 
 fn redact_headers(headers: &HeaderMap) -> Vec<(String, String)> {

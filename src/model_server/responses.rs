@@ -26,7 +26,7 @@
 use axum::http::Method;
 use serde_json::{Value, json};
 
-use super::{Entry, HttpReply, OfferedTool, ProviderApi, ReplyPlan, RequestView};
+use super::{Entry, HttpReply, OfferedTool, ProviderApi, ReplyPlan, RequestView, input_tokens, stream_chunks};
 use crate::scenario::ApiError;
 
 /// The Responses flavour.
@@ -70,7 +70,7 @@ impl ProviderApi for Responses {
                 "item": {"type": "reasoning", "id": item_id, "summary": []}}));
             events.push(json!({"type": "response.reasoning_summary_part.added", "item_id": item_id,
                 "output_index": index, "summary_index": 0, "part": {"type": "summary_text", "text": ""}}));
-            for delta in chunks(thinking) {
+            for delta in stream_chunks(thinking) {
                 events.push(json!({"type": "response.reasoning_summary_text.delta", "item_id": item_id,
                     "output_index": index, "summary_index": 0, "delta": delta}));
             }
@@ -93,7 +93,7 @@ impl ProviderApi for Responses {
                 "item": {"type": "message", "id": item_id, "status": "in_progress", "role": "assistant", "content": []}}));
             events.push(json!({"type": "response.content_part.added", "item_id": item_id, "output_index": index,
                 "content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}}));
-            for delta in chunks(text) {
+            for delta in stream_chunks(text) {
                 events.push(json!({"type": "response.output_text.delta", "item_id": item_id, "output_index": index,
                     "content_index": 0, "delta": delta}));
             }
@@ -127,8 +127,8 @@ impl ProviderApi for Responses {
             output.push(done);
         }
 
-        let output_tokens = word_count(plan) as u64;
-        let input_tokens = 100 * seq;
+        let output_tokens = plan.output_tokens();
+        let input_tokens = input_tokens(seq);
         let usage = json!({
             "input_tokens": input_tokens, "input_tokens_details": {"cached_tokens": 0},
             "output_tokens": output_tokens, "output_tokens_details": {"reasoning_tokens": 0},
@@ -211,16 +211,4 @@ fn offered_tools(tools: Option<&Value>) -> Vec<OfferedTool> {
         }
     }
     out
-}
-
-/// Split text into word-sized deltas (each keeps its trailing space), so an
-/// agent streams several chunks and `chunks:N` points exist.
-pub(crate) fn chunks(text: &str) -> Vec<&str> {
-    let v: Vec<&str> = text.split_inclusive(' ').collect();
-    if v.is_empty() { vec![text] } else { v }
-}
-
-fn word_count(plan: &ReplyPlan) -> usize {
-    let words = |s: &Option<String>| s.as_deref().map_or(0, |s| s.split_whitespace().count());
-    words(&plan.thinking) + words(&plan.text) + plan.calls.len() * 10
 }

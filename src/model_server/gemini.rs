@@ -1,0 +1,143 @@
+//! Gemini API (`/v1beta/models/<model>:streamGenerateContent?alt=sse`), as
+//! Gemini CLI uses it with `GOOGLE_GEMINI_BASE_URL`.
+//!
+//! Requests: `contents` oldest first, role `user` / `model`; a user
+//! content's `functionResponse` parts are tool outputs (before its text);
+//! `tools` is `[{"functionDeclarations":[{"name":...}]}]` (Gemini CLI names
+//! MCP tools `mcp_unity-ops_uap_ping`).
+//!
+//! Replies: `data: {GenerateContentResponse}` lines: thought parts
+//! (`{"text":...,"thought":true}`), text parts, `functionCall` parts (with
+//! the script's call id as `id`, which Gemini CLI turns into the
+//! toolCallId), the last one with `finishReason` and `usageMetadata`.
+//! Auxiliary: `:generateContent` (non-streaming) is Gemini CLI's router /
+//! next-speaker / loop check, answered with one JSON text that satisfies
+//! each of them (`complexity_score` >= 1, `next_speaker` "user"), and
+//! `:countTokens` with a fixed count. Errors: an HTTP status with
+//! `{"error":{"code","message","status"}}`.
+
+use axum::http::Method;
+use serde_json::{Value, json};
+
+use super::{Entry, HttpReply, OfferedTool, ProviderApi, ReplyPlan, RequestView, input_tokens, stream_chunks};
+use crate::scenario::ApiError;
+
+/// The Gemini flavour.
+pub struct Gemini;
+
+/// The text answering every non-streaming `generateContent` call.
+pub const SIDE_CALL_TEXT: &str = r#"{"complexity_reasoning":"scripted model","complexity_score":1,"reasoning":"scripted model","next_speaker":"user","is_loop":false}"#;
+
+fn action(path: &str) -> Option<(&str, &str)> {
+    let rest = path.strip_prefix("/v1beta/models/").or_else(|| path.strip_prefix("/v1/models/"))?;
+    rest.split_once(':')
+}
+
+impl ProviderApi for Gemini {
+    fn serve_auxiliary(&self, method: &Method, path: &str, _body: &[u8]) -> Option<HttpReply> {
+        if method != Method::POST {
+            return None;
+        }
+        let (model, verb) = action(path)?;
+        let body = match verb {
+            "countTokens" => json!({"totalTokens": 100}),
+            "generateContent" => json!({
+                "candidates": [{"content": {"role": "model", "parts": [{"text": SIDE_CALL_TEXT}]},
+                    "finishReason": "STOP", "index": 0}],
+                "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 10, "totalTokenCount": 110},
+                "modelVersion": model,
+            }),
+            _ => return None,
+        };
+        Some(HttpReply { status: 200, content_type: "application/json", body: body.to_string() })
+    }
+
+    fn is_model_request(&self, method: &Method, path: &str) -> bool {
+        method == Method::POST && action(path).is_some_and(|(_, verb)| verb == "streamGenerateContent")
+    }
+
+    fn read_request(&self, path: &str, body: &[u8]) -> Result<RequestView, String> {
+        let v: Value = serde_json::from_slice(body).map_err(|e| format!("request body is not JSON: {e}"))?;
+        let contents = v.get("contents").and_then(Value::as_array).ok_or("`contents` is missing or not an array")?;
+        let mut conversation = Vec::new();
+        for c in contents {
+            let parts = c.get("parts").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+            if c.get("role").and_then(Value::as_str) == Some("model") {
+                conversation.push(Entry::Other);
+                continue;
+            }
+            conversation.extend(parts.iter().filter(|p| p.get("functionResponse").is_some()).map(|_| Entry::ToolOutput));
+            let texts: Vec<String> = parts
+                .iter()
+                .filter(|p| p.get("thought").and_then(Value::as_bool) != Some(true))
+                .filter_map(|p| p.get("text").and_then(Value::as_str).map(str::to_owned))
+                .collect();
+            if !texts.is_empty() {
+                conversation.push(Entry::User(texts));
+            }
+        }
+        let offered_tools = v
+            .get("tools")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .flat_map(|t| t.get("functionDeclarations").and_then(Value::as_array).into_iter().flatten())
+            .filter_map(|d| Some(OfferedTool { name: d.get("name")?.as_str()?.to_owned(), namespace: None }))
+            .collect();
+        Ok(RequestView {
+            conversation,
+            offered_tools,
+            stream: true,
+            model: action(path).map(|(m, _)| m.to_owned()),
+        })
+    }
+
+    fn render_reply(&self, plan: &ReplyPlan, view: &RequestView, seq: u64) -> HttpReply {
+        let model = view.model.clone().unwrap_or_else(|| "scripted".to_owned());
+        let chunk = |parts: Vec<Value>| {
+            json!({"candidates": [{"content": {"role": "model", "parts": parts}, "index": 0}], "modelVersion": model,
+                "responseId": format!("scripted-{seq}")})
+        };
+        let mut chunks = Vec::new();
+        if let Some(t) = &plan.thinking {
+            chunks.extend(stream_chunks(t).into_iter().map(|d| chunk(vec![json!({"text": d, "thought": true})])));
+        }
+        if let Some(t) = &plan.text {
+            chunks.extend(stream_chunks(t).into_iter().map(|d| chunk(vec![json!({"text": d})])));
+        }
+        for c in &plan.calls {
+            chunks.push(chunk(vec![json!({"functionCall": {"id": c.call_id, "name": c.tool.name, "args": c.arguments_value}})]));
+        }
+        let (input, output) = (input_tokens(seq), plan.output_tokens());
+        let mut last = chunks.pop().unwrap_or_else(|| chunk(vec![json!({"text": ""})]));
+        last["candidates"][0]["finishReason"] = json!("STOP");
+        last["usageMetadata"] =
+            json!({"promptTokenCount": input, "candidatesTokenCount": output, "totalTokenCount": input + output});
+        chunks.push(last);
+        let body = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
+        HttpReply { status: 200, content_type: "text/event-stream", body }
+    }
+
+    fn render_error(&self, error: &ApiError) -> HttpReply {
+        let status = match error.status {
+            400 => "INVALID_ARGUMENT",
+            401 => "UNAUTHENTICATED",
+            403 => "PERMISSION_DENIED",
+            404 => "NOT_FOUND",
+            429 => "RESOURCE_EXHAUSTED",
+            503 => "UNAVAILABLE",
+            504 => "DEADLINE_EXCEEDED",
+            400..=499 => "FAILED_PRECONDITION",
+            _ => "INTERNAL",
+        };
+        HttpReply {
+            status: error.status,
+            content_type: "application/json",
+            body: json!({"error": {"code": error.status, "message": error.message, "status": status}}).to_string(),
+        }
+    }
+
+    fn render_protocol_error(&self, status: u16, message: &str) -> HttpReply {
+        self.render_error(&ApiError { status, message: message.to_owned() })
+    }
+}
