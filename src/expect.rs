@@ -229,19 +229,25 @@ fn describe(e: &Expectation) -> String {
 }
 
 fn check(e: &Expectation, lines: &[Value], names: &HashMap<String, String>) -> Option<Failure> {
-    let items: Vec<Item> =
-        select(e.kind, lines).into_iter().filter(|item| passes_filters(e, item, lines, names)).collect();
+    let (items, others): (Vec<Item>, Vec<Item>) =
+        select(e.kind, lines).into_iter().partition(|item| passes_filters(e, item, lines, names));
     let fail = |expected: String, came: String, shown: Vec<&Item>| Failure {
         line: e.line,
         expectation: describe(e),
         why: e.why.clone(),
         expected,
         came,
-        items: shown.into_iter().take(SHOWN_ITEMS).map(show).collect(),
+        items: shown.into_iter().map(show).collect(),
     };
     let what = describe_selection(e);
     if !e.count.accepts(items.len()) {
-        return Some(fail(format!("{} {what}", e.count), format!("{} {what}", items.len()), items.iter().collect()));
+        let mut came = format!("{} {what}", items.len());
+        if !others.is_empty() {
+            // What the filters left out is usually the clue (a wrong tool name).
+            came.push_str(&format!("; other {} items: {} (shown after the matching ones)", e.kind.as_str(), others.len()));
+        }
+        let shown = items.iter().take(SHOWN_ITEMS).chain(others.iter().take(SHOWN_ITEMS)).collect();
+        return Some(fail(format!("{} {what}", e.count), came, shown));
     }
     let predicates: [(&str, Box<dyn Fn(&Item) -> bool>); 4] = [
         ("is_error", Box::new(|i: &Item| e.is_error.is_none_or(|want| i.is_error == Some(want)))),
@@ -256,7 +262,8 @@ fn check(e: &Expectation, lines: &[Value], names: &HashMap<String, String>) -> O
         ),
     ];
     for (name, ok) in &predicates {
-        let bad: Vec<&Item> = items.iter().filter(|i| !ok(i)).collect();
+        let bad: Vec<&Item> = items.iter().filter(|i| !ok(i)).take(SHOWN_ITEMS).collect();
+        let bad_count = items.iter().filter(|i| !ok(i)).count();
         if !bad.is_empty() {
             let want = match *name {
                 "is_error" => format!("is_error = {}", e.is_error.unwrap_or_default()),
@@ -266,7 +273,7 @@ fn check(e: &Expectation, lines: &[Value], names: &HashMap<String, String>) -> O
             };
             return Some(fail(
                 format!("every {what} to have {want}"),
-                format!("{} of {} do not", bad.len(), items.len()),
+                format!("{bad_count} of {} do not", items.len()),
                 bad,
             ));
         }

@@ -18,8 +18,19 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
+thread_local! {
+    /// Set while insta asserts a golden: its panic is our verdict, not a crash to print.
+    static IN_INSTA: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 fn main() {
     let args = Arguments::from_args();
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !IN_INSTA.with(|f| f.get()) {
+            default_hook(info);
+        }
+    }));
     let corpus = Corpus::at(root());
     let mut trials = Vec::new();
     let recordings = if corpus.recordings.exists() { corpus.recordings().unwrap_or_default() } else { Vec::new() };
@@ -55,7 +66,18 @@ fn recording_trial(corpus: &Corpus, path: &Path) -> Result<(), Failed> {
     {
         case.golden = Some(Verdict::Same);
     }
-    if case.passed() { Ok(()) } else { Err(case.report().into()) }
+    if case.passed() {
+        return Ok(());
+    }
+    let mut report = case.report();
+    if matches!(case.golden, Some(Verdict::Differs(_) | Verdict::Missing)) {
+        report.push_str(&format!(
+            "\nOutside CI, insta left the new transcript in {}.new for review; bless it with \
+             `INSTA_UPDATE=always cargo test --test replay` (or `cargo insta review`).\n",
+            case.id.snapshot_path(&corpus.snapshots).display()
+        ));
+    }
+    Err(report.into())
 }
 
 /// Hands the transcript to insta, which writes it when blessing is on
@@ -65,13 +87,16 @@ fn bless_through_insta(case: &Case) -> bool {
     let name = case.id.snapshot_name();
     let transcript = case.transcript.clone();
     let description = format!("replay of {}", case.id.trial_name());
-    std::panic::catch_unwind(move || {
+    IN_INSTA.with(|f| f.set(true));
+    let accepted = std::panic::catch_unwind(move || {
         let mut settings = insta::Settings::clone_current();
         settings.set_omit_expression(true);
         settings.set_description(description);
         settings.bind(|| insta::assert_snapshot!(name, transcript));
     })
-    .is_ok()
+    .is_ok();
+    IN_INSTA.with(|f| f.set(false));
+    accepted
 }
 
 fn fixture() -> PathBuf {
@@ -187,8 +212,8 @@ fn goldens_bite(path: &Path) -> Result<(), Failed> {
     let Some(Verdict::Differs(explanation)) = &case.golden else {
         return Err(format!("the altered copy must fail its golden, got {:?}", case.golden).into());
     };
-    let first = explanation.lines().skip_while(|l| !l.starts_with("first divergent event")).nth(1).unwrap_or("");
-    ensure(first.contains("agent>bridge") && first.contains(BITE_MARKER), || {
+    let first = explanation.lines().skip_while(|l| !l.starts_with("first divergent event")).nth(2).unwrap_or("");
+    ensure(first.starts_with("  replay: agent>bridge") && first.contains(BITE_MARKER), || {
         format!("the first divergent event must be the altered agent frame:\n{explanation}")
     })?;
     ensure(explanation.lines().any(|l| l.starts_with("+bridge>panel") && l.contains(BITE_MARKER)), || {

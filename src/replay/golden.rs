@@ -95,7 +95,7 @@ pub fn compare(golden: Option<&str>, transcript: &str) -> Verdict {
     match golden {
         None => Verdict::Missing,
         Some(g) if normalise(g) == normalise(transcript) => Verdict::Same,
-        Some(g) => Verdict::Differs(explain(&normalise(g), &normalise(transcript))),
+        Some(g) => Verdict::Differs(explain(&(normalise(g) + "\n"), &(normalise(transcript) + "\n"))),
     }
 }
 
@@ -107,14 +107,20 @@ fn normalise(s: &str) -> String {
 pub fn explain(golden: &str, transcript: &str) -> String {
     let mut out = String::new();
     let diff = TextDiff::from_lines(golden, transcript);
-    let first = diff.iter_all_changes().find(|c| c.tag() != ChangeTag::Equal);
-    if let Some(change) = first {
-        let (line, side) = match change.tag() {
-            ChangeTag::Delete => (change.old_index().map_or(0, |i| i + 1), "golden has"),
-            _ => (change.new_index().map_or(0, |i| i + 1), "replay has"),
-        };
-        let _ = writeln!(out, "first divergent event at transcript line {line} ({side}):");
-        let _ = writeln!(out, "  {}", change.value().trim_end());
+    let changes: Vec<_> = diff.iter_all_changes().collect();
+    if let Some(at) = changes.iter().position(|c| c.tag() != ChangeTag::Equal) {
+        let c = &changes[at];
+        let line = match c.tag() {
+            ChangeTag::Delete => c.old_index(),
+            _ => c.new_index(),
+        }
+        .map_or(0, |i| i + 1);
+        let _ = writeln!(out, "first divergent event at transcript line {line}:");
+        let golden_side = changes[at..].iter().take_while(|c| c.tag() != ChangeTag::Equal).find(|c| c.tag() == ChangeTag::Delete);
+        let replay_side = changes[at..].iter().take_while(|c| c.tag() != ChangeTag::Equal).find(|c| c.tag() == ChangeTag::Insert);
+        let show = |c: Option<&similar::Change<&str>>| c.map_or("(nothing)".to_string(), |c| c.value().trim_end().to_string());
+        let _ = writeln!(out, "  golden: {}", show(golden_side));
+        let _ = writeln!(out, "  replay: {}", show(replay_side));
     }
     let _ = writeln!(out, "\ndiff (- golden, + this replay):");
     let unified = diff.unified_diff().context_radius(CONTEXT).header("golden", "replay").to_string();
@@ -154,7 +160,10 @@ mod tests {
         let golden = "panel> a\nbridge>panel b\nagent>bridge c\nbridge>panel d\n";
         let replay = "panel> a\nbridge>panel b\nagent>bridge C\nbridge>panel d\n";
         let Verdict::Differs(text) = compare(Some(golden), replay) else { panic!("must differ") };
-        assert!(text.contains("first divergent event at transcript line 3 (golden has):\n  agent>bridge c"), "{text}");
+        assert!(
+            text.contains("first divergent event at transcript line 3:\n  golden: agent>bridge c\n  replay: agent>bridge C"),
+            "{text}"
+        );
         assert!(text.contains("-agent>bridge c\n+agent>bridge C"), "{text}");
         assert!(text.contains("tail of this replay's transcript:\n  panel> a"), "{text}");
         assert_eq!(compare(Some(golden), &format!("{golden}\n\n")), Verdict::Same);
