@@ -23,6 +23,7 @@ fn every_committed_scenario_loads_and_is_named_after_its_file() {
         "permission-denied",
         "interrupt-slow-tool",
         "steering",
+        "model-error",
     ] {
         assert!(names.contains(&wanted), "missing scenario {wanted}; have {names:?}");
     }
