@@ -22,6 +22,37 @@
 //! without `namespace`. Errors are an HTTP error status with an OpenAI error
 //! body (`{"error":{"message","type","param","code"}}`); codex retries them
 //! unless the provider sets `request_max_retries = 0`.
+//!
+//! Seen from real agents (codex-acp 2.6.0, 0.16.0 and 0.4.4, 2026-11-29):
+//! - `input` starts with `developer` messages (base instructions, skills;
+//!   `instructions` is absent in 2.6.0), then a `user` message holding
+//!   `<environment_context>` (cwd, shell, date), then the prompt as its own
+//!   `user` message with one `input_text` part per ACP text block. Body
+//!   keys: `model`, `stream: true`, `input`, `tools`, `tool_choice`,
+//!   `parallel_tool_calls`, `reasoning` (`{"effort":"medium","summary":"auto"}`),
+//!   `store: false`, `include: ["reasoning.encrypted_content"]`,
+//!   `prompt_cache_key`, `client_metadata`.
+//! - MCP tools: 2.6.0 and 0.16.0 offer `{"type":"namespace","name":
+//!   "mcp__unity_ops","tools":[...]}` and echo calls back with `namespace`;
+//!   0.4.4 offers flat functions `mcp__unity-ops__uap_ping`. Tool outputs
+//!   come back as `function_call_output` whose `output` is a list of
+//!   `input_text` / `input_image` parts (2.6.0, prefixed by a "Wall time"
+//!   text) or a JSON string (0.16.0, 0.4.4).
+//! - Reasoning summary deltas become `agent_thought_chunk`s, text deltas
+//!   `agent_message_chunk`s (2.6.0 adds `messageId` = our item id).
+//! - An interrupted call is answered `"aborted by user after 0.1s"` and a
+//!   `<turn_aborted>` user message follows it in the next turn's input.
+//! - Errors: 2.6.0 turns a 400 into a message chunk holding the error body
+//!   and a 500 into a "high demand" message chunk, both with `end_turn`;
+//!   0.16.0 answers the prompt with JSON-RPC error -32603 whose
+//!   `data.message` is the body.
+//! - No title-generation request was seen (2.6.0 titles the session from the
+//!   prompt text); anything similar is answered [`super::UNSCRIPTED_TEXT`].
+//! - codex asks permission for an MCP call only from the tool's
+//!   annotations (`destructiveHint: true`, or `readOnlyHint: false` with
+//!   `destructiveHint` / `openWorldHint` absent or true); with
+//!   `readOnlyHint: false, destructiveHint: false, openWorldHint: false` it
+//!   runs the call without asking, in every version tried.
 
 use axum::http::Method;
 use serde_json::{Value, json};
