@@ -347,16 +347,10 @@ impl Bridge {
         }
     }
 
-    /// The custom instructions for the first prompt of a new session, with
-    /// the script gate's steering text joined when the gate is on.
+    /// The custom instructions for the first prompt of a new session (with
+    /// the script gate's steering text when the gate is on).
     fn first_prompt_instructions(&self) -> Option<String> {
-        let steering = script_gate::steering_text(self.spec.script_gate);
-        match (self.spec.custom_instructions.as_deref().filter(|c| !c.is_empty()), steering.is_empty()) {
-            (Some(ci), true) => Some(ci.to_string()),
-            (Some(ci), false) => Some(format!("{ci}\n\n{steering}")),
-            (None, false) => Some(steering),
-            (None, true) => None,
-        }
+        client::first_prompt_instructions(self.spec.custom_instructions.as_deref(), self.spec.script_gate)
     }
 
     fn echo_user(&mut self, v: &Value) {
@@ -727,13 +721,8 @@ impl Bridge {
         if method == "session/request_permission" {
             return self.permission_request(id, &v["params"]);
         }
-        let why = if method.starts_with("fs/") || method.starts_with("terminal/") {
-            format!("method not found: {method} (this client declared no fs or terminal capability)")
-        } else {
-            format!("method not found: {method}")
-        };
         self.diag(format!("agent request {method} answered -32601"));
-        self.send(client::rpc_error(id, -32601, &why));
+        self.send(client::method_not_found(id, method));
     }
 
     fn permission_request(&mut self, rpc_id: &Value, params: &Value) {
@@ -747,6 +736,7 @@ impl Bridge {
             (crate::tool_name::claude_tool_name(&fields), crate::tool_name::tool_input(&fields), true)
         } else {
             let call = self.tool_calls.merge(&call_id, tc);
+            call.asked = true;
             (call.name(), call.input(), call.announced)
         };
         if !announced && self.turn.is_some() {
@@ -763,6 +753,7 @@ impl Bridge {
             };
             self.diag(format!("script gate denied {name} writing {target}: {}", script_gate::deny_text(&target)));
             self.send(client::rpc_result(rpc_id, result));
+            self.gate_note(&call_id, script_gate::deny_text(&target));
             if let Some(t) = self.turn.as_mut() {
                 t.permission_denials.push(json!({"tool_name": name, "tool_use_id": call_id, "tool_input": input}));
             }
@@ -886,8 +877,27 @@ impl Bridge {
         let (name, input) = (call.name(), call.input());
         self.next_msg += 1;
         let msg_id = format!("msg_acp_{}", self.next_msg);
+        if let Some(c) = self.tool_calls.get_mut(call_id) {
+            c.message_id = Some(msg_id.clone());
+        }
         let model = self.model_name();
         let content = vec![json!({"type": "tool_use", "id": call_id, "name": name, "input": input})];
+        self.emit(stream_json::assistant(stream_json::message_object(&msg_id, &model, content, None)));
+    }
+
+    /// A script-gate note for the panel: a text block of the `assistant`
+    /// message that carried the call's `tool_use`, so the panel renders it
+    /// right after that tool card, not after the whole turn (seed 001 §4).
+    fn gate_note(&mut self, call_id: &str, text: String) {
+        let msg_id = match self.tool_calls.get(call_id).and_then(|c| c.message_id.clone()) {
+            Some(id) => id,
+            None => {
+                self.next_msg += 1;
+                format!("msg_acp_{}", self.next_msg)
+            }
+        };
+        let model = self.model_name();
+        let content = vec![json!({"type": "text", "text": text})];
         self.emit(stream_json::assistant(stream_json::message_object(&msg_id, &model, content, None)));
     }
 
@@ -913,7 +923,14 @@ impl Bridge {
         }
         let Some(call) = self.tool_calls.get(&call_id) else { return };
         if finished {
+            // a script write the agent made without asking (auto-approve): report it
+            let unasked_gated = (self.spec.script_gate && status == "completed" && !call.asked)
+                .then(|| script_gate::gated_target(&call.name(), &call.input()))
+                .flatten();
             let content = tool_result::tool_result_content(&call.fields);
+            if let Some(target) = unasked_gated {
+                self.gate_note(&call_id, script_gate::unasked_write_text(&target));
+            }
             self.close_call(&call_id, content, status == "failed");
         }
     }

@@ -122,6 +122,17 @@ pub fn deny_text(target: &str) -> String {
     )
 }
 
+/// What the panel is told when the agent wrote a script into `Assets/`
+/// without asking (auto-approve modes), so the gate could only report it.
+/// Quotes the same folder and tool as [`deny_text`].
+pub fn unasked_write_text(target: &str) -> String {
+    format!(
+        "Script gate: {target} was written into Assets/ without a permission request (auto-approve), so the \
+         gate could not stop it. *.cs and *.asmdef files belong in {STAGING_FOLDER} at the sub-path they should \
+         have under Assets/, then {COMMIT_TOOL} moves them into Assets/ only if they compile."
+    )
+}
+
 /// The lines joined to the custom instructions so the agent knows the rule
 /// before it tries: empty when the gate is off (no rule nobody enforces), at
 /// most three lines when on.

@@ -16,6 +16,11 @@ pub(crate) struct ToolCall {
     pub fields: Value,
     pub announced: bool,
     pub closed: bool,
+    /// The `assistant` message that carried the call's `tool_use`; notes
+    /// about the call (the script gate's) join it as further blocks.
+    pub message_id: Option<String>,
+    /// Whether the agent asked permission for the call.
+    pub asked: bool,
 }
 
 impl ToolCall {
@@ -46,7 +51,14 @@ impl ToolCalls {
         let idx = match self.calls.iter().position(|c| c.id == id) {
             Some(i) => i,
             None => {
-                self.calls.push(ToolCall { id: id.to_string(), fields: json!({}), announced: false, closed: false });
+                self.calls.push(ToolCall {
+                    id: id.to_string(),
+                    fields: json!({}),
+                    announced: false,
+                    closed: false,
+                    message_id: None,
+                    asked: false,
+                });
                 self.calls.len() - 1
             }
         };

@@ -318,6 +318,11 @@ fn bad_input_never_panics_hangs_or_loses_a_turn() {
 }
 
 #[test]
+fn script_gate_in_the_bridge() {
+    run_file("script_gate.cases");
+}
+
+#[test]
 fn emitted_lines_have_claudes_exact_shapes() {
     run_file("shapes.cases");
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use acp_bridge::script_gate::{
     COMMIT_TOOL, STAGING_FOLDER, deny_text, gated_target, hook_decision, is_gated_script_path,
-    is_shell_tool_name, shell_write_targets, steering_text,
+    is_shell_tool_name, shell_write_targets, steering_text, unasked_write_text,
 };
 use serde_json::Value;
 
@@ -155,15 +155,17 @@ fn hook_denies_gated_writes_with_the_deny_text_and_prints_nothing_otherwise() {
 }
 
 #[test]
-fn steering_text_is_empty_when_off_and_at_most_three_lines_quoting_the_deny_texts_names_when_on() {
+fn steering_text_is_empty_when_off_and_at_most_three_lines_quoting_the_same_names_as_the_deny_texts_when_on() {
     assert_eq!(steering_text(false), "");
     let on = steering_text(true);
     assert!(!on.is_empty());
     assert!(on.lines().count() <= 3, "steering text has {} lines", on.lines().count());
     let deny = deny_text("Assets/X.cs");
+    let unasked = unasked_write_text("Assets/X.cs");
     for must in [STAGING_FOLDER, COMMIT_TOOL, ".asmdef", "Assets/"] {
         assert!(on.contains(must), "steering text lacks {must:?}");
         assert!(deny.contains(must), "deny text lacks {must:?}");
+        assert!(unasked.contains(must), "after-the-fact text lacks {must:?}");
     }
     assert!(on.contains("PowerShell"), "steering text must name the PowerShell route");
     assert!(deny.contains("Assets/X.cs"), "deny text names the blocked path");
