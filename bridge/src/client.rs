@@ -195,6 +195,30 @@ pub fn prompt_blocks(
     blocks
 }
 
+/// The instructions the first prompt of a new session carries: the custom
+/// instructions, with the script gate's steering text joined when the gate is
+/// on. Both the bridge and the recorder call this, so their first prompts match.
+pub fn first_prompt_instructions(custom_instructions: Option<&str>, script_gate: bool) -> Option<String> {
+    let steering = crate::script_gate::steering_text(script_gate);
+    match (custom_instructions.filter(|c| !c.is_empty()), steering.is_empty()) {
+        (Some(ci), true) => Some(ci.to_string()),
+        (Some(ci), false) => Some(format!("{ci}\n\n{steering}")),
+        (None, false) => Some(steering),
+        (None, true) => None,
+    }
+}
+
+/// The answer to an agent request this client does not serve (`fs/*`,
+/// `terminal/*`, anything unknown): -32601, the id echoed verbatim.
+pub fn method_not_found(id: &Value, method: &str) -> Value {
+    let message = if method.starts_with("fs/") || method.starts_with("terminal/") {
+        format!("method not found: {method} (this client declared no fs or terminal capability)")
+    } else {
+        format!("method not found: {method}")
+    };
+    rpc_error(id, -32601, &message)
+}
+
 /// `session/prompt` params.
 pub fn prompt_params(session_id: &str, blocks: Vec<Value>) -> Value {
     json!({"sessionId": session_id, "prompt": blocks})
@@ -828,7 +852,18 @@ mod tests {
     }
 
     #[test]
+    fn first_prompt_instructions_join_the_gate_steering_only_when_on() {
+        assert_eq!(first_prompt_instructions(Some("ci"), false).as_deref(), Some("ci"));
+        assert_eq!(first_prompt_instructions(None, false), None);
+        assert_eq!(first_prompt_instructions(Some(""), false), None);
+        let on = first_prompt_instructions(Some("ci"), true).unwrap();
+        assert!(on.starts_with("ci\n\n") && on.contains(crate::script_gate::STAGING_FOLDER), "{on}");
+        assert_eq!(first_prompt_instructions(None, true), Some(crate::script_gate::steering_text(true)));
+    }
+
+    #[test]
     fn frames_echo_ids_verbatim() {
+        assert_eq!(method_not_found(&json!("f"), "fs/read_text_file")["error"]["code"], json!(-32601));
         assert_eq!(
             rpc_result(&json!("abc"), permission_cancelled())["id"],
             json!("abc")
