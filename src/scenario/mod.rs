@@ -238,8 +238,8 @@ pub struct Expectation {
     pub is_error: Option<bool>,
     /// Predicate: the item contains (true) / does not contain (false) an image block.
     pub has_image: Option<bool>,
-    /// Predicate: no text in the item carries image data as text (a base64
-    /// run of 200+ characters or a `data:image/` URI).
+    /// Predicate: no text in the item carries image data as text (a run of
+    /// 100+ base64 characters or a `;base64,` data URI).
     pub no_base64_in_text: Option<bool>,
     /// Predicate: the item's text contains this string.
     pub text_contains: Option<String>,
