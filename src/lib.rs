@@ -1,7 +1,9 @@
 //! The harness library: see ARCHITECTURE.md for the map.
 
+pub mod acp_client;
 pub mod expect;
 pub mod install;
+pub mod isolation;
 pub mod model_server;
 pub mod profile;
 pub mod record;

@@ -6,7 +6,7 @@
 //! the agent (codex-acp changed npm package and launch style at 1.0.0); the
 //! first recipe whose range holds the version wins. Strings may use the
 //! placeholders `{home}`, `{workspace}`, `{package_dir}`, `{model_url}`,
-//! `{api_key}` and `{version}`, filled in by [`Launch::resolve`].
+//! `{mcp_url}`, `{mcp_token}`, `{api_key}` and `{version}`, filled in by [`Launch::resolve`].
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -56,10 +56,11 @@ pub enum ProfileError {
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ModelSection {
-    /// Provider API flavour, e.g. `openai-responses`.
+    /// Provider API flavour as the model server names it, e.g. `responses`.
     pub flavour: String,
-    /// How unity-ops tools are named toward the model, e.g. `codex-namespace`.
-    pub tool_naming: String,
+    /// How unity-ops tools are named toward the model, in the model server's
+    /// `ToolNaming` form (`{ form = "namespace", namespace = "..." }`).
+    pub tool_naming: toml::Value,
 }
 
 /// What to wait for before the first prompt.
@@ -286,6 +287,9 @@ pub struct Vars {
     pub workspace: String,
     pub package_dir: String,
     pub model_url: String,
+    /// stub-mcp's URL and bearer token (for agents configured by file).
+    pub mcp_url: String,
+    pub mcp_token: String,
     pub api_key: String,
     pub version: String,
 }
@@ -309,6 +313,8 @@ impl Vars {
                 "workspace" => &self.workspace,
                 "package_dir" => &self.package_dir,
                 "model_url" => &self.model_url,
+                "mcp_url" => &self.mcp_url,
+                "mcp_token" => &self.mcp_token,
                 "api_key" => &self.api_key,
                 "version" => &self.version,
                 _ if name.is_empty()
@@ -416,6 +422,8 @@ mod tests {
             workspace: "/w".into(),
             package_dir: "/pkg".into(),
             model_url: "http://127.0.0.1:9".into(),
+            mcp_url: "http://127.0.0.1:8/mcp".into(),
+            mcp_token: "t".into(),
             api_key: "k".into(),
             version: "2.6.0".into(),
         };
@@ -436,11 +444,11 @@ mod tests {
     fn bad_profiles_name_file_and_line() {
         let cases = [
             (
-                "id = \"x\"\ndefault_version = \"1.0.0\"\n[model]\nflavour = \"f\"\ntool_naming = \"t\"\ncolour = 1\n[[recipe]]\nversions = \"*\"\npackage = \"p\"\nprogram = \"x\"\n",
+                "id = \"x\"\ndefault_version = \"1.0.0\"\n[model]\nflavour = \"f\"\ntool_naming = {}\ncolour = 1\n[[recipe]]\nversions = \"*\"\npackage = \"p\"\nprogram = \"x\"\n",
                 "p.toml:6: unknown field `colour`",
             ),
             (
-                "id = \"x\"\ndefault_version = \"1.0.0\"\n[model]\nflavour = \"f\"\ntool_naming = \"t\"\n[[recipe]]\nversions = \"soon\"\npackage = \"p\"\nprogram = \"x\"\n",
+                "id = \"x\"\ndefault_version = \"1.0.0\"\n[model]\nflavour = \"f\"\ntool_naming = {}\n[[recipe]]\nversions = \"soon\"\npackage = \"p\"\nprogram = \"x\"\n",
                 "p.toml: recipe 1: `versions = \"soon\"` is not a semver range",
             ),
         ];

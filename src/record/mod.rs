@@ -1,9 +1,541 @@
-//! The recorder: runs a scenario against a real agent and writes a recording.
+//! The recorder: `acp-harness record --agent codex-acp[@version]
+//! --scenario <name>|--all [--model stub|live] [--out DIR] [--check]`.
+//!
+//! Per scenario it starts stub-mcp and the scripted model server, makes a
+//! fresh home and workspace, spawns the agent from its profile, drives the
+//! scenario over ACP ([`driver`]) and tees every event of every leg into
+//! `<out>/<agent>/<agentInfo.version>/<scenario>.jsonl` ([`timeline`]).
+//! Recording is hermetic by default: after installing (which needs the
+//! network) the command re-runs itself inside a loopback-only network
+//! namespace ([`crate::isolation`]). `--check` records into a temporary
+//! directory and compares with the committed recording ([`compare`]).
+
+pub mod compare;
+mod driver;
+mod timeline;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-#[derive(clap::Args, Debug)]
-pub struct RecordArgs {}
+use anyhow::{Context, bail};
+use serde_json::Value;
 
-pub fn run(_args: RecordArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("record is not built yet")
+use crate::acp_client::Tapped;
+use crate::isolation;
+use crate::model_server::{Flavour, ModelExchange, ModelScript, ModelServer, ToolNaming};
+use crate::profile::{AgentSpec, Launch, Profile, Recipe, Vars};
+use crate::recording::{self, Dir, Header, Http, Leg, Outcome, Scrubber};
+use crate::scenario::{self, Scenario};
+
+/// The placeholder names a recording uses, with what each stands for.
+const PLACEHOLDERS: &[(&str, &str)] = &[
+    ("<workspace>", "the session's cwd, a fresh empty directory per run"),
+    ("<home>", "the agent's fresh HOME for this run"),
+    ("<run>", "the run's temporary directory"),
+    ("<package-dir>", "the install cache directory of package@version"),
+    ("<mcp-url>", "stub-mcp's Streamable HTTP URL (ephemeral port)"),
+    ("<mcp-addr>", "stub-mcp's host:port"),
+    ("<mcp-token>", "the bearer token stub-mcp required this run"),
+    ("<model-url>", "the scripted model server's base URL (ephemeral port)"),
+    ("<model-addr>", "the scripted model server's host:port"),
+    ("<redacted>", "a secret (Authorization value, API key)"),
+];
+
+/// The dummy API key given to agents; never reaches disk.
+const DUMMY_API_KEY: &str = "sk-acp-harness-dummy-key";
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct RecordArgs {
+    /// `<agent>[@<version>]`, e.g. codex-acp@2.6.0 (default version: the profile's)
+    #[arg(long)]
+    pub agent: String,
+    /// Scenario name(s) under scenarios/ (repeatable)
+    #[arg(long, required_unless_present = "all")]
+    pub scenario: Vec<String>,
+    /// Every scenario under scenarios/
+    #[arg(long, conflicts_with = "scenario")]
+    pub all: bool,
+    /// `stub`: the scripted model server; `live`: the agent's own login and model (needs the network)
+    #[arg(long, default_value = "stub", value_parser = ["stub", "live"])]
+    pub model: String,
+    /// Where recordings go
+    #[arg(long, default_value = "recordings")]
+    pub out: PathBuf,
+    /// Repository root holding profiles/ and scenarios/
+    #[arg(long, default_value = ".")]
+    pub root: PathBuf,
+    /// Record with the host network when a loopback-only namespace is not available
+    #[arg(long)]
+    pub allow_network: bool,
+    /// Record into a temporary directory and compare with the recording under --out
+    /// (after normalising randomised values); exit 1 with a diff when they differ
+    #[arg(long)]
+    pub check: bool,
+    /// Internal: this process already runs inside the network namespace
+    #[arg(long, hide = true)]
+    pub inside_netns: bool,
+}
+
+pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
+    let spec = AgentSpec::parse(&args.agent)?;
+    let profile = Profile::find(&args.root, &spec.agent)?;
+    let version = profile.version_for(&spec);
+    let recipe = profile.recipe(&version)?.clone();
+    let scenarios = load_scenarios(&args)?;
+    let live = args.model == "live";
+    let package_dir = crate::install::ensure_installed(&recipe, &version)?;
+
+    let isolation = if args.inside_netns {
+        isolation::enter_inside().context("setting up the loopback-only network namespace")?;
+        isolation::NETNS_LOOPBACK
+    } else if live {
+        eprintln!("[record] --model live: the agent needs the network; recording without isolation");
+        isolation::HOST_NETWORK
+    } else if isolation::available() {
+        let mut inner: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+        inner.push("--inside-netns".into());
+        eprintln!("[record] entering a loopback-only network namespace");
+        let status = isolation::reexec_command(&inner)?
+            .status()
+            .context("running the recorder inside `unshare --net`")?;
+        return Ok(match status.code() {
+            Some(0) => ExitCode::SUCCESS,
+            Some(c) => ExitCode::from(c.clamp(1, 255) as u8),
+            None => ExitCode::FAILURE,
+        });
+    } else if args.allow_network {
+        eprintln!("[record] network isolation unavailable; --allow-network given, recording with the host network");
+        isolation::HOST_NETWORK
+    } else {
+        bail!(
+            "network isolation is not available here (`unshare --net` failed; it needs root or user namespaces). \
+             Recording refuses to run with the host network unless you pass --allow-network (the header then says \"isolation\":\"none\")."
+        );
+    };
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let check_dir = if args.check {
+        Some(tempfile::Builder::new().prefix("acp-harness-check-").tempdir()?)
+    } else {
+        None
+    };
+    let out_root = check_dir
+        .as_ref()
+        .map(|d| d.path().to_path_buf())
+        .unwrap_or_else(|| args.out.clone());
+
+    let mut failed = 0usize;
+    let mut keep_check_dir = false;
+    for (i, scenario) in scenarios.iter().enumerate() {
+        eprintln!(
+            "[record] ({}/{}) {}@{version} {}",
+            i + 1,
+            scenarios.len(),
+            profile.id,
+            scenario.name
+        );
+        let ctx = RunContext {
+            profile: &profile,
+            recipe: &recipe,
+            version: &version,
+            package_dir: &package_dir,
+            scenario,
+            live,
+            isolation,
+            out_root: &out_root,
+        };
+        let (path, outcome) = runtime.block_on(record_one(&ctx))?;
+        eprintln!("[record] {}: {outcome:?}", path.display());
+        if outcome != Outcome::Ok {
+            failed += 1;
+            continue;
+        }
+        if args.check {
+            let rel = path.strip_prefix(&out_root).unwrap_or(&path);
+            let committed = args.out.join(rel);
+            match compare::compare_files(&committed, &path) {
+                Ok(report) if report.is_empty() => {
+                    eprintln!("[check] {} matches after normalisation", committed.display())
+                }
+                Ok(report) => {
+                    failed += 1;
+                    eprintln!("[check] {} differs after normalisation:\n{report}", committed.display());
+                    keep_check_dir = true;
+                }
+                Err(e) => {
+                    failed += 1;
+                    eprintln!("[check] cannot compare with {}: {e}", committed.display());
+                }
+            }
+        }
+    }
+    runtime.shutdown_timeout(std::time::Duration::from_secs(5));
+    if keep_check_dir && let Some(dir) = check_dir {
+        let kept = dir.keep();
+        eprintln!("[check] the fresh recordings are kept in {} for inspection", kept.display());
+    }
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn load_scenarios(args: &RecordArgs) -> anyhow::Result<Vec<Scenario>> {
+    let dir = args.root.join("scenarios");
+    if args.all {
+        Ok(scenario::load_all(&dir)?)
+    } else {
+        args.scenario
+            .iter()
+            .map(|name| scenario::find(&dir, name).map_err(Into::into))
+            .collect()
+    }
+}
+
+struct RunContext<'a> {
+    profile: &'a Profile,
+    recipe: &'a Recipe,
+    version: &'a semver::Version,
+    package_dir: &'a Path,
+    scenario: &'a Scenario,
+    live: bool,
+    isolation: &'a str,
+    out_root: &'a Path,
+}
+
+/// Records one scenario; returns the file written and how the run ended.
+async fn record_one(ctx: &RunContext<'_>) -> anyhow::Result<(PathBuf, Outcome)> {
+    let run_dir = tempfile::Builder::new().prefix("acp-harness-run-").tempdir()?;
+    let run_path = run_dir.path().canonicalize()?;
+    let home = run_path.join("home");
+    let workspace = run_path.join("workspace");
+    std::fs::create_dir_all(&home)?;
+    std::fs::create_dir_all(&workspace)?;
+    let workspace_s = workspace.display().to_string();
+
+    let token = uuid_token();
+    let mut mcp = stub_mcp::serve(stub_mcp::Config {
+        token: Some(token.clone()),
+        tools: Some(ctx.scenario.tools.clone()),
+        workspace: workspace_s.clone(),
+        ..stub_mcp::Config::default()
+    })
+    .await
+    .context("starting stub-mcp")?;
+    let mcp_url = mcp.url().to_string();
+
+    let mut model = if ctx.live {
+        None
+    } else {
+        let flavour: Flavour = ctx
+            .profile
+            .model
+            .flavour
+            .parse_as()
+            .with_context(|| format!("{}: [model] flavour", ctx.profile.path.display()))?;
+        let naming: ToolNaming = ctx
+            .profile
+            .model
+            .tool_naming
+            .clone()
+            .try_into()
+            .with_context(|| format!("{}: [model] tool_naming", ctx.profile.path.display()))?;
+        Some(
+            ModelServer::start(flavour, ModelScript::from_scenario(ctx.scenario), naming)
+                .await
+                .context("starting the scripted model server")?,
+        )
+    };
+    let model_url = model.as_ref().map(|m| m.url()).unwrap_or_default();
+
+    let vars = Vars {
+        home: home.display().to_string(),
+        workspace: workspace_s.clone(),
+        package_dir: ctx.package_dir.display().to_string(),
+        model_url: model_url.clone(),
+        mcp_url: mcp_url.clone(),
+        mcp_token: token.clone(),
+        api_key: DUMMY_API_KEY.to_string(),
+        version: ctx.version.to_string(),
+    };
+    let launch = if ctx.live {
+        live_launch(ctx.profile, ctx.recipe, &vars)?
+    } else {
+        Launch::resolve(ctx.profile, ctx.recipe, &vars)?
+    };
+    for (path, content) in &launch.files {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(path, content).with_context(|| format!("writing {}", path.display()))?;
+    }
+
+    let mut scrubber = Scrubber::new();
+    scrubber.secret(DUMMY_API_KEY);
+    scrubber.placeholder(&token, "<mcp-token>");
+    scrubber.placeholder(&mcp_url, "<mcp-url>");
+    scrubber.placeholder(mcp.local_addr().to_string(), "<mcp-addr>");
+    if let Some(m) = &model {
+        scrubber.placeholder(m.url(), "<model-url>");
+        scrubber.placeholder(m.addr().to_string(), "<model-addr>");
+    }
+    scrubber.placeholder(&workspace_s, "<workspace>");
+    scrubber.placeholder(home.display().to_string(), "<home>");
+    scrubber.placeholder(run_path.display().to_string(), "<run>");
+    scrubber.placeholder(run_dir.path().display().to_string(), "<run>");
+    scrubber.placeholder(ctx.package_dir.display().to_string(), "<package-dir>");
+
+    let mut argv = vec![launch.program.clone()];
+    argv.extend(launch.args.iter().cloned());
+    let header = Header {
+        format: recording::FORMAT,
+        agent: ctx.profile.id.clone(),
+        agent_info: Value::Null,
+        package: format!("{}@{}", ctx.recipe.package, ctx.version),
+        argv: argv.iter().map(|a| scrubber.scrub(a)).collect(),
+        scenario: ctx.scenario.name.clone(),
+        scenario_sha256: ctx.scenario.sha256.clone(),
+        model_mode: if ctx.live { "live" } else { "stub" }.into(),
+        harness_version: env!("CARGO_PKG_VERSION").into(),
+        client_capabilities: acp_bridge::client::initialize_params()["clientCapabilities"].clone(),
+        protocol_version: acp_bridge::client::PROTOCOL_VERSION,
+        date: today(),
+        isolation: ctx.isolation.into(),
+        synthetic: false,
+        placeholders: PLACEHOLDERS
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        extra: Default::default(),
+    };
+    let timeline = timeline::Timeline::start(
+        header,
+        scrubber,
+        ctx.out_root.to_path_buf(),
+        ctx.version.to_string(),
+    );
+    let tap = timeline.tap.clone();
+
+    let mcp_forward = mcp.take_events().map(|mut rx| {
+        let tap = tap.clone();
+        tokio::spawn(async move {
+            while let Some(ex) = rx.recv().await {
+                let _ = tap.send(mcp_event(ex));
+            }
+        })
+    });
+    let model_forward = model.as_mut().and_then(|m| m.take_events()).map(|mut rx| {
+        let tap = tap.clone();
+        tokio::spawn(async move {
+            while let Some(ex) = rx.recv().await {
+                let _ = tap.send(model_event(ex));
+            }
+        })
+    });
+
+    let timeline_ref = &timeline;
+    let setup = driver::Setup {
+        launch: &launch,
+        stop: ctx.profile.stop_for(ctx.recipe),
+        ready: &ctx.profile.ready,
+        workspace: workspace_s.clone(),
+        mcp: acp_bridge::McpEndpoint {
+            name: "unity-ops".into(),
+            url: mcp_url.clone(),
+            authorization: Some(format!("Bearer {token}")),
+        },
+        live: ctx.live,
+        tap: tap.clone(),
+        on_initialized: Box::new(move |result: &Value| {
+            timeline_ref.agent_info(
+                result.get("agentInfo").cloned().unwrap_or(Value::Null),
+                result.get("protocolVersion").and_then(Value::as_u64),
+            );
+        }),
+    };
+    let end = driver::run(ctx.scenario, setup).await;
+
+    // Servers down, their taps drained, then the trailer.
+    if let Some(m) = model {
+        m.shutdown().await;
+    }
+    mcp.shutdown().await;
+    for f in [mcp_forward, model_forward].into_iter().flatten() {
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), f).await;
+    }
+    drop(tap);
+    let path = timeline.finish(end.outcome, end.exit, end.notes).await?;
+    Ok((path, end.outcome))
+}
+
+/// `--model live`: the agent keeps its own login and model, so nothing that
+/// points it at the scripted model server is written or set.
+fn live_launch(profile: &Profile, recipe: &Recipe, vars: &Vars) -> anyhow::Result<Launch> {
+    let mut launch = Launch::resolve(profile, recipe, vars)?;
+    launch.files.clear();
+    let scripted = |k: &str| {
+        let template = recipe.env.get(k).or_else(|| profile.env.get(k));
+        template.is_some_and(|t| {
+            t.contains("{model_url}") || t.contains("{api_key}") || t.contains("{home}")
+        })
+    };
+    launch.env.retain(|k, _| !scripted(k));
+    for key in ["HOME", "USER", "CODEX_HOME"] {
+        if let Some(v) = std::env::var_os(key) {
+            launch
+                .env
+                .entry(key.to_string())
+                .or_insert(v.to_string_lossy().into_owned());
+        }
+    }
+    Ok(launch)
+}
+
+fn mcp_event(ex: stub_mcp::Exchange) -> Tapped {
+    match ex {
+        stub_mcp::Exchange::Request {
+            method,
+            path,
+            headers,
+            body,
+            ..
+        } => Tapped {
+            leg: Leg::Mcp,
+            dir: Dir::Request,
+            proc: 0,
+            raw: body,
+            http: Some(http(Some(method), Some(path), None, headers)),
+        },
+        stub_mcp::Exchange::Response {
+            status,
+            headers,
+            body,
+            ..
+        } => Tapped {
+            leg: Leg::Mcp,
+            dir: Dir::Response,
+            proc: 0,
+            raw: body,
+            http: Some(http(None, None, Some(status), headers)),
+        },
+    }
+}
+
+fn model_event(ex: ModelExchange) -> Tapped {
+    match ex {
+        ModelExchange::Request {
+            method,
+            path,
+            headers,
+            body,
+            ..
+        } => Tapped {
+            leg: Leg::Model,
+            dir: Dir::Request,
+            proc: 0,
+            raw: body,
+            http: Some(http(Some(method), Some(path), None, headers)),
+        },
+        ModelExchange::Response {
+            status,
+            headers,
+            body,
+            ..
+        } => Tapped {
+            leg: Leg::Model,
+            dir: Dir::Response,
+            proc: 0,
+            raw: body,
+            http: Some(http(None, None, Some(status), headers)),
+        },
+        ModelExchange::Note { text, .. } => Tapped {
+            leg: Leg::Harness,
+            dir: Dir::Note,
+            proc: 0,
+            raw: format!("model server: {text}"),
+            http: None,
+        },
+    }
+}
+
+fn http(
+    method: Option<String>,
+    path: Option<String>,
+    status: Option<u16>,
+    headers: Vec<(String, String)>,
+) -> Http {
+    let mut map = BTreeMap::new();
+    for (k, v) in headers {
+        map.entry(k.to_ascii_lowercase())
+            .and_modify(|e: &mut String| {
+                e.push_str(", ");
+                e.push_str(&v);
+            })
+            .or_insert(v);
+    }
+    Http {
+        method,
+        path,
+        status,
+        headers: map,
+        extra: Default::default(),
+    }
+}
+
+/// A fresh bearer token for stub-mcp (replaced by `<mcp-token>` on disk).
+fn uuid_token() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
+}
+
+/// Today's UTC date as `YYYY-MM-DD`.
+fn today() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    civil_date(secs.div_euclid(86_400))
+}
+
+/// Days since 1970-01-01 -> `YYYY-MM-DD` (proleptic Gregorian).
+fn civil_date(days: i64) -> String {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// Parses a profile string into a model-server enum through its serde names.
+trait ParseAs {
+    fn parse_as<T: serde::de::DeserializeOwned>(&self) -> anyhow::Result<T>;
+}
+
+impl ParseAs for String {
+    fn parse_as<T: serde::de::DeserializeOwned>(&self) -> anyhow::Result<T> {
+        serde_json::from_value(Value::String(self.clone()))
+            .with_context(|| format!("unknown value {self:?}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_date_matches_known_days() {
+        for (days, date) in [(0, "1970-01-01"), (11_016, "2000-02-29"), (20_786, "2026-11-29")] {
+            assert_eq!(civil_date(days), date);
+        }
+    }
 }

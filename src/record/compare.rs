@@ -1,0 +1,375 @@
+//! Comparing two recordings of the same scenario against the same agent
+//! version ("does a re-record give the committed recording?").
+//!
+//! What is normalised, and why:
+//! - `seq` and `ms` are dropped: timing differs run to run, and `seq`
+//!   interleaves legs whose relative order is a race (the MCP connection,
+//!   `available_commands_update`, the model server's answers all run
+//!   concurrently with the ACP stream). So each leg is compared as its own
+//!   sequence; the ACP leg per agent process.
+//! - `stderr` and `harness` legs are not compared: log lines carry times and
+//!   thread ids, and notes describe the run (timeouts are in the trailer).
+//! - Values agents randomise are replaced by first-seen labels, per leg:
+//!   UUIDs anywhere in a string (session ids, codex turn ids, MCP session
+//!   ids, `prompt_cache_key`), and the values of keys that hold ids without
+//!   a UUID shape (`sessionId`, `toolCallId`, `progressToken`, `turn_id`,
+//!   `call_id`, `id`/`item_id` values with a response-id prefix such as
+//!   `resp_`). Labels keep identity: the same value gets the same label
+//!   everywhere in a leg, so a reply to the wrong session still shows.
+//! - Object keys are sorted (codex serialises some maps from hash maps, in
+//!   a different order every run); arrays keep their order.
+//! - Dates and timestamps inside frames become `<date>` / `<timestamp>`.
+//! - HTTP headers that vary per run (`date`, `content-length`,
+//!   `mcp-session-id`, `x-request-id`) are dropped.
+//! - The header is compared on the fields that define the run (agent,
+//!   package, agentInfo, scenario hash, model mode, isolation); the trailer
+//!   on its outcome and exit.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde_json::Value;
+
+use crate::recording::{self, Dir, Leg, Recording, RecordingError};
+
+static UUID: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b").unwrap()
+});
+static TIMESTAMP: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?").unwrap()
+});
+static DATE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b\d{4}-\d{2}-\d{2}\b").unwrap());
+/// The OS part of a user agent, e.g. `(Debian 12.0.0; x86_64)`.
+static PLATFORM: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\([^()]*;[^()]*\)").unwrap());
+static EPOCH: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b1[6-9]\d{8}(\d{3})?\b").unwrap());
+
+/// Keys whose string values are ids an agent or server draws per run.
+const ID_KEYS: &[&str] = &[
+    "sessionId",
+    "session_id",
+    "toolCallId",
+    "progressToken",
+    "turn_id",
+    "turnId",
+    "prompt_cache_key",
+    "requestId",
+    "request_id",
+];
+/// Prefixes of response/item ids some servers and agents draw per run.
+const ID_PREFIXES: &[&str] = &["resp_", "msg_", "rs_", "fc_", "item_", "ws_", "turn_"];
+/// Keys whose numbers are timestamps.
+const TIME_KEYS: &[&str] = &["created_at", "created", "timestamp", "updatedAt", "createdAt"];
+/// HTTP headers that vary per run.
+const VOLATILE_HEADERS: &[&str] = &["date", "content-length", "mcp-session-id", "x-request-id"];
+
+/// Diff lines shown per leg.
+const MAX_DIFF_LINES: usize = 120;
+
+/// First-seen labels for one leg.
+#[derive(Default)]
+struct Labels {
+    seen: HashMap<String, String>,
+    counts: HashMap<&'static str, usize>,
+}
+
+impl Labels {
+    fn label(&mut self, kind: &'static str, value: &str) -> String {
+        if let Some(l) = self.seen.get(value) {
+            return l.clone();
+        }
+        let n = self.counts.entry(kind).or_default();
+        *n += 1;
+        let label = format!("<{kind} {n}>");
+        self.seen.insert(value.to_string(), label.clone());
+        label
+    }
+
+    fn text(&mut self, s: &str) -> String {
+        let s = UUID.replace_all(s, |c: &regex::Captures| self.label("uuid", &c[0].to_ascii_lowercase()));
+        let s = TIMESTAMP.replace_all(&s, "<timestamp>");
+        DATE.replace_all(&s, "<date>").into_owned()
+    }
+
+    fn value(&mut self, key: Option<&str>, v: &Value) -> Value {
+        match v {
+            Value::String(s) => {
+                if let Some(k) = key
+                    && ID_KEYS.contains(&k)
+                    && !s.is_empty()
+                {
+                    let kind = match k {
+                        "sessionId" | "session_id" => "session",
+                        "toolCallId" => "tool-call",
+                        "progressToken" => "progress",
+                        _ => "id",
+                    };
+                    return Value::String(self.label(kind, s));
+                }
+                if ID_PREFIXES.iter().any(|p| s.starts_with(p)) && s.len() > 12 && !s.contains(' ') {
+                    return Value::String(self.label("id", s));
+                }
+                // A string holding JSON (e.g. tool arguments) is normalised inside.
+                if (s.starts_with('{') || s.starts_with('[')) && s.len() > 1
+                    && let Ok(inner) = serde_json::from_str::<Value>(s)
+                {
+                    return Value::String(self.value(None, &inner).to_string());
+                }
+                Value::String(self.text(s))
+            }
+            Value::Number(n) => {
+                if key.is_some_and(|k| TIME_KEYS.contains(&k))
+                    || (key == Some("progressToken"))
+                    || n.as_u64().is_some_and(|x| EPOCH.is_match(&x.to_string()))
+                {
+                    return Value::String("<time>".into());
+                }
+                v.clone()
+            }
+            Value::Array(items) => Value::Array(items.iter().map(|i| self.value(None, i)).collect()),
+            Value::Object(map) => {
+                // Key order is not meaningful (codex serialises some maps
+                // from hash maps, in a different order every run): sort.
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                Value::Object(
+                    keys.into_iter()
+                        .map(|k| (k.clone(), self.value(Some(k), &map[k])))
+                        .collect(),
+                )
+            }
+            _ => v.clone(),
+        }
+    }
+
+    /// A raw payload: JSON, SSE text (each `data:` line normalised), or text.
+    fn raw(&mut self, raw: &str) -> String {
+        if let Ok(v) = serde_json::from_str::<Value>(raw)
+            && (v.is_object() || v.is_array())
+        {
+            return pretty(&self.value(None, &v));
+        }
+        if raw.contains("data:") {
+            return raw
+                .lines()
+                .map(|line| match line.strip_prefix("data:") {
+                    Some(data) => match serde_json::from_str::<Value>(data.trim()) {
+                        Ok(v) => format!("data: {}", pretty(&self.value(None, &v))),
+                        Err(_) => self.text(line),
+                    },
+                    None => self.text(line),
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+        }
+        self.text(raw)
+    }
+}
+
+/// Multi-line JSON so a diff points at the field that changed; long
+/// strings are split at their newlines for the same reason.
+fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v)
+        .unwrap_or_default()
+        .replace("\\n", "\\n\n        ")
+}
+
+/// A recording as comparable text, one block per leg (ACP per process).
+pub fn normalise(rec: &Recording) -> BTreeMap<String, Vec<String>> {
+    let mut legs: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut labels: HashMap<Leg, Labels> = HashMap::new();
+    let h = &rec.header;
+    legs.insert(
+        "header".into(),
+        vec![
+            format!("agent {} package {}", h.agent, h.package),
+            format!("agent_info {}", h.agent_info),
+            format!("scenario {} sha256 {}", h.scenario, h.scenario_sha256),
+            format!("model_mode {} isolation {}", h.model_mode, h.isolation),
+            format!("argv {:?}", h.argv),
+        ],
+    );
+    for e in &rec.events {
+        if matches!(e.leg, Leg::Stderr | Leg::Harness | Leg::Other) {
+            continue;
+        }
+        let l = labels.entry(e.leg).or_default();
+        let dir = match e.dir {
+            Dir::ToAgent => "->",
+            Dir::FromAgent => "<-",
+            Dir::Request => "req",
+            Dir::Response => "resp",
+            _ => "?",
+        };
+        let mut line = format!("{dir} {}", l.raw(&e.raw));
+        let http_line;
+        if let Some(http) = &e.http {
+            let headers: BTreeMap<_, _> = http
+                .headers
+                .iter()
+                .filter(|(k, _)| !VOLATILE_HEADERS.contains(&k.as_str()))
+                .map(|(k, v)| {
+                    let v = if k == "user-agent" {
+                        PLATFORM.replace_all(v, "(<platform>)").into_owned()
+                    } else {
+                        v.clone()
+                    };
+                    (k.clone(), l.raw(&v))
+                })
+                .collect();
+            http_line = format!(
+                "   http {} {} {} {:?}",
+                http.method.as_deref().unwrap_or(""),
+                http.path.as_deref().map(|p| l.text(p)).unwrap_or_default(),
+                http.status.map(|s| s.to_string()).unwrap_or_default(),
+                headers
+            );
+            line.push('\n');
+            line.push_str(&http_line);
+        }
+        let key = match e.leg {
+            Leg::Acp => format!("acp proc {}", e.proc),
+            Leg::Mcp => "mcp".into(),
+            Leg::Model => "model".into(),
+            _ => continue,
+        };
+        legs.entry(key).or_default().push(line);
+    }
+    legs.insert(
+        "trailer".into(),
+        vec![match &rec.trailer {
+            Some(t) => format!("outcome {:?} exit {:?}", t.outcome, t.exit),
+            None => "truncated (no trailer)".into(),
+        }],
+    );
+    legs
+}
+
+/// Compares `expected` (committed) with `actual` (fresh); empty when equal,
+/// else a readable per-leg diff.
+pub fn compare(expected: &Recording, actual: &Recording) -> String {
+    let a = normalise(expected);
+    let b = normalise(actual);
+    let mut report = String::new();
+    let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    for key in keys {
+        let empty = Vec::new();
+        let left = a.get(key).unwrap_or(&empty);
+        let right = b.get(key).unwrap_or(&empty);
+        if left == right {
+            continue;
+        }
+        let first = left
+            .iter()
+            .zip(right.iter())
+            .position(|(x, y)| x != y)
+            .unwrap_or(left.len().min(right.len()));
+        let _ = writeln!(
+            report,
+            "== leg {key}: {} vs {} events, first difference at event {} of the leg",
+            left.len(),
+            right.len(),
+            first + 1
+        );
+        let lt = left.join("\n") + "\n";
+        let rt = right.join("\n") + "\n";
+        let diff = similar::TextDiff::from_lines(&lt, &rt);
+        let text = diff
+            .unified_diff()
+            .context_radius(3)
+            .header("committed", "re-recorded")
+            .to_string();
+        let lines: Vec<&str> = text.lines().collect();
+        for l in lines.iter().take(MAX_DIFF_LINES) {
+            let _ = writeln!(report, "{l}");
+        }
+        if lines.len() > MAX_DIFF_LINES {
+            let _ = writeln!(report, "... ({} more diff lines)", lines.len() - MAX_DIFF_LINES);
+        }
+    }
+    report
+}
+
+pub fn compare_files(expected: &Path, actual: &Path) -> Result<String, RecordingError> {
+    let a = recording::read(expected)?;
+    let b = recording::read(actual)?;
+    Ok(compare(&a, &b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recording::parse_str;
+
+    fn rec(events: &[(&str, &str, u32, &str)]) -> Recording {
+        let mut text = String::from(
+            r#"{"type":"header","format":1,"agent":"a","agent_info":{"version":"1"},"package":"p@1","scenario":"s","model_mode":"stub","harness_version":"0","date":"2026-11-29","isolation":"netns-loopback"}"#,
+        );
+        text.push('\n');
+        for (i, (leg, dir, proc, raw)) in events.iter().enumerate() {
+            let line = serde_json::json!({"type":"event","seq":i+1,"ms":i*7,"leg":leg,"dir":dir,"proc":proc,"raw":raw});
+            text.push_str(&line.to_string());
+            text.push('\n');
+        }
+        text.push_str(r#"{"type":"trailer","seq":99,"ms":1,"outcome":"ok","exit":{"code":0,"signal":null}}"#);
+        parse_str(&text, Path::new("t.jsonl")).unwrap()
+    }
+
+    #[test]
+    fn randomised_ids_dates_and_interleaving_do_not_count_as_differences() {
+        let a = rec(&[
+            ("acp", "from_agent", 1, r#"{"result":{"sessionId":"019abc-1"}}"#),
+            ("model", "request", 0, r#"{"prompt_cache_key":"0b7d0b52-3f1a-4a58-9c33-0d6b9f0e1a11","x":"today is 2026-11-29"}"#),
+            ("acp", "from_agent", 1, r#"{"params":{"sessionId":"019abc-1","update":{"toolCallId":"tc-a"}}}"#),
+            ("stderr", "from_agent", 1, "2026-11-29T10:00:00Z INFO thread 7"),
+        ]);
+        let b = rec(&[
+            ("model", "request", 0, r#"{"prompt_cache_key":"5e1f2a3b-1111-4222-8333-944455556666","x":"today is 2027-01-02"}"#),
+            ("acp", "from_agent", 1, r#"{"result":{"sessionId":"019fff-9"}}"#),
+            ("acp", "from_agent", 1, r#"{"params":{"sessionId":"019fff-9","update":{"toolCallId":"tc-b"}}}"#),
+            ("stderr", "from_agent", 1, "other log"),
+        ]);
+        assert_eq!(compare(&a, &b), "");
+    }
+
+    /// Each pair differs in one way that must be reported, naming the leg.
+    #[test]
+    fn real_differences_are_reported_with_their_leg() {
+        let base = rec(&[
+            ("acp", "from_agent", 1, r#"{"params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"text":"hi"}}}}"#),
+            ("acp", "from_agent", 2, r#"{"params":{"sessionId":"s1"}}"#),
+        ]);
+        let cases = [
+            (
+                rec(&[
+                    ("acp", "from_agent", 1, r#"{"params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"text":"bye"}}}}"#),
+                    ("acp", "from_agent", 2, r#"{"params":{"sessionId":"s1"}}"#),
+                ]),
+                "== leg acp proc 1",
+            ),
+            (
+                // A second process that answers for another session.
+                rec(&[
+                    ("acp", "from_agent", 1, r#"{"params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"text":"hi"}}}}"#),
+                    ("acp", "from_agent", 2, r#"{"params":{"sessionId":"s2"}}"#),
+                ]),
+                "== leg acp proc 2",
+            ),
+            (
+                rec(&[(
+                    "acp",
+                    "from_agent",
+                    1,
+                    r#"{"params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"text":"hi"}}}}"#,
+                )]),
+                "== leg acp proc 2: 1 vs 0 events",
+            ),
+        ];
+        for (other, expected) in cases {
+            let report = compare(&base, &other);
+            assert!(report.contains(expected), "{report}");
+        }
+    }
+}

@@ -1,0 +1,559 @@
+//! The scenario driver: plays the panel's steps against a live agent over
+//! the minimal ACP client, with the bridge's own frame builders and the
+//! bridge's order rules (interrupt = `session/cancel` then each pending
+//! permission answered `cancelled`; deny + interrupt = reject option then
+//! `session/cancel`; a prompt sent while one runs is queued until the running
+//! `session/prompt` returns).
+//!
+//! Every wait has a deadline; a wait that expires, an agent that exits, or an
+//! agent that stops answering ends the run with an outcome instead of hanging.
+
+use std::collections::{HashMap, VecDeque};
+use std::time::Duration;
+
+use acp_bridge::McpEndpoint;
+use acp_bridge::client::{self as frames, PermissionIntent, PromptImage};
+use serde_json::Value;
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::time::Instant;
+
+use crate::acp_client::{AgentProcess, Incoming, Tap, Tapped};
+use crate::profile::{Launch, Ready, Stop};
+use crate::recording::{Dir, Exit, Leg, Outcome};
+use crate::scenario::{Decision, Point, Prompt, Scenario, Step};
+
+/// How long a handshake request (initialize, session/new, load, set_mode) may take.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a step may wait for a permission request or a point in the turn.
+const STEP_TIMEOUT: Duration = Duration::from_secs(90);
+/// How long a turn may take to finish.
+const TURN_TIMEOUT: Duration = Duration::from_secs(150);
+
+/// Why the driver stopped early.
+#[derive(Debug)]
+pub enum Halt {
+    Timeout(String),
+    AgentClosed(String),
+    Error(anyhow::Error),
+}
+
+impl From<anyhow::Error> for Halt {
+    fn from(e: anyhow::Error) -> Self {
+        Halt::Error(e)
+    }
+}
+
+/// What one run came to.
+pub struct RunEnd {
+    pub outcome: Outcome,
+    pub exit: Exit,
+    pub notes: Vec<String>,
+}
+
+/// What the driver needs to start and talk to agent processes.
+pub struct Setup<'a> {
+    pub launch: &'a Launch,
+    pub stop: Stop,
+    pub ready: &'a Ready,
+    pub workspace: String,
+    pub mcp: McpEndpoint,
+    pub live: bool,
+    pub tap: Tap,
+    /// Called once with the first initialize result (fills the header).
+    pub on_initialized: Box<dyn FnMut(&Value) + Send + 'a>,
+}
+
+#[derive(Default)]
+struct TurnPoints {
+    tool_call: bool,
+    permission: bool,
+    chunks: u32,
+}
+
+struct Driver<'a> {
+    setup: Setup<'a>,
+    agent: Option<AgentProcess>,
+    rx: Option<UnboundedReceiver<Incoming>>,
+    proc: u32,
+    init_result: Value,
+    session_result: Value,
+    session_id: String,
+    responses: HashMap<u64, Value>,
+    running: Option<u64>,
+    queued: VecDeque<Value>,
+    permissions: VecDeque<(Value, Vec<Value>)>,
+    turn: TurnPoints,
+    sent_first_prompt: bool,
+    notes: Vec<String>,
+    last_exit: Exit,
+}
+
+/// Runs `scenario` to its end (or until something halts it) and ends the agent.
+pub async fn run(scenario: &Scenario, setup: Setup<'_>) -> RunEnd {
+    let mut d = Driver {
+        setup,
+        agent: None,
+        rx: None,
+        proc: 0,
+        init_result: Value::Null,
+        session_result: Value::Null,
+        session_id: String::new(),
+        responses: HashMap::new(),
+        running: None,
+        queued: VecDeque::new(),
+        permissions: VecDeque::new(),
+        turn: TurnPoints::default(),
+        sent_first_prompt: false,
+        notes: Vec::new(),
+        last_exit: Exit::default(),
+    };
+    let result = d.play(scenario).await;
+    let outcome = match result {
+        Ok(()) => Outcome::Ok,
+        Err(Halt::Timeout(what)) => {
+            d.note(format!("timeout: {what}"));
+            Outcome::Timeout
+        }
+        Err(Halt::AgentClosed(what)) => {
+            d.note(format!("agent closed its output: {what}"));
+            Outcome::AgentCrashed
+        }
+        Err(Halt::Error(e)) => {
+            d.note(format!("error: {e:#}"));
+            Outcome::Error
+        }
+    };
+    d.end_process().await;
+    RunEnd {
+        outcome,
+        exit: d.last_exit,
+        notes: d.notes,
+    }
+}
+
+impl Driver<'_> {
+    fn note(&mut self, text: String) {
+        eprintln!("[record] {text}");
+        let _ = self.setup.tap.send(Tapped {
+            leg: Leg::Harness,
+            dir: Dir::Note,
+            proc: self.proc,
+            raw: text.clone(),
+            http: None,
+        });
+        self.notes.push(text);
+    }
+
+    async fn play(&mut self, scenario: &Scenario) -> Result<(), Halt> {
+        self.start_process(false).await?;
+        let custom = scenario.system_prompt.clone();
+        for (index, step) in scenario.steps.iter().enumerate() {
+            let n = index + 1;
+            match step {
+                Step::Prompt(p) => {
+                    self.wait_idle(&format!("step {n}: previous turn to finish")).await?;
+                    let blocks = self.prompt_blocks(p, custom.as_deref());
+                    self.send_prompt(blocks).await?;
+                }
+                Step::Permission { decision, option_id } => {
+                    self.wait_until(STEP_TIMEOUT, &format!("step {n}: a permission request"), |d| {
+                        !d.permissions.is_empty() || d.idle()
+                    })
+                    .await?;
+                    if self.permissions.is_empty() {
+                        self.note(format!(
+                            "step {n}: the turn ended without a permission request; decision {decision:?} not used"
+                        ));
+                        continue;
+                    }
+                    self.answer_permission(*decision, option_id.as_deref()).await?;
+                }
+                Step::Interrupt { at } => {
+                    if !self.wait_point(*at, n).await? {
+                        continue;
+                    }
+                    self.setup
+                        .tap
+                        .send(note_event(self.proc, format!("step {n}: interrupt")))
+                        .ok();
+                    self.interrupt().await?;
+                }
+                Step::Steer { at, prompt } => {
+                    self.wait_point(*at, n).await?;
+                    let blocks = self.prompt_blocks(prompt, custom.as_deref());
+                    self.send_prompt(blocks).await?;
+                }
+                Step::SetMode { mode } => {
+                    self.wait_idle(&format!("step {n}: turn to finish before set_mode")).await?;
+                    match frames::resolve_permission_mode(mode, &self.session_result) {
+                        None => self.note(format!(
+                            "step {n}: the agent advertises no mode matching `{mode}`; nothing sent"
+                        )),
+                        Some(change) => {
+                            let (method, params) = frames::mode_change_request(&self.session_id, &change);
+                            let response = self.call(method, params, &format!("step {n}: {method}")).await?;
+                            if let Some(err) = response.get("error") {
+                                self.note(format!("step {n}: {method} failed: {err}"));
+                            }
+                        }
+                    }
+                }
+                Step::Resume => {
+                    self.wait_idle(&format!("step {n}: turn to finish before resume")).await?;
+                    self.end_process().await;
+                    self.start_process(true).await?;
+                }
+            }
+        }
+        self.wait_idle("the last turn to finish").await?;
+        Ok(())
+    }
+
+    fn idle(&self) -> bool {
+        self.running.is_none() && self.queued.is_empty()
+    }
+
+    fn prompt_blocks(&mut self, p: &Prompt, custom: Option<&str>) -> Value {
+        let text = if self.setup.live { &p.live } else { &p.text };
+        let images: Vec<PromptImage> = p
+            .images
+            .iter()
+            .map(|i| PromptImage {
+                media_type: i.media_type.clone(),
+                data_base64: i.data_base64.clone(),
+            })
+            .collect();
+        let custom = if self.sent_first_prompt { None } else { custom };
+        self.sent_first_prompt = true;
+        Value::Array(frames::prompt_blocks(text, &images, custom, &self.init_result))
+    }
+
+    /// Sends now when no prompt runs, else queues it (the bridge's rule).
+    async fn send_prompt(&mut self, blocks: Value) -> Result<(), Halt> {
+        if self.running.is_some() {
+            self.queued.push_back(blocks);
+            return Ok(());
+        }
+        self.dispatch(blocks).await
+    }
+
+    async fn dispatch(&mut self, blocks: Value) -> Result<(), Halt> {
+        let blocks = blocks.as_array().cloned().unwrap_or_default();
+        let params = frames::prompt_params(&self.session_id, blocks);
+        let id = self.agent()?.request("session/prompt", params).await?;
+        self.running = Some(id);
+        self.turn = TurnPoints::default();
+        Ok(())
+    }
+
+    fn agent(&mut self) -> Result<&mut AgentProcess, Halt> {
+        self.agent
+            .as_mut()
+            .ok_or_else(|| Halt::AgentClosed("no agent process".into()))
+    }
+
+    async fn answer_permission(
+        &mut self,
+        decision: Decision,
+        option_id: Option<&str>,
+    ) -> Result<(), Halt> {
+        let Some((id, options)) = self.permissions.pop_front() else {
+            return Ok(());
+        };
+        let intent = match decision {
+            Decision::Allow => PermissionIntent::AllowOnce,
+            Decision::AllowAlways => PermissionIntent::AllowAlways,
+            Decision::Deny | Decision::Cancel => PermissionIntent::Deny,
+        };
+        let chosen = match option_id {
+            Some(o) => Some(o.to_string()),
+            None => frames::choose_permission_option(&options, intent),
+        };
+        let result = match &chosen {
+            Some(o) => frames::permission_selected(o),
+            None => {
+                self.note(format!(
+                    "no option fits {decision:?} among {}; answered cancelled",
+                    Value::Array(options.clone())
+                ));
+                frames::permission_cancelled()
+            }
+        };
+        self.agent()?.send(&frames::rpc_result(&id, result)).await?;
+        if decision == Decision::Cancel {
+            let params = frames::cancel_params(&self.session_id);
+            self.agent()?.notify("session/cancel", params).await?;
+        }
+        Ok(())
+    }
+
+    async fn interrupt(&mut self) -> Result<(), Halt> {
+        let params = frames::cancel_params(&self.session_id);
+        self.agent()?.notify("session/cancel", params).await?;
+        while let Some((id, _)) = self.permissions.pop_front() {
+            self.agent()?
+                .send(&frames::rpc_result(&id, frames::permission_cancelled()))
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Waits for `at` in the running turn; false (with a note) when the turn
+    /// ended first.
+    async fn wait_point(&mut self, at: Point, n: usize) -> Result<bool, Halt> {
+        let reached = |d: &Driver| match at {
+            Point::FirstToolCall => d.turn.tool_call,
+            Point::Permission => d.turn.permission,
+            Point::Chunks(c) => d.turn.chunks >= c,
+        };
+        self.wait_until(STEP_TIMEOUT, &format!("step {n}: {at:?} in the running turn"), |d| {
+            reached(d) || d.running.is_none()
+        })
+        .await?;
+        if reached(self) {
+            Ok(true)
+        } else {
+            self.note(format!("step {n}: the turn ended before {at:?}"));
+            Ok(false)
+        }
+    }
+
+    /// Waits for no running or queued prompt. A permission request no step
+    /// will answer is answered `cancelled` (with a note) so the turn can end.
+    async fn wait_idle(&mut self, what: &str) -> Result<(), Halt> {
+        loop {
+            self.wait_until(TURN_TIMEOUT, what, |d| d.idle() || !d.permissions.is_empty())
+                .await?;
+            if self.idle() {
+                return Ok(());
+            }
+            while let Some((id, _)) = self.permissions.pop_front() {
+                self.note(format!(
+                    "a permission request no scenario step answers; answered cancelled ({what})"
+                ));
+                self.agent()?
+                    .send(&frames::rpc_result(&id, frames::permission_cancelled()))
+                    .await?;
+            }
+        }
+    }
+
+    async fn wait_until(
+        &mut self,
+        timeout: Duration,
+        what: &str,
+        done: impl Fn(&Driver) -> bool,
+    ) -> Result<(), Halt> {
+        let deadline = Instant::now() + timeout;
+        while !done(self) {
+            self.pump(deadline, what).await?;
+        }
+        Ok(())
+    }
+
+    /// Handles one line from the agent (or fails at the deadline).
+    async fn pump(&mut self, deadline: Instant, what: &str) -> Result<(), Halt> {
+        let rx = self
+            .rx
+            .as_mut()
+            .ok_or_else(|| Halt::AgentClosed("no agent process".into()))?;
+        let incoming = match tokio::time::timeout_at(deadline, rx.recv()).await {
+            Err(_) => return Err(Halt::Timeout(format!("waited {what}"))),
+            Ok(None) | Ok(Some(Incoming::Closed)) => {
+                self.rx = None;
+                return Err(Halt::AgentClosed(format!("while waiting for {what}")));
+            }
+            Ok(Some(i)) => i,
+        };
+        match incoming {
+            Incoming::Garbage(line) => {
+                let shown: String = line.chars().take(120).collect();
+                self.note(format!("agent printed a line that is not a JSON object: {shown}"));
+            }
+            Incoming::Frame(frame) => self.handle(frame).await?,
+            Incoming::Closed => {}
+        }
+        Ok(())
+    }
+
+    async fn handle(&mut self, frame: Value) -> Result<(), Halt> {
+        let method = frame.get("method").and_then(Value::as_str).map(str::to_string);
+        let id = frame.get("id").cloned();
+        match (method, id) {
+            (Some(method), Some(id)) => {
+                if method == "session/request_permission" {
+                    let options = frame["params"]["options"]
+                        .as_array()
+                        .cloned()
+                        .unwrap_or_default();
+                    self.turn.permission = true;
+                    self.permissions.push_back((id, options));
+                } else {
+                    // We declared no fs and no terminal: refuse anything else.
+                    let answer = frames::rpc_error(&id, -32601, &format!("method not found: {method}"));
+                    self.agent()?.send(&answer).await?;
+                }
+            }
+            (Some(method), None) => {
+                if method == "session/update" {
+                    match frame["params"]["update"]["sessionUpdate"].as_str() {
+                        Some("agent_message_chunk") => self.turn.chunks += 1,
+                        Some("tool_call") | Some("tool_call_update") => self.turn.tool_call = true,
+                        _ => {}
+                    }
+                }
+            }
+            (None, Some(id)) => {
+                let Some(id) = id.as_u64() else {
+                    return Ok(());
+                };
+                self.responses.insert(id, frame);
+                if self.running == Some(id) {
+                    self.running = None;
+                    if let Some(next) = self.queued.pop_front() {
+                        self.dispatch(next).await?;
+                    }
+                }
+            }
+            (None, None) => {}
+        }
+        Ok(())
+    }
+
+    /// Sends a request and waits for its response frame.
+    async fn call(&mut self, method: &str, params: Value, what: &str) -> Result<Value, Halt> {
+        let id = self.agent()?.request(method, params).await?;
+        self.wait_until(HANDSHAKE_TIMEOUT, what, |d| d.responses.contains_key(&id))
+            .await?;
+        Ok(self.responses.remove(&id).unwrap_or_default())
+    }
+
+    async fn start_process(&mut self, load: bool) -> Result<(), Halt> {
+        self.proc += 1;
+        let launch = self.setup.launch;
+        eprintln!("[record] starting agent process {}", self.proc);
+        if self.proc > 1 {
+            self.note(format!("agent process {} started", self.proc));
+        }
+        let (agent, rx) = AgentProcess::spawn(
+            self.proc,
+            &launch.program,
+            &launch.args,
+            &launch.env,
+            std::path::Path::new(&self.setup.workspace),
+            self.setup.tap.clone(),
+        )?;
+        self.agent = Some(agent);
+        self.rx = Some(rx);
+        self.responses.clear();
+        self.permissions.clear();
+
+        let init = self
+            .call("initialize", frames::initialize_params(), "the initialize response")
+            .await?;
+        let Some(result) = init.get("result").cloned() else {
+            return Err(Halt::Error(anyhow::anyhow!("initialize failed: {init}")));
+        };
+        if self.proc == 1 {
+            (self.setup.on_initialized)(&result);
+        }
+        self.init_result = result;
+
+        if load && !frames::agent_supports_load_session(&self.init_result) {
+            self.note("the agent does not advertise loadSession; sending session/load anyway".into());
+        }
+        let mcp = Some(&self.setup.mcp);
+        let (method, params) = if load {
+            (
+                "session/load",
+                frames::load_session_params(&self.session_id, &self.setup.workspace, mcp, &self.init_result),
+            )
+        } else {
+            (
+                "session/new",
+                frames::new_session_params(&self.setup.workspace, mcp, &self.init_result),
+            )
+        };
+        let response = self.call(method, params, &format!("the {method} response")).await?;
+        let Some(result) = response.get("result").cloned() else {
+            return Err(Halt::Error(anyhow::anyhow!("{method} failed: {response}")));
+        };
+        if !load {
+            self.session_id = result["sessionId"].as_str().unwrap_or_default().to_string();
+            self.session_result = result;
+        } else if result.is_object() && !result.as_object().is_some_and(|o| o.is_empty()) {
+            // session/load may return modes/models again; keep what it says.
+            self.session_result = result;
+        }
+        self.wait_ready().await
+    }
+
+    /// What the profile says to wait for before the first prompt.
+    async fn wait_ready(&mut self) -> Result<(), Halt> {
+        let ready = self.setup.ready.clone();
+        if let Some(method) = &ready.notification {
+            let deadline = Instant::now() + Duration::from_millis(ready.timeout_ms);
+            let mut seen = false;
+            // Watch raw frames for the notification while handling them normally.
+            while !seen {
+                let rx = self
+                    .rx
+                    .as_mut()
+                    .ok_or_else(|| Halt::AgentClosed("no agent process".into()))?;
+                let incoming = match tokio::time::timeout_at(deadline, rx.recv()).await {
+                    Err(_) => return Err(Halt::Timeout(format!("waited for {method} before prompting"))),
+                    Ok(None) | Ok(Some(Incoming::Closed)) => {
+                        self.rx = None;
+                        return Err(Halt::AgentClosed(format!("while waiting for {method}")));
+                    }
+                    Ok(Some(i)) => i,
+                };
+                if let Incoming::Frame(f) = &incoming
+                    && f.get("method").and_then(Value::as_str) == Some(method.as_str())
+                {
+                    seen = true;
+                }
+                match incoming {
+                    Incoming::Frame(f) => self.handle(f).await?,
+                    Incoming::Garbage(line) => self.note(format!("agent printed a non-JSON line: {line}")),
+                    Incoming::Closed => {}
+                }
+            }
+        }
+        if ready.settle_ms > 0 {
+            let deadline = Instant::now() + Duration::from_millis(ready.settle_ms);
+            loop {
+                match self.pump(deadline, "settle").await {
+                    Ok(()) => {}
+                    Err(Halt::Timeout(_)) => break,
+                    Err(other) => return Err(other),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn end_process(&mut self) {
+        if let Some(agent) = self.agent.take() {
+            let (exit, notes) = agent.stop(self.setup.stop).await;
+            for n in notes {
+                self.note(n);
+            }
+            self.last_exit = exit;
+        }
+        self.rx = None;
+        self.running = None;
+        self.queued.clear();
+        self.permissions.clear();
+    }
+}
+
+fn note_event(proc: u32, raw: String) -> Tapped {
+    Tapped {
+        leg: Leg::Harness,
+        dir: Dir::Note,
+        proc,
+        raw,
+        http: None,
+    }
+}
