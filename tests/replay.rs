@@ -39,7 +39,8 @@ fn main() {
         let (corpus, path) = (corpus.clone(), path.clone());
         trials.push(Trial::test(id.trial_name(), move || recording_trial(&corpus, &path)));
     }
-    let behaviour: [(&str, fn() -> Result<(), Failed>); 4] = [
+    let behaviour: [(&str, fn() -> Result<(), Failed>); 5] = [
+        ("fake_agent_serves_a_recording_on_stdio_with_ids_remapped", fake_agent_on_stdio),
         ("truncated_recording_replays_what_is_there_and_says_so", truncated_recording),
         ("malformed_line_is_reported_as_file_and_line", malformed_line),
         ("unknown_format_version_is_refused", unknown_format),
@@ -219,4 +220,63 @@ fn goldens_bite(path: &Path) -> Result<(), Failed> {
     ensure(explanation.lines().any(|l| l.starts_with("+bridge>panel") && l.contains(BITE_MARKER)), || {
         format!("the bridge's panel output must show the altered text too:\n{explanation}")
     })
+}
+
+/// `acp-harness fake-agent` as a process: a client's initialize (with its
+/// own id) gets the recorded answer under that id; stdin EOF ends it, and
+/// what the client never sent is reported on stderr with a failing exit.
+fn fake_agent_on_stdio() -> Result<(), Failed> {
+    use std::io::{BufRead, Write};
+    use std::process::{Command, Stdio};
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_acp-harness"))
+        .args(["fake-agent", "--idle-timeout-secs", "20"])
+        .arg(fixture())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let mut stdin = child.stdin.take().ok_or("no stdin")?;
+    let stdout = child.stdout.take().ok_or("no stdout")?;
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let outcome = (|| -> Result<(), Failed> {
+        writeln!(
+            stdin,
+            r#"{{"jsonrpc":"2.0","id":41,"method":"initialize","params":{{"protocolVersion":1,"clientCapabilities":{{"fs":{{"readTextFile":false,"writeTextFile":false}},"terminal":false}}}}}}"#
+        )?;
+        stdin.flush()?;
+        let line = rx.recv_timeout(Duration::from_secs(20)).map_err(|_| "no answer within 20 s")??;
+        let answer: serde_json::Value = serde_json::from_str(&line)?;
+        ensure(answer["id"] == 41 && answer["result"]["protocolVersion"] == 1, || {
+            format!("the recorded initialize answer must come back under the client's id 41: {line}")
+        })?;
+        drop(stdin);
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = child.try_wait()? {
+                ensure(!status.success(), || "session/new and session/prompt were never sent: must exit non-zero".into())?;
+                break;
+            }
+            if std::time::Instant::now() > deadline {
+                return Err("fake-agent did not exit within 20 s of stdin EOF".into());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().ok_or("no stderr")?, &mut stderr)?;
+        ensure(stderr.contains("session/new") && stderr.contains("never sent"), || format!("stderr: {stderr}"))
+    })();
+    // Whatever happened, the process we started is ended by us.
+    let _ = child.kill();
+    let _ = child.wait();
+    outcome
 }
