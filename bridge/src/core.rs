@@ -428,14 +428,9 @@ impl Bridge {
             && let Some(sid) = self.session_id.clone()
         {
             self.send(client::rpc_notification("session/cancel", client::cancel_params(&sid)));
+            // queued steering prompts stay queued: they are sent once the
+            // cancelled prompt returns, as the recorder does
             self.cancel_pending_permissions();
-            if let Some(t) = self.turn.as_mut()
-                && !t.queue.is_empty()
-            {
-                let n = t.queue.len();
-                t.queue.clear();
-                self.diag(format!("interrupt dropped {n} queued prompt(s)"));
-            }
         }
         self.emit(stream_json::control_success(request_id, json!({})));
     }
@@ -518,9 +513,6 @@ impl Bridge {
         {
             self.send(client::rpc_notification("session/cancel", client::cancel_params(&sid)));
             self.cancel_pending_permissions();
-            if let Some(t) = self.turn.as_mut() {
-                t.queue.clear();
-            }
         }
     }
 
