@@ -323,6 +323,11 @@ fn script_gate_in_the_bridge() {
 }
 
 #[test]
+fn real_agent_flows() {
+    run_file("agent_flows.cases");
+}
+
+#[test]
 fn emitted_lines_have_claudes_exact_shapes() {
     run_file("shapes.cases");
 }
