@@ -6,7 +6,8 @@
 //!
 //! - Transport: rmcp's `StreamableHttpService` at `POST /mcp`, either stateless
 //!   JSON ([`ResponseMode::Json`]) or sessions with SSE responses
-//!   ([`ResponseMode::Sse`], `Mcp-Session-Id`, DELETE ends a session).
+//!   ([`ResponseMode::Sse`], `Mcp-Session-Id` counted by [`session_id`],
+//!   DELETE ends a session).
 //!   Notifications get 202, GET gets 405, and `server/discover` gets JSON-RPC
 //!   -32601 so clients that probe newer revisions fall back to `initialize`.
 //! - Security: loopback binds only; `Authorization: Bearer <token>` on every
@@ -33,6 +34,7 @@ mod gate;
 mod handler;
 pub mod screenshot;
 mod server;
+mod sessions;
 pub mod staging;
 
 pub use catalogue::{Hints, ToolSpec, catalogue};
@@ -43,3 +45,4 @@ pub use exchange::{Exchange, REDACTED};
 pub use gate::{CLIENT_CLOSED, MCP_PATH};
 pub use handler::{NEWEST_PROTOCOL, SLOW_CAP_MS};
 pub use server::{Error, Running, SHUTDOWN_GRACE, serve};
+pub use sessions::session_id;

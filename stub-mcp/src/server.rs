@@ -18,6 +18,7 @@ use crate::config::{Config, ResponseMode};
 use crate::exchange::{Exchange, Sink};
 use crate::gate::{self, Gate, MCP_PATH};
 use crate::handler::{Tools, UnityOps};
+use crate::sessions::CountedSessions;
 
 /// How long [`Running::shutdown`] waits for open connections before cutting them.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -155,7 +156,7 @@ pub async fn serve(config: Config) -> Result<Running, Error> {
     sessions.session_config.sse_retry = None;
     let service = StreamableHttpService::new(
         move || Ok(UnityOps::new(tools.clone())),
-        Arc::new(sessions),
+        Arc::new(CountedSessions::new(sessions)),
         rmcp_config,
     );
     let gate = Arc::new(Gate {

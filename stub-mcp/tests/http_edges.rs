@@ -214,6 +214,14 @@ async fn get_is_405_notifications_are_202_and_delete_ends_a_session() {
             mode == ResponseMode::Sse,
             "{mode:?}: sessions only in SSE mode"
         );
+        if mode == ResponseMode::Sse {
+            assert_eq!(
+                sid.as_deref(),
+                Some(stub_mcp::session_id(1).as_str()),
+                "session ids are counted"
+            );
+            assert_eq!(session(&server).await, Some(stub_mcp::session_id(2)));
+        }
         let with_session = |b: reqwest::RequestBuilder| match &sid {
             Some(s) => b.header("mcp-session-id", s),
             None => b,
