@@ -198,9 +198,15 @@ pub fn prompt_blocks(
 /// The instructions the first prompt of a new session carries: the custom
 /// instructions, with the script gate's steering text joined when the gate is
 /// on. Both the bridge and the recorder call this, so their first prompts match.
-pub fn first_prompt_instructions(custom_instructions: Option<&str>, script_gate: bool) -> Option<String> {
+pub fn first_prompt_instructions(
+    custom_instructions: Option<&str>,
+    script_gate: bool,
+) -> Option<String> {
     let steering = crate::script_gate::steering_text(script_gate);
-    match (custom_instructions.filter(|c| !c.is_empty()), steering.is_empty()) {
+    match (
+        custom_instructions.filter(|c| !c.is_empty()),
+        steering.is_empty(),
+    ) {
         (Some(ci), true) => Some(ci.to_string()),
         (Some(ci), false) => Some(format!("{ci}\n\n{steering}")),
         (None, false) => Some(steering),
@@ -632,7 +638,14 @@ mod tests {
     fn permission_choice_by_intent_for_real_option_lists() {
         use PermissionIntent::*;
         // (agent, options, allow once, allow always, deny)
-        let cases: Vec<(&str, Vec<Value>, Option<&str>, Option<&str>, Option<&str>)> = vec![
+        type Case<'a> = (
+            &'a str,
+            Vec<Value>,
+            Option<&'a str>,
+            Option<&'a str>,
+            Option<&'a str>,
+        );
+        let cases: Vec<Case> = vec![
             (
                 "codex 0.x",
                 opts(&[
@@ -853,17 +866,29 @@ mod tests {
 
     #[test]
     fn first_prompt_instructions_join_the_gate_steering_only_when_on() {
-        assert_eq!(first_prompt_instructions(Some("ci"), false).as_deref(), Some("ci"));
+        assert_eq!(
+            first_prompt_instructions(Some("ci"), false).as_deref(),
+            Some("ci")
+        );
         assert_eq!(first_prompt_instructions(None, false), None);
         assert_eq!(first_prompt_instructions(Some(""), false), None);
         let on = first_prompt_instructions(Some("ci"), true).unwrap();
-        assert!(on.starts_with("ci\n\n") && on.contains(crate::script_gate::STAGING_FOLDER), "{on}");
-        assert_eq!(first_prompt_instructions(None, true), Some(crate::script_gate::steering_text(true)));
+        assert!(
+            on.starts_with("ci\n\n") && on.contains(crate::script_gate::STAGING_FOLDER),
+            "{on}"
+        );
+        assert_eq!(
+            first_prompt_instructions(None, true),
+            Some(crate::script_gate::steering_text(true))
+        );
     }
 
     #[test]
     fn frames_echo_ids_verbatim() {
-        assert_eq!(method_not_found(&json!("f"), "fs/read_text_file")["error"]["code"], json!(-32601));
+        assert_eq!(
+            method_not_found(&json!("f"), "fs/read_text_file")["error"]["code"],
+            json!(-32601)
+        );
         assert_eq!(
             rpc_result(&json!("abc"), permission_cancelled())["id"],
             json!("abc")

@@ -14,9 +14,9 @@ use crate::client::{self, ModeChange, ModelChange, PermissionIntent, PromptImage
 use crate::permission::{PanelAnswer, PendingPermission};
 use crate::stream_json::{self, InitInfo};
 use crate::tool_calls::ToolCalls;
-use crate::{script_gate, tool_name, tool_result};
 use crate::turn::{BlockKind, Turn};
 use crate::{IdSource, LaunchSpec};
+use crate::{script_gate, tool_name, tool_result};
 
 /// How long the agent may take to answer each handshake request
 /// (`initialize`, `session/new|load`, `authenticate`).
@@ -45,16 +45,30 @@ enum Phase {
 #[derive(Debug)]
 enum Pending {
     Initialize,
-    NewSession { after_auth: bool },
-    LoadSession { after_auth: bool },
-    Authenticate { then_load: bool },
+    NewSession {
+        after_auth: bool,
+    },
+    LoadSession {
+        after_auth: bool,
+    },
+    Authenticate {
+        then_load: bool,
+    },
     Prompt,
     /// A panel `set_permission_mode`, answered when the agent answers.
-    PanelSetMode { request_id: String, mode: String },
+    PanelSetMode {
+        request_id: String,
+        mode: String,
+    },
     /// A panel `set_model`, answered when the agent answers.
-    PanelSetModel { request_id: String, model: String },
+    PanelSetModel {
+        request_id: String,
+        model: String,
+    },
     /// A launch-spec mode/model change sent during the handshake.
-    Startup { what: String },
+    Startup {
+        what: String,
+    },
 }
 
 pub struct Bridge {
@@ -102,7 +116,10 @@ fn truncate(s: &str) -> String {
 
 impl Bridge {
     pub fn new(spec: LaunchSpec, ids: Box<dyn IdSource + Send>) -> Bridge {
-        let permission_mode = spec.permission_mode.clone().unwrap_or_else(|| "default".into());
+        let permission_mode = spec
+            .permission_mode
+            .clone()
+            .unwrap_or_else(|| "default".into());
         Bridge {
             spec,
             ids,
@@ -174,8 +191,14 @@ impl Bridge {
         }
         self.permissions.clear();
         for (_, p) in std::mem::take(&mut self.pending) {
-            if let Pending::PanelSetMode { request_id, .. } | Pending::PanelSetModel { request_id, .. } = p {
-                self.emit(stream_json::control_error(&request_id, "the agent exited", None));
+            if let Pending::PanelSetMode { request_id, .. }
+            | Pending::PanelSetModel { request_id, .. } = p
+            {
+                self.emit(stream_json::control_error(
+                    &request_id,
+                    "the agent exited",
+                    None,
+                ));
             }
         }
         self.deadline = None;
@@ -209,7 +232,10 @@ impl Bridge {
                     _ => None,
                 })
                 .unwrap_or("the handshake");
-            let why = format!("the agent did not answer {waiting} within {}s", HANDSHAKE_TIMEOUT.as_secs());
+            let why = format!(
+                "the agent did not answer {waiting} within {}s",
+                HANDSHAKE_TIMEOUT.as_secs()
+            );
             self.fail_handshake(&why, now);
         }
         self.take()
@@ -235,7 +261,11 @@ impl Bridge {
         if let Some(obj) = v.as_object_mut()
             && obj.contains_key("session_id")
         {
-            let sid = self.session_id.clone().or_else(|| self.spec.resume_session_id.clone()).unwrap_or_default();
+            let sid = self
+                .session_id
+                .clone()
+                .or_else(|| self.spec.resume_session_id.clone())
+                .unwrap_or_default();
             obj.insert("session_id".into(), json!(sid));
             let uuid = uuid.unwrap_or_else(|| self.ids.next_uuid());
             obj.insert("uuid".into(), json!(uuid));
@@ -282,12 +312,18 @@ impl Bridge {
             "control_request" => self.panel_control_request(&v, line, now),
             "control_response" => self.panel_control_response(&v, now),
             "keep_alive" => {}
-            other => self.diag(format!("panel line of unknown type {other:?} skipped: {}", truncate(line))),
+            other => self.diag(format!(
+                "panel line of unknown type {other:?} skipped: {}",
+                truncate(line)
+            )),
         }
     }
 
     fn malformed(&mut self, side: &str, err: &str, line: &str) {
-        self.diag(format!("malformed line from the {side} ({err}): {}", truncate(line)));
+        self.diag(format!(
+            "malformed line from the {side} ({err}): {}",
+            truncate(line)
+        ));
         if let Some(t) = self.turn.as_mut() {
             t.fail(format!("malformed line from the {side}: {err}"));
         }
@@ -298,7 +334,11 @@ impl Bridge {
     fn start_handshake(&mut self, now: Duration) {
         self.phase = Phase::Handshaking;
         self.deadline = Some(now + HANDSHAKE_TIMEOUT);
-        self.request("initialize", client::initialize_params(), Pending::Initialize);
+        self.request(
+            "initialize",
+            client::initialize_params(),
+            Pending::Initialize,
+        );
     }
 
     fn panel_user(&mut self, v: &Value, line: &str, now: Duration) {
@@ -314,7 +354,10 @@ impl Bridge {
             }
             Phase::Failed => {
                 self.echo_user(v);
-                let why = self.failure.clone().unwrap_or_else(|| "the agent is not running".into());
+                let why = self
+                    .failure
+                    .clone()
+                    .unwrap_or_else(|| "the agent is not running".into());
                 self.diag(format!("prompt not sent: {why}"));
                 let mut t = Turn::new(now);
                 t.fail(format!("the agent is not available: {why}"));
@@ -327,14 +370,18 @@ impl Bridge {
         self.echo_user(v);
         let (text, images) = user_content(&v["message"]["content"]);
         if !images.is_empty() && !client::agent_supports_images(&self.agent_init) {
-            self.diag(format!("{} image block(s) dropped: the agent has no promptCapabilities.image", images.len()));
+            self.diag(format!(
+                "{} image block(s) dropped: the agent has no promptCapabilities.image",
+                images.len()
+            ));
         }
         let instructions = if self.new_session && !self.instructions_sent {
             self.first_prompt_instructions()
         } else {
             None
         };
-        let blocks = client::prompt_blocks(&text, &images, instructions.as_deref(), &self.agent_init);
+        let blocks =
+            client::prompt_blocks(&text, &images, instructions.as_deref(), &self.agent_init);
         if instructions.is_some() {
             self.instructions_sent = true;
         }
@@ -350,7 +397,10 @@ impl Bridge {
     /// The custom instructions for the first prompt of a new session (with
     /// the script gate's steering text when the gate is on).
     fn first_prompt_instructions(&self) -> Option<String> {
-        client::first_prompt_instructions(self.spec.custom_instructions.as_deref(), self.spec.script_gate)
+        client::first_prompt_instructions(
+            self.spec.custom_instructions.as_deref(),
+            self.spec.script_gate,
+        )
     }
 
     fn echo_user(&mut self, v: &Value) {
@@ -372,12 +422,19 @@ impl Bridge {
         if let Some(t) = self.turn.as_mut() {
             t.prompts_sent += 1;
         }
-        self.request("session/prompt", client::prompt_params(&sid, blocks), Pending::Prompt);
+        self.request(
+            "session/prompt",
+            client::prompt_params(&sid, blocks),
+            Pending::Prompt,
+        );
     }
 
     fn panel_control_request(&mut self, v: &Value, line: &str, now: Duration) {
         let Some(request_id) = v["request_id"].as_str().map(str::to_string) else {
-            return self.diag(format!("panel control_request without request_id skipped: {}", truncate(line)));
+            return self.diag(format!(
+                "panel control_request without request_id skipped: {}",
+                truncate(line)
+            ));
         };
         let req = &v["request"];
         let subtype = req["subtype"].as_str().unwrap_or("");
@@ -402,10 +459,15 @@ impl Bridge {
                 self.deferred.push(line.to_string());
             }
             "set_permission_mode" | "set_model" if self.phase != Phase::Ready => {
-                let why = self.failure.clone().unwrap_or_else(|| "no session yet".into());
+                let why = self
+                    .failure
+                    .clone()
+                    .unwrap_or_else(|| "no session yet".into());
                 self.emit(stream_json::control_error(&request_id, &why, None));
             }
-            "set_permission_mode" => self.set_permission_mode(&request_id, req["mode"].as_str().unwrap_or("")),
+            "set_permission_mode" => {
+                self.set_permission_mode(&request_id, req["mode"].as_str().unwrap_or(""))
+            }
             "set_model" => self.set_model(&request_id, req["model"].as_str()),
             "mcp_reconnect" => self.emit(stream_json::control_error(
                 &request_id,
@@ -413,7 +475,9 @@ impl Bridge {
                 Some("unsupported_request"),
             )),
             other => {
-                self.diag(format!("unsupported panel control_request subtype {other:?}"));
+                self.diag(format!(
+                    "unsupported panel control_request subtype {other:?}"
+                ));
                 self.emit(stream_json::control_error(
                     &request_id,
                     &format!("unsupported control request subtype: {other}"),
@@ -427,7 +491,10 @@ impl Bridge {
         if self.turn.is_some()
             && let Some(sid) = self.session_id.clone()
         {
-            self.send(client::rpc_notification("session/cancel", client::cancel_params(&sid)));
+            self.send(client::rpc_notification(
+                "session/cancel",
+                client::cancel_params(&sid),
+            ));
             // queued steering prompts stay queued: they are sent once the
             // cancelled prompt returns, as the recorder does
             self.cancel_pending_permissions();
@@ -437,7 +504,10 @@ impl Bridge {
 
     fn cancel_pending_permissions(&mut self) {
         for p in std::mem::take(&mut self.permissions) {
-            self.send(client::rpc_result(&p.rpc_id, client::permission_cancelled()));
+            self.send(client::rpc_result(
+                &p.rpc_id,
+                client::permission_cancelled(),
+            ));
         }
     }
 
@@ -451,7 +521,14 @@ impl Bridge {
         };
         let sid = self.session_id.clone().unwrap_or_default();
         let (method, params) = client::mode_change_request(&sid, &change);
-        self.request(method, params, Pending::PanelSetMode { request_id: request_id.into(), mode: mode.into() });
+        self.request(
+            method,
+            params,
+            Pending::PanelSetMode {
+                request_id: request_id.into(),
+                mode: mode.into(),
+            },
+        );
     }
 
     fn set_model(&mut self, request_id: &str, model: Option<&str>) {
@@ -460,7 +537,11 @@ impl Bridge {
             return self.emit(stream_json::control_success(request_id, json!({})));
         };
         if models.is_empty() {
-            return self.emit(stream_json::control_error(request_id, "the agent offers no models", None));
+            return self.emit(stream_json::control_error(
+                request_id,
+                "the agent offers no models",
+                None,
+            ));
         }
         let Some(change) = client::resolve_model(model, &self.session_result) else {
             return self.emit(stream_json::control_error(
@@ -475,7 +556,14 @@ impl Bridge {
             ModelChange::SetModel { model_id } => model_id,
             ModelChange::SetConfigOption { value, .. } => value,
         };
-        self.request(method, params, Pending::PanelSetModel { request_id: request_id.into(), model: resolved });
+        self.request(
+            method,
+            params,
+            Pending::PanelSetModel {
+                request_id: request_id.into(),
+                model: resolved,
+            },
+        );
     }
 
     fn panel_control_response(&mut self, v: &Value, _now: Duration) {
@@ -483,8 +571,14 @@ impl Bridge {
         let Some(request_id) = resp["request_id"].as_str() else {
             return self.diag("panel control_response without request_id skipped".to_string());
         };
-        let Some(pos) = self.permissions.iter().position(|p| p.request_id == request_id) else {
-            return self.diag(format!("panel answered unknown request {request_id:?}; skipped"));
+        let Some(pos) = self
+            .permissions
+            .iter()
+            .position(|p| p.request_id == request_id)
+        else {
+            return self.diag(format!(
+                "panel answered unknown request {request_id:?}; skipped"
+            ));
         };
         let p = self.permissions.remove(pos);
         let answer = PanelAnswer::parse(resp);
@@ -511,7 +605,10 @@ impl Bridge {
         if answer.interrupt
             && let Some(sid) = self.session_id.clone()
         {
-            self.send(client::rpc_notification("session/cancel", client::cancel_params(&sid)));
+            self.send(client::rpc_notification(
+                "session/cancel",
+                client::cancel_params(&sid),
+            ));
             self.cancel_pending_permissions();
         }
     }
@@ -545,13 +642,20 @@ impl Bridge {
     fn system_init(&self) -> Value {
         let mcp_servers = match &self.spec.mcp {
             Some(ep) => {
-                let status = if client::agent_supports_http_mcp(&self.agent_init) { "connected" } else { "failed" };
+                let status = if client::agent_supports_http_mcp(&self.agent_init) {
+                    "connected"
+                } else {
+                    "failed"
+                };
                 vec![(ep.name.clone(), status)]
             }
             None => vec![],
         };
-        let slash_commands =
-            self.slash_commands.iter().filter_map(|c| c["name"].as_str().map(str::to_string)).collect();
+        let slash_commands = self
+            .slash_commands
+            .iter()
+            .filter_map(|c| c["name"].as_str().map(str::to_string))
+            .collect();
         let model = self.model_name();
         stream_json::system_init(&InitInfo {
             cwd: &self.spec.cwd,
@@ -573,10 +677,19 @@ impl Bridge {
                 ep.name
             ));
         }
-        let resume = self.spec.resume_session_id.clone().filter(|_| self.new_session);
+        let resume = self
+            .spec
+            .resume_session_id
+            .clone()
+            .filter(|_| self.new_session);
         match resume {
             Some(id) if client::agent_supports_load_session(&self.agent_init) => {
-                let params = client::load_session_params(&id, &self.spec.cwd, mcp.as_ref(), &self.agent_init);
+                let params = client::load_session_params(
+                    &id,
+                    &self.spec.cwd,
+                    mcp.as_ref(),
+                    &self.agent_init,
+                );
                 self.request("session/load", params, Pending::LoadSession { after_auth });
             }
             other => {
@@ -587,7 +700,8 @@ impl Bridge {
                     ));
                     self.spec.resume_session_id = None;
                 }
-                let params = client::new_session_params(&self.spec.cwd, mcp.as_ref(), &self.agent_init);
+                let params =
+                    client::new_session_params(&self.spec.cwd, mcp.as_ref(), &self.agent_init);
                 self.request("session/new", params, Pending::NewSession { after_auth });
             }
         }
@@ -606,7 +720,9 @@ impl Bridge {
         let sid = self.session_id.clone().unwrap_or_default();
         if let Some(want) = self.spec.model.clone() {
             if client::available_models(&self.session_result).is_empty() {
-                self.diag(format!("the agent offers no models; launch model {want:?} not sent"));
+                self.diag(format!(
+                    "the agent offers no models; launch model {want:?} not sent"
+                ));
             } else {
                 match client::resolve_model(&want, &self.session_result) {
                     Some(change) => {
@@ -616,11 +732,19 @@ impl Bridge {
                         };
                         if self.model.as_deref() != Some(id.as_str()) {
                             let (m, p) = client::model_change_request(&sid, &change);
-                            self.request(m, p, Pending::Startup { what: format!("model {id}") });
+                            self.request(
+                                m,
+                                p,
+                                Pending::Startup {
+                                    what: format!("model {id}"),
+                                },
+                            );
                         }
                         self.model = Some(id);
                     }
-                    None => self.diag(format!("the agent offers no model {want:?}; keeping its default")),
+                    None => self.diag(format!(
+                        "the agent offers no model {want:?}; keeping its default"
+                    )),
                 }
             }
         }
@@ -634,10 +758,18 @@ impl Bridge {
                     };
                     if current.as_deref() != Some(target.as_str()) {
                         let (m, p) = client::mode_change_request(&sid, &change);
-                        self.request(m, p, Pending::Startup { what: format!("mode {target}") });
+                        self.request(
+                            m,
+                            p,
+                            Pending::Startup {
+                                what: format!("mode {target}"),
+                            },
+                        );
                     }
                 }
-                None => self.diag(format!("the agent offers no mode matching permission mode {mode:?}")),
+                None => self.diag(format!(
+                    "the agent offers no mode matching permission mode {mode:?}"
+                )),
             }
         }
         if let Some(rid) = self.panel_init_request.take() {
@@ -663,7 +795,10 @@ impl Bridge {
         self.pending.retain(|(_, p)| {
             !matches!(
                 p,
-                Pending::Initialize | Pending::NewSession { .. } | Pending::LoadSession { .. } | Pending::Authenticate { .. }
+                Pending::Initialize
+                    | Pending::NewSession { .. }
+                    | Pending::LoadSession { .. }
+                    | Pending::Authenticate { .. }
             )
         });
         if let Some(rid) = self.panel_init_request.take() {
@@ -674,7 +809,8 @@ impl Bridge {
             if let Ok(v) = serde_json::from_str::<Value>(line) {
                 if v["type"] == "user" {
                     self.echo_user(&v);
-                } else if let (Some(rid), "control_request") = (v["request_id"].as_str(), v["type"].as_str().unwrap_or(""))
+                } else if let (Some(rid), "control_request") =
+                    (v["request_id"].as_str(), v["type"].as_str().unwrap_or(""))
                 {
                     self.emit(stream_json::control_error(rid, why, None));
                 }
@@ -704,7 +840,10 @@ impl Bridge {
             (Some(m), true) => self.agent_request(&m, &v),
             (Some(m), false) => self.agent_notification(&m, &v, now),
             (None, true) => self.agent_response(&v, now),
-            (None, false) => self.diag(format!("agent line is neither request, notification nor response: {}", truncate(line))),
+            (None, false) => self.diag(format!(
+                "agent line is neither request, notification nor response: {}",
+                truncate(line)
+            )),
         }
     }
 
@@ -725,7 +864,11 @@ impl Bridge {
             self.diag("permission request without toolCall.toolCallId".to_string());
             let mut fields = Value::Null;
             crate::tool_name::merge_tool_call(&mut fields, tc);
-            (crate::tool_name::claude_tool_name(&fields), crate::tool_name::tool_input(&fields), true)
+            (
+                crate::tool_name::claude_tool_name(&fields),
+                crate::tool_name::tool_input(&fields),
+                true,
+            )
         } else {
             let call = self.tool_calls.merge(&call_id, tc);
             call.asked = true;
@@ -743,18 +886,29 @@ impl Bridge {
                 Some(id) => client::permission_selected(&id),
                 None => client::permission_cancelled(),
             };
-            self.diag(format!("script gate denied {name} writing {target}: {}", script_gate::deny_text(&target)));
+            self.diag(format!(
+                "script gate denied {name} writing {target}: {}",
+                script_gate::deny_text(&target)
+            ));
             self.send(client::rpc_result(rpc_id, result));
             self.gate_note(&call_id, script_gate::deny_text(&target));
             if let Some(t) = self.turn.as_mut() {
-                t.permission_denials.push(json!({"tool_name": name, "tool_use_id": call_id, "tool_input": input}));
+                t.permission_denials
+                    .push(json!({"tool_name": name, "tool_use_id": call_id, "tool_input": input}));
             }
             return;
         }
         self.next_perm += 1;
         let request_id = format!("acp-perm-{}", self.next_perm);
-        let suggestions = client::has_allow_always_option(&options).then(|| stream_json::always_allow_suggestion(&name));
-        self.emit(stream_json::can_use_tool(&request_id, &name, input.clone(), suggestions, &call_id));
+        let suggestions = client::has_allow_always_option(&options)
+            .then(|| stream_json::always_allow_suggestion(&name));
+        self.emit(stream_json::can_use_tool(
+            &request_id,
+            &name,
+            input.clone(),
+            suggestions,
+            &call_id,
+        ));
         self.permissions.push(PendingPermission {
             request_id,
             rpc_id: rpc_id.clone(),
@@ -777,15 +931,25 @@ impl Bridge {
 
     fn session_update(&mut self, u: &Value, now: Duration) {
         let kind = u["sessionUpdate"].as_str().unwrap_or("");
-        let loading = self.pending.iter().any(|(_, p)| matches!(p, Pending::LoadSession { .. }));
+        let loading = self
+            .pending
+            .iter()
+            .any(|(_, p)| matches!(p, Pending::LoadSession { .. }));
         if loading && kind != "available_commands_update" {
             return; // session/load replays the history the panel already shows
         }
         match kind {
             "agent_message_chunk" | "agent_thought_chunk" => {
-                let block_kind = if kind == "agent_message_chunk" { BlockKind::Text } else { BlockKind::Thinking };
+                let block_kind = if kind == "agent_message_chunk" {
+                    BlockKind::Text
+                } else {
+                    BlockKind::Thinking
+                };
                 let content = &u["content"];
-                let Some(text) = content["text"].as_str().filter(|_| content["type"] == "text") else {
+                let Some(text) = content["text"]
+                    .as_str()
+                    .filter(|_| content["type"] == "text")
+                else {
                     return self.diag(format!("{kind} with non-text content skipped"));
                 };
                 if self.turn.is_none() {
@@ -806,7 +970,10 @@ impl Bridge {
             }
             "tool_call" | "tool_call_update" => self.tool_call_update(u, now),
             "available_commands_update" => {
-                self.slash_commands = u["availableCommands"].as_array().cloned().unwrap_or_default();
+                self.slash_commands = u["availableCommands"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
                 if self.init_emitted {
                     let init = self.system_init();
                     self.emit(init);
@@ -824,7 +991,10 @@ impl Bridge {
             }
             "current_mode_update" => {
                 if let Some(id) = u["currentModeId"].as_str()
-                    && let Some(modes) = self.session_result.get_mut("modes").and_then(Value::as_object_mut)
+                    && let Some(modes) = self
+                        .session_result
+                        .get_mut("modes")
+                        .and_then(Value::as_object_mut)
                 {
                     modes.insert("currentModeId".into(), json!(id));
                 }
@@ -864,7 +1034,9 @@ impl Bridge {
 
     /// Emits the `tool_use` for a call.
     fn announce(&mut self, call_id: &str) {
-        let Some(call) = self.tool_calls.get_mut(call_id) else { return };
+        let Some(call) = self.tool_calls.get_mut(call_id) else {
+            return;
+        };
         call.announced = true;
         let (name, input) = (call.name(), call.input());
         self.next_msg += 1;
@@ -873,15 +1045,22 @@ impl Bridge {
             c.message_id = Some(msg_id.clone());
         }
         let model = self.model_name();
-        let content = vec![json!({"type": "tool_use", "id": call_id, "name": name, "input": input})];
-        self.emit(stream_json::assistant(stream_json::message_object(&msg_id, &model, content, None)));
+        let content =
+            vec![json!({"type": "tool_use", "id": call_id, "name": name, "input": input})];
+        self.emit(stream_json::assistant(stream_json::message_object(
+            &msg_id, &model, content, None,
+        )));
     }
 
     /// A script-gate note for the panel: a text block of the `assistant`
     /// message that carried the call's `tool_use`, so the panel renders it
     /// right after that tool card, not after the whole turn (seed 001 §4).
     fn gate_note(&mut self, call_id: &str, text: String) {
-        let msg_id = match self.tool_calls.get(call_id).and_then(|c| c.message_id.clone()) {
+        let msg_id = match self
+            .tool_calls
+            .get(call_id)
+            .and_then(|c| c.message_id.clone())
+        {
             Some(id) => id,
             None => {
                 self.next_msg += 1;
@@ -890,7 +1069,9 @@ impl Bridge {
         };
         let model = self.model_name();
         let content = vec![json!({"type": "text", "text": text})];
-        self.emit(stream_json::assistant(stream_json::message_object(&msg_id, &model, content, None)));
+        self.emit(stream_json::assistant(stream_json::message_object(
+            &msg_id, &model, content, None,
+        )));
     }
 
     fn tool_call_update(&mut self, u: &Value, _now: Duration) {
@@ -913,7 +1094,9 @@ impl Bridge {
             self.fold_message("tool_use");
             self.announce(&call_id);
         }
-        let Some(call) = self.tool_calls.get(&call_id) else { return };
+        let Some(call) = self.tool_calls.get(&call_id) else {
+            return;
+        };
         if finished {
             // a script write the agent made without asking (auto-approve): report it
             let unasked_gated = (self.spec.script_gate && status == "completed" && !call.asked)
@@ -938,15 +1121,24 @@ impl Bridge {
     }
 
     fn agent_response(&mut self, v: &Value, now: Duration) {
-        let Some(pos) = v["id"].as_u64().and_then(|id| self.pending.iter().position(|(pid, _)| *pid == id)) else {
-            return self.diag(format!("agent response to an unknown request id {} skipped", v["id"]));
+        let Some(pos) = v["id"]
+            .as_u64()
+            .and_then(|id| self.pending.iter().position(|(pid, _)| *pid == id))
+        else {
+            return self.diag(format!(
+                "agent response to an unknown request id {} skipped",
+                v["id"]
+            ));
         };
         let (_, pending) = self.pending.remove(pos);
         let error = v.get("error").filter(|e| !e.is_null());
         let result = v.get("result").cloned().unwrap_or(Value::Null);
         match pending {
             Pending::Initialize => match error {
-                Some(e) => self.fail_handshake(&format!("the agent rejected initialize: {}", rpc_message(e)), now),
+                Some(e) => self.fail_handshake(
+                    &format!("the agent rejected initialize: {}", rpc_message(e)),
+                    now,
+                ),
                 None => {
                     self.agent_init = result;
                     self.open_session(now, false);
@@ -991,7 +1183,9 @@ impl Bridge {
                 }
             }
             Pending::Authenticate { then_load } => match error {
-                Some(e) => self.fail_handshake(&format!("authentication failed: {}", rpc_message(e)), now),
+                Some(e) => {
+                    self.fail_handshake(&format!("authentication failed: {}", rpc_message(e)), now)
+                }
                 None => {
                     if !then_load {
                         self.spec.resume_session_id = None;
@@ -1001,14 +1195,22 @@ impl Bridge {
             },
             Pending::Prompt => self.prompt_returned(error, &result, now),
             Pending::PanelSetMode { request_id, mode } => match error {
-                Some(e) => self.emit(stream_json::control_error(&request_id, &rpc_message(e), None)),
+                Some(e) => self.emit(stream_json::control_error(
+                    &request_id,
+                    &rpc_message(e),
+                    None,
+                )),
                 None => {
                     self.permission_mode = mode;
                     self.emit(stream_json::control_success(&request_id, json!({})));
                 }
             },
             Pending::PanelSetModel { request_id, model } => match error {
-                Some(e) => self.emit(stream_json::control_error(&request_id, &rpc_message(e), None)),
+                Some(e) => self.emit(stream_json::control_error(
+                    &request_id,
+                    &rpc_message(e),
+                    None,
+                )),
                 None => {
                     self.model = Some(model);
                     self.emit(stream_json::control_success(&request_id, json!({})));
@@ -1106,7 +1308,9 @@ fn current_mode(session_result: &Value) -> Option<String> {
     {
         return opt["currentValue"].as_str().map(str::to_string);
     }
-    session_result["modes"]["currentModeId"].as_str().map(str::to_string)
+    session_result["modes"]["currentModeId"]
+        .as_str()
+        .map(str::to_string)
 }
 
 /// The text and images of a panel `user` message (`content` is a string or blocks).
@@ -1120,7 +1324,10 @@ fn user_content(content: &Value) -> (String, Vec<PromptImage>) {
                 match b["type"].as_str() {
                     Some("text") => texts.push(b["text"].as_str().unwrap_or("").to_string()),
                     Some("image") if b["source"]["type"] == "base64" => images.push(PromptImage {
-                        media_type: b["source"]["media_type"].as_str().unwrap_or("image/png").to_string(),
+                        media_type: b["source"]["media_type"]
+                            .as_str()
+                            .unwrap_or("image/png")
+                            .to_string(),
                         data_base64: b["source"]["data"].as_str().unwrap_or("").to_string(),
                     }),
                     _ => {}

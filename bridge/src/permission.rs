@@ -37,9 +37,16 @@ impl PanelAnswer {
     pub fn parse(response: &Value) -> PanelAnswer {
         let body = &response["response"];
         let allow = response["subtype"] == "success" && body["behavior"] == "allow";
-        let always = allow && body["updatedPermissions"].as_array().is_some_and(|a| !a.is_empty());
+        let always = allow
+            && body["updatedPermissions"]
+                .as_array()
+                .is_some_and(|a| !a.is_empty());
         let interrupt = !allow && body["interrupt"].as_bool() == Some(true);
-        PanelAnswer { allow, always, interrupt }
+        PanelAnswer {
+            allow,
+            always,
+            interrupt,
+        }
     }
 
     pub fn intent(&self) -> PermissionIntent {
@@ -59,12 +66,36 @@ mod tests {
     #[test]
     fn panel_answers_map_to_intents() {
         let cases = [
-            (json!({"subtype": "success", "response": {"behavior": "allow", "updatedInput": {}}}), PermissionIntent::AllowOnce, false),
-            (json!({"subtype": "success", "response": {"behavior": "allow", "updatedInput": {}, "updatedPermissions": [{"type": "addRules"}]}}), PermissionIntent::AllowAlways, false),
-            (json!({"subtype": "success", "response": {"behavior": "allow", "updatedPermissions": []}}), PermissionIntent::AllowOnce, false),
-            (json!({"subtype": "success", "response": {"behavior": "deny", "message": "no"}}), PermissionIntent::Deny, false),
-            (json!({"subtype": "success", "response": {"behavior": "deny", "message": "no", "interrupt": true}}), PermissionIntent::Deny, true),
-            (json!({"subtype": "error", "error": "x"}), PermissionIntent::Deny, false),
+            (
+                json!({"subtype": "success", "response": {"behavior": "allow", "updatedInput": {}}}),
+                PermissionIntent::AllowOnce,
+                false,
+            ),
+            (
+                json!({"subtype": "success", "response": {"behavior": "allow", "updatedInput": {}, "updatedPermissions": [{"type": "addRules"}]}}),
+                PermissionIntent::AllowAlways,
+                false,
+            ),
+            (
+                json!({"subtype": "success", "response": {"behavior": "allow", "updatedPermissions": []}}),
+                PermissionIntent::AllowOnce,
+                false,
+            ),
+            (
+                json!({"subtype": "success", "response": {"behavior": "deny", "message": "no"}}),
+                PermissionIntent::Deny,
+                false,
+            ),
+            (
+                json!({"subtype": "success", "response": {"behavior": "deny", "message": "no", "interrupt": true}}),
+                PermissionIntent::Deny,
+                true,
+            ),
+            (
+                json!({"subtype": "error", "error": "x"}),
+                PermissionIntent::Deny,
+                false,
+            ),
         ];
         for (resp, intent, interrupt) in cases {
             let a = PanelAnswer::parse(&resp);

@@ -75,7 +75,12 @@ pub fn stream_event(event: Value) -> Value {
 }
 
 /// An Anthropic `message` object as carried by `assistant` and `message_start`.
-pub fn message_object(id: &str, model: &str, content: Vec<Value>, stop_reason: Option<&str>) -> Value {
+pub fn message_object(
+    id: &str,
+    model: &str,
+    content: Vec<Value>,
+    stop_reason: Option<&str>,
+) -> Value {
     json!({
         "id": id,
         "type": "message",
@@ -150,7 +155,13 @@ pub fn control_error(request_id: &str, error: &str, error_code: Option<&str>) ->
 }
 
 /// A `can_use_tool` permission request to the panel.
-pub fn can_use_tool(request_id: &str, tool_name: &str, input: Value, suggestions: Option<Value>, tool_use_id: &str) -> Value {
+pub fn can_use_tool(
+    request_id: &str,
+    tool_name: &str,
+    input: Value,
+    suggestions: Option<Value>,
+    tool_use_id: &str,
+) -> Value {
     let mut req = json!({"subtype": "can_use_tool", "tool_name": tool_name, "input": input});
     if let Some(s) = suggestions {
         req["permission_suggestions"] = s;

@@ -79,11 +79,19 @@ impl ToolCalls {
 
     /// Ids of calls held back (identity pending) and not yet announced.
     pub fn unannounced_ids(&self) -> Vec<String> {
-        self.calls.iter().filter(|c| !c.announced && !c.closed).map(|c| c.id.clone()).collect()
+        self.calls
+            .iter()
+            .filter(|c| !c.announced && !c.closed)
+            .map(|c| c.id.clone())
+            .collect()
     }
 
     /// Ids of calls announced to the panel but not yet given a result.
     pub fn open_ids(&self) -> Vec<String> {
-        self.calls.iter().filter(|c| c.announced && !c.closed).map(|c| c.id.clone()).collect()
+        self.calls
+            .iter()
+            .filter(|c| c.announced && !c.closed)
+            .map(|c| c.id.clone())
+            .collect()
     }
 }

@@ -34,7 +34,13 @@ struct OpenMessage {
 impl StreamingMessage {
     /// Lines for one text or thought chunk. `new_id` names the message if this
     /// chunk starts one.
-    pub fn chunk(&mut self, kind: BlockKind, text: &str, model: &str, new_id: impl FnOnce() -> String) -> Vec<Value> {
+    pub fn chunk(
+        &mut self,
+        kind: BlockKind,
+        text: &str,
+        model: &str,
+        new_id: impl FnOnce() -> String,
+    ) -> Vec<Value> {
         let mut lines = Vec::new();
         let msg = match &mut self.open {
             Some(m) => m,
@@ -44,13 +50,19 @@ impl StreamingMessage {
                     "type": "message_start",
                     "message": stream_json::message_object(&id, model, vec![], None)
                 })));
-                self.open.insert(OpenMessage { id, blocks: Vec::new(), block_open: false })
+                self.open.insert(OpenMessage {
+                    id,
+                    blocks: Vec::new(),
+                    block_open: false,
+                })
             }
         };
         let same_block = msg.block_open && msg.blocks.last().map(|b| b.0) == Some(kind);
         if !same_block {
             if msg.block_open {
-                lines.push(stream_json::stream_event(json!({"type": "content_block_stop", "index": msg.blocks.len() - 1})));
+                lines.push(stream_json::stream_event(
+                    json!({"type": "content_block_stop", "index": msg.blocks.len() - 1}),
+                ));
             }
             msg.blocks.push((kind, String::new()));
             msg.block_open = true;
@@ -68,7 +80,9 @@ impl StreamingMessage {
             BlockKind::Text => json!({"type": "text_delta", "text": text}),
             BlockKind::Thinking => json!({"type": "thinking_delta", "thinking": text}),
         };
-        lines.push(stream_json::stream_event(json!({"type": "content_block_delta", "index": index, "delta": delta})));
+        lines.push(stream_json::stream_event(
+            json!({"type": "content_block_delta", "index": index, "delta": delta}),
+        ));
         lines
     }
 
@@ -80,7 +94,9 @@ impl StreamingMessage {
         };
         let mut lines = Vec::new();
         if msg.block_open {
-            lines.push(stream_json::stream_event(json!({"type": "content_block_stop", "index": msg.blocks.len() - 1})));
+            lines.push(stream_json::stream_event(
+                json!({"type": "content_block_stop", "index": msg.blocks.len() - 1}),
+            ));
         }
         lines.push(stream_json::stream_event(json!({
             "type": "message_delta",
@@ -97,10 +113,14 @@ impl StreamingMessage {
                     text.push_str(&body);
                     json!({"type": "text", "text": body})
                 }
-                BlockKind::Thinking => json!({"type": "thinking", "thinking": body, "signature": ""}),
+                BlockKind::Thinking => {
+                    json!({"type": "thinking", "thinking": body, "signature": ""})
+                }
             })
             .collect();
-        lines.push(stream_json::assistant(stream_json::message_object(&msg.id, model, content, None)));
+        lines.push(stream_json::assistant(stream_json::message_object(
+            &msg.id, model, content, None,
+        )));
         (lines, Some(text).filter(|t| !t.is_empty()))
     }
 }

@@ -64,7 +64,11 @@ fn parse_json(text: &str, at: &str) -> Result<Value, String> {
     serde_json::from_str(text).map_err(|e| format!("{at}: bad JSON ({e})"))
 }
 
-fn parse_steps(file: &Path, cases: &mut Vec<Case>, current: &mut Option<Case>) -> Result<(), String> {
+fn parse_steps(
+    file: &Path,
+    cases: &mut Vec<Case>,
+    current: &mut Option<Case>,
+) -> Result<(), String> {
     let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
     let fname = file.file_name().unwrap().to_string_lossy().to_string();
     for (i, raw) in text.lines().enumerate() {
@@ -77,11 +81,19 @@ fn parse_steps(file: &Path, cases: &mut Vec<Case>, current: &mut Option<Case>) -
             if let Some(c) = current.take() {
                 cases.push(c);
             }
-            *current = Some(Case { name: name.trim().to_string(), origin: at, steps: vec![] });
+            *current = Some(Case {
+                name: name.trim().to_string(),
+                origin: at,
+                steps: vec![],
+            });
             continue;
         }
         if let Some(name) = line.strip_prefix("use ") {
-            parse_steps(&data_dir().join(format!("_{}.steps", name.trim())), cases, current)?;
+            parse_steps(
+                &data_dir().join(format!("_{}.steps", name.trim())),
+                cases,
+                current,
+            )?;
             continue;
         }
         let step = if let Some(r) = line.strip_prefix("spec: ") {
@@ -113,7 +125,11 @@ fn parse_steps(file: &Path, cases: &mut Vec<Case>, current: &mut Option<Case>) -
         } else if line == "close-stdin" {
             Step::Close
         } else if let Some(r) = line.strip_prefix("deadline: ") {
-            Step::Deadline(if r.trim() == "none" { None } else { Some(r.trim().parse().map_err(|e| format!("{at}: {e}"))?) })
+            Step::Deadline(if r.trim() == "none" {
+                None
+            } else {
+                Some(r.trim().parse().map_err(|e| format!("{at}: {e}"))?)
+            })
         } else {
             return Err(format!("{at}: unknown directive: {line}"));
         };
@@ -142,8 +158,12 @@ fn matches(want: &Value, got: &Value) -> bool {
         (Value::String(s), Value::String(g)) if s.starts_with("<contains:") && s.ends_with('>') => {
             g.contains(&s["<contains:".len()..s.len() - 1])
         }
-        (Value::Object(w), Value::Object(g)) => w.iter().all(|(k, v)| g.get(k).is_some_and(|gv| matches(v, gv))),
-        (Value::Array(w), Value::Array(g)) => w.len() == g.len() && w.iter().zip(g).all(|(a, b)| matches(a, b)),
+        (Value::Object(w), Value::Object(g)) => w
+            .iter()
+            .all(|(k, v)| g.get(k).is_some_and(|gv| matches(v, gv))),
+        (Value::Array(w), Value::Array(g)) => {
+            w.len() == g.len() && w.iter().zip(g).all(|(a, b)| matches(a, b))
+        }
         (a, b) => a == b,
     }
 }
@@ -187,10 +207,16 @@ fn run_case(case: &Case) -> Result<(), String> {
         }
         if let Some((at, o, na, np, close_checked)) = out {
             if *na < o.to_agent.len() {
-                return Err(format!("{at}: unexpected line to the agent: {}", o.to_agent[*na]));
+                return Err(format!(
+                    "{at}: unexpected line to the agent: {}",
+                    o.to_agent[*na]
+                ));
             }
             if *np < o.to_panel.len() {
-                return Err(format!("{at}: unexpected line to the panel: {}", o.to_panel[*np]));
+                return Err(format!(
+                    "{at}: unexpected line to the panel: {}",
+                    o.to_panel[*np]
+                ));
             }
             if o.close_agent_stdin && !close_checked {
                 return Err(format!("{at}: unexpected close of the agent's stdin"));
@@ -199,10 +225,15 @@ fn run_case(case: &Case) -> Result<(), String> {
         Ok(())
     };
     for (_, at, step) in &case.steps {
-        let input = matches!(step, Step::Panel(_) | Step::Agent(_) | Step::AgentExit(_) | Step::PanelEof | Step::Tick);
+        let input = matches!(
+            step,
+            Step::Panel(_) | Step::Agent(_) | Step::AgentExit(_) | Step::PanelEof | Step::Tick
+        );
         if input {
             finish(&out)?;
-            let b = bridge.get_or_insert_with(|| Bridge::new(spec_from(&spec), Box::new(CounterIds::default())));
+            let b = bridge.get_or_insert_with(|| {
+                Bridge::new(spec_from(&spec), Box::new(CounterIds::default()))
+            });
             let o = match step {
                 Step::Panel(l) => b.on_panel_line(l, now),
                 Step::Agent(l) => b.on_agent_line(l, now),
@@ -224,7 +255,10 @@ fn run_case(case: &Case) -> Result<(), String> {
             Step::Spec(v) => spec = v.clone(),
             Step::At(ms) => now = Duration::from_millis(*ms),
             Step::Deadline(want) => {
-                let got = bridge.as_ref().and_then(|b| b.next_deadline()).map(|d| d.as_millis() as u64);
+                let got = bridge
+                    .as_ref()
+                    .and_then(|b| b.next_deadline())
+                    .map(|d| d.as_millis() as u64);
                 if got != *want {
                     return Err(format!("{at}: next_deadline is {got:?}, expected {want:?}"));
                 }
@@ -236,33 +270,53 @@ fn run_case(case: &Case) -> Result<(), String> {
                 match step {
                     Step::ToAgent(want) => {
                         let Some(line) = o.to_agent.get(*na) else {
-                            return Err(format!("{at}: expected a line to the agent, got none; wanted {want}"));
+                            return Err(format!(
+                                "{at}: expected a line to the agent, got none; wanted {want}"
+                            ));
                         };
-                        let got: Value = serde_json::from_str(line).map_err(|e| format!("{at}: bridge sent non-JSON {line}: {e}"))?;
+                        let got: Value = serde_json::from_str(line)
+                            .map_err(|e| format!("{at}: bridge sent non-JSON {line}: {e}"))?;
                         if !matches(want, &got) {
-                            return Err(format!("{at}: line to the agent differs\n  want: {want}\n  got:  {got}"));
+                            return Err(format!(
+                                "{at}: line to the agent differs\n  want: {want}\n  got:  {got}"
+                            ));
                         }
                         *na += 1;
                     }
                     Step::ToPanel(want, exact) => {
                         let Some(line) = o.to_panel.get(*np) else {
-                            return Err(format!("{at}: expected a line to the panel, got none; wanted {want}"));
+                            return Err(format!(
+                                "{at}: expected a line to the panel, got none; wanted {want}"
+                            ));
                         };
-                        let got: Value = serde_json::from_str(line).map_err(|e| format!("{at}: bridge sent non-JSON {line}: {e}"))?;
-                        let ok = if *exact { *want == got } else { matches(want, &got) };
+                        let got: Value = serde_json::from_str(line)
+                            .map_err(|e| format!("{at}: bridge sent non-JSON {line}: {e}"))?;
+                        let ok = if *exact {
+                            *want == got
+                        } else {
+                            matches(want, &got)
+                        };
                         if !ok {
-                            return Err(format!("{at}: line to the panel differs\n  want: {want}\n  got:  {got}"));
+                            return Err(format!(
+                                "{at}: line to the panel differs\n  want: {want}\n  got:  {got}"
+                            ));
                         }
                         *np += 1;
                     }
                     Step::Diag(text) => {
                         if !o.diagnostics.iter().any(|d| d.contains(text.as_str())) {
-                            return Err(format!("{at}: no diagnostic contains {text:?}; got {:?}", o.diagnostics));
+                            return Err(format!(
+                                "{at}: no diagnostic contains {text:?}; got {:?}",
+                                o.diagnostics
+                            ));
                         }
                     }
                     Step::NoDiag => {
                         if !o.diagnostics.is_empty() {
-                            return Err(format!("{at}: expected no diagnostic, got {:?}", o.diagnostics));
+                            return Err(format!(
+                                "{at}: expected no diagnostic, got {:?}",
+                                o.diagnostics
+                            ));
                         }
                     }
                     Step::Close => {
@@ -288,7 +342,13 @@ fn run_file(file: &str) {
             failures.push(format!("case {:?} ({}):\n{e}", case.name, case.origin));
         }
     }
-    assert!(failures.is_empty(), "{} of {} cases in {file} failed:\n\n{}", failures.len(), cases.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases in {file} failed:\n\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n\n")
+    );
     eprintln!("{file}: {} cases passed", cases.len());
 }
 

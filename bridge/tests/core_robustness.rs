@@ -14,7 +14,11 @@ use serde_json::{Value, json};
 fn spec() -> LaunchSpec {
     LaunchSpec {
         cwd: "/project".into(),
-        mcp: Some(McpEndpoint { name: "unity-ops".into(), url: "http://127.0.0.1:7777/mcp".into(), authorization: None }),
+        mcp: Some(McpEndpoint {
+            name: "unity-ops".into(),
+            url: "http://127.0.0.1:7777/mcp".into(),
+            authorization: None,
+        }),
         custom_instructions: Some("ci".into()),
         script_gate: true,
         ..LaunchSpec::default()
@@ -25,7 +29,11 @@ fn spec() -> LaunchSpec {
 fn corpus() -> Vec<(bool, String)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/core");
     let mut out = Vec::new();
-    let mut entries: Vec<_> = std::fs::read_dir(&dir).expect("case dir").flatten().map(|e| e.path()).collect();
+    let mut entries: Vec<_> = std::fs::read_dir(&dir)
+        .expect("case dir")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
     entries.sort();
     for path in entries {
         let text = std::fs::read_to_string(&path).expect("case file");
@@ -43,9 +51,23 @@ fn corpus() -> Vec<(bool, String)> {
 /// Copies of `v` with one value (at any depth) replaced by each of a few
 /// values of other types.
 fn mutations(v: &Value) -> Vec<Value> {
-    let replacements = [Value::Null, json!(0), json!(-1.5), json!("x"), json!([]), json!({}), json!(true)];
+    let replacements = [
+        Value::Null,
+        json!(0),
+        json!(-1.5),
+        json!("x"),
+        json!([]),
+        json!({}),
+        json!(true),
+    ];
     let mut out = Vec::new();
-    fn walk(root: &Value, path: &mut Vec<PathStep>, node: &Value, reps: &[Value], out: &mut Vec<Value>) {
+    fn walk(
+        root: &Value,
+        path: &mut Vec<PathStep>,
+        node: &Value,
+        reps: &[Value],
+        out: &mut Vec<Value>,
+    ) {
         if !path.is_empty() {
             for r in reps {
                 if r != node {
@@ -91,13 +113,15 @@ fn get_mut<'a>(v: &'a mut Value, path: &[PathStep]) -> &'a mut Value {
 
 fn check(out: &Output, what: &str, results: &mut usize) {
     for l in &out.to_panel {
-        let v: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{what}: non-JSON panel line {l}: {e}"));
+        let v: Value = serde_json::from_str(l)
+            .unwrap_or_else(|e| panic!("{what}: non-JSON panel line {l}: {e}"));
         if v["type"] == "result" {
             *results += 1;
         }
     }
     for l in &out.to_agent {
-        serde_json::from_str::<Value>(l).unwrap_or_else(|e| panic!("{what}: non-JSON agent line {l}: {e}"));
+        serde_json::from_str::<Value>(l)
+            .unwrap_or_else(|e| panic!("{what}: non-JSON agent line {l}: {e}"));
     }
 }
 
@@ -108,28 +132,54 @@ fn run_one(from_panel: bool, line: &str) {
     let mut results = 0;
     let what = format!("line {line}");
     for (panel, l) in [
-        (true, r#"{"type":"control_request","request_id":"i","request":{"subtype":"initialize"}}"#),
-        (false, r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true,"mcpCapabilities":{"http":true},"promptCapabilities":{"image":true}}}}"#),
-        (false, r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"S1","models":{"currentModelId":"m1","availableModels":[{"modelId":"m1","name":"M"}]},"modes":{"currentModeId":"default","availableModes":[{"id":"default"},{"id":"yolo"}]}}}"#),
-        (true, r#"{"type":"user","message":{"role":"user","content":"hi"}}"#),
+        (
+            true,
+            r#"{"type":"control_request","request_id":"i","request":{"subtype":"initialize"}}"#,
+        ),
+        (
+            false,
+            r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true,"mcpCapabilities":{"http":true},"promptCapabilities":{"image":true}}}}"#,
+        ),
+        (
+            false,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"S1","models":{"currentModelId":"m1","availableModels":[{"modelId":"m1","name":"M"}]},"modes":{"currentModeId":"default","availableModes":[{"id":"default"},{"id":"yolo"}]}}}"#,
+        ),
+        (
+            true,
+            r#"{"type":"user","message":{"role":"user","content":"hi"}}"#,
+        ),
     ] {
-        let o = if panel { b.on_panel_line(l, t(1)) } else { b.on_agent_line(l, t(1)) };
+        let o = if panel {
+            b.on_panel_line(l, t(1))
+        } else {
+            b.on_agent_line(l, t(1))
+        };
         check(&o, &what, &mut results);
     }
     assert_eq!(results, 0, "{what}: a result before the damaged line");
-    let o = if from_panel { b.on_panel_line(line, t(2)) } else { b.on_agent_line(line, t(2)) };
+    let o = if from_panel {
+        b.on_panel_line(line, t(2))
+    } else {
+        b.on_agent_line(line, t(2))
+    };
     check(&o, &what, &mut results);
     let o = b.on_tick(t(100_000));
     check(&o, &what, &mut results);
     let turn_running = b.turn_running();
     let o = b.on_agent_exit(Some(1), t(3));
     check(&o, &what, &mut results);
-    assert!(!b.turn_running(), "{what}: a turn still running after the agent exited");
+    assert!(
+        !b.turn_running(),
+        "{what}: a turn still running after the agent exited"
+    );
     let o = b.on_panel_eof(t(4));
     check(&o, &what, &mut results);
     // a damaged line may have ended the turn itself (e.g. a prompt response);
     // either way the turn got exactly one result
-    assert!(results == 1 || (!turn_running && results <= 1), "{what}: {results} results for one turn");
+    assert!(
+        results == 1 || (!turn_running && results <= 1),
+        "{what}: {results} results for one turn"
+    );
 }
 
 #[test]
