@@ -4,7 +4,8 @@
 //!
 //! Checks run in this order, first failure answers: Host (400/403), Origin
 //! (403), Authorization (401), body size (413), then for POST /mcp: JSON
-//! (-32700), JSON-RPC shape (-32600), `server/discover` (-32601).
+//! (-32700), JSON-RPC shape (-32600), `server/discover` (-32601). A POST that
+//! passes but lacks the Accept / Content-Type rmcp insists on is served anyway.
 
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -61,6 +62,10 @@ pub(crate) async fn guard(State(gate): State<Arc<Gate>>, request: Request, next:
     let response = match refuse(&gate, &parts, &read) {
         Some(early) => early,
         None => {
+            let mut parts = parts;
+            if parts.method == Method::POST && parts.uri.path() == MCP_PATH {
+                tolerate_media_types(&mut parts.headers);
+            }
             let bytes = match read {
                 BodyRead::Complete(b) => b,
                 _ => Bytes::new(),
@@ -78,6 +83,45 @@ pub(crate) async fn guard(State(gate): State<Arc<Gate>>, request: Request, next:
         }
     };
     tap(response, id, &gate.sink)
+}
+
+/// rmcp answers 406/415 unless a POST accepts both JSON and SSE and says it
+/// carries JSON. The body is already known to be JSON-RPC, so a client that
+/// omits either header is served anyway: the recording wants the agent's
+/// behaviour, not a transport quarrel. The event keeps the headers as sent.
+fn tolerate_media_types(headers: &mut HeaderMap) {
+    let accept = headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect::<Vec<_>>()
+        .join(", ")
+        .to_ascii_lowercase();
+    let wants = |essence: &str| {
+        accept
+            .split(',')
+            .any(|entry| entry.split(';').next().is_some_and(|e| e.trim() == essence))
+    };
+    if !(wants("application/json") && wants("text/event-stream")) {
+        headers.insert(
+            header::ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream"),
+        );
+    }
+    let json_content = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(';')
+                .next()
+                .is_some_and(|e| e.trim().eq_ignore_ascii_case("application/json"))
+        });
+    if !json_content {
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+    }
 }
 
 /// Status recorded when the client went away before any response existed

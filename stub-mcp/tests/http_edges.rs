@@ -485,3 +485,45 @@ async fn dropping_the_handle_stops_the_server() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+#[tokio::test]
+async fn posts_with_sloppy_accept_or_content_type_are_still_served() {
+    for mode in MODES {
+        let server = start(mode).await;
+        let cases: [(&str, Option<&str>, Option<&str>); 4] = [
+            ("no accept", None, Some("application/json")),
+            (
+                "json only",
+                Some("application/json"),
+                Some("application/json"),
+            ),
+            ("any", Some("*/*"), Some("application/json; charset=utf-8")),
+            (
+                "no content type",
+                Some("application/json, text/event-stream"),
+                None,
+            ),
+        ];
+        for (what, accept, content_type) in cases {
+            let mut request = http()
+                .post(server.url())
+                .bearer_auth(server.token())
+                .body(INIT);
+            if let Some(a) = accept {
+                request = request.header("accept", a);
+            }
+            if let Some(c) = content_type {
+                request = request.header("content-type", c);
+            }
+            let response = request.send().await.unwrap();
+            assert_eq!(response.status(), StatusCode::OK, "{mode:?} {what}");
+            let body = response.text().await.unwrap();
+            assert_eq!(
+                message(&body)["result"]["serverInfo"]["name"],
+                "unity-ops",
+                "{mode:?} {what}"
+            );
+        }
+        server.shutdown().await;
+    }
+}
