@@ -1,0 +1,242 @@
+//! Lines from the agent: requests (permission, refused fs/terminal),
+//! notifications (`session/update` by kind; `_`-prefixed ones ignored) and
+//! responses to our requests.
+
+use super::*;
+
+impl Bridge {
+    pub(super) fn agent_line(&mut self, line: &str, now: Duration) {
+        if line.trim().is_empty() {
+            return;
+        }
+        let v: Value = match serde_json::from_str(line) {
+            Ok(v @ Value::Object(_)) => v,
+            Ok(_) => return self.malformed("agent", "not a JSON object", line),
+            Err(e) => return self.malformed("agent", &e.to_string(), line),
+        };
+        let method = v["method"].as_str().map(str::to_string);
+        let has_id = v.get("id").is_some_and(|id| !id.is_null());
+        match (method, has_id) {
+            (Some(m), true) => self.agent_request(&m, &v),
+            (Some(m), false) => self.agent_notification(&m, &v, now),
+            (None, true) => self.agent_response(&v, now),
+            (None, false) => self.diag(format!(
+                "agent line is neither request, notification nor response: {}",
+                truncate(line)
+            )),
+        }
+    }
+
+    pub(super) fn agent_request(&mut self, method: &str, v: &Value) {
+        let id = &v["id"];
+        if method == "session/request_permission" {
+            return self.permission_request(id, &v["params"]);
+        }
+        self.diag(format!("agent request {method} answered -32601"));
+        self.send(client::method_not_found(id, method));
+    }
+
+    pub(super) fn permission_request(&mut self, rpc_id: &Value, params: &Value) {
+        let tc = &params["toolCall"];
+        let call_id = tc["toolCallId"].as_str().unwrap_or("").to_string();
+        let options: Vec<Value> = params["options"].as_array().cloned().unwrap_or_default();
+        let (name, input, announced) = if call_id.is_empty() {
+            self.diag("permission request without toolCall.toolCallId".to_string());
+            let mut fields = Value::Null;
+            crate::tool_name::merge_tool_call(&mut fields, tc);
+            (
+                crate::tool_name::claude_tool_name(&fields),
+                crate::tool_name::tool_input(&fields),
+                true,
+            )
+        } else {
+            let call = self.tool_calls.merge(&call_id, tc);
+            call.asked = true;
+            (call.name(), call.input(), call.announced)
+        };
+        if !announced && self.turn.is_some() {
+            self.fold_message("tool_use");
+            self.announce(&call_id);
+        }
+        if self.spec.script_gate
+            && let Some(target) = script_gate::gated_target(&name, &input)
+        {
+            // the gate answers for the panel: a direct script write into Assets/
+            let result = match client::choose_permission_option(&options, PermissionIntent::Deny) {
+                Some(id) => client::permission_selected(&id),
+                None => client::permission_cancelled(),
+            };
+            self.diag(format!(
+                "script gate denied {name} writing {target}: {}",
+                script_gate::deny_text(&target)
+            ));
+            self.send(client::rpc_result(rpc_id, result));
+            self.gate_note(&call_id, script_gate::deny_text(&target));
+            if let Some(t) = self.turn.as_mut() {
+                t.permission_denials
+                    .push(json!({"tool_name": name, "tool_use_id": call_id, "tool_input": input}));
+            }
+            return;
+        }
+        self.next_perm += 1;
+        let request_id = format!("acp-perm-{}", self.next_perm);
+        let suggestions = client::has_allow_always_option(&options)
+            .then(|| stream_json::always_allow_suggestion(&name));
+        self.emit(stream_json::can_use_tool(
+            &request_id,
+            &name,
+            input.clone(),
+            suggestions,
+            &call_id,
+        ));
+        self.permissions.push(PendingPermission {
+            request_id,
+            rpc_id: rpc_id.clone(),
+            options,
+            tool_use_id: call_id,
+            tool_name: name,
+            input,
+        });
+    }
+
+    pub(super) fn agent_notification(&mut self, method: &str, v: &Value, now: Duration) {
+        if method == "session/update" {
+            return self.session_update(&v["params"]["update"], now);
+        }
+        if method.starts_with('_') {
+            return; // extension notifications (`_x.ai/...`): ignored by design
+        }
+        self.diag(format!("unknown agent notification {method} skipped"));
+    }
+
+    pub(super) fn session_update(&mut self, u: &Value, now: Duration) {
+        let kind = u["sessionUpdate"].as_str().unwrap_or("");
+        let loading = self
+            .pending
+            .iter()
+            .any(|(_, p)| matches!(p, Pending::LoadSession { .. }));
+        if loading && kind != "available_commands_update" {
+            return; // session/load replays the history the panel already shows
+        }
+        match kind {
+            "agent_message_chunk" | "agent_thought_chunk" => {
+                let block_kind = if kind == "agent_message_chunk" {
+                    BlockKind::Text
+                } else {
+                    BlockKind::Thinking
+                };
+                let content = &u["content"];
+                let Some(text) = content["text"]
+                    .as_str()
+                    .filter(|_| content["type"] == "text")
+                else {
+                    return self.diag(format!("{kind} with non-text content skipped"));
+                };
+                if self.turn.is_none() {
+                    return self.diag(format!("{kind} outside a turn skipped: {}", truncate(text)));
+                }
+                let model = self.model_name();
+                let next_msg = &mut self.next_msg;
+                let lines = match self.turn.as_mut() {
+                    Some(t) => t.message.chunk(block_kind, text, &model, || {
+                        *next_msg += 1;
+                        format!("msg_acp_{}", *next_msg)
+                    }),
+                    None => vec![],
+                };
+                for l in lines {
+                    self.emit(l);
+                }
+            }
+            "tool_call" | "tool_call_update" => self.tool_call_update(u, now),
+            "available_commands_update" => {
+                self.slash_commands = u["availableCommands"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
+                if self.init_emitted {
+                    let init = self.system_init();
+                    self.emit(init);
+                }
+            }
+            "usage_update" => {
+                if let Some(t) = self.turn.as_mut() {
+                    if let Some(used) = u["used"].as_u64() {
+                        t.context_used = Some(used);
+                    }
+                    if let Some(amount) = u["cost"]["amount"].as_f64() {
+                        t.cost_usd = Some(amount);
+                    }
+                }
+            }
+            "current_mode_update" => {
+                if let Some(id) = u["currentModeId"].as_str()
+                    && let Some(modes) = self
+                        .session_result
+                        .get_mut("modes")
+                        .and_then(Value::as_object_mut)
+                {
+                    modes.insert("currentModeId".into(), json!(id));
+                }
+            }
+            "config_option_update" | "config_options_update" => {
+                if let Some(opts) = u.get("configOptions").filter(|o| o.is_array())
+                    && let Some(obj) = self.session_result.as_object_mut()
+                {
+                    obj.insert("configOptions".into(), opts.clone());
+                }
+            }
+            "user_message_chunk" | "plan" | "session_info_update" => {}
+            other => self.diag(format!("unknown session/update kind {other:?} skipped")),
+        }
+    }
+
+    pub(super) fn agent_response(&mut self, v: &Value, now: Duration) {
+        let Some(pos) = v["id"]
+            .as_u64()
+            .and_then(|id| self.pending.iter().position(|(pid, _)| *pid == id))
+        else {
+            return self.diag(format!(
+                "agent response to an unknown request id {} skipped",
+                v["id"]
+            ));
+        };
+        let (_, pending) = self.pending.remove(pos);
+        let error = v.get("error").filter(|e| !e.is_null());
+        let result = v.get("result").cloned().unwrap_or(Value::Null);
+        match pending {
+            p @ (Pending::Initialize
+            | Pending::NewSession { .. }
+            | Pending::LoadSession { .. }
+            | Pending::Authenticate { .. }) => self.handshake_answered(p, error, result, now),
+            Pending::Prompt => self.prompt_returned(error, &result, now),
+            Pending::PanelSetMode { request_id, mode } => match error {
+                Some(e) => self.emit(stream_json::control_error(
+                    &request_id,
+                    &rpc_message(e),
+                    None,
+                )),
+                None => {
+                    self.permission_mode = mode;
+                    self.emit(stream_json::control_success(&request_id, json!({})));
+                }
+            },
+            Pending::PanelSetModel { request_id, model } => match error {
+                Some(e) => self.emit(stream_json::control_error(
+                    &request_id,
+                    &rpc_message(e),
+                    None,
+                )),
+                None => {
+                    self.model = Some(model);
+                    self.emit(stream_json::control_success(&request_id, json!({})));
+                }
+            },
+            Pending::Startup { what } => {
+                if let Some(e) = error {
+                    self.diag(format!("the agent refused {what}: {}", rpc_message(e)));
+                }
+            }
+        }
+    }
+}

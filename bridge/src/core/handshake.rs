@@ -1,0 +1,307 @@
+//! The handshake: `initialize`, then `session/load` or `session/new` (one
+//! `authenticate` retry on an auth error), the launch spec's model and mode,
+//! and the panel's initialize answer and `system`/`init`; or, when it fails
+//! or times out, an error answer, an `is_error` result and the agent's stdin
+//! closed.
+
+use super::*;
+
+impl Bridge {
+    /// Starts the agent handshake (on the panel's `initialize`, or on a first
+    /// prompt from a panel that skips it).
+    pub(super) fn start_handshake(&mut self, now: Duration) {
+        self.phase = Phase::Handshaking;
+        self.deadline = Some(now + HANDSHAKE_TIMEOUT);
+        self.request(
+            "initialize",
+            client::initialize_params(),
+            Pending::Initialize,
+        );
+    }
+
+    pub(super) fn initialize_response(&self) -> Value {
+        let commands: Vec<Value> = self
+            .slash_commands
+            .iter()
+            .map(|c| {
+                json!({
+                    "name": c["name"].as_str().unwrap_or(""),
+                    "description": c["description"].as_str().unwrap_or(""),
+                    "argumentHint": c["input"]["hint"].as_str().unwrap_or("")
+                })
+            })
+            .collect();
+        let models: Vec<Value> = client::available_models(&self.session_result)
+            .into_iter()
+            .map(|m| json!({"value": m.id, "displayName": m.name, "resolvedModel": m.id}))
+            .collect();
+        json!({
+            "commands": commands,
+            "output_style": "default",
+            "available_output_styles": ["default"],
+            "models": models
+        })
+    }
+
+    pub(super) fn system_init(&self) -> Value {
+        let mcp_servers = match &self.spec.mcp {
+            Some(ep) => {
+                let status = if client::agent_supports_http_mcp(&self.agent_init) {
+                    "connected"
+                } else {
+                    "failed"
+                };
+                vec![(ep.name.clone(), status)]
+            }
+            None => vec![],
+        };
+        let slash_commands = self
+            .slash_commands
+            .iter()
+            .filter_map(|c| c["name"].as_str().map(str::to_string))
+            .collect();
+        let model = self.model_name();
+        stream_json::system_init(&InitInfo {
+            cwd: &self.spec.cwd,
+            model: &model,
+            permission_mode: &self.permission_mode,
+            slash_commands,
+            mcp_servers,
+        })
+    }
+
+    pub(super) fn open_session(&mut self, now: Duration, after_auth: bool) {
+        self.deadline = Some(now + HANDSHAKE_TIMEOUT);
+        let mcp = self.spec.mcp.clone();
+        if let Some(ep) = &mcp
+            && !client::agent_supports_http_mcp(&self.agent_init)
+        {
+            self.diag(format!(
+                "the agent has no mcpCapabilities.http: {} not registered, reported failed",
+                ep.name
+            ));
+        }
+        let resume = self
+            .spec
+            .resume_session_id
+            .clone()
+            .filter(|_| self.new_session);
+        match resume {
+            Some(id) if client::agent_supports_load_session(&self.agent_init) => {
+                let params = client::load_session_params(
+                    &id,
+                    &self.spec.cwd,
+                    mcp.as_ref(),
+                    &self.agent_init,
+                );
+                self.request("session/load", params, Pending::LoadSession { after_auth });
+            }
+            other => {
+                if let Some(id) = other {
+                    self.diag(format!(
+                        "note: the agent cannot load sessions (no loadSession); session {id} not resumed, \
+                         a new session starts and the agent's context of it is lost"
+                    ));
+                    self.spec.resume_session_id = None;
+                }
+                let params =
+                    client::new_session_params(&self.spec.cwd, mcp.as_ref(), &self.agent_init);
+                self.request("session/new", params, Pending::NewSession { after_auth });
+            }
+        }
+    }
+
+    pub(super) fn session_opened(
+        &mut self,
+        session_id: String,
+        result: Value,
+        loaded: bool,
+        now: Duration,
+    ) {
+        self.session_id = Some(session_id);
+        self.session_result = result;
+        self.new_session = !loaded;
+        self.phase = Phase::Ready;
+        self.deadline = None;
+        self.model = client::current_model(&self.session_result);
+        if let Some(cmds) = self.session_result["availableCommands"].as_array() {
+            self.slash_commands = cmds.clone();
+        }
+        let sid = self.session_id.clone().unwrap_or_default();
+        if let Some(want) = self.spec.model.clone() {
+            if client::available_models(&self.session_result).is_empty() {
+                self.diag(format!(
+                    "the agent offers no models; launch model {want:?} not sent"
+                ));
+            } else {
+                match client::resolve_model(&want, &self.session_result) {
+                    Some(change) => {
+                        let id = match &change {
+                            ModelChange::SetModel { model_id } => model_id.clone(),
+                            ModelChange::SetConfigOption { value, .. } => value.clone(),
+                        };
+                        if self.model.as_deref() != Some(id.as_str()) {
+                            let (m, p) = client::model_change_request(&sid, &change);
+                            self.request(
+                                m,
+                                p,
+                                Pending::Startup {
+                                    what: format!("model {id}"),
+                                },
+                            );
+                        }
+                        self.model = Some(id);
+                    }
+                    None => self.diag(format!(
+                        "the agent offers no model {want:?}; keeping its default"
+                    )),
+                }
+            }
+        }
+        if let Some(mode) = self.spec.permission_mode.clone() {
+            match client::resolve_permission_mode(&mode, &self.session_result) {
+                Some(change) => {
+                    let current = current_mode(&self.session_result);
+                    let target = match &change {
+                        ModeChange::SetMode { mode_id } => mode_id.clone(),
+                        ModeChange::SetConfigOption { value, .. } => value.clone(),
+                    };
+                    if current.as_deref() != Some(target.as_str()) {
+                        let (m, p) = client::mode_change_request(&sid, &change);
+                        self.request(
+                            m,
+                            p,
+                            Pending::Startup {
+                                what: format!("mode {target}"),
+                            },
+                        );
+                    }
+                }
+                None => self.diag(format!(
+                    "the agent offers no mode matching permission mode {mode:?}"
+                )),
+            }
+        }
+        if let Some(rid) = self.panel_init_request.take() {
+            let body = self.initialize_response();
+            self.emit(stream_json::control_success(&rid, body));
+        }
+        let init = self.system_init();
+        self.emit(init);
+        self.init_emitted = true;
+        for line in std::mem::take(&mut self.deferred) {
+            self.panel_line(&line, now);
+        }
+        if self.panel_eof && self.turn.is_none() {
+            self.close_stdin();
+        }
+    }
+
+    pub(super) fn fail_handshake(&mut self, why: &str, now: Duration) {
+        self.diag(why.to_string());
+        self.phase = Phase::Failed;
+        self.failure = Some(why.to_string());
+        self.deadline = None;
+        self.pending.retain(|(_, p)| {
+            !matches!(
+                p,
+                Pending::Initialize
+                    | Pending::NewSession { .. }
+                    | Pending::LoadSession { .. }
+                    | Pending::Authenticate { .. }
+            )
+        });
+        if let Some(rid) = self.panel_init_request.take() {
+            self.emit(stream_json::control_error(&rid, why, None));
+        }
+        let dropped = std::mem::take(&mut self.deferred);
+        for line in &dropped {
+            if let Ok(v) = serde_json::from_str::<Value>(line) {
+                if v["type"] == "user" {
+                    self.echo_user(&v);
+                } else if let (Some(rid), "control_request") =
+                    (v["request_id"].as_str(), v["type"].as_str().unwrap_or(""))
+                {
+                    self.emit(stream_json::control_error(rid, why, None));
+                }
+            }
+        }
+        let mut t = Turn::new(now);
+        t.fail(why.to_string());
+        self.turn = Some(t);
+        self.end_turn(now);
+        self.close_stdin();
+    }
+
+    /// The agent answered a handshake request.
+    pub(super) fn handshake_answered(
+        &mut self,
+        pending: Pending,
+        error: Option<&Value>,
+        result: Value,
+        now: Duration,
+    ) {
+        match pending {
+            Pending::Initialize => match error {
+                Some(e) => self.fail_handshake(
+                    &format!("the agent rejected initialize: {}", rpc_message(e)),
+                    now,
+                ),
+                None => {
+                    self.agent_init = result;
+                    self.open_session(now, false);
+                }
+            },
+            Pending::NewSession { after_auth } | Pending::LoadSession { after_auth } => {
+                let loaded = matches!(pending, Pending::LoadSession { .. });
+                match error {
+                Some(e) if client::is_auth_error(e) && !after_auth => {
+                    match client::auth_method(self.spec.auth_method.as_deref(), &self.agent_init) {
+                        Some(m) => {
+                            self.diag(format!("the agent asks to authenticate ({}); trying method {m}", rpc_message(e)));
+                            self.deadline = Some(now + HANDSHAKE_TIMEOUT);
+                            self.request("authenticate", client::authenticate_params(&m), Pending::Authenticate { then_load: loaded });
+                        }
+                        None => self.fail_handshake(
+                            &format!("authentication required ({}) but the agent advertises no auth method", rpc_message(e)),
+                            now,
+                        ),
+                    }
+                }
+                Some(e) if client::is_auth_error(e) => {
+                    self.fail_handshake(&format!("authentication failed: {}", rpc_message(e)), now)
+                }
+                Some(e) if loaded => {
+                    let id = self.spec.resume_session_id.take().unwrap_or_default();
+                    self.diag(format!(
+                        "note: the agent could not load session {id} ({}); a new session starts and the agent's context of it is lost",
+                        rpc_message(e)
+                    ));
+                    self.open_session(now, after_auth);
+                }
+                Some(e) => self.fail_handshake(&format!("the agent rejected session/new: {}", rpc_message(e)), now),
+                None if loaded => {
+                    let id = self.spec.resume_session_id.clone().unwrap_or_default();
+                    self.session_opened(id, result, true, now);
+                }
+                None => match result["sessionId"].as_str() {
+                    Some(id) => self.session_opened(id.to_string(), result.clone(), false, now),
+                    None => self.fail_handshake("the agent's session/new result has no sessionId", now),
+                },
+            }
+            }
+            Pending::Authenticate { then_load } => match error {
+                Some(e) => {
+                    self.fail_handshake(&format!("authentication failed: {}", rpc_message(e)), now)
+                }
+                None => {
+                    if !then_load {
+                        self.spec.resume_session_id = None;
+                    }
+                    self.open_session(now, true);
+                }
+            },
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! What a running turn emits: the streamed message folded into `assistant`
+//! lines, `tool_use` / `tool_result` per tool call, and the turn's one
+//! `result` when the last queued prompt returns.
+
+use super::*;
+
+impl Bridge {
+    /// Folds the streamed message (if any) into an `assistant` line.
+    pub(super) fn fold_message(&mut self, stop_reason: &str) {
+        let model = self.model_name();
+        let Some(t) = self.turn.as_mut() else { return };
+        let (lines, text) = t.message.fold(&model, stop_reason);
+        if let Some(text) = text {
+            t.last_text = text;
+        }
+        for l in lines {
+            self.emit(l);
+        }
+    }
+
+    /// Announces calls still held back for a name, so each gets its result.
+    pub(super) fn announce_held_back(&mut self) {
+        for id in self.tool_calls.unannounced_ids() {
+            self.fold_message("tool_use");
+            self.announce(&id);
+        }
+    }
+
+    /// Emits the `tool_use` for a call.
+    pub(super) fn announce(&mut self, call_id: &str) {
+        let Some(call) = self.tool_calls.get_mut(call_id) else {
+            return;
+        };
+        call.announced = true;
+        let (name, input) = (call.name(), call.input());
+        self.next_msg += 1;
+        let msg_id = format!("msg_acp_{}", self.next_msg);
+        if let Some(c) = self.tool_calls.get_mut(call_id) {
+            c.message_id = Some(msg_id.clone());
+        }
+        let model = self.model_name();
+        let content =
+            vec![json!({"type": "tool_use", "id": call_id, "name": name, "input": input})];
+        self.emit(stream_json::assistant(stream_json::message_object(
+            &msg_id, &model, content, None,
+        )));
+    }
+
+    /// A script-gate note for the panel: a text block of the `assistant`
+    /// message that carried the call's `tool_use`, so the panel renders it
+    /// right after that tool card, not after the whole turn (seed 001 §4).
+    pub(super) fn gate_note(&mut self, call_id: &str, text: String) {
+        let msg_id = match self
+            .tool_calls
+            .get(call_id)
+            .and_then(|c| c.message_id.clone())
+        {
+            Some(id) => id,
+            None => {
+                self.next_msg += 1;
+                format!("msg_acp_{}", self.next_msg)
+            }
+        };
+        let model = self.model_name();
+        let content = vec![json!({"type": "text", "text": text})];
+        self.emit(stream_json::assistant(stream_json::message_object(
+            &msg_id, &model, content, None,
+        )));
+    }
+
+    pub(super) fn tool_call_update(&mut self, u: &Value, _now: Duration) {
+        let Some(call_id) = u["toolCallId"].as_str().map(str::to_string) else {
+            return self.diag("tool call without toolCallId skipped".to_string());
+        };
+        if self.turn.is_none() {
+            return self.diag(format!("tool call {call_id} outside a turn skipped"));
+        }
+        let call = self.tool_calls.merge(&call_id, u);
+        if call.closed {
+            return;
+        }
+        let status = call.status().unwrap_or("").to_string();
+        let finished = status == "completed" || status == "failed";
+        if !call.announced {
+            if !finished && tool_name::identity_pending(&call.fields) {
+                return; // announced once a later frame names the tool
+            }
+            self.fold_message("tool_use");
+            self.announce(&call_id);
+        }
+        let Some(call) = self.tool_calls.get(&call_id) else {
+            return;
+        };
+        if finished {
+            // a script write the agent made without asking (auto-approve): report it
+            let unasked_gated = (self.spec.script_gate && status == "completed" && !call.asked)
+                .then(|| script_gate::gated_target(&call.name(), &call.input()))
+                .flatten();
+            let content = tool_result::tool_result_content(&call.fields);
+            if let Some(target) = unasked_gated {
+                self.gate_note(&call_id, script_gate::unasked_write_text(&target));
+            }
+            self.close_call(&call_id, content, status == "failed");
+        }
+    }
+
+    pub(super) fn close_call(&mut self, call_id: &str, content: Value, is_error: bool) {
+        if let Some(c) = self.tool_calls.get_mut(call_id) {
+            c.closed = true;
+            // a closed call only needs its id (late frames for it are dropped);
+            // its fields may hold megabytes of image data
+            c.fields = Value::Null;
+        }
+        self.emit(stream_json::tool_result(call_id, content, is_error));
+    }
+
+    pub(super) fn prompt_returned(&mut self, error: Option<&Value>, result: &Value, now: Duration) {
+        let stop = result["stopReason"].as_str().map(str::to_string);
+        self.fold_message(stop.as_deref().unwrap_or("end_turn"));
+        self.announce_held_back();
+        // calls of this prompt that never finished get a synthetic result
+        for id in self.tool_calls.open_ids() {
+            let why = format!(
+                "Tool call ended without a result (the agent's turn ended: {})",
+                stop.as_deref().unwrap_or("error")
+            );
+            self.close_call(&id, json!(why), true);
+        }
+        let Some(t) = self.turn.as_mut() else {
+            return self.diag("session/prompt returned with no turn running".to_string());
+        };
+        match error {
+            Some(e) => {
+                let msg = format!("the agent failed the prompt: {}", rpc_message(e));
+                t.fail(msg.clone());
+                self.out.diagnostics.push(msg);
+            }
+            None => {
+                if let Some(u) = result.get("usage").filter(|u| u.is_object()) {
+                    t.usage.add_acp(u);
+                    t.saw_prompt_usage = true;
+                }
+                match stop.as_deref() {
+                    Some("refusal") => t.refused = true,
+                    Some("max_turn_requests") => t.max_turns = true,
+                    _ => {}
+                }
+                t.stop_reason = stop;
+            }
+        }
+        if let Some(next) = t.queue.pop_front() {
+            self.send_prompt(next);
+        } else {
+            self.end_turn(now);
+        }
+    }
+
+    /// Emits the turn's single `result` and forgets the turn.
+    pub(super) fn end_turn(&mut self, now: Duration) {
+        self.fold_message("end_turn");
+        self.announce_held_back();
+        for id in self.tool_calls.open_ids() {
+            self.close_call(&id, json!("Tool call ended without a result"), true);
+        }
+        self.cancel_pending_permissions_silently();
+        if let Some(t) = self.turn.take() {
+            let r = t.result(now);
+            self.emit(r);
+        }
+        if self.panel_eof {
+            self.close_stdin();
+        }
+    }
+
+    pub(super) fn cancel_pending_permissions_silently(&mut self) {
+        // permission requests still open when the turn ends can no longer be
+        // answered by the panel meaningfully; the agent is told they were cancelled
+        if self.phase == Phase::Ready {
+            self.cancel_pending_permissions();
+        } else {
+            self.permissions.clear();
+        }
+    }
+}
