@@ -1,8 +1,10 @@
 //! Throughput of the core's agent -> panel translation against a plain
 //! serde_json parse + serialise of the same frames (the least any translator
-//! must do). Two workloads: a codex-acp style `tool_call_update` whose MCP
-//! result carries a base64 image of 1, 2, 4 and 8 MiB (the size cap), and a
-//! long stream of `agent_message_chunk` text frames.
+//! must do). Workloads: a codex-acp style `tool_call_update` whose MCP
+//! result carries a base64 image of 1, 2, 4 and 8 MiB (the size cap), one
+//! just over the cap (dropped, leaving `[image]`), Grok's shape with an 8 MiB
+//! image inlined as a `data:` URI in its `OkayOutput` text (the URI scan must
+//! stay linear too), and a long stream of `agent_message_chunk` text frames.
 //!
 //! Linear in frame size means MB/s stays flat as the image grows; the bridge
 //! is meant to stay within 3x of the baseline. Besides criterion's own
@@ -25,8 +27,17 @@ const TEXT_CHUNKS: usize = 20_000;
 /// update refers to already announced.
 fn bridge_in_turn() -> Bridge {
     let t = Duration::ZERO;
-    let mut b = Bridge::new(LaunchSpec { cwd: "/work".into(), ..LaunchSpec::default() }, Box::new(CounterIds::default()));
-    let out = b.on_panel_line(r#"{"type":"control_request","request_id":"r1","request":{"subtype":"initialize"}}"#, t);
+    let mut b = Bridge::new(
+        LaunchSpec {
+            cwd: "/work".into(),
+            ..LaunchSpec::default()
+        },
+        Box::new(CounterIds::default()),
+    );
+    let out = b.on_panel_line(
+        r#"{"type":"control_request","request_id":"r1","request":{"subtype":"initialize"}}"#,
+        t,
+    );
     let init_id = request_id(&out.to_agent, "initialize");
     let out = b.on_agent_line(
         &json!({"jsonrpc":"2.0","id":init_id,"result":{"protocolVersion":1,"agentCapabilities":{
@@ -35,7 +46,10 @@ fn bridge_in_turn() -> Bridge {
         t,
     );
     let new_id = request_id(&out.to_agent, "session/new");
-    b.on_agent_line(&json!({"jsonrpc":"2.0","id":new_id,"result":{"sessionId":"s1"}}).to_string(), t);
+    b.on_agent_line(
+        &json!({"jsonrpc":"2.0","id":new_id,"result":{"sessionId":"s1"}}).to_string(),
+        t,
+    );
     let out = b.on_panel_line(
         r#"{"type":"user","message":{"role":"user","content":"take a screenshot"},"parent_tool_use_id":null,"session_id":"s1"}"#,
         t,
@@ -60,7 +74,8 @@ fn request_id(lines: &[String], method: &str) -> Value {
 }
 
 fn update(u: Value) -> String {
-    json!({"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":u}}).to_string()
+    json!({"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":u}})
+        .to_string()
 }
 
 /// codex-acp's shape: no `content`, the MCP CallToolResult in `rawOutput`.
@@ -68,11 +83,26 @@ fn image_update(base64_len: usize) -> String {
     let raw = vec![0x5au8; base64_len / 4 * 3];
     let data = base64::engine::general_purpose::STANDARD.encode(raw);
     assert_eq!(data.len(), base64_len);
-    update(json!({"sessionUpdate":"tool_call_update","toolCallId":"call-1","status":"completed",
+    update(
+        json!({"sessionUpdate":"tool_call_update","toolCallId":"call-1","status":"completed",
         "rawOutput":{"result":{"content":[
             {"type":"text","text":"Screenshot of the Game view, 1920x1080."},
             {"type":"image","mimeType":"image/png","data":data}],
-            "structuredContent":null,"_meta":null},"error":null}}))
+            "structuredContent":null,"_meta":null},"error":null}}),
+    )
+}
+
+/// Grok Build's shape: no `content`, the MCP text in `rawOutput.output.OkayOutput`
+/// with the image inlined as a `data:image/png;base64,...` URI.
+fn grok_data_uri_update(base64_len: usize) -> String {
+    let raw = vec![0x5au8; base64_len / 4 * 3];
+    let data = base64::engine::general_purpose::STANDARD.encode(raw);
+    assert_eq!(data.len(), base64_len);
+    update(
+        json!({"sessionUpdate":"tool_call_update","toolCallId":"call-1","status":"completed",
+        "rawOutput":{"type":"MCP","tool_name":"uap_editor_screenshot","server_name":"unity-ops",
+            "output":{"OkayOutput":format!("Screenshot of the Game view, 1920x1080.\ndata:image/png;base64,{data}\nsaved.")}}}),
+    )
 }
 
 fn text_stream() -> Vec<String> {
@@ -113,9 +143,15 @@ fn bench(c: &mut Criterion, workloads: &[(String, Vec<String>)]) {
         group.throughput(Throughput::Bytes(bytes(frames)));
         group.sample_size(10);
         group.bench_function("bridge", |b| {
-            b.iter_batched(bridge_in_turn, |mut br| black_box(translate(&mut br, frames)), BatchSize::PerIteration)
+            b.iter_batched(
+                bridge_in_turn,
+                |mut br| black_box(translate(&mut br, frames)),
+                BatchSize::PerIteration,
+            )
         });
-        group.bench_function("serde_json", |b| b.iter(|| black_box(serde_round_trip(frames))));
+        group.bench_function("serde_json", |b| {
+            b.iter(|| black_box(serde_round_trip(frames)))
+        });
         group.finish();
     }
 }
@@ -136,15 +172,21 @@ fn median<S>(mut setup: impl FnMut() -> S, mut f: impl FnMut(S)) -> Duration {
 }
 
 fn ratio_table(workloads: &[(String, Vec<String>)]) {
-    println!("\n{:<24} {:>10} {:>14} {:>14} {:>8}", "workload", "MiB", "bridge MB/s", "serde MB/s", "ratio");
+    println!(
+        "\n{:<24} {:>10} {:>14} {:>14} {:>8}",
+        "workload", "MiB", "bridge MB/s", "serde MB/s", "ratio"
+    );
     for (name, frames) in workloads {
         let size = bytes(frames) as f64;
         let bridge = median(bridge_in_turn, |mut b| {
             black_box(translate(&mut b, frames));
         });
-        let serde = median(|| (), |_| {
-            black_box(serde_round_trip(frames));
-        });
+        let serde = median(
+            || (),
+            |_| {
+                black_box(serde_round_trip(frames));
+            },
+        );
         let mbps = |d: Duration| size / d.as_secs_f64() / 1e6;
         println!(
             "{:<24} {:>10.2} {:>14.1} {:>14.1} {:>7.2}x",
@@ -155,14 +197,29 @@ fn ratio_table(workloads: &[(String, Vec<String>)]) {
             bridge.as_secs_f64() / serde.as_secs_f64()
         );
     }
-    println!("(ratio = bridge time / serde_json parse+serialise time for the same frames; target <= 3x)");
+    println!(
+        "(ratio = bridge time / serde_json parse+serialise time for the same frames; target <= 3x)"
+    );
 }
 
 fn main() {
     let mut workloads: Vec<(String, Vec<String>)> = IMAGE_SIZES
         .iter()
-        .map(|&s| (format!("image_update_{}MiB", s / MIB), vec![image_update(s)]))
+        .map(|&s| {
+            (
+                format!("image_update_{}MiB", s / MIB),
+                vec![image_update(s)],
+            )
+        })
         .collect();
+    workloads.push((
+        "image_update_over_cap_dropped".into(),
+        vec![image_update(8 * MIB + 4)],
+    ));
+    workloads.push((
+        "grok_data_uri_8MiB".into(),
+        vec![grok_data_uri_update(8 * MIB)],
+    ));
     workloads.push((format!("text_stream_{TEXT_CHUNKS}_chunks"), text_stream()));
 
     // Sanity: the bridge really translates these frames (a tool_result with
@@ -170,9 +227,39 @@ fn main() {
     let mut b = bridge_in_turn();
     let out = b.on_agent_line(&workloads[0].1[0], Duration::ZERO);
     assert!(
-        out.to_panel.iter().any(|l| l.contains("tool_result") && l.contains(r#""type":"image""#)),
+        out.to_panel
+            .iter()
+            .any(|l| l.contains("tool_result") && l.contains(r#""type":"image""#)),
         "the image update was not translated into a tool_result with an image block: {:?}",
-        out.to_panel.iter().map(|l| &l[..l.len().min(300)]).collect::<Vec<_>>()
+        out.to_panel
+            .iter()
+            .map(|l| &l[..l.len().min(300)])
+            .collect::<Vec<_>>()
+    );
+
+    let translated = |name: &str| {
+        let frames = &workloads
+            .iter()
+            .find(|(n, _)| n == name)
+            .expect("workload")
+            .1;
+        bridge_in_turn()
+            .on_agent_line(&frames[0], Duration::ZERO)
+            .to_panel
+    };
+    let dropped = translated("image_update_over_cap_dropped");
+    assert!(
+        dropped.iter().any(|l| l.contains("tool_result")
+            && l.contains("[image]")
+            && !l.contains(r#""type":"image""#)),
+        "the over-cap image was not dropped to [image]"
+    );
+    let grok = translated("grok_data_uri_8MiB");
+    assert!(
+        grok.iter().any(|l| l.contains("tool_result")
+            && l.contains(r#""type":"image""#)
+            && !l.contains("data:image/")),
+        "Grok's data: URI was not turned into an image block"
     );
 
     let mut c = Criterion::default().configure_from_args();

@@ -8,12 +8,20 @@ use std::time::Duration;
 
 use support::{Bridge, kill_pids, peer_cmd, read_pids, scratch, wait_gone};
 
+/// What the panel does once the agent runs.
+#[derive(Clone, Copy, PartialEq)]
+enum PanelAction {
+    CloseStdin,
+    KeepStdinOpen,
+    /// The SDKs end the CLI process with SIGTERM.
+    SendSigterm,
+}
+
 /// How an agent misbehaves on the way out, and what the bridge must do.
 struct EndCase {
     name: &'static str,
     script: &'static str,
-    /// Whether the panel closes stdin (else it keeps it open).
-    close_panel_stdin: bool,
+    panel: PanelAction,
     expect_code: i32,
     /// Text the bridge's stderr must contain.
     expect_stderr: &'static [&'static str],
@@ -23,23 +31,36 @@ const END_CASES: &[EndCase] = &[
     EndCase {
         name: "agent_ignoring_stdin_eof_and_sigterm_is_killed_with_its_helper",
         script: "ignores_eof_and_sigterm.json",
-        close_panel_stdin: true,
+        panel: PanelAction::CloseStdin,
         expect_code: 0,
-        expect_stderr: &["sending SIGKILL", "[agent] scripted-acp-peer: stdin closed; ignoring it"],
+        expect_stderr: &[
+            "sending SIGKILL",
+            "[agent] scripted-acp-peer: stdin closed; ignoring it",
+        ],
+    },
+    EndCase {
+        name: "sigterm_to_the_bridge_ends_an_agent_that_ignores_it",
+        script: "ignores_eof_and_sigterm.json",
+        panel: PanelAction::SendSigterm,
+        expect_code: 128 + 15,
+        expect_stderr: &["got signal 15", "sending SIGKILL"],
     },
     EndCase {
         name: "helper_left_by_an_exiting_agent_is_ended",
         script: "exits_leaving_a_helper.json",
-        close_panel_stdin: true,
+        panel: PanelAction::CloseStdin,
         expect_code: 0,
         expect_stderr: &[],
     },
     EndCase {
         name: "agent_crash_ends_the_bridge_with_the_agent_exit_code",
         script: "crashes_at_start.json",
-        close_panel_stdin: false,
+        panel: PanelAction::KeepStdinOpen,
         expect_code: 7,
-        expect_stderr: &["[agent] scripted-acp-peer: simulated crash", "the agent ended on its own (exit code 7)"],
+        expect_stderr: &[
+            "[agent] scripted-acp-peer: simulated crash",
+            "the agent ended on its own (exit code 7)",
+        ],
     },
 ];
 
@@ -64,17 +85,32 @@ fn agent_is_always_ended_and_no_process_is_left() {
             "300",
         ]);
         let pids = read_pids(&pid_file);
-        if case.close_panel_stdin {
-            bridge.close_stdin();
+        match case.panel {
+            PanelAction::CloseStdin => bridge.close_stdin(),
+            PanelAction::KeepStdinOpen => {}
+            PanelAction::SendSigterm => bridge.signal(libc::SIGTERM),
         }
         let status = bridge.wait_exit(Duration::from_secs(10));
         let left = wait_gone(&pids, Duration::from_secs(3));
         kill_pids(&left);
         let stderr = bridge.stderr();
-        assert!(left.is_empty(), "{}: processes left behind: {left:?}\nstderr:\n{stderr}", case.name);
-        assert_eq!(status.code(), Some(case.expect_code), "{}: exit status\nstderr:\n{stderr}", case.name);
+        assert!(
+            left.is_empty(),
+            "{}: processes left behind: {left:?}\nstderr:\n{stderr}",
+            case.name
+        );
+        assert_eq!(
+            status.code(),
+            Some(case.expect_code),
+            "{}: exit status\nstderr:\n{stderr}",
+            case.name
+        );
         for want in case.expect_stderr {
-            assert!(stderr.contains(want), "{}: stderr lacks {want:?}:\n{stderr}", case.name);
+            assert!(
+                stderr.contains(want),
+                "{}: stderr lacks {want:?}:\n{stderr}",
+                case.name
+            );
         }
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -83,26 +119,44 @@ fn agent_is_always_ended_and_no_process_is_left() {
 #[test]
 fn agent_that_cannot_start_is_a_clear_nonzero_exit() {
     let cases: &[(&[&str], &str)] = &[
-        (&["--agent-cmd", "acp-bridge-test-no-such-agent --acp"], "cannot start the agent \"acp-bridge-test-no-such-agent\""),
-        (&["--agent-cmd", "/nonexistent/dir/agent"], "No such file or directory"),
+        (
+            &["--agent-cmd", "acp-bridge-test-no-such-agent --acp"],
+            "cannot start the agent \"acp-bridge-test-no-such-agent\"",
+        ),
+        (
+            &["--agent-cmd", "/nonexistent/dir/agent"],
+            "No such file or directory",
+        ),
         (&["--model", "m"], "no agent command"),
-        (&["--agent-cmd", "agent 'unclosed"], "cannot split the agent command line"),
+        (
+            &["--agent-cmd", "agent 'unclosed"],
+            "cannot split the agent command line",
+        ),
     ];
     for (args, want) in cases {
         let mut bridge = Bridge::start(args);
         let status = bridge.wait_exit(Duration::from_secs(10));
         let stderr = bridge.stderr();
         assert!(!status.success(), "{args:?}: exited 0\n{stderr}");
-        assert!(stderr.contains(want), "{args:?}: stderr lacks {want:?}:\n{stderr}");
+        assert!(
+            stderr.contains(want),
+            "{args:?}: stderr lacks {want:?}:\n{stderr}"
+        );
     }
 }
 
 #[test]
 fn version_probe_prints_a_version_and_exits_zero() {
     for flag in ["--version", "-v"] {
-        let out = std::process::Command::new(support::BRIDGE).arg(flag).output().unwrap();
+        let out = std::process::Command::new(support::BRIDGE)
+            .arg(flag)
+            .output()
+            .unwrap();
         assert!(out.status.success(), "{flag}");
         let text = String::from_utf8_lossy(&out.stdout);
-        assert!(text.starts_with(env!("CARGO_PKG_VERSION")), "{flag}: {text:?}");
+        assert!(
+            text.starts_with(env!("CARGO_PKG_VERSION")),
+            "{flag}: {text:?}"
+        );
     }
 }

@@ -17,6 +17,7 @@ fn is(v: &Value, ty: &str) -> bool {
 fn turn_with_a_tool_call_and_permission_round_trip_completes_over_pipes() {
     let dir = scratch("turn");
     let pid_file = dir.join("pids");
+    let log = dir.join("bridge.log");
     let mcp = json!({"mcpServers": {
         "unity-ops": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer test-token"}},
         "local-tool": {"type": "stdio", "command": "some-tool"}
@@ -40,11 +41,15 @@ fn turn_with_a_tool_call_and_permission_round_trip_completes_over_pipes() {
         &peer_cmd("tool_call_with_permission.json", &pid_file),
         "--cwd",
         dir.to_str().unwrap(),
+        "--bridge-log",
+        log.to_str().unwrap(),
     ]);
     let peer_pids = read_pids(&pid_file);
 
     bridge.send(r#"{"type":"control_request","request_id":"req_1","request":{"subtype":"initialize","hooks":null}}"#);
-    let init = bridge.wait_for("the initialize control_response", |v| is(v, "control_response"));
+    let init = bridge.wait_for("the initialize control_response", |v| {
+        is(v, "control_response")
+    });
     assert_eq!(init["response"]["request_id"], "req_1");
     assert_eq!(init["response"]["subtype"], "success", "{init}");
     let system = bridge.wait_for("system/init", |v| is(v, "system") && v["subtype"] == "init");
@@ -54,7 +59,10 @@ fn turn_with_a_tool_call_and_permission_round_trip_completes_over_pipes() {
         r#"{"type":"user","message":{"role":"user","content":"list the files"},"parent_tool_use_id":null,"session_id":"default"}"#,
     );
     let tool_use = bridge.wait_for("the assistant tool_use", |v| {
-        is(v, "assistant") && v["message"]["content"].as_array().is_some_and(|c| c.iter().any(|b| b["type"] == "tool_use"))
+        is(v, "assistant")
+            && v["message"]["content"]
+                .as_array()
+                .is_some_and(|c| c.iter().any(|b| b["type"] == "tool_use"))
     });
     let block = &tool_use["message"]["content"][0];
     assert_eq!(block["id"], "call-1");
@@ -65,7 +73,10 @@ fn turn_with_a_tool_call_and_permission_round_trip_completes_over_pipes() {
         is(v, "control_request") && v["request"]["subtype"] == "can_use_tool"
     });
     assert_eq!(ask["request"]["tool_name"], "Bash");
-    let request_id = ask["request_id"].as_str().expect("request_id is a string").to_string();
+    let request_id = ask["request_id"]
+        .as_str()
+        .expect("request_id is a string")
+        .to_string();
     bridge.send(
         &json!({"type":"control_response","response":{"subtype":"success","request_id":request_id,
             "response":{"behavior":"allow","updatedInput":{"command":"ls"}}}})
@@ -73,11 +84,17 @@ fn turn_with_a_tool_call_and_permission_round_trip_completes_over_pipes() {
     );
 
     let tool_result = bridge.wait_for("the tool_result", |v| {
-        is(v, "user") && v["message"]["content"].as_array().is_some_and(|c| c.iter().any(|b| b["type"] == "tool_result"))
+        is(v, "user")
+            && v["message"]["content"]
+                .as_array()
+                .is_some_and(|c| c.iter().any(|b| b["type"] == "tool_result"))
     });
     let result_block = &tool_result["message"]["content"][0];
     assert_eq!(result_block["tool_use_id"], "call-1");
-    assert!(result_block.to_string().contains("alpha.txt"), "{result_block}");
+    assert!(
+        result_block.to_string().contains("alpha.txt"),
+        "{result_block}"
+    );
 
     let result = bridge.wait_for("the result", |v| is(v, "result"));
     assert_eq!(result["is_error"], false, "{result}");
@@ -93,13 +110,39 @@ fn turn_with_a_tool_call_and_permission_round_trip_completes_over_pipes() {
     assert!(status.success(), "exit {status}\nstderr:\n{stderr}");
     assert!(left.is_empty(), "agent still running: {left:?}");
 
-    let results = bridge.seen.iter().filter(|l| l.contains(r#""type":"result""#)).count();
-    assert_eq!(results, 1, "exactly one result:\n{}", bridge.seen.join("\n"));
+    let results = bridge
+        .seen
+        .iter()
+        .filter(|l| l.contains(r#""type":"result""#))
+        .count();
+    assert_eq!(
+        results,
+        1,
+        "exactly one result:\n{}",
+        bridge.seen.join("\n")
+    );
     // Agent stderr is forwarded with a prefix; the peer checked every request
     // against its script (a deviation would have ended it with an error).
-    assert!(stderr.contains("[agent] scripted-acp-peer: got session/prompt"), "{stderr}");
-    assert!(stderr.contains("session/request_permission answered"), "{stderr}");
-    assert!(!stderr.contains("scripted-acp-peer: step"), "the peer left its script:\n{stderr}");
+    assert!(
+        stderr.contains("[agent] scripted-acp-peer: got session/prompt"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("session/request_permission answered"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("scripted-acp-peer: step"),
+        "the peer left its script:\n{stderr}"
+    );
+    // --bridge-log kept the traffic of both legs, tagged by direction.
+    let log = std::fs::read_to_string(&log).unwrap();
+    for tag in ["panel> ", "<panel ", "agent< ", "<agent ", "agent-stderr "] {
+        assert!(
+            log.lines().any(|l| l.starts_with(tag)),
+            "bridge log has no {tag:?} line:\n{log}"
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -120,7 +163,9 @@ fn panel_closing_stdin_mid_turn_still_gets_the_result() {
         dir.to_str().unwrap(),
     ]);
     let peer_pids = read_pids(&pid_file);
-    bridge.send(r#"{"type":"control_request","request_id":"req_1","request":{"subtype":"initialize"}}"#);
+    bridge.send(
+        r#"{"type":"control_request","request_id":"req_1","request":{"subtype":"initialize"}}"#,
+    );
     bridge.send(r#"{"type":"user","message":{"role":"user","content":"list the files"},"parent_tool_use_id":null,"session_id":"default"}"#);
     let ask = bridge.wait_for("the can_use_tool control_request", |v| {
         is(v, "control_request") && v["request"]["subtype"] == "can_use_tool"
@@ -137,7 +182,11 @@ fn panel_closing_stdin_mid_turn_still_gets_the_result() {
     let status = bridge.wait_exit(Duration::from_secs(10));
     let left = wait_gone(&peer_pids, Duration::from_secs(3));
     kill_pids(&left);
-    assert!(status.success(), "exit {status}\nstderr:\n{}", bridge.stderr());
+    assert!(
+        status.success(),
+        "exit {status}\nstderr:\n{}",
+        bridge.stderr()
+    );
     assert!(left.is_empty(), "agent still running: {left:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -33,22 +33,30 @@ pub fn spawn(argv: &[String], cwd: &Path) -> Result<AgentProcess> {
     #[cfg(target_os = "linux")]
     // SAFETY: prctl is async-signal-safe and touches only the child's own state.
     unsafe {
-        // If the host dies without cleaning up (SIGKILL), the agent gets
-        // SIGTERM instead of living on as an orphan. This is tied to the
-        // spawning thread, which is the runtime's only (main) thread.
+        // If the host dies without cleaning up (it was SIGKILLed), the agent
+        // is killed too instead of living on as an orphan. This is tied to
+        // the spawning thread, which is the runtime's only (main) thread.
         command.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
             Ok(())
         });
     }
     let mut child = command
         .spawn()
         .with_context(|| format!("cannot start the agent {program:?} (in {})", cwd.display()))?;
-    let pid = child.id().context("the agent exited before its pid was read")?;
+    let pid = child
+        .id()
+        .context("the agent exited before its pid was read")?;
     let stdin = child.stdin.take().context("agent stdin was not piped")?;
     let stdout = child.stdout.take().context("agent stdout was not piped")?;
     let stderr = child.stderr.take().context("agent stderr was not piped")?;
-    Ok(AgentProcess { child, pgid: pid as i32, stdin, stdout, stderr })
+    Ok(AgentProcess {
+        child,
+        pgid: pid as i32,
+        stdin,
+        stdout,
+        stderr,
+    })
 }
 
 /// Sends `signal` to every process in group `pgid`. Returns false when no

@@ -55,7 +55,10 @@ pub struct Timing {
 
 impl Default for Timing {
     fn default() -> Self {
-        Timing { eof_drain: Duration::from_secs(600), grace: Duration::from_secs(2) }
+        Timing {
+            eof_drain: Duration::from_secs(600),
+            grace: Duration::from_secs(2),
+        }
     }
 }
 
@@ -155,7 +158,10 @@ pub fn parse(args: &[String], env_agent: Option<String>, current_dir: &Path) -> 
                 let value = match inline {
                     Some(v) => v,
                     None => {
-                        let v = args.get(i).cloned().ok_or_else(|| anyhow!("{n} needs a value"))?;
+                        let v = args
+                            .get(i)
+                            .cloned()
+                            .ok_or_else(|| anyhow!("{n} needs a value"))?;
                         i += 1;
                         v
                     }
@@ -165,9 +171,13 @@ pub fn parse(args: &[String], env_agent: Option<String>, current_dir: &Path) -> 
                     "--permission-mode" => permission_mode = Some(value),
                     "--mcp-config" => mcp_configs.push(value),
                     "--system-prompt" => system_prompt = Some(value),
-                    "--system-prompt-file" => system_prompt = Some(read_text(&value, n, current_dir)?),
+                    "--system-prompt-file" => {
+                        system_prompt = Some(read_text(&value, n, current_dir)?)
+                    }
                     "--append-system-prompt" => append_prompts.push(value),
-                    "--append-system-prompt-file" => append_prompts.push(read_text(&value, n, current_dir)?),
+                    "--append-system-prompt-file" => {
+                        append_prompts.push(read_text(&value, n, current_dir)?)
+                    }
                     "--resume" | "-r" => resume = Some(value),
                     "--agent-cmd" => agent_cmd = Some(value),
                     "--cwd" => cwd = Some(current_dir.join(value)),
@@ -181,11 +191,11 @@ pub fn parse(args: &[String], env_agent: Option<String>, current_dir: &Path) -> 
             _ => {
                 // Unknown flag: skip its value unless the value is the next flag.
                 let mut skipped = token.clone();
-                if inline.is_none() {
-                    if let Some(next) = args.get(i).filter(|next| !next.starts_with("--")) {
-                        skipped = format!("{token} {next}");
-                        i += 1;
-                    }
+                if inline.is_none()
+                    && let Some(next) = args.get(i).filter(|next| !next.starts_with("--"))
+                {
+                    skipped = format!("{token} {next}");
+                    i += 1;
                 }
                 ignored.push(skipped);
             }
@@ -197,10 +207,19 @@ pub fn parse(args: &[String], env_agent: Option<String>, current_dir: &Path) -> 
         (None, Some(env)) if !env.trim().is_empty() => (env, AGENT_ENV),
         _ => bail!("no agent command: pass --agent-cmd \"<command line>\" or set {AGENT_ENV}"),
     };
-    let agent_argv = shell_words::split(&agent_line)
-        .with_context(|| format!("cannot split the agent command line from {source} ({agent_line:?})"))?;
+    let mut agent_argv = shell_words::split(&agent_line).with_context(|| {
+        format!("cannot split the agent command line from {source} ({agent_line:?})")
+    })?;
     if agent_argv.is_empty() {
         bail!("the agent command line from {source} is empty");
+    }
+    // A relative program path means relative to where we were started, not
+    // to --cwd (std leaves that case platform-specific).
+    if agent_argv[0].contains('/') && Path::new(&agent_argv[0]).is_relative() {
+        agent_argv[0] = current_dir
+            .join(&agent_argv[0])
+            .to_string_lossy()
+            .into_owned();
     }
 
     let cwd = cwd.unwrap_or_else(|| current_dir.to_path_buf());
@@ -232,7 +251,14 @@ pub fn parse(args: &[String], env_agent: Option<String>, current_dir: &Path) -> 
         auth_method,
         script_gate,
     };
-    Ok(Invocation::Run(Box::new(HostConfig { spec, agent_argv, cwd, timing, bridge_log, notes })))
+    Ok(Invocation::Run(Box::new(HostConfig {
+        spec,
+        agent_argv,
+        cwd,
+        timing,
+        bridge_log,
+        notes,
+    })))
 }
 
 fn millis(value: &str, flag: &str) -> Result<Duration> {
@@ -244,7 +270,8 @@ fn millis(value: &str, flag: &str) -> Result<Duration> {
 
 fn read_text(path: &str, flag: &str, current_dir: &Path) -> Result<String> {
     let full = current_dir.join(path);
-    std::fs::read_to_string(&full).with_context(|| format!("{flag}: cannot read {}", full.display()))
+    std::fs::read_to_string(&full)
+        .with_context(|| format!("{flag}: cannot read {}", full.display()))
 }
 
 pub const USAGE: &str = "\
@@ -301,8 +328,10 @@ mod tests {
 
     #[test]
     fn equals_form_is_read_like_the_spaced_form() {
-        let spaced = run("--model m --permission-mode plan --resume r --agent-cmd x --auth-method chatgpt");
-        let equals = run("--model=m --permission-mode=plan --resume=r --agent-cmd=x --auth-method=chatgpt");
+        let spaced =
+            run("--model m --permission-mode plan --resume r --agent-cmd x --auth-method chatgpt");
+        let equals =
+            run("--model=m --permission-mode=plan --resume=r --agent-cmd=x --auth-method=chatgpt");
         assert_eq!(spaced.spec, equals.spec);
         assert_eq!(equals.spec.auth_method.as_deref(), Some("chatgpt"));
     }
@@ -313,7 +342,10 @@ mod tests {
             ("--max-turns 5 --model m --agent-cmd x", "m"),
             ("--setting-sources --model m --agent-cmd x", "m"),
             ("--allowedTools=Read,Write --model m --agent-cmd x", "m"),
-            ("--permission-prompt-tool stdio --include-partial-messages --model m --agent-cmd x", "m"),
+            (
+                "--permission-prompt-tool stdio --include-partial-messages --model m --agent-cmd x",
+                "m",
+            ),
             ("--verbose --model=m --some-new-flag --agent-cmd x", "m"),
             ("-p --debug-to-stderr --model m --agent-cmd x", "m"),
         ];
@@ -326,7 +358,9 @@ mod tests {
 
     #[test]
     fn system_and_appended_prompts_join_in_order() {
-        let c = run("--append-system-prompt B --system-prompt A --append-system-prompt=C --agent-cmd x");
+        let c = run(
+            "--append-system-prompt B --system-prompt A --append-system-prompt=C --agent-cmd x",
+        );
         assert_eq!(c.spec.custom_instructions.as_deref(), Some("A\n\nB\n\nC"));
         assert_eq!(run("--agent-cmd x").spec.custom_instructions, None);
     }
@@ -335,23 +369,64 @@ mod tests {
     fn bridge_flags_set_their_fields() {
         let c = run("--agent-cmd x --script-gate --agent-grace-ms 150 --eof-drain-ms=900");
         assert!(c.spec.script_gate);
-        assert_eq!(c.timing, Timing { grace: Duration::from_millis(150), eof_drain: Duration::from_millis(900) });
+        assert_eq!(
+            c.timing,
+            Timing {
+                grace: Duration::from_millis(150),
+                eof_drain: Duration::from_millis(900)
+            }
+        );
         assert!(!run("--agent-cmd x --script-gate=false").spec.script_gate);
         assert_eq!(
-            run("--agent-cmd x --dangerously-skip-permissions").spec.permission_mode.as_deref(),
+            run("--agent-cmd x --dangerously-skip-permissions")
+                .spec
+                .permission_mode
+                .as_deref(),
             Some("bypassPermissions")
         );
     }
 
     #[test]
+    fn relative_agent_program_is_anchored_at_the_start_directory() {
+        let start = Path::new("/srv/panel");
+        let cases = [
+            ("./bin/agent --acp", "/srv/panel/./bin/agent"),
+            ("agent", "agent"),
+            ("/opt/agent", "/opt/agent"),
+        ];
+        for (line, program) in cases {
+            let args = vec![
+                "--agent-cmd".to_string(),
+                line.to_string(),
+                "--cwd".into(),
+                "/".into(),
+            ];
+            match parse(&args, None, start).unwrap() {
+                Invocation::Run(c) => assert_eq!(c.agent_argv[0], program, "{line}"),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[test]
     fn agent_command_falls_back_to_the_environment() {
-        let parsed = parse(&argv("--model m"), Some("gemini --experimental-acp".into()), &std::env::temp_dir());
+        let parsed = parse(
+            &argv("--model m"),
+            Some("gemini --experimental-acp".into()),
+            &std::env::temp_dir(),
+        );
         match parsed.unwrap() {
             Invocation::Run(c) => assert_eq!(c.agent_argv, vec!["gemini", "--experimental-acp"]),
             other => panic!("{other:?}"),
         }
         // The flag wins over the environment.
-        match parse(&argv("--agent-cmd a"), Some("b".into()), &std::env::temp_dir()).unwrap() {
+        match parse(
+            &argv("--agent-cmd a"),
+            Some("b".into()),
+            &std::env::temp_dir(),
+        )
+        .unwrap()
+        {
             Invocation::Run(c) => assert_eq!(c.agent_argv, vec!["a"]),
             other => panic!("{other:?}"),
         }
@@ -360,9 +435,18 @@ mod tests {
     #[test]
     fn version_and_help_are_recognised_anywhere() {
         for line in ["--version", "-v", "--verbose -v", "--model m --version"] {
-            assert!(matches!(parse(&argv(line), None, Path::new(".")).unwrap(), Invocation::Version), "{line}");
+            assert!(
+                matches!(
+                    parse(&argv(line), None, Path::new(".")).unwrap(),
+                    Invocation::Version
+                ),
+                "{line}"
+            );
         }
-        assert!(matches!(parse(&argv("--help"), None, Path::new(".")).unwrap(), Invocation::Help));
+        assert!(matches!(
+            parse(&argv("--help"), None, Path::new(".")).unwrap(),
+            Invocation::Help
+        ));
     }
 
     #[test]
@@ -370,12 +454,32 @@ mod tests {
         let cases = [
             ("--model m", None, "no agent command"),
             ("--agent-cmd", None, "--agent-cmd needs a value"),
-            ("--agent-cmd \"codex 'unclosed\"", None, "cannot split the agent command line from --agent-cmd"),
+            (
+                "--agent-cmd \"codex 'unclosed\"",
+                None,
+                "cannot split the agent command line from --agent-cmd",
+            ),
             ("", Some("   "), "no agent command"),
-            ("--agent-cmd x --agent-grace-ms soon", None, "--agent-grace-ms takes a whole number"),
-            ("--agent-cmd x --script-gate=maybe", None, "--script-gate takes true or false"),
-            ("--agent-cmd x --cwd /definitely/not/here", None, "not a directory"),
-            ("--agent-cmd x --mcp-config '{not json'", None, "--mcp-config"),
+            (
+                "--agent-cmd x --agent-grace-ms soon",
+                None,
+                "--agent-grace-ms takes a whole number",
+            ),
+            (
+                "--agent-cmd x --script-gate=maybe",
+                None,
+                "--script-gate takes true or false",
+            ),
+            (
+                "--agent-cmd x --cwd /definitely/not/here",
+                None,
+                "not a directory",
+            ),
+            (
+                "--agent-cmd x --mcp-config '{not json'",
+                None,
+                "--mcp-config",
+            ),
         ];
         for (line, env, want) in cases {
             let err = parse(&argv(line), env.map(String::from), &std::env::temp_dir()).unwrap_err();

@@ -40,7 +40,10 @@ pub async fn read_lines<R, E>(
                 }
                 let line = match String::from_utf8(std::mem::take(&mut buf)) {
                     Ok(text) => Line { text, lossy: false },
-                    Err(e) => Line { text: String::from_utf8_lossy(e.as_bytes()).into_owned(), lossy: true },
+                    Err(e) => Line {
+                        text: String::from_utf8_lossy(e.as_bytes()).into_owned(),
+                        lossy: true,
+                    },
                 };
                 if events.send(on_line(line)).await.is_err() {
                     return; // the session is over
@@ -61,7 +64,10 @@ pub enum WriteCmd {
 
 /// Writes each line plus `\n`, flushing whenever the queue runs empty. Returns
 /// the write error, if any, after which the pipe is dropped.
-pub async fn write_lines<W>(writer: W, mut commands: mpsc::UnboundedReceiver<WriteCmd>) -> Option<std::io::Error>
+pub async fn write_lines<W>(
+    writer: W,
+    mut commands: mpsc::UnboundedReceiver<WriteCmd>,
+) -> Option<std::io::Error>
 where
     W: AsyncWrite + Unpin,
 {
@@ -80,7 +86,11 @@ where
     flushed
 }
 
-async fn write_line<W: AsyncWrite + Unpin>(writer: &mut BufWriter<W>, line: &str, flush: bool) -> std::io::Result<()> {
+async fn write_line<W: AsyncWrite + Unpin>(
+    writer: &mut BufWriter<W>,
+    line: &str,
+    flush: bool,
+) -> std::io::Result<()> {
     writer.write_all(line.as_bytes()).await?;
     writer.write_all(b"\n").await?;
     if flush {

@@ -34,7 +34,8 @@ pub fn pick_endpoint(values: &[String], current_dir: &Path) -> Result<Picked> {
                 .with_context(|| format!("--mcp-config: cannot read {}", path.display()))?;
             (text, path.display().to_string())
         };
-        let doc: Value = serde_json::from_str(&text).with_context(|| format!("--mcp-config ({origin}): not valid JSON"))?;
+        let doc: Value = serde_json::from_str(&text)
+            .with_context(|| format!("--mcp-config ({origin}): not valid JSON"))?;
         match doc.get("mcpServers") {
             Some(Value::Object(map)) => servers.extend(map.clone()),
             Some(_) => bail!("--mcp-config ({origin}): \"mcpServers\" must be an object"),
@@ -47,7 +48,9 @@ pub fn pick_endpoint(values: &[String], current_dir: &Path) -> Result<Picked> {
     let chosen = match servers.get(PANEL_SERVER) {
         Some(server) if is_http(server) => Some((PANEL_SERVER, server)),
         Some(_) => {
-            picked.notes.push(format!("mcp server {PANEL_SERVER:?} is not an http server; not registered"));
+            picked.notes.push(format!(
+                "mcp server {PANEL_SERVER:?} is not an http server; not registered"
+            ));
             None
         }
         None if http.len() == 1 => Some((http[0].0.as_str(), http[0].1)),
@@ -63,7 +66,9 @@ pub fn pick_endpoint(values: &[String], current_dir: &Path) -> Result<Picked> {
     };
     for name in servers.keys() {
         if chosen.map(|(n, _)| n) != Some(name.as_str()) {
-            picked.notes.push(format!("mcp server {name:?} not passed to the agent (only one http server is)"));
+            picked.notes.push(format!(
+                "mcp server {name:?} not passed to the agent (only one http server is)"
+            ));
         }
     }
     if let Some((name, server)) = chosen {
@@ -74,10 +79,17 @@ pub fn pick_endpoint(values: &[String], current_dir: &Path) -> Result<Picked> {
         let authorization = server
             .get("headers")
             .and_then(Value::as_object)
-            .and_then(|h| h.iter().find(|(k, _)| k.eq_ignore_ascii_case("authorization")))
+            .and_then(|h| {
+                h.iter()
+                    .find(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+            })
             .and_then(|(_, v)| v.as_str())
             .map(str::to_string);
-        picked.endpoint = Some(McpEndpoint { name: name.to_string(), url, authorization });
+        picked.endpoint = Some(McpEndpoint {
+            name: name.to_string(),
+            url,
+            authorization,
+        });
     }
     Ok(picked)
 }
@@ -103,22 +115,41 @@ mod tests {
     fn endpoint_choice_follows_name_then_uniqueness() {
         // (configs, expected server name or None)
         let cases: &[(&[&str], Option<&str>)] = &[
-            (&[r#"{"mcpServers":{"unity-ops":{"type":"http","url":"http://127.0.0.1:1/mcp"}}}"#], Some("unity-ops")),
             (
-                &[r#"{"mcpServers":{"a":{"type":"http","url":"http://127.0.0.1:1/a"},"unity-ops":{"type":"http","url":"http://127.0.0.1:1/u"}}}"#],
+                &[r#"{"mcpServers":{"unity-ops":{"type":"http","url":"http://127.0.0.1:1/mcp"}}}"#],
                 Some("unity-ops"),
             ),
-            (&[r#"{"mcpServers":{"other":{"type":"http","url":"http://127.0.0.1:1/o"}}}"#], Some("other")),
             (
-                &[r#"{"mcpServers":{"a":{"type":"http","url":"http://x/a"},"b":{"type":"http","url":"http://x/b"}}}"#],
+                &[
+                    r#"{"mcpServers":{"a":{"type":"http","url":"http://127.0.0.1:1/a"},"unity-ops":{"type":"http","url":"http://127.0.0.1:1/u"}}}"#,
+                ],
+                Some("unity-ops"),
+            ),
+            (
+                &[r#"{"mcpServers":{"other":{"type":"http","url":"http://127.0.0.1:1/o"}}}"#],
+                Some("other"),
+            ),
+            (
+                &[
+                    r#"{"mcpServers":{"a":{"type":"http","url":"http://x/a"},"b":{"type":"http","url":"http://x/b"}}}"#,
+                ],
                 None,
             ),
-            (&[r#"{"mcpServers":{"fs":{"command":"npx","args":["x"]}}}"#], None),
-            (&[r#"{"mcpServers":{"unity-ops":{"type":"stdio","command":"x"}}}"#], None),
+            (
+                &[r#"{"mcpServers":{"fs":{"command":"npx","args":["x"]}}}"#],
+                None,
+            ),
+            (
+                &[r#"{"mcpServers":{"unity-ops":{"type":"stdio","command":"x"}}}"#],
+                None,
+            ),
             (&[r#"{"mcpServers":{"s":{"type":"sdk","name":"s"}}}"#], None),
             (&[r#"{"mcpServers":{}}"#], None),
             (
-                &[r#"{"mcpServers":{"a":{"type":"http","url":"http://x/a"}}}"#, r#"{"mcpServers":{"unity-ops":{"url":"http://x/u"}}}"#],
+                &[
+                    r#"{"mcpServers":{"a":{"type":"http","url":"http://x/a"}}}"#,
+                    r#"{"mcpServers":{"unity-ops":{"url":"http://x/u"}}}"#,
+                ],
                 Some("unity-ops"),
             ),
         ];
@@ -130,17 +161,27 @@ mod tests {
 
     #[test]
     fn authorization_header_is_found_case_insensitively() {
-        let p = pick(&[r#"{"mcpServers":{"unity-ops":{"type":"http","url":"http://u","headers":{"authorization":"Bearer k","X-Other":"1"}}}}"#]);
-        assert_eq!(p.endpoint.unwrap().authorization.as_deref(), Some("Bearer k"));
+        let p = pick(&[
+            r#"{"mcpServers":{"unity-ops":{"type":"http","url":"http://u","headers":{"authorization":"Bearer k","X-Other":"1"}}}}"#,
+        ]);
+        assert_eq!(
+            p.endpoint.unwrap().authorization.as_deref(),
+            Some("Bearer k")
+        );
         let p = pick(&[r#"{"mcpServers":{"unity-ops":{"type":"http","url":"http://u"}}}"#]);
         assert_eq!(p.endpoint.unwrap().authorization, None);
     }
 
     #[test]
     fn config_can_be_a_file_path() {
-        let dir = std::env::temp_dir().join(format!("acp-bridge-mcp-config-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("acp-bridge-mcp-config-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("mcp.json"), r#"{"mcpServers":{"unity-ops":{"type":"http","url":"http://f"}}}"#).unwrap();
+        std::fs::write(
+            dir.join("mcp.json"),
+            r#"{"mcpServers":{"unity-ops":{"type":"http","url":"http://f"}}}"#,
+        )
+        .unwrap();
         let p = pick_endpoint(&["mcp.json".to_string()], &dir).unwrap();
         assert_eq!(p.endpoint.unwrap().url, "http://f");
         std::fs::remove_dir_all(&dir).unwrap();
@@ -152,7 +193,10 @@ mod tests {
             ("{nope", "not valid JSON"),
             (r#"{"servers":{}}"#, "no \"mcpServers\" object"),
             (r#"{"mcpServers":[]}"#, "must be an object"),
-            (r#"{"mcpServers":{"unity-ops":{"type":"http"}}}"#, "has no \"url\""),
+            (
+                r#"{"mcpServers":{"unity-ops":{"type":"http"}}}"#,
+                "has no \"url\"",
+            ),
             ("missing-file.json", "cannot read"),
         ];
         for (value, want) in cases {

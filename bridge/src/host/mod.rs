@@ -37,7 +37,10 @@ pub fn main_entry() -> ExitCode {
     become_subreaper();
     // One thread: the session loop is the only task doing real work, and the
     // agent's parent-death signal is tied to the thread that spawned it.
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => return fail(&format!("cannot start the async runtime: {e}")),
     };

@@ -79,14 +79,37 @@ pub async fn run(config: HostConfig) -> Result<i32> {
         diagnostic(&mut log, note);
     }
 
+    // Before the agent exists: a signal must never kill us with the agent left running.
+    let mut sigterm = signal(SignalKind::terminate())?;
+    let mut sigint = signal(SignalKind::interrupt())?;
+    let mut sighup = signal(SignalKind::hangup())?;
+
     let agent = agent_process::spawn(&config.agent_argv, &config.cwd)?;
     let pgid = agent.pgid;
-    log.note(&format!("agent started: pid {pgid}, argv {:?}", config.agent_argv));
+    log.note(&format!(
+        "agent started: pid {pgid}, argv {:?}",
+        config.agent_argv
+    ));
 
-    let (events_tx, mut events) = mpsc::channel::<Event>(256);
-    tokio::spawn(read_lines(tokio::io::stdin(), events_tx.clone(), Event::Panel, Event::PanelEnd));
-    tokio::spawn(read_lines(agent.stdout, events_tx.clone(), Event::Agent, Event::AgentEnd));
-    tokio::spawn(read_lines(agent.stderr, events_tx.clone(), Event::AgentStderr, |_| Event::AgentStderrEnd));
+    let (events_tx, mut events) = mpsc::channel::<Event>(64);
+    tokio::spawn(read_lines(
+        tokio::io::stdin(),
+        events_tx.clone(),
+        Event::Panel,
+        Event::PanelEnd,
+    ));
+    tokio::spawn(read_lines(
+        agent.stdout,
+        events_tx.clone(),
+        Event::Agent,
+        Event::AgentEnd,
+    ));
+    tokio::spawn(read_lines(
+        agent.stderr,
+        events_tx.clone(),
+        Event::AgentStderr,
+        |_| Event::AgentStderrEnd,
+    ));
 
     let (panel_tx, panel_rx) = mpsc::unbounded_channel();
     let panel_writer = {
@@ -115,10 +138,6 @@ pub async fn run(config: HostConfig) -> Result<i32> {
         let _ = exit_tx.send(child.wait().await);
     });
 
-    let mut sigterm = signal(SignalKind::terminate())?;
-    let mut sigint = signal(SignalKind::interrupt())?;
-    let mut sighup = signal(SignalKind::hangup())?;
-
     let mut host = Host {
         bridge: Bridge::new(config.spec.clone(), Box::new(RandomIds)),
         panel_tx,
@@ -135,10 +154,15 @@ pub async fn run(config: HostConfig) -> Result<i32> {
     };
 
     let mut agent_stdout_open = true;
+    // Drained too before we finish, so the agent's last words are not lost.
+    let mut agent_stderr_open = true;
     let mut agent_exit: Option<(Option<ExitStatus>, Instant)> = None;
 
     loop {
-        let deadline = host.bridge.next_deadline().map(|d| Instant::from_std(start + d));
+        let deadline = host
+            .bridge
+            .next_deadline()
+            .map(|d| Instant::from_std(start + d));
         let step_due = host.step.map(|(_, at)| at);
         let exit_drain_due = agent_exit.map(|(_, at)| at + STDOUT_DRAIN_AFTER_EXIT);
         tokio::select! {
@@ -183,7 +207,7 @@ pub async fn run(config: HostConfig) -> Result<i32> {
                     eprintln!("[agent] {}", line.text);
                     host.log.record("agent-stderr", &line.text);
                 }
-                Some(Event::AgentStderrEnd) => {}
+                Some(Event::AgentStderrEnd) => agent_stderr_open = false,
                 Some(Event::AgentStdinBroken(e)) => {
                     host.diag(&format!("writing to the agent failed ({e}); it may have exited"));
                     host.stdin_closed = true;
@@ -208,27 +232,32 @@ pub async fn run(config: HostConfig) -> Result<i32> {
                     return Ok(finish(host, panel_writer, 1).await);
                 }
             }
-            _ = sleep_until_opt(exit_drain_due), if exit_drain_due.is_some() && agent_stdout_open => {
-                host.diag("the agent exited but its stdout is still open (a child of it holds it); not waiting for it");
+            _ = sleep_until_opt(exit_drain_due), if exit_drain_due.is_some() && (agent_stdout_open || agent_stderr_open) => {
+                host.diag("the agent exited but its output is still open (a child of it holds it); not waiting for it");
                 agent_stdout_open = false;
+                agent_stderr_open = false;
             }
             _ = sigterm.recv() => host.on_signal(libc::SIGTERM),
             _ = sigint.recv() => host.on_signal(libc::SIGINT),
             _ = sighup.recv() => host.on_signal(libc::SIGHUP),
         }
 
-        if let Some((status, _)) = agent_exit {
-            if !agent_stdout_open {
-                let code = status.and_then(|s| s.code());
-                let out = host.bridge.on_agent_exit(code, now());
-                host.apply(out);
-                end_leftovers(pgid, timing.grace, &mut host).await;
-                let exit_code = host.exit_code(status);
-                if exit_code != 0 && host.cause.is_none() {
-                    host.diag(&format!("the agent ended on its own ({})", describe(status)));
-                }
-                return Ok(finish(host, panel_writer, exit_code).await);
+        if let Some((status, _)) = agent_exit
+            && !agent_stdout_open
+            && !agent_stderr_open
+        {
+            let code = status.and_then(|s| s.code());
+            let out = host.bridge.on_agent_exit(code, now());
+            host.apply(out);
+            end_leftovers(pgid, timing.grace, &mut host).await;
+            let exit_code = host.exit_code(status);
+            if exit_code != 0 && host.cause.is_none() {
+                host.diag(&format!(
+                    "the agent ended on its own ({})",
+                    describe(status)
+                ));
             }
+            return Ok(finish(host, panel_writer, exit_code).await);
         }
     }
 }
@@ -306,6 +335,13 @@ impl Host {
     }
 
     fn on_signal(&mut self, signal: i32) {
+        if matches!(self.cause, Some(EndCause::Signal(_))) {
+            // Asked again: no more patience.
+            self.diag(&format!("got signal {signal} again; killing the agent"));
+            self.signal(libc::SIGKILL);
+            self.step = Some((Step::GiveUp, Instant::now() + self.grace));
+            return;
+        }
         self.diag(&format!("got signal {signal}; ending the agent"));
         self.cause = Some(EndCause::Signal(signal));
         self.close_agent_stdin();
@@ -314,21 +350,28 @@ impl Host {
 
     /// Runs the due step; true when there is nothing left to try.
     fn escalate(&mut self) -> bool {
-        let Some((step, _)) = self.step.take() else { return false };
+        let Some((step, _)) = self.step.take() else {
+            return false;
+        };
         let grace = self.grace;
         let pgid_note = |s: &str| format!("{s} (grace {} ms)", grace.as_millis());
         match step {
             Step::CloseStdin => {
-                self.diag(&pgid_note("the running turn did not end after stdin closed; closing the agent's stdin"));
+                self.diag(&pgid_note(
+                    "the running turn did not end after stdin closed; closing the agent's stdin",
+                ));
                 self.close_agent_stdin();
             }
             Step::Terminate => {
-                self.log.note("sending SIGTERM to the agent's process group");
+                self.log
+                    .note("sending SIGTERM to the agent's process group");
                 self.signal(libc::SIGTERM);
                 self.step = Some((Step::Kill, Instant::now() + grace));
             }
             Step::Kill => {
-                self.diag(&pgid_note("the agent ignored its stdin closing and SIGTERM; sending SIGKILL"));
+                self.diag(&pgid_note(
+                    "the agent ignored its stdin closing and SIGTERM; sending SIGKILL",
+                ));
                 self.signal(libc::SIGKILL);
                 self.step = Some((Step::GiveUp, Instant::now() + grace));
             }
@@ -366,7 +409,9 @@ async fn end_leftovers(pgid: i32, grace: Duration, host: &mut Host) {
         if !group_alive(pgid) {
             break;
         }
-        host.log.note(&format!("signal {signal} to what is left of the agent's process group"));
+        host.log.note(&format!(
+            "signal {signal} to what is left of the agent's process group"
+        ));
         signal_group(pgid, signal);
         let until = Instant::now() + grace;
         while group_alive(pgid) && Instant::now() < until {
@@ -376,14 +421,18 @@ async fn end_leftovers(pgid: i32, grace: Duration, host: &mut Host) {
     }
     super::reap_orphans();
     if group_alive(pgid) {
-        host.diag(&format!("processes of the agent's group {pgid} survived SIGKILL"));
+        host.diag(&format!(
+            "processes of the agent's group {pgid} survived SIGKILL"
+        ));
     }
 }
 
 async fn finish(mut host: Host, panel_writer: tokio::task::JoinHandle<()>, code: i32) -> i32 {
     if host.dropped_agent_lines > 0 {
         let n = host.dropped_agent_lines;
-        host.diag(&format!("{n} line(s) for the agent were dropped because its stdin was already closed"));
+        host.diag(&format!(
+            "{n} line(s) for the agent were dropped because its stdin was already closed"
+        ));
     }
     let _ = host.panel_tx.send(WriteCmd::Close);
     if timeout(PANEL_FLUSH, panel_writer).await.is_err() {

@@ -20,7 +20,9 @@ pub const PEER: &str = env!("CARGO_BIN_EXE_scripted-acp-peer");
 pub const STEP_TIMEOUT: Duration = Duration::from_secs(15);
 
 pub fn script(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/scripts").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/support/scripts")
+        .join(name)
 }
 
 /// A unique scratch directory for one test.
@@ -33,7 +35,12 @@ pub fn scratch(test: &str) -> PathBuf {
 
 /// The agent command line for the peer running `script_name`, writing its pids to `pid_file`.
 pub fn peer_cmd(script_name: &str, pid_file: &Path) -> String {
-    shell_words::join([PEER, script(script_name).to_str().unwrap(), "--pid-file", pid_file.to_str().unwrap()])
+    shell_words::join([
+        PEER,
+        script(script_name).to_str().unwrap(),
+        "--pid-file",
+        pid_file.to_str().unwrap(),
+    ])
 }
 
 /// A running `acp-bridge` with the test playing the panel.
@@ -82,16 +89,32 @@ impl Bridge {
             done.store(true, std::sync::atomic::Ordering::SeqCst);
         });
         let stdin = child.stdin.take();
-        Bridge { child, stdin, lines, stderr, stderr_done, seen: Vec::new() }
+        Bridge {
+            child,
+            stdin,
+            lines,
+            stderr,
+            stderr_done,
+            seen: Vec::new(),
+        }
     }
 
     pub fn send(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().expect("stdin already closed");
-        writeln!(stdin, "{line}").and_then(|_| stdin.flush()).expect("write to acp-bridge");
+        writeln!(stdin, "{line}")
+            .and_then(|_| stdin.flush())
+            .expect("write to acp-bridge");
     }
 
     pub fn close_stdin(&mut self) {
         self.stdin.take();
+    }
+
+    pub fn signal(&self, signal: i32) {
+        // SAFETY: plain syscall on the child this struct started and has not reaped.
+        unsafe {
+            libc::kill(self.child.id() as i32, signal);
+        }
     }
 
     pub fn stderr(&self) -> String {
@@ -107,14 +130,19 @@ impl Bridge {
             match self.lines.recv_timeout(left) {
                 Ok(line) => {
                     self.seen.push(line.clone());
-                    let value: Value = serde_json::from_str(&line)
-                        .unwrap_or_else(|e| panic!("acp-bridge wrote a non-JSON line ({e}): {line}"));
+                    let value: Value = serde_json::from_str(&line).unwrap_or_else(|e| {
+                        panic!("acp-bridge wrote a non-JSON line ({e}): {line}")
+                    });
                     if pred(&value) {
                         return value;
                     }
                 }
-                Err(RecvTimeoutError::Timeout) => self.fail(&format!("timed out waiting for {what}")),
-                Err(RecvTimeoutError::Disconnected) => self.fail(&format!("stdout closed while waiting for {what}")),
+                Err(RecvTimeoutError::Timeout) => {
+                    self.fail(&format!("timed out waiting for {what}"))
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    self.fail(&format!("stdout closed while waiting for {what}"))
+                }
             }
         }
     }
@@ -127,7 +155,9 @@ impl Bridge {
             match self.lines.recv_timeout(left) {
                 Ok(line) => self.seen.push(line),
                 Err(RecvTimeoutError::Disconnected) => return,
-                Err(RecvTimeoutError::Timeout) => self.fail("timed out waiting for stdout to close"),
+                Err(RecvTimeoutError::Timeout) => {
+                    self.fail("timed out waiting for stdout to close")
+                }
             }
         }
     }
@@ -139,7 +169,9 @@ impl Bridge {
             if let Some(status) = self.child.try_wait().unwrap() {
                 // Let the stderr reader catch up (bounded: a leftover process could hold the pipe).
                 let until = Instant::now() + Duration::from_secs(2);
-                while !self.stderr_done.load(std::sync::atomic::Ordering::SeqCst) && Instant::now() < until {
+                while !self.stderr_done.load(std::sync::atomic::Ordering::SeqCst)
+                    && Instant::now() < until
+                {
                     std::thread::sleep(Duration::from_millis(10));
                 }
                 return status;
@@ -154,7 +186,11 @@ impl Bridge {
     pub fn fail(&mut self, why: &str) -> ! {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        panic!("{why}\n--- stdout so far:\n{}\n--- stderr:\n{}", self.seen.join("\n"), self.stderr());
+        panic!(
+            "{why}\n--- stdout so far:\n{}\n--- stderr:\n{}",
+            self.seen.join("\n"),
+            self.stderr()
+        );
     }
 }
 
@@ -170,12 +206,16 @@ impl Drop for Bridge {
 pub fn read_pids(pid_file: &Path) -> Vec<i32> {
     let deadline = Instant::now() + STEP_TIMEOUT;
     loop {
-        if let Ok(text) = std::fs::read_to_string(pid_file) {
-            if text.ends_with('\n') {
-                return text.lines().map(|l| l.parse().unwrap()).collect();
-            }
+        if let Ok(text) = std::fs::read_to_string(pid_file)
+            && text.ends_with('\n')
+        {
+            return text.lines().map(|l| l.parse().unwrap()).collect();
         }
-        assert!(Instant::now() < deadline, "the peer never wrote {}", pid_file.display());
+        assert!(
+            Instant::now() < deadline,
+            "the peer never wrote {}",
+            pid_file.display()
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -185,7 +225,9 @@ pub fn process_gone(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Err(_) => true,
         // The state follows the parenthesised command name.
-        Ok(stat) => stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
     }
 }
 

@@ -44,9 +44,15 @@ fn main() -> ExitCode {
 
 fn run() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let script_path = args.first().ok_or("usage: scripted-acp-peer <script.json> [--pid-file <path>]")?;
-    let pid_file = args.iter().position(|a| a == "--pid-file").and_then(|i| args.get(i + 1));
-    let text = std::fs::read_to_string(script_path).map_err(|e| format!("cannot read {script_path}: {e}"))?;
+    let script_path = args
+        .first()
+        .ok_or("usage: scripted-acp-peer <script.json> [--pid-file <path>]")?;
+    let pid_file = args
+        .iter()
+        .position(|a| a == "--pid-file")
+        .and_then(|i| args.get(i + 1));
+    let text = std::fs::read_to_string(script_path)
+        .map_err(|e| format!("cannot read {script_path}: {e}"))?;
     let script: Value = serde_json::from_str(&text).map_err(|e| format!("{script_path}: {e}"))?;
 
     if script["ignore_sigterm"].as_bool() == Some(true) {
@@ -64,15 +70,19 @@ fn run() -> Result<(), String> {
         pids.push(helper.id().to_string());
     }
     if let Some(path) = pid_file {
-        std::fs::write(path, pids.join("\n") + "\n").map_err(|e| format!("cannot write {path}: {e}"))?;
+        std::fs::write(path, pids.join("\n") + "\n")
+            .map_err(|e| format!("cannot write {path}: {e}"))?;
     }
 
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
-    let mut peer = Peer { pending: HashMap::new() };
+    let mut peer = Peer {
+        pending: HashMap::new(),
+    };
     let steps = script["steps"].as_array().cloned().unwrap_or_default();
     for (n, step) in steps.iter().enumerate() {
-        peer.step(step, &mut input).map_err(|e| format!("step {}: {e}", n + 1))?;
+        peer.step(step, &mut input)
+            .map_err(|e| format!("step {}: {e}", n + 1))?;
     }
 
     match script["after"].as_str().unwrap_or("exit_on_eof") {
@@ -104,16 +114,17 @@ struct Peer {
 impl Peer {
     fn step(&mut self, step: &Value, input: &mut impl BufRead) -> Result<(), String> {
         if let Some(method) = step["expect"].as_str() {
-            let msg = read_message(input)?.ok_or_else(|| format!("stdin closed while expecting {method}"))?;
+            let msg = read_message(input)?
+                .ok_or_else(|| format!("stdin closed while expecting {method}"))?;
             let got = msg["method"].as_str().unwrap_or("<no method>");
             if got != method {
                 return Err(format!("expected {method}, got {msg}"));
             }
             eprintln!("scripted-acp-peer: got {method}");
-            if let Some(want) = step.get("expect_params") {
-                if !contains(&msg["params"], want) {
-                    return Err(format!("{method} params should contain {want}, got {msg}"));
-                }
+            if let Some(want) = step.get("expect_params")
+                && !contains(&msg["params"], want)
+            {
+                return Err(format!("{method} params should contain {want}, got {msg}"));
             }
             let id = msg.get("id").cloned();
             if let Some(result) = step.get("reply") {
@@ -126,20 +137,31 @@ impl Peer {
                 self.pending.insert(method.to_string(), id);
             }
         } else if let Some(method) = step["reply_to"].as_str() {
-            let id = self.pending.remove(method).ok_or_else(|| format!("no pending {method} to reply to"))?;
+            let id = self
+                .pending
+                .remove(method)
+                .ok_or_else(|| format!("no pending {method} to reply to"))?;
             write(&json!({"jsonrpc":"2.0","id":id,"result":step["result"]}));
         } else if let Some(frame) = step.get("send") {
             write(frame);
             if let (Some(id), Some(method)) = (frame.get("id"), frame["method"].as_str()) {
-                let msg = read_message(input)?.ok_or_else(|| format!("stdin closed while awaiting the {method} response"))?;
+                let msg = read_message(input)?
+                    .ok_or_else(|| format!("stdin closed while awaiting the {method} response"))?;
                 if msg.get("id") != Some(id) || msg.get("method").is_some() {
-                    return Err(format!("expected the response to {method} (id {id}), got {msg}"));
+                    return Err(format!(
+                        "expected the response to {method} (id {id}), got {msg}"
+                    ));
                 }
-                eprintln!("scripted-acp-peer: {method} answered {}", msg.get("result").unwrap_or(&msg["error"]));
-                if let Some(want) = step.get("expect_result") {
-                    if !contains(&msg["result"], want) {
-                        return Err(format!("the response to {method} should contain {want}, got {msg}"));
-                    }
+                eprintln!(
+                    "scripted-acp-peer: {method} answered {}",
+                    msg.get("result").unwrap_or(&msg["error"])
+                );
+                if let Some(want) = step.get("expect_result")
+                    && !contains(&msg["result"], want)
+                {
+                    return Err(format!(
+                        "the response to {method} should contain {want}, got {msg}"
+                    ));
                 }
             }
         } else if let Some(text) = step["stderr"].as_str() {
@@ -158,7 +180,9 @@ impl Peer {
 /// True when every field of `want` is in `got` with the same value (recursively for objects).
 fn contains(got: &Value, want: &Value) -> bool {
     match (got, want) {
-        (Value::Object(g), Value::Object(w)) => w.iter().all(|(k, wv)| g.get(k).is_some_and(|gv| contains(gv, wv))),
+        (Value::Object(g), Value::Object(w)) => w
+            .iter()
+            .all(|(k, wv)| g.get(k).is_some_and(|gv| contains(gv, wv))),
         _ => got == want,
     }
 }
@@ -179,7 +203,9 @@ fn read_line(input: &mut impl BufRead) -> Result<Option<String>, String> {
 fn read_message(input: &mut impl BufRead) -> Result<Option<Value>, String> {
     match read_line(input)? {
         None => Ok(None),
-        Some(line) => serde_json::from_str(&line).map(Some).map_err(|e| format!("not JSON ({e}): {line}")),
+        Some(line) => serde_json::from_str(&line)
+            .map(Some)
+            .map_err(|e| format!("not JSON ({e}): {line}")),
     }
 }
 
