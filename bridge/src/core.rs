@@ -212,6 +212,15 @@ impl Bridge {
 
     pub fn on_panel_eof(&mut self, _now: Duration) -> Output {
         self.panel_eof = true;
+        // nobody is left to answer permission requests: refuse them, so the
+        // running turn can end instead of waiting forever
+        if !self.permissions.is_empty() {
+            self.diag(format!(
+                "panel input ended with {} permission request(s) open; answered cancelled",
+                self.permissions.len()
+            ));
+            self.cancel_pending_permissions();
+        }
         if self.turn.is_none() && self.phase != Phase::Handshaking && self.deferred.is_empty() {
             self.close_stdin();
         }

@@ -58,6 +58,12 @@ impl Bridge {
             self.fold_message("tool_use");
             self.announce(&call_id);
         }
+        if self.panel_eof {
+            self.diag(format!(
+                "permission request for {name} after the panel's input ended; answered cancelled"
+            ));
+            return self.send(client::rpc_result(rpc_id, client::permission_cancelled()));
+        }
         if self.spec.script_gate
             && let Some(target) = script_gate::gated_target(&name, &input)
         {
