@@ -84,7 +84,11 @@ async fn main() -> Result<()> {
                 }
             }))
         }
-        None => None,
+        None => {
+            // Nobody reads the events: close the channel so they are not kept.
+            drop(running.take_events());
+            None
+        }
     };
 
     let hello = serde_json::json!({"url": running.url(), "token": running.token()});

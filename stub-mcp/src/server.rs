@@ -72,7 +72,8 @@ impl Running {
         self.in_flight.load(Ordering::SeqCst)
     }
 
-    /// The exchange events; `Some` exactly once. The channel closes after shutdown.
+    /// The exchange events; `Some` exactly once. The channel closes after
+    /// shutdown. Until taken, events accumulate; drop the receiver to discard.
     pub fn take_events(&mut self) -> Option<UnboundedReceiver<Exchange>> {
         self.events.take()
     }
