@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 const SCENARIO: &str = r#"
 name = "t"
 summary = "flavour test double scenario"
-tools = ["uap_ping"]
+tools = ["uap_slow"]
 
 [[step]]
 panel = "prompt"
@@ -22,7 +22,7 @@ text = "Ping the Unity editor."
   [[step.model]]
   thinking = "I should ping."
   text = "Pinging."
-  tool_calls = [{ tool = "uap_ping", arguments = { n = 1 }, id = "call_1" }]
+  tool_calls = [{ tool = "uap_slow", arguments = { ms = 1 }, id = "call_1" }]
   [[step.model]]
   text = "The editor answered pong."
 
@@ -66,11 +66,11 @@ fn chat_request(prompt: &str, with_output: bool) -> Value {
     let mut messages = vec![json!({"role": "system", "content": "You are Grok."}), json!({"role": "user", "content": prompt})];
     if with_output {
         messages.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
-            "function": {"name": "unity-ops__uap_ping", "arguments": "{}"}}]}));
+            "function": {"name": "unity-ops__uap_slow", "arguments": "{}"}}]}));
         messages.push(json!({"role": "tool", "tool_call_id": "call_1", "content": "pong"}));
     }
     json!({"model": "mock-model", "stream": true, "messages": messages,
-        "tools": [{"type": "function", "function": {"name": "use_tool"}}, {"type": "function", "function": {"name": "unity-ops__uap_ping"}}]})
+        "tools": [{"type": "function", "function": {"name": "use_tool"}}, {"type": "function", "function": {"name": "unity-ops__uap_slow"}}]})
 }
 
 fn chat_decode(body: &str) -> Decoded {
@@ -100,11 +100,11 @@ fn chat_decode(body: &str) -> Decoded {
 fn anthropic_request(prompt: &str, with_output: bool) -> Value {
     let mut messages = vec![json!({"role": "user", "content": [{"type": "text", "text": prompt}]})];
     if with_output {
-        messages.push(json!({"role": "assistant", "content": [{"type": "tool_use", "id": "call_1", "name": "mcp__unity-ops__uap_ping", "input": {}}]}));
+        messages.push(json!({"role": "assistant", "content": [{"type": "tool_use", "id": "call_1", "name": "mcp__unity-ops__uap_slow", "input": {}}]}));
         messages.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_1", "content": "pong"}]}));
     }
     json!({"model": "claude-test", "stream": true, "system": "You are Claude Code.", "messages": messages,
-        "tools": [{"name": "Bash", "input_schema": {}}, {"name": "mcp__unity-ops__uap_ping", "input_schema": {}}]})
+        "tools": [{"name": "Bash", "input_schema": {}}, {"name": "mcp__unity-ops__uap_slow", "input_schema": {}}]})
 }
 
 fn anthropic_decode(body: &str) -> Decoded {
@@ -140,10 +140,10 @@ fn anthropic_decode(body: &str) -> Decoded {
 fn gemini_request(prompt: &str, with_output: bool) -> Value {
     let mut contents = vec![json!({"role": "user", "parts": [{"text": prompt}]})];
     if with_output {
-        contents.push(json!({"role": "model", "parts": [{"functionCall": {"id": "call_1", "name": "mcp_unity-ops_uap_ping", "args": {}}}]}));
-        contents.push(json!({"role": "user", "parts": [{"functionResponse": {"id": "call_1", "name": "mcp_unity-ops_uap_ping", "response": {"output": "pong"}}}]}));
+        contents.push(json!({"role": "model", "parts": [{"functionCall": {"id": "call_1", "name": "mcp_unity-ops_uap_slow", "args": {}}}]}));
+        contents.push(json!({"role": "user", "parts": [{"functionResponse": {"id": "call_1", "name": "mcp_unity-ops_uap_slow", "response": {"output": "pong"}}}]}));
     }
-    json!({"contents": contents, "tools": [{"functionDeclarations": [{"name": "read_file"}, {"name": "mcp_unity-ops_uap_ping"}]}]})
+    json!({"contents": contents, "tools": [{"functionDeclarations": [{"name": "read_file"}, {"name": "mcp_unity-ops_uap_slow"}]}]})
 }
 
 fn gemini_decode(body: &str) -> Decoded {
@@ -172,7 +172,7 @@ fn cases() -> Vec<Case> {
             path: "/v1/chat/completions",
             request: chat_request,
             decode: chat_decode,
-            call_name: "unity-ops__uap_ping",
+            call_name: "unity-ops__uap_slow",
             error_message: "/error/message",
         },
         Case {
@@ -180,7 +180,7 @@ fn cases() -> Vec<Case> {
             path: "/v1/messages?beta=true",
             request: anthropic_request,
             decode: anthropic_decode,
-            call_name: "mcp__unity-ops__uap_ping",
+            call_name: "mcp__unity-ops__uap_slow",
             error_message: "/error/message",
         },
         Case {
@@ -188,7 +188,7 @@ fn cases() -> Vec<Case> {
             path: "/v1beta/models/gemini-test:streamGenerateContent?alt=sse",
             request: gemini_request,
             decode: gemini_decode,
-            call_name: "mcp_unity-ops_uap_ping",
+            call_name: "mcp_unity-ops_uap_slow",
             error_message: "/error/message",
         },
     ]
@@ -217,7 +217,7 @@ async fn every_flavour_answers_the_script_in_its_own_shape() {
             Decoded {
                 thinking: "I should ping.".into(),
                 text: "Pinging.".into(),
-                calls: vec![(case.call_name.into(), "call_1".into(), json!({"n": 1}))],
+                calls: vec![(case.call_name.into(), "call_1".into(), json!({"ms": 1}))],
             },
             "{name}: first request"
         );

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 const SCENARIO: &str = r#"
 name = "t"
 summary = "model server test double scenario"
-tools = ["uap_ping"]
+tools = ["uap_slow"]
 
 [[step]]
 panel = "prompt"
@@ -20,7 +20,7 @@ text = "Ping the Unity editor."
   [[step.model]]
   thinking = "I should ping."
   text = "Pinging."
-  tool_calls = [{ tool = "uap_ping", arguments = { verbose = true }, id = "call_1" }]
+  tool_calls = [{ tool = "uap_slow", arguments = { ms = 1 }, id = "call_1" }]
   [[step.model]]
   text = "The editor answered pong."
 
@@ -40,9 +40,9 @@ async fn start(naming: ToolNaming) -> Running {
 fn codex_request(input: Vec<Value>, namespace: bool) -> Value {
     let unity = if namespace {
         json!({"type": "namespace", "name": "mcp__unity_ops", "description": "Tools in the mcp__unity_ops namespace.",
-               "tools": [{"type": "function", "name": "uap_ping", "parameters": {"type": "object", "properties": {}}}]})
+               "tools": [{"type": "function", "name": "uap_slow", "parameters": {"type": "object", "properties": {}}}]})
     } else {
-        json!({"type": "function", "name": "mcp__unity-ops__uap_ping", "parameters": {"type": "object", "properties": {}}})
+        json!({"type": "function", "name": "mcp__unity-ops__uap_slow", "parameters": {"type": "object", "properties": {}}})
     };
     let mut all = vec![
         json!({"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "You are a coding agent."}]}),
@@ -130,9 +130,9 @@ async fn first_request_of_a_turn_gets_thinking_text_and_a_namespaced_call() {
     let call = &events[18]["item"];
     assert_eq!(
         (call["type"].as_str(), call["call_id"].as_str(), call["name"].as_str(), call["namespace"].as_str()),
-        (Some("function_call"), Some("call_1"), Some("uap_ping"), Some("mcp__unity_ops"))
+        (Some("function_call"), Some("call_1"), Some("uap_slow"), Some("mcp__unity_ops"))
     );
-    assert_eq!(call["arguments"], "{\"verbose\":true}");
+    assert_eq!(call["arguments"], "{\"ms\":1}");
     let completed = &events[19]["response"];
     assert!(completed["id"].is_string());
     assert!(completed["usage"]["total_tokens"].as_u64().unwrap() > 0);
@@ -146,7 +146,7 @@ async fn a_flat_offer_gets_a_flat_call_name() {
     let (_, _, body) = post(&server, "/v1/responses", &codex_request(vec![user("Ping the Unity editor.")], false)).await;
     let events = sse_events(&body);
     let call = events.iter().find(|e| e["type"] == "response.output_item.done" && e["item"]["type"] == "function_call").unwrap();
-    assert_eq!(call["item"]["name"], "mcp__unity-ops__uap_ping");
+    assert_eq!(call["item"]["name"], "mcp__unity-ops__uap_slow");
     assert!(call["item"].get("namespace").is_none());
     server.shutdown().await;
 }
@@ -154,7 +154,7 @@ async fn a_flat_offer_gets_a_flat_call_name() {
 #[tokio::test]
 async fn replies_are_chosen_by_tool_outputs_since_the_prompt() {
     let server = start(ToolNaming::default()).await;
-    let call = json!({"type": "function_call", "name": "uap_ping", "namespace": "mcp__unity_ops", "arguments": "{}", "call_id": "call_1"});
+    let call = json!({"type": "function_call", "name": "uap_slow", "namespace": "mcp__unity_ops", "arguments": "{}", "call_id": "call_1"});
     let output = json!({"type": "function_call_output", "call_id": "call_1", "output": "pong"});
     // (case, input after the preamble, expected final text)
     let cases: Vec<(&str, Vec<Value>, &str)> = vec![

@@ -201,6 +201,14 @@ fn validate(ctx: &Ctx, raw: RawFile, sha256: String) -> R<Scenario> {
         if tools.contains(&tool) {
             return Err(ctx.err(t.span(), field, format!("`{tool}` is listed twice")));
         }
+        if stub_tool(&tool).is_none() {
+            let known: Vec<&str> = stub_mcp::catalogue().iter().map(|t| t.name).collect();
+            return Err(ctx.err(
+                t.span(),
+                field,
+                format!("`{tool}` is not a unity-ops tool of the stub server (known: {})", known.join(", ")),
+            ));
+        }
         tools.push(tool);
     }
 
@@ -541,7 +549,16 @@ fn reply(ctx: &Ctx, st: &mut StepState, r: &Spanned<RawReply>, field: &str) -> R
             ));
         }
         let arguments = match &c.arguments {
-            Some(a) if a.get_ref().is_object() => a.get_ref().clone(),
+            Some(a) if a.get_ref().is_object() => {
+                if let Some(unknown) = unknown_argument(&tool, a.get_ref()) {
+                    return Err(ctx.err(
+                        a.span(),
+                        format!("{cf}.arguments"),
+                        format!("`{tool}` takes no argument `{unknown}` (its schema names: {})", argument_names(&tool).join(", ")),
+                    ));
+                }
+                a.get_ref().clone()
+            }
             Some(a) => {
                 return Err(ctx.err(a.span(), format!("{cf}.arguments"), "must be a table (e.g. `{}`)"));
             }
@@ -557,6 +574,26 @@ fn reply(ctx: &Ctx, st: &mut StepState, r: &Spanned<RawReply>, field: &str) -> R
         ));
     }
     Ok(ModelReply { thinking, text, tool_calls, error })
+}
+
+/// The stub server's tool of that name.
+fn stub_tool(name: &str) -> Option<&'static stub_mcp::ToolSpec> {
+    stub_mcp::catalogue().iter().find(|t| t.name == name)
+}
+
+/// The argument names a stub tool's input schema declares.
+fn argument_names(tool: &str) -> Vec<String> {
+    stub_tool(tool)
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(t.input_schema).ok())
+        .and_then(|schema| schema.get("properties").and_then(|p| p.as_object()).map(|p| p.keys().cloned().collect()))
+        .unwrap_or_default()
+}
+
+/// An argument the tool's schema does not declare (a typo the agent would
+/// pass on and the stub would ignore), if any.
+fn unknown_argument(tool: &str, arguments: &serde_json::Value) -> Option<String> {
+    let names = argument_names(tool);
+    arguments.as_object()?.keys().find(|k| !names.contains(k)).cloned()
 }
 
 fn expectation(ctx: &Ctx, e: &Spanned<RawExpect>, i: usize) -> R<Expectation> {
