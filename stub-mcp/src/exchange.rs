@@ -235,3 +235,125 @@ impl Drop for TeeBody {
         self.finish();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::SinkExt;
+    use tokio::sync::mpsc::unbounded_channel;
+
+    #[tokio::test]
+    async fn tee_forwards_each_frame_at_once_and_publishes_only_at_the_end() {
+        let (events_tx, mut events) = unbounded_channel();
+        let sink = Arc::new(Sink::new(events_tx));
+        let (mut frames, stream) =
+            futures::channel::mpsc::channel::<Result<Bytes, std::io::Error>>(4);
+        let mut body = TeeBody::new(
+            Body::from_stream(stream),
+            sink,
+            7,
+            200,
+            vec![("content-type".into(), "text/event-stream".into())],
+        );
+
+        frames
+            .send(Ok(Bytes::from_static(b"data: one\n\n")))
+            .await
+            .unwrap();
+        let first = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await;
+        assert_eq!(
+            first.unwrap().unwrap().into_data().unwrap(),
+            Bytes::from_static(b"data: one\n\n")
+        );
+        assert!(
+            events.try_recv().is_err(),
+            "nothing is published while the stream is open"
+        );
+
+        frames
+            .send(Ok(Bytes::from_static(b"data: two\n\n")))
+            .await
+            .unwrap();
+        drop(frames);
+        let second = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await;
+        assert_eq!(
+            second.unwrap().unwrap().into_data().unwrap(),
+            Bytes::from_static(b"data: two\n\n")
+        );
+        let end = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await;
+        assert!(end.is_none());
+
+        match events.try_recv().expect("published at the end") {
+            Exchange::Response {
+                id, status, body, ..
+            } => {
+                assert_eq!((id, status), (7, 200));
+                assert_eq!(body, "data: one\n\ndata: two\n\n");
+            }
+            other => panic!("expected a response, got {other:?}"),
+        }
+        drop(body);
+        assert!(events.try_recv().is_err(), "published exactly once");
+    }
+
+    #[tokio::test]
+    async fn a_body_dropped_midway_is_published_with_what_passed() {
+        let (events_tx, mut events) = unbounded_channel();
+        let sink = Arc::new(Sink::new(events_tx));
+        let (mut frames, stream) =
+            futures::channel::mpsc::channel::<Result<Bytes, std::io::Error>>(4);
+        let mut body = TeeBody::new(Body::from_stream(stream), sink, 3, 200, Vec::new());
+        frames
+            .send(Ok(Bytes::from_static(b"partial")))
+            .await
+            .unwrap();
+        let _ = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await;
+        drop(body);
+        assert_eq!(events.try_recv().unwrap().body(), "partial");
+    }
+
+    #[test]
+    fn secrets_are_redacted_and_other_headers_kept_in_order() {
+        let mut headers = HeaderMap::new();
+        headers.insert("host", "127.0.0.1:1".parse().unwrap());
+        headers.insert("authorization", "Bearer s3cret".parse().unwrap());
+        headers.insert("x-api-key", "k".parse().unwrap());
+        let out = redact_headers(&headers);
+        assert_eq!(
+            out,
+            vec![
+                ("host".to_string(), "127.0.0.1:1".to_string()),
+                ("authorization".to_string(), REDACTED.to_string()),
+                ("x-api-key".to_string(), REDACTED.to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn log_lines_have_a_fixed_shape() {
+        let at = UNIX_EPOCH + std::time::Duration::from_millis(1234);
+        let request = Exchange::Request {
+            id: 1,
+            method: "POST".into(),
+            path: "/mcp".into(),
+            headers: vec![("host".into(), "h".into())],
+            body: "{}".into(),
+            at,
+        };
+        assert_eq!(
+            request.to_json().to_string(),
+            r#"{"type":"request","id":1,"at_ms":1234,"method":"POST","path":"/mcp","headers":[["host","h"]],"body":"{}"}"#
+        );
+        let response = Exchange::Response {
+            id: 1,
+            status: 202,
+            headers: vec![],
+            body: String::new(),
+            at,
+        };
+        assert_eq!(
+            response.to_json().to_string(),
+            r#"{"type":"response","id":1,"at_ms":1234,"status":202,"headers":[],"body":""}"#
+        );
+    }
+}
