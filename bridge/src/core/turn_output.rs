@@ -88,6 +88,11 @@ impl Bridge {
             self.fold_message("tool_use");
             self.announce(&call_id);
         }
+        if finished {
+            // text streamed while the tool ran ends its message first: a
+            // `user` line never lands inside an open streamed message
+            self.fold_message("end_turn");
+        }
         let Some(call) = self.tool_calls.get(&call_id) else {
             return;
         };
