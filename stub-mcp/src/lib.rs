@@ -15,7 +15,8 @@
 //!   limit get 413; malformed JSON gets a JSON-RPC parse error (-32700).
 //! - Observability: every HTTP exchange is an [`Exchange`] on the channel from
 //!   [`Running::take_events`], request when it arrived, response when its
-//!   body (or SSE stream) ended.
+//!   body (or SSE stream) ended; a client that hung up before any answer
+//!   gets a [`CLIENT_CLOSED`] (499) response event, so every request has one.
 //! - Tools ([`catalogue`]): `uap_ping` -> "pong"; `uap_editor_screenshot`
 //!   -> a text line and a real PNG sized by `screenshot_base64_len`;
 //!   `uap_scripts_commit` -> the fixed rule in [`staging`]; `uap_fail` ->
@@ -25,7 +26,9 @@
 //!
 //! Cancellation of `uap_slow`: in SSE mode `notifications/cancelled` reaches
 //! the session and stops the wait; in stateless JSON mode a notification has no
-//! request to reach, so only the client hanging up stops it.
+//! request to reach, so only the client hanging up stops it. Either way the
+//! handler stops ([`Running::tool_calls_in_flight`] drops to 0); rmcp sends
+//! no answer for a cancelled request, so the wire shows the stream ending.
 
 mod catalogue;
 mod config;
