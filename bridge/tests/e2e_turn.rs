@@ -143,6 +143,10 @@ fn turn_with_a_tool_call_and_permission_round_trip_completes_over_pipes() {
             "bridge log has no {tag:?} line:\n{log}"
         );
     }
+    assert!(
+        !log.contains("test-token"),
+        "the bridge log leaks the MCP Authorization value"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

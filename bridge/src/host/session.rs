@@ -74,7 +74,17 @@ pub async fn run(config: HostConfig) -> Result<i32> {
     let start = std::time::Instant::now();
     let now = || start.elapsed();
     let timing = config.timing;
-    let mut log = TrafficLog::open(config.bridge_log.as_deref())?;
+    let secrets = config
+        .spec
+        .mcp
+        .iter()
+        .filter_map(|m| m.authorization.clone())
+        .collect();
+    let mut log = TrafficLog::open(config.bridge_log.as_deref(), secrets)?;
+    log.note(&format!(
+        "acp-bridge argv {:?}",
+        std::env::args().collect::<Vec<_>>()
+    ));
     for note in &config.notes {
         diagnostic(&mut log, note);
     }

@@ -1,5 +1,5 @@
 //! `--bridge-log <file>`: every line in and out, tagged with its direction,
-//! plus the host's own notes. Meant for debugging a real panel session; a
+//! plus the host's own notes, with the MCP Authorization value redacted. Meant for debugging a real panel session; a
 //! no-op without the flag.
 
 use std::fs::File;
@@ -10,10 +10,12 @@ use anyhow::{Context, Result};
 
 pub struct TrafficLog {
     file: Option<BufWriter<File>>,
+    /// Values never written as they are (the MCP Authorization header).
+    secrets: Vec<String>,
 }
 
 impl TrafficLog {
-    pub fn open(path: Option<&Path>) -> Result<TrafficLog> {
+    pub fn open(path: Option<&Path>, secrets: Vec<String>) -> Result<TrafficLog> {
         let file = match path {
             Some(p) => Some(BufWriter::new(
                 File::options()
@@ -24,13 +26,20 @@ impl TrafficLog {
             )),
             None => None,
         };
-        Ok(TrafficLog { file })
+        let secrets = secrets.into_iter().filter(|s| !s.is_empty()).collect();
+        Ok(TrafficLog { file, secrets })
     }
 
     /// One line, tagged: `panel>` (from the panel), `<panel` (to it),
     /// `agent<` (to the agent), `<agent` (from it), `agent-stderr`, `diag`.
     pub fn record(&mut self, tag: &str, line: &str) {
         if let Some(f) = &mut self.file {
+            let mut line = std::borrow::Cow::Borrowed(line);
+            for secret in &self.secrets {
+                if line.contains(secret.as_str()) {
+                    line = std::borrow::Cow::Owned(line.replace(secret.as_str(), "<redacted>"));
+                }
+            }
             // A failing debug log must not end the session.
             let _ = writeln!(f, "{tag} {line}");
         }
@@ -44,5 +53,32 @@ impl TrafficLog {
         if let Some(f) = &mut self.file {
             let _ = f.flush();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_tags_lines_and_redacts_the_secret() {
+        let dir =
+            std::env::temp_dir().join(format!("acp-bridge-traffic-log-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("log");
+        let mut log =
+            TrafficLog::open(Some(&path), vec!["Bearer s3cret".into(), String::new()]).unwrap();
+        log.record(
+            "agent<",
+            r#"{"headers":[{"name":"Authorization","value":"Bearer s3cret"}]}"#,
+        );
+        log.note("plain");
+        log.flush();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(
+            text,
+            "agent< {\"headers\":[{\"name\":\"Authorization\",\"value\":\"<redacted>\"}]}\nhost plain\n"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
