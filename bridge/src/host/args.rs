@@ -99,6 +99,12 @@ const BOOL_FLAGS: &[&str] = &[
     "--mcp-debug",
     "--allow-dangerously-skip-permissions",
     "--dangerously-skip-permissions",
+    // sent bare by the TypeScript Agent SDK
+    "--await-initialize",
+    "--debug",
+    "--include-hook-events",
+    "--managed-settings-in-initialize",
+    "--session-mirror",
 ];
 
 /// Parses `args` (without the program name). `env_agent` is the value of
@@ -324,6 +330,23 @@ mod tests {
                 authorization: Some("Bearer t".into()),
             })
         );
+    }
+
+    #[test]
+    fn typescript_sdk_command_line_yields_the_launch_spec() {
+        // As the TypeScript Agent SDK builds it: `--flag=value`, bare booleans,
+        // and --mcp-config with its JSON as the next token.
+        let c = run(
+            r#"--output-format stream-json --verbose --input-format stream-json --max-thinking-tokens=0 --model=m1 --permission-prompt-tool=stdio --continue --resume=s-9 --allowedTools=Read,Bash --tools=default --mcp-config '{"mcpServers":{"unity-ops":{"type":"http","url":"http://127.0.0.1:9/mcp"}}}' --setting-sources= --await-initialize --include-partial-messages --include-hook-events --permission-mode=plan --agent-cmd=x"#,
+        );
+        assert_eq!(c.spec.model.as_deref(), Some("m1"));
+        assert_eq!(c.spec.resume_session_id.as_deref(), Some("s-9"));
+        assert_eq!(c.spec.permission_mode.as_deref(), Some("plan"));
+        assert_eq!(
+            c.spec.mcp.map(|m| m.url).as_deref(),
+            Some("http://127.0.0.1:9/mcp")
+        );
+        assert_eq!(c.agent_argv, vec!["x"]);
     }
 
     #[test]
