@@ -155,6 +155,22 @@ pub fn parse(args: &[String], env_agent: Option<String>, current_dir: &Path) -> 
                 }
             }
             "--dangerously-skip-permissions" => skip_permissions = true,
+            "--output-format" | "--input-format" => {
+                let value = match inline {
+                    Some(v) => Some(v),
+                    None if args.get(i).is_some_and(|v| !v.starts_with("--")) => {
+                        i += 1;
+                        Some(args[i - 1].clone())
+                    }
+                    None => None,
+                };
+                if value.as_deref() != Some("stream-json") {
+                    notes.push(format!(
+                        "{name} {}: only stream-json is spoken; using it",
+                        value.as_deref().unwrap_or("(no value)")
+                    ));
+                }
+            }
             n if BOOL_FLAGS.contains(&n) => {
                 if inline.is_some() {
                     ignored.push(token.clone());
@@ -377,6 +393,22 @@ mod tests {
             assert_eq!(c.spec.model.as_deref(), Some(model), "for {line:?}");
             assert_eq!(c.agent_argv, vec!["x"], "for {line:?}");
         }
+    }
+
+    #[test]
+    fn formats_other_than_stream_json_are_noted() {
+        assert!(
+            run("--output-format stream-json --input-format=stream-json --agent-cmd x")
+                .notes
+                .is_empty()
+        );
+        let notes = run("--output-format text --agent-cmd x").notes;
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("--output-format text: only stream-json")),
+            "{notes:?}"
+        );
     }
 
     #[test]
