@@ -527,3 +527,41 @@ async fn posts_with_sloppy_accept_or_content_type_are_still_served() {
         server.shutdown().await;
     }
 }
+
+#[tokio::test]
+async fn a_request_cut_off_mid_body_is_still_recorded_with_what_arrived() {
+    use tokio::io::AsyncWriteExt;
+    let mut server = start(ResponseMode::Sse).await;
+    let mut events = server.take_events().unwrap();
+    let body = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"uap_slow"}}"#;
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        server.local_addr(),
+        server.token(),
+        body.len()
+    );
+    let mut socket = tokio::net::TcpStream::connect(server.local_addr())
+        .await
+        .unwrap();
+    socket.write_all(head.as_bytes()).await.unwrap();
+    socket.write_all(&body.as_bytes()[..20]).await.unwrap();
+    socket.flush().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    drop(socket);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let request = tokio::time::timeout_at(deadline.into(), events.recv())
+        .await
+        .expect("request event")
+        .unwrap();
+    assert_eq!(request.body(), &body[..20]);
+    let response = tokio::time::timeout_at(deadline.into(), events.recv())
+        .await
+        .expect("response event")
+        .unwrap();
+    let Exchange::Response { status, body, .. } = response else {
+        panic!("expected the response")
+    };
+    assert_eq!(status, 400);
+    assert!(body.contains("could not read the body"), "{body}");
+    server.shutdown().await;
+}
