@@ -15,6 +15,8 @@ use crate::scenario::{Decision, Point, Prompt, Scenario, Step};
 pub enum Action {
     /// Feed these stream-json lines to the bridge, in order.
     Send(Vec<String>),
+    /// The same, with a note for the transcript saying why.
+    SendWithNote(Vec<String>, String),
     /// Restart: end the bridge and agent process, start a new bridge with
     /// `--resume` of this session id (if the panel learnt one).
     Resume { session_id: Option<String> },
@@ -155,7 +157,8 @@ impl<'a> PanelDriver<'a> {
     fn reached(&self, at: Point) -> bool {
         match at {
             // Some agents ask permission before they report the call.
-            Point::FirstToolCall => self.turn.tool_uses > 0 || self.turn.permissions > 0,
+            // As the recorder: a tool call reported, not a permission request.
+            Point::FirstToolCall => self.turn.tool_uses > 0,
             Point::Permission => self.turn.permissions > 0,
             Point::Chunks(n) => self.turn.text_deltas >= n as usize,
         }
@@ -169,10 +172,31 @@ impl<'a> PanelDriver<'a> {
         Action::Wait { step: self.next_step + 1, step_kind, waiting_for: waiting_for.into() }
     }
 
+    /// A permission request no step will answer, while the panel waits for
+    /// the turn to end: the panel denies it (the recorder answered such
+    /// requests `cancelled`, which a panel cannot express; the difference
+    /// shows as a divergence).
+    fn deny_unanswered(&mut self, n: usize) -> Option<Action> {
+        let p = self.pending.pop_front()?;
+        Some(Action::SendWithNote(
+            vec![permission_answer(&p, Decision::Deny)],
+            format!("step {n}: a permission request no step answers; the panel denies it"),
+        ))
+    }
+
     /// The next thing to do, given what the bridge has emitted so far.
     pub fn poll(&mut self) -> Action {
         if let Some(id) = &self.awaiting {
             return self.wait(format!("the control_response to {id}"));
+        }
+        let waits_for_idle = matches!(
+            self.scenario.steps.get(self.next_step),
+            None | Some(Step::Prompt(_) | Step::SetMode { .. } | Step::Resume)
+        );
+        if waits_for_idle && self.turn_running && !self.needs_initialize {
+            if let Some(action) = self.deny_unanswered(self.next_step + 1) {
+                return action;
+            }
         }
         if self.needs_initialize {
             self.needs_initialize = false;
@@ -213,7 +237,13 @@ impl<'a> PanelDriver<'a> {
                 if self.reached(*at) {
                     Action::Send(vec![user_line(prompt)])
                 } else if !self.turn_running {
-                    Action::Skip(format!("step {n} (steer): the turn ended before {}", describe(*at)))
+                    // Like the recorder: the message still goes, as a new turn.
+                    self.turn_running = true;
+                    self.turn = Turn::default();
+                    Action::SendWithNote(
+                        vec![user_line(prompt)],
+                        format!("step {n} (steer): the turn ended before {}; sent as a new prompt", describe(*at)),
+                    )
                 } else {
                     return self.wait(describe(*at));
                 }
@@ -358,6 +388,42 @@ decision = "allow"
         d.observe(r#"{"type":"result","subtype":"success","session_id":"S"}"#);
         assert_eq!(d.poll(), Action::Finished);
         assert_eq!(d.session_id(), Some("S"));
+    }
+
+    fn initialized(sc: &Scenario) -> PanelDriver<'_> {
+        let mut d = PanelDriver::new(sc);
+        d.poll();
+        d.observe(r#"{"type":"control_response","response":{"subtype":"success","request_id":"req_1"}}"#);
+        d
+    }
+
+    #[test]
+    fn a_permission_request_no_step_answers_is_denied_before_the_turn_may_end() {
+        let sc = scenario("[[step]]\npanel = \"prompt\"\ntext = \"Hi.\"\n  [[step.model]]\n  text = \"x\"\n");
+        let mut d = initialized(&sc);
+        sent(d.poll());
+        d.observe(r#"{"type":"control_request","request_id":"acp-perm-1","request":{"subtype":"can_use_tool","tool_name":"X","input":{}}}"#);
+        match d.poll() {
+            Action::SendWithNote(lines, note) => {
+                let v: Value = serde_json::from_str(&lines[0]).unwrap();
+                assert_eq!(v["response"]["response"]["behavior"], "deny");
+                assert!(note.contains("no step answers"), "{note}");
+            }
+            other => panic!("expected a denial, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_steer_whose_point_never_came_is_sent_as_a_new_prompt() {
+        let sc = scenario(
+            "[[step]]\npanel = \"prompt\"\ntext = \"First.\"\n  [[step.model]]\n  text = \"x\"\n[[step]]\npanel = \"steer\"\nat = \"first_tool_call\"\ntext = \"Second.\"\n  [[step.model]]\n  text = \"y\"\n",
+        );
+        let mut d = initialized(&sc);
+        sent(d.poll());
+        assert!(matches!(d.poll(), Action::Wait { step: 2, step_kind: "steer", .. }));
+        d.observe(r#"{"type":"result","subtype":"success"}"#);
+        assert!(matches!(d.poll(), Action::SendWithNote(_, note) if note.contains("sent as a new prompt")));
+        assert!(matches!(d.poll(), Action::Wait { waiting_for, .. } if waiting_for.contains("result")));
     }
 
     #[test]

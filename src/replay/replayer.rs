@@ -127,6 +127,12 @@ pub fn replay(recording: &Recording, scenario: &Scenario) -> Replay {
                     run.panel_line(&mut process, &mut driver, &line);
                 }
             }
+            Action::SendWithNote(lines, why) => {
+                run.transcript.note(why);
+                for line in lines {
+                    run.panel_line(&mut process, &mut driver, &line);
+                }
+            }
             Action::Skip(why) => run.transcript.note(why),
             Action::Resume { session_id } => {
                 run.end_process(&mut process, &mut driver, Some(0));
