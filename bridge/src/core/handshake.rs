@@ -248,6 +248,15 @@ impl Bridge {
                     now,
                 ),
                 None => {
+                    if let Some(v) = result["protocolVersion"]
+                        .as_u64()
+                        .filter(|v| *v != client::PROTOCOL_VERSION)
+                    {
+                        self.diag(format!(
+                            "the agent answered protocol version {v} (we speak {}); going on",
+                            client::PROTOCOL_VERSION
+                        ));
+                    }
                     self.agent_init = result;
                     self.open_session(now, false);
                 }
