@@ -297,3 +297,81 @@ impl Run<'_> {
         self.pump(process, driver, served.released.into());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recording;
+    use crate::scenario;
+    use std::path::Path;
+
+    /// A synthetic two-process recording (a test double, not agent evidence):
+    /// process 1 creates the session and answers a prompt, process 2 loads it
+    /// and answers another.
+    fn resume_recording() -> Recording {
+        let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":false,"writeTextFile":false},"terminal":false}}}"#;
+        let init_ok = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true,"mcpCapabilities":{"http":true}},"authMethods":[]}}"#;
+        let servers = r#"[{"type":"http","name":"unity-ops","url":"<mcp-url>","headers":[{"name":"Authorization","value":"Bearer <redacted>"}]}]"#;
+        let frames: Vec<(u32, &str, String)> = vec![
+            (1, "to_agent", init.into()),
+            (1, "from_agent", init_ok.into()),
+            (1, "to_agent", format!(r#"{{"jsonrpc":"2.0","id":1,"method":"session/new","params":{{"cwd":"<workspace>","mcpServers":{servers}}}}}"#)),
+            (1, "from_agent", r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"sess-resume-1"}}"#.into()),
+            (1, "to_agent", r#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"sess-resume-1","prompt":[{"type":"text","text":"First prompt."}]}}"#.into()),
+            (1, "from_agent", r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}"#.into()),
+            (2, "to_agent", init.into()),
+            (2, "from_agent", init_ok.into()),
+            (2, "to_agent", format!(r#"{{"jsonrpc":"2.0","id":1,"method":"session/load","params":{{"sessionId":"sess-resume-1","cwd":"<workspace>","mcpServers":{servers}}}}}"#)),
+            (2, "from_agent", r#"{"jsonrpc":"2.0","id":1,"result":{}}"#.into()),
+            (2, "to_agent", r#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"sess-resume-1","prompt":[{"type":"text","text":"Second prompt."}]}}"#.into()),
+            (2, "from_agent", r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}"#.into()),
+        ];
+        let mut text = String::from(
+            r#"{"type":"header","format":1,"agent":"test","package":"none","scenario":"resume","model_mode":"stub","harness_version":"0","date":"d","isolation":"none","synthetic":true}"#,
+        );
+        text.push('\n');
+        for (i, (proc, dir, raw)) in frames.iter().enumerate() {
+            let event = serde_json::json!({"type":"event","seq":i + 1,"ms":i * 5,"leg":"acp","dir":dir,"proc":proc,"raw":raw});
+            text.push_str(&event.to_string());
+            text.push('\n');
+        }
+        text.push_str(r#"{"type":"trailer","seq":99,"ms":100,"outcome":"ok","exit":{"code":0,"signal":null}}"#);
+        recording::parse_str(&text, Path::new("resume.jsonl")).expect("test recording parses")
+    }
+
+    fn resume_scenario() -> Scenario {
+        let text = "name = \"resume\"\nsummary = \"s\"\ntools = []\n\
+            [[step]]\npanel = \"prompt\"\ntext = \"First prompt.\"\n  [[step.model]]\n  text = \"a\"\n\
+            [[step]]\npanel = \"resume\"\n\
+            [[step]]\npanel = \"prompt\"\ntext = \"Second prompt.\"\n  [[step.model]]\n  text = \"b\"\n";
+        scenario::parse(Path::new("resume.toml"), text.as_bytes()).expect("test scenario parses")
+    }
+
+    #[test]
+    fn a_resume_step_ends_process_1_and_feeds_process_2_to_a_new_bridge_with_the_session_id() {
+        let replay = replay(&resume_recording(), &resume_scenario());
+        let text = replay.transcript.render();
+        assert_eq!(replay.divergences().count(), 0, "{text}");
+        assert!(text.contains("-- agent process 1 exited with code Some(0)"), "{text}");
+        assert!(text.contains("-- agent process 2: new bridge with --resume"), "{text}");
+        let load = text.lines().find(|l| l.starts_with("bridge>agent") && l.contains("session/load")).unwrap_or("");
+        assert!(load.contains(r#""sessionId":"<session 1>""#), "{text}");
+        let results = replay.panel_lines.iter().filter(|l| l.contains(r#""type":"result""#)).count();
+        assert_eq!(results, 2, "{text}");
+    }
+
+    #[test]
+    fn a_recording_that_stops_mid_turn_ends_in_a_stall_not_a_hang() {
+        let mut rec = resume_recording();
+        rec.events.truncate(5);
+        rec.trailer = None;
+        let replay = replay(&rec, &resume_scenario());
+        let stalls: Vec<String> = replay
+            .divergences()
+            .filter(|d| matches!(d, Divergence::Stalled { .. }))
+            .map(|d| d.headline())
+            .collect();
+        assert_eq!(stalls, ["stalled at step 2 (resume) waiting for the result of the running turn"]);
+        assert!(replay.truncated);
+    }
+}
