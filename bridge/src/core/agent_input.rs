@@ -170,8 +170,18 @@ impl Bridge {
                     if let Some(used) = u["used"].as_u64() {
                         t.context_used = Some(used);
                     }
-                    if let Some(amount) = u["cost"]["amount"].as_f64() {
-                        t.cost_usd = Some(amount);
+                    let currency = u["cost"]["currency"].as_str().unwrap_or("USD");
+                    match u["cost"]["amount"].as_f64() {
+                        Some(amount) if currency.eq_ignore_ascii_case("USD") => {
+                            t.cost_usd = Some(amount)
+                        }
+                        Some(amount) => {
+                            let note = format!(
+                                "usage_update cost {amount} {currency} is not USD; total_cost_usd left out"
+                            );
+                            self.diag(note);
+                        }
+                        None => {}
                     }
                 }
             }
