@@ -233,3 +233,28 @@ async fn a_request_that_is_not_json_gets_400_and_the_server_keeps_serving() {
     assert_eq!(status, 200);
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_paced_reply_streams_its_events_apart_and_is_published_whole() {
+    let text = SCENARIO.replace("  text = \"The editor answered pong.\"", "  text = \"The editor answered pong.\"\n  pace_ms = 40");
+    let s = scenario::parse(Path::new("t.toml"), text.as_bytes()).unwrap();
+    let mut server = ModelServer::start(Flavour::Responses, ModelScript::from_scenario(&s), ToolNaming::default()).await.unwrap();
+    let mut events = server.take_events().unwrap();
+    let call = json!({"type": "function_call", "name": "uap_slow", "namespace": "mcp__unity_ops", "arguments": "{}", "call_id": "call_1"});
+    let output = json!({"type": "function_call_output", "call_id": "call_1", "output": "done"});
+    let started = std::time::Instant::now();
+    let (status, _, body) = post(&server, "/v1/responses", &codex_request(vec![user("Ping the Unity editor."), call, output], true)).await;
+    let elapsed = started.elapsed();
+    assert_eq!(status, 200);
+    let n = sse_events(&body).len();
+    // n events, 40 ms between consecutive ones.
+    assert!(elapsed >= std::time::Duration::from_millis(40 * (n as u64 - 1)), "{n} events in {elapsed:?}");
+    server.shutdown().await;
+    let mut published = None;
+    while let Ok(e) = events.try_recv() {
+        if let ModelExchange::Response { body, .. } = e {
+            published = Some(body);
+        }
+    }
+    assert_eq!(published.as_deref(), Some(body.as_str()), "the published response is the whole stream");
+}

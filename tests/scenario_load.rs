@@ -97,6 +97,8 @@ const BAD: &[(&str, &str, usize, &str, &str)] = &[
     ("unknown image fixture", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\nimages = [{ fixture = \"nope\" }]\n[[step.model]]\ntext = \"x\"\n", 6, "step[0].images[0].fixture", "unknown fixture"),
     ("tool unknown to the stub server", "name = \"t\"\nsummary = \"s\"\ntools = [\"uap_ping\", \"uap_screenshot\"]\n[[step]]\npanel = \"resume\"\n", 3, "tools[1]", "not a unity-ops tool"),
     ("argument the tool does not take", "name = \"t\"\nsummary = \"s\"\ntools = [\"uap_slow\"]\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntool_calls = [{ tool = \"uap_slow\", arguments = { millis = 5 }, id = \"c1\" }]\n", 8, "step[0].model[0].tool_calls[0].arguments", "takes no argument `millis`"),
+    ("pace on an error reply", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\nerror = { status = 500, message = \"m\" }\npace_ms = 5\n", 8, "step[0].model[0].pace_ms", "not streamed"),
+    ("pace out of range", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntext = \"x\"\npace_ms = 60000\n", 8, "step[0].model[0].pace_ms", "must be 1..="),
     ("toml syntax error", "name = \"t\"\nsummary = \n", 2, "(syntax)", ""),
 ];
 

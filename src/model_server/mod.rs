@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
-use axum::body::Bytes;
+use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
@@ -331,47 +331,101 @@ async fn handle(State(state): State<Arc<ServerState>>, method: Method, uri: Uri,
         body: String::from_utf8_lossy(&body).into_owned(),
         at: SystemTime::now(),
     });
-    let reply = answer(&state, id, &method, uri.path(), &body);
-    let mut response = (
-        StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
-        [(header::CONTENT_TYPE, reply.content_type)],
-        reply.body.clone(),
-    )
-        .into_response();
-    if reply.content_type == "text/event-stream" {
+    let (reply, pace) = answer(&state, id, &method, uri.path(), &body);
+    let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let sse = reply.content_type == "text/event-stream";
+    let mut response = (status, [(header::CONTENT_TYPE, reply.content_type)]).into_response();
+    if sse {
         response.headers_mut().insert(header::CACHE_CONTROL, "no-cache".parse().expect("static header"));
     }
-    state.publish(ModelExchange::Response {
-        id,
-        status: reply.status,
-        headers: redact_headers(response.headers()),
-        body: reply.body,
-        at: SystemTime::now(),
-    });
+    let headers = redact_headers(response.headers());
+    match pace.filter(|_| sse).map(|ms| Duration::from_millis(u64::from(ms))) {
+        None => {
+            *response.body_mut() = Body::from(reply.body.clone());
+            state.publish(ModelExchange::Response { id, status: reply.status, headers, body: reply.body, at: SystemTime::now() });
+        }
+        Some(pace) => {
+            *response.body_mut() = Body::from_stream(paced(state.clone(), id, reply.status, headers, reply.body, pace));
+        }
+    }
     response
 }
 
-fn answer(state: &ServerState, id: u64, method: &Method, path: &str, body: &[u8]) -> HttpReply {
+/// Streams an SSE body one event at a time, `pace` apart. The response
+/// event is published when the stream ends, or with what was sent when the
+/// client goes away first (then with a note saying so).
+fn paced(
+    state: Arc<ServerState>,
+    id: u64,
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+    pace: Duration,
+) -> impl futures::Stream<Item = Result<String, std::convert::Infallible>> {
+    struct Publish {
+        state: Arc<ServerState>,
+        id: u64,
+        status: u16,
+        headers: Vec<(String, String)>,
+        sent: String,
+        events_sent: usize,
+        events: usize,
+    }
+    impl Drop for Publish {
+        fn drop(&mut self) {
+            if self.events_sent < self.events {
+                self.state.note(
+                    self.id,
+                    format!("model server: client went away after {} of {} events", self.events_sent, self.events),
+                );
+            }
+            self.state.publish(ModelExchange::Response {
+                id: self.id,
+                status: self.status,
+                headers: std::mem::take(&mut self.headers),
+                body: std::mem::take(&mut self.sent),
+                at: SystemTime::now(),
+            });
+        }
+    }
+    let events: Vec<String> = body.split_inclusive("\n\n").map(str::to_owned).collect();
+    let publish = Publish { state, id, status, headers, sent: String::new(), events_sent: 0, events: events.len() };
+    futures::stream::unfold((events.into_iter(), publish), move |(mut events, mut publish)| async move {
+        let event = events.next()?;
+        if publish.events_sent > 0 {
+            tokio::time::sleep(pace).await;
+        }
+        publish.sent.push_str(&event);
+        publish.events_sent += 1;
+        Some((Ok(event), (events, publish)))
+    })
+}
+
+/// The reply to one request, and the pace to stream it at (ms between
+/// events) when the script asks for one.
+fn answer(state: &ServerState, id: u64, method: &Method, path: &str, body: &[u8]) -> (HttpReply, Option<u32>) {
     let api = state.api.as_ref();
     if let Some(reply) = api.serve_auxiliary(method, path, body) {
-        return reply;
+        return (reply, None);
     }
     if !api.is_model_request(method, path) {
         state.note(id, format!("model server: no such endpoint: {method} {path} (404)"));
-        return api.render_protocol_error(404, &format!("no such endpoint: {method} {path}"));
+        return (api.render_protocol_error(404, &format!("no such endpoint: {method} {path}")), None);
     }
     let view = match api.read_request(path, body) {
         Ok(view) => view,
         Err(message) => {
             state.note(id, format!("model server: unreadable request: {message} (400)"));
-            return api.render_protocol_error(400, &message);
+            return (api.render_protocol_error(400, &message), None);
         }
     };
+    let mut pace = None;
     let plan = match state.script.select(&view.conversation) {
         Selection::Reply { turn, reply, model } => {
             if let Some(error) = &model.error {
-                return api.render_error(error);
+                return (api.render_error(error), None);
             }
+            pace = model.pace_ms;
             plan(state, id, model, &view.offered_tools, turn, reply)
         }
         Selection::PastEnd { turn, outputs } => {
@@ -392,7 +446,7 @@ fn answer(state: &ServerState, id: u64, method: &Method, path: &str, body: &[u8]
             unscripted()
         }
     };
-    api.render_reply(&plan, &view, id)
+    (api.render_reply(&plan, &view, id), pace)
 }
 
 fn unscripted() -> ReplyPlan {

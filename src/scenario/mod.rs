@@ -104,6 +104,10 @@ pub struct ModelReply {
     pub tool_calls: Vec<ScriptedToolCall>,
     /// An API error instead of a reply (exclusive with the fields above).
     pub error: Option<ApiError>,
+    /// Stream the reply's events this many milliseconds apart (default: all
+    /// at once), so a point such as `chunks:N` is reached while the turn
+    /// still runs. Changes only when bytes arrive, never which.
+    pub pace_ms: Option<u32>,
 }
 
 /// One call of a unity-ops tool by the scripted model.

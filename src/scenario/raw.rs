@@ -77,6 +77,8 @@ struct RawReply {
     tool_calls: Vec<Spanned<RawCall>>,
     #[serde(default)]
     error: Option<Spanned<RawError>>,
+    #[serde(default)]
+    pace_ms: Option<Spanned<u32>>,
 }
 
 #[derive(Deserialize)]
@@ -263,6 +265,10 @@ struct StepState<'a> {
     /// interrupt and steer steps need one).
     in_turn: bool,
 }
+
+/// Largest `pace_ms`: a paced reply must still finish well inside the
+/// recorder's step timeouts.
+const MAX_PACE_MS: u32 = 10_000;
 
 const STEP_KINDS: &str = "prompt, permission, interrupt, steer, set_mode, resume";
 
@@ -566,6 +572,16 @@ fn reply(ctx: &Ctx, st: &mut StepState, r: &Spanned<RawReply>, field: &str) -> R
         };
         tool_calls.push(ScriptedToolCall { tool, arguments, id });
     }
+    let pace_ms = match &raw.pace_ms {
+        Some(p) if error.is_some() => {
+            return Err(ctx.err(p.span(), format!("{field}.pace_ms"), "an error reply is not streamed; drop pace_ms"));
+        }
+        Some(p) if !(1..=MAX_PACE_MS).contains(p.get_ref()) => {
+            return Err(ctx.err(p.span(), format!("{field}.pace_ms"), format!("must be 1..={MAX_PACE_MS} (milliseconds)")));
+        }
+        Some(p) => Some(*p.get_ref()),
+        None => None,
+    };
     if error.is_none() && thinking.is_none() && text.is_none() && tool_calls.is_empty() {
         return Err(ctx.err(
             r.span(),
@@ -573,7 +589,7 @@ fn reply(ctx: &Ctx, st: &mut StepState, r: &Spanned<RawReply>, field: &str) -> R
             "a model reply needs at least one of thinking, text, tool_calls or error",
         ));
     }
-    Ok(ModelReply { thinking, text, tool_calls, error })
+    Ok(ModelReply { thinking, text, tool_calls, error, pace_ms })
 }
 
 /// The stub server's tool of that name.
