@@ -265,7 +265,9 @@ fn main() {
     let mut c = Criterion::default().configure_from_args();
     bench(&mut c, &workloads);
     c.final_summary();
-    if std::env::args().any(|a| a == "--bench") {
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--bench") && !args.iter().any(|a| a.starts_with("--profile-time"))
+    {
         ratio_table(&workloads);
     }
 }
