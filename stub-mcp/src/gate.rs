@@ -3,12 +3,13 @@
 //! gives (`server/discover` unknown, GET not offered).
 //!
 //! Checks run in this order, first failure answers: Host (400/403), Origin
-//! (403), Authorization (401), body size (413), then for POST /mcp: JSON
+//! (403), Authorization (401), body size (413) or a body that stalls (408),
+//! then for POST /mcp: JSON
 //! (-32700), JSON-RPC shape (-32600), `server/discover` (-32601). A POST that
 //! passes but lacks the Accept / Content-Type rmcp insists on is served anyway.
 
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Request, State};
@@ -35,6 +36,7 @@ pub(crate) struct Gate {
 enum BodyRead {
     Complete(Bytes),
     TooLarge(Vec<u8>),
+    TimedOut(Vec<u8>),
     Failed(String, Vec<u8>),
 }
 
@@ -42,10 +44,12 @@ enum BodyRead {
 pub(crate) async fn guard(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
     let id = gate.sink.next_id();
     let (parts, body) = request.into_parts();
-    let read = read_bounded(body, gate.body_limit).await;
+    let read = read_bounded(body, gate.body_limit, BODY_READ_TIMEOUT).await;
     let received: &[u8] = match &read {
         BodyRead::Complete(b) => b,
-        BodyRead::TooLarge(prefix) | BodyRead::Failed(_, prefix) => prefix,
+        BodyRead::TooLarge(prefix) | BodyRead::TimedOut(prefix) | BodyRead::Failed(_, prefix) => {
+            prefix
+        }
     };
     gate.sink.publish(Exchange::Request {
         id,
@@ -169,10 +173,18 @@ fn tap(response: Response, id: u64, sink: &Arc<Sink>) -> Response {
     Response::from_parts(parts, body)
 }
 
-async fn read_bounded(mut body: Body, limit: usize) -> BodyRead {
+/// How long a client may take to send its whole body.
+pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+async fn read_bounded(mut body: Body, limit: usize, patience: Duration) -> BodyRead {
     let mut collected: Vec<u8> = Vec::new();
+    let deadline = tokio::time::Instant::now() + patience;
     loop {
-        match std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await {
+        let frame = std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx));
+        let Ok(frame) = tokio::time::timeout_at(deadline, frame).await else {
+            return BodyRead::TimedOut(collected);
+        };
+        match frame {
             None => return BodyRead::Complete(Bytes::from(collected)),
             Some(Ok(frame)) => {
                 if let Some(data) = frame.data_ref() {
@@ -213,6 +225,15 @@ fn refuse(gate: &Gate, parts: &Parts, read: &BodyRead) -> Option<Response> {
                 &format!(
                     "Payload Too Large: request body exceeds {} bytes",
                     gate.body_limit
+                ),
+            ));
+        }
+        BodyRead::TimedOut(_) => {
+            return Some(text(
+                StatusCode::REQUEST_TIMEOUT,
+                &format!(
+                    "Request Timeout: the body did not arrive within {} s",
+                    BODY_READ_TIMEOUT.as_secs()
                 ),
             ));
         }
@@ -392,6 +413,24 @@ fn jsonrpc_error(status: StatusCode, id: Value, code: i64, message: String) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
+    use futures::StreamExt;
+
+    #[tokio::test]
+    async fn a_stalled_body_times_out_with_what_arrived() {
+        let stream =
+            futures::stream::iter([Ok::<_, std::io::Error>(Bytes::from_static(b"{\"json"))])
+                .chain(futures::stream::pending());
+        let read = read_bounded(Body::from_stream(stream), 1024, Duration::from_millis(50)).await;
+        assert!(matches!(read, BodyRead::TimedOut(ref got) if got == b"{\"json"));
+    }
+
+    #[tokio::test]
+    async fn a_body_is_cut_at_the_limit() {
+        let read = read_bounded(Body::from("0123456789"), 4, Duration::from_secs(5)).await;
+        assert!(matches!(read, BodyRead::TooLarge(ref got) if got == b"0123"));
+        let read = read_bounded(Body::from("0123"), 4, Duration::from_secs(5)).await;
+        assert!(matches!(read, BodyRead::Complete(ref got) if &got[..] == b"0123"));
+    }
 
     #[test]
     fn loopback_names_are_recognised() {
