@@ -310,6 +310,10 @@ fn option_id(opt: &Value) -> Option<String> {
     opt["optionId"].as_str().map(str::to_string)
 }
 
+/// The widest `allow_always` rank the panel's "always allow" (a rule for one
+/// tool) may become: server-wide (3) and global switches (4) grant more.
+const WIDEST_ALWAYS_RANK: u8 = 2;
+
 /// Narrowness rank among `allow_always` options: a per-tool grant beats a
 /// per-session one, which beats an unscoped one; server-wide or global last.
 fn always_rank(opt: &Value) -> u8 {
@@ -331,7 +335,8 @@ fn always_rank(opt: &Value) -> u8 {
 /// The agent's option that carries out `intent`, never one that grants more
 /// than the intent: allow-once picks an `allow_once` option whose id/name does
 /// not suggest a session or global switch; allow-always picks the narrowest
-/// `allow_always` option (falling back to a safe allow-once); deny picks
+/// `allow_always` option that is not server-wide or global (falling back to
+/// a safe allow-once); deny picks
 /// `reject_once`. `None` when no option fits (the caller then answers
 /// `cancelled`, which agents treat as a refusal).
 pub fn choose_permission_option(options: &[Value], intent: PermissionIntent) -> Option<String> {
@@ -349,7 +354,7 @@ pub fn choose_permission_option(options: &[Value], intent: PermissionIntent) -> 
         PermissionIntent::AllowOnce => safe_once(),
         PermissionIntent::AllowAlways => options
             .iter()
-            .filter(|o| option_kind(o) == "allow_always" && always_rank(o) < 4)
+            .filter(|o| option_kind(o) == "allow_always" && always_rank(o) <= WIDEST_ALWAYS_RANK)
             .min_by_key(|o| always_rank(o))
             .and_then(option_id)
             .or_else(safe_once),
@@ -365,7 +370,7 @@ pub fn choose_permission_option(options: &[Value], intent: PermissionIntent) -> 
 pub fn has_allow_always_option(options: &[Value]) -> bool {
     options
         .iter()
-        .any(|o| option_kind(o) == "allow_always" && always_rank(o) < 4)
+        .any(|o| option_kind(o) == "allow_always" && always_rank(o) <= WIDEST_ALWAYS_RANK)
 }
 
 /// Result of a `session/request_permission` answered with an option.
@@ -710,6 +715,17 @@ mod tests {
                 None,
                 Some("always"),
                 None,
+            ),
+            (
+                "gemini without a per-tool option: server-wide is wider than the panel's rule",
+                opts(&[
+                    ("proceed_always_server", "allow_always"),
+                    ("proceed_once", "allow_once"),
+                    ("cancel", "reject_once"),
+                ]),
+                Some("proceed_once"),
+                Some("proceed_once"),
+                Some("cancel"),
             ),
         ];
         for (agent, options, once, always, deny) in cases {
