@@ -216,6 +216,7 @@ fn main() {
         "image_update_over_cap_dropped".into(),
         vec![image_update(8 * MIB + 4)],
     ));
+    workloads.push(("grok_data_uri_1MiB".into(), vec![grok_data_uri_update(MIB)]));
     workloads.push((
         "grok_data_uri_8MiB".into(),
         vec![grok_data_uri_update(8 * MIB)],
