@@ -61,6 +61,12 @@ pub fn package_dir(package: &str, version: &semver::Version) -> anyhow::Result<P
 /// Installs `recipe.package@version` unless the cache already holds it;
 /// returns the package dir. Progress goes to stderr.
 pub fn ensure_installed(recipe: &Recipe, version: &semver::Version) -> anyhow::Result<PathBuf> {
+    if recipe.package.is_empty() {
+        bail!(
+            "the recipe for versions {} names no npm package; there is nothing to install",
+            recipe.versions
+        );
+    }
     let dir = package_dir(&recipe.package, version)?;
     let spec = format!("{}@{version}", recipe.package);
     if dir.join(COMPLETE_MARKER).is_file() {

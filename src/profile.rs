@@ -79,6 +79,9 @@ pub struct Ready {
     pub settle_ms: u64,
     #[serde(default = "default_ready_timeout")]
     pub timeout_ms: u64,
+    /// How long initialize, session/new, session/load and set_mode may take.
+    #[serde(default = "default_ready_timeout")]
+    pub handshake_timeout_ms: u64,
 }
 
 fn default_after() -> String {
@@ -95,6 +98,7 @@ impl Default for Ready {
             notification: None,
             settle_ms: 0,
             timeout_ms: default_ready_timeout(),
+            handshake_timeout_ms: default_ready_timeout(),
         }
     }
 }
@@ -128,7 +132,9 @@ pub struct FileSpec {
 pub struct Recipe {
     /// Semver range, e.g. `>=0.4.4, <1.0.0`.
     pub versions: String,
-    /// npm package name (installed as `package@version`).
+    /// npm package name (installed as `package@version`); empty for a
+    /// program that is not installed from npm (e.g. a test double).
+    #[serde(default)]
     pub package: String,
     /// The program to run; a bare name is looked up on PATH.
     pub program: String,

@@ -22,8 +22,6 @@ use crate::profile::{Launch, Ready, Stop};
 use crate::recording::{Dir, Exit, Leg, Outcome};
 use crate::scenario::{Decision, Point, Prompt, Scenario, Step};
 
-/// How long a handshake request (initialize, session/new, load, set_mode) may take.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a step may wait for a permission request or a point in the turn.
 const STEP_TIMEOUT: Duration = Duration::from_secs(90);
 /// How long a turn may take to finish.
@@ -423,7 +421,8 @@ impl Driver<'_> {
     /// Sends a request and waits for its response frame.
     async fn call(&mut self, method: &str, params: Value, what: &str) -> Result<Value, Halt> {
         let id = self.agent()?.request(method, params).await?;
-        self.wait_until(HANDSHAKE_TIMEOUT, what, |d| d.responses.contains_key(&id))
+        let timeout = Duration::from_millis(self.setup.ready.handshake_timeout_ms);
+        self.wait_until(timeout, what, |d| d.responses.contains_key(&id))
             .await?;
         Ok(self.responses.remove(&id).unwrap_or_default())
     }

@@ -84,7 +84,12 @@ pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
     let recipe = profile.recipe(&version)?.clone();
     let scenarios = load_scenarios(&args)?;
     let live = args.model == "live";
-    let package_dir = crate::install::ensure_installed(&recipe, &version)?;
+    // A recipe without a package runs a program that is already there.
+    let package_dir = if recipe.package.is_empty() {
+        PathBuf::new()
+    } else {
+        crate::install::ensure_installed(&recipe, &version)?
+    };
 
     let isolation = if args.inside_netns {
         isolation::enter_inside().context("setting up the loopback-only network namespace")?;
@@ -309,7 +314,11 @@ async fn record_one(ctx: &RunContext<'_>) -> anyhow::Result<(PathBuf, Outcome)> 
         format: recording::FORMAT,
         agent: ctx.profile.id.clone(),
         agent_info: Value::Null,
-        package: format!("{}@{}", ctx.recipe.package, ctx.version),
+        package: if ctx.recipe.package.is_empty() {
+            String::new()
+        } else {
+            format!("{}@{}", ctx.recipe.package, ctx.version)
+        },
         argv: argv.iter().map(|a| scrubber.scrub(a)).collect(),
         scenario: ctx.scenario.name.clone(),
         scenario_sha256: ctx.scenario.sha256.clone(),

@@ -1,0 +1,269 @@
+//! `record` against agents that misbehave: each is a test double (a short
+//! bash script behind a test profile), never a real agent. Whatever the agent
+//! does, the run must end in bounded time with a non-zero exit, and the
+//! recording must hold everything up to that point plus a trailer that says
+//! what happened.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use acp_harness::recording::{self, Leg, Outcome};
+
+/// The whole `record` run of one double may take at most this long.
+const RUN_LIMIT: Duration = Duration::from_secs(60);
+
+const INIT_RESULT: &str = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentInfo":{"name":"test-double","version":"1.0.0"},"agentCapabilities":{"mcpCapabilities":{"http":true}}}}"#;
+
+struct Case {
+    name: &'static str,
+    /// `program` of the double's recipe.
+    program: &'static str,
+    /// bash script (ignored when the program is not bash).
+    script: String,
+    outcome: Outcome,
+    exit_code: Option<i32>,
+    exit_signal: Option<i32>,
+    /// Raw texts that must appear in the recording's events or trailer notes.
+    holds: Vec<&'static str>,
+}
+
+fn cases() -> Vec<Case> {
+    vec![
+        Case {
+            name: "crashes-after-initialize",
+            program: "bash",
+            script: format!("read -r line; echo '{INIT_RESULT}'; read -r line; echo 'boom: exiting' >&2; exit 3"),
+            outcome: Outcome::AgentCrashed,
+            exit_code: Some(3),
+            exit_signal: None,
+            holds: vec!["\"method\":\"initialize\"", "\"agentInfo\"", "\"method\":\"session/new\"", "boom: exiting", "agent closed its output"],
+        },
+        Case {
+            name: "speaks-non-json",
+            program: "bash",
+            script: "read -r line; echo 'this is not json'; sleep 0.2; exit 0".into(),
+            outcome: Outcome::AgentCrashed,
+            exit_code: Some(0),
+            exit_signal: None,
+            holds: vec!["this is not json", "not a JSON object"],
+        },
+        Case {
+            name: "hangs-and-ignores-sigterm",
+            program: "bash",
+            script: "trap '' TERM; while read -r line; do :; done; sleep 30".into(),
+            outcome: Outcome::Timeout,
+            exit_code: None,
+            exit_signal: Some(9),
+            holds: vec!["timeout: waited the initialize response", "ignored SIGTERM"],
+        },
+        Case {
+            name: "fails-to-start",
+            program: "/nonexistent/acp-agent-test-double",
+            script: String::new(),
+            outcome: Outcome::Error,
+            exit_code: None,
+            exit_signal: None,
+            holds: vec!["starting the agent"],
+        },
+    ]
+}
+
+fn profile_text(case: &Case) -> String {
+    let args = if case.program == "bash" {
+        format!("args = [\"-c\", '''{}''']", case.script)
+    } else {
+        "args = []".into()
+    };
+    format!(
+        r#"id = "test-double-{name}"
+default_version = "1.0.0"
+[model]
+flavour = "responses"
+tool_naming = {{ form = "namespace", namespace = "mcp__unity_ops" }}
+[ready]
+timeout_ms = 1500
+handshake_timeout_ms = 1500
+[stop]
+eof_grace_ms = 300
+term_grace_ms = 300
+[[recipe]]
+versions = "*"
+program = "{program}"
+{args}
+"#,
+        name = case.name,
+        program = case.program,
+    )
+}
+
+fn setup_root(dir: &Path, case: &Case) -> PathBuf {
+    let root = dir.join("root");
+    std::fs::create_dir_all(root.join("profiles")).unwrap();
+    std::fs::create_dir_all(root.join("scenarios")).unwrap();
+    std::fs::write(
+        root.join("profiles").join(format!("test-double-{}.toml", case.name)),
+        profile_text(case),
+    )
+    .unwrap();
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/text-only.toml");
+    std::fs::copy(scenario, root.join("scenarios/text-only.toml")).unwrap();
+    root
+}
+
+/// Runs `record` for one double; returns its exit code (None = killed by us
+/// after RUN_LIMIT, i.e. a hang) and stderr.
+fn run_record(root: &Path, out: &Path, agent: &str) -> (Option<i32>, String) {
+    let stderr_path = out.with_extension("stderr");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_acp-harness"))
+        .args(["record", "--agent", agent, "--scenario", "text-only", "--allow-network"])
+        .arg("--root")
+        .arg(root)
+        .arg("--out")
+        .arg(out)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&stderr_path).unwrap())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let code = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code();
+        }
+        if started.elapsed() > RUN_LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    (code, std::fs::read_to_string(&stderr_path).unwrap_or_default())
+}
+
+#[test]
+fn misbehaving_agents_end_with_a_trailer_and_a_failing_exit() {
+    let mut failures = Vec::new();
+    for case in cases() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = setup_root(dir.path(), &case);
+        let out = dir.path().join("out");
+        let agent = format!("test-double-{}", case.name);
+        let (code, stderr) = run_record(&root, &out, &agent);
+        let path = out.join(&agent).join("1.0.0").join("text-only.jsonl");
+        let problems = check(&case, code, &path);
+        if !problems.is_empty() {
+            failures.push(format!("{}: {}\n--- stderr:\n{stderr}", case.name, problems.join("; ")));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+fn check(case: &Case, code: Option<i32>, path: &Path) -> Vec<String> {
+    let mut problems = Vec::new();
+    match code {
+        None => problems.push(format!("record did not finish within {RUN_LIMIT:?}")),
+        Some(0) => problems.push("record exited 0".into()),
+        Some(_) => {}
+    }
+    let rec = match recording::read(path) {
+        Ok(r) => r,
+        Err(e) => {
+            problems.push(format!("no readable recording: {e}"));
+            return problems;
+        }
+    };
+    let Some(trailer) = &rec.trailer else {
+        problems.push("recording has no trailer".into());
+        return problems;
+    };
+    if trailer.outcome != case.outcome {
+        problems.push(format!("outcome {:?}, expected {:?}", trailer.outcome, case.outcome));
+    }
+    if trailer.exit.code != case.exit_code || trailer.exit.signal != case.exit_signal {
+        problems.push(format!(
+            "exit {:?}, expected code {:?} signal {:?}",
+            trailer.exit, case.exit_code, case.exit_signal
+        ));
+    }
+    let mut all_text: Vec<&str> = rec.events.iter().map(|e| e.raw.as_str()).collect();
+    all_text.extend(trailer.notes.iter().map(String::as_str));
+    for needle in &case.holds {
+        if !all_text.iter().any(|t| t.contains(needle)) {
+            problems.push(format!("recording lacks {needle:?}"));
+        }
+    }
+    if !rec.events.iter().any(|e| e.leg == Leg::Acp) && case.outcome != Outcome::Error {
+        problems.push("recording holds no ACP frame".into());
+    }
+    problems
+}
+
+/// A test double that plays one text turn and draws a fresh session id each
+/// run, as real agents do; `word` is what it answers.
+fn text_turn_double(word: &str) -> String {
+    let init = INIT_RESULT;
+    format!(
+        r#"while read -r line; do case "$line" in
+*'"method":"initialize"'*) echo '{init}';;
+*'"method":"session/new"'*) S="sess-$RANDOM$RANDOM"; echo '{{"jsonrpc":"2.0","id":1,"result":{{"sessionId":"'"$S"'"}}}}';;
+*'"method":"session/prompt"'*) echo '{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"'"$S"'","update":{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":"{word}"}}}}}}}}'; echo '{{"jsonrpc":"2.0","id":2,"result":{{"stopReason":"end_turn"}}}}';;
+esac; done"#
+    )
+}
+
+fn double_case(name: &'static str, word: &str) -> Case {
+    Case {
+        name,
+        program: "bash",
+        script: text_turn_double(word),
+        outcome: Outcome::Ok,
+        exit_code: Some(0),
+        exit_signal: None,
+        holds: vec![],
+    }
+}
+
+/// Runs `record --check` against what is under `out`; returns exit code and stderr.
+fn run_check(root: &Path, out: &Path, agent: &str) -> (Option<i32>, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_acp-harness"))
+        .args(["record", "--agent", agent, "--scenario", "text-only", "--allow-network", "--check"])
+        .arg("--root")
+        .arg(root)
+        .arg("--out")
+        .arg(out)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+#[test]
+fn re_recording_matches_after_normalising_random_session_ids_and_a_changed_answer_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let same = double_case("steady", "hello");
+    let root = setup_root(dir.path(), &same);
+    let out = dir.path().join("out");
+    let agent = "test-double-steady";
+    let (code, stderr) = run_record(&root, &out, agent);
+    assert_eq!(code, Some(0), "first recording failed:\n{stderr}");
+    let first = std::fs::read_to_string(out.join(agent).join("1.0.0/text-only.jsonl")).unwrap();
+
+    let (code, stderr) = run_check(&root, &out, agent);
+    assert_eq!(code, Some(0), "re-recording should match:\n{stderr}");
+    assert!(stderr.contains("matches after normalisation"), "{stderr}");
+    let after = std::fs::read_to_string(out.join(agent).join("1.0.0/text-only.jsonl")).unwrap();
+    assert_eq!(first, after, "--check must not rewrite the committed recording");
+
+    // Same agent id, but it now answers something else: a real difference.
+    let changed = double_case("steady", "goodbye");
+    std::fs::write(
+        root.join("profiles").join(format!("{agent}.toml")),
+        profile_text(&changed),
+    )
+    .unwrap();
+    let (code, stderr) = run_check(&root, &out, agent);
+    assert_eq!(code, Some(1), "a changed answer must fail the check:\n{stderr}");
+    assert!(stderr.contains("== leg acp proc 1"), "{stderr}");
+    assert!(stderr.contains("goodbye"), "{stderr}");
+}
