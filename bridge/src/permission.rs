@@ -26,7 +26,7 @@ pub(crate) struct PendingPermission {
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct PanelAnswer {
     pub allow: bool,
-    /// `updatedPermissions` present and non-empty: the user chose "always allow".
+    /// `updatedPermissions` holds an allow rule: the user chose "always allow".
     pub always: bool,
     pub interrupt: bool,
 }
@@ -37,10 +37,15 @@ impl PanelAnswer {
     pub fn parse(response: &Value) -> PanelAnswer {
         let body = &response["response"];
         let allow = response["subtype"] == "success" && body["behavior"] == "allow";
+        // only an allow rule is "always allow"; other updates (setMode,
+        // addDirectories, ...) do not widen this tool's grant
         let always = allow
-            && body["updatedPermissions"]
-                .as_array()
-                .is_some_and(|a| !a.is_empty());
+            && body["updatedPermissions"].as_array().is_some_and(|a| {
+                a.iter().any(|u| {
+                    matches!(u["type"].as_str(), Some("addRules" | "replaceRules"))
+                        && u["behavior"].as_str().unwrap_or("allow") == "allow"
+                })
+            });
         let interrupt = !allow && body["interrupt"].as_bool() == Some(true);
         PanelAnswer {
             allow,
@@ -94,6 +99,16 @@ mod tests {
             (
                 json!({"subtype": "error", "error": "x"}),
                 PermissionIntent::Deny,
+                false,
+            ),
+            (
+                json!({"subtype": "success", "response": {"behavior": "allow", "updatedPermissions": [{"type": "setMode", "mode": "acceptEdits", "destination": "session"}]}}),
+                PermissionIntent::AllowOnce,
+                false,
+            ),
+            (
+                json!({"subtype": "success", "response": {"behavior": "allow", "updatedPermissions": [{"type": "addRules", "rules": [{"toolName": "Bash"}], "behavior": "deny"}]}}),
+                PermissionIntent::AllowOnce,
                 false,
             ),
         ];
