@@ -30,8 +30,9 @@ pub enum Error {
     NotLoopback(SocketAddr),
     #[error("unknown tool {name:?} in the offered tool list; the catalogue has: {known}")]
     UnknownTool { name: String, known: String },
-    #[error("the bearer token must be non-empty visible ASCII without spaces, got {0:?}")]
-    BadToken(String),
+    /// The token itself is never echoed: it is a secret even when malformed.
+    #[error("the bearer token is unusable: {0}; it must be non-empty visible ASCII without spaces")]
+    BadToken(&'static str),
     #[error("the body limit must be at least 1 byte")]
     ZeroBodyLimit,
     #[error("cannot bind {addr}: {source}")]
@@ -108,8 +109,13 @@ pub async fn serve(config: Config) -> Result<Running, Error> {
         return Err(Error::ZeroBodyLimit);
     }
     let token = match config.token {
-        Some(t) if !t.is_empty() && t.bytes().all(|b| (0x21..=0x7e).contains(&b)) => t,
-        Some(t) => return Err(Error::BadToken(t)),
+        Some(t) if t.is_empty() => return Err(Error::BadToken("it is empty")),
+        Some(t) if !t.bytes().all(|b| (0x21..=0x7e).contains(&b)) => {
+            return Err(Error::BadToken(
+                "it contains a space, control or non-ASCII character",
+            ));
+        }
+        Some(t) => t,
         None => uuid::Uuid::new_v4().simple().to_string(),
     };
     let offered = offered_tools(config.tools.as_deref())?;

@@ -344,7 +344,14 @@ async fn bad_configs_are_refused_with_what_was_wrong() {
     })
     .await
     .expect_err("bad token");
-    assert!(token.to_string().contains("token"), "{token}");
+    assert!(
+        token.to_string().contains("token") && token.to_string().contains("space"),
+        "{token}"
+    );
+    assert!(
+        !token.to_string().contains("has space"),
+        "the token is not echoed: {token}"
+    );
 }
 
 #[tokio::test]
