@@ -144,7 +144,9 @@ impl Driver<'_> {
 
     async fn play(&mut self, scenario: &Scenario) -> Result<(), Halt> {
         self.start_process(false).await?;
-        let custom = scenario.system_prompt.clone();
+        // What the bridge prepends to the first prompt (script gate off, as
+        // the replayer launches the bridge).
+        let custom = frames::first_prompt_instructions(scenario.system_prompt.as_deref(), false);
         for (index, step) in scenario.steps.iter().enumerate() {
             let n = index + 1;
             match step {
@@ -388,7 +390,7 @@ impl Driver<'_> {
                     self.permissions.push_back((id, options));
                 } else {
                     // We declared no fs and no terminal: refuse anything else.
-                    let answer = frames::rpc_error(&id, -32601, &format!("method not found: {method}"));
+                    let answer = frames::method_not_found(&id, &method);
                     self.agent()?.send(&answer).await?;
                 }
             }
