@@ -184,6 +184,27 @@ impl<'a> PanelDriver<'a> {
         ))
     }
 
+    /// What a panel does the moment its point comes, in the middle of a
+    /// stream of agent frames: a steer. The recorder queues a steering prompt
+    /// client-side until the running prompt returns (as the bridge does), so
+    /// no recorded client frame marks its moment; waiting for the end of the
+    /// released batch would let the turn end first and turn the steer into a
+    /// new turn. Interrupts and permission answers do not need this: their
+    /// recorded client frames end the batch where they were sent.
+    pub fn poll_now(&mut self) -> Option<Vec<String>> {
+        if self.awaiting.is_some() || self.needs_initialize || !self.turn_running {
+            return None;
+        }
+        match self.scenario.steps.get(self.next_step)? {
+            Step::Steer { at, prompt } if self.reached(*at) => {
+                let line = user_line(prompt);
+                self.next_step += 1;
+                Some(vec![line])
+            }
+            _ => None,
+        }
+    }
+
     /// The next thing to do, given what the bridge has emitted so far.
     pub fn poll(&mut self) -> Action {
         if let Some(id) = &self.awaiting {
@@ -423,6 +444,21 @@ decision = "allow"
         assert!(matches!(d.poll(), Action::Wait { step: 2, step_kind: "steer", .. }));
         d.observe(r#"{"type":"result","subtype":"success"}"#);
         assert!(matches!(d.poll(), Action::SendWithNote(_, note) if note.contains("sent as a new prompt")));
+        assert!(matches!(d.poll(), Action::Wait { waiting_for, .. } if waiting_for.contains("result")));
+    }
+
+    #[test]
+    fn a_steer_goes_the_moment_its_point_comes_while_the_turn_runs() {
+        let sc = scenario(
+            "[[step]]\npanel = \"prompt\"\ntext = \"First.\"\n  [[step.model]]\n  text = \"x\"\n[[step]]\npanel = \"steer\"\nat = \"chunks:1\"\ntext = \"Second.\"\n  [[step.model]]\n  text = \"y\"\n",
+        );
+        let mut d = initialized(&sc);
+        sent(d.poll());
+        assert_eq!(d.poll_now(), None, "no chunk yet");
+        d.observe(r#"{"type":"stream_event","event":{"type":"content_block_delta","delta":{"type":"text_delta","text":"x"}}}"#);
+        let lines = d.poll_now().expect("the steer goes at once");
+        assert!(lines[0].contains("Second."));
+        assert_eq!(d.poll_now(), None, "only once");
         assert!(matches!(d.poll(), Action::Wait { waiting_for, .. } if waiting_for.contains("result")));
     }
 

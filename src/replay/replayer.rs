@@ -16,15 +16,18 @@ use super::divergence::Divergence;
 use super::fake_agent::{AcpFrame, Direction, FakeAgent, Released, Served};
 use super::panel_driver::{Action, PanelDriver};
 use super::transcript::{Entry, Transcript};
-use crate::recording::{Dir, Leg, Outcome, Recording};
+use crate::recording::{Dir, Header, Leg, Outcome, Recording};
 use crate::scenario::Scenario;
 
 /// The placeholders the recorder writes for the session's cwd, the unity-ops
-/// MCP URL and its token; given to the bridge so its frames compare byte for
-/// byte with the recorded ones.
+/// MCP URL and its bearer token; given to the bridge so its frames compare
+/// byte for byte with the recorded ones.
 pub const WORKSPACE: &str = "<workspace>";
 pub const MCP_URL: &str = "<mcp-url>";
-pub const MCP_AUTHORIZATION: &str = "Bearer <redacted>";
+pub const MCP_TOKEN: &str = "<mcp-token>";
+/// What stands for the token in a recording whose header has no `<mcp-token>`
+/// placeholder (the token was scrubbed as a secret).
+pub const REDACTED_TOKEN: &str = "<redacted>";
 /// The name of the panel's own MCP server.
 pub const MCP_NAME: &str = "unity-ops";
 
@@ -67,15 +70,16 @@ pub fn acp_frames(recording: &Recording, proc: u32) -> Vec<AcpFrame> {
 }
 
 /// The launch spec a panel would give for this scenario, with the recorder's
-/// placeholders standing in for machine values.
-pub fn launch_spec(scenario: &Scenario, resume_session_id: Option<String>) -> LaunchSpec {
+/// placeholders (as its header lists them) standing in for machine values.
+pub fn launch_spec(scenario: &Scenario, header: &Header, resume_session_id: Option<String>) -> LaunchSpec {
+    let token = if header.placeholders.contains_key(MCP_TOKEN) { MCP_TOKEN } else { REDACTED_TOKEN };
     LaunchSpec {
         resume_session_id,
         cwd: WORKSPACE.to_string(),
         mcp: Some(McpEndpoint {
             name: MCP_NAME.to_string(),
             url: MCP_URL.to_string(),
-            authorization: Some(MCP_AUTHORIZATION.to_string()),
+            authorization: Some(format!("Bearer {token}")),
         }),
         custom_instructions: scenario.system_prompt.clone(),
         ..LaunchSpec::default()
@@ -181,7 +185,10 @@ impl Run<'_> {
         }
         let mut process = Process {
             number,
-            bridge: Bridge::new(launch_spec(self.scenario, resume), Box::new(CounterIds::default())),
+            bridge: Bridge::new(
+                launch_spec(self.scenario, &self.recording.header, resume),
+                Box::new(CounterIds::default()),
+            ),
             agent: FakeAgent::new(frames),
         };
         let served = process.agent.start();
@@ -261,6 +268,13 @@ impl Run<'_> {
             self.transcript.push(Entry::AgentToBridge(released.line.clone()));
             let out = process.bridge.on_agent_line(&released.line, self.now);
             self.transcribe(process, driver, out, &mut queue);
+            if let Some(lines) = driver.poll_now() {
+                for line in lines {
+                    self.transcript.push(Entry::Panel(line.clone()));
+                    let out = process.bridge.on_panel_line(&line, self.now);
+                    self.transcribe(process, driver, out, &mut queue);
+                }
+            }
         }
     }
 
