@@ -70,6 +70,12 @@ enum Pending {
         request_id: String,
         model: String,
     },
+    /// A mode change the panel asked for inside a permission answer
+    /// (`updatedPermissions` `setMode`); nothing to answer, the mode is
+    /// taken over when the agent agrees.
+    PermissionSetMode {
+        mode: String,
+    },
     /// A launch-spec mode/model change sent during the handshake.
     Startup {
         what: String,

@@ -29,6 +29,9 @@ pub(crate) struct PanelAnswer {
     /// `updatedPermissions` holds an allow rule: the user chose "always allow".
     pub always: bool,
     pub interrupt: bool,
+    /// A `setMode` update in `updatedPermissions` (e.g. "accept edits from
+    /// now on"): the permission mode the panel switched to.
+    pub set_mode: Option<String>,
 }
 
 impl PanelAnswer {
@@ -47,10 +50,19 @@ impl PanelAnswer {
                 })
             });
         let interrupt = !allow && body["interrupt"].as_bool() == Some(true);
+        let set_mode = body["updatedPermissions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|u| u["type"] == "setMode")
+            .and_then(|u| u["mode"].as_str())
+            .filter(|_| allow)
+            .map(str::to_string);
         PanelAnswer {
             allow,
             always,
             interrupt,
+            set_mode,
         }
     }
 

@@ -248,6 +248,13 @@ impl Bridge {
                     self.emit(stream_json::control_success(&request_id, json!({})));
                 }
             },
+            Pending::PermissionSetMode { mode } => match error {
+                Some(e) => self.diag(format!(
+                    "the agent refused permission mode {mode}: {}",
+                    rpc_message(e)
+                )),
+                None => self.permission_mode = mode,
+            },
             Pending::Startup { what } => {
                 if let Some(e) = error {
                     self.diag(format!("the agent refused {what}: {}", rpc_message(e)));

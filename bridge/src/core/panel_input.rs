@@ -287,6 +287,18 @@ impl Bridge {
                 "tool_name": p.tool_name, "tool_use_id": p.tool_use_id, "tool_input": p.input
             }));
         }
+        if let Some(mode) = answer.set_mode.clone() {
+            match client::resolve_permission_mode(&mode, &self.session_result) {
+                Some(change) => {
+                    let sid = self.session_id.clone().unwrap_or_default();
+                    let (method, params) = client::mode_change_request(&sid, &change);
+                    self.request(method, params, Pending::PermissionSetMode { mode });
+                }
+                None => self.diag(format!(
+                    "the panel switched to permission mode {mode:?}, which the agent does not offer"
+                )),
+            }
+        }
         if answer.interrupt
             && let Some(sid) = self.session_id.clone()
         {
