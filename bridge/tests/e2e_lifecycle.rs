@@ -160,3 +160,42 @@ fn version_probe_prints_a_version_and_exits_zero() {
         );
     }
 }
+
+#[test]
+fn failed_authentication_ends_agent_and_bridge_with_an_error() {
+    let dir = scratch("auth-fails");
+    let pid_file = dir.join("pids");
+    let mut bridge = Bridge::start(&[
+        "--agent-cmd",
+        &peer_cmd("auth_fails.json", &pid_file),
+        "--cwd",
+        dir.to_str().unwrap(),
+        "--agent-grace-ms",
+        "300",
+    ]);
+    let pids = read_pids(&pid_file);
+    bridge.send(
+        r#"{"type":"control_request","request_id":"req_1","request":{"subtype":"initialize"}}"#,
+    );
+    let reply = bridge.wait_for("the initialize control_response", |v| {
+        v["type"] == "control_response"
+    });
+    assert_eq!(reply["response"]["subtype"], "error", "{reply}");
+    // The panel keeps its stdin open: the core closes the agent's stdin itself.
+    let status = bridge.wait_exit(Duration::from_secs(10));
+    let left = wait_gone(&pids, Duration::from_secs(3));
+    kill_pids(&left);
+    let stderr = bridge.stderr();
+    assert!(left.is_empty(), "processes left behind: {left:?}\n{stderr}");
+    assert_eq!(status.code(), Some(1), "exit status\n{stderr}");
+    assert!(
+        stderr.contains("[agent] scripted-acp-peer: got authenticate"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("the session failed"), "{stderr}");
+    assert!(
+        !stderr.contains("scripted-acp-peer: step"),
+        "the peer left its script:\n{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -194,3 +194,62 @@ fn panel_closing_stdin_mid_turn_still_gets_the_result() {
     assert!(left.is_empty(), "agent still running: {left:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn eight_mib_image_result_crosses_the_pipes_as_an_image_block() {
+    let dir = scratch("large-image");
+    let pid_file = dir.join("pids");
+    let mut bridge = Bridge::start(&[
+        "--agent-cmd",
+        &peer_cmd("large_image_result.json", &pid_file),
+        "--cwd",
+        dir.to_str().unwrap(),
+    ]);
+    let peer_pids = read_pids(&pid_file);
+    bridge.send(
+        r#"{"type":"control_request","request_id":"req_1","request":{"subtype":"initialize"}}"#,
+    );
+    bridge.send(r#"{"type":"user","message":{"role":"user","content":"take a screenshot"},"parent_tool_use_id":null,"session_id":"default"}"#);
+    let tool_result = bridge.wait_for("the tool_result", |v| {
+        is(v, "user")
+            && v["message"]["content"]
+                .as_array()
+                .is_some_and(|c| c.iter().any(|b| b["type"] == "tool_result"))
+    });
+    let content = &tool_result["message"]["content"][0]["content"];
+    let image = content
+        .as_array()
+        .and_then(|blocks| blocks.iter().find(|b| b["type"] == "image"))
+        .unwrap_or_else(|| {
+            panic!(
+                "no image block in {}",
+                &content.to_string()[..300.min(content.to_string().len())]
+            )
+        });
+    assert_eq!(
+        image["source"]["data"].as_str().map(str::len),
+        Some(8 * 1024 * 1024)
+    );
+    assert_eq!(image["source"]["media_type"], "image/png");
+    let text: String = content
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["type"] == "text")
+        .map(|b| b["text"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(text, "Game view, 1920x1080.");
+    let result = bridge.wait_for("the result", |v| is(v, "result"));
+    assert_eq!(result["is_error"], false);
+    bridge.close_stdin();
+    bridge.read_to_end();
+    let status = bridge.wait_exit(Duration::from_secs(10));
+    let left = wait_gone(&peer_pids, Duration::from_secs(3));
+    kill_pids(&left);
+    assert!(
+        status.success(),
+        "exit {status}\nstderr:\n{}",
+        bridge.stderr()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -261,11 +261,14 @@ pub async fn run(config: HostConfig) -> Result<i32> {
             host.apply(out);
             end_leftovers(pgid, timing.grace, &mut host).await;
             let exit_code = host.exit_code(status);
-            if exit_code != 0 && host.cause.is_none() {
-                host.diag(&format!(
+            match host.cause {
+                None if exit_code != 0 => host.diag(&format!(
                     "the agent ended on its own ({})",
                     describe(status)
-                ));
+                )),
+                Some(EndCause::Core) => host
+                    .diag("the session failed (reported to the panel above); the agent was ended"),
+                _ => {}
             }
             return Ok(finish(host, panel_writer, exit_code).await);
         }

@@ -14,7 +14,8 @@
 //! - `{"reply_to":"<method>", "result":{...}}`: answer the remembered request.
 //! - `{"send":{...}}`: write a frame. A request (has `id` and `method`) waits
 //!   for its response, which must come next and, with `"expect_result"`,
-//!   contain those fields.
+//!   contain those fields. With `"fill":{"pointer":"/a/b","len":N}`, N base64
+//!   characters are put at that JSON pointer first (big images, small script).
 //! - `{"stderr":"text"}`, `{"sleep_ms":n}`, `{"exit":code}`.
 //!
 //! After the steps: `exit_on_eof` (default) reads until stdin closes and
@@ -143,6 +144,11 @@ impl Peer {
                 .ok_or_else(|| format!("no pending {method} to reply to"))?;
             write(&json!({"jsonrpc":"2.0","id":id,"result":step["result"]}));
         } else if let Some(frame) = step.get("send") {
+            let mut frame = frame.clone();
+            if let Some(fill) = step.get("fill") {
+                fill_base64(&mut frame, fill)?;
+            }
+            let frame = &frame;
             write(frame);
             if let (Some(id), Some(method)) = (frame.get("id"), frame["method"].as_str()) {
                 let msg = read_message(input)?
@@ -175,6 +181,20 @@ impl Peer {
         }
         Ok(())
     }
+}
+
+/// `{"pointer":"/json/pointer","len":N}`: puts N base64 characters at that
+/// place of the frame, so a script can send an 8 MiB image without holding it.
+fn fill_base64(frame: &mut Value, fill: &Value) -> Result<(), String> {
+    let pointer = fill["pointer"].as_str().ok_or("fill needs a \"pointer\"")?;
+    let len = fill["len"].as_u64().ok_or("fill needs a \"len\"")? as usize;
+    let slot = frame
+        .pointer_mut(pointer)
+        .ok_or_else(|| format!("fill: no {pointer} in the frame"))?;
+    let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let data: String = (0..len).map(|i| alphabet[i % 64] as char).collect();
+    *slot = Value::String(data);
+    Ok(())
 }
 
 /// True when every field of `want` is in `got` with the same value (recursively for objects).
