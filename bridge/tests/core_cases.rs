@@ -378,6 +378,11 @@ fn bad_input_never_panics_hangs_or_loses_a_turn() {
 }
 
 #[test]
+fn tool_identity_from_where_each_agent_puts_it() {
+    run_file("tool_identity.cases");
+}
+
+#[test]
 fn script_gate_in_the_bridge() {
     run_file("script_gate.cases");
 }

@@ -102,10 +102,12 @@ impl Bridge {
                 .then(|| script_gate::gated_target(&call.name(), &call.input()))
                 .flatten();
             let content = tool_result::tool_result_content(&call.fields);
+            // failed, or a result that says the tool failed (MCP isError, error shapes)
+            let is_error = tool_result::is_error(&call.fields);
             if let Some(target) = unasked_gated {
                 self.gate_note(&call_id, script_gate::unasked_write_text(&target));
             }
-            self.close_call(&call_id, content, status == "failed");
+            self.close_call(&call_id, content, is_error);
         }
     }
 
