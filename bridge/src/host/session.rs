@@ -163,6 +163,7 @@ pub async fn run(config: HostConfig) -> Result<i32> {
         grace: timing.grace,
     };
 
+    let mut events_open = true;
     let mut agent_stdout_open = true;
     // Drained too before we finish, so the agent's last words are not lost.
     let mut agent_stderr_open = true;
@@ -176,7 +177,7 @@ pub async fn run(config: HostConfig) -> Result<i32> {
         let step_due = host.step.map(|(_, at)| at);
         let exit_drain_due = agent_exit.map(|(_, at)| at + STDOUT_DRAIN_AFTER_EXIT);
         tokio::select! {
-            event = events.recv() => match event {
+            event = events.recv(), if events_open => match event {
                 Some(Event::Panel(line)) => {
                     if line.lossy {
                         host.diag("a panel line was not valid UTF-8; invalid bytes replaced");
@@ -222,7 +223,9 @@ pub async fn run(config: HostConfig) -> Result<i32> {
                     host.diag(&format!("writing to the agent failed ({e}); it may have exited"));
                     host.stdin_closed = true;
                 }
-                None => unreachable!("the session loop holds the agent exit and reader ends"),
+                // Cannot happen while the panel writer lives (it holds a
+                // sender until `finish`); if it did, the other arms still end the session.
+                None => events_open = false,
             },
             status = &mut exit_rx, if agent_exit.is_none() => {
                 let status = match status {
