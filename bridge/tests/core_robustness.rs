@@ -2,8 +2,10 @@
 //! panel line from the data-driven cases (`tests/data/core/`) is fed after a
 //! handshake and a prompt, truncated at several points and with each of its
 //! JSON values replaced by values of other types. The core must never panic,
-//! must emit only JSON lines, and must end the running turn with exactly one
-//! `result` when the agent then exits.
+//! must emit only JSON lines, must give every `tool_use` exactly one
+//! `tool_result`, and must end the running turn with exactly one `result`
+//! when the agent then exits. The same holds when a line inside a whole case
+//! is damaged (every input line of every case, in turn).
 
 use std::path::Path;
 use std::time::Duration;
@@ -111,12 +113,41 @@ fn get_mut<'a>(v: &'a mut Value, path: &[PathStep]) -> &'a mut Value {
     })
 }
 
-fn check(out: &Output, what: &str, results: &mut usize) {
+/// What the panel saw in one run.
+#[derive(Default)]
+struct Tally {
+    results: usize,
+    /// tool_use id -> number of tool_results for it
+    tool_uses: std::collections::BTreeMap<String, usize>,
+}
+
+fn check(out: &Output, what: &str, tally: &mut Tally) {
     for l in &out.to_panel {
         let v: Value = serde_json::from_str(l)
             .unwrap_or_else(|e| panic!("{what}: non-JSON panel line {l}: {e}"));
         if v["type"] == "result" {
-            *results += 1;
+            tally.results += 1;
+        }
+        for block in v["message"]["content"].as_array().into_iter().flatten() {
+            let id = |k: &str| block[k].as_str().unwrap_or_default().to_string();
+            match block["type"].as_str() {
+                Some("tool_use") if v["type"] == "assistant" => {
+                    let prev = tally.tool_uses.insert(id("id"), 0);
+                    assert!(
+                        prev.is_none(),
+                        "{what}: tool_use {} announced twice",
+                        id("id")
+                    );
+                }
+                Some("tool_result") => match tally.tool_uses.get_mut(&id("tool_use_id")) {
+                    Some(n) => *n += 1,
+                    None => panic!(
+                        "{what}: tool_result for {} before any tool_use",
+                        id("tool_use_id")
+                    ),
+                },
+                _ => {}
+            }
         }
     }
     for l in &out.to_agent {
@@ -129,7 +160,7 @@ fn check(out: &Output, what: &str, results: &mut usize) {
 fn run_one(from_panel: bool, line: &str) {
     let mut b = Bridge::new(spec(), Box::new(CounterIds::default()));
     let t = Duration::from_millis;
-    let mut results = 0;
+    let mut tally = Tally::default();
     let what = format!("line {line}");
     for (panel, l) in [
         (
@@ -154,32 +185,36 @@ fn run_one(from_panel: bool, line: &str) {
         } else {
             b.on_agent_line(l, t(1))
         };
-        check(&o, &what, &mut results);
+        check(&o, &what, &mut tally);
     }
-    assert_eq!(results, 0, "{what}: a result before the damaged line");
+    assert_eq!(tally.results, 0, "{what}: a result before the damaged line");
     let o = if from_panel {
         b.on_panel_line(line, t(2))
     } else {
         b.on_agent_line(line, t(2))
     };
-    check(&o, &what, &mut results);
+    check(&o, &what, &mut tally);
     let o = b.on_tick(t(100_000));
-    check(&o, &what, &mut results);
+    check(&o, &what, &mut tally);
     let turn_running = b.turn_running();
     let o = b.on_agent_exit(Some(1), t(3));
-    check(&o, &what, &mut results);
+    check(&o, &what, &mut tally);
     assert!(
         !b.turn_running(),
         "{what}: a turn still running after the agent exited"
     );
     let o = b.on_panel_eof(t(4));
-    check(&o, &what, &mut results);
+    check(&o, &what, &mut tally);
     // a damaged line may have ended the turn itself (e.g. a prompt response);
     // either way the turn got exactly one result
+    let results = tally.results;
     assert!(
         results == 1 || (!turn_running && results <= 1),
         "{what}: {results} results for one turn"
     );
+    for (id, n) in &tally.tool_uses {
+        assert_eq!(*n, 1, "{what}: tool_use {id} got {n} tool_results");
+    }
 }
 
 #[test]
@@ -205,4 +240,152 @@ fn damaged_lines_never_panic_and_every_turn_gets_one_result() {
         }
     }
     eprintln!("{runs} damaged lines fed");
+}
+
+/// One input of a case, in order.
+enum Input {
+    Panel(String),
+    Agent(String),
+    At(u64),
+    Tick,
+    AgentExit,
+    PanelEof,
+}
+
+/// The inputs of every case in the case files (fragments inlined), with the
+/// launch spec each case sets.
+fn case_inputs() -> Vec<(String, Vec<Input>)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/core");
+    fn lines_of(dir: &Path, file: &str, out: &mut Vec<String>) {
+        let text = std::fs::read_to_string(dir.join(file)).expect("case file");
+        for l in text.lines() {
+            match l.strip_prefix("use ") {
+                Some(name) => lines_of(dir, &format!("_{}.steps", name.trim()), out),
+                None => out.push(l.to_string()),
+            }
+        }
+    }
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .expect("case dir")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|n| n.ends_with(".cases"))
+        .collect();
+    files.sort();
+    let mut cases = Vec::new();
+    for f in files {
+        let mut lines = Vec::new();
+        lines_of(&dir, &f, &mut lines);
+        for l in lines {
+            if let Some(name) = l.strip_prefix("case: ") {
+                cases.push((format!("{f}: {name}"), Vec::new()));
+                continue;
+            }
+            let Some((_, inputs)) = cases.last_mut() else {
+                continue;
+            };
+            let input = if let Some(r) = l.strip_prefix("panel> ") {
+                Input::Panel(r.to_string())
+            } else if let Some(r) = l.strip_prefix("agent> ") {
+                Input::Agent(r.to_string())
+            } else if let Some(r) = l.strip_prefix("at ") {
+                Input::At(r.trim().parse().unwrap_or(0))
+            } else if l == "tick" {
+                Input::Tick
+            } else if l.starts_with("agent-exit") || l == "agent-killed" {
+                Input::AgentExit
+            } else if l == "panel-eof" {
+                Input::PanelEof
+            } else {
+                continue;
+            };
+            inputs.push(input);
+        }
+    }
+    cases
+}
+
+/// Replays a case's inputs with input `damaged` replaced by `line`, then ends
+/// the session; checks the invariants that hold whatever came in.
+fn run_sequence(name: &str, inputs: &[Input], damaged: usize, line: &str) {
+    let mut b = Bridge::new(spec(), Box::new(CounterIds::default()));
+    let mut tally = Tally::default();
+    let mut now = Duration::ZERO;
+    let what = format!("{name}, input {damaged} as {line}");
+    let mut prompts = 0;
+    for (i, input) in inputs.iter().enumerate() {
+        let o = match input {
+            Input::Panel(l) | Input::Agent(l) => {
+                let l = if i == damaged { line } else { l.as_str() };
+                if matches!(input, Input::Panel(_)) {
+                    if l.contains(r#""type":"user""#) {
+                        prompts += 1;
+                    }
+                    b.on_panel_line(l, now)
+                } else {
+                    b.on_agent_line(l, now)
+                }
+            }
+            Input::At(ms) => {
+                now = Duration::from_millis(*ms).max(now);
+                continue;
+            }
+            Input::Tick => b.on_tick(now),
+            Input::AgentExit => b.on_agent_exit(Some(1), now),
+            Input::PanelEof => b.on_panel_eof(now),
+        };
+        check(&o, &what, &mut tally);
+    }
+    let o = b.on_tick(now + Duration::from_secs(3600));
+    check(&o, &what, &mut tally);
+    let o = b.on_agent_exit(Some(1), now);
+    check(&o, &what, &mut tally);
+    let o = b.on_panel_eof(now);
+    check(&o, &what, &mut tally);
+    assert!(
+        !b.turn_running(),
+        "{what}: a turn still running after the agent exited"
+    );
+    // one result per turn: at most one per prompt, plus one for a failed handshake
+    assert!(
+        tally.results <= prompts + 1,
+        "{what}: {} results for {prompts} prompts",
+        tally.results
+    );
+    for (id, n) in &tally.tool_uses {
+        assert_eq!(*n, 1, "{what}: tool_use {id} got {n} tool_results");
+    }
+}
+
+#[test]
+fn damaged_lines_inside_whole_cases_keep_the_invariants() {
+    let cases = case_inputs();
+    assert!(cases.len() > 50, "too few cases: {}", cases.len());
+    let mut runs = 0;
+    for (name, inputs) in &cases {
+        for (i, input) in inputs.iter().enumerate() {
+            let (Input::Panel(l) | Input::Agent(l)) = input else {
+                continue;
+            };
+            let mut half = l.len() / 2;
+            while !l.is_char_boundary(half) {
+                half -= 1;
+            }
+            let mut damaged = vec![l[..half].to_string()];
+            if let Ok(v) = serde_json::from_str::<Value>(l) {
+                // a handful of type swaps spread over the line
+                let all = mutations(&v);
+                let step = (all.len() / 4).max(1);
+                damaged.extend(all.iter().step_by(step).map(Value::to_string));
+            }
+            for d in damaged {
+                run_sequence(name, inputs, i, &d);
+                runs += 1;
+            }
+        }
+        // and the case as written
+        run_sequence(name, inputs, usize::MAX, "");
+        runs += 1;
+    }
+    eprintln!("{runs} damaged case runs");
 }
