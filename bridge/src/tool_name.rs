@@ -79,6 +79,24 @@ pub fn merge_tool_call(known: &mut Value, frame: &Value) {
     }
 }
 
+/// Where [`permission_tool_call`] keeps a permission request's `content`.
+pub const PERMISSION_CONTENT: &str = "permissionContent";
+
+/// A permission request's `toolCall` as fields to merge into the call. Its
+/// `content` describes the request, not the tool's output (codex 0.x: "Allow
+/// the unity-ops MCP server to run tool ..."; Gemini: the arguments as JSON
+/// text), so it is kept as [`PERMISSION_CONTENT`]: a rejected call's result
+/// then comes from its own final frame, and Gemini's arguments stay readable.
+pub fn permission_tool_call(tool_call: &Value) -> Value {
+    let mut fields = tool_call.clone();
+    if let Some(map) = fields.as_object_mut()
+        && let Some(content) = map.remove("content")
+    {
+        map.insert(PERMISSION_CONTENT.into(), content);
+    }
+    fields
+}
+
 fn title(call: &Value) -> Option<&str> {
     call["title"].as_str().map(str::trim).filter(|t| !t.is_empty())
 }
@@ -89,10 +107,12 @@ fn is_id(s: &str) -> bool {
     !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
-/// `<server>__<tool>` (Grok's own spelling of an MCP tool).
+/// `<server>__<tool>` (Grok's own spelling of an MCP tool), with exactly one
+/// `__`: codex 2.x announces a failed MCP startup as a call titled
+/// `mcp__unity-ops__startup`, which is no `unity-ops` tool.
 fn split_double_underscore(s: &str) -> Option<(String, String)> {
     let (server, tool) = s.split_once("__")?;
-    (is_id(server) && is_id(tool)).then(|| (server.to_string(), tool.to_string()))
+    (is_id(server) && is_id(tool) && !tool.contains("__")).then(|| (server.to_string(), tool.to_string()))
 }
 
 /// The MCP tool this call invokes, read only from where agents put it.
@@ -175,10 +195,11 @@ fn grok_arguments(raw: &Value) -> Value {
     }
 }
 
-/// Gemini's arguments: the first text block of `content` that parses as a
-/// JSON object.
+/// Gemini's arguments: the first text block of the permission request's
+/// content (else of `content`) that parses as a JSON object.
 fn json_text_arguments(call: &Value) -> Value {
-    for item in call["content"].as_array().into_iter().flatten() {
+    let blocks = call[PERMISSION_CONTENT].as_array().into_iter().chain(call["content"].as_array());
+    for item in blocks.flatten() {
         let block = if item["type"] == "content" { &item["content"] } else { item };
         if let Some(text) = block["text"].as_str()
             && let Ok(v @ Value::Object(_)) = serde_json::from_str::<Value>(text)

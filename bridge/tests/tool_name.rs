@@ -1,10 +1,11 @@
 //! Tool naming against real agent frames (`tests/data/tool_name/`): each case
-//! merges its frames in order, as the core does, and checks the one
+//! merges its frames in order, as the core does (a `{"request_permission":
+//! toolCall}` frame through `permission_tool_call`), and checks the one
 //! `tool_use` name and input the panel must see.
 
 use std::path::PathBuf;
 
-use acp_bridge::tool_name::{claude_tool_name, identity_pending, merge_tool_call, tool_input};
+use acp_bridge::tool_name::{claude_tool_name, identity_pending, merge_tool_call, permission_tool_call, tool_input};
 use serde_json::Value;
 
 fn cases(file: &str) -> Vec<Value> {
@@ -22,7 +23,11 @@ fn check(file: &str) {
         let frames = case["frames"].as_array().expect("frames");
         let mut call = Value::Null;
         for (i, frame) in frames.iter().enumerate() {
-            merge_tool_call(&mut call, frame);
+            // `{"request_permission": toolCall}` is a permission request's toolCall
+            match frame.get("request_permission") {
+                Some(tc) => merge_tool_call(&mut call, &permission_tool_call(tc)),
+                None => merge_tool_call(&mut call, frame),
+            }
             if i == 0 {
                 let want = case["pending_after_first"].as_bool().unwrap_or(false);
                 if identity_pending(&call) != want {

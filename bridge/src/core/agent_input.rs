@@ -37,7 +37,8 @@ impl Bridge {
     }
 
     pub(super) fn permission_request(&mut self, rpc_id: &Value, params: &Value) {
-        let tc = &params["toolCall"];
+        // its content describes the request, not the tool's result
+        let tc = &crate::tool_name::permission_tool_call(&params["toolCall"]);
         let call_id = tc["toolCallId"].as_str().unwrap_or("").to_string();
         let options: Vec<Value> = params["options"].as_array().cloned().unwrap_or_default();
         let (name, input, announced) = if call_id.is_empty() {
