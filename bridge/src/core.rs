@@ -126,6 +126,8 @@ fn truncate(s: &str) -> String {
 }
 
 impl Bridge {
+    /// A bridge for one agent process. Nothing is sent until the panel's
+    /// first line (its `initialize`, or a prompt) starts the handshake.
     pub fn new(spec: LaunchSpec, ids: Box<dyn IdSource + Send>) -> Bridge {
         let permission_mode = spec
             .permission_mode
@@ -171,16 +173,20 @@ impl Bridge {
         self.turn.is_some()
     }
 
+    /// One line the panel wrote (no trailing newline needed).
     pub fn on_panel_line(&mut self, line: &str, now: Duration) -> Output {
         self.panel_line(line, now);
         self.take()
     }
 
+    /// One line of the agent's stdout.
     pub fn on_agent_line(&mut self, line: &str, now: Duration) -> Output {
         self.agent_line(line, now);
         self.take()
     }
 
+    /// The agent process ended (`None`: by a signal). A running turn ends
+    /// with an `is_error` result; later prompts fail fast.
     pub fn on_agent_exit(&mut self, code: Option<i32>, now: Duration) -> Output {
         let how = match code {
             Some(c) => format!("agent exited with code {c}"),
@@ -190,10 +196,15 @@ impl Bridge {
             self.fail_handshake(&format!("{how} during the handshake"), now);
         } else {
             self.diag(how.clone());
-            if self.turn.is_some() {
-                if let Some(t) = self.turn.as_mut() {
-                    t.queue.clear();
-                    t.fail(format!("{how} mid-turn"));
+            // nothing more can be sent to a dead agent
+            self.permissions.clear();
+            if let Some(t) = self.turn.as_mut() {
+                let queued = std::mem::take(&mut t.queue).len();
+                t.fail(format!("{how} mid-turn"));
+                if queued > 0 {
+                    self.diag(format!(
+                        "{queued} queued prompt(s) not sent: the agent is gone"
+                    ));
                 }
                 self.end_turn(now);
             }
@@ -216,6 +227,8 @@ impl Bridge {
         self.take()
     }
 
+    /// The panel closed its side. The agent's stdin is closed at once when
+    /// idle, else once the running turn's `result` is out (like `claude -p`).
     pub fn on_panel_eof(&mut self, _now: Duration) -> Output {
         self.panel_eof = true;
         // nobody is left to answer permission requests: refuse them, so the
@@ -233,10 +246,13 @@ impl Bridge {
         self.take()
     }
 
+    /// When [`Bridge::on_tick`] must be called next (a handshake request's
+    /// timeout), on the same clock as the `now` passed in.
     pub fn next_deadline(&self) -> Option<Duration> {
         self.deadline
     }
 
+    /// Time passed: fails the handshake if its deadline is over.
     pub fn on_tick(&mut self, now: Duration) -> Output {
         if let Some(d) = self.deadline
             && now >= d
