@@ -29,6 +29,12 @@
 //! request to reach, so only the client hanging up stops it. Either way the
 //! handler stops ([`Running::tool_calls_in_flight`] drops to 0); rmcp sends
 //! no answer for a cancelled request, so the wire shows the stream ending.
+//!
+//! Clients checked against it (2026-11-29, handshake + `tools/list`, both
+//! modes): rmcp 3.11 and 0.12, the TypeScript SDK 1.11 and 1.32, Claude Code
+//! 2.1.197 (`claude mcp list`), Gemini CLI 0.61.0 (`gemini mcp list`), Grok
+//! 1.0.41 (`grok mcp doctor`; it probes `server/discover` first and falls back),
+//! and codex-acp 2.6.0 through whole recordings.
 
 mod catalogue;
 mod config;
