@@ -107,8 +107,10 @@ impl Rendered {
                 rest = after_prefix;
                 continue;
             };
+            // bytes, not chars: base64 is ASCII and this is the hot loop of a multi-MiB text
             let data_len = data
-                .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=')))
+                .bytes()
+                .position(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=')))
                 .unwrap_or(data.len());
             kept.push_str(&rest[..at]);
             let mime = format!("image/{}", &after_prefix[..subtype_len]);
