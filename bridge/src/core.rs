@@ -91,8 +91,8 @@ pub struct Bridge {
     next_rpc_id: u64,
     pending: Vec<(u64, Pending)>,
     deadline: Option<Duration>,
-    /// The panel's `initialize` request id, answered when the session is up.
-    panel_init_request: Option<String>,
+    /// The panel's `initialize` request ids, answered when the session is up.
+    panel_init_requests: Vec<String>,
     /// Panel lines that arrived during the handshake, handled once it is done.
     deferred: Vec<String>,
     agent_init: Value,
@@ -142,7 +142,7 @@ impl Bridge {
             next_rpc_id: 0,
             pending: Vec::new(),
             deadline: None,
-            panel_init_request: None,
+            panel_init_requests: Vec::new(),
             deferred: Vec::new(),
             agent_init: Value::Null,
             session_result: Value::Null,

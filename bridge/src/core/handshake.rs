@@ -182,7 +182,7 @@ impl Bridge {
                 )),
             }
         }
-        if let Some(rid) = self.panel_init_request.take() {
+        for rid in std::mem::take(&mut self.panel_init_requests) {
             let body = self.initialize_response();
             self.emit(stream_json::control_success(&rid, body));
         }
@@ -211,7 +211,7 @@ impl Bridge {
                     | Pending::Authenticate { .. }
             )
         });
-        if let Some(rid) = self.panel_init_request.take() {
+        for rid in std::mem::take(&mut self.panel_init_requests) {
             self.emit(stream_json::control_error(&rid, why, None));
         }
         let dropped = std::mem::take(&mut self.deferred);

@@ -126,10 +126,10 @@ impl Bridge {
         match subtype {
             "initialize" => match self.phase {
                 Phase::Idle => {
-                    self.panel_init_request = Some(request_id);
+                    self.panel_init_requests.push(request_id);
                     self.start_handshake(now);
                 }
-                Phase::Handshaking => self.panel_init_request = Some(request_id),
+                Phase::Handshaking => self.panel_init_requests.push(request_id),
                 Phase::Ready => {
                     let body = self.initialize_response();
                     self.emit(stream_json::control_success(&request_id, body));
