@@ -164,15 +164,23 @@ pub async fn run(config: HostConfig) -> Result<i32> {
     };
 
     let mut events_open = true;
+    let mut ticked_deadline: Option<Duration> = None;
+    let mut spin_reported = false;
     let mut agent_stdout_open = true;
     // Drained too before we finish, so the agent's last words are not lost.
     let mut agent_stderr_open = true;
     let mut agent_exit: Option<(Option<ExitStatus>, Instant)> = None;
 
     loop {
-        let deadline = host
-            .bridge
-            .next_deadline()
+        // A deadline the core kept after being ticked for it would make this
+        // loop spin; it is skipped until the core sets another one.
+        let core_deadline = host.bridge.next_deadline();
+        if core_deadline.is_some() && core_deadline == ticked_deadline && !spin_reported {
+            host.diag("the core kept a deadline that already passed; not ticking it again");
+            spin_reported = true;
+        }
+        let deadline = core_deadline
+            .filter(|d| Some(*d) != ticked_deadline)
             .map(|d| Instant::from_std(start + d));
         let step_due = host.step.map(|(_, at)| at);
         let exit_drain_due = agent_exit.map(|(_, at)| at + STDOUT_DRAIN_AFTER_EXIT);
@@ -237,6 +245,7 @@ pub async fn run(config: HostConfig) -> Result<i32> {
                 agent_exit = Some((status, Instant::now()));
             }
             _ = sleep_until_opt(deadline), if deadline.is_some() => {
+                ticked_deadline = core_deadline;
                 let out = host.bridge.on_tick(now());
                 host.apply(out);
             }
