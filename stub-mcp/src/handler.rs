@@ -131,6 +131,8 @@ impl UnityOps {
                                 .filter(|f| *f >= 0.0 && f.is_finite())
                                 .map(|f| f as u64)
                         })
+                        // Models sometimes quote numbers.
+                        .or_else(|| v.as_str().and_then(|t| t.trim().parse::<u64>().ok()))
                         .ok_or_else(|| bad_arg(name, "ms", "a non-negative integer", v))?,
                 }
                 .min(SLOW_CAP_MS);
@@ -178,6 +180,8 @@ impl UnityOps {
         let return_image = match args.get("return_image") {
             None | Some(Value::Null) => true,
             Some(Value::Bool(b)) => *b,
+            Some(Value::String(t)) if t.eq_ignore_ascii_case("true") => true,
+            Some(Value::String(t)) if t.eq_ignore_ascii_case("false") => false,
             Some(other) => return Err(bad_arg(NAME, "return_image", "a boolean", other)),
         };
         let shot = self.tools.screenshot();

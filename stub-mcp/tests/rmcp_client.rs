@@ -205,6 +205,24 @@ async fn each_tool_answers_as_documented_in_both_modes() {
             Err(ServiceError::McpError(e)) => assert_eq!(e.code, ErrorCode::INTERNAL_ERROR),
             other => panic!("expected a JSON-RPC error, got {other:?}"),
         }),
+        ("uap_slow", json!({"ms": "20"}), |r| {
+            assert_eq!(
+                texts(r.as_ref().unwrap()),
+                vec!["uap_slow: waited 20 ms"],
+                "quoted numbers are read"
+            );
+        }),
+        (
+            "uap_editor_screenshot",
+            json!({"return_image": "false"}),
+            |r| {
+                assert_eq!(
+                    r.as_ref().unwrap().content.len(),
+                    1,
+                    "a quoted boolean is read"
+                );
+            },
+        ),
         ("uap_slow", json!({"ms": 30}), |r| {
             assert_eq!(texts(r.as_ref().unwrap()), vec!["uap_slow: waited 30 ms"]);
         }),
