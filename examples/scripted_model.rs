@@ -1,7 +1,10 @@
 //! Serve a scenario's scripted model alone, for trying an agent by hand:
-//! `cargo run --example scripted_model -- scenarios/text-only.toml [URL_FILE]`.
-//! Prints the base URL (and writes it to URL_FILE if given), then prints
-//! every model exchange as one JSON line until stdin closes or 10 minutes pass.
+//! `cargo run --example scripted_model -- scenarios/text-only.toml [FLAVOUR [NAMING]]`
+//! with FLAVOUR one of responses (default), chat_completions, gemini,
+//! anthropic, and NAMING the fallback tool naming, `namespace:<ns>` or
+//! `flat:<template>` (e.g. `flat:unity-ops__{tool}`). Prints the base URL,
+//! then every model exchange as one JSON line, until stdin closes or 10
+//! minutes pass.
 
 use std::time::Duration;
 
@@ -12,15 +15,23 @@ use tokio::io::AsyncReadExt as _;
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
-    let path = args.next().context("usage: scripted_model <scenario.toml> [URL_FILE]")?;
-    let url_file = args.next();
+    let path = args.next().context("usage: scripted_model <scenario.toml> [FLAVOUR]")?;
+    let flavour: Flavour = match args.next() {
+        Some(f) => serde_json::from_value(serde_json::Value::String(f.clone()))
+            .with_context(|| format!("unknown flavour `{f}` (responses, chat_completions, gemini, anthropic)"))?,
+        None => Flavour::Responses,
+    };
+    let naming = match args.next() {
+        None => ToolNaming::default(),
+        Some(n) => match n.split_once(':') {
+            Some(("namespace", ns)) => ToolNaming::Namespace { namespace: ns.to_owned() },
+            Some(("flat", template)) => ToolNaming::Flat { template: template.to_owned() },
+            _ => anyhow::bail!("naming `{n}`: expected namespace:<ns> or flat:<template>"),
+        },
+    };
     let scenario = acp_harness::scenario::load(&path)?;
-    let mut running =
-        ModelServer::start(Flavour::Responses, ModelScript::from_scenario(&scenario), ToolNaming::default()).await?;
+    let mut running = ModelServer::start(flavour, ModelScript::from_scenario(&scenario), naming).await?;
     println!("{}", running.url());
-    if let Some(f) = url_file {
-        std::fs::write(&f, running.url()).with_context(|| format!("writing {f}"))?;
-    }
     let mut events = running.take_events().context("events already taken")?;
     let printer = tokio::spawn(async move {
         while let Some(e) = events.recv().await {

@@ -2,9 +2,9 @@
 //! `?beta=true`), for the Claude Code CLI as the reference panel peer.
 //!
 //! Requests: `messages` oldest first, `content` a string or blocks; a user
-//! message's `tool_result` blocks are tool outputs (they come before any text
-//! in the same message, so a prompt folded into that message starts a new
-//! turn after them). `tools` are flat (`mcp__unity-ops__uap_ping`).
+//! message's `tool_result` blocks are tool outputs (text beside them, such
+//! as system reminders, is not read as a prompt). `tools` are flat
+//! (`mcp__unity-ops__uap_ping`).
 //!
 //! Replies: `message_start`, per block `content_block_start` /
 //! `content_block_delta` (`thinking_delta` + `signature_delta`,
@@ -48,8 +48,13 @@ impl ProviderApi for Anthropic {
             match m.get("content") {
                 Some(Value::String(s)) => conversation.push(Entry::User(vec![s.clone()])),
                 Some(Value::Array(blocks)) => {
-                    let outputs = blocks.iter().filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"));
-                    conversation.extend(outputs.map(|_| Entry::ToolOutput));
+                    let outputs =
+                        blocks.iter().filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result")).count();
+                    if outputs > 0 {
+                        // Text beside tool results (system reminders) is not a prompt.
+                        conversation.extend(std::iter::repeat_n(Entry::ToolOutput, outputs));
+                        continue;
+                    }
                     let texts: Vec<String> = blocks
                         .iter()
                         .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))

@@ -2,7 +2,8 @@
 //! Gemini CLI uses it with `GOOGLE_GEMINI_BASE_URL`.
 //!
 //! Requests: `contents` oldest first, role `user` / `model`; a user
-//! content's `functionResponse` parts are tool outputs (before its text);
+//! content's `functionResponse` parts are tool outputs (text beside them is
+//! not read as a prompt);
 //! `tools` is `[{"functionDeclarations":[{"name":...}]}]` (Gemini CLI names
 //! MCP tools `mcp_unity-ops_uap_ping`).
 //!
@@ -66,7 +67,12 @@ impl ProviderApi for Gemini {
                 conversation.push(Entry::Other);
                 continue;
             }
-            conversation.extend(parts.iter().filter(|p| p.get("functionResponse").is_some()).map(|_| Entry::ToolOutput));
+            let outputs = parts.iter().filter(|p| p.get("functionResponse").is_some()).count();
+            if outputs > 0 {
+                // Text beside function responses is not a prompt.
+                conversation.extend(std::iter::repeat_n(Entry::ToolOutput, outputs));
+                continue;
+            }
             let texts: Vec<String> = parts
                 .iter()
                 .filter(|p| p.get("thought").and_then(Value::as_bool) != Some(true))
@@ -100,7 +106,9 @@ impl ProviderApi for Gemini {
         };
         let mut chunks = Vec::new();
         if let Some(t) = &plan.thinking {
-            chunks.extend(stream_chunks(t).into_iter().map(|d| chunk(vec![json!({"text": d, "thought": true})])));
+            // One thought part, as Gemini sends one summary per thought (Gemini
+            // CLI parses each part as `**subject** description`).
+            chunks.push(chunk(vec![json!({"text": t, "thought": true})]));
         }
         if let Some(t) = &plan.text {
             chunks.extend(stream_chunks(t).into_iter().map(|d| chunk(vec![json!({"text": d})])));

@@ -63,16 +63,27 @@ pub enum Selection<'a> {
 
 impl ModelScript {
     /// Choose the reply for a conversation. A user message belongs to a
-    /// turn when one of its text parts contains the turn's prompt text
-    /// (custom instructions may share the part; no prompt text contains
-    /// another, the loader checks). Searched from the end, so the newest
-    /// turn wins.
+    /// turn when one of its text parts holds the turn's prompt text on lines
+    /// of its own (agents wrap it, e.g. Grok's `<user_query>` lines, or put
+    /// custom instructions before it; no prompt text contains another, the
+    /// loader checks); a prompt quoted inside a sentence does not count.
+    /// Searched from the end, so the newest turn wins. A request whose last
+    /// entry is a user message holding no prompt is not a turn (Grok's
+    /// dashboard-line request repeats the conversation and then asks).
     pub fn select(&self, conversation: &[Entry]) -> Selection<'_> {
+        // A turn's request ends with its prompt or with tool outputs; one that
+        // ends with some other user message is a side request (a title or
+        // dashboard line about the conversation), whatever came before.
+        if let Some(Entry::User(parts)) = conversation.last()
+            && !self.turns.iter().any(|t| parts.iter().any(|p| holds_as_lines(p, &t.prompt_text)))
+        {
+            return Selection::NotATurn;
+        }
         let found = conversation.iter().enumerate().rev().find_map(|(pos, entry)| {
             let Entry::User(parts) = entry else { return None };
             self.turns
                 .iter()
-                .position(|t| parts.iter().any(|p| p.contains(t.prompt_text.as_str())))
+                .position(|t| parts.iter().any(|p| holds_as_lines(p, &t.prompt_text)))
                 .map(|turn| (pos, turn))
         });
         let Some((pos, turn)) = found else {
@@ -87,6 +98,22 @@ impl ModelScript {
             None => Selection::PastEnd { turn, outputs },
         }
     }
+}
+
+/// Whether `text` occurs in `part` with nothing but whitespace before it on
+/// its first line and after it on its last line.
+fn holds_as_lines(part: &str, text: &str) -> bool {
+    let text = text.trim();
+    if text.is_empty() {
+        return false;
+    }
+    part.match_indices(text).any(|(at, m)| {
+        let before = &part[..at];
+        let after = &part[at + m.len()..];
+        let line_before = before.rsplit('\n').next().unwrap_or_default();
+        let line_after = after.split('\n').next().unwrap_or_default();
+        line_before.trim().is_empty() && line_after.trim().is_empty()
+    })
 }
 
 #[cfg(test)]
@@ -143,7 +170,27 @@ mod tests {
                 vec![user("Be brief.\n\nPing the editor.")],
                 "reply 0.0",
             ),
+            ("custom instructions on the same line", vec![user("Be brief. Ping the editor.")], "not a turn"),
+            (
+                "a reminder before the prompt does not hide it",
+                vec![user("<system-reminder>x</system-reminder>"), user("Ping the editor.")],
+                "reply 0.0",
+            ),
             ("no prompt text at all", vec![user("Generate a title")], "not a turn"),
+            (
+                "wrapped on lines of its own (Grok)",
+                vec![user("<user_query>\nPing the editor.\n</user_query>")],
+                "reply 0.0",
+            ),
+            (
+                "ends with a user message holding no prompt: a side request",
+                vec![
+                    user("<user_query>\nPing the editor.\n</user_query>"),
+                    Entry::ToolOutput,
+                    user("Write a dashboard line for the reply after \"user_query Ping the editor. /user_query\"."),
+                ],
+                "not a turn",
+            ),
             ("empty conversation", vec![], "not a turn"),
         ];
         for (case, conversation, want) in cases {
