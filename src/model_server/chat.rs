@@ -15,6 +15,16 @@
 //! `chat.completion` object. Errors are an HTTP status with an OpenAI error
 //! body. `GET /v1/models` lists the requested model; `GET /` answers 200
 //! (Grok probes both).
+//!
+//! Seen from Grok Build 1.0.41 (2026-11-29): `GET /v1/models`, `GET /`, then
+//! `POST /v1/chat/completions` with the prompt as a user message
+//! `"<user_query>\n...\n</user_query>"`. MCP tools are not offered by name:
+//! the model reaches them through meta-tools (`search_tool`, `use_tool`), and
+//! a direct call of `unity-ops__uap_ping` works, so the Grok profile's
+//! naming is `{ form = "flat", template = "unity-ops__{tool}" }` (with the
+//! default namespace rule Grok answers "Tool not found: uap_ping"). After a
+//! turn Grok sends a side request (a `<system-reminder>` user message asking
+//! for a dashboard line that quotes the prompt), answered as unscripted.
 
 use axum::http::Method;
 use serde_json::{Value, json};

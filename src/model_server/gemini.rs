@@ -16,6 +16,15 @@
 //! each of them (`complexity_score` >= 1, `next_speaker` "user"), and
 //! `:countTokens` with a fixed count. Errors: an HTTP status with
 //! `{"error":{"code","message","status"}}`.
+//!
+//! Seen from Gemini CLI 0.61.0 (2026-11-29): a router call
+//! `gemini-3.5-flash-lite:generateContent` before the turn, then
+//! `gemini-3.8-flash:streamGenerateContent?alt=sse` whose first user content
+//! holds a `<session_context>` part and the prompt as its own part; tools
+//! offered flat (`mcp_unity-ops_uap_ping`); our `functionCall.id` becomes
+//! the toolCallId `mcp_unity-ops_uap_ping__call_ping_1`; a thought part
+//! becomes an `agent_thought_chunk` (`**subject**` parsed from its start);
+//! a 400 ends the prompt with JSON-RPC error 400 carrying the body.
 
 use axum::http::Method;
 use serde_json::{Value, json};
