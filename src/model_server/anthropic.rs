@@ -13,6 +13,14 @@
 //! `message_stop`. Non-streaming requests get one `message` object.
 //! `POST /v1/messages/count_tokens` is answered with a fixed count. Errors:
 //! an HTTP status with `{"type":"error","error":{"type","message"}}`.
+//!
+//! Seen from Claude Code 2.1.332 (2026-11-29, `-p` stream-json with
+//! `ANTHROPIC_BASE_URL`): `POST /v1/messages?beta=true`, streaming; MCP tools
+//! are deferred behind `ToolSearch` (the request's `tools` list only
+//! `DeferredToolPlaceholder`), yet a direct call of `mcp__unity-ops__uap_ping`
+//! works, so its naming is `{ form = "flat", template = "mcp__unity-ops__{tool}" }`;
+//! the call then goes through `can_use_tool` and comes back as a
+//! `tool_result`. The request may end with a `system`-role message.
 
 use axum::http::Method;
 use serde_json::{Value, json};
