@@ -69,7 +69,9 @@ pub fn gated_target(tool_name: &str, input: &Value) -> Option<String> {
             .find(|t| is_gated_script_path(t));
     }
     if FILE_TOOL_NAMES.contains(&tool_name) {
-        let path = input["file_path"].as_str().or_else(|| input["path"].as_str())?;
+        let path = input["file_path"]
+            .as_str()
+            .or_else(|| input["path"].as_str())?;
         return is_gated_script_path(path).then(|| path.to_string());
     }
     None
@@ -183,14 +185,21 @@ pub fn run_hook_on_stdio(timeout: std::time::Duration) -> std::io::Result<()> {
     // a detached reader: on timeout the process exits and takes it along
     std::thread::spawn(move || {
         let mut buf = Vec::new();
-        let read = std::io::stdin().lock().take(HOOK_INPUT_LIMIT + 1).read_to_end(&mut buf);
+        let read = std::io::stdin()
+            .lock()
+            .take(HOOK_INPUT_LIMIT + 1)
+            .read_to_end(&mut buf);
         let _ = tx.send(read.ok().map(|_| buf));
     });
-    let Ok(Some(bytes)) = rx.recv_timeout(timeout) else { return Ok(()) };
+    let Ok(Some(bytes)) = rx.recv_timeout(timeout) else {
+        return Ok(());
+    };
     if bytes.len() as u64 > HOOK_INPUT_LIMIT {
         return Ok(());
     }
-    let Ok(text) = String::from_utf8(bytes) else { return Ok(()) };
+    let Ok(text) = String::from_utf8(bytes) else {
+        return Ok(());
+    };
     if let Some(line) = hook_decision(&text) {
         let mut out = std::io::stdout().lock();
         writeln!(out, "{line}")?;
@@ -205,7 +214,10 @@ pub fn run_hook_on_stdio(timeout: std::time::Duration) -> std::io::Result<()> {
 /// separators and never counts as a `-Parameter`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Tok {
-    Word { text: String, quoted: bool },
+    Word {
+        text: String,
+        quoted: bool,
+    },
     /// `>`, `>>`, `&>`, `*>`, `2>`: the next word is written.
     RedirectOut,
     /// `<`, `<<<`, or `>&1`-style duplication: the next word (if any) is not a target.
@@ -223,7 +235,12 @@ type Segment = Vec<Tok>;
 /// space, a quote or a newline.
 fn tokenize(cmd: &str) -> Option<Vec<Segment>> {
     let chars: Vec<char> = cmd.chars().collect();
-    let mut lexer = Lexer { chars: &chars, pos: 0, segments: Vec::new(), no_group_match: false };
+    let mut lexer = Lexer {
+        chars: &chars,
+        pos: 0,
+        segments: Vec::new(),
+        no_group_match: false,
+    };
     lexer.run(chars.len())?;
     Some(lexer.segments)
 }
@@ -253,7 +270,10 @@ impl Lexer<'_> {
         macro_rules! end_word {
             () => {
                 if in_word {
-                    seg.push(Tok::Word { text: std::mem::take(&mut word), quoted });
+                    seg.push(Tok::Word {
+                        text: std::mem::take(&mut word),
+                        quoted,
+                    });
                     in_word = false;
                     quoted = false;
                 }
@@ -299,7 +319,10 @@ impl Lexer<'_> {
                 }
                 '>' => {
                     // a pending all-digits or `*` word is the stream number (`2>`, `*>`)
-                    if in_word && !quoted && (word == "*" || word.chars().all(|d| d.is_ascii_digit())) {
+                    if in_word
+                        && !quoted
+                        && (word == "*" || word.chars().all(|d| d.is_ascii_digit()))
+                    {
                         word.clear();
                         in_word = false;
                     }
@@ -341,7 +364,10 @@ impl Lexer<'_> {
                     quoted |= !in_word;
                     in_word = true;
                 }
-                '@' if !in_word && matches!(self.peek(1), Some('"' | '\'')) && self.here_string_start() => {
+                '@' if !in_word
+                    && matches!(self.peek(1), Some('"' | '\''))
+                    && self.here_string_start() =>
+                {
                     let text = self.lex_here_string(end)?;
                     word.push_str(&text);
                     in_word = true;
@@ -497,7 +523,11 @@ impl Lexer<'_> {
                     self.pos += 1; // the newline
                 }
                 let line = line.trim_end_matches('\r');
-                let line = if strip_tabs { line.trim_start_matches('\t') } else { line };
+                let line = if strip_tabs {
+                    line.trim_start_matches('\t')
+                } else {
+                    line
+                };
                 if line == delim {
                     break;
                 }
@@ -564,7 +594,9 @@ fn dotnet_write_targets(command: &str, out: &mut Vec<String>) {
             from = args;
             let rest = command[args..].trim_start();
             let mut it = rest.char_indices();
-            let Some((_, q @ ('"' | '\''))) = it.next() else { continue };
+            let Some((_, q @ ('"' | '\''))) = it.next() else {
+                continue;
+            };
             if let Some(close) = rest[1..].find(q) {
                 out.push(rest[1..1 + close].to_string());
             }
@@ -595,7 +627,10 @@ fn segment_targets(seg: &Segment, out: &mut Vec<String>) {
                     i += 1;
                 }
             }
-            Tok::Word { text, quoted } => args.push(Arg { text, quoted: *quoted }),
+            Tok::Word { text, quoted } => args.push(Arg {
+                text,
+                quoted: *quoted,
+            }),
         }
         i += 1;
     }
@@ -612,7 +647,12 @@ fn command_targets(args: &[Arg], out: &mut Vec<String>) {
             && a.text.split_once('=').is_some_and(|(name, _)| {
                 !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
             });
-        if is_assignment || matches!(a.text, "sudo" | "env" | "command" | "exec" | "nohup" | "time") {
+        if is_assignment
+            || matches!(
+                a.text,
+                "sudo" | "env" | "command" | "exec" | "nohup" | "time"
+            )
+        {
             start += 1;
         } else {
             break;
@@ -622,11 +662,23 @@ fn command_targets(args: &[Arg], out: &mut Vec<String>) {
     let name = command_name(cmd.text);
     let rest = &args[start + 1..];
     match name.as_str() {
-        "tee" => out.extend(rest.iter().filter(|a| !is_option(a)).map(|a| a.text.to_string())),
+        "tee" => out.extend(
+            rest.iter()
+                .filter(|a| !is_option(a))
+                .map(|a| a.text.to_string()),
+        ),
         "sed" => sed_targets(rest, out),
-        "dd" => out.extend(rest.iter().filter_map(|a| a.text.strip_prefix("of=")).map(str::to_string)),
-        "cp" | "mv" | "install" if !has_ps_param(rest, "destination") => posix_copy_targets(rest, out),
-        "cp" | "mv" | "copy" | "move" | "copy-item" | "move-item" | "cpi" | "mi" => ps_copy_targets(rest, out),
+        "dd" => out.extend(
+            rest.iter()
+                .filter_map(|a| a.text.strip_prefix("of="))
+                .map(str::to_string),
+        ),
+        "cp" | "mv" | "install" if !has_ps_param(rest, "destination") => {
+            posix_copy_targets(rest, out)
+        }
+        "cp" | "mv" | "copy" | "move" | "copy-item" | "move-item" | "cpi" | "mi" => {
+            ps_copy_targets(rest, out)
+        }
         "set-content" | "add-content" | "out-file" | "new-item" | "ac" | "ni" | "tee-object" => {
             ps_write_targets(&name, rest, out)
         }
@@ -636,8 +688,14 @@ fn command_targets(args: &[Arg], out: &mut Vec<String>) {
 
 /// `/usr/bin/tee`, `Set-Content`, `tee.exe` -> `tee`, `set-content`, `tee`.
 fn command_name(word: &str) -> String {
-    let base = word.rsplit(['/', '\\']).next().unwrap_or(word).to_ascii_lowercase();
-    base.strip_suffix(".exe").map(str::to_string).unwrap_or(base)
+    let base = word
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(word)
+        .to_ascii_lowercase();
+    base.strip_suffix(".exe")
+        .map(str::to_string)
+        .unwrap_or(base)
 }
 
 fn is_option(a: &Arg) -> bool {
@@ -722,7 +780,10 @@ fn posix_copy_targets(args: &[Arg], out: &mut Vec<String>) {
         } else if a.text == "--target-directory" || a.text == "-t" {
             target_dir = args.get(i).map(|a| a.text);
             i += 1;
-        } else if matches!(a.text, "-S" | "--suffix" | "-m" | "--mode" | "-o" | "--owner" | "-g" | "--group") {
+        } else if matches!(
+            a.text,
+            "-S" | "--suffix" | "-m" | "--mode" | "-o" | "--owner" | "-g" | "--group"
+        ) {
             i += 1; // takes a value
         }
     }
@@ -743,7 +804,11 @@ fn push_destination(dest: &str, sources: &[&str], is_dir: bool, out: &mut Vec<St
     if is_dir || looks_like_dir(dest) {
         let dir = dest.trim_end_matches(['/', '\\']);
         for src in sources {
-            let name = src.trim_end_matches(['/', '\\']).rsplit(['/', '\\']).next().unwrap_or(src);
+            let name = src
+                .trim_end_matches(['/', '\\'])
+                .rsplit(['/', '\\'])
+                .next()
+                .unwrap_or(src);
             if !name.is_empty() {
                 out.push(format!("{dir}/{name}"));
             }
@@ -753,14 +818,31 @@ fn push_destination(dest: &str, sources: &[&str], is_dir: bool, out: &mut Vec<St
 
 /// A destination ending in a separator, or whose last segment has no dot.
 fn looks_like_dir(path: &str) -> bool {
-    path.ends_with(['/', '\\']) || !path.rsplit(['/', '\\']).next().unwrap_or(path).contains('.')
+    path.ends_with(['/', '\\'])
+        || !path
+            .rsplit(['/', '\\'])
+            .next()
+            .unwrap_or(path)
+            .contains('.')
 }
 
 /// PowerShell switches that take no value; any other `-Param` consumes the
 /// next word (so a parameter's value is never mistaken for the target).
 const PS_SWITCHES: &[&str] = &[
-    "force", "append", "noclobber", "nonewline", "passthru", "whatif", "confirm", "asbytestream", "verbose",
-    "debug", "recurse", "container", "usetransaction", "raw",
+    "force",
+    "append",
+    "noclobber",
+    "nonewline",
+    "passthru",
+    "whatif",
+    "confirm",
+    "asbytestream",
+    "verbose",
+    "debug",
+    "recurse",
+    "container",
+    "usetransaction",
+    "raw",
 ];
 
 /// A PowerShell command line split into named parameters and positionals.
@@ -771,12 +853,18 @@ struct PsArgs<'a> {
 
 impl PsArgs<'_> {
     fn get(&self, names: &[&str]) -> Option<&str> {
-        self.named.iter().find(|(n, _)| names.contains(&n.as_str())).map(|(_, v)| *v)
+        self.named
+            .iter()
+            .find(|(n, _)| names.contains(&n.as_str()))
+            .map(|(_, v)| *v)
     }
 }
 
 fn parse_ps_args<'a>(args: &'a [Arg]) -> PsArgs<'a> {
-    let mut parsed = PsArgs { named: Vec::new(), positional: Vec::new() };
+    let mut parsed = PsArgs {
+        named: Vec::new(),
+        positional: Vec::new(),
+    };
     let mut i = 0;
     while i < args.len() {
         let a = &args[i];
@@ -794,7 +882,11 @@ fn parse_ps_args<'a>(args: &'a [Arg]) -> PsArgs<'a> {
             None => (param.to_ascii_lowercase(), None),
         };
         // `-Dest` is PowerShell's unambiguous prefix of `-Destination`
-        let name = if name.len() >= 4 && "destination".starts_with(&name) { "destination".to_string() } else { name };
+        let name = if name.len() >= 4 && "destination".starts_with(&name) {
+            "destination".to_string()
+        } else {
+            name
+        };
         match inline {
             Some(v) if !v.is_empty() => parsed.named.push((name, v)),
             Some(_) => {
@@ -827,7 +919,11 @@ const PS_PATH_PARAMS: &[&str] = &["path", "literalpath", "filepath", "pspath"];
 fn ps_write_targets(name: &str, args: &[Arg], out: &mut Vec<String>) {
     let ps = parse_ps_args(args);
     let path = ps.get(PS_PATH_PARAMS).or(ps.positional.first().copied());
-    let item_name = if matches!(name, "new-item" | "ni") { ps.get(&["name"]) } else { None };
+    let item_name = if matches!(name, "new-item" | "ni") {
+        ps.get(&["name"])
+    } else {
+        None
+    };
     match (path, item_name) {
         (Some(p), Some(n)) => out.push(format!("{}/{n}", p.trim_end_matches(['/', '\\']))),
         (None, Some(n)) => out.push(n.to_string()),

@@ -57,7 +57,9 @@ impl McpCall {
 /// retitling update carries `variant` and `tool_name` but may leave out
 /// `tool_input`); every other field is replaced.
 pub fn merge_tool_call(known: &mut Value, frame: &Value) {
-    let Some(frame) = frame.as_object() else { return };
+    let Some(frame) = frame.as_object() else {
+        return;
+    };
     if !known.is_object() {
         *known = Value::Object(Map::new());
     }
@@ -98,13 +100,18 @@ pub fn permission_tool_call(tool_call: &Value) -> Value {
 }
 
 fn title(call: &Value) -> Option<&str> {
-    call["title"].as_str().map(str::trim).filter(|t| !t.is_empty())
+    call["title"]
+        .as_str()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
 }
 
 /// A name part as agents spell server and tool ids: no whitespace, no
 /// brackets, not empty.
 fn is_id(s: &str) -> bool {
-    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
 /// `<server>__<tool>` (Grok's own spelling of an MCP tool), with exactly one
@@ -112,7 +119,8 @@ fn is_id(s: &str) -> bool {
 /// `mcp__unity-ops__startup`, which is no `unity-ops` tool.
 fn split_double_underscore(s: &str) -> Option<(String, String)> {
     let (server, tool) = s.split_once("__")?;
-    (is_id(server) && is_id(tool) && !tool.contains("__")).then(|| (server.to_string(), tool.to_string()))
+    (is_id(server) && is_id(tool) && !tool.contains("__"))
+        .then(|| (server.to_string(), tool.to_string()))
 }
 
 /// The MCP tool this call invokes, read only from where agents put it.
@@ -125,7 +133,11 @@ pub fn mcp_call(call: &Value) -> Option<McpCall> {
         && is_id(server)
         && is_id(tool)
     {
-        return Some(McpCall { server: server.into(), tool: tool.into(), arguments: object_or_empty(&raw["arguments"]) });
+        return Some(McpCall {
+            server: server.into(),
+            tool: tool.into(),
+            arguments: object_or_empty(&raw["arguments"]),
+        });
     }
 
     // Grok: the `use_tool` meta-tool, before or after its retitling update
@@ -133,12 +145,20 @@ pub fn mcp_call(call: &Value) -> Option<McpCall> {
     if (title == Some("use_tool") || matches!(grok_variant, Some("UseTool" | "MCPTool")))
         && let Some((server, tool)) = raw["tool_name"].as_str().and_then(split_double_underscore)
     {
-        return Some(McpCall { server, tool, arguments: grok_arguments(raw) });
+        return Some(McpCall {
+            server,
+            tool,
+            arguments: grok_arguments(raw),
+        });
     }
     if let Some(t) = title {
         // Grok: a direct call (or the retitled use_tool) named `<server>__<tool>`
         if let Some((server, tool)) = split_double_underscore(t) {
-            return Some(McpCall { server, tool, arguments: grok_arguments(raw) });
+            return Some(McpCall {
+                server,
+                tool,
+                arguments: grok_arguments(raw),
+            });
         }
         // codex-acp 1.x/2.x: `mcp.<server>.<tool>`, marked as an MCP call
         if call["_meta"]["is_mcp_tool_call"].as_bool() == Some(true)
@@ -147,7 +167,11 @@ pub fn mcp_call(call: &Value) -> Option<McpCall> {
             && is_id(server)
             && is_id(tool)
         {
-            return Some(McpCall { server: server.into(), tool: tool.into(), arguments: object_or_empty(&raw["arguments"]) });
+            return Some(McpCall {
+                server: server.into(),
+                tool: tool.into(),
+                arguments: object_or_empty(&raw["arguments"]),
+            });
         }
         // codex-acp 0.x: `Tool: <server>/<tool>`
         if let Some(rest) = t.strip_prefix("Tool: ")
@@ -155,7 +179,11 @@ pub fn mcp_call(call: &Value) -> Option<McpCall> {
             && is_id(server)
             && is_id(tool)
         {
-            return Some(McpCall { server: server.into(), tool: tool.into(), arguments: object_or_empty(&raw["arguments"]) });
+            return Some(McpCall {
+                server: server.into(),
+                tool: tool.into(),
+                arguments: object_or_empty(&raw["arguments"]),
+            });
         }
         // Gemini CLI: `<tool> (<server> MCP Server)`, arguments as a JSON text block
         if let Some(rest) = t.strip_suffix(" MCP Server)")
@@ -163,14 +191,22 @@ pub fn mcp_call(call: &Value) -> Option<McpCall> {
             && is_id(tool)
             && is_id(server)
         {
-            return Some(McpCall { server: server.into(), tool: tool.into(), arguments: json_text_arguments(call) });
+            return Some(McpCall {
+                server: server.into(),
+                tool: tool.into(),
+                arguments: json_text_arguments(call),
+            });
         }
     }
     None
 }
 
 fn object_or_empty(v: &Value) -> Value {
-    if v.is_object() { v.clone() } else { Value::Object(Map::new()) }
+    if v.is_object() {
+        v.clone()
+    } else {
+        Value::Object(Map::new())
+    }
 }
 
 /// Grok's arguments: `tool_input` of the use_tool form, else (a direct call)
@@ -198,9 +234,16 @@ fn grok_arguments(raw: &Value) -> Value {
 /// Gemini's arguments: the first text block of the permission request's
 /// content (else of `content`) that parses as a JSON object.
 fn json_text_arguments(call: &Value) -> Value {
-    let blocks = call[PERMISSION_CONTENT].as_array().into_iter().chain(call["content"].as_array());
+    let blocks = call[PERMISSION_CONTENT]
+        .as_array()
+        .into_iter()
+        .chain(call["content"].as_array());
     for item in blocks.flatten() {
-        let block = if item["type"] == "content" { &item["content"] } else { item };
+        let block = if item["type"] == "content" {
+            &item["content"]
+        } else {
+            item
+        };
         if let Some(text) = block["text"].as_str()
             && let Ok(v @ Value::Object(_)) = serde_json::from_str::<Value>(text)
         {
@@ -247,22 +290,37 @@ pub fn tool_input(call: &Value) -> Value {
         }
     };
     if let Some(t) = title(call) {
-        input.entry("title").or_insert_with(|| Value::String(t.to_string()));
+        input
+            .entry("title")
+            .or_insert_with(|| Value::String(t.to_string()));
     }
     if let Some(kind) = call["kind"].as_str() {
-        input.entry("kind").or_insert_with(|| Value::String(kind.to_string()));
+        input
+            .entry("kind")
+            .or_insert_with(|| Value::String(kind.to_string()));
     }
     if let Some(argv) = input.get("command").filter(|c| c.is_array())
-        && let Some(command) = crate::script_gate::shell_command(&serde_json::json!({ "command": argv }))
+        && let Some(command) =
+            crate::script_gate::shell_command(&serde_json::json!({ "command": argv }))
     {
         input.insert("command".into(), Value::String(command));
     }
-    let location = call["locations"].as_array().and_then(|l| l.first()).and_then(|l| l["path"].as_str());
+    let location = call["locations"]
+        .as_array()
+        .and_then(|l| l.first())
+        .and_then(|l| l["path"].as_str());
     if let Some(path) = location {
-        input.entry("path").or_insert_with(|| Value::String(path.to_string()));
+        input
+            .entry("path")
+            .or_insert_with(|| Value::String(path.to_string()));
     }
-    if matches!(call["kind"].as_str(), Some("read" | "edit" | "delete")) && !input.contains_key("file_path") {
-        let path = input.get("path").and_then(Value::as_str).map(str::to_string);
+    if matches!(call["kind"].as_str(), Some("read" | "edit" | "delete"))
+        && !input.contains_key("file_path")
+    {
+        let path = input
+            .get("path")
+            .and_then(Value::as_str)
+            .map(str::to_string);
         if let Some(path) = path {
             input.insert("file_path".into(), Value::String(path));
         }
@@ -289,10 +347,22 @@ mod tests {
     #[test]
     fn input_is_raw_input_plus_title_kind_and_path() {
         let mut call = Value::Null;
-        merge_tool_call(&mut call, &json!({"sessionUpdate": "tool_call", "toolCallId": "c", "kind": "read", "title": "Read a", "rawInput": {"file_path": "a", "title": "mine"}}));
-        merge_tool_call(&mut call, &json!({"sessionUpdate": "tool_call_update", "toolCallId": "c", "locations": [{"path": "/p/a"}]}));
-        assert_eq!(tool_input(&call), json!({"file_path": "a", "title": "mine", "kind": "read", "path": "/p/a"}));
-        assert_eq!(tool_input(&json!({"rawInput": "ls -la"})), json!({"rawInput": "ls -la"}));
+        merge_tool_call(
+            &mut call,
+            &json!({"sessionUpdate": "tool_call", "toolCallId": "c", "kind": "read", "title": "Read a", "rawInput": {"file_path": "a", "title": "mine"}}),
+        );
+        merge_tool_call(
+            &mut call,
+            &json!({"sessionUpdate": "tool_call_update", "toolCallId": "c", "locations": [{"path": "/p/a"}]}),
+        );
+        assert_eq!(
+            tool_input(&call),
+            json!({"file_path": "a", "title": "mine", "kind": "read", "path": "/p/a"})
+        );
+        assert_eq!(
+            tool_input(&json!({"rawInput": "ls -la"})),
+            json!({"rawInput": "ls -la"})
+        );
     }
 
     #[test]
@@ -307,8 +377,14 @@ mod tests {
             (json!({"kind": "move"}), "Move"),
             (json!({"kind": "think"}), "Think"),
             (json!({"kind": "other", "title": "use_tool"}), "use_tool"),
-            (json!({"kind": "other", "title": "Tool: unity ops/uap_ping"}), "Tool: unity ops/uap_ping"),
-            (json!({"title": "uap_ping (unity-ops MCP Server)"}), "mcp__unity-ops__uap_ping"),
+            (
+                json!({"kind": "other", "title": "Tool: unity ops/uap_ping"}),
+                "Tool: unity ops/uap_ping",
+            ),
+            (
+                json!({"title": "uap_ping (unity-ops MCP Server)"}),
+                "mcp__unity-ops__uap_ping",
+            ),
             (json!({"kind": "brand_new_kind", "title": "t"}), "t"),
             (json!({"kind": "other"}), "Tool"),
             (json!({}), "Tool"),

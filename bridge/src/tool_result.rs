@@ -52,7 +52,9 @@ impl Rendered {
     /// One ACP / MCP content block (the two share this shape).
     fn block(&mut self, block: &Value) {
         match block["type"].as_str().unwrap_or("") {
-            "text" => self.texts.push(block["text"].as_str().unwrap_or("").to_string()),
+            "text" => self
+                .texts
+                .push(block["text"].as_str().unwrap_or("").to_string()),
             "image" => self.image(
                 block["mimeType"].as_str().unwrap_or("image/png"),
                 block["data"].as_str().unwrap_or(""),
@@ -63,10 +65,16 @@ impl Rendered {
                 self.texts.push(text.to_string());
             }
             "resource_link" => {
-                let text = block["uri"].as_str().or(block["name"].as_str()).unwrap_or("");
+                let text = block["uri"]
+                    .as_str()
+                    .or(block["name"].as_str())
+                    .unwrap_or("");
                 self.texts.push(text.to_string());
             }
-            other => self.texts.push(format!("[{}]", if other.is_empty() { "content" } else { other })),
+            other => self.texts.push(format!(
+                "[{}]",
+                if other.is_empty() { "content" } else { other }
+            )),
         }
     }
 
@@ -81,9 +89,10 @@ impl Rendered {
         match item["type"].as_str().unwrap_or("") {
             "content" => self.block(&item["content"]),
             "diff" => self.texts.push(render_diff(item)),
-            "terminal" => self
-                .texts
-                .push(format!("[terminal {}]", item["terminalId"].as_str().unwrap_or("?"))),
+            "terminal" => self.texts.push(format!(
+                "[terminal {}]",
+                item["terminalId"].as_str().unwrap_or("?")
+            )),
             // a bare content block where a wrapped one belongs: read it anyway
             _ => self.block(item),
         }
@@ -248,17 +257,52 @@ mod tests {
     #[test]
     fn renders_content_raw_output_and_fallbacks() {
         let cases = [
-            ("text content", json!({"content": [{"type": "content", "content": {"type": "text", "text": "a"}}, {"type": "content", "content": {"type": "text", "text": "b"}}]}), json!("a\nb")),
-            ("diff", json!({"content": [{"type": "diff", "path": "f.txt", "oldText": "x", "newText": "y\nz"}]}), json!("f.txt\n-x\n+y\n+z")),
-            ("terminal", json!({"content": [{"type": "terminal", "terminalId": "t1"}]}), json!("[terminal t1]")),
-            ("codex mcp result in rawOutput", json!({"rawOutput": {"result": {"content": [{"type": "text", "text": "pong"}], "structuredContent": null, "_meta": null}, "error": null}}), json!("pong")),
-            ("empty mcp content keeps the error text", json!({"rawOutput": {"result": {"content": []}, "error": "boom"}}), json!(r#"{"result":{"content":[]},"error":"boom"}"#)),
-            ("string rawOutput stays a string", json!({"rawOutput": "denied"}), json!("denied")),
-            ("other rawOutput is stringified", json!({"rawOutput": {"kind": "unknown", "value": {"x": 1}}}), json!(r#"{"kind":"unknown","value":{"x":1}}"#)),
-            ("content wins over rawOutput", json!({"content": [{"type": "content", "content": {"type": "text", "text": "c"}}], "rawOutput": "r"}), json!("c")),
+            (
+                "text content",
+                json!({"content": [{"type": "content", "content": {"type": "text", "text": "a"}}, {"type": "content", "content": {"type": "text", "text": "b"}}]}),
+                json!("a\nb"),
+            ),
+            (
+                "diff",
+                json!({"content": [{"type": "diff", "path": "f.txt", "oldText": "x", "newText": "y\nz"}]}),
+                json!("f.txt\n-x\n+y\n+z"),
+            ),
+            (
+                "terminal",
+                json!({"content": [{"type": "terminal", "terminalId": "t1"}]}),
+                json!("[terminal t1]"),
+            ),
+            (
+                "codex mcp result in rawOutput",
+                json!({"rawOutput": {"result": {"content": [{"type": "text", "text": "pong"}], "structuredContent": null, "_meta": null}, "error": null}}),
+                json!("pong"),
+            ),
+            (
+                "empty mcp content keeps the error text",
+                json!({"rawOutput": {"result": {"content": []}, "error": "boom"}}),
+                json!(r#"{"result":{"content":[]},"error":"boom"}"#),
+            ),
+            (
+                "string rawOutput stays a string",
+                json!({"rawOutput": "denied"}),
+                json!("denied"),
+            ),
+            (
+                "other rawOutput is stringified",
+                json!({"rawOutput": {"kind": "unknown", "value": {"x": 1}}}),
+                json!(r#"{"kind":"unknown","value":{"x":1}}"#),
+            ),
+            (
+                "content wins over rawOutput",
+                json!({"content": [{"type": "content", "content": {"type": "text", "text": "c"}}], "rawOutput": "r"}),
+                json!("c"),
+            ),
             ("nothing", json!({}), json!("")),
-            ("text and image", json!({"rawOutput": {"result": {"content": [{"type": "text", "text": "shot"}, img("QUJD")]}}}),
-                json!([{"type": "text", "text": "shot"}, {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "QUJD"}}])),
+            (
+                "text and image",
+                json!({"rawOutput": {"result": {"content": [{"type": "text", "text": "shot"}, img("QUJD")]}}}),
+                json!([{"type": "text", "text": "shot"}, {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "QUJD"}}]),
+            ),
         ];
         for (name, call, want) in cases {
             assert_eq!(tool_result_content(&call), want, "{name}");
@@ -278,7 +322,9 @@ mod tests {
     #[test]
     fn an_only_dropped_image_does_not_fall_back_to_raw_output() {
         let big = "A".repeat(MAX_IMAGE_BASE64 + 1);
-        let out = tool_result_content(&json!({"content": [{"type": "content", "content": img(&big)}], "rawOutput": {"result": {"content": [img("QQ==")]}}}));
+        let out = tool_result_content(
+            &json!({"content": [{"type": "content", "content": img(&big)}], "rawOutput": {"result": {"content": [img("QQ==")]}}}),
+        );
         assert_eq!(out, json!("[image]"));
     }
 }

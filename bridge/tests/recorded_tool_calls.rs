@@ -15,7 +15,8 @@ fn recordings() -> Vec<PathBuf> {
     let mut files = Vec::new();
     let mut dirs = vec![root.clone()];
     while let Some(dir) = dirs.pop() {
-        let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()));
+        let entries =
+            std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()));
         for entry in entries {
             let path = entry.expect("dir entry").path();
             if path.is_dir() {
@@ -32,19 +33,28 @@ fn recordings() -> Vec<PathBuf> {
 /// The agent's frames of one recording that are about tool calls, in order:
 /// (toolCallId, fields to merge, whether the frame is a permission request).
 fn tool_frames(path: &Path) -> Vec<(String, Value, bool)> {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
     let mut out = Vec::new();
     for (n, line) in text.lines().enumerate() {
-        let event: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{}:{}: {e}", path.display(), n + 1));
+        let event: Value = serde_json::from_str(line)
+            .unwrap_or_else(|e| panic!("{}:{}: {e}", path.display(), n + 1));
         if event["leg"] != "acp" || event["dir"] != "from_agent" {
             continue;
         }
-        let Some(frame) = event["raw"].as_str().and_then(|r| serde_json::from_str::<Value>(r).ok()) else { continue };
+        let Some(frame) = event["raw"]
+            .as_str()
+            .and_then(|r| serde_json::from_str::<Value>(r).ok())
+        else {
+            continue;
+        };
         match frame["method"].as_str() {
             Some("session/update") => {
                 let u = &frame["params"]["update"];
-                if matches!(u["sessionUpdate"].as_str(), Some("tool_call" | "tool_call_update"))
-                    && let Some(id) = u["toolCallId"].as_str()
+                if matches!(
+                    u["sessionUpdate"].as_str(),
+                    Some("tool_call" | "tool_call_update")
+                ) && let Some(id) = u["toolCallId"].as_str()
                 {
                     out.push((id.to_string(), u.clone(), false));
                 }
@@ -88,7 +98,11 @@ fn collect_images<'a>(v: &'a Value, out: &mut std::collections::BTreeSet<&'a str
 fn has_base64_run(text: &str) -> bool {
     let mut run = 0;
     for c in text.chars() {
-        run = if c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=') { run + 1 } else { 0 };
+        run = if c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=') {
+            run + 1
+        } else {
+            0
+        };
         if run >= 200 {
             return true;
         }
@@ -104,7 +118,11 @@ fn recorded_mcp_calls_are_named_structurally_and_their_results_keep_images_as_bl
     let mut finished_calls = 0;
     let mut image_blocks = 0;
     for file in &files {
-        let name = file.strip_prefix(Path::new(env!("CARGO_MANIFEST_DIR")).join("..")).unwrap_or(file).display().to_string();
+        let name = file
+            .strip_prefix(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
+            .unwrap_or(file)
+            .display()
+            .to_string();
         let mut calls: BTreeMap<String, Value> = BTreeMap::new();
         for (id, fields, _) in tool_frames(file) {
             let call = calls.entry(id.clone()).or_insert(Value::Null);
@@ -114,10 +132,16 @@ fn recorded_mcp_calls_are_named_structurally_and_their_results_keep_images_as_bl
             if let (Some(server), Some(tool)) = (raw["server"].as_str(), raw["tool"].as_str()) {
                 let want = format!("mcp__{server}__{tool}");
                 if claude_tool_name(call) != want {
-                    failures.push(format!("  {name} {id}: named {}, want {want}", claude_tool_name(call)));
+                    failures.push(format!(
+                        "  {name} {id}: named {}, want {want}",
+                        claude_tool_name(call)
+                    ));
                 }
                 if raw["arguments"].is_object() && tool_input(call) != raw["arguments"] {
-                    failures.push(format!("  {name} {id}: input {} is not the arguments", tool_input(call)));
+                    failures.push(format!(
+                        "  {name} {id}: input {} is not the arguments",
+                        tool_input(call)
+                    ));
                 }
             }
             let status = fields["status"].as_str().unwrap_or("");
@@ -133,20 +157,46 @@ fn recorded_mcp_calls_are_named_structurally_and_their_results_keep_images_as_bl
             let mut distinct = std::collections::BTreeSet::new();
             collect_images(call, &mut distinct);
             let recorded_images = distinct.len();
-            let images: Vec<&Value> = content.as_array().into_iter().flatten().filter(|b| b["type"] == "image").collect();
+            let images: Vec<&Value> = content
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|b| b["type"] == "image")
+                .collect();
             if images.len() != recorded_images.min(MAX_IMAGES) {
-                failures.push(format!("  {name} {id}: {} image blocks for {recorded_images} recorded images", images.len()));
+                failures.push(format!(
+                    "  {name} {id}: {} image blocks for {recorded_images} recorded images",
+                    images.len()
+                ));
             }
             image_blocks += images.len();
-            if images.iter().any(|i| i["source"]["type"] != "base64" || !i["source"]["media_type"].is_string()) {
-                failures.push(format!("  {name} {id}: an image block is not an Anthropic base64 image"));
+            if images
+                .iter()
+                .any(|i| i["source"]["type"] != "base64" || !i["source"]["media_type"].is_string())
+            {
+                failures.push(format!(
+                    "  {name} {id}: an image block is not an Anthropic base64 image"
+                ));
             }
             if status == "failed" && !is_error(call) {
-                failures.push(format!("  {name} {id}: a failed call is not an error result"));
+                failures.push(format!(
+                    "  {name} {id}: a failed call is not an error result"
+                ));
             }
         }
     }
-    assert!(finished_calls > 0, "the recordings hold no finished tool call");
-    assert!(image_blocks > 0, "no recorded result gave an image block (the screenshot recordings should)");
-    assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        finished_calls > 0,
+        "the recordings hold no finished tool call"
+    );
+    assert!(
+        image_blocks > 0,
+        "no recorded result gave an image block (the screenshot recordings should)"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

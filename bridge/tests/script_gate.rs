@@ -11,21 +11,33 @@ use acp_bridge::script_gate::{
 use serde_json::Value;
 
 fn data(name: &str) -> Value {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/script_gate").join(name);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/script_gate")
+        .join(name);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
     toml::from_str(&text).unwrap_or_else(|e| panic!("parsing {}: {e}", path.display()))
 }
 
 fn cases(file: &Value) -> &Vec<Value> {
-    file["case"].as_array().expect("data file has [[case]] entries")
+    file["case"]
+        .as_array()
+        .expect("data file has [[case]] entries")
 }
 
 fn str_field<'a>(case: &'a Value, key: &str) -> &'a str {
-    case[key].as_str().unwrap_or_else(|| panic!("case {case} lacks string field {key}"))
+    case[key]
+        .as_str()
+        .unwrap_or_else(|| panic!("case {case} lacks string field {key}"))
 }
 
 fn assert_no_failures(what: &str, failures: Vec<String>) {
-    assert!(failures.is_empty(), "{what}: {} failing case(s):\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{what}: {} failing case(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -47,11 +59,25 @@ fn shell_writes_into_assets_are_denied_naming_the_target() {
 fn seed_001_asks_for_at_least_15_powershell_idioms_and_the_bash_ones() {
     let file = data("shell_writes.toml");
     let count = |idiom: &str| cases(&file).iter().filter(|c| c["idiom"] == idiom).count();
-    assert!(count("powershell") >= 15, "only {} PowerShell idioms", count("powershell"));
-    let bash_idioms = ["redirect", "tee", "sed_in_place", "cp_destination", "mv_asmdef", "install_destination", "dd_of"];
+    assert!(
+        count("powershell") >= 15,
+        "only {} PowerShell idioms",
+        count("powershell")
+    );
+    let bash_idioms = [
+        "redirect",
+        "tee",
+        "sed_in_place",
+        "cp_destination",
+        "mv_asmdef",
+        "install_destination",
+        "dd_of",
+    ];
     for idiom in bash_idioms {
         assert!(
-            cases(&file).iter().any(|c| c["idiom"] == "bash" && c["name"] == idiom),
+            cases(&file)
+                .iter()
+                .any(|c| c["idiom"] == "bash" && c["name"] == idiom),
             "bash idiom {idiom} has no case"
         );
     }
@@ -60,7 +86,10 @@ fn seed_001_asks_for_at_least_15_powershell_idioms_and_the_bash_ones() {
 #[test]
 fn reads_non_scripts_staging_dynamic_code_and_unparsable_commands_are_allowed() {
     let file = data("shell_allowed.toml");
-    assert!(cases(&file).len() >= 7, "seed 001 asks for at least 7 allowed cases");
+    assert!(
+        cases(&file).len() >= 7,
+        "seed 001 asks for at least 7 allowed cases"
+    );
     let mut failures = Vec::new();
     for case in cases(&file) {
         let name = str_field(case, "name");
@@ -77,7 +106,12 @@ fn write_targets_come_from_named_parameters_positionals_and_operators() {
     let mut failures = Vec::new();
     for case in cases(&file) {
         let name = str_field(case, "name");
-        let want: Vec<&str> = case["targets"].as_array().expect("targets").iter().map(|t| t.as_str().expect("target")).collect();
+        let want: Vec<&str> = case["targets"]
+            .as_array()
+            .expect("targets")
+            .iter()
+            .map(|t| t.as_str().expect("target"))
+            .collect();
         let got = shell_write_targets(str_field(case, "command"));
         if got != want {
             failures.push(format!("  {name}: want {want:?}, got {got:?}"));
@@ -141,7 +175,10 @@ fn hook_denies_gated_writes_with_the_deny_text_and_prints_nothing_otherwise() {
                 let v: Value = serde_json::from_str(line).expect("hook output is JSON");
                 let out = &v["hookSpecificOutput"];
                 let reason = out["permissionDecisionReason"].as_str().unwrap_or("");
-                if out["hookEventName"] != "PreToolUse" || out["permissionDecision"] != "deny" || !reason.contains(STAGING_FOLDER) {
+                if out["hookEventName"] != "PreToolUse"
+                    || out["permissionDecision"] != "deny"
+                    || !reason.contains(STAGING_FOLDER)
+                {
                     failures.push(format!("  {name}: malformed decision {line}"));
                 }
                 if line.contains('\n') {
@@ -155,11 +192,16 @@ fn hook_denies_gated_writes_with_the_deny_text_and_prints_nothing_otherwise() {
 }
 
 #[test]
-fn steering_text_is_empty_when_off_and_at_most_three_lines_quoting_the_same_names_as_the_deny_texts_when_on() {
+fn steering_text_is_empty_when_off_and_at_most_three_lines_quoting_the_same_names_as_the_deny_texts_when_on()
+ {
     assert_eq!(steering_text(false), "");
     let on = steering_text(true);
     assert!(!on.is_empty());
-    assert!(on.lines().count() <= 3, "steering text has {} lines", on.lines().count());
+    assert!(
+        on.lines().count() <= 3,
+        "steering text has {} lines",
+        on.lines().count()
+    );
     let deny = deny_text("Assets/X.cs");
     let unasked = unasked_write_text("Assets/X.cs");
     for must in [STAGING_FOLDER, COMMIT_TOOL, ".asmdef", "Assets/"] {
@@ -167,6 +209,12 @@ fn steering_text_is_empty_when_off_and_at_most_three_lines_quoting_the_same_name
         assert!(deny.contains(must), "deny text lacks {must:?}");
         assert!(unasked.contains(must), "after-the-fact text lacks {must:?}");
     }
-    assert!(on.contains("PowerShell"), "steering text must name the PowerShell route");
-    assert!(deny.contains("Assets/X.cs"), "deny text names the blocked path");
+    assert!(
+        on.contains("PowerShell"),
+        "steering text must name the PowerShell route"
+    );
+    assert!(
+        deny.contains("Assets/X.cs"),
+        "deny text names the blocked path"
+    );
 }

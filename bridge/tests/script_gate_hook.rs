@@ -19,7 +19,12 @@ fn run_hook(stdin: &str) -> (Option<i32>, String) {
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn acp-bridge gate-hook");
-    child.stdin.take().expect("stdin").write_all(stdin.as_bytes()).expect("write stdin");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes())
+        .expect("write stdin");
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         if child.try_wait().expect("try_wait").is_some() {
@@ -33,7 +38,10 @@ fn run_hook(stdin: &str) -> (Option<i32>, String) {
         std::thread::sleep(Duration::from_millis(10));
     }
     let out = child.wait_with_output().expect("output");
-    (out.status.code(), String::from_utf8(out.stdout).expect("utf-8 stdout"))
+    (
+        out.status.code(),
+        String::from_utf8(out.stdout).expect("utf-8 stdout"),
+    )
 }
 
 #[test]

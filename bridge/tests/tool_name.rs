@@ -5,12 +5,17 @@
 
 use std::path::PathBuf;
 
-use acp_bridge::tool_name::{claude_tool_name, identity_pending, merge_tool_call, permission_tool_call, tool_input};
+use acp_bridge::tool_name::{
+    claude_tool_name, identity_pending, merge_tool_call, permission_tool_call, tool_input,
+};
 use serde_json::Value;
 
 fn cases(file: &str) -> Vec<Value> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/tool_name").join(file);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/tool_name")
+        .join(file);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("parsing {}: {e}", path.display()))
 }
 
@@ -31,20 +36,33 @@ fn check(file: &str) {
             if i == 0 {
                 let want = case["pending_after_first"].as_bool().unwrap_or(false);
                 if identity_pending(&call) != want {
-                    failures.push(format!("  {name}: identity_pending after the first frame, want {want}"));
+                    failures.push(format!(
+                        "  {name}: identity_pending after the first frame, want {want}"
+                    ));
                 }
             }
         }
         let got_name = claude_tool_name(&call);
         if got_name != case["name"] {
-            failures.push(format!("  {name}: name want {}, got {got_name}", case["name"]));
+            failures.push(format!(
+                "  {name}: name want {}, got {got_name}",
+                case["name"]
+            ));
         }
         let got_input = tool_input(&call);
         if got_input != case["input"] {
-            failures.push(format!("  {name}: input want {}, got {got_input}", case["input"]));
+            failures.push(format!(
+                "  {name}: input want {}, got {got_input}",
+                case["input"]
+            ));
         }
     }
-    assert!(failures.is_empty(), "{file}: {} failure(s):\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{file}: {} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -60,7 +78,16 @@ fn other_calls_map_by_kind_then_title_and_carry_command_and_paths() {
 #[test]
 fn merging_keeps_absent_fields_and_merges_raw_input_key_by_key() {
     let mut call = Value::Null;
-    merge_tool_call(&mut call, &serde_json::json!({"sessionUpdate": "tool_call", "title": "a", "rawInput": {"x": 1}, "content": [1]}));
-    merge_tool_call(&mut call, &serde_json::json!({"sessionUpdate": "tool_call_update", "rawInput": {"y": 2}, "content": [2], "title": null}));
-    assert_eq!(call, serde_json::json!({"title": "a", "rawInput": {"x": 1, "y": 2}, "content": [2]}));
+    merge_tool_call(
+        &mut call,
+        &serde_json::json!({"sessionUpdate": "tool_call", "title": "a", "rawInput": {"x": 1}, "content": [1]}),
+    );
+    merge_tool_call(
+        &mut call,
+        &serde_json::json!({"sessionUpdate": "tool_call_update", "rawInput": {"y": 2}, "content": [2], "title": null}),
+    );
+    assert_eq!(
+        call,
+        serde_json::json!({"title": "a", "rawInput": {"x": 1, "y": 2}, "content": [2]})
+    );
 }

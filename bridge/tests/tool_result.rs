@@ -15,7 +15,10 @@ fn expand(v: &mut Value) {
             let mut rest = s.as_str();
             while let Some(at) = rest.find("@filler:") {
                 out.push_str(&rest[..at]);
-                let digits: String = rest[at + 8..].chars().take_while(char::is_ascii_digit).collect();
+                let digits: String = rest[at + 8..]
+                    .chars()
+                    .take_while(char::is_ascii_digit)
+                    .collect();
                 let n: usize = digits.parse().expect("filler length");
                 out.extend(std::iter::repeat_n('A', n));
                 rest = &rest[at + 8 + digits.len()..];
@@ -32,16 +35,23 @@ fn expand(v: &mut Value) {
 fn texts(content: &Value) -> Vec<&str> {
     match content {
         Value::String(s) => vec![s.as_str()],
-        Value::Array(blocks) => blocks.iter().filter(|b| b["type"] == "text").filter_map(|b| b["text"].as_str()).collect(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter(|b| b["type"] == "text")
+            .filter_map(|b| b["text"].as_str())
+            .collect(),
         _ => vec![],
     }
 }
 
 #[test]
 fn results_match_what_claude_would_show_for_every_agent_shape() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/tool_result/results.json");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-    let data: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("parsing {}: {e}", path.display()));
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/tool_result/results.json");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let data: Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("parsing {}: {e}", path.display()));
     let mut failures = Vec::new();
     for case in data["cases"].as_array().expect("cases") {
         let name = case["case"].as_str().expect("case name");
@@ -52,9 +62,17 @@ fn results_match_what_claude_would_show_for_every_agent_shape() {
         if got != want {
             let show = |v: &Value| {
                 let s = v.to_string();
-                if s.len() > 400 { format!("{}... ({} chars)", &s[..400], s.len()) } else { s }
+                if s.len() > 400 {
+                    format!("{}... ({} chars)", &s[..400], s.len())
+                } else {
+                    s
+                }
             };
-            failures.push(format!("  {name}: content want {}, got {}", show(&want), show(&got)));
+            failures.push(format!(
+                "  {name}: content want {}, got {}",
+                show(&want),
+                show(&got)
+            ));
         }
         if is_error(&call) != case["is_error"] {
             failures.push(format!("  {name}: is_error want {}", case["is_error"]));
@@ -64,5 +82,10 @@ fn results_match_what_claude_would_show_for_every_agent_shape() {
             failures.push(format!("  {name}: base64 landed in the result text"));
         }
     }
-    assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
