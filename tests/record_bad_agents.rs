@@ -264,6 +264,6 @@ fn re_recording_matches_after_normalising_random_session_ids_and_a_changed_answe
     .unwrap();
     let (code, stderr) = run_check(&root, &out, agent);
     assert_eq!(code, Some(1), "a changed answer must fail the check:\n{stderr}");
-    assert!(stderr.contains("== leg acp proc 1"), "{stderr}");
+    assert!(stderr.contains("== leg acp proc 1 from_agent"), "{stderr}");
     assert!(stderr.contains("goodbye"), "{stderr}");
 }

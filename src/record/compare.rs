@@ -6,7 +6,9 @@
 //!   interleaves legs whose relative order is a race (the MCP connection,
 //!   `available_commands_update`, the model server's answers all run
 //!   concurrently with the ACP stream). So each leg is compared as its own
-//!   sequence; the ACP leg per agent process.
+//!   sequence; the ACP leg per agent process and per direction, because an
+//!   agent's asynchronous notification and our `session/cancel` cross on the
+//!   wire in either order.
 //! - `stderr` and `harness` legs are not compared: log lines carry times and
 //!   thread ids, and notes describe the run (timeouts are in the trailer).
 //! - The `mcp` and `model` legs are compared as sets of distinct exchanges
@@ -256,7 +258,7 @@ pub fn normalise(rec: &Recording) -> BTreeMap<String, Vec<String>> {
             line.push_str(&http_line);
         }
         let key = match e.leg {
-            Leg::Acp => format!("acp proc {}", e.proc),
+            Leg::Acp => format!("acp proc {} {}", e.proc, if e.dir == Dir::ToAgent { "to_agent" } else { "from_agent" }),
             Leg::Mcp => "mcp".into(),
             Leg::Model => "model".into(),
             _ => continue,
@@ -405,7 +407,7 @@ mod tests {
                     ("acp", "from_agent", 1, r#"{"params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"text":"bye"}}}}"#),
                     ("acp", "from_agent", 2, r#"{"params":{"sessionId":"s1"}}"#),
                 ]),
-                "== leg acp proc 1",
+                "== leg acp proc 1 from_agent",
             ),
             (
                 // A second process that answers for another session.
@@ -413,7 +415,7 @@ mod tests {
                     ("acp", "from_agent", 1, r#"{"params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"text":"hi"}}}}"#),
                     ("acp", "from_agent", 2, r#"{"params":{"sessionId":"s2"}}"#),
                 ]),
-                "== leg acp proc 2",
+                "== leg acp proc 2 from_agent",
             ),
             (
                 rec(&[(
@@ -422,7 +424,7 @@ mod tests {
                     1,
                     r#"{"params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"text":"hi"}}}}"#,
                 )]),
-                "== leg acp proc 2: 1 vs 0 events",
+                "== leg acp proc 2 from_agent: 1 vs 0 events",
             ),
         ];
         for (other, expected) in cases {

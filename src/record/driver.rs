@@ -57,13 +57,21 @@ pub struct Setup<'a> {
     pub mcp: McpEndpoint,
     pub live: bool,
     pub tap: Tap,
+    /// Running count of `tools/call` requests stub-mcp received: a tool is
+    /// really running once its call reached the server.
+    pub mcp_calls: tokio::sync::watch::Receiver<u64>,
     /// Called once with the first initialize result (fills the header).
     pub on_initialized: Box<dyn FnMut(&Value) + Send + 'a>,
 }
 
 #[derive(Default)]
 struct TurnPoints {
+    /// The agent reported a tool call in this turn.
     tool_call: bool,
+    /// A tool call of this turn finished (completed or failed).
+    tool_done: bool,
+    /// `tools/call` requests stub-mcp had seen when the turn started.
+    mcp_calls_at_start: u64,
     permission: bool,
     chunks: u32,
 }
@@ -242,7 +250,10 @@ impl Driver<'_> {
         let params = frames::prompt_params(&self.session_id, blocks);
         let id = self.agent()?.request("session/prompt", params).await?;
         self.running = Some(id);
-        self.turn = TurnPoints::default();
+        self.turn = TurnPoints {
+            mcp_calls_at_start: *self.setup.mcp_calls.borrow(),
+            ..TurnPoints::default()
+        };
         Ok(())
     }
 
@@ -302,7 +313,16 @@ impl Driver<'_> {
     /// ended first.
     async fn wait_point(&mut self, at: Point, n: usize) -> Result<bool, Halt> {
         let reached = |d: &Driver| match at {
-            Point::FirstToolCall => d.turn.tool_call,
+            // "During the first tool call": reported by the agent and either
+            // running at stub-mcp or already over. A call still waiting for
+            // its permission answer, or approved but not yet dispatched, is
+            // not running yet.
+            Point::FirstToolCall => {
+                d.turn.tool_call
+                    && d.permissions.is_empty()
+                    && (d.turn.tool_done
+                        || *d.setup.mcp_calls.borrow() > d.turn.mcp_calls_at_start)
+            }
             Point::Permission => d.turn.permission,
             Point::Chunks(c) => d.turn.chunks >= c,
         };
@@ -357,13 +377,27 @@ impl Driver<'_> {
             .rx
             .as_mut()
             .ok_or_else(|| Halt::AgentClosed("no agent process".into()))?;
-        let incoming = match tokio::time::timeout_at(deadline, rx.recv()).await {
+        let mcp_calls = &mut self.setup.mcp_calls;
+        let received = tokio::time::timeout_at(deadline, async {
+            tokio::select! {
+                incoming = rx.recv() => Some(incoming),
+                // A tool call reached stub-mcp: let the caller re-check its condition.
+                Ok(()) = mcp_calls.changed() => None,
+            }
+        })
+        .await;
+        let incoming = match received {
             Err(_) => return Err(Halt::Timeout(format!("waited {what}"))),
-            Ok(None) | Ok(Some(Incoming::Closed)) => {
+            Ok(None) => {
+                // Mark the new count seen, or `changed()` would fire at once again.
+                self.setup.mcp_calls.borrow_and_update();
+                return Ok(());
+            }
+            Ok(Some(None)) | Ok(Some(Some(Incoming::Closed))) => {
                 self.rx = None;
                 return Err(Halt::AgentClosed(format!("while waiting for {what}")));
             }
-            Ok(Some(i)) => i,
+            Ok(Some(Some(i))) => i,
         };
         match incoming {
             Incoming::Garbage(line) => {
@@ -398,7 +432,13 @@ impl Driver<'_> {
                 if method == "session/update" {
                     match frame["params"]["update"]["sessionUpdate"].as_str() {
                         Some("agent_message_chunk") => self.turn.chunks += 1,
-                        Some("tool_call") | Some("tool_call_update") => self.turn.tool_call = true,
+                        Some("tool_call") | Some("tool_call_update") => {
+                            self.turn.tool_call = true;
+                            let status = frame["params"]["update"]["status"].as_str();
+                            if matches!(status, Some("completed") | Some("failed")) {
+                                self.turn.tool_done = true;
+                            }
+                        }
                         _ => {}
                     }
                 }

@@ -343,11 +343,18 @@ async fn record_one(ctx: &RunContext<'_>) -> anyhow::Result<(PathBuf, Outcome)> 
     );
     let tap = timeline.tap.clone();
 
+    let (mcp_calls_tx, mcp_calls) = tokio::sync::watch::channel(0u64);
     let mcp_forward = mcp.take_events().map(|mut rx| {
         let tap = tap.clone();
         tokio::spawn(async move {
             while let Some(ex) = rx.recv().await {
+                // Tap first, so the call is on the timeline before the
+                // driver acts on it.
+                let call = is_tool_call(&ex);
                 let _ = tap.send(mcp_event(ex));
+                if call {
+                    mcp_calls_tx.send_modify(|n| *n += 1);
+                }
             }
         })
     });
@@ -373,6 +380,7 @@ async fn record_one(ctx: &RunContext<'_>) -> anyhow::Result<(PathBuf, Outcome)> 
         },
         live: ctx.live,
         tap: tap.clone(),
+        mcp_calls,
         on_initialized: Box::new(move |result: &Value| {
             timeline_ref.agent_info(
                 result.get("agentInfo").cloned().unwrap_or(Value::Null),
@@ -416,6 +424,16 @@ fn live_launch(profile: &Profile, recipe: &Recipe, vars: &Vars) -> anyhow::Resul
         }
     }
     Ok(launch)
+}
+
+/// Whether an exchange is the request half of an MCP `tools/call`.
+fn is_tool_call(ex: &stub_mcp::Exchange) -> bool {
+    match ex {
+        stub_mcp::Exchange::Request { body, .. } => serde_json::from_str::<Value>(body)
+            .map(|v| v.get("method").and_then(Value::as_str) == Some("tools/call"))
+            .unwrap_or(false),
+        stub_mcp::Exchange::Response { .. } => false,
+    }
 }
 
 fn mcp_event(ex: stub_mcp::Exchange) -> Tapped {
