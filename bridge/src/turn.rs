@@ -27,17 +27,29 @@ pub(crate) struct StreamingMessage {
 #[derive(Debug)]
 struct OpenMessage {
     id: String,
+    /// The agent's `messageId` of the chunks so far (ACP: a change starts a
+    /// new message).
+    acp_id: Option<String>,
     blocks: Vec<(BlockKind, String)>,
     block_open: bool,
 }
 
 impl StreamingMessage {
+    /// Whether a chunk with this `messageId` belongs to another message than
+    /// the open one (then the open one is folded first).
+    pub fn is_other_message(&self, acp_id: Option<&str>) -> bool {
+        self.open
+            .as_ref()
+            .is_some_and(|m| m.acp_id.as_deref() != acp_id)
+    }
+
     /// Lines for one text or thought chunk. `new_id` names the message if this
     /// chunk starts one.
     pub fn chunk(
         &mut self,
         kind: BlockKind,
         text: &str,
+        acp_id: Option<&str>,
         model: &str,
         new_id: impl FnOnce() -> String,
     ) -> Vec<Value> {
@@ -52,6 +64,7 @@ impl StreamingMessage {
                 })));
                 self.open.insert(OpenMessage {
                     id,
+                    acp_id: acp_id.map(str::to_string),
                     blocks: Vec::new(),
                     block_open: false,
                 })

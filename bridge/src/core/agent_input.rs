@@ -142,10 +142,18 @@ impl Bridge {
                 if self.turn.is_none() {
                     return self.diag(format!("{kind} outside a turn skipped: {}", truncate(text)));
                 }
+                let acp_id = u["messageId"].as_str();
+                if self
+                    .turn
+                    .as_ref()
+                    .is_some_and(|t| t.message.is_other_message(acp_id))
+                {
+                    self.fold_message("end_turn");
+                }
                 let model = self.model_name();
                 let next_msg = &mut self.next_msg;
                 let lines = match self.turn.as_mut() {
-                    Some(t) => t.message.chunk(block_kind, text, &model, || {
+                    Some(t) => t.message.chunk(block_kind, text, acp_id, &model, || {
                         *next_msg += 1;
                         format!("msg_acp_{}", *next_msg)
                     }),
