@@ -144,7 +144,7 @@ impl ProviderApi for Gemini {
             429 => "RESOURCE_EXHAUSTED",
             503 => "UNAVAILABLE",
             504 => "DEADLINE_EXCEEDED",
-            400..=499 => "FAILED_PRECONDITION",
+            s if s < 500 => "FAILED_PRECONDITION",
             _ => "INTERNAL",
         };
         HttpReply {
