@@ -253,3 +253,50 @@ fn eight_mib_image_result_crosses_the_pipes_as_an_image_block() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn print_mode_prompt_runs_one_turn_without_reading_stdin() {
+    // `acp-bridge -p "<prompt>"`, as `claude -p` is run by older SDKs and by
+    // people in a shell. Our stdin stays open and unread: the turn and the
+    // exit must not wait for it.
+    let dir = scratch("print-mode");
+    let pid_file = dir.join("pids");
+    let mut bridge = Bridge::start(&[
+        "-p",
+        "ping the editor",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--agent-cmd",
+        &peer_cmd("text_only_turn.json", &pid_file),
+        "--cwd",
+        dir.to_str().unwrap(),
+    ]);
+    let peer_pids = read_pids(&pid_file);
+    let result = bridge.wait_for("the result", |v| is(v, "result"));
+    assert_eq!(result["is_error"], false, "{result}");
+    assert_eq!(result["result"], "pong");
+    bridge.read_to_end();
+    let status = bridge.wait_exit(Duration::from_secs(10));
+    let left = wait_gone(&peer_pids, Duration::from_secs(3));
+    kill_pids(&left);
+    let stderr = bridge.stderr();
+    assert!(status.success(), "exit {status}\nstderr:\n{stderr}");
+    assert!(
+        !stderr.contains("scripted-acp-peer: step"),
+        "the peer left its script:\n{stderr}"
+    );
+    // The initialize the host sent for itself is not answered on stdout.
+    assert!(
+        !bridge.seen.iter().any(|l| l.contains("control_response")),
+        "{}",
+        bridge.seen.join("\n")
+    );
+    assert!(
+        bridge
+            .seen
+            .iter()
+            .any(|l| l.contains(r#""subtype":"init""#))
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

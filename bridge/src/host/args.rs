@@ -38,6 +38,9 @@ pub struct HostConfig {
     pub timing: Timing,
     /// Optional traffic log: every line in and out, with its direction.
     pub bridge_log: Option<PathBuf>,
+    /// `-p "<prompt>"` (print mode with a positional prompt, as older SDKs and
+    /// shell users run `claude`): sent as the only user message; stdin is not read.
+    pub print_prompt: Option<String>,
     /// Human notes about what was ignored or chosen (printed at start).
     pub notes: Vec<String>,
 }
@@ -125,6 +128,8 @@ pub fn parse(args: &[String], env_agent: Option<String>, current_dir: &Path) -> 
     let mut skip_permissions = false;
     let mut notes = Vec::new();
     let mut ignored = Vec::new();
+    let mut positionals = Vec::new();
+    let mut print_mode = false;
 
     let mut i = 0;
     while i < args.len() {
@@ -133,11 +138,11 @@ pub fn parse(args: &[String], env_agent: Option<String>, current_dir: &Path) -> 
         if token == "--" {
             // Claude's `-- <prompt>`: a positional prompt, which the bridge
             // does not take (the panel sends prompts on stdin).
-            ignored.extend(args[i..].iter().map(|a| format!("positional {a:?}")));
+            positionals.extend(args[i..].iter().cloned());
             break;
         }
         if !token.starts_with('-') || token == "-" {
-            ignored.push(format!("positional {token:?}"));
+            positionals.push(token.clone());
             continue;
         }
         let (name, inline) = match token.split_once('=') {
@@ -155,6 +160,7 @@ pub fn parse(args: &[String], env_agent: Option<String>, current_dir: &Path) -> 
                 }
             }
             "--dangerously-skip-permissions" => skip_permissions = true,
+            "--print" | "-p" => print_mode = true,
             "--output-format" | "--input-format" => {
                 let value = match inline {
                     Some(v) => Some(v),
@@ -259,6 +265,12 @@ pub fn parse(args: &[String], env_agent: Option<String>, current_dir: &Path) -> 
     instructions.extend(append_prompts);
     let custom_instructions = (!instructions.is_empty()).then(|| instructions.join("\n\n"));
 
+    let print_prompt = if print_mode && !positionals.is_empty() {
+        Some(positionals.join(" "))
+    } else {
+        ignored.extend(positionals.iter().map(|a| format!("positional {a:?}")));
+        None
+    };
     if !ignored.is_empty() {
         notes.push(format!("ignored: {}", ignored.join(", ")));
     }
@@ -279,6 +291,7 @@ pub fn parse(args: &[String], env_agent: Option<String>, current_dir: &Path) -> 
         cwd,
         timing,
         bridge_log,
+        print_prompt,
         notes,
     })))
 }
@@ -302,6 +315,8 @@ acp-bridge: run an ACP agent behind the Claude Code stream-json protocol
 usage: acp-bridge --agent-cmd \"<command line>\" [claude flags...]
 
 The agent command comes from --agent-cmd or the ACP_BRIDGE_AGENT variable.
+With -p/--print and a prompt argument, that prompt is the only message and
+stdin is not read (like `claude -p <prompt>`); output stays stream-json.
 Claude flags used: --model, --permission-mode, --mcp-config (JSON or path),
 --system-prompt[-file], --append-system-prompt[-file], --resume,
 --dangerously-skip-permissions. Every other Claude flag is accepted and ignored.
@@ -409,6 +424,22 @@ mod tests {
                 .any(|n| n.contains("--output-format text: only stream-json")),
             "{notes:?}"
         );
+    }
+
+    #[test]
+    fn print_mode_takes_the_positional_prompt() {
+        let cases = [
+            ("-p \"hello world\" --agent-cmd x", Some("hello world")),
+            (
+                "--print --model m --agent-cmd x -- ping the editor",
+                Some("ping the editor"),
+            ),
+            ("--agent-cmd x hello", None),
+            ("-p --agent-cmd x", None),
+        ];
+        for (line, want) in cases {
+            assert_eq!(run(line).print_prompt.as_deref(), want, "{line}");
+        }
     }
 
     #[test]

@@ -33,6 +33,18 @@ use super::traffic_log::TrafficLog;
 /// How long the agent's stdout may stay open after the agent exited (a
 /// grandchild can hold it) before the exit is reported to the core anyway.
 const STDOUT_DRAIN_AFTER_EXIT: Duration = Duration::from_secs(1);
+/// The request id of the initialize the host sends itself in `-p` mode.
+const PRINT_INIT_ID: &str = "acp-bridge-print-init";
+
+/// Whether `line` is the `control_response` to request `id` (parsed only
+/// when it looks like one, so ordinary lines cost a prefix check).
+fn is_reply_to(line: &str, id: &str) -> bool {
+    line.contains(r#""control_response""#)
+        && line.contains(id)
+        && serde_json::from_str::<serde_json::Value>(line)
+            .is_ok_and(|v| v["type"] == "control_response" && v["response"]["request_id"] == id)
+}
+
 /// How long the panel writer may take to flush our last lines.
 const PANEL_FLUSH: Duration = Duration::from_secs(5);
 
@@ -102,12 +114,14 @@ pub async fn run(config: HostConfig) -> Result<i32> {
     ));
 
     let (events_tx, mut events) = mpsc::channel::<Event>(64);
-    tokio::spawn(read_lines(
-        tokio::io::stdin(),
-        events_tx.clone(),
-        Event::Panel,
-        Event::PanelEnd,
-    ));
+    if config.print_prompt.is_none() {
+        tokio::spawn(read_lines(
+            tokio::io::stdin(),
+            events_tx.clone(),
+            Event::Panel,
+            Event::PanelEnd,
+        ));
+    }
     tokio::spawn(read_lines(
         agent.stdout,
         events_tx.clone(),
@@ -158,10 +172,27 @@ pub async fn run(config: HostConfig) -> Result<i32> {
         panel_eof_seen: false,
         stdin_closed: false,
         dropped_agent_lines: 0,
+        synthetic_init: false,
         cause: None,
         step: None,
         grace: timing.grace,
     };
+
+    if let Some(prompt) = &config.print_prompt {
+        // `-p "<prompt>"`: play the panel's part ourselves, then "close" its input.
+        host.synthetic_init = true;
+        let init = format!(
+            r#"{{"type":"control_request","request_id":"{PRINT_INIT_ID}","request":{{"subtype":"initialize"}}}}"#
+        );
+        let user = serde_json::json!({"type": "user", "session_id": "",
+            "message": {"role": "user", "content": prompt}, "parent_tool_use_id": null});
+        for line in [init, user.to_string()] {
+            host.log.record("panel>", &line);
+            let out = host.bridge.on_panel_line(&line, now());
+            host.apply(out);
+        }
+        host.panel_eof(now(), timing.eof_drain);
+    }
 
     let mut events_open = true;
     let mut ticked_deadline: Option<Duration> = None;
@@ -299,6 +330,8 @@ struct Host {
     panel_open: bool,
     stdin_closed: bool,
     dropped_agent_lines: usize,
+    /// True until the reply to our own `-p` initialize request is swallowed.
+    synthetic_init: bool,
     cause: Option<EndCause>,
     step: Option<(Step, Instant)>,
     grace: Duration,
@@ -315,6 +348,11 @@ impl Host {
             let _ = self.agent_tx.send(WriteCmd::Line(line));
         }
         for line in out.to_panel {
+            if self.synthetic_init && is_reply_to(&line, PRINT_INIT_ID) {
+                // Nobody asked for it: the request was ours.
+                self.synthetic_init = false;
+                continue;
+            }
             self.log.record("<panel", &line);
             let _ = self.panel_tx.send(WriteCmd::Line(line));
         }
