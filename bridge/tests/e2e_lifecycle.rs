@@ -199,3 +199,24 @@ fn failed_authentication_ends_agent_and_bridge_with_an_error() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn agent_command_can_come_from_the_environment() {
+    let dir = scratch("agent-env");
+    let pid_file = dir.join("pids");
+    let mut bridge = Bridge::start_with_agent_env(
+        &[
+            "--output-format",
+            "stream-json",
+            "--cwd",
+            dir.to_str().unwrap(),
+        ],
+        Some(&peer_cmd("crashes_at_start.json", &pid_file)),
+    );
+    let pids = read_pids(&pid_file);
+    let status = bridge.wait_exit(Duration::from_secs(10));
+    kill_pids(&wait_gone(&pids, Duration::from_secs(3)));
+    // The crash script's exit code proves that agent was the one started.
+    assert_eq!(status.code(), Some(7), "{}", bridge.stderr());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -56,9 +56,18 @@ pub struct Bridge {
 
 impl Bridge {
     pub fn start(args: &[&str]) -> Bridge {
-        let mut child = Command::new(BRIDGE)
+        Bridge::start_with_agent_env(args, None)
+    }
+
+    /// Like [`Bridge::start`], with `ACP_BRIDGE_AGENT` set to `agent_env` (else unset).
+    pub fn start_with_agent_env(args: &[&str], agent_env: Option<&str>) -> Bridge {
+        let mut command = Command::new(BRIDGE);
+        command.env_remove("ACP_BRIDGE_AGENT");
+        if let Some(agent) = agent_env {
+            command.env("ACP_BRIDGE_AGENT", agent);
+        }
+        let mut child = command
             .args(args)
-            .env_remove("ACP_BRIDGE_AGENT")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
