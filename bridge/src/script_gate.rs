@@ -32,7 +32,8 @@ pub fn is_shell_tool_name(name: &str) -> bool {
 /// The command text of a shell tool's input: `command`, else `script` (the
 /// same order the panel's tool describer uses). An argv array (codex sends
 /// `["bash", "-lc", "<script>"]`) yields the script after `-c`/`-lc`/
-/// `-Command`, else the words joined by spaces.
+/// `-Command`, else the words joined by spaces. An ACP `execute` call with
+/// neither (Gemini CLI) yields its title.
 pub fn shell_command(input: &Value) -> Option<String> {
     for key in ["command", "script"] {
         match &input[key] {
@@ -53,6 +54,12 @@ pub fn shell_command(input: &Value) -> Option<String> {
             }
             _ => {}
         }
+    }
+    // Gemini CLI sends no rawInput: the title of its shell call is the command
+    // (plus ` [in <dir>]` / ` (<description>)`). Only ACP calls the bridge
+    // relays carry `kind`; a Claude hook input never does.
+    if input["kind"] == "execute" {
+        return input["title"].as_str().map(str::to_string);
     }
     None
 }
