@@ -104,6 +104,8 @@ pub struct Bridge {
     permission_mode: String,
     slash_commands: Vec<Value>,
     init_emitted: bool,
+    /// The agent said it could not start the panel's MCP server.
+    mcp_failed: bool,
     turn: Option<Turn>,
     tool_calls: ToolCalls,
     permissions: Vec<PendingPermission>,
@@ -153,6 +155,7 @@ impl Bridge {
             permission_mode,
             slash_commands: Vec::new(),
             init_emitted: false,
+            mcp_failed: false,
             turn: None,
             tool_calls: ToolCalls::default(),
             permissions: Vec::new(),

@@ -163,7 +163,10 @@ impl Bridge {
                     self.emit(l);
                 }
             }
-            "tool_call" | "tool_call_update" => self.tool_call_update(u, now),
+            "tool_call" | "tool_call_update" => match mcp_startup_server(u) {
+                Some(server) => self.mcp_startup(&server, u),
+                None => self.tool_call_update(u, now),
+            },
             "available_commands_update" => {
                 self.slash_commands = u["availableCommands"]
                     .as_array()
@@ -271,4 +274,40 @@ impl Bridge {
             }
         }
     }
+
+    /// codex reports starting each MCP server as a pseudo tool call titled
+    /// `mcp__<server>__startup`: not a tool the model called. A failure for
+    /// the panel's server marks it `failed` in `system`/`init`.
+    pub(super) fn mcp_startup(&mut self, server: &str, u: &Value) {
+        let ours = self.spec.mcp.as_ref().is_some_and(|ep| ep.name == server);
+        let status = u["status"].as_str().unwrap_or("");
+        if status != "failed" {
+            return;
+        }
+        let why = crate::tool_result::tool_result_content(u);
+        let why = why
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| why.to_string());
+        self.diag(format!(
+            "the agent could not start MCP server {server}: {}",
+            truncate(&why)
+        ));
+        if ours && !self.mcp_failed {
+            self.mcp_failed = true;
+            if self.init_emitted {
+                let init = self.system_init();
+                self.emit(init);
+            }
+        }
+    }
+}
+
+/// The server of codex's MCP startup notice (`mcp__<server>__startup`, kind
+/// other, no rawInput), if `u` is one.
+fn mcp_startup_server(u: &Value) -> Option<String> {
+    let title = u["title"].as_str()?;
+    let server = title.strip_prefix("mcp__")?.strip_suffix("__startup")?;
+    let other = matches!(u["kind"].as_str(), None | Some("other"));
+    (other && u["rawInput"].is_null() && !server.is_empty()).then(|| server.to_string())
 }

@@ -46,11 +46,12 @@ impl Bridge {
     pub(super) fn system_init(&self) -> Value {
         let mcp_servers = match &self.spec.mcp {
             Some(ep) => {
-                let status = if client::agent_supports_http_mcp(&self.agent_init) {
-                    "connected"
-                } else {
-                    "failed"
-                };
+                let status =
+                    if client::agent_supports_http_mcp(&self.agent_init) && !self.mcp_failed {
+                        "connected"
+                    } else {
+                        "failed"
+                    };
                 vec![(ep.name.clone(), status)]
             }
             None => vec![],
