@@ -24,6 +24,7 @@ fn every_committed_scenario_loads_and_is_named_after_its_file() {
         "interrupt-slow-tool",
         "steering",
         "model-error",
+        "resume-session",
     ] {
         assert!(names.contains(&wanted), "missing scenario {wanted}; have {names:?}");
     }
