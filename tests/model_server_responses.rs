@@ -258,3 +258,25 @@ async fn a_paced_reply_streams_its_events_apart_and_is_published_whole() {
     }
     assert_eq!(published.as_deref(), Some(body.as_str()), "the published response is the whole stream");
 }
+
+#[tokio::test]
+async fn an_oversized_body_is_refused_with_413_and_still_recorded() {
+    let mut server = start(ToolNaming::default()).await;
+    let mut events = server.take_events().unwrap();
+    let big = vec![b'x'; 64 * 1024 * 1024 + 1];
+    let resp = reqwest::Client::new().post(format!("{}/v1/responses", server.url())).body(big).send().await.unwrap();
+    assert_eq!(resp.status().as_u16(), 413);
+    server.shutdown().await;
+    let mut kinds = Vec::new();
+    while let Ok(e) = events.try_recv() {
+        kinds.push(match e {
+            ModelExchange::Request { .. } => "request",
+            ModelExchange::Response { status, .. } => {
+                assert_eq!(status, 413);
+                "response"
+            }
+            ModelExchange::Note { .. } => "note",
+        });
+    }
+    assert_eq!(kinds, vec!["request", "note", "response"]);
+}

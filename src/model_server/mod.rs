@@ -53,6 +53,9 @@ pub const UNSCRIPTED_TEXT: &str = "OK.";
 /// images included).
 const BODY_LIMIT: usize = 64 * 1024 * 1024;
 
+/// How long a request body may take to arrive.
+const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// How long [`Running::shutdown`] waits for open connections to finish.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
@@ -237,7 +240,7 @@ impl ModelServer {
         });
         let app = axum::Router::new()
             .fallback(handle)
-            .layer(DefaultBodyLimit::max(BODY_LIMIT))
+            .layer(DefaultBodyLimit::disable())
             .with_state(state);
         let (stop_tx, stop_rx) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
@@ -320,9 +323,16 @@ impl ServerState {
     }
 }
 
-async fn handle(State(state): State<Arc<ServerState>>, method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
+async fn handle(State(state): State<Arc<ServerState>>, method: Method, uri: Uri, headers: HeaderMap, body: Body) -> Response {
     let id = state.next_id.fetch_add(1, Ordering::Relaxed);
     let path = redact_query(&uri.path_and_query().map_or_else(|| uri.path().to_owned(), |pq| pq.as_str().to_owned()));
+    // Read the body here rather than through an extractor, so an oversized or
+    // stalled body is answered (and recorded) like any other request.
+    let (body, refused) = match tokio::time::timeout(BODY_READ_TIMEOUT, axum::body::to_bytes(body, BODY_LIMIT)).await {
+        Ok(Ok(bytes)) => (bytes, None),
+        Ok(Err(e)) => (Bytes::new(), Some((413, format!("request body unreadable or over {BODY_LIMIT} bytes: {e}")))),
+        Err(_) => (Bytes::new(), Some((408, format!("request body not complete within {BODY_READ_TIMEOUT:?}")))),
+    };
     state.publish(ModelExchange::Request {
         id,
         method: method.as_str().to_owned(),
@@ -331,7 +341,13 @@ async fn handle(State(state): State<Arc<ServerState>>, method: Method, uri: Uri,
         body: String::from_utf8_lossy(&body).into_owned(),
         at: SystemTime::now(),
     });
-    let (reply, pace) = answer(&state, id, &method, uri.path(), &body);
+    let (reply, pace) = match refused {
+        Some((status, message)) => {
+            state.note(id, format!("model server: {message} ({status})"));
+            (state.api.render_protocol_error(status, &message), None)
+        }
+        None => answer(&state, id, &method, uri.path(), &body),
+    };
     let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let sse = reply.content_type == "text/event-stream";
     let mut response = (status, [(header::CONTENT_TYPE, reply.content_type)]).into_response();
