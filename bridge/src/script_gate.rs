@@ -238,8 +238,10 @@ type Segment = Vec<Tok>;
 /// `-Parameter`; `-Path:'x'` still is one). `None` when the text cannot be
 /// parsed (an unterminated quote): the caller then allows. Bash heredoc bodies are skipped; a
 /// parenthesised group is one word of its command and also yields its own
-/// inner commands. Backslashes are literal (Windows paths) except before a
-/// space, a quote or a newline.
+/// inner commands (to [`MAX_GROUP_DEPTH`] levels; deeper groups are words
+/// only, so hostile nesting can neither overflow the stack nor go quadratic).
+/// Backslashes are literal (Windows paths) except before a space, a quote or
+/// a newline.
 fn tokenize(cmd: &str) -> Option<Vec<Segment>> {
     let chars: Vec<char> = cmd.chars().collect();
     let mut lexer = Lexer {
@@ -247,6 +249,7 @@ fn tokenize(cmd: &str) -> Option<Vec<Segment>> {
         pos: 0,
         segments: Vec::new(),
         no_group_match: false,
+        depth: 0,
     };
     lexer.run(chars.len())?;
     Some(lexer.segments)
@@ -258,7 +261,12 @@ struct Lexer<'a> {
     segments: Vec<Segment>,
     /// Once a `(` found no match, later ones are literal too (keeps the scan linear).
     no_group_match: bool,
+    /// How many groups `run` is inside.
+    depth: usize,
 }
+
+/// How deep the gate looks into nested `( ... )` / `$( ... )` groups.
+const MAX_GROUP_DEPTH: usize = 16;
 
 impl Lexer<'_> {
     fn peek(&self, off: usize) -> Option<char> {
@@ -387,8 +395,13 @@ impl Lexer<'_> {
                         quoted |= !in_word;
                         in_word = true;
                         // the group's own commands are commands too
-                        self.pos = inner_start;
-                        self.run(close)?;
+                        if self.depth < MAX_GROUP_DEPTH {
+                            self.pos = inner_start;
+                            self.depth += 1;
+                            let inner = self.run(close);
+                            self.depth -= 1;
+                            inner?;
+                        }
                         self.pos = close + 1;
                     }
                     None => {

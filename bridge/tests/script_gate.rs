@@ -218,3 +218,27 @@ fn steering_text_is_empty_when_off_and_at_most_three_lines_quoting_the_same_name
         "deny text names the blocked path"
     );
 }
+
+#[test]
+fn hostile_commands_neither_panic_nor_hang_and_fail_open() {
+    // deep nesting, unbalanced groups and quotes, and a long command: each is
+    // judged (allowed or denied) without a stack overflow
+    let deep = format!(
+        "{}echo x > Assets/Foo.cs{}",
+        "(".repeat(200_000),
+        ")".repeat(200_000)
+    );
+    let unbalanced = "(".repeat(100_000);
+    let long = "echo a; ".repeat(50_000) + "echo x > Assets/Foo.cs";
+    let quotes = "'\"".repeat(50_000);
+    for command in [deep.as_str(), unbalanced.as_str(), quotes.as_str()] {
+        let _ = gated_target("Bash", &serde_json::json!({ "command": command }));
+    }
+    assert_eq!(
+        gated_target("Bash", &serde_json::json!({ "command": long })).as_deref(),
+        Some("Assets/Foo.cs"),
+        "a write at the end of a long command is still found"
+    );
+    let shallow = format!("{}echo x > Assets/Foo.cs{}", "(".repeat(3), ")".repeat(3));
+    assert!(gated_target("Bash", &serde_json::json!({ "command": shallow })).is_some());
+}
