@@ -300,3 +300,28 @@ fn print_mode_prompt_runs_one_turn_without_reading_stdin() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn unread_stderr_does_not_stall_a_chatty_session() {
+    // ~2 MB of agent stderr into a stderr pipe nobody reads (64 KiB buffer).
+    let dir = scratch("unread-stderr");
+    let pid_file = dir.join("pids");
+    let mut bridge = Bridge::start_with_unread_stderr(&[
+        "-p",
+        "ping the editor",
+        "--agent-cmd",
+        &peer_cmd("chatty_text_turn.json", &pid_file),
+        "--cwd",
+        dir.to_str().unwrap(),
+    ]);
+    let peer_pids = read_pids(&pid_file);
+    let result = bridge.wait_for("the result", |v| is(v, "result"));
+    assert_eq!(result["is_error"], false, "{result}");
+    bridge.read_to_end();
+    let status = bridge.wait_exit(Duration::from_secs(10));
+    let left = wait_gone(&peer_pids, Duration::from_secs(3));
+    kill_pids(&left);
+    assert!(status.success(), "exit {status}");
+    assert!(left.is_empty(), "agent still running: {left:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

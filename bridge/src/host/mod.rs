@@ -7,6 +7,7 @@ mod line_io;
 mod mcp_config;
 mod random_ids;
 mod session;
+mod stderr_sink;
 mod traffic_log;
 
 use std::process::ExitCode;

@@ -28,6 +28,7 @@ use super::agent_process::{self, group_alive, signal_group};
 use super::args::HostConfig;
 use super::line_io::{Line, WriteCmd, read_lines, write_lines};
 use super::random_ids::RandomIds;
+use super::stderr_sink::StderrSink;
 use super::traffic_log::TrafficLog;
 
 /// How long the agent's stdout may stay open after the agent exited (a
@@ -45,6 +46,8 @@ fn is_reply_to(line: &str, id: &str) -> bool {
             .is_ok_and(|v| v["type"] == "control_response" && v["response"]["request_id"] == id)
 }
 
+/// How long our stderr may take to take our last lines.
+const STDERR_FLUSH: Duration = Duration::from_secs(1);
 /// How long the panel writer may take to flush our last lines.
 const PANEL_FLUSH: Duration = Duration::from_secs(5);
 
@@ -97,8 +100,9 @@ pub async fn run(config: HostConfig) -> Result<i32> {
         "acp-bridge argv {:?}",
         std::env::args().collect::<Vec<_>>()
     ));
+    let mut stderr = StderrSink::start();
     for note in &config.notes {
-        diagnostic(&mut log, note);
+        diagnostic(&mut stderr, &mut log, note);
     }
 
     // Before the agent exists: a signal must never kill us with the agent left running.
@@ -106,7 +110,14 @@ pub async fn run(config: HostConfig) -> Result<i32> {
     let mut sigint = signal(SignalKind::interrupt())?;
     let mut sighup = signal(SignalKind::hangup())?;
 
-    let agent = agent_process::spawn(&config.agent_argv, &config.cwd)?;
+    let agent = match agent_process::spawn(&config.agent_argv, &config.cwd) {
+        Ok(agent) => agent,
+        Err(e) => {
+            // The notes above go out before the error that ends us.
+            stderr.close(STDERR_FLUSH).await;
+            return Err(e);
+        }
+    };
     let pgid = agent.pgid;
     log.note(&format!(
         "agent started: pid {pgid}, argv {:?}",
@@ -167,6 +178,7 @@ pub async fn run(config: HostConfig) -> Result<i32> {
         panel_tx,
         agent_tx,
         log,
+        stderr,
         pgid,
         panel_open: true,
         panel_eof_seen: false,
@@ -254,7 +266,7 @@ pub async fn run(config: HostConfig) -> Result<i32> {
                     agent_stdout_open = false;
                 }
                 Some(Event::AgentStderr(line)) => {
-                    eprintln!("[agent] {}", line.text);
+                    host.stderr.line(format!("[agent] {}", line.text));
                     host.log.record("agent-stderr", &line.text);
                 }
                 Some(Event::AgentStderrEnd) => agent_stderr_open = false,
@@ -324,6 +336,7 @@ struct Host {
     panel_tx: mpsc::UnboundedSender<WriteCmd>,
     agent_tx: mpsc::UnboundedSender<WriteCmd>,
     log: TrafficLog,
+    stderr: StderrSink,
     pgid: i32,
     panel_eof_seen: bool,
     /// False once the panel's stdin closed or its stdout broke.
@@ -357,7 +370,7 @@ impl Host {
             let _ = self.panel_tx.send(WriteCmd::Line(line));
         }
         for d in &out.diagnostics {
-            diagnostic(&mut self.log, d);
+            diagnostic(&mut self.stderr, &mut self.log, d);
         }
         if out.close_agent_stdin && !self.stdin_closed {
             self.cause.get_or_insert(EndCause::Core);
@@ -366,7 +379,7 @@ impl Host {
     }
 
     fn diag(&mut self, text: &str) {
-        diagnostic(&mut self.log, text);
+        diagnostic(&mut self.stderr, &mut self.log, text);
     }
 
     fn panel_eof(&mut self, now: Duration, eof_drain: Duration) {
@@ -503,11 +516,12 @@ async fn finish(mut host: Host, panel_writer: tokio::task::JoinHandle<()>, code:
     }
     host.log.note(&format!("exit {code}"));
     host.log.flush();
+    host.stderr.close(STDERR_FLUSH).await;
     code
 }
 
-fn diagnostic(log: &mut TrafficLog, text: &str) {
-    eprintln!("acp-bridge: {text}");
+fn diagnostic(stderr: &mut StderrSink, log: &mut TrafficLog, text: &str) {
+    stderr.line(format!("acp-bridge: {text}"));
     log.record("diag", text);
 }
 

@@ -61,6 +61,16 @@ impl Bridge {
 
     /// Like [`Bridge::start`], with `ACP_BRIDGE_AGENT` set to `agent_env` (else unset).
     pub fn start_with_agent_env(args: &[&str], agent_env: Option<&str>) -> Bridge {
+        Bridge::spawn(args, agent_env, true)
+    }
+
+    /// Like [`Bridge::start`], but its stderr is a pipe nobody reads (as some
+    /// panels do): the bridge must not stall on it.
+    pub fn start_with_unread_stderr(args: &[&str]) -> Bridge {
+        Bridge::spawn(args, None, false)
+    }
+
+    fn spawn(args: &[&str], agent_env: Option<&str>, read_stderr: bool) -> Bridge {
         let mut command = Command::new(BRIDGE);
         command.env_remove("ACP_BRIDGE_AGENT");
         if let Some(agent) = agent_env {
@@ -87,16 +97,21 @@ impl Bridge {
         let sink = stderr.clone();
         let stderr_done = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let done = stderr_done.clone();
-        let err = child.stderr.take().unwrap();
-        std::thread::spawn(move || {
-            for line in BufReader::new(err).lines() {
-                let Ok(line) = line else { break };
-                let mut s = sink.lock().unwrap();
-                s.push_str(&line);
-                s.push('\n');
-            }
+        if read_stderr {
+            let err = child.stderr.take().unwrap();
+            std::thread::spawn(move || {
+                for line in BufReader::new(err).lines() {
+                    let Ok(line) = line else { break };
+                    let mut s = sink.lock().unwrap();
+                    s.push_str(&line);
+                    s.push('\n');
+                }
+                done.store(true, std::sync::atomic::Ordering::SeqCst);
+            });
+        } else {
+            // The pipe stays open in `child` and is never read.
             done.store(true, std::sync::atomic::Ordering::SeqCst);
-        });
+        }
         let stdin = child.stdin.take();
         Bridge {
             child,

@@ -16,7 +16,8 @@
 //!   for its response, which must come next and, with `"expect_result"`,
 //!   contain those fields. With `"fill":{"pointer":"/a/b","len":N}`, N base64
 //!   characters are put at that JSON pointer first (big images, small script).
-//! - `{"stderr":"text"}`, `{"sleep_ms":n}`, `{"exit":code}`.
+//! - `{"stderr":"text", "times":n}` (times defaults to 1), `{"sleep_ms":n}`,
+//!   `{"exit":code}`.
 //!
 //! After the steps: `exit_on_eof` (default) reads until stdin closes and
 //! exits 0; `ignore_eof` keeps running after stdin closes (for at most a
@@ -171,7 +172,9 @@ impl Peer {
                 }
             }
         } else if let Some(text) = step["stderr"].as_str() {
-            eprintln!("{text}");
+            for _ in 0..step["times"].as_u64().unwrap_or(1) {
+                eprintln!("{text}");
+            }
         } else if let Some(ms) = step["sleep_ms"].as_u64() {
             std::thread::sleep(Duration::from_millis(ms));
         } else if let Some(code) = step["exit"].as_i64() {
