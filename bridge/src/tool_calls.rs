@@ -21,6 +21,9 @@ pub(crate) struct ToolCall {
     pub message_id: Option<String>,
     /// Whether the agent asked permission for the call.
     pub asked: bool,
+    /// The script gate's deny text when the bridge refused the call: its
+    /// result if the agent never reports one (Gemini sends nothing).
+    pub gate_denial: Option<String>,
 }
 
 impl ToolCall {
@@ -58,6 +61,7 @@ impl ToolCalls {
                     closed: false,
                     message_id: None,
                     asked: false,
+                    gate_denial: None,
                 });
                 self.calls.len() - 1
             }

@@ -127,10 +127,14 @@ impl Bridge {
         self.announce_held_back();
         // calls of this prompt that never finished get a synthetic result
         for id in self.tool_calls.open_ids() {
-            let why = format!(
-                "Tool call ended without a result (the agent's turn ended: {})",
-                stop.as_deref().unwrap_or("error")
-            );
+            // a call the script gate refused says why, as a denying hook's result does
+            let why = match self.tool_calls.get(&id).and_then(|c| c.gate_denial.clone()) {
+                Some(denial) => denial,
+                None => format!(
+                    "Tool call ended without a result (the agent's turn ended: {})",
+                    stop.as_deref().unwrap_or("error")
+                ),
+            };
             self.close_call(&id, json!(why), true);
         }
         let Some(t) = self.turn.as_mut() else {
