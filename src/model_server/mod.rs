@@ -8,9 +8,10 @@
 //!
 //! Provider APIs are [`Flavour`]s; each lives in its own module and
 //! implements [`ProviderApi`] (read a request into a flavour-neutral
-//! [`RequestView`], render a [`ReplyPlan`] or an error). Adding Chat
-//! Completions, Gemini or Anthropic Messages is a new module and a new
-//! `Flavour` variant; the server, the script and the tool naming stay.
+//! [`RequestView`], render a [`ReplyPlan`] or an error). Chat Completions,
+//! Gemini and Anthropic Messages came in that way after Responses; another
+//! provider is one more module and `Flavour` variant, while the server, the
+//! script and the tool naming stay as they are.
 //!
 //! **Only 127.0.0.1 is ever bound** (an ephemeral port); there is no way
 //! to ask for another address.
