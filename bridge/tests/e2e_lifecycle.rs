@@ -220,3 +220,64 @@ fn agent_command_can_come_from_the_environment() {
     assert_eq!(status.code(), Some(7), "{}", bridge.stderr());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn panel_that_stops_reading_stdout_ends_the_session() {
+    use std::io::{Read, Write};
+    use std::process::{Command, Stdio};
+
+    let dir = scratch("stdout-gone");
+    let pid_file = dir.join("pids");
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader); // every write to our stdout now fails with EPIPE
+    let mut child = Command::new(support::BRIDGE)
+        .args([
+            "--agent-cmd",
+            &peer_cmd("text_only_turn.json", &pid_file),
+            "--cwd",
+            dir.to_str().unwrap(),
+            "--agent-grace-ms",
+            "300",
+        ])
+        .env_remove("ACP_BRIDGE_AGENT")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::from(writer))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pids = read_pids(&pid_file);
+    let mut stdin = child.stdin.take().unwrap();
+    // The initialize reply is the first write that fails; stdin stays open.
+    writeln!(
+        stdin,
+        r#"{{"type":"control_request","request_id":"req_1","request":{{"subtype":"initialize"}}}}"#
+    )
+    .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            kill_pids(&pids);
+            panic!("acp-bridge kept running after its stdout broke");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let left = wait_gone(&pids, Duration::from_secs(3));
+    kill_pids(&left);
+    assert!(left.is_empty(), "processes left behind: {left:?}\n{stderr}");
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("writing stdout failed"), "{stderr}");
+    drop(stdin);
+    let _ = std::fs::remove_dir_all(&dir);
+}
