@@ -26,6 +26,8 @@ struct Case {
     exit_signal: Option<i32>,
     /// Raw texts that must appear in the recording's events or trailer notes.
     holds: Vec<&'static str>,
+    /// `[ready] notification` of the double's profile.
+    ready_notification: Option<&'static str>,
 }
 
 fn cases() -> Vec<Case> {
@@ -38,6 +40,7 @@ fn cases() -> Vec<Case> {
             exit_code: Some(3),
             exit_signal: None,
             holds: vec!["\"method\":\"initialize\"", "\"agentInfo\"", "\"method\":\"session/new\"", "boom: exiting", "agent closed its output"],
+            ready_notification: None,
         },
         Case {
             name: "speaks-non-json",
@@ -47,6 +50,7 @@ fn cases() -> Vec<Case> {
             exit_code: Some(0),
             exit_signal: None,
             holds: vec!["this is not json", "not a JSON object"],
+            ready_notification: None,
         },
         Case {
             name: "hangs-and-ignores-sigterm",
@@ -56,6 +60,7 @@ fn cases() -> Vec<Case> {
             exit_code: None,
             exit_signal: Some(9),
             holds: vec!["timeout: waited the initialize response", "ignored SIGTERM"],
+            ready_notification: None,
         },
         Case {
             name: "fails-to-start",
@@ -65,6 +70,19 @@ fn cases() -> Vec<Case> {
             exit_code: None,
             exit_signal: None,
             holds: vec!["starting the agent"],
+            ready_notification: None,
+        },
+        Case {
+            name: "never-ready",
+            program: "bash",
+            script: format!(
+                "read -r line; echo '{INIT_RESULT}'; read -r line; echo '{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"sessionId\":\"s\"}}}}'; while read -r line; do :; done"
+            ),
+            outcome: Outcome::Timeout,
+            exit_code: Some(0),
+            exit_signal: None,
+            holds: vec!["timeout: waited the _x.test/ready notification before prompting"],
+            ready_notification: Some("_x.test/ready"),
         },
     ]
 }
@@ -75,6 +93,10 @@ fn profile_text(case: &Case) -> String {
     } else {
         "args = []".into()
     };
+    let ready = case
+        .ready_notification
+        .map(|n| format!("notification = \"{n}\"\n"))
+        .unwrap_or_default();
     format!(
         r#"id = "test-double-{name}"
 default_version = "1.0.0"
@@ -82,7 +104,7 @@ default_version = "1.0.0"
 flavour = "responses"
 tool_naming = {{ form = "namespace", namespace = "mcp__unity_ops" }}
 [ready]
-timeout_ms = 1500
+{ready}timeout_ms = 1500
 handshake_timeout_ms = 1500
 [stop]
 eof_grace_ms = 300
@@ -221,6 +243,7 @@ fn double_case(name: &'static str, word: &str) -> Case {
         exit_code: Some(0),
         exit_signal: None,
         holds: vec![],
+        ready_notification: None,
     }
 }
 

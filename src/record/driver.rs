@@ -90,6 +90,8 @@ struct Driver<'a> {
     permissions: VecDeque<(Value, Vec<Value>)>,
     turn: TurnPoints,
     sent_first_prompt: bool,
+    /// Methods of the notifications this agent process sent (for `[ready]`).
+    notifications_seen: std::collections::HashSet<String>,
     notes: Vec<String>,
     last_exit: Exit,
 }
@@ -110,6 +112,7 @@ pub async fn run(scenario: &Scenario, setup: Setup<'_>) -> RunEnd {
         permissions: VecDeque::new(),
         turn: TurnPoints::default(),
         sent_first_prompt: false,
+        notifications_seen: Default::default(),
         notes: Vec::new(),
         last_exit: Exit::default(),
     };
@@ -429,6 +432,7 @@ impl Driver<'_> {
                 }
             }
             (Some(method), None) => {
+                self.notifications_seen.insert(method.clone());
                 if method == "session/update" {
                     match frame["params"]["update"]["sessionUpdate"].as_str() {
                         Some("agent_message_chunk") => self.turn.chunks += 1,
@@ -488,6 +492,7 @@ impl Driver<'_> {
         self.rx = Some(rx);
         self.responses.clear();
         self.permissions.clear();
+        self.notifications_seen.clear();
 
         let init = self
             .call("initialize", frames::initialize_params(), "the initialize response")
@@ -533,33 +538,10 @@ impl Driver<'_> {
     async fn wait_ready(&mut self) -> Result<(), Halt> {
         let ready = self.setup.ready.clone();
         if let Some(method) = &ready.notification {
-            let deadline = Instant::now() + Duration::from_millis(ready.timeout_ms);
-            let mut seen = false;
-            // Watch raw frames for the notification while handling them normally.
-            while !seen {
-                let rx = self
-                    .rx
-                    .as_mut()
-                    .ok_or_else(|| Halt::AgentClosed("no agent process".into()))?;
-                let incoming = match tokio::time::timeout_at(deadline, rx.recv()).await {
-                    Err(_) => return Err(Halt::Timeout(format!("waited for {method} before prompting"))),
-                    Ok(None) | Ok(Some(Incoming::Closed)) => {
-                        self.rx = None;
-                        return Err(Halt::AgentClosed(format!("while waiting for {method}")));
-                    }
-                    Ok(Some(i)) => i,
-                };
-                if let Incoming::Frame(f) = &incoming
-                    && f.get("method").and_then(Value::as_str) == Some(method.as_str())
-                {
-                    seen = true;
-                }
-                match incoming {
-                    Incoming::Frame(f) => self.handle(f).await?,
-                    Incoming::Garbage(line) => self.note(format!("agent printed a non-JSON line: {line}")),
-                    Incoming::Closed => {}
-                }
-            }
+            let timeout = Duration::from_millis(ready.timeout_ms);
+            let what = format!("the {method} notification before prompting");
+            self.wait_until(timeout, &what, |d| d.notifications_seen.contains(method))
+                .await?;
         }
         if ready.settle_ms > 0 {
             let deadline = Instant::now() + Duration::from_millis(ready.settle_ms);
