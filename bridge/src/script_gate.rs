@@ -84,6 +84,30 @@ pub fn gated_target(tool_name: &str, input: &Value) -> Option<String> {
     None
 }
 
+/// [`gated_target`] for an ACP tool call the bridge relays (`fields` as
+/// merged across its frames): a file tool is also judged by every file the
+/// call names, its `locations` and the paths of its `diff` content, since a
+/// multi-file patch lists each file there while `input` carries the first.
+pub fn gated_target_in_call(tool_name: &str, input: &Value, fields: &Value) -> Option<String> {
+    if let Some(target) = gated_target(tool_name, input) {
+        return Some(target);
+    }
+    if !FILE_TOOL_NAMES.contains(&tool_name) {
+        return None;
+    }
+    let locations = fields["locations"].as_array().into_iter().flatten();
+    let diffs = ["content", "permissionContent"]
+        .iter()
+        .filter_map(|key| fields[*key].as_array())
+        .flatten()
+        .filter(|item| item["type"] == "diff");
+    locations
+        .chain(diffs)
+        .filter_map(|item| item["path"].as_str())
+        .find(|path| is_gated_script_path(path))
+        .map(str::to_string)
+}
+
 /// Whether writing `path` is a direct write of a script into `Assets/`:
 /// after folding `.` and `..`, case-insensitively, some directory segment is
 /// `Assets` (and no `UapStaging` segment comes before it) and the file ends in

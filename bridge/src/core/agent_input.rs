@@ -65,9 +65,14 @@ impl Bridge {
             ));
             return self.send(client::rpc_result(rpc_id, client::permission_cancelled()));
         }
-        if self.spec.script_gate
-            && let Some(target) = script_gate::gated_target(&name, &input)
-        {
+        let gated = self.spec.script_gate.then(|| {
+            let fields = self
+                .tool_calls
+                .get(&call_id)
+                .map_or(&Value::Null, |c| &c.fields);
+            script_gate::gated_target_in_call(&name, &input, fields)
+        });
+        if let Some(target) = gated.flatten() {
             // the gate answers for the panel: a direct script write into Assets/
             let result = match client::choose_permission_option(&options, PermissionIntent::Deny) {
                 Some(id) => client::permission_selected(&id),

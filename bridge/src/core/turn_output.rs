@@ -99,7 +99,9 @@ impl Bridge {
         if finished {
             // a script write the agent made without asking (auto-approve): report it
             let unasked_gated = (self.spec.script_gate && status == "completed" && !call.asked)
-                .then(|| script_gate::gated_target(&call.name(), &call.input()))
+                .then(|| {
+                    script_gate::gated_target_in_call(&call.name(), &call.input(), &call.fields)
+                })
                 .flatten();
             let content = tool_result::tool_result_content(&call.fields);
             // failed, or a result that says the tool failed (MCP isError, error shapes)
