@@ -107,6 +107,12 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             println!("\n=== {}\n{}", c.id.trial_name(), c.report().trim_end());
         }
     }
+    if args.filter.is_none() {
+        let ids: Vec<_> = cases.iter().map(|c| c.id.clone()).collect();
+        for orphan in check::orphan_goldens(&corpus.snapshots, &ids) {
+            println!("\nwarning: golden {} has no recording (remove it if the recording is gone)", orphan.display());
+        }
+    }
     let missing = cases.iter().filter(|c| c.statuses().contains(&Status::GoldenMissing)).count();
     println!(
         "\n{} recording(s): {} passed, {} failed{}",
