@@ -162,14 +162,20 @@ impl Driver<'_> {
             let n = index + 1;
             match step {
                 Step::Prompt(p) => {
-                    self.wait_idle(&format!("step {n}: previous turn to finish")).await?;
+                    self.wait_idle(&format!("step {n}: previous turn to finish"))
+                        .await?;
                     let blocks = self.prompt_blocks(p, custom.as_deref());
                     self.send_prompt(blocks).await?;
                 }
-                Step::Permission { decision, option_id } => {
-                    self.wait_until(STEP_TIMEOUT, &format!("step {n}: a permission request"), |d| {
-                        !d.permissions.is_empty() || d.idle()
-                    })
+                Step::Permission {
+                    decision,
+                    option_id,
+                } => {
+                    self.wait_until(
+                        STEP_TIMEOUT,
+                        &format!("step {n}: a permission request"),
+                        |d| !d.permissions.is_empty() || d.idle(),
+                    )
                     .await?;
                     if self.permissions.is_empty() {
                         self.note(format!(
@@ -177,7 +183,8 @@ impl Driver<'_> {
                         ));
                         continue;
                     }
-                    self.answer_permission(*decision, option_id.as_deref()).await?;
+                    self.answer_permission(*decision, option_id.as_deref())
+                        .await?;
                 }
                 Step::Interrupt { at } => {
                     if !self.wait_point(*at, n).await? {
@@ -195,14 +202,18 @@ impl Driver<'_> {
                     self.send_prompt(blocks).await?;
                 }
                 Step::SetMode { mode } => {
-                    self.wait_idle(&format!("step {n}: turn to finish before set_mode")).await?;
+                    self.wait_idle(&format!("step {n}: turn to finish before set_mode"))
+                        .await?;
                     match frames::resolve_permission_mode(mode, &self.session_result) {
                         None => self.note(format!(
                             "step {n}: the agent advertises no mode matching `{mode}`; nothing sent"
                         )),
                         Some(change) => {
-                            let (method, params) = frames::mode_change_request(&self.session_id, &change);
-                            let response = self.call(method, params, &format!("step {n}: {method}")).await?;
+                            let (method, params) =
+                                frames::mode_change_request(&self.session_id, &change);
+                            let response = self
+                                .call(method, params, &format!("step {n}: {method}"))
+                                .await?;
                             if let Some(err) = response.get("error") {
                                 self.note(format!("step {n}: {method} failed: {err}"));
                             }
@@ -210,7 +221,8 @@ impl Driver<'_> {
                     }
                 }
                 Step::Resume => {
-                    self.wait_idle(&format!("step {n}: turn to finish before resume")).await?;
+                    self.wait_idle(&format!("step {n}: turn to finish before resume"))
+                        .await?;
                     self.end_process().await;
                     self.start_process(true).await?;
                 }
@@ -236,7 +248,12 @@ impl Driver<'_> {
             .collect();
         let custom = if self.sent_first_prompt { None } else { custom };
         self.sent_first_prompt = true;
-        Value::Array(frames::prompt_blocks(text, &images, custom, &self.init_result))
+        Value::Array(frames::prompt_blocks(
+            text,
+            &images,
+            custom,
+            &self.init_result,
+        ))
     }
 
     /// Sends now when no prompt runs, else queues it (the bridge's rule).
@@ -323,15 +340,16 @@ impl Driver<'_> {
             Point::FirstToolCall => {
                 d.turn.tool_call
                     && d.permissions.is_empty()
-                    && (d.turn.tool_done
-                        || *d.setup.mcp_calls.borrow() > d.turn.mcp_calls_at_start)
+                    && (d.turn.tool_done || *d.setup.mcp_calls.borrow() > d.turn.mcp_calls_at_start)
             }
             Point::Permission => d.turn.permission,
             Point::Chunks(c) => d.turn.chunks >= c,
         };
-        self.wait_until(STEP_TIMEOUT, &format!("step {n}: {at:?} in the running turn"), |d| {
-            reached(d) || d.running.is_none()
-        })
+        self.wait_until(
+            STEP_TIMEOUT,
+            &format!("step {n}: {at:?} in the running turn"),
+            |d| reached(d) || d.running.is_none(),
+        )
         .await?;
         if reached(self) {
             Ok(true)
@@ -345,8 +363,10 @@ impl Driver<'_> {
     /// will answer is answered `cancelled` (with a note) so the turn can end.
     async fn wait_idle(&mut self, what: &str) -> Result<(), Halt> {
         loop {
-            self.wait_until(TURN_TIMEOUT, what, |d| d.idle() || !d.permissions.is_empty())
-                .await?;
+            self.wait_until(TURN_TIMEOUT, what, |d| {
+                d.idle() || !d.permissions.is_empty()
+            })
+            .await?;
             if self.idle() {
                 return Ok(());
             }
@@ -405,7 +425,9 @@ impl Driver<'_> {
         match incoming {
             Incoming::Garbage(line) => {
                 let shown: String = line.chars().take(120).collect();
-                self.note(format!("agent printed a line that is not a JSON object: {shown}"));
+                self.note(format!(
+                    "agent printed a line that is not a JSON object: {shown}"
+                ));
             }
             Incoming::Frame(frame) => self.handle(frame).await?,
             Incoming::Closed => {}
@@ -414,7 +436,10 @@ impl Driver<'_> {
     }
 
     async fn handle(&mut self, frame: Value) -> Result<(), Halt> {
-        let method = frame.get("method").and_then(Value::as_str).map(str::to_string);
+        let method = frame
+            .get("method")
+            .and_then(Value::as_str)
+            .map(str::to_string);
         let id = frame.get("id").cloned();
         match (method, id) {
             (Some(method), Some(id)) => {
@@ -424,6 +449,11 @@ impl Driver<'_> {
                         .cloned()
                         .unwrap_or_default();
                     self.turn.permission = true;
+                    // Agents that ask first (Gemini CLI) announce the call
+                    // only in the request: that is their first tool call.
+                    if frame["params"].get("toolCall").is_some() {
+                        self.turn.tool_call = true;
+                    }
                     self.permissions.push_back((id, options));
                 } else {
                     // We declared no fs and no terminal: refuse anything else.
@@ -495,7 +525,11 @@ impl Driver<'_> {
         self.notifications_seen.clear();
 
         let init = self
-            .call("initialize", frames::initialize_params(), "the initialize response")
+            .call(
+                "initialize",
+                frames::initialize_params(),
+                "the initialize response",
+            )
             .await?;
         let Some(result) = init.get("result").cloned() else {
             return Err(Halt::Error(anyhow::anyhow!("initialize failed: {init}")));
@@ -506,13 +540,20 @@ impl Driver<'_> {
         self.init_result = result;
 
         if load && !frames::agent_supports_load_session(&self.init_result) {
-            self.note("the agent does not advertise loadSession; sending session/load anyway".into());
+            self.note(
+                "the agent does not advertise loadSession; sending session/load anyway".into(),
+            );
         }
         let mcp = Some(&self.setup.mcp);
         let (method, params) = if load {
             (
                 "session/load",
-                frames::load_session_params(&self.session_id, &self.setup.workspace, mcp, &self.init_result),
+                frames::load_session_params(
+                    &self.session_id,
+                    &self.setup.workspace,
+                    mcp,
+                    &self.init_result,
+                ),
             )
         } else {
             (
@@ -520,7 +561,9 @@ impl Driver<'_> {
                 frames::new_session_params(&self.setup.workspace, mcp, &self.init_result),
             )
         };
-        let response = self.call(method, params, &format!("the {method} response")).await?;
+        let response = self
+            .call(method, params, &format!("the {method} response"))
+            .await?;
         let Some(result) = response.get("result").cloned() else {
             return Err(Halt::Error(anyhow::anyhow!("{method} failed: {response}")));
         };
