@@ -159,7 +159,10 @@ impl AgentProcess {
             raw: line.clone(),
             http: None,
         });
-        let stdin = self.stdin.as_mut().context("agent stdin is already closed")?;
+        let stdin = self
+            .stdin
+            .as_mut()
+            .context("agent stdin is already closed")?;
         stdin
             .write_all(format!("{line}\n").as_bytes())
             .await
@@ -229,8 +232,14 @@ impl AgentProcess {
         };
         // Let the readers deliver the last lines (bounded).
         for reader in self.readers.drain(..) {
-            if tokio::time::timeout(Duration::from_secs(3), reader).await.is_err() {
-                notes.push(format!("agent process {}: output still open after exit", self.proc));
+            if tokio::time::timeout(Duration::from_secs(3), reader)
+                .await
+                .is_err()
+            {
+                notes.push(format!(
+                    "agent process {}: output still open after exit",
+                    self.proc
+                ));
             }
         }
         (exit, notes)

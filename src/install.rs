@@ -100,7 +100,8 @@ pub fn ensure_installed(recipe: &Recipe, version: &semver::Version) -> anyhow::R
             let _ = std::fs::remove_dir_all(&tmp);
             return Ok(dir);
         }
-        std::fs::remove_dir_all(&dir).with_context(|| format!("removing broken {}", dir.display()))?;
+        std::fs::remove_dir_all(&dir)
+            .with_context(|| format!("removing broken {}", dir.display()))?;
     }
     std::fs::rename(&tmp, &dir)
         .with_context(|| format!("moving {} to {}", tmp.display(), dir.display()))?;
@@ -169,7 +170,10 @@ fn npm_install(spec: &str, prefix: &Path) -> anyhow::Result<()> {
         if Instant::now() > deadline {
             let _ = child.kill();
             let _ = child.wait();
-            bail!("npm install {spec} took longer than {} s; stopped it", NPM_TIMEOUT.as_secs());
+            bail!(
+                "npm install {spec} took longer than {} s; stopped it",
+                NPM_TIMEOUT.as_secs()
+            );
         }
         std::thread::sleep(Duration::from_millis(100));
     };
@@ -189,7 +193,14 @@ mod tests {
     #[test]
     fn scoped_packages_nest_in_the_cache_by_version() {
         let root = cache_root().unwrap();
-        let dir = package_dir("@agentclientprotocol/codex-acp", &semver::Version::new(2, 6, 0)).unwrap();
-        assert_eq!(dir, root.join("@agentclientprotocol").join("codex-acp@2.6.0"));
+        let dir = package_dir(
+            "@agentclientprotocol/codex-acp",
+            &semver::Version::new(2, 6, 0),
+        )
+        .unwrap();
+        assert_eq!(
+            dir,
+            root.join("@agentclientprotocol").join("codex-acp@2.6.0")
+        );
     }
 }

@@ -69,8 +69,8 @@ pub fn verify_loopback_only() -> anyhow::Result<()> {
             bail!("network isolation check failed: {probe} is reachable from inside the namespace");
         }
     }
-    let listener =
-        std::net::TcpListener::bind("127.0.0.1:0").context("binding loopback inside the namespace")?;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")
+        .context("binding loopback inside the namespace")?;
     let local = listener.local_addr()?;
     TcpStream::connect_timeout(&local, Duration::from_millis(1500))
         .with_context(|| format!("loopback {local} is not reachable inside the namespace"))?;

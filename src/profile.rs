@@ -278,7 +278,8 @@ impl Profile {
 
     /// The stop recipe for `recipe`: its own values over the profile's, over defaults.
     pub fn stop_for(&self, recipe: &Recipe) -> Stop {
-        let ms = |r: Option<u64>, p: Option<u64>, d: u64| Duration::from_millis(r.or(p).unwrap_or(d));
+        let ms =
+            |r: Option<u64>, p: Option<u64>, d: u64| Duration::from_millis(r.or(p).unwrap_or(d));
         Stop {
             eof_grace: ms(recipe.stop.eof_grace_ms, self.stop.eof_grace_ms, 5_000),
             term_grace: ms(recipe.stop.term_grace_ms, self.stop.term_grace_ms, 3_000),
@@ -356,7 +357,11 @@ pub struct Launch {
 }
 
 impl Launch {
-    pub fn resolve(profile: &Profile, recipe: &Recipe, vars: &Vars) -> Result<Launch, ProfileError> {
+    pub fn resolve(
+        profile: &Profile,
+        recipe: &Recipe,
+        vars: &Vars,
+    ) -> Result<Launch, ProfileError> {
         let program = vars.fill(&recipe.program, "program")?;
         let args = recipe
             .args
@@ -399,12 +404,48 @@ mod tests {
     #[test]
     fn codex_profile_chooses_package_and_recipe_by_version() {
         let cases = [
-            ("0.4.4", "@zed-industries/codex-acp", "bin/codex-acp", 10_000, false),
-            ("0.9.2", "@zed-industries/codex-acp", "bin/codex-acp", 10_000, true),
-            ("0.11.1", "@zed-industries/codex-acp", "bin/codex-acp", 10_000, false),
-            ("0.16.0", "@zed-industries/codex-acp", "bin/codex-acp", 500, false),
-            ("1.0.0", "@agentclientprotocol/codex-acp", "node", 10_000, false),
-            ("2.6.0", "@agentclientprotocol/codex-acp", "node", 10_000, false),
+            (
+                "0.4.4",
+                "@zed-industries/codex-acp",
+                "bin/codex-acp",
+                10_000,
+                false,
+            ),
+            (
+                "0.9.2",
+                "@zed-industries/codex-acp",
+                "bin/codex-acp",
+                10_000,
+                true,
+            ),
+            (
+                "0.11.1",
+                "@zed-industries/codex-acp",
+                "bin/codex-acp",
+                10_000,
+                false,
+            ),
+            (
+                "0.16.0",
+                "@zed-industries/codex-acp",
+                "bin/codex-acp",
+                500,
+                false,
+            ),
+            (
+                "1.0.0",
+                "@agentclientprotocol/codex-acp",
+                "node",
+                10_000,
+                false,
+            ),
+            (
+                "2.6.0",
+                "@agentclientprotocol/codex-acp",
+                "node",
+                10_000,
+                false,
+            ),
         ];
         let p = codex();
         for (version, package, program, grace, remote) in cases {
@@ -412,11 +453,24 @@ mod tests {
             let r = p.recipe(&v).unwrap();
             assert_eq!(r.package, package, "{version}");
             assert!(r.program.ends_with(program), "{version}: {}", r.program);
-            assert_eq!(p.stop_for(r).eof_grace, Duration::from_millis(grace), "{version}");
-            assert_eq!(r.files[0].content.contains("remote_models"), remote, "{version}");
+            assert_eq!(
+                p.stop_for(r).eof_grace,
+                Duration::from_millis(grace),
+                "{version}"
+            );
+            assert_eq!(
+                r.files[0].content.contains("remote_models"),
+                remote,
+                "{version}"
+            );
         }
-        let err = p.recipe(&semver::Version::parse("0.3.1").unwrap()).unwrap_err();
-        assert!(err.to_string().contains("no recipe covers version 0.3.1"), "{err}");
+        let err = p
+            .recipe(&semver::Version::parse("0.3.1").unwrap())
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("no recipe covers version 0.3.1"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -441,9 +495,16 @@ mod tests {
         assert_eq!(l.env["CODEX_HOME"], "/h/.codex");
         assert_eq!(l.env["INITIAL_AGENT_MODE"], "read-only");
         assert_eq!(l.files[0].0, PathBuf::from("/h/.codex/config.toml"));
-        assert!(l.files[0].1.contains("base_url = \"http://127.0.0.1:9/v1\""));
+        assert!(
+            l.files[0]
+                .1
+                .contains("base_url = \"http://127.0.0.1:9/v1\"")
+        );
         let config: toml::Table = toml::from_str(&l.files[0].1).unwrap();
-        assert_eq!(config["model_providers"]["mock"]["wire_api"].as_str(), Some("responses"));
+        assert_eq!(
+            config["model_providers"]["mock"]["wire_api"].as_str(),
+            Some("responses")
+        );
     }
 
     #[test]
@@ -459,10 +520,18 @@ mod tests {
             ),
         ];
         for (text, expected) in cases {
-            let err = Profile::parse(text, Path::new("p.toml")).unwrap_err().to_string();
-            assert!(err.starts_with(expected), "{err:?} should start with {expected:?}");
+            let err = Profile::parse(text, Path::new("p.toml"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.starts_with(expected),
+                "{err:?} should start with {expected:?}"
+            );
         }
-        let err = Vars::default().fill("{nope}", "args").unwrap_err().to_string();
+        let err = Vars::default()
+            .fill("{nope}", "args")
+            .unwrap_err()
+            .to_string();
         assert_eq!(err, "unknown placeholder `{nope}` in args");
     }
 

@@ -258,27 +258,43 @@ fn parse(reader: impl BufRead, path: &Path) -> Result<Recording, RecordingError>
             continue;
         }
         if trailer.is_some() {
-            return Err(RecordingError::parse(path, number, "line after the trailer"));
+            return Err(RecordingError::parse(
+                path,
+                number,
+                "line after the trailer",
+            ));
         }
-        let parsed: Line = serde_json::from_str(&line)
-            .map_err(|e| RecordingError::parse(path, number, format!("not a recording line: {e}")))?;
+        let parsed: Line = serde_json::from_str(&line).map_err(|e| {
+            RecordingError::parse(path, number, format!("not a recording line: {e}"))
+        })?;
         match parsed {
             Line::Header(h) => {
                 if header.is_some() || !events.is_empty() {
-                    return Err(RecordingError::parse(path, number, "header is not the first line"));
+                    return Err(RecordingError::parse(
+                        path,
+                        number,
+                        "header is not the first line",
+                    ));
                 }
                 if h.format != FORMAT {
                     return Err(RecordingError::parse(
                         path,
                         number,
-                        format!("format {} is not supported (this harness reads {FORMAT})", h.format),
+                        format!(
+                            "format {} is not supported (this harness reads {FORMAT})",
+                            h.format
+                        ),
                     ));
                 }
                 header = Some(h);
             }
             Line::Event(e) => {
                 if header.is_none() {
-                    return Err(RecordingError::parse(path, number, "event before the header"));
+                    return Err(RecordingError::parse(
+                        path,
+                        number,
+                        "event before the header",
+                    ));
                 }
                 if e.seq <= last_seq {
                     return Err(RecordingError::parse(
@@ -292,7 +308,11 @@ fn parse(reader: impl BufRead, path: &Path) -> Result<Recording, RecordingError>
             }
             Line::Trailer(t) => {
                 if header.is_none() {
-                    return Err(RecordingError::parse(path, number, "trailer before the header"));
+                    return Err(RecordingError::parse(
+                        path,
+                        number,
+                        "trailer before the header",
+                    ));
                 }
                 trailer = Some(t);
             }
@@ -433,7 +453,8 @@ impl Scrubber {
             self.rules.push((escaped, placeholder.replace('/', "\\/")));
         }
         self.rules.push((value, placeholder));
-        self.rules.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(&b.0)));
+        self.rules
+            .sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(&b.0)));
         self.rules.dedup_by(|a, b| a.0 == b.0);
     }
 
@@ -507,24 +528,50 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a/b/x.jsonl");
         let mut w = RecordingWriter::create(&path, &header()).unwrap();
-        w.event(0, Leg::Acp, Dir::ToAgent, 1, "{\"id\":0}".into(), None).unwrap();
-        w.event(3, Leg::Acp, Dir::FromAgent, 1, "not json at all".into(), None)
+        w.event(0, Leg::Acp, Dir::ToAgent, 1, "{\"id\":0}".into(), None)
             .unwrap();
+        w.event(
+            3,
+            Leg::Acp,
+            Dir::FromAgent,
+            1,
+            "not json at all".into(),
+            None,
+        )
+        .unwrap();
         let http = Http {
             method: Some("POST".into()),
             path: Some("/v1/responses".into()),
             ..Http::default()
         };
-        w.event(4, Leg::Model, Dir::Request, 1, "{}".into(), Some(http.clone()))
-            .unwrap();
-        w.finish(9, Outcome::Ok, Exit { code: Some(0), signal: None }, vec![])
-            .unwrap();
+        w.event(
+            4,
+            Leg::Model,
+            Dir::Request,
+            1,
+            "{}".into(),
+            Some(http.clone()),
+        )
+        .unwrap();
+        w.finish(
+            9,
+            Outcome::Ok,
+            Exit {
+                code: Some(0),
+                signal: None,
+            },
+            vec![],
+        )
+        .unwrap();
         let rec = read(&path).unwrap();
         assert_eq!(rec.header, header());
         assert_eq!(rec.events.len(), 3);
         assert_eq!(rec.events[1].raw, "not json at all");
         assert_eq!(rec.events[2].http.as_ref(), Some(&http));
-        assert_eq!(rec.events.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2, 3]);
+        assert_eq!(
+            rec.events.iter().map(|e| e.seq).collect::<Vec<_>>(),
+            [1, 2, 3]
+        );
         let t = rec.trailer.unwrap();
         assert_eq!((t.seq, t.outcome), (4, Outcome::Ok));
     }
@@ -534,7 +581,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("x.jsonl");
         let mut w = RecordingWriter::create(&path, &header()).unwrap();
-        w.event(0, Leg::Harness, Dir::Note, 1, "started".into(), None).unwrap();
+        w.event(0, Leg::Harness, Dir::Note, 1, "started".into(), None)
+            .unwrap();
         drop(w);
         let rec = read(&path).unwrap();
         assert!(rec.is_truncated());
@@ -563,20 +611,47 @@ mod tests {
     #[test]
     fn malformed_files_are_reported_with_file_and_line() {
         let h = r#"{"type":"header","format":1,"agent":"a","package":"p@1","scenario":"s","model_mode":"stub","harness_version":"0","date":"d","isolation":"none"}"#;
-        let ev = |seq: u64| format!(r#"{{"type":"event","seq":{seq},"ms":0,"leg":"acp","dir":"to_agent","proc":1,"raw":""}}"#);
+        let ev = |seq: u64| {
+            format!(
+                r#"{{"type":"event","seq":{seq},"ms":0,"leg":"acp","dir":"to_agent","proc":1,"raw":""}}"#
+            )
+        };
         let tr = r#"{"type":"trailer","seq":9,"ms":0,"outcome":"ok"}"#;
         let cases: Vec<(String, &str)> = vec![
-            (format!("{h}\n{{oops\n"), "bad.jsonl:2: not a recording line"),
-            (format!("{}\n{h}\n", ev(1)), "bad.jsonl:1: event before the header"),
-            (format!("{h}\n{}\n{}\n", ev(2), ev(2)), "bad.jsonl:3: seq 2 does not follow 2"),
-            (format!("{h}\n{tr}\n{}\n", ev(1)), "bad.jsonl:3: line after the trailer"),
-            (format!("{h}\n{h}\n"), "bad.jsonl:2: header is not the first line"),
-            (h.replace("\"format\":1", "\"format\":2"), "bad.jsonl:1: format 2 is not supported"),
+            (
+                format!("{h}\n{{oops\n"),
+                "bad.jsonl:2: not a recording line",
+            ),
+            (
+                format!("{}\n{h}\n", ev(1)),
+                "bad.jsonl:1: event before the header",
+            ),
+            (
+                format!("{h}\n{}\n{}\n", ev(2), ev(2)),
+                "bad.jsonl:3: seq 2 does not follow 2",
+            ),
+            (
+                format!("{h}\n{tr}\n{}\n", ev(1)),
+                "bad.jsonl:3: line after the trailer",
+            ),
+            (
+                format!("{h}\n{h}\n"),
+                "bad.jsonl:2: header is not the first line",
+            ),
+            (
+                h.replace("\"format\":1", "\"format\":2"),
+                "bad.jsonl:1: format 2 is not supported",
+            ),
             (String::new(), "bad.jsonl: empty file"),
         ];
         for (text, expected) in cases {
-            let err = parse_str(&text, Path::new("bad.jsonl")).unwrap_err().to_string();
-            assert!(err.starts_with(expected), "{err:?} should start with {expected:?}");
+            let err = parse_str(&text, Path::new("bad.jsonl"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.starts_with(expected),
+                "{err:?} should start with {expected:?}"
+            );
         }
     }
 

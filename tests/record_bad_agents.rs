@@ -35,11 +35,19 @@ fn cases() -> Vec<Case> {
         Case {
             name: "crashes-after-initialize",
             program: "bash",
-            script: format!("read -r line; echo '{INIT_RESULT}'; read -r line; echo 'boom: exiting' >&2; exit 3"),
+            script: format!(
+                "read -r line; echo '{INIT_RESULT}'; read -r line; echo 'boom: exiting' >&2; exit 3"
+            ),
             outcome: Outcome::AgentCrashed,
             exit_code: Some(3),
             exit_signal: None,
-            holds: vec!["\"method\":\"initialize\"", "\"agentInfo\"", "\"method\":\"session/new\"", "boom: exiting", "agent closed its output"],
+            holds: vec![
+                "\"method\":\"initialize\"",
+                "\"agentInfo\"",
+                "\"method\":\"session/new\"",
+                "boom: exiting",
+                "agent closed its output",
+            ],
             ready_notification: None,
         },
         Case {
@@ -124,7 +132,8 @@ fn setup_root(dir: &Path, case: &Case) -> PathBuf {
     std::fs::create_dir_all(root.join("profiles")).unwrap();
     std::fs::create_dir_all(root.join("scenarios")).unwrap();
     std::fs::write(
-        root.join("profiles").join(format!("test-double-{}.toml", case.name)),
+        root.join("profiles")
+            .join(format!("test-double-{}.toml", case.name)),
         profile_text(case),
     )
     .unwrap();
@@ -138,7 +147,14 @@ fn setup_root(dir: &Path, case: &Case) -> PathBuf {
 fn run_record(root: &Path, out: &Path, agent: &str) -> (Option<i32>, String) {
     let stderr_path = out.with_extension("stderr");
     let mut child = Command::new(env!("CARGO_BIN_EXE_acp-harness"))
-        .args(["record", "--agent", agent, "--scenario", "text-only", "--allow-network"])
+        .args([
+            "record",
+            "--agent",
+            agent,
+            "--scenario",
+            "text-only",
+            "--allow-network",
+        ])
         .arg("--root")
         .arg(root)
         .arg("--out")
@@ -160,7 +176,10 @@ fn run_record(root: &Path, out: &Path, agent: &str) -> (Option<i32>, String) {
         }
         std::thread::sleep(Duration::from_millis(50));
     };
-    (code, std::fs::read_to_string(&stderr_path).unwrap_or_default())
+    (
+        code,
+        std::fs::read_to_string(&stderr_path).unwrap_or_default(),
+    )
 }
 
 #[test]
@@ -175,7 +194,11 @@ fn misbehaving_agents_end_with_a_trailer_and_a_failing_exit() {
         let path = out.join(&agent).join("1.0.0").join("text-only.jsonl");
         let problems = check(&case, code, &path);
         if !problems.is_empty() {
-            failures.push(format!("{}: {}\n--- stderr:\n{stderr}", case.name, problems.join("; ")));
+            failures.push(format!(
+                "{}: {}\n--- stderr:\n{stderr}",
+                case.name,
+                problems.join("; ")
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
@@ -200,7 +223,10 @@ fn check(case: &Case, code: Option<i32>, path: &Path) -> Vec<String> {
         return problems;
     };
     if trailer.outcome != case.outcome {
-        problems.push(format!("outcome {:?}, expected {:?}", trailer.outcome, case.outcome));
+        problems.push(format!(
+            "outcome {:?}, expected {:?}",
+            trailer.outcome, case.outcome
+        ));
     }
     if trailer.exit.code != case.exit_code || trailer.exit.signal != case.exit_signal {
         problems.push(format!(
@@ -250,7 +276,15 @@ fn double_case(name: &'static str, word: &str) -> Case {
 /// Runs `record --check` against what is under `out`; returns exit code and stderr.
 fn run_check(root: &Path, out: &Path, agent: &str) -> (Option<i32>, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_acp-harness"))
-        .args(["record", "--agent", agent, "--scenario", "text-only", "--allow-network", "--check"])
+        .args([
+            "record",
+            "--agent",
+            agent,
+            "--scenario",
+            "text-only",
+            "--allow-network",
+            "--check",
+        ])
         .arg("--root")
         .arg(root)
         .arg("--out")
@@ -258,7 +292,10 @@ fn run_check(root: &Path, out: &Path, agent: &str) -> (Option<i32>, String) {
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
 }
 
 #[test]
@@ -276,7 +313,10 @@ fn re_recording_matches_after_normalising_random_session_ids_and_a_changed_answe
     assert_eq!(code, Some(0), "re-recording should match:\n{stderr}");
     assert!(stderr.contains("matches after normalisation"), "{stderr}");
     let after = std::fs::read_to_string(out.join(agent).join("1.0.0/text-only.jsonl")).unwrap();
-    assert_eq!(first, after, "--check must not rewrite the committed recording");
+    assert_eq!(
+        first, after,
+        "--check must not rewrite the committed recording"
+    );
 
     // Same agent id, but it now answers something else: a real difference.
     let changed = double_case("steady", "goodbye");
@@ -286,7 +326,11 @@ fn re_recording_matches_after_normalising_random_session_ids_and_a_changed_answe
     )
     .unwrap();
     let (code, stderr) = run_check(&root, &out, agent);
-    assert_eq!(code, Some(1), "a changed answer must fail the check:\n{stderr}");
+    assert_eq!(
+        code,
+        Some(1),
+        "a changed answer must fail the check:\n{stderr}"
+    );
     assert!(stderr.contains("== leg acp proc 1 from_agent"), "{stderr}");
     assert!(stderr.contains("goodbye"), "{stderr}");
 }

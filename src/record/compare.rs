@@ -77,7 +77,13 @@ const ID_PREFIXES: &[&str] = &[
     "resp_", "msg_", "rs_", "fc_", "fco_", "at_", "item_", "ws_", "turn_",
 ];
 /// Keys whose numbers are timestamps.
-const TIME_KEYS: &[&str] = &["created_at", "created", "timestamp", "updatedAt", "createdAt"];
+const TIME_KEYS: &[&str] = &[
+    "created_at",
+    "created",
+    "timestamp",
+    "updatedAt",
+    "createdAt",
+];
 /// HTTP headers that vary per run.
 const VOLATILE_HEADERS: &[&str] = &["date", "content-length", "mcp-session-id", "x-request-id"];
 
@@ -110,7 +116,9 @@ impl Labels {
     }
 
     fn text(&mut self, s: &str) -> String {
-        let s = UUID.replace_all(s, |c: &regex::Captures| self.label("uuid", &c[0].to_ascii_lowercase()));
+        let s = UUID.replace_all(s, |c: &regex::Captures| {
+            self.label("uuid", &c[0].to_ascii_lowercase())
+        });
         let s = TIMESTAMP.replace_all(&s, "<timestamp>");
         let s = DATE.replace_all(&s, "<date>");
         DURATION.replace_all(&s, "<duration>").into_owned()
@@ -131,13 +139,16 @@ impl Labels {
                     };
                     return Value::String(self.label(kind, s));
                 }
-                if ID_PREFIXES.iter().any(|p| s.starts_with(p) && s.len() > p.len())
+                if ID_PREFIXES
+                    .iter()
+                    .any(|p| s.starts_with(p) && s.len() > p.len())
                     && !s.contains(' ')
                 {
                     return Value::String(self.label("id", s));
                 }
                 // A string holding JSON (e.g. tool arguments) is normalised inside.
-                if (s.starts_with('{') || s.starts_with('[')) && s.len() > 1
+                if (s.starts_with('{') || s.starts_with('['))
+                    && s.len() > 1
                     && let Ok(inner) = serde_json::from_str::<Value>(s)
                 {
                     return Value::String(self.value(None, &inner).to_string());
@@ -153,7 +164,9 @@ impl Labels {
                 }
                 v.clone()
             }
-            Value::Array(items) => Value::Array(items.iter().map(|i| self.value(None, i)).collect()),
+            Value::Array(items) => {
+                Value::Array(items.iter().map(|i| self.value(None, i)).collect())
+            }
             Value::Object(map) => {
                 // Key order is not meaningful (codex serialises some maps
                 // from hash maps, in a different order every run): sort.
@@ -258,7 +271,15 @@ pub fn normalise(rec: &Recording) -> BTreeMap<String, Vec<String>> {
             line.push_str(&http_line);
         }
         let key = match e.leg {
-            Leg::Acp => format!("acp proc {} {}", e.proc, if e.dir == Dir::ToAgent { "to_agent" } else { "from_agent" }),
+            Leg::Acp => format!(
+                "acp proc {} {}",
+                e.proc,
+                if e.dir == Dir::ToAgent {
+                    "to_agent"
+                } else {
+                    "from_agent"
+                }
+            ),
             Leg::Mcp => "mcp".into(),
             Leg::Model => "model".into(),
             _ => continue,
@@ -346,7 +367,11 @@ pub fn compare(expected: &Recording, actual: &Recording) -> Comparison {
             let _ = writeln!(report, "{l}");
         }
         if lines.len() > MAX_DIFF_LINES {
-            let _ = writeln!(report, "... ({} more diff lines)", lines.len() - MAX_DIFF_LINES);
+            let _ = writeln!(
+                report,
+                "... ({} more diff lines)",
+                lines.len() - MAX_DIFF_LINES
+            );
         }
     }
     out
@@ -373,22 +398,59 @@ mod tests {
             text.push_str(&line.to_string());
             text.push('\n');
         }
-        text.push_str(r#"{"type":"trailer","seq":99,"ms":1,"outcome":"ok","exit":{"code":0,"signal":null}}"#);
+        text.push_str(
+            r#"{"type":"trailer","seq":99,"ms":1,"outcome":"ok","exit":{"code":0,"signal":null}}"#,
+        );
         parse_str(&text, Path::new("t.jsonl")).unwrap()
     }
 
     #[test]
     fn randomised_ids_dates_and_interleaving_do_not_count_as_differences() {
         let a = rec(&[
-            ("acp", "from_agent", 1, r#"{"result":{"sessionId":"019abc-1"}}"#),
-            ("model", "request", 0, r#"{"prompt_cache_key":"0b7d0b52-3f1a-4a58-9c33-0d6b9f0e1a11","x":"today is 2026-11-29"}"#),
-            ("acp", "from_agent", 1, r#"{"params":{"sessionId":"019abc-1","update":{"toolCallId":"tc-a"}}}"#),
-            ("stderr", "from_agent", 1, "2026-11-29T10:00:00Z INFO thread 7"),
+            (
+                "acp",
+                "from_agent",
+                1,
+                r#"{"result":{"sessionId":"019abc-1"}}"#,
+            ),
+            (
+                "model",
+                "request",
+                0,
+                r#"{"prompt_cache_key":"0b7d0b52-3f1a-4a58-9c33-0d6b9f0e1a11","x":"today is 2026-11-29"}"#,
+            ),
+            (
+                "acp",
+                "from_agent",
+                1,
+                r#"{"params":{"sessionId":"019abc-1","update":{"toolCallId":"tc-a"}}}"#,
+            ),
+            (
+                "stderr",
+                "from_agent",
+                1,
+                "2026-11-29T10:00:00Z INFO thread 7",
+            ),
         ]);
         let b = rec(&[
-            ("model", "request", 0, r#"{"prompt_cache_key":"5e1f2a3b-1111-4222-8333-944455556666","x":"today is 2027-01-02"}"#),
-            ("acp", "from_agent", 1, r#"{"result":{"sessionId":"019fff-9"}}"#),
-            ("acp", "from_agent", 1, r#"{"params":{"sessionId":"019fff-9","update":{"toolCallId":"tc-b"}}}"#),
+            (
+                "model",
+                "request",
+                0,
+                r#"{"prompt_cache_key":"5e1f2a3b-1111-4222-8333-944455556666","x":"today is 2027-01-02"}"#,
+            ),
+            (
+                "acp",
+                "from_agent",
+                1,
+                r#"{"result":{"sessionId":"019fff-9"}}"#,
+            ),
+            (
+                "acp",
+                "from_agent",
+                1,
+                r#"{"params":{"sessionId":"019fff-9","update":{"toolCallId":"tc-b"}}}"#,
+            ),
             ("stderr", "from_agent", 1, "other log"),
         ]);
         assert_eq!(compare(&a, &b), Comparison::default());
@@ -398,13 +460,23 @@ mod tests {
     #[test]
     fn real_differences_are_reported_with_their_leg() {
         let base = rec(&[
-            ("acp", "from_agent", 1, r#"{"params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"text":"hi"}}}}"#),
+            (
+                "acp",
+                "from_agent",
+                1,
+                r#"{"params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"text":"hi"}}}}"#,
+            ),
             ("acp", "from_agent", 2, r#"{"params":{"sessionId":"s1"}}"#),
         ]);
         let cases = [
             (
                 rec(&[
-                    ("acp", "from_agent", 1, r#"{"params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"text":"bye"}}}}"#),
+                    (
+                        "acp",
+                        "from_agent",
+                        1,
+                        r#"{"params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"text":"bye"}}}}"#,
+                    ),
                     ("acp", "from_agent", 2, r#"{"params":{"sessionId":"s1"}}"#),
                 ]),
                 "== leg acp proc 1 from_agent",
@@ -412,7 +484,12 @@ mod tests {
             (
                 // A second process that answers for another session.
                 rec(&[
-                    ("acp", "from_agent", 1, r#"{"params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"text":"hi"}}}}"#),
+                    (
+                        "acp",
+                        "from_agent",
+                        1,
+                        r#"{"params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"text":"hi"}}}}"#,
+                    ),
                     ("acp", "from_agent", 2, r#"{"params":{"sessionId":"s2"}}"#),
                 ]),
                 "== leg acp proc 2 from_agent",

@@ -30,14 +30,26 @@ use crate::scenario::{self, Scenario};
 
 /// The placeholder names a recording uses, with what each stands for.
 const PLACEHOLDERS: &[(&str, &str)] = &[
-    ("<workspace>", "the session's cwd, a fresh empty directory per run"),
+    (
+        "<workspace>",
+        "the session's cwd, a fresh empty directory per run",
+    ),
     ("<home>", "the agent's fresh HOME for this run"),
     ("<run>", "the run's temporary directory"),
-    ("<package-dir>", "the install cache directory of package@version"),
-    ("<mcp-url>", "stub-mcp's Streamable HTTP URL (ephemeral port)"),
+    (
+        "<package-dir>",
+        "the install cache directory of package@version",
+    ),
+    (
+        "<mcp-url>",
+        "stub-mcp's Streamable HTTP URL (ephemeral port)",
+    ),
     ("<mcp-addr>", "stub-mcp's host:port"),
     ("<mcp-token>", "the bearer token stub-mcp required this run"),
-    ("<model-url>", "the scripted model server's base URL (ephemeral port)"),
+    (
+        "<model-url>",
+        "the scripted model server's base URL (ephemeral port)",
+    ),
     ("<model-addr>", "the scripted model server's host:port"),
     ("<redacted>", "a secret (Authorization value, API key)"),
 ];
@@ -95,7 +107,9 @@ pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
         isolation::enter_inside().context("setting up the loopback-only network namespace")?;
         isolation::NETNS_LOOPBACK
     } else if live {
-        eprintln!("[record] --model live: the agent needs the network; recording without isolation");
+        eprintln!(
+            "[record] --model live: the agent needs the network; recording without isolation"
+        );
         isolation::HOST_NETWORK
     } else if isolation::available() {
         let mut inner: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
@@ -110,7 +124,9 @@ pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
             None => ExitCode::FAILURE,
         });
     } else if args.allow_network {
-        eprintln!("[record] network isolation unavailable; --allow-network given, recording with the host network");
+        eprintln!(
+            "[record] network isolation unavailable; --allow-network given, recording with the host network"
+        );
         isolation::HOST_NETWORK
     } else {
         bail!(
@@ -125,7 +141,11 @@ pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
         .build()
         .context("starting the async runtime")?;
     let check_dir = if args.check {
-        Some(tempfile::Builder::new().prefix("acp-harness-check-").tempdir()?)
+        Some(
+            tempfile::Builder::new()
+                .prefix("acp-harness-check-")
+                .tempdir()?,
+        )
     } else {
         None
     };
@@ -173,7 +193,10 @@ pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
                         );
                     }
                     if report.matches() {
-                        eprintln!("[check] {} matches after normalisation", committed.display());
+                        eprintln!(
+                            "[check] {} matches after normalisation",
+                            committed.display()
+                        );
                     } else {
                         failed += 1;
                         keep_check_dir = true;
@@ -194,7 +217,10 @@ pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
     runtime.shutdown_timeout(std::time::Duration::from_secs(5));
     if keep_check_dir && let Some(dir) = check_dir {
         let kept = dir.keep();
-        eprintln!("[check] the fresh recordings are kept in {} for inspection", kept.display());
+        eprintln!(
+            "[check] the fresh recordings are kept in {} for inspection",
+            kept.display()
+        );
     }
     Ok(if failed == 0 {
         ExitCode::SUCCESS
@@ -228,7 +254,9 @@ struct RunContext<'a> {
 
 /// Records one scenario; returns the file written and how the run ended.
 async fn record_one(ctx: &RunContext<'_>) -> anyhow::Result<(PathBuf, Outcome)> {
-    let run_dir = tempfile::Builder::new().prefix("acp-harness-run-").tempdir()?;
+    let run_dir = tempfile::Builder::new()
+        .prefix("acp-harness-run-")
+        .tempdir()?;
     let run_path = run_dir.path().canonicalize()?;
     let home = run_path.join("home");
     let workspace = run_path.join("workspace");
@@ -573,7 +601,11 @@ mod tests {
 
     #[test]
     fn civil_date_matches_known_days() {
-        for (days, date) in [(0, "1970-01-01"), (11_016, "2000-02-29"), (20_786, "2026-11-29")] {
+        for (days, date) in [
+            (0, "1970-01-01"),
+            (11_016, "2000-02-29"),
+            (20_786, "2026-11-29"),
+        ] {
             assert_eq!(civil_date(days), date);
         }
     }

@@ -23,7 +23,10 @@ use crate::recording::{Exit, Header, Outcome, RecordingError, RecordingWriter, S
 /// Control messages to the timeline.
 pub enum Control {
     /// The initialize result arrived: fill the header and open the file.
-    AgentInfo { agent_info: Value, protocol_version: Option<u64> },
+    AgentInfo {
+        agent_info: Value,
+        protocol_version: Option<u64>,
+    },
     /// Write the trailer and close.
     Finish {
         outcome: Outcome,
