@@ -218,6 +218,18 @@ fn check(case: &Case, code: Option<i32>, path: &Path) -> Vec<String> {
             return problems;
         }
     };
+    // Where a loopback-only namespace can be made, every run uses one and says so.
+    let expected_isolation = if acp_harness::isolation::available() {
+        "netns-loopback"
+    } else {
+        "none"
+    };
+    if rec.header.isolation != expected_isolation {
+        problems.push(format!(
+            "header isolation {:?}, expected {expected_isolation:?}",
+            rec.header.isolation
+        ));
+    }
     let Some(trailer) = &rec.trailer else {
         problems.push("recording has no trailer".into());
         return problems;
