@@ -82,6 +82,11 @@ pub struct Ready {
     /// How long initialize, session/new, session/load and set_mode may take.
     #[serde(default = "default_ready_timeout")]
     pub handshake_timeout_ms: u64,
+    /// Start a resuming process only in a later wall-clock minute than the
+    /// one the previous process ended in (Gemini CLI: a session/load in the
+    /// minute the session was created finds no history).
+    #[serde(default)]
+    pub resume_in_new_minute: bool,
 }
 
 fn default_after() -> String {
@@ -99,6 +104,7 @@ impl Default for Ready {
             settle_ms: 0,
             timeout_ms: default_ready_timeout(),
             handshake_timeout_ms: default_ready_timeout(),
+            resume_in_new_minute: false,
         }
     }
 }
@@ -155,6 +161,10 @@ pub struct Profile {
     pub id: String,
     /// The version `record --agent <id>` uses when none is given.
     pub default_version: String,
+    /// What the recorder speaks to the agent: `acp` (default) or
+    /// `stream-json` (Claude Code, the reference the bridge imitates).
+    #[serde(default)]
+    pub protocol: Protocol,
     pub model: ModelSection,
     #[serde(default)]
     pub ready: Ready,
@@ -167,6 +177,18 @@ pub struct Profile {
     pub recipes: Vec<Recipe>,
     #[serde(skip)]
     pub path: PathBuf,
+}
+
+/// The protocol the recorder's client speaks to an agent.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+pub enum Protocol {
+    /// Agent Client Protocol (JSON-RPC on stdio): the recorder's ACP client.
+    #[default]
+    #[serde(rename = "acp")]
+    Acp,
+    /// Claude Code's stream-json: the recorder plays the panel.
+    #[serde(rename = "stream-json")]
+    StreamJson,
 }
 
 /// `<agent>[@<version>]` as typed on the command line.

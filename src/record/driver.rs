@@ -224,6 +224,9 @@ impl Driver<'_> {
                     self.wait_idle(&format!("step {n}: turn to finish before resume"))
                         .await?;
                     self.end_process().await;
+                    if self.setup.ready.resume_in_new_minute {
+                        self.wait_for_new_minute(n).await;
+                    }
                     self.start_process(true).await?;
                 }
             }
@@ -316,6 +319,24 @@ impl Driver<'_> {
             self.agent()?.notify("session/cancel", params).await?;
         }
         Ok(())
+    }
+
+    /// Sleeps into the next wall-clock minute (the profile's
+    /// `resume_in_new_minute`): Gemini CLI names its session file by the
+    /// minute and the session id, so a process that loads the session in the
+    /// minute it was created reopens that file as a fresh one and finds no
+    /// history. At most 60 s.
+    async fn wait_for_new_minute(&mut self, n: usize) {
+        let since_epoch = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        let into_minute = since_epoch.as_millis() % 60_000;
+        let wait = Duration::from_millis((60_000 - into_minute) as u64 + 500);
+        let _ = self.setup.tap.send(note_event(
+            self.proc,
+            format!("step {n}: waiting for a new wall-clock minute before session/load (profile: resume_in_new_minute)"),
+        ));
+        tokio::time::sleep(wait).await;
     }
 
     async fn interrupt(&mut self) -> Result<(), Halt> {
