@@ -1,6 +1,7 @@
 //! The harness library: see ARCHITECTURE.md for the map.
 
 pub mod acp_client;
+pub mod contract;
 pub mod expect;
 pub mod install;
 pub mod isolation;

@@ -85,6 +85,10 @@ pub enum Leg {
     Model,
     /// What the recorder itself did or saw.
     Harness,
+    /// Stream-json lines between the recorder (playing the panel) and a
+    /// stream-json agent (Claude Code): `to_agent` = stdin, `from_agent` = stdout.
+    #[serde(rename = "stream-json")]
+    StreamJson,
     /// A leg a newer harness wrote.
     #[serde(other)]
     Other,

@@ -12,6 +12,7 @@
 
 pub mod compare;
 mod driver;
+mod stream_json_client;
 mod timeline;
 
 use std::collections::BTreeMap;
@@ -338,7 +339,7 @@ async fn record_one(ctx: &RunContext<'_>) -> anyhow::Result<(PathBuf, Outcome)> 
 
     let mut argv = vec![launch.program.clone()];
     argv.extend(launch.args.iter().cloned());
-    let header = Header {
+    let mut header = Header {
         format: recording::FORMAT,
         agent: ctx.profile.id.clone(),
         agent_info: Value::Null,
@@ -363,6 +364,12 @@ async fn record_one(ctx: &RunContext<'_>) -> anyhow::Result<(PathBuf, Outcome)> 
             .collect(),
         extra: Default::default(),
     };
+    let stream_json = ctx.profile.protocol == crate::profile::Protocol::StreamJson;
+    if stream_json {
+        // A reference recording: the replayer skips it, the contract reads it.
+        header.client_capabilities = Value::Null;
+        header.extra.insert("protocol".into(), "stream-json".into());
+    }
     let timeline = timeline::Timeline::start(
         header,
         scrubber,
@@ -396,6 +403,19 @@ async fn record_one(ctx: &RunContext<'_>) -> anyhow::Result<(PathBuf, Outcome)> 
     });
 
     let timeline_ref = &timeline;
+    if stream_json {
+        let setup = stream_json_client::Setup {
+            launch: &launch,
+            stop: ctx.profile.stop_for(ctx.recipe),
+            workspace: workspace_s.clone(),
+            tap: tap.clone(),
+            on_initialized: Box::new(move |result: &Value| {
+                timeline_ref.agent_info(result.get("agentInfo").cloned().unwrap_or(Value::Null), None);
+            }),
+        };
+        let end = stream_json_client::run(ctx.scenario, setup).await;
+        return finish_run(model, mcp, [mcp_forward, model_forward], tap, timeline, end).await;
+    }
     let setup = driver::Setup {
         launch: &launch,
         stop: ctx.profile.stop_for(ctx.recipe),
@@ -417,13 +437,23 @@ async fn record_one(ctx: &RunContext<'_>) -> anyhow::Result<(PathBuf, Outcome)> 
         }),
     };
     let end = driver::run(ctx.scenario, setup).await;
+    finish_run(model, mcp, [mcp_forward, model_forward], tap, timeline, end).await
+}
 
-    // Servers down, their taps drained, then the trailer.
+/// Servers down, their taps drained, then the trailer.
+async fn finish_run(
+    model: Option<crate::model_server::Running>,
+    mcp: stub_mcp::Running,
+    forwards: [Option<tokio::task::JoinHandle<()>>; 2],
+    tap: crate::acp_client::Tap,
+    timeline: timeline::Timeline,
+    end: driver::RunEnd,
+) -> anyhow::Result<(PathBuf, Outcome)> {
     if let Some(m) = model {
         m.shutdown().await;
     }
     mcp.shutdown().await;
-    for f in [mcp_forward, model_forward].into_iter().flatten() {
+    for f in forwards.into_iter().flatten() {
         let _ = tokio::time::timeout(std::time::Duration::from_secs(5), f).await;
     }
     drop(tap);
@@ -525,7 +555,11 @@ fn model_event(ex: ModelExchange) -> Tapped {
             leg: Leg::Harness,
             dir: Dir::Note,
             proc: 0,
-            raw: format!("model server: {text}"),
+            raw: if text.starts_with("model server") {
+                text
+            } else {
+                format!("model server: {text}")
+            },
             http: None,
         },
     }

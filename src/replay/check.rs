@@ -83,7 +83,10 @@ pub fn list_recordings(dir: &Path) -> Result<Vec<PathBuf>, CheckError> {
     let mut out = Vec::new();
     for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
         let entry = entry.map_err(|e| CheckError::Walk { dir: dir.to_path_buf(), message: e.to_string() })?;
-        if entry.file_type().is_file() && entry.path().extension().is_some_and(|e| e == "jsonl") {
+        if entry.file_type().is_file()
+            && entry.path().extension().is_some_and(|e| e == "jsonl")
+            && !crate::contract::is_reference_recording(entry.path())
+        {
             out.push(entry.into_path());
         }
     }

@@ -1,0 +1,250 @@
+//! The recorder's second client kind: it plays the panel to an agent that
+//! speaks Claude Code's stream-json (profile `protocol = "stream-json"`,
+//! i.e. the real `claude -p --input-format stream-json ...`), so the
+//! recording shows what the bridge's panel output should look like.
+//!
+//! The panel's side is the replayer's own [`PanelDriver`]: Claude gets
+//! exactly the lines the replayer sends to the bridge for the same scenario
+//! (initialize, prompts, `can_use_tool` answers, interrupts, steering, mode
+//! changes), so the two outputs can be compared line kind by line kind. A
+//! resume starts a new process with `--resume <session>`.
+//!
+//! The process side reuses [`AgentProcess`]; its taps are relabelled from the
+//! `acp` leg to the `stream-json` leg on the way to the timeline. **Every
+//! wait has a deadline**: a silent agent ends the run as `timeout`.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+use tokio::time::Instant;
+
+use super::driver::RunEnd;
+use crate::acp_client::{AgentProcess, Incoming, Tap, Tapped};
+use crate::profile::{Launch, Stop};
+use crate::recording::{Dir, Exit, Leg, Outcome};
+use crate::replay::panel_driver::{Action, PanelDriver};
+use crate::scenario::Scenario;
+
+/// How long the agent may stay silent while the panel waits for something.
+const WAIT_TIMEOUT: Duration = Duration::from_secs(150);
+
+/// What the stream-json client needs.
+pub struct Setup<'a> {
+    pub launch: &'a Launch,
+    pub stop: Stop,
+    pub workspace: String,
+    pub tap: Tap,
+    /// Called once with `{"agentInfo": {...}}` built from the first
+    /// `system`/`init` line (fills the header).
+    pub on_initialized: Box<dyn FnMut(&Value) + Send + 'a>,
+}
+
+/// Why the client stopped early.
+enum Halt {
+    Timeout(String),
+    AgentClosed(String),
+    Error(anyhow::Error),
+}
+
+impl From<anyhow::Error> for Halt {
+    fn from(e: anyhow::Error) -> Self {
+        Halt::Error(e)
+    }
+}
+
+struct Client<'a> {
+    setup: Setup<'a>,
+    agent: Option<AgentProcess>,
+    rx: Option<UnboundedReceiver<Incoming>>,
+    proc: u32,
+    initialized: bool,
+    notes: Vec<String>,
+    last_exit: Exit,
+}
+
+/// Runs `scenario` against the stream-json agent and ends it.
+pub async fn run(scenario: &Scenario, setup: Setup<'_>) -> RunEnd {
+    let mut c = Client {
+        setup,
+        agent: None,
+        rx: None,
+        proc: 0,
+        initialized: false,
+        notes: Vec::new(),
+        last_exit: Exit::default(),
+    };
+    let result = c.play(scenario).await;
+    let outcome = match result {
+        Ok(()) => Outcome::Ok,
+        Err(Halt::Timeout(what)) => {
+            c.note(format!("timeout: {what}"));
+            Outcome::Timeout
+        }
+        Err(Halt::AgentClosed(what)) => {
+            c.note(format!("agent closed its output: {what}"));
+            Outcome::AgentCrashed
+        }
+        Err(Halt::Error(e)) => {
+            c.note(format!("error: {e:#}"));
+            Outcome::Error
+        }
+    };
+    c.end_process().await;
+    RunEnd {
+        outcome,
+        exit: c.last_exit,
+        notes: c.notes,
+    }
+}
+
+impl Client<'_> {
+    fn note(&mut self, text: String) {
+        eprintln!("[record] {text}");
+        let _ = self.setup.tap.send(Tapped {
+            leg: Leg::Harness,
+            dir: Dir::Note,
+            proc: self.proc,
+            raw: text.clone(),
+            http: None,
+        });
+        self.notes.push(text);
+    }
+
+    async fn play(&mut self, scenario: &Scenario) -> Result<(), Halt> {
+        let mut panel = PanelDriver::new(scenario);
+        self.start_process(None)?;
+        loop {
+            match panel.poll() {
+                Action::Send(lines) => self.send_all(&lines).await?,
+                Action::SendWithNote(lines, note) => {
+                    self.note(note);
+                    self.send_all(&lines).await?;
+                }
+                Action::Skip(note) => self.note(note),
+                Action::Resume { session_id } => {
+                    self.end_process().await;
+                    self.start_process(session_id.as_deref())?;
+                }
+                Action::Wait {
+                    step,
+                    step_kind,
+                    waiting_for,
+                } => {
+                    let what = format!("step {step} ({step_kind}): {waiting_for}");
+                    let line = self.next_line(&what).await?;
+                    panel.observe(&line);
+                    if let Some(lines) = panel.poll_now() {
+                        self.send_all(&lines).await?;
+                    }
+                }
+                Action::Finished => return Ok(()),
+            }
+        }
+    }
+
+    async fn send_all(&mut self, lines: &[String]) -> Result<(), Halt> {
+        let agent = self
+            .agent
+            .as_mut()
+            .ok_or_else(|| Halt::AgentClosed("no agent process".into()))?;
+        for line in lines {
+            let frame: Value = serde_json::from_str(line)
+                .map_err(|e| Halt::Error(anyhow::anyhow!("panel line is not JSON: {e}")))?;
+            agent.send(&frame).await?;
+        }
+        Ok(())
+    }
+
+    /// The next JSON line from the agent's stdout (non-JSON lines are noted
+    /// and skipped).
+    async fn next_line(&mut self, what: &str) -> Result<String, Halt> {
+        let deadline = Instant::now() + WAIT_TIMEOUT;
+        loop {
+            let rx = self
+                .rx
+                .as_mut()
+                .ok_or_else(|| Halt::AgentClosed("no agent process".into()))?;
+            let incoming = match tokio::time::timeout_at(deadline, rx.recv()).await {
+                Err(_) => return Err(Halt::Timeout(format!("waited for {what}"))),
+                Ok(None) | Ok(Some(Incoming::Closed)) => {
+                    self.rx = None;
+                    return Err(Halt::AgentClosed(format!("while waiting for {what}")));
+                }
+                Ok(Some(i)) => i,
+            };
+            match incoming {
+                Incoming::Frame(v) => {
+                    self.learn_version(&v);
+                    return Ok(v.to_string());
+                }
+                Incoming::Garbage(line) => {
+                    let shown: String = line.chars().take(120).collect();
+                    self.note(format!("agent printed a line that is not a JSON object: {shown}"));
+                }
+                Incoming::Closed => {}
+            }
+        }
+    }
+
+    /// The header's `agent_info` from the first `system`/`init` line.
+    fn learn_version(&mut self, v: &Value) {
+        if self.initialized
+            || v.get("type").and_then(Value::as_str) != Some("system")
+            || v.get("subtype").and_then(Value::as_str) != Some("init")
+        {
+            return;
+        }
+        self.initialized = true;
+        let version = v.get("claude_code_version").cloned().unwrap_or(Value::Null);
+        (self.setup.on_initialized)(&json!({"agentInfo": {"name": "claude-code", "version": version}}));
+    }
+
+    fn start_process(&mut self, resume: Option<&str>) -> Result<(), Halt> {
+        self.proc += 1;
+        if self.proc > 1 {
+            self.note(format!("agent process {} started", self.proc));
+        }
+        let launch = self.setup.launch;
+        let mut args = launch.args.clone();
+        if let Some(session) = resume {
+            args.push("--resume".into());
+            args.push(session.to_string());
+        }
+        let (relabelled, mut raw) = unbounded_channel::<Tapped>();
+        let tap = self.setup.tap.clone();
+        // The process module taps on the ACP leg; this is the stream-json leg.
+        tokio::spawn(async move {
+            while let Some(mut t) = raw.recv().await {
+                if t.leg == Leg::Acp {
+                    t.leg = Leg::StreamJson;
+                }
+                if tap.send(t).is_err() {
+                    break;
+                }
+            }
+        });
+        let (agent, rx) = AgentProcess::spawn(
+            self.proc,
+            &launch.program,
+            &args,
+            &launch.env,
+            std::path::Path::new(&self.setup.workspace),
+            relabelled,
+        )?;
+        self.agent = Some(agent);
+        self.rx = Some(rx);
+        Ok(())
+    }
+
+    async fn end_process(&mut self) {
+        if let Some(agent) = self.agent.take() {
+            let (exit, notes) = agent.stop(self.setup.stop).await;
+            for n in notes {
+                self.note(n);
+            }
+            self.last_exit = exit;
+        }
+        self.rx = None;
+    }
+}
