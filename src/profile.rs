@@ -557,6 +557,42 @@ mod tests {
         assert_eq!(err, "unknown placeholder `{nope}` in args");
     }
 
+    /// Every profile shipped in `profiles/` loads, and its default version
+    /// has a recipe (adding an agent is adding a file here).
+    #[test]
+    fn every_shipped_profile_loads_and_covers_its_default_version() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(PROFILES_DIR);
+        let mut seen = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().and_then(|e| e.to_str()) != Some("toml") {
+                continue;
+            }
+            let p = Profile::load(&path).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(
+                Some(p.id.as_str()),
+                path.file_stem().and_then(|s| s.to_str())
+            );
+            let v = semver::Version::parse(&p.default_version).unwrap();
+            p.recipe(&v).unwrap_or_else(|e| panic!("{e}"));
+            // The model section must be something the model server speaks.
+            let _: crate::model_server::Flavour =
+                serde_json::from_value(serde_json::Value::String(p.model.flavour.clone()))
+                    .unwrap_or_else(|e| panic!("{}: flavour: {e}", path.display()));
+            let _: crate::model_server::ToolNaming = p
+                .model
+                .tool_naming
+                .clone()
+                .try_into()
+                .unwrap_or_else(|e| panic!("{}: tool_naming: {e}", path.display()));
+            seen += 1;
+        }
+        assert!(
+            seen >= 3,
+            "expected the codex-acp, gemini-cli and grok profiles"
+        );
+    }
+
     #[test]
     fn agent_spec_parses_optional_version() {
         assert_eq!(

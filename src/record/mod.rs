@@ -410,7 +410,10 @@ async fn record_one(ctx: &RunContext<'_>) -> anyhow::Result<(PathBuf, Outcome)> 
             workspace: workspace_s.clone(),
             tap: tap.clone(),
             on_initialized: Box::new(move |result: &Value| {
-                timeline_ref.agent_info(result.get("agentInfo").cloned().unwrap_or(Value::Null), None);
+                timeline_ref.agent_info(
+                    result.get("agentInfo").cloned().unwrap_or(Value::Null),
+                    None,
+                );
             }),
         };
         let end = stream_json_client::run(ctx.scenario, setup).await;
