@@ -156,19 +156,24 @@ fn bench(c: &mut Criterion, workloads: &[(String, Vec<String>)]) {
     }
 }
 
-/// Median wall time of `f` (setup excluded) over at least 9 runs and about a
-/// second of measuring, so small workloads get enough samples.
-fn median<S>(mut setup: impl FnMut() -> S, mut f: impl FnMut(S)) -> Duration {
-    let mut times = Vec::new();
+/// Median wall times of the bridge and of the baseline on `frames`, runs
+/// interleaved (bridge, baseline, bridge, ...) so a busy machine slows both
+/// alike; at least 9 pairs and about two seconds of measuring.
+fn paired_medians(frames: &[String]) -> (Duration, Duration) {
+    let (mut bridge, mut serde) = (Vec::new(), Vec::new());
     let budget = Instant::now();
-    while times.len() < 9 || (budget.elapsed() < Duration::from_secs(1) && times.len() < 1000) {
-        let s = setup();
+    while bridge.len() < 9 || (budget.elapsed() < Duration::from_secs(2) && bridge.len() < 1000) {
+        let mut b = bridge_in_turn();
         let start = Instant::now();
-        f(s);
-        times.push(start.elapsed());
+        black_box(translate(&mut b, frames));
+        bridge.push(start.elapsed());
+        let start = Instant::now();
+        black_box(serde_round_trip(frames));
+        serde.push(start.elapsed());
     }
-    times.sort();
-    times[times.len() / 2]
+    bridge.sort();
+    serde.sort();
+    (bridge[bridge.len() / 2], serde[serde.len() / 2])
 }
 
 fn ratio_table(workloads: &[(String, Vec<String>)]) {
@@ -178,15 +183,7 @@ fn ratio_table(workloads: &[(String, Vec<String>)]) {
     );
     for (name, frames) in workloads {
         let size = bytes(frames) as f64;
-        let bridge = median(bridge_in_turn, |mut b| {
-            black_box(translate(&mut b, frames));
-        });
-        let serde = median(
-            || (),
-            |_| {
-                black_box(serde_round_trip(frames));
-            },
-        );
+        let (bridge, serde) = paired_medians(frames);
         let mbps = |d: Duration| size / d.as_secs_f64() / 1e6;
         println!(
             "{:<24} {:>10.2} {:>14.1} {:>14.1} {:>7.2}x",
