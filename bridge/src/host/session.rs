@@ -430,10 +430,10 @@ impl Host {
             return false;
         };
         let grace = self.grace;
-        let pgid_note = |s: &str| format!("{s} (grace {} ms)", grace.as_millis());
+        let with_grace = |s: &str| format!("{s} (grace {} ms)", grace.as_millis());
         match step {
             Step::CloseStdin => {
-                self.diag(&pgid_note(
+                self.diag(&with_grace(
                     "the running turn did not end after stdin closed; closing the agent's stdin",
                 ));
                 self.close_agent_stdin();
@@ -445,7 +445,7 @@ impl Host {
                 self.step = Some((Step::Kill, Instant::now() + grace));
             }
             Step::Kill => {
-                self.diag(&pgid_note(
+                self.diag(&with_grace(
                     "the agent ignored its stdin closing and SIGTERM; sending SIGKILL",
                 ));
                 self.signal(libc::SIGKILL);
@@ -460,7 +460,8 @@ impl Host {
     }
 
     fn signal(&mut self, signal: i32) {
-        // The exit watcher has not reaped the leader yet, so the group id is still ours.
+        // The group id stays ours while any member lives (the kernel does not
+        // hand out a pid still in use as a group id); with none left this is ESRCH.
         signal_group(self.pgid, signal);
     }
 
