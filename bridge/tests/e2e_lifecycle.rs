@@ -281,3 +281,32 @@ fn panel_that_stops_reading_stdout_ends_the_session() {
     drop(stdin);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn agent_dies_with_a_bridge_that_is_killed_outright() {
+    // SIGKILL gives the bridge no chance to clean up: the agent (which here
+    // ignores stdin EOF and SIGTERM) must still not outlive it. Its own
+    // children are out of reach in that case; the test ends the helper itself.
+    let dir = scratch("bridge-killed");
+    let pid_file = dir.join("pids");
+    let mut bridge = Bridge::start(&[
+        "--agent-cmd",
+        &peer_cmd("ignores_eof_and_sigterm.json", &pid_file),
+        "--cwd",
+        dir.to_str().unwrap(),
+    ]);
+    let pids = read_pids(&pid_file);
+    bridge.signal(libc::SIGKILL);
+    let status = bridge.wait_exit(Duration::from_secs(10));
+    let agent_left = wait_gone(&pids[..1], Duration::from_secs(5));
+    kill_pids(&pids);
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(libc::SIGKILL)
+    );
+    assert!(
+        agent_left.is_empty(),
+        "the agent outlived the killed bridge: {agent_left:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
