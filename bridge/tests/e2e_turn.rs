@@ -325,3 +325,60 @@ fn unread_stderr_does_not_stall_a_chatty_session() {
     assert!(left.is_empty(), "agent still running: {left:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn interrupt_during_a_permission_prompt_cancels_and_ends_the_turn_once() {
+    let dir = scratch("interrupt");
+    let pid_file = dir.join("pids");
+    let mut bridge = Bridge::start(&[
+        "--agent-cmd",
+        &peer_cmd("interrupted_at_permission.json", &pid_file),
+        "--cwd",
+        dir.to_str().unwrap(),
+    ]);
+    let peer_pids = read_pids(&pid_file);
+    bridge.send(
+        r#"{"type":"control_request","request_id":"req_1","request":{"subtype":"initialize"}}"#,
+    );
+    bridge.send(r#"{"type":"user","message":{"role":"user","content":"list the files"},"parent_tool_use_id":null,"session_id":"default"}"#);
+    bridge.wait_for("the can_use_tool control_request", |v| {
+        is(v, "control_request") && v["request"]["subtype"] == "can_use_tool"
+    });
+    bridge.send(
+        r#"{"type":"control_request","request_id":"int_1","request":{"subtype":"interrupt"}}"#,
+    );
+    let ack = bridge.wait_for("the interrupt's control_response", |v| {
+        is(v, "control_response") && v["response"]["request_id"] == "int_1"
+    });
+    assert_eq!(ack["response"]["subtype"], "success", "{ack}");
+    bridge.wait_for("the result", |v| is(v, "result"));
+    bridge.close_stdin();
+    bridge.read_to_end();
+    let status = bridge.wait_exit(Duration::from_secs(10));
+    let left = wait_gone(&peer_pids, Duration::from_secs(3));
+    kill_pids(&left);
+    let stderr = bridge.stderr();
+    assert!(status.success(), "exit {status}\nstderr:\n{stderr}");
+    let results = bridge
+        .seen
+        .iter()
+        .filter(|l| l.contains(r#""type":"result""#))
+        .count();
+    assert_eq!(
+        results,
+        1,
+        "exactly one result:\n{}",
+        bridge.seen.join("\n")
+    );
+    // session/cancel reached the agent before the permission answer, which
+    // the peer checked was `cancelled`.
+    assert!(
+        stderr.contains("scripted-acp-peer: got session/cancel"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("scripted-acp-peer: step"),
+        "the peer left its script:\n{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -14,7 +14,8 @@
 //! - `{"reply_to":"<method>", "result":{...}}`: answer the remembered request.
 //! - `{"send":{...}}`: write a frame. A request (has `id` and `method`) waits
 //!   for its response, which must come next and, with `"expect_result"`,
-//!   contain those fields. With `"fill":{"pointer":"/a/b","len":N}`, N base64
+//!   contain those fields (notifications named in `"notifications_first"`
+//!   may come before it). With `"fill":{"pointer":"/a/b","len":N}`, N base64
 //!   characters are put at that JSON pointer first (big images, small script).
 //! - `{"stderr":"text", "times":n}` (times defaults to 1), `{"sleep_ms":n}`,
 //!   `{"exit":code}`.
@@ -152,8 +153,21 @@ impl Peer {
             let frame = &frame;
             write(frame);
             if let (Some(id), Some(method)) = (frame.get("id"), frame["method"].as_str()) {
-                let msg = read_message(input)?
-                    .ok_or_else(|| format!("stdin closed while awaiting the {method} response"))?;
+                let tolerated = step["notifications_first"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
+                let msg = loop {
+                    let msg = read_message(input)?.ok_or_else(|| {
+                        format!("stdin closed while awaiting the {method} response")
+                    })?;
+                    match msg["method"].as_str() {
+                        Some(n) if msg.get("id").is_none() && tolerated.iter().any(|t| t == n) => {
+                            eprintln!("scripted-acp-peer: got {n}");
+                        }
+                        _ => break msg,
+                    }
+                };
                 if msg.get("id") != Some(id) || msg.get("method").is_some() {
                     return Err(format!(
                         "expected the response to {method} (id {id}), got {msg}"
