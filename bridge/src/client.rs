@@ -340,6 +340,25 @@ fn always_rank(opt: &Value) -> u8 {
 /// `reject_once`. `None` when no option fits (the caller then answers
 /// `cancelled`, which agents treat as a refusal).
 pub fn choose_permission_option(options: &[Value], intent: PermissionIntent) -> Option<String> {
+    choose_permission_option_with(options, intent, &crate::Compat::default())
+}
+
+/// The deny option ids a bridge matching by id alone knew (codex-acp 1.0 to
+/// 1.6 offered `decline`); what `Compat::reject_option_by_kind = false` uses.
+pub const LEGACY_REJECT_OPTION_IDS: &[&str] = &["decline", "reject", "deny"];
+
+/// [`choose_permission_option`] with some agent-shape handling switched off.
+pub fn choose_permission_option_with(
+    options: &[Value],
+    intent: PermissionIntent,
+    compat: &crate::Compat,
+) -> Option<String> {
+    if intent == PermissionIntent::Deny && !compat.reject_option_by_kind {
+        return options
+            .iter()
+            .filter_map(option_id)
+            .find(|id| LEGACY_REJECT_OPTION_IDS.contains(&id.as_str()));
+    }
     let safe_once = || {
         let once: Vec<&Value> = options
             .iter()
@@ -918,5 +937,20 @@ mod tests {
             json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}})
         );
         assert_eq!(permission_selected("o")["outcome"]["optionId"], json!("o"));
+    }
+}
+
+#[cfg(test)]
+mod compat_tests {
+    use super::*;
+
+    #[test]
+    fn deny_by_id_alone_finds_decline_but_not_cancel() {
+        let off = crate::Compat { reject_option_by_kind: false, ..crate::Compat::default() };
+        let v1 = [json!({"optionId": "allow_once", "kind": "allow_once"}), json!({"optionId": "decline", "kind": "reject_once"})];
+        let v2 = [json!({"optionId": "allow_once", "kind": "allow_once"}), json!({"optionId": "cancel", "kind": "reject_once"})];
+        assert_eq!(choose_permission_option_with(&v1, PermissionIntent::Deny, &off).as_deref(), Some("decline"));
+        assert_eq!(choose_permission_option_with(&v2, PermissionIntent::Deny, &off), None);
+        assert_eq!(choose_permission_option(&v2, PermissionIntent::Deny).as_deref(), Some("cancel"));
     }
 }

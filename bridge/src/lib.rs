@@ -30,6 +30,28 @@ pub struct LaunchSpec {
     pub cwd: String,
     pub auth_method: Option<String>,
     pub script_gate: bool,
+    /// Agent-shape handling that tests switch off to rebuild an older bridge
+    /// (bisect proves it finds a real mapping break); always on in the binary.
+    pub compat: Compat,
+}
+
+/// Switches for handling that was added for a newer agent frame shape. All
+/// on by default; a test turns one off to get a bridge that lacks it, so a
+/// bisect over agent versions finds the version that needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Compat {
+    /// Read the MCP result in codex-acp 1.x+'s wrapped `rawOutput`
+    /// (`{"result":{"content":[...]},"error":...}`); off, it is stringified.
+    pub mcp_raw_output_wrapper: bool,
+    /// Choose the deny option by its `kind` (`reject_once`); off, only by the
+    /// id the codex-acp 1.0 line used ([`client::LEGACY_REJECT_OPTION_IDS`]).
+    pub reject_option_by_kind: bool,
+}
+
+impl Default for Compat {
+    fn default() -> Compat {
+        Compat { mcp_raw_output_wrapper: true, reject_option_by_kind: true }
+    }
 }
 
 /// An HTTP MCP server to register with the agent.

@@ -23,6 +23,8 @@
 
 use serde_json::{Value, json};
 
+use crate::Compat;
+
 /// At most this many images per result; later ones leave `[image]`.
 pub const MAX_IMAGES: usize = 4;
 /// An image whose base64 is longer than this is dropped, leaving `[image]`.
@@ -176,13 +178,16 @@ fn render_diff(item: &Value) -> String {
 
 /// Reads `rawOutput` as an MCP result in any of the shapes agents send.
 /// Leaves `r` empty when the shape is not one of them.
-fn raw_output(r: &mut Rendered, raw: &Value) {
+fn raw_output(r: &mut Rendered, raw: &Value, compat: &Compat) {
     // wrapped CallToolResult (current codex-acp)
-    if let Some(blocks) = raw["result"]["content"].as_array() {
+    if let Some(blocks) = raw["result"]["content"].as_array()
+        && compat.mcp_raw_output_wrapper
+    {
         r.blocks(blocks);
         return;
     }
-    if raw.get("result").is_some_and(Value::is_null)
+    if compat.mcp_raw_output_wrapper
+        && raw.get("result").is_some_and(Value::is_null)
         && let Some(message) = raw["error"]["message"].as_str()
     {
         r.texts.push(message.to_string());
@@ -215,13 +220,18 @@ fn raw_output(r: &mut Rendered, raw: &Value) {
 /// call's ACP fields (`content`, `rawOutput`) as of its final update: a string
 /// when the result is text only, else `[text block?, image blocks...]`.
 pub fn tool_result_content(call: &Value) -> Value {
+    tool_result_content_with(call, &Compat::default())
+}
+
+/// [`tool_result_content`] with some agent-shape handling switched off.
+pub fn tool_result_content_with(call: &Value, compat: &Compat) -> Value {
     let mut r = Rendered::default();
     for item in call["content"].as_array().into_iter().flatten() {
         r.tool_call_content(item);
     }
     if r.is_empty() {
         let raw = &call["rawOutput"];
-        raw_output(&mut r, raw);
+        raw_output(&mut r, raw, compat);
         if r.is_empty() {
             match raw {
                 Value::Null => {}
@@ -326,5 +336,22 @@ mod tests {
             &json!({"content": [{"type": "content", "content": img(&big)}], "rawOutput": {"result": {"content": [img("QQ==")]}}}),
         );
         assert_eq!(out, json!("[image]"));
+    }
+}
+
+#[cfg(test)]
+mod compat_tests {
+    use super::*;
+
+    #[test]
+    fn without_wrapper_support_a_wrapped_mcp_result_is_stringified_and_a_bare_one_still_read() {
+        let off = Compat { mcp_raw_output_wrapper: false, ..Compat::default() };
+        let wrapped = json!({"rawOutput": {"result": {"content": [{"type": "text", "text": "pong"}]}, "error": null}});
+        assert_eq!(tool_result_content(&wrapped), json!("pong"));
+        let degraded = tool_result_content_with(&wrapped, &off);
+        assert_ne!(degraded, json!("pong"));
+        assert!(degraded.as_str().unwrap().contains("\"result\":{\"content\""), "{degraded}");
+        let bare = json!({"rawOutput": {"content": [{"type": "text", "text": "pong"}], "isError": false}});
+        assert_eq!(tool_result_content_with(&bare, &off), json!("pong"));
     }
 }

@@ -192,6 +192,7 @@ fn spec_from(v: &Value) -> LaunchSpec {
         cwd: s("cwd").unwrap_or_else(|| "/project".into()),
         auth_method: s("auth_method"),
         script_gate: v["script_gate"].as_bool().unwrap_or(false),
+        ..LaunchSpec::default()
     }
 }
 

@@ -268,7 +268,7 @@ impl Bridge {
         let p = self.permissions.remove(pos);
         let answer = PanelAnswer::parse(resp);
         let intent = answer.intent();
-        let choice = client::choose_permission_option(&p.options, intent);
+        let choice = client::choose_permission_option_with(&p.options, intent, &self.spec.compat);
         let result = match &choice {
             Some(id) => client::permission_selected(id),
             None => {

@@ -103,7 +103,7 @@ impl Bridge {
                     script_gate::gated_target_in_call(&call.name(), &call.input(), &call.fields)
                 })
                 .flatten();
-            let content = tool_result::tool_result_content(&call.fields);
+            let content = tool_result::tool_result_content_with(&call.fields, &self.spec.compat);
             // failed, or a result that says the tool failed (MCP isError, error shapes)
             let is_error = tool_result::is_error(&call.fields);
             if let Some(target) = unasked_gated {

@@ -284,6 +284,7 @@ pub fn parse(args: &[String], env_agent: Option<String>, current_dir: &Path) -> 
         cwd: cwd.to_string_lossy().into_owned(),
         auth_method,
         script_gate,
+        compat: acp_bridge::Compat::default(),
     };
     Ok(Invocation::Run(Box::new(HostConfig {
         spec,
