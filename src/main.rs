@@ -24,6 +24,8 @@ enum Command {
     Check(acp_harness::replay::CheckArgs),
     /// Serve a recording as an ACP agent on stdio.
     FakeAgent(acp_harness::replay::FakeAgentArgs),
+    /// The stream-json contract from Claude Code's reference recordings: derive it, compare against it.
+    Contract(acp_harness::contract::ContractArgs),
 }
 
 fn main() -> ExitCode {
@@ -34,6 +36,7 @@ fn main() -> ExitCode {
         Command::Replay(args) => acp_harness::replay::run(args),
         Command::Check(args) => acp_harness::replay::check(args),
         Command::FakeAgent(args) => acp_harness::replay::fake_agent(args),
+        Command::Contract(args) => acp_harness::contract::run(args),
     };
     match result {
         Ok(code) => code,

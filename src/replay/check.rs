@@ -111,6 +111,8 @@ pub enum Status {
     GoldenDiff,
     ExpectationFailed,
     Divergence,
+    /// A bridge line lacks a key Claude Code always sends (`contracts/`).
+    ContractBroken,
 }
 
 impl Status {
@@ -122,6 +124,7 @@ impl Status {
             Status::GoldenDiff => "golden diff",
             Status::ExpectationFailed => "expectation failed",
             Status::Divergence => "divergence",
+            Status::ContractBroken => "contract broken",
         }
     }
 }
@@ -140,6 +143,8 @@ pub struct Case {
     pub golden: Option<Verdict>,
     pub failures: Vec<Failure>,
     pub divergences: usize,
+    /// Every bridge line checked against the stream-json contract (when one was derived).
+    pub contract: Option<crate::contract::Report>,
 }
 
 impl Case {
@@ -159,6 +164,9 @@ impl Case {
         }
         if self.divergences > 0 {
             s.push(Status::Divergence);
+        }
+        if self.contract.as_ref().is_some_and(crate::contract::Report::fails) {
+            s.push(Status::ContractBroken);
         }
         if s.is_empty() {
             s.push(Status::Pass);
@@ -194,6 +202,9 @@ impl Case {
         for f in &self.failures {
             let _ = writeln!(out, "{f}");
         }
+        if let Some(c) = &self.contract {
+            out.push_str(&c.render());
+        }
         out
     }
 
@@ -216,6 +227,7 @@ pub fn judge(corpus: &Corpus, path: &Path) -> Case {
         golden: None,
         failures: Vec::new(),
         divergences: 0,
+        contract: None,
     };
     let recording = match recording::read(path) {
         Ok(r) => r,
@@ -237,6 +249,11 @@ pub fn judge(corpus: &Corpus, path: &Path) -> Case {
     case.transcript = render(path, &recording, &replay);
     case.divergences = replay.divergences().count();
     case.failures = expect::evaluate(&scenario.expect, &replay.panel_lines);
+    match crate::contract::for_root(corpus.scenarios.parent().unwrap_or(Path::new("."))) {
+        Ok(Some(contract)) => case.contract = Some(contract.check(&replay.panel_lines)),
+        Ok(None) => {}
+        Err(e) => case.error = Some(format!("stream-json contract: {e}")),
+    }
     case.golden = Some(match golden::read(&case.id.snapshot_path(&corpus.snapshots)) {
         Ok(g) => golden::compare(g.as_deref(), &case.transcript),
         Err(e) => Verdict::Differs(e.to_string()),

@@ -31,6 +31,12 @@ struct RawFile {
     step: Vec<Spanned<RawStep>>,
     #[serde(default)]
     expect: Vec<Spanned<RawExpect>>,
+    /// How the bridge's output for this scenario may differ from Claude
+    /// Code's (`[claude_comparison] justified = [...]`); read and checked by
+    /// `contract::compare`, accepted here so the strict loader lets it by.
+    #[serde(default)]
+    #[allow(dead_code)]
+    claude_comparison: Option<toml::Value>,
 }
 
 #[derive(Deserialize)]

@@ -1,0 +1,290 @@
+//! Per scenario: how close the bridge's stream-json (replaying each ACP
+//! agent's recording) comes to what Claude Code itself emitted for the same
+//! scenario. Compared: the set of line kinds, the `tool_use` names, the
+//! structure of each `tool_result` (block types, `is_error`), the permission
+//! flow (`can_use_tool` tool names in order) and the `result`s (one per
+//! turn, their subtypes).
+//!
+//! Each difference has a stable key (e.g. `kind-missing:stream_event/message_delta`,
+//! `tool-use-names`) so a scenario can justify it under
+//! `[claude_comparison] justified = [{ key = "...", why = "..." }]`; a key
+//! ending in `*` justifies every key with that prefix.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::{line_kind, reference_lines, reference_recordings};
+use crate::recording;
+use crate::replay::check::{self, Corpus};
+use crate::scenario;
+
+/// One way the bridge's output differs from Claude's.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Difference {
+    /// Stable, justifiable key.
+    pub key: String,
+    /// What differs, for people.
+    pub detail: String,
+}
+
+/// The shape of one run's panel output, as the comparison sees it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Shape {
+    pub kinds: BTreeSet<String>,
+    pub tool_uses: Vec<String>,
+    /// Per `tool_result`: `text+image`, `error:text`, ...
+    pub tool_results: Vec<String>,
+    pub permissions: Vec<String>,
+    pub results: Vec<String>,
+}
+
+impl Shape {
+    pub fn of(lines: &[String]) -> Shape {
+        let mut s = Shape::default();
+        for line in lines {
+            let Ok(v) = serde_json::from_str::<Value>(line) else { continue };
+            let Some(kind) = line_kind(&v) else { continue };
+            s.kinds.insert(kind.clone());
+            let blocks = v.pointer("/message/content").and_then(Value::as_array).cloned().unwrap_or_default();
+            match kind.as_str() {
+                "assistant" => {
+                    for b in &blocks {
+                        if b.get("type").and_then(Value::as_str) == Some("tool_use") {
+                            s.tool_uses.push(str_at(b, "/name"));
+                        }
+                    }
+                }
+                "user" => {
+                    for b in &blocks {
+                        if b.get("type").and_then(Value::as_str) == Some("tool_result") {
+                            s.tool_results.push(result_shape(b));
+                        }
+                    }
+                }
+                "control_request/can_use_tool" => s.permissions.push(str_at(&v, "/request/tool_name")),
+                k if k.starts_with("result/") => s.results.push(k["result/".len()..].to_string()),
+                _ => {}
+            }
+        }
+        s
+    }
+}
+
+fn str_at(v: &Value, p: &str) -> String {
+    v.pointer(p).and_then(Value::as_str).unwrap_or("?").to_string()
+}
+
+/// `text+image`, with `error:` in front when `is_error`; a string content is `text`.
+fn result_shape(block: &Value) -> String {
+    let types = match block.get("content") {
+        Some(Value::Array(items)) => {
+            let mut t: Vec<String> = items.iter().map(|c| str_at(c, "/type")).collect();
+            t.dedup();
+            t.join("+")
+        }
+        Some(Value::String(_)) => "text".into(),
+        _ => "empty".into(),
+    };
+    if block.get("is_error").and_then(Value::as_bool) == Some(true) { format!("error:{types}") } else { types }
+}
+
+/// The differences of `bridge` from `claude`.
+pub fn differences(claude: &Shape, bridge: &Shape) -> Vec<Difference> {
+    let mut out = Vec::new();
+    for k in claude.kinds.difference(&bridge.kinds) {
+        out.push(Difference { key: format!("kind-missing:{k}"), detail: format!("Claude sent `{k}` lines, the bridge none") });
+    }
+    for k in bridge.kinds.difference(&claude.kinds) {
+        out.push(Difference { key: format!("kind-extra:{k}"), detail: format!("the bridge sent `{k}` lines, Claude none") });
+    }
+    let mut pairs = [
+        ("tool-use-names", &claude.tool_uses, &bridge.tool_uses),
+        ("tool-result-structure", &claude.tool_results, &bridge.tool_results),
+        ("permission-flow", &claude.permissions, &bridge.permissions),
+        ("results", &claude.results, &bridge.results),
+    ];
+    for (key, c, b) in pairs.iter_mut() {
+        if c != b {
+            out.push(Difference { key: key.to_string(), detail: format!("Claude {c:?}, bridge {b:?}") });
+        }
+    }
+    out
+}
+
+/// Whether `key` is justified by one of the scenario's `justified` keys.
+pub fn is_justified(key: &str, justified: &[String]) -> bool {
+    justified.iter().any(|j| match j.strip_suffix('*') {
+        Some(prefix) => key.starts_with(prefix),
+        None => key == j,
+    })
+}
+
+/// The keys a scenario file justifies: `[claude_comparison] justified =
+/// [{ key = "...", why = "..." }]`. Every entry needs a non-empty `why`;
+/// anything else in the table is an error naming the file and the entry.
+pub fn justified(scenario_file: &Path) -> anyhow::Result<Vec<String>> {
+    let text = std::fs::read_to_string(scenario_file)?;
+    let doc: toml::Table = toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", scenario_file.display()))?;
+    let Some(section) = doc.get("claude_comparison") else { return Ok(Vec::new()) };
+    let bad = |what: String| anyhow::anyhow!("{}: [claude_comparison] {what}", scenario_file.display());
+    let table = section.as_table().ok_or_else(|| bad("must be a table".into()))?;
+    if let Some(k) = table.keys().find(|k| *k != "justified") {
+        return Err(bad(format!("unknown key `{k}` (expected justified)")));
+    }
+    let entries = table.get("justified").and_then(toml::Value::as_array).ok_or_else(|| bad("`justified` must be an array".into()))?;
+    let mut keys = Vec::new();
+    for (i, e) in entries.iter().enumerate() {
+        let t = e.as_table().ok_or_else(|| bad(format!("justified[{i}] must be a table {{ key, why }}")))?;
+        if let Some(k) = t.keys().find(|k| *k != "key" && *k != "why") {
+            return Err(bad(format!("justified[{i}]: unknown key `{k}` (expected key, why)")));
+        }
+        let key = t.get("key").and_then(toml::Value::as_str).filter(|s| !s.is_empty());
+        let why = t.get("why").and_then(toml::Value::as_str).filter(|s| !s.trim().is_empty());
+        match (key, why) {
+            (Some(k), Some(_)) => keys.push(k.to_string()),
+            (None, _) => return Err(bad(format!("justified[{i}].key is missing or empty"))),
+            (_, None) => return Err(bad(format!("justified[{i}].why is missing or empty: say why the difference is inherent"))),
+        }
+    }
+    Ok(keys)
+}
+
+/// One row of the table: an ACP recording against Claude's.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub scenario: String,
+    pub agent: String,
+    pub claude: Shape,
+    pub bridge: Shape,
+    pub differences: Vec<Difference>,
+    pub unjustified: Vec<Difference>,
+    pub error: Option<String>,
+}
+
+/// Every ACP recording that has a Claude reference recording of its scenario.
+pub fn rows(root: &Path) -> anyhow::Result<Vec<Row>> {
+    let corpus = Corpus::at(root);
+    let claude = reference_recordings(&corpus.recordings)?;
+    let mut out = Vec::new();
+    for path in corpus.recordings()? {
+        let id = corpus.id_of(&path, None);
+        let Some((_, reference)) = claude.iter().find(|(_, r)| r.header.scenario == id.scenario) else { continue };
+        let claude_shape = Shape::of(&reference_lines(reference));
+        let mut row = Row {
+            scenario: id.scenario.clone(),
+            agent: format!("{} {}", id.agent, id.version),
+            claude: claude_shape,
+            bridge: Shape::default(),
+            differences: Vec::new(),
+            unjustified: Vec::new(),
+            error: None,
+        };
+        let replayed = recording::read(&path).map_err(anyhow::Error::from).and_then(|rec| {
+            let sc = scenario::find(&corpus.scenarios, &rec.header.scenario)?;
+            Ok((check::replay_with(&rec, &sc), sc))
+        });
+        // A malformed justification is an error of the whole comparison.
+        match replayed {
+            Err(e) => row.error = Some(format!("{e:#}")),
+            Ok((replay, sc)) => {
+                row.bridge = Shape::of(&replay.panel_lines);
+                row.differences = differences(&row.claude, &row.bridge);
+                let justified = justified(&sc.path)?;
+                row.unjustified =
+                    row.differences.iter().filter(|d| !is_justified(&d.key, &justified)).cloned().collect();
+            }
+        }
+        out.push(row);
+    }
+    Ok(out)
+}
+
+/// The README table.
+pub fn table(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "| scenario | agent | line kinds (bridge / Claude, shared) | tool_use names | tool_result blocks | permission flow | results | differences (justified / unjustified) |\n|---|---|---|---|---|---|---|---|\n",
+    );
+    for r in rows {
+        if let Some(e) = &r.error {
+            let _ = writeln!(out, "| {} | {} | error: {e} | | | | | |", r.scenario, r.agent);
+            continue;
+        }
+        let shared = r.claude.kinds.intersection(&r.bridge.kinds).count();
+        let same = |a: bool| if a { "same" } else { "differs" };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} / {}, {} | {} | {} | {} | {} | {} / {} |",
+            r.scenario,
+            r.agent,
+            r.bridge.kinds.len(),
+            r.claude.kinds.len(),
+            shared,
+            same(r.claude.tool_uses == r.bridge.tool_uses),
+            same(r.claude.tool_results == r.bridge.tool_results),
+            same(r.claude.permissions == r.bridge.permissions),
+            same(r.claude.results == r.bridge.results),
+            r.differences.len() - r.unjustified.len(),
+            r.unjustified.len(),
+        );
+    }
+    out
+}
+
+pub fn run(root: &Path, details: bool) -> anyhow::Result<std::process::ExitCode> {
+    let rows = rows(root)?;
+    print!("{}", table(&rows));
+    let mut unjustified = 0;
+    for r in &rows {
+        unjustified += r.unjustified.len();
+        if details {
+            for d in &r.differences {
+                let mark = if r.unjustified.contains(d) { "UNJUSTIFIED" } else { "justified" };
+                println!("- {} / {}: {mark} `{}`: {}", r.scenario, r.agent, d.key, d.detail);
+            }
+        }
+    }
+    eprintln!("[contract] {} rows, {unjustified} unjustified differences", rows.len());
+    Ok(if unjustified == 0 { std::process::ExitCode::SUCCESS } else { std::process::ExitCode::FAILURE })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_result_shape_names_block_types_and_errors() {
+        let cases = [
+            (serde_json::json!({"content":[{"type":"text"},{"type":"image"}]}), "text+image"),
+            (serde_json::json!({"content":"denied","is_error":true}), "error:text"),
+            (serde_json::json!({}), "empty"),
+        ];
+        for (b, want) in cases {
+            assert_eq!(result_shape(&b), want);
+        }
+    }
+
+    #[test]
+    fn a_prefix_key_justifies_every_key_it_starts() {
+        let j = vec!["kind-missing:stream_event/*".to_string(), "results".to_string()];
+        assert!(is_justified("kind-missing:stream_event/message_delta", &j));
+        assert!(is_justified("results", &j));
+        assert!(!is_justified("tool-use-names", &j));
+    }
+
+    #[test]
+    fn differences_name_missing_and_extra_kinds_and_changed_flows() {
+        let claude = Shape::of(&[
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","name":"mcp__u__p"}]}}"#.into(),
+            r#"{"type":"result","subtype":"success"}"#.into(),
+        ]);
+        let bridge = Shape::of(&[
+            r#"{"type":"system","subtype":"init"}"#.into(),
+            r#"{"type":"result","subtype":"success"}"#.into(),
+        ]);
+        let keys: Vec<String> = differences(&claude, &bridge).into_iter().map(|d| d.key).collect();
+        assert_eq!(keys, ["kind-missing:assistant", "kind-extra:system/init", "tool-use-names"]);
+    }
+}

@@ -1,0 +1,117 @@
+//! The stream-json contract against real bridge output: every committed ACP
+//! recording replayed through the bridge meets the contract derived from
+//! Claude Code's reference recordings, and removing a key Claude always sends
+//! from one bridge line makes the check fail naming that line and key.
+
+use std::path::Path;
+
+use acp_harness::contract::{self, Contract};
+use acp_harness::recording;
+use acp_harness::replay::check::{self, Corpus};
+use acp_harness::scenario;
+use serde_json::Value;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn committed_contract() -> Contract {
+    contract::for_root(root()).expect("contracts/ must load").expect("contracts/claude-code.json is committed")
+}
+
+/// The bridge's panel lines for one committed recording.
+fn bridge_lines(rel: &str) -> Vec<String> {
+    let rec = recording::read(&root().join("recordings").join(rel)).expect("recording");
+    let sc = scenario::find(root().join("scenarios"), &rec.header.scenario).expect("scenario");
+    check::replay_with(&rec, &sc).panel_lines
+}
+
+#[test]
+fn the_committed_contract_is_what_derive_makes_from_the_reference_recordings() {
+    let recs = contract::reference_recordings(&root().join("recordings")).unwrap();
+    let derived = Contract::derive(recs.iter().map(|(l, r)| (l.clone(), r)));
+    let committed = std::fs::read_to_string(root().join(contract::CONTRACT_PATH)).unwrap();
+    assert!(
+        derived.to_json() == committed,
+        "contracts/claude-code.json is stale: run `acp-harness contract derive` after re-recording Claude Code"
+    );
+}
+
+#[test]
+fn every_committed_acp_replay_meets_the_contract() {
+    let contract = committed_contract();
+    let corpus = Corpus::at(root());
+    let mut broken = String::new();
+    for path in corpus.recordings().unwrap() {
+        let case = check::judge(&corpus, &path);
+        if let Some(report) = case.contract.filter(|r| r.fails()) {
+            broken.push_str(&format!("{}:\n{}", path.display(), report.render()));
+        }
+    }
+    assert!(broken.is_empty(), "{broken}");
+}
+
+/// (recording, kind of the line to damage, key path to remove, what the report must name)
+const REMOVALS: &[(&str, &str, &str, &str)] = &[
+    ("codex-acp/2.6.0/unity-call-allowed.jsonl", "result", "/session_id", "missing session_id"),
+    ("codex-acp/2.6.0/unity-call-allowed.jsonl", "result", "/num_turns", "missing num_turns"),
+    ("codex-acp/2.6.0/unity-call-allowed.jsonl", "system", "/tools", "missing tools"),
+    ("codex-acp/2.6.0/unity-call-allowed.jsonl", "control_request", "/request/tool_name", "missing request.tool_name"),
+    ("codex-acp/2.6.0/unity-call-allowed.jsonl", "assistant", "/message/role", "missing message.role"),
+    ("codex-acp/2.6.0/unity-call-allowed.jsonl", "stream_event", "/event/type", "missing event.type"),
+    ("codex-acp/2.6.0/screenshot.jsonl", "user", "/message/content/0/tool_use_id", "missing message.content[0].tool_use_id"),
+];
+
+fn remove(v: &mut Value, pointer: &str) -> bool {
+    let (parent, key) = pointer.rsplit_once('/').unwrap();
+    match v.pointer_mut(parent) {
+        Some(Value::Object(m)) => m.remove(key).is_some(),
+        _ => false,
+    }
+}
+
+#[test]
+fn removing_a_required_key_from_a_bridge_line_fails_the_check_naming_line_and_key() {
+    let contract = committed_contract();
+    for (rel, ty, pointer, expect) in REMOVALS {
+        let mut lines = bridge_lines(rel);
+        let clean = contract.check(&lines);
+        assert!(!clean.fails(), "{rel} must meet the contract before damage:\n{}", clean.render());
+        let index = lines
+            .iter()
+            .position(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                v["type"] == *ty && v.pointer(pointer).is_some()
+            })
+            .unwrap_or_else(|| panic!("{rel}: no {ty} line with {pointer}"));
+        let mut v: Value = serde_json::from_str(&lines[index]).unwrap();
+        assert!(remove(&mut v, pointer));
+        lines[index] = v.to_string();
+        let report = contract.check(&lines);
+        assert!(report.fails(), "{rel}: removing {pointer} from line {} must fail", index + 1);
+        let rendered = report.render();
+        assert!(
+            rendered.contains(&format!("bridge line {} ", index + 1)) && rendered.contains(expect),
+            "{rel}: the report must name line {} and `{expect}`, got:\n{rendered}",
+            index + 1
+        );
+    }
+}
+
+#[test]
+fn a_replay_with_a_broken_line_is_judged_contract_broken() {
+    // The hook in the replayer: Case::statuses says so and the report names the line.
+    let contract = committed_contract();
+    let mut lines = bridge_lines("codex-acp/2.6.0/text-only.jsonl");
+    let i = lines.iter().rposition(|l| l.contains("\"type\":\"result\"")).unwrap();
+    let mut v: Value = serde_json::from_str(&lines[i]).unwrap();
+    v.as_object_mut().unwrap().remove("session_id");
+    lines[i] = v.to_string();
+    let report = contract.check(&lines);
+    let corpus = Corpus::at(root());
+    let mut case = check::judge(&corpus, &root().join("recordings/codex-acp/2.6.0/text-only.jsonl"));
+    assert!(case.passed(), "{}", case.report());
+    case.contract = Some(report);
+    assert_eq!(case.statuses(), [check::Status::ContractBroken]);
+    assert!(case.report().contains("missing session_id"), "{}", case.report());
+}
