@@ -61,6 +61,11 @@ pub struct ModelSection {
     /// How unity-ops tools are named toward the model, in the model server's
     /// `ToolNaming` form (`{ form = "namespace", namespace = "..." }`).
     pub tool_naming: toml::Value,
+    /// The agent's own tools by role (`shell`, `write_file`), in the model
+    /// server's `AgentTools` form: `[model.agent_tools.shell] name = ...,
+    /// arguments = { ... }`, for scenarios that script calls of them.
+    #[serde(default)]
+    pub agent_tools: Option<toml::Value>,
 }
 
 /// What to wait for before the first prompt.

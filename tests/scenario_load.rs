@@ -99,6 +99,9 @@ const BAD: &[(&str, &str, usize, &str, &str)] = &[
     ("tool unknown to the stub server", "name = \"t\"\nsummary = \"s\"\ntools = [\"uap_ping\", \"uap_screenshot\"]\n[[step]]\npanel = \"resume\"\n", 3, "tools[1]", "not a unity-ops tool"),
     ("argument the tool does not take", "name = \"t\"\nsummary = \"s\"\ntools = [\"uap_slow\"]\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntool_calls = [{ tool = \"uap_slow\", arguments = { millis = 5 }, id = \"c1\" }]\n", 8, "step[0].model[0].tool_calls[0].arguments", "takes no argument `millis`"),
     ("pace on an error reply", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\nerror = { status = 500, message = \"m\" }\npace_ms = 5\n", 8, "step[0].model[0].pace_ms", "not streamed"),
+    ("call with tool and agent_tool", "name = \"t\"\nsummary = \"s\"\ntools = [\"uap_ping\"]\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntool_calls = [{ tool = \"uap_ping\", agent_tool = \"shell\", id = \"c1\" }]\n", 8, "step[0].model[0].tool_calls[0].tool", "not both"),
+    ("call with neither tool nor agent_tool", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntool_calls = [{ id = \"c1\" }]\n", 7, "step[0].model[0].tool_calls[0]", "needs `tool`"),
+    ("agent_tool role not a role name", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntool_calls = [{ agent_tool = \"Run Shell\", id = \"c1\" }]\n", 7, "step[0].model[0].tool_calls[0].agent_tool", "not a role name"),
     ("pace out of range", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntext = \"x\"\npace_ms = 60000\n", 8, "step[0].model[0].pace_ms", "must be 1..="),
     ("toml syntax error", "name = \"t\"\nsummary = \n", 2, "(syntax)", ""),
 ];

@@ -16,6 +16,7 @@
 //! **Only 127.0.0.1 is ever bound** (an ephemeral port); there is no way
 //! to ask for another address.
 
+pub mod agent_tools;
 pub mod anthropic;
 pub mod chat;
 pub mod gemini;
@@ -36,6 +37,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+pub use agent_tools::{AgentTool, AgentToolError, AgentTools};
 pub use naming::{OfferedTool, ToolNaming, ToolRef};
 pub use script::{Entry, ModelScript, ScriptTurn, Selection};
 
@@ -227,6 +229,17 @@ impl ModelServer {
     /// Start serving on 127.0.0.1 with an ephemeral port. Must be called
     /// inside a tokio runtime.
     pub async fn start(flavour: Flavour, script: ModelScript, naming: ToolNaming) -> Result<Running, ModelServerError> {
+        Self::start_with_agent_tools(flavour, script, naming, AgentTools::default()).await
+    }
+
+    /// [`ModelServer::start`] with the profile's table of the agent's own
+    /// tools, for scripted calls of a role (`agent_tool = "shell"`).
+    pub async fn start_with_agent_tools(
+        flavour: Flavour,
+        script: ModelScript,
+        naming: ToolNaming,
+        agent_tools: AgentTools,
+    ) -> Result<Running, ModelServerError> {
         let listener = tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
             .await
             .map_err(ModelServerError::Bind)?;
@@ -236,6 +249,7 @@ impl ModelServer {
             api: flavour.api(),
             script,
             naming,
+            agent_tools,
             events: tx,
             next_id: AtomicU64::new(1),
         });
@@ -309,6 +323,7 @@ struct ServerState {
     api: Box<dyn ProviderApi>,
     script: ModelScript,
     naming: ToolNaming,
+    agent_tools: AgentTools,
     events: UnboundedSender<ModelExchange>,
     next_id: AtomicU64,
 }
@@ -475,6 +490,23 @@ fn plan(state: &ServerState, id: u64, model: &ModelReply, offered: &[OfferedTool
         .tool_calls
         .iter()
         .map(|call| {
+            if let Some(role) = &call.agent_tool {
+                let (tool, arguments_value) = match state.agent_tools.render(role, &call.arguments) {
+                    Ok(rendered) => rendered,
+                    Err(e) => {
+                        // Sent anyway under the role's name: the agent's
+                        // answer to an unknown tool is part of the record.
+                        state.note(id, format!("model server: turn {} reply {}: {e}", turn + 1, reply + 1));
+                        (ToolRef { name: role.clone(), namespace: None }, call.arguments.clone())
+                    }
+                };
+                return PlannedCall {
+                    call_id: call.id.clone(),
+                    tool,
+                    arguments: serde_json::to_string(&arguments_value).unwrap_or_else(|_| "{}".to_owned()),
+                    arguments_value,
+                };
+            }
             let (tool, how) = state.naming.resolve(&call.tool, offered);
             if let Some(how) = how {
                 state.note(id, format!("model server: turn {} reply {}: {how}", turn + 1, reply + 1));

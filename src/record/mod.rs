@@ -24,7 +24,7 @@ use serde_json::Value;
 
 use crate::acp_client::Tapped;
 use crate::isolation;
-use crate::model_server::{Flavour, ModelExchange, ModelScript, ModelServer, ToolNaming};
+use crate::model_server::{AgentTools, Flavour, ModelExchange, ModelScript, ModelServer, ToolNaming};
 use crate::profile::{AgentSpec, Launch, Profile, Recipe, Vars};
 use crate::recording::{self, Dir, Header, Http, Leg, Outcome, Scrubber};
 use crate::scenario::{self, Scenario};
@@ -292,8 +292,15 @@ async fn record_one(ctx: &RunContext<'_>) -> anyhow::Result<(PathBuf, Outcome)> 
             .clone()
             .try_into()
             .with_context(|| format!("{}: [model] tool_naming", ctx.profile.path.display()))?;
+        let agent_tools: AgentTools = match &ctx.profile.model.agent_tools {
+            None => AgentTools::default(),
+            Some(v) => v
+                .clone()
+                .try_into()
+                .with_context(|| format!("{}: [model.agent_tools]", ctx.profile.path.display()))?,
+        };
         Some(
-            ModelServer::start(flavour, ModelScript::from_scenario(ctx.scenario), naming)
+            ModelServer::start_with_agent_tools(flavour, ModelScript::from_scenario(ctx.scenario), naming, agent_tools)
                 .await
                 .context("starting the scripted model server")?,
         )

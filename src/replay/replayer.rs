@@ -82,6 +82,7 @@ pub fn launch_spec(scenario: &Scenario, header: &Header, resume_session_id: Opti
             authorization: Some(format!("Bearer {token}")),
         }),
         custom_instructions: scenario.system_prompt.clone(),
+        script_gate: scenario.script_gate,
         ..LaunchSpec::default()
     }
 }

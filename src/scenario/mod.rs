@@ -33,6 +33,10 @@ pub struct Scenario {
     pub system_prompt: Option<String>,
     /// The unity-ops tools the stub MCP server offers (e.g. `uap_ping`).
     pub tools: Vec<String>,
+    /// Run with the bridge's script gate on (`--script-gate`): the gate's
+    /// steering text goes with the first prompt and the replayed bridge
+    /// refuses writes of scripts under `Assets/`.
+    pub script_gate: bool,
     /// The panel's steps, in order.
     pub steps: Vec<Step>,
     /// What must hold of the bridge's panel output, whatever the agent version.
@@ -110,12 +114,19 @@ pub struct ModelReply {
     pub pace_ms: Option<u32>,
 }
 
-/// One call of a unity-ops tool by the scripted model.
+/// One call by the scripted model: of a unity-ops tool, or of one of the
+/// agent's own tools (shell, file write).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScriptedToolCall {
     /// The unity-ops tool name as the MCP server knows it (`uap_ping`); the
-    /// model server renders it in the form the agent offered it.
+    /// model server renders it in the form the agent offered it. Empty for
+    /// an `agent_tool` call.
     pub tool: String,
+    /// A role of the agent's own tools (`shell`, `write_file`) for a call
+    /// that is not a unity-ops call. Each agent profile maps the role to
+    /// its tool name and argument shape (`[model.agent_tools]`), so the
+    /// scenario stays agent-neutral.
+    pub agent_tool: Option<String>,
     /// The arguments object.
     pub arguments: serde_json::Value,
     /// The call id (unique within the scenario).

@@ -28,6 +28,8 @@ struct RawFile {
     #[serde(default)]
     tools: Vec<Spanned<String>>,
     #[serde(default)]
+    script_gate: bool,
+    #[serde(default)]
     step: Vec<Spanned<RawStep>>,
     #[serde(default)]
     expect: Vec<Spanned<RawExpect>>,
@@ -90,7 +92,10 @@ struct RawReply {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawCall {
-    tool: Spanned<String>,
+    #[serde(default)]
+    tool: Option<Spanned<String>>,
+    #[serde(default)]
+    agent_tool: Option<Spanned<String>>,
     #[serde(default)]
     arguments: Option<Spanned<serde_json::Value>>,
     id: Spanned<String>,
@@ -255,6 +260,7 @@ fn validate(ctx: &Ctx, raw: RawFile, sha256: String) -> R<Scenario> {
         summary,
         system_prompt,
         tools,
+        script_gate: raw.script_gate,
         steps,
         expect,
         sha256,
@@ -543,21 +549,57 @@ fn reply(ctx: &Ctx, st: &mut StepState, r: &Spanned<RawReply>, field: &str) -> R
     let mut tool_calls = Vec::new();
     for (k, c) in raw.tool_calls.iter().enumerate() {
         let cf = format!("{field}.tool_calls[{k}]");
+        let call_span = c.span();
         let c = c.get_ref();
-        let tool = non_empty(ctx, &c.tool, &format!("{cf}.tool"))?;
-        if !st.tools.contains(&tool) {
-            return Err(ctx.err(
-                c.tool.span(),
-                format!("{cf}.tool"),
-                format!("`{tool}` is not offered: add it to `tools` (now [{}])", st.tools.join(", ")),
-            ));
-        }
+        let (tool, agent_tool) = match (&c.tool, &c.agent_tool) {
+            (Some(t), None) => (non_empty(ctx, t, &format!("{cf}.tool"))?, None),
+            (None, Some(a)) => {
+                let role = non_empty(ctx, a, &format!("{cf}.agent_tool"))?;
+                if !role.chars().all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_') {
+                    return Err(ctx.err(
+                        a.span(),
+                        format!("{cf}.agent_tool"),
+                        format!("`{role}` is not a role name (lower-case letters, digits, `_`, e.g. `shell`)"),
+                    ));
+                }
+                (String::new(), Some(role))
+            }
+            (Some(t), Some(_)) => {
+                return Err(ctx.err(t.span(), format!("{cf}.tool"), "a call has either `tool` or `agent_tool`, not both"));
+            }
+            (None, None) => {
+                return Err(ctx.err(
+                    call_span,
+                    cf.clone(),
+                    "a call needs `tool` (a unity-ops tool) or `agent_tool` (a role of the agent's own tools)",
+                ));
+            }
+        };
         let id = non_empty(ctx, &c.id, &format!("{cf}.id"))?;
         if !st.call_ids.insert(id.clone()) {
             return Err(ctx.err(
                 c.id.span(),
                 format!("{cf}.id"),
                 format!("call id `{id}` is used twice; call ids must be unique in a scenario"),
+            ));
+        }
+        if agent_tool.is_some() {
+            let arguments = match &c.arguments {
+                Some(a) if a.get_ref().is_object() => a.get_ref().clone(),
+                Some(a) => {
+                    return Err(ctx.err(a.span(), format!("{cf}.arguments"), "must be a table (e.g. `{}`)"));
+                }
+                None => serde_json::Value::Object(Default::default()),
+            };
+            tool_calls.push(ScriptedToolCall { tool, agent_tool, arguments, id });
+            continue;
+        }
+        let tool_span = c.tool.as_ref().map(|t| t.span()).unwrap_or(call_span);
+        if !st.tools.contains(&tool) {
+            return Err(ctx.err(
+                tool_span,
+                format!("{cf}.tool"),
+                format!("`{tool}` is not offered: add it to `tools` (now [{}])", st.tools.join(", ")),
             ));
         }
         let arguments = match &c.arguments {
@@ -576,7 +618,7 @@ fn reply(ctx: &Ctx, st: &mut StepState, r: &Spanned<RawReply>, field: &str) -> R
             }
             None => serde_json::Value::Object(Default::default()),
         };
-        tool_calls.push(ScriptedToolCall { tool, arguments, id });
+        tool_calls.push(ScriptedToolCall { tool, agent_tool: None, arguments, id });
     }
     let pace_ms = match &raw.pace_ms {
         Some(p) if error.is_some() => {
