@@ -409,7 +409,7 @@ fn mode_synonyms(claude_mode: &str) -> Vec<&str> {
     let mut v = vec![claude_mode];
     v.extend_from_slice(match claude_mode {
         "acceptEdits" => &["auto-edit", "auto"][..],
-        "bypassPermissions" => &["yolo", "full-access"][..],
+        "bypassPermissions" => &["yolo", "full-access", "agent-full-access"][..],
         "default" => &["default", "ask", "read-only"][..],
         "plan" => &["plan"][..],
         _ => &[][..],
@@ -789,7 +789,18 @@ mod tests {
         let config = json!({"modes": {"availableModes": [{"id": "ask"}]}, "configOptions": [
             {"id": "approval", "name": "Mode", "category": "mode", "type": "select", "currentValue": "ask",
              "options": [{"value": "ask", "name": "Ask"}, {"value": "yolo", "name": "YOLO"}]}]});
+        // codex-acp 2.6.0: the mode config option, bypass as `agent-full-access`.
+        let codex2 = json!({"configOptions": [{"id": "mode", "category": "mode", "type": "select", "currentValue": "read-only",
+             "options": [{"value": "read-only"}, {"value": "workspace-write"}, {"value": "agent"}, {"value": "agent-full-access"}]}]});
         let cases = [
+            (
+                "bypassPermissions",
+                &codex2,
+                Some(ModeChange::SetConfigOption {
+                    config_id: "mode".into(),
+                    value: "agent-full-access".into(),
+                }),
+            ),
             (
                 "acceptEdits",
                 &codex,
