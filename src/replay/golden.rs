@@ -33,7 +33,12 @@ impl RecordingId {
     /// From a recording's path under the corpus root (`<agent>/<version>/<scenario>.jsonl`).
     /// `None` when the path does not have that shape.
     pub fn from_path(root: &Path, path: &Path) -> Option<RecordingId> {
-        let rel = path.strip_prefix(root).ok()?;
+        let canonical = |p: &Path| p.canonicalize().ok();
+        let rel = match path.strip_prefix(root) {
+            Ok(rel) => rel.to_path_buf(),
+            // `recordings/x/...` given from the shell against an absolute root.
+            Err(_) => canonical(path)?.strip_prefix(canonical(root)?).ok()?.to_path_buf(),
+        };
         let parts: Vec<&str> = rel.iter().map(|p| p.to_str()).collect::<Option<_>>()?;
         match parts[..] {
             [agent, version, file] => Some(RecordingId {
