@@ -284,7 +284,8 @@ pub fn parse(args: &[String], env_agent: Option<String>, current_dir: &Path) -> 
         cwd: cwd.to_string_lossy().into_owned(),
         auth_method,
         script_gate,
-        compat: acp_bridge::Compat::default(),
+        // Fields the command line does not set (e.g. `compat`) keep their defaults.
+        ..LaunchSpec::default()
     };
     Ok(Invocation::Run(Box::new(HostConfig {
         spec,
