@@ -90,6 +90,20 @@ fn collect_images<'a>(v: &'a Value, out: &mut std::collections::BTreeSet<&'a str
             map.values().for_each(|x| collect_images(x, out));
         }
         Value::Array(items) => items.iter().for_each(|x| collect_images(x, out)),
+        // Grok inlines images in its MCP output text as `data:image/...;base64,...` URIs
+        Value::String(text) => {
+            let mut rest = text.as_str();
+            while let Some(at) = rest.find("data:image/") {
+                rest = &rest[at..];
+                let Some(comma) = rest.find(";base64,") else { break };
+                let data = &rest[comma + ";base64,".len()..];
+                let end = data
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=')))
+                    .unwrap_or(data.len());
+                out.insert(&data[..end]);
+                rest = &data[end..];
+            }
+        }
         _ => {}
     }
 }
