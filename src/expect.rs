@@ -145,6 +145,11 @@ fn passes_filters(e: &Expectation, item: &Item, lines: &[Value], names: &HashMap
             return false;
         }
     }
+    if let Some(t) = &e.with_text
+        && !text_of(v).contains(t.as_str())
+    {
+        return false;
+    }
     if let Some(subtype) = &e.subtype {
         let actual = match e.kind {
             ExpectKind::StreamEvent => v.pointer("/event/type").and_then(Value::as_str),
@@ -180,6 +185,11 @@ fn has_image(v: &Value) -> bool {
     }
 }
 
+/// An image block, or a text marking a dropped image (`[image]`, `[Image: ...]`).
+fn image_or_marker(v: &Value) -> bool {
+    has_image(v) || text_of(v).to_ascii_lowercase().contains("[image")
+}
+
 fn base64_in_text(v: &Value) -> bool {
     let text = text_of(v);
     text.contains(";base64,") || long_base64_run(&text)
@@ -207,7 +217,7 @@ fn show(item: &Item) -> String {
 
 fn describe(e: &Expectation) -> String {
     let mut parts = vec![e.kind.as_str().to_string()];
-    for (k, v) in [("name", &e.name), ("tool", &e.tool), ("subtype", &e.subtype)] {
+    for (k, v) in [("name", &e.name), ("tool", &e.tool), ("subtype", &e.subtype), ("with_text", &e.with_text)] {
         if let Some(v) = v {
             parts.push(format!("{k}={v}"));
         }
@@ -218,6 +228,9 @@ fn describe(e: &Expectation) -> String {
     }
     if let Some(b) = e.has_image {
         parts.push(format!("has_image={b}"));
+    }
+    if let Some(b) = e.image_or_marker {
+        parts.push(format!("image_or_marker={b}"));
     }
     if let Some(b) = e.no_base64_in_text {
         parts.push(format!("no_base64_in_text={b}"));
@@ -249,9 +262,13 @@ fn check(e: &Expectation, lines: &[Value], names: &HashMap<String, String>) -> O
         let shown = items.iter().take(SHOWN_ITEMS).chain(others.iter().take(SHOWN_ITEMS)).collect();
         return Some(fail(format!("{} {what}", e.count), came, shown));
     }
-    let predicates: [(&str, Box<dyn Fn(&Item) -> bool>); 4] = [
+    let predicates: [(&str, Box<dyn Fn(&Item) -> bool>); 5] = [
         ("is_error", Box::new(|i: &Item| e.is_error.is_none_or(|want| i.is_error == Some(want)))),
         ("has_image", Box::new(|i: &Item| e.has_image.is_none_or(|want| has_image(&i.value) == want))),
+        (
+            "image_or_marker",
+            Box::new(|i: &Item| e.image_or_marker.is_none_or(|want| image_or_marker(&i.value) == want)),
+        ),
         (
             "no_base64_in_text",
             Box::new(|i: &Item| e.no_base64_in_text.is_none_or(|want| !want || !base64_in_text(&i.value))),
@@ -268,6 +285,7 @@ fn check(e: &Expectation, lines: &[Value], names: &HashMap<String, String>) -> O
             let want = match *name {
                 "is_error" => format!("is_error = {}", e.is_error.unwrap_or_default()),
                 "has_image" => format!("has_image = {}", e.has_image.unwrap_or_default()),
+                "image_or_marker" => format!("image_or_marker = {}", e.image_or_marker.unwrap_or_default()),
                 "no_base64_in_text" => "no base64 image data in any text".to_string(),
                 _ => format!("text containing {:?}", e.text_contains.as_deref().unwrap_or_default()),
             };
@@ -291,6 +309,9 @@ fn describe_selection(e: &Expectation) -> String {
     }
     if let Some(st) = &e.subtype {
         s.push_str(&format!(" of subtype {st}"));
+    }
+    if let Some(t) = &e.with_text {
+        s.push_str(&format!(" with text {t:?}"));
     }
     s
 }
@@ -374,6 +395,32 @@ why = "w"
         let f = evaluate(&e, &lines);
         assert_eq!(f.len(), 1, "{f:?}");
         assert!(f[0].items[0].contains("<base64 300 chars"), "the failure shows a digest, not the blob: {}", f[0]);
+    }
+
+    #[test]
+    fn image_or_marker_holds_for_an_image_block_or_a_dropped_image_marker_and_fails_for_silence() {
+        let e = expectations("[[expect]]\nkind = \"tool_result\"\nimage_or_marker = true\nwhy = \"w\"\n");
+        let result = |content: &str| {
+            vec![format!(r#"{{"type":"user","message":{{"content":[{{"type":"tool_result","tool_use_id":"c","content":{content}}}]}}}}"#)]
+        };
+        let cases = [
+            ("an image block", output(), true),
+            ("Gemini's marker", result(r#""Captured Scene view\n[Image: image/png]""#), true),
+            ("the bridge's placeholder", result(r#"[{"type":"text","text":"[image]"}]"#), true),
+            ("text only, image silently lost", result(r#""Captured Scene view""#), false),
+        ];
+        for (what, lines, holds) in cases {
+            assert_eq!(evaluate(&e, &lines).is_empty(), holds, "{what}");
+        }
+    }
+
+    #[test]
+    fn with_text_narrows_the_selection_before_counting() {
+        let cases = [("hello", "count = 1", true), ("hello", "count = 2", false), ("absent", "count = 0", true)];
+        for (t, count, holds) in cases {
+            let e = expectations(&format!("[[expect]]\nkind = \"assistant_text\"\nwith_text = \"{t}\"\n{count}\nwhy = \"w\"\n"));
+            assert_eq!(evaluate(&e, &output()).is_empty(), holds, "{t} {count}");
+        }
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! The harness library: see ARCHITECTURE.md for the map.
 
 pub mod acp_client;
+pub mod bisect;
 pub mod contract;
+pub mod drift;
 pub mod expect;
 pub mod install;
 pub mod isolation;
@@ -9,5 +11,6 @@ pub mod model_server;
 pub mod profile;
 pub mod record;
 pub mod recording;
+pub mod registry;
 pub mod replay;
 pub mod scenario;

@@ -24,6 +24,10 @@ enum Command {
     Check(acp_harness::replay::CheckArgs),
     /// Serve a recording as an ACP agent on stdio.
     FakeAgent(acp_harness::replay::FakeAgentArgs),
+    /// Compare what an agent sent in two recordings (or versions) structurally, next to the bridge output diff.
+    Drift(acp_harness::drift::DriftArgs),
+    /// Find the first agent version that breaks a scenario in the bridge.
+    Bisect(acp_harness::bisect::BisectArgs),
     /// The stream-json contract from Claude Code's reference recordings: derive it, compare against it.
     Contract(acp_harness::contract::ContractArgs),
 }
@@ -36,6 +40,8 @@ fn main() -> ExitCode {
         Command::Replay(args) => acp_harness::replay::run(args),
         Command::Check(args) => acp_harness::replay::check(args),
         Command::FakeAgent(args) => acp_harness::replay::fake_agent(args),
+        Command::Drift(args) => acp_harness::drift::run(args),
+        Command::Bisect(args) => acp_harness::bisect::run(args),
         Command::Contract(args) => acp_harness::contract::run(args),
     };
     match result {

@@ -100,8 +100,11 @@ impl ModelScript {
     }
 }
 
-/// Whether `text` occurs in `part` with nothing but whitespace before it on
-/// its first line and after it on its last line.
+/// Whether `text` occurs in `part` with nothing but whitespace after it on
+/// its last line, and before it on its first line either nothing but
+/// whitespace or a finished sentence and a space: Grok Build joins the
+/// prompt's text blocks (custom instructions, then the prompt) with one
+/// space. A prompt quoted inside a sentence still does not count.
 fn holds_as_lines(part: &str, text: &str) -> bool {
     let text = text.trim();
     if text.is_empty() {
@@ -112,7 +115,9 @@ fn holds_as_lines(part: &str, text: &str) -> bool {
         let after = &part[at + m.len()..];
         let line_before = before.rsplit('\n').next().unwrap_or_default();
         let line_after = after.split('\n').next().unwrap_or_default();
-        line_before.trim().is_empty() && line_after.trim().is_empty()
+        let after_sentence = line_before.ends_with(char::is_whitespace)
+            && line_before.trim_end().ends_with(['.', '!', '?']);
+        (line_before.trim().is_empty() || after_sentence) && line_after.trim().is_empty()
     })
 }
 
@@ -170,7 +175,13 @@ mod tests {
                 vec![user("Be brief.\n\nPing the editor.")],
                 "reply 0.0",
             ),
-            ("custom instructions on the same line", vec![user("Be brief. Ping the editor.")], "not a turn"),
+            (
+                "custom instructions joined to the prompt with a space (Grok)",
+                vec![user("<user_query>\nBe brief. Ping the editor.\n</user_query>")],
+                "reply 0.0",
+            ),
+            ("quoted inside a sentence", vec![user("He said Ping the editor. Then left.")], "not a turn"),
+            ("glued to a word", vec![user("Be brief.Ping the editor.")], "not a turn"),
             (
                 "a reminder before the prompt does not hide it",
                 vec![user("<system-reminder>x</system-reminder>"), user("Ping the editor.")],

@@ -31,6 +31,9 @@ pub struct ReplayArgs {
     /// Also print the bridge's diagnostics (its stderr text).
     #[arg(long)]
     pub verbose: bool,
+    /// Judge one recording quietly for `git bisect run`: exit 0 good, 1 bad, 125 untestable.
+    #[arg(long)]
+    pub bisect_exit: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -61,6 +64,11 @@ pub struct FakeAgentArgs {
 /// `acp-harness replay <recording|dir>`: print each transcript and what
 /// differs from its golden and expectations. Exit 1 when any case fails.
 pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
+    if args.bisect_exit {
+        let verdict = crate::bisect::judge_recording(&args.root, &args.path);
+        println!("{}: {}", args.path.display(), crate::bisect::describe_verdict(&verdict));
+        return Ok(crate::bisect::exit_code(&verdict));
+    }
     let corpus = Corpus::at(&args.root);
     let paths = check::list_recordings(&args.path)?;
     anyhow::ensure!(!paths.is_empty(), "{}: no recordings (*.jsonl) there", args.path.display());

@@ -10,7 +10,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use acp_bridge::{Bridge, CounterIds, LaunchSpec, McpEndpoint, Output};
+use acp_bridge::{Bridge, Compat, CounterIds, LaunchSpec, McpEndpoint, Output};
 
 use super::divergence::Divergence;
 use super::fake_agent::{AcpFrame, Direction, FakeAgent, Released, Served};
@@ -101,13 +101,21 @@ struct Run<'a> {
     transcript: Transcript,
     panel_lines: Vec<String>,
     diagnostics: Vec<String>,
+    compat: Compat,
 }
 
 /// Replays `recording` through a fresh bridge, driven by `scenario`.
 pub fn replay(recording: &Recording, scenario: &Scenario) -> Replay {
+    replay_with_compat(recording, scenario, Compat::default())
+}
+
+/// [`replay`] through a bridge with some agent-shape handling switched off
+/// (bisect rebuilds an older bridge this way).
+pub fn replay_with_compat(recording: &Recording, scenario: &Scenario, compat: Compat) -> Replay {
     let mut run = Run {
         recording,
         scenario,
+        compat,
         now: Duration::ZERO,
         transcript: Transcript::default(),
         panel_lines: Vec::new(),
@@ -187,7 +195,7 @@ impl Run<'_> {
         let mut process = Process {
             number,
             bridge: Bridge::new(
-                launch_spec(self.scenario, &self.recording.header, resume),
+                LaunchSpec { compat: self.compat, ..launch_spec(self.scenario, &self.recording.header, resume) },
                 Box::new(CounterIds::default()),
             ),
             agent: FakeAgent::new(frames),

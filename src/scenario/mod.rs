@@ -253,11 +253,19 @@ pub struct Expectation {
     pub is_error: Option<bool>,
     /// Predicate: the item contains (true) / does not contain (false) an image block.
     pub has_image: Option<bool>,
+    /// Predicate: the item has an image block, or (true) its text marks an
+    /// image the agent dropped (`[image]`, Gemini's `[Image: image/png]`):
+    /// the image is present or honestly absent, never silently lost.
+    pub image_or_marker: Option<bool>,
     /// Predicate: no text in the item carries image data as text (a run of
     /// 100+ base64 characters or a `;base64,` data URI).
     pub no_base64_in_text: Option<bool>,
     /// Predicate: the item's text contains this string.
     pub text_contains: Option<String>,
+    /// Filter (any kind): only items whose text contains this string are
+    /// selected and counted (e.g. the script gate's deny notes among all
+    /// assistant text).
+    pub with_text: Option<String>,
     /// Why this must hold (shown when it fails).
     pub why: String,
     /// 1-based line of the `[[expect]]` header in the scenario file.

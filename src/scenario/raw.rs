@@ -129,9 +129,13 @@ struct RawExpect {
     #[serde(default)]
     has_image: Option<Spanned<bool>>,
     #[serde(default)]
+    image_or_marker: Option<Spanned<bool>>,
+    #[serde(default)]
     no_base64_in_text: Option<Spanned<bool>>,
     #[serde(default)]
     text_contains: Option<Spanned<String>>,
+    #[serde(default)]
+    with_text: Option<Spanned<String>>,
     why: Spanned<String>,
 }
 
@@ -678,6 +682,7 @@ fn expectation(ctx: &Ctx, e: &Spanned<RawExpect>, i: usize) -> R<Expectation> {
             raw.has_image.is_some(),
             &[ExpectKind::ToolResult, ExpectKind::UserEcho],
         ),
+        ("image_or_marker", raw.image_or_marker.is_some(), &[ExpectKind::ToolResult]),
     ];
     for (key, present, kinds) in filter_ok {
         if *present && !kinds.contains(&kind) {
@@ -686,6 +691,7 @@ fn expectation(ctx: &Ctx, e: &Spanned<RawExpect>, i: usize) -> R<Expectation> {
                 "tool" => raw.tool.as_ref().map(|v| v.span()),
                 "subtype" => raw.subtype.as_ref().map(|v| v.span()),
                 "is_error" => raw.is_error.as_ref().map(|v| v.span()),
+                "image_or_marker" => raw.image_or_marker.as_ref().map(|v| v.span()),
                 _ => raw.has_image.as_ref().map(|v| v.span()),
             }
             .unwrap_or(e.span());
@@ -724,8 +730,10 @@ fn expectation(ctx: &Ctx, e: &Spanned<RawExpect>, i: usize) -> R<Expectation> {
         count,
         is_error: raw.is_error.as_ref().map(|v| *v.get_ref()),
         has_image: raw.has_image.as_ref().map(|v| *v.get_ref()),
+        image_or_marker: raw.image_or_marker.as_ref().map(|v| *v.get_ref()),
         no_base64_in_text: raw.no_base64_in_text.as_ref().map(|v| *v.get_ref()),
         text_contains: text_opt(&raw.text_contains, "text_contains")?,
+        with_text: text_opt(&raw.with_text, "with_text")?,
         why: non_empty(ctx, &raw.why, &f("why"))?,
         line: line_col(ctx.src, e.span().start).0,
     })
