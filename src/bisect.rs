@@ -54,7 +54,11 @@ pub enum Found {
     /// `first_bad` is bad, `last_good` good, and everything strictly between
     /// them (`untestable`) could not be tested: the break is in one of those
     /// or at `first_bad`.
-    Transition { last_good: usize, first_bad: usize, untestable: Vec<usize> },
+    Transition {
+        last_good: usize,
+        first_bad: usize,
+        untestable: Vec<usize>,
+    },
     /// The newest testable version is good too.
     NoBad { newest_testable: usize },
     /// The oldest testable version is already bad: nothing to bisect.
@@ -101,11 +105,21 @@ pub fn search(n: usize, mut test: impl FnMut(usize, Option<usize>) -> Verdict) -
                 lo = Some(i);
                 break;
             }
-            Verdict::Bad(_) => return Search { found: Found::OldestBad { oldest_testable: i }, tested },
+            Verdict::Bad(_) => {
+                return Search {
+                    found: Found::OldestBad { oldest_testable: i },
+                    tested,
+                };
+            }
             Verdict::Untestable(_) => {}
         }
     }
-    let Some(mut lo) = lo else { return Search { found: Found::NothingTestable, tested } };
+    let Some(mut lo) = lo else {
+        return Search {
+            found: Found::NothingTestable,
+            tested,
+        };
+    };
     // the newest testable item
     let mut hi = None;
     for i in (lo + 1..n).rev() {
@@ -114,11 +128,23 @@ pub fn search(n: usize, mut test: impl FnMut(usize, Option<usize>) -> Verdict) -
                 hi = Some(i);
                 break;
             }
-            Verdict::Good => return Search { found: Found::NoBad { newest_testable: i }, tested },
+            Verdict::Good => {
+                return Search {
+                    found: Found::NoBad { newest_testable: i },
+                    tested,
+                };
+            }
             Verdict::Untestable(_) => {}
         }
     }
-    let Some(mut hi) = hi else { return Search { found: Found::NoBad { newest_testable: lo }, tested } };
+    let Some(mut hi) = hi else {
+        return Search {
+            found: Found::NoBad {
+                newest_testable: lo,
+            },
+            tested,
+        };
+    };
     loop {
         // untested items strictly inside (lo, hi), nearest the middle first
         let mid = lo + (hi - lo) / 2;
@@ -142,7 +168,14 @@ pub fn search(n: usize, mut test: impl FnMut(usize, Option<usize>) -> Verdict) -
         }
         if !moved {
             let untestable = (lo + 1..hi).collect();
-            return Search { found: Found::Transition { last_good: lo, first_bad: hi, untestable }, tested };
+            return Search {
+                found: Found::Transition {
+                    last_good: lo,
+                    first_bad: hi,
+                    untestable,
+                },
+                tested,
+            };
         }
     }
 }
@@ -190,7 +223,9 @@ fn parse_compat_switch(s: &str) -> Result<CompatSwitch, String> {
     match s {
         "mcp-raw-output-wrapper" => Ok(CompatSwitch::McpRawOutputWrapper),
         "reject-option-by-kind" => Ok(CompatSwitch::RejectOptionByKind),
-        other => Err(format!("unknown compat switch {other:?} (known: mcp-raw-output-wrapper, reject-option-by-kind)")),
+        other => Err(format!(
+            "unknown compat switch {other:?} (known: mcp-raw-output-wrapper, reject-option-by-kind)"
+        )),
     }
 }
 
@@ -219,7 +254,11 @@ pub struct Judge {
 
 impl Judge {
     pub fn recording_path(&self, version: &Version) -> PathBuf {
-        self.root.join("recordings").join(&self.agent).join(version.to_string()).join(format!("{}.jsonl", self.scenario))
+        self.root
+            .join("recordings")
+            .join(&self.agent)
+            .join(version.to_string())
+            .join(format!("{}.jsonl", self.scenario))
     }
 
     /// Judges one version (recording it first when missing and allowed).
@@ -233,7 +272,9 @@ impl Judge {
                 return Verdict::Untestable(format!("recording it failed: {e:#}"));
             }
             if !path.exists() {
-                return Verdict::Untestable("record wrote no recording for it (see UNRUNNABLE.md / its output)".into());
+                return Verdict::Untestable(
+                    "record wrote no recording for it (see UNRUNNABLE.md / its output)".into(),
+                );
             }
         }
         let (verdict, _) = self.replay(&path, last_good.map(|v| self.recording_path(v)).as_deref());
@@ -244,33 +285,68 @@ impl Judge {
     fn replay(&self, path: &Path, last_good: Option<&Path>) -> (Verdict, String) {
         let rec = match recording::read(path) {
             Ok(r) => r,
-            Err(e) => return (Verdict::Untestable(format!("unreadable recording: {e}")), String::new()),
+            Err(e) => {
+                return (
+                    Verdict::Untestable(format!("unreadable recording: {e}")),
+                    String::new(),
+                );
+            }
         };
         match rec.trailer.as_ref().map(|t| t.outcome) {
             Some(Outcome::Ok) => {}
-            Some(other) => return (Verdict::Untestable(format!("the recording ended {other:?}")), String::new()),
-            None => return (Verdict::Untestable("the recording is truncated".into()), String::new()),
+            Some(other) => {
+                return (
+                    Verdict::Untestable(format!("the recording ended {other:?}")),
+                    String::new(),
+                );
+            }
+            None => {
+                return (
+                    Verdict::Untestable("the recording is truncated".into()),
+                    String::new(),
+                );
+            }
         }
         let sc = match scenario::find(self.root.join("scenarios"), &rec.header.scenario) {
             Ok(s) => s,
-            Err(e) => return (Verdict::Untestable(format!("its scenario: {e}")), String::new()),
+            Err(e) => {
+                return (
+                    Verdict::Untestable(format!("its scenario: {e}")),
+                    String::new(),
+                );
+            }
         };
         let replay = replayer::replay_with_compat(&rec, &sc, self.compat);
         let transcript = check::render(path, &rec, &replay);
         let panel = drift::panel_output(&transcript);
         if let Some(d) = replay.divergences().next() {
-            return (Verdict::Bad(format!("the bridge diverged from the recorded client: {}", d.headline())), panel);
+            return (
+                Verdict::Bad(format!(
+                    "the bridge diverged from the recorded client: {}",
+                    d.headline()
+                )),
+                panel,
+            );
         }
         let failures = expect::evaluate(&sc.expect, &replay.panel_lines);
         if let Some(f) = failures.first() {
-            return (Verdict::Bad(format!("expectation failed: {}", one_line(&f.to_string()))), panel);
+            return (
+                Verdict::Bad(format!("expectation failed: {}", one_line(&f.to_string()))),
+                panel,
+            );
         }
         let corpus = check::Corpus::at(&self.root);
         let id = corpus.id_of(path, Some(&rec));
         if let Ok(Some(g)) = golden::read(&id.snapshot_path(&corpus.snapshots))
-            && !matches!(golden::compare(Some(&g), &transcript), golden::Verdict::Same)
+            && !matches!(
+                golden::compare(Some(&g), &transcript),
+                golden::Verdict::Same
+            )
         {
-            return (Verdict::Bad(format!("differs from its golden {}", id.snapshot_name())), panel);
+            return (
+                Verdict::Bad(format!("differs from its golden {}", id.snapshot_name())),
+                panel,
+            );
         }
         if self.compare_panel
             && let Some(good) = last_good
@@ -278,7 +354,10 @@ impl Judge {
         {
             let (_, good_panel) = self.replay(good, None);
             if good_panel != panel {
-                return (Verdict::Bad("panel output differs from the last good version's".into()), panel);
+                return (
+                    Verdict::Bad("panel output differs from the last good version's".into()),
+                    panel,
+                );
             }
         }
         (Verdict::Good, panel)
@@ -335,14 +414,23 @@ pub fn versions(root: &Path, agent: &str, offline: bool) -> anyhow::Result<Vec<V
             .collect()
     } else {
         let profile = Profile::find(root, agent)?;
-        let mut packages: Vec<&str> = profile.recipes.iter().map(|r| r.package.as_str()).filter(|p| !p.is_empty()).collect();
+        let mut packages: Vec<&str> = profile
+            .recipes
+            .iter()
+            .map(|r| r.package.as_str())
+            .filter(|p| !p.is_empty())
+            .collect();
         packages.sort();
         packages.dedup();
         let mut all = Vec::new();
         for p in packages {
             let listed = crate::registry::npm_versions(p)?;
             // a version belongs to this package when the recipe covering it names it, or none does
-            all.extend(listed.into_iter().filter(|v| profile.recipe(v).map_or(true, |r| r.package == p)));
+            all.extend(
+                listed
+                    .into_iter()
+                    .filter(|v| profile.recipe(v).map_or(true, |r| r.package == p)),
+            );
         }
         all
     };
@@ -357,9 +445,15 @@ pub fn run(args: BisectArgs) -> anyhow::Result<ExitCode> {
     let all = versions(&args.root, &args.agent, args.offline)?;
     let list: Vec<Version> = all
         .into_iter()
-        .filter(|v| args.from.as_ref().is_none_or(|f| v >= f) && args.to.as_ref().is_none_or(|t| v <= t))
+        .filter(|v| {
+            args.from.as_ref().is_none_or(|f| v >= f) && args.to.as_ref().is_none_or(|t| v <= t)
+        })
         .collect();
-    anyhow::ensure!(!list.is_empty(), "no {} versions in the range asked", args.agent);
+    anyhow::ensure!(
+        !list.is_empty(),
+        "no {} versions in the range asked",
+        args.agent
+    );
     let judge = Judge {
         root: args.root.clone(),
         agent: args.agent.clone(),
@@ -375,17 +469,38 @@ pub fn run(args: BisectArgs) -> anyhow::Result<ExitCode> {
         list[0],
         list[list.len() - 1],
         args.scenario,
-        if args.compat_off.is_empty() { String::new() } else { format!(" (bridge without {:?})", args.compat_off) }
+        if args.compat_off.is_empty() {
+            String::new()
+        } else {
+            format!(" (bridge without {:?})", args.compat_off)
+        }
     );
     let s = search(list.len(), |i, last_good| {
         let v = judge.judge(&list[i], last_good.map(|g| &list[g]));
-        println!("  {:<10} {}{}", list[i].to_string(), v.label(), if v.why().is_empty() { String::new() } else { format!(": {}", v.why()) });
+        println!(
+            "  {:<10} {}{}",
+            list[i].to_string(),
+            v.label(),
+            if v.why().is_empty() {
+                String::new()
+            } else {
+                format!(": {}", v.why())
+            }
+        );
         v
     });
     let (text, code) = describe(&s.found, &list);
     println!("{text}");
-    if let Found::Transition { last_good, first_bad, .. } = s.found {
-        let sides = drift::Sides { a: vec![judge.recording_path(&list[last_good])], b: vec![judge.recording_path(&list[first_bad])] };
+    if let Found::Transition {
+        last_good,
+        first_bad,
+        ..
+    } = s.found
+    {
+        let sides = drift::Sides {
+            a: vec![judge.recording_path(&list[last_good])],
+            b: vec![judge.recording_path(&list[first_bad])],
+        };
         match drift::report(&sides, &args.root.join("scenarios")) {
             Ok(r) => println!("\n{}", r.render()),
             Err(e) => println!("(no drift report: {e})"),
@@ -397,16 +512,38 @@ pub fn run(args: BisectArgs) -> anyhow::Result<ExitCode> {
 /// The result in words, and the exit code.
 pub fn describe(found: &Found, list: &[Version]) -> (String, ExitCode) {
     match found {
-        Found::Transition { last_good, first_bad, untestable } => {
-            let mut s = format!("first bad version: {}\nlast good version: {}", list[*first_bad], list[*last_good]);
+        Found::Transition {
+            last_good,
+            first_bad,
+            untestable,
+        } => {
+            let mut s = format!(
+                "first bad version: {}\nlast good version: {}",
+                list[*first_bad], list[*last_good]
+            );
             if !untestable.is_empty() {
                 let names: Vec<String> = untestable.iter().map(|i| list[*i].to_string()).collect();
-                s.push_str(&format!("\nuntestable in between (the break may be in one of them): {}", names.join(", ")));
+                s.push_str(&format!(
+                    "\nuntestable in between (the break may be in one of them): {}",
+                    names.join(", ")
+                ));
             }
             (s, ExitCode::SUCCESS)
         }
-        Found::NoBad { newest_testable } => (format!("no bad version: {} (the newest testable) is good", list[*newest_testable]), ExitCode::FAILURE),
-        Found::OldestBad { oldest_testable } => (format!("the oldest testable version {} is already bad: nothing to bisect", list[*oldest_testable]), ExitCode::FAILURE),
+        Found::NoBad { newest_testable } => (
+            format!(
+                "no bad version: {} (the newest testable) is good",
+                list[*newest_testable]
+            ),
+            ExitCode::FAILURE,
+        ),
+        Found::OldestBad { oldest_testable } => (
+            format!(
+                "the oldest testable version {} is already bad: nothing to bisect",
+                list[*oldest_testable]
+            ),
+            ExitCode::FAILURE,
+        ),
         Found::NothingTestable => ("no version could be tested".into(), ExitCode::FAILURE),
     }
 }
@@ -422,7 +559,11 @@ pub fn exit_code(verdict: &Verdict) -> ExitCode {
 
 /// `good`, `bad: why`, `untestable: why`.
 pub fn describe_verdict(v: &Verdict) -> String {
-    if v.why().is_empty() { v.label().to_string() } else { format!("{}: {}", v.label(), v.why()) }
+    if v.why().is_empty() {
+        v.label().to_string()
+    } else {
+        format!("{}: {}", v.label(), v.why())
+    }
 }
 
 /// Judges one recording by the current bridge for `replay --bisect-exit`:
@@ -468,25 +609,66 @@ mod tests {
             ("ggggggggggggggggggggggggggggggggggggggggbb", 39, 40),
         ] {
             let (found, tested) = run_history(history);
-            assert_eq!(found, Found::Transition { last_good, first_bad, untestable: vec![] }, "{history}");
-            assert!(tested <= 2 + 7, "{history}: {tested} tests is not a binary search");
+            assert_eq!(
+                found,
+                Found::Transition {
+                    last_good,
+                    first_bad,
+                    untestable: vec![]
+                },
+                "{history}"
+            );
+            assert!(
+                tested <= 2 + 7,
+                "{history}: {tested} tests is not a binary search"
+            );
         }
     }
 
     #[test]
     fn untestable_versions_are_skipped_and_named_when_they_hide_the_break() {
-        assert_eq!(run_history("ggguuugbb").0, Found::Transition { last_good: 6, first_bad: 7, untestable: vec![] });
-        assert_eq!(run_history("ggguuubbb").0, Found::Transition { last_good: 2, first_bad: 6, untestable: vec![3, 4, 5] });
-        assert_eq!(run_history("uugggbbuu").0, Found::Transition { last_good: 4, first_bad: 5, untestable: vec![] });
+        assert_eq!(
+            run_history("ggguuugbb").0,
+            Found::Transition {
+                last_good: 6,
+                first_bad: 7,
+                untestable: vec![]
+            }
+        );
+        assert_eq!(
+            run_history("ggguuubbb").0,
+            Found::Transition {
+                last_good: 2,
+                first_bad: 6,
+                untestable: vec![3, 4, 5]
+            }
+        );
+        assert_eq!(
+            run_history("uugggbbuu").0,
+            Found::Transition {
+                last_good: 4,
+                first_bad: 5,
+                untestable: vec![]
+            }
+        );
         assert_eq!(run_history("uuuu").0, Found::NothingTestable);
     }
 
     #[test]
     fn non_monotone_histories_end_at_an_adjacent_good_bad_pair() {
-        for history in ["gbgbgbgbgbgbgbgb", "ggbbggbbggbbggbbb", "gbbbbbbbgggggggb", "guubgubgub"] {
+        for history in [
+            "gbgbgbgbgbgbgbgb",
+            "ggbbggbbggbbggbbb",
+            "gbbbbbbbgggggggb",
+            "guubgubgub",
+        ] {
             let h: Vec<char> = history.chars().collect();
             match run_history(history).0 {
-                Found::Transition { last_good, first_bad, untestable } => {
+                Found::Transition {
+                    last_good,
+                    first_bad,
+                    untestable,
+                } => {
                     assert_eq!(h[last_good], 'g', "{history}");
                     assert_eq!(h[first_bad], 'b', "{history}");
                     assert!(untestable.iter().all(|i| h[*i] == 'u'), "{history}");
@@ -501,6 +683,9 @@ mod tests {
     fn histories_without_a_transition_say_so() {
         assert_eq!(run_history("gggg").0, Found::NoBad { newest_testable: 3 });
         assert_eq!(run_history("gggu").0, Found::NoBad { newest_testable: 2 });
-        assert_eq!(run_history("ubbb").0, Found::OldestBad { oldest_testable: 1 });
+        assert_eq!(
+            run_history("ubbb").0,
+            Found::OldestBad { oldest_testable: 1 }
+        );
     }
 }

@@ -53,7 +53,10 @@ impl Category {
     /// Presence categories compare keys only; the others compare the values
     /// seen under each key.
     fn has_values(self) -> bool {
-        matches!(self, Category::Enum | Category::Capability | Category::ToolCall)
+        matches!(
+            self,
+            Category::Enum | Category::Capability | Category::ToolCall
+        )
     }
 }
 
@@ -131,7 +134,10 @@ impl Shape {
     }
 
     fn example(&self, agent: &str, version: &str, scenario: &str, seq: u64, raw: &str) -> Example {
-        Example { source: format!("{agent} {version} {scenario} seq {seq}"), frame: shorten(raw) }
+        Example {
+            source: format!("{agent} {version} {scenario} seq {seq}"),
+            frame: shorten(raw),
+        }
     }
 
     fn add(&mut self, cat: Category, key: &str, value: &str, ex: &Example) {
@@ -145,8 +151,20 @@ impl Shape {
     fn observe_frame(&mut self, msg: &Value, answered: Option<&str>, ex: &Example) {
         let (message, body) = match (msg["method"].as_str(), msg.get("id").is_some()) {
             (Some(method), has_id) => {
-                let cat = if method.starts_with('_') { Category::Extension } else { Category::Method };
-                self.add(cat, &format!("{} {method}", if has_id { "request" } else { "notification" }), "", ex);
+                let cat = if method.starts_with('_') {
+                    Category::Extension
+                } else {
+                    Category::Method
+                };
+                self.add(
+                    cat,
+                    &format!(
+                        "{} {method}",
+                        if has_id { "request" } else { "notification" }
+                    ),
+                    "",
+                    ex,
+                );
                 let mut message = method.to_string();
                 if let Some(kind) = msg["params"]["update"]["sessionUpdate"].as_str() {
                     self.add(Category::UpdateKind, kind, "", ex);
@@ -157,7 +175,12 @@ impl Shape {
             (None, _) => {
                 let method = answered.unwrap_or("unknown request");
                 if msg.get("error").is_some() {
-                    self.add(Category::Method, &format!("error response to {method}"), "", ex);
+                    self.add(
+                        Category::Method,
+                        &format!("error response to {method}"),
+                        "",
+                        ex,
+                    );
                     (format!("{method} error"), &msg["error"])
                 } else {
                     self.add(Category::Method, &format!("response to {method}"), "", ex);
@@ -178,7 +201,9 @@ impl Shape {
                 self.add(Category::Enum, &format!("{message} {path}"), s, ex);
             }
             if message == "initialize result"
-                && (path.starts_with("agentCapabilities/") || path.starts_with("authMethods/") || path == "protocolVersion")
+                && (path.starts_with("agentCapabilities/")
+                    || path.starts_with("authMethods/")
+                    || path == "protocolVersion")
                 && !path.ends_with("/description")
                 && !leaf.is_object()
             {
@@ -188,23 +213,39 @@ impl Shape {
         let update = &msg["params"]["update"];
         if let Some(kind @ ("tool_call" | "tool_call_update")) = update["sessionUpdate"].as_str() {
             if let Some(title) = update["title"].as_str() {
-                self.add(Category::ToolCall, &format!("{kind} title form"), &title_form(title), ex);
+                self.add(
+                    Category::ToolCall,
+                    &format!("{kind} title form"),
+                    &title_form(title),
+                    ex,
+                );
             }
             for field in ["rawInput", "rawOutput"] {
                 if let Some(v) = update.get(field) {
-                    self.add(Category::ToolCall, &format!("{kind} {field}"), &shape_of(v, 0), ex);
+                    self.add(
+                        Category::ToolCall,
+                        &format!("{kind} {field}"),
+                        &shape_of(v, 0),
+                        ex,
+                    );
                 }
             }
             if let Some(items) = update["content"].as_array() {
                 let variants: BTreeSet<String> = items
                     .iter()
-                    .map(|i| match (i["type"].as_str(), i["content"]["type"].as_str()) {
-                        (Some(t), Some(inner)) => format!("{t}/{inner}"),
-                        (Some(t), None) => t.to_string(),
-                        _ => "?".into(),
-                    })
+                    .map(
+                        |i| match (i["type"].as_str(), i["content"]["type"].as_str()) {
+                            (Some(t), Some(inner)) => format!("{t}/{inner}"),
+                            (Some(t), None) => t.to_string(),
+                            _ => "?".into(),
+                        },
+                    )
                     .collect();
-                let value = if variants.is_empty() { "(empty)".into() } else { variants.into_iter().collect::<Vec<_>>().join(" + ") };
+                let value = if variants.is_empty() {
+                    "(empty)".into()
+                } else {
+                    variants.into_iter().collect::<Vec<_>>().join(" + ")
+                };
                 self.add(Category::ToolCall, &format!("{kind} content"), &value, ex);
             }
         }
@@ -217,8 +258,16 @@ fn walk<'a>(v: &'a Value, path: String, depth: usize, out: &mut Vec<(String, &'a
     match v {
         Value::Object(map) if depth < MAX_DEPTH && !map.is_empty() => {
             for (k, child) in map {
-                let seg = if normalise::is_uuid(k) || k.contains('/') || k.contains(' ') { "*" } else { k.as_str() };
-                let p = if path.is_empty() { seg.to_string() } else { format!("{path}/{seg}") };
+                let seg = if normalise::is_uuid(k) || k.contains('/') || k.contains(' ') {
+                    "*"
+                } else {
+                    k.as_str()
+                };
+                let p = if path.is_empty() {
+                    seg.to_string()
+                } else {
+                    format!("{path}/{seg}")
+                };
                 walk(child, p, depth + 1, out);
             }
         }
@@ -252,7 +301,10 @@ pub fn shape_of(v: &Value, depth: usize) -> String {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
             keys.sort();
-            let parts: Vec<String> = keys.iter().map(|k| format!("{k}:{}", shape_of(&map[*k], depth + 1))).collect();
+            let parts: Vec<String> = keys
+                .iter()
+                .map(|k| format!("{k}:{}", shape_of(&map[*k], depth + 1)))
+                .collect();
             format!("{{{}}}", parts.join(","))
         }
     }
@@ -263,7 +315,8 @@ pub fn shape_of(v: &Value, depth: usize) -> String {
 fn title_form(title: &str) -> String {
     let re = regex::Regex::new(r"uap_[a-z_]+").expect("static regex");
     let t = re.replace_all(title, "{tool}");
-    t.replace("unity-ops", "{server}").replace("unity_ops", "{server}")
+    t.replace("unity-ops", "{server}")
+        .replace("unity_ops", "{server}")
 }
 
 fn shorten(raw: &str) -> String {
@@ -282,22 +335,39 @@ fn shorten(raw: &str) -> String {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
     /// Only in B: the values seen (for presence: one empty value).
-    Added { category: Category, key: String, values: Vec<(String, Example)> },
+    Added {
+        category: Category,
+        key: String,
+        values: Vec<(String, Example)>,
+    },
     /// Only in A.
-    Removed { category: Category, key: String, values: Vec<(String, Example)> },
+    Removed {
+        category: Category,
+        key: String,
+        values: Vec<(String, Example)>,
+    },
     /// In both, with different values: those only A had, those only B had.
-    Changed { category: Category, key: String, removed: Vec<(String, Example)>, added: Vec<(String, Example)> },
+    Changed {
+        category: Category,
+        key: String,
+        removed: Vec<(String, Example)>,
+        added: Vec<(String, Example)>,
+    },
 }
 
 impl Change {
     pub fn category(&self) -> Category {
         match self {
-            Change::Added { category, .. } | Change::Removed { category, .. } | Change::Changed { category, .. } => *category,
+            Change::Added { category, .. }
+            | Change::Removed { category, .. }
+            | Change::Changed { category, .. } => *category,
         }
     }
     pub fn key(&self) -> &str {
         match self {
-            Change::Added { key, .. } | Change::Removed { key, .. } | Change::Changed { key, .. } => key,
+            Change::Added { key, .. }
+            | Change::Removed { key, .. }
+            | Change::Changed { key, .. } => key,
         }
     }
 }
@@ -308,20 +378,35 @@ pub fn compare(a: &Shape, b: &Shape) -> Vec<Change> {
     let mut out = Vec::new();
     for k in keys {
         let (category, key) = (k.0, k.1.clone());
-        let list = |m: &BTreeMap<String, Example>, other: Option<&BTreeMap<String, Example>>| -> Vec<(String, Example)> {
+        let list = |m: &BTreeMap<String, Example>,
+                    other: Option<&BTreeMap<String, Example>>|
+         -> Vec<(String, Example)> {
             m.iter()
                 .filter(|(v, _)| other.is_none_or(|o| !o.contains_key(*v)))
                 .map(|(v, e)| (v.clone(), e.clone()))
                 .collect()
         };
         match (a.seen.get(k), b.seen.get(k)) {
-            (Some(va), None) => out.push(Change::Removed { category, key, values: list(va, None) }),
-            (None, Some(vb)) => out.push(Change::Added { category, key, values: list(vb, None) }),
+            (Some(va), None) => out.push(Change::Removed {
+                category,
+                key,
+                values: list(va, None),
+            }),
+            (None, Some(vb)) => out.push(Change::Added {
+                category,
+                key,
+                values: list(vb, None),
+            }),
             (Some(va), Some(vb)) if category.has_values() => {
                 let removed = list(va, Some(vb));
                 let added = list(vb, Some(va));
                 if !removed.is_empty() || !added.is_empty() {
-                    out.push(Change::Changed { category, key, removed, added });
+                    out.push(Change::Changed {
+                        category,
+                        key,
+                        removed,
+                        added,
+                    });
                 }
             }
             _ => {}
@@ -341,15 +426,24 @@ pub struct Sides {
 /// The recordings a side names: a file, or the `*.jsonl` of a directory,
 /// keeping only `scenarios` when given.
 pub fn side(path: &Path, scenarios: &[String]) -> Result<Vec<PathBuf>, DriftError> {
-    let all = check::list_recordings(path).map_err(|e| DriftError::Side { path: path.to_path_buf(), why: e.to_string() })?;
+    let all = check::list_recordings(path).map_err(|e| DriftError::Side {
+        path: path.to_path_buf(),
+        why: e.to_string(),
+    })?;
     let keep: Vec<PathBuf> = all
         .into_iter()
         .filter(|p| {
-            scenarios.is_empty() || p.file_stem().and_then(|s| s.to_str()).is_some_and(|s| scenarios.iter().any(|x| x == s))
+            scenarios.is_empty()
+                || p.file_stem()
+                    .and_then(|s| s.to_str())
+                    .is_some_and(|s| scenarios.iter().any(|x| x == s))
         })
         .collect();
     if keep.is_empty() {
-        return Err(DriftError::Side { path: path.to_path_buf(), why: "no recordings (for the scenarios asked) there".into() });
+        return Err(DriftError::Side {
+            path: path.to_path_buf(),
+            why: "no recordings (for the scenarios asked) there".into(),
+        });
     }
     Ok(keep)
 }
@@ -381,7 +475,10 @@ pub fn report(sides: &Sides, scenarios_dir: &Path) -> Result<Report, DriftError>
     let mut b = Shape::default();
     let mut recs_a = BTreeMap::new();
     let mut recs_b = BTreeMap::new();
-    for (paths, shape, recs) in [(&sides.a, &mut a, &mut recs_a), (&sides.b, &mut b, &mut recs_b)] {
+    for (paths, shape, recs) in [
+        (&sides.a, &mut a, &mut recs_a),
+        (&sides.b, &mut b, &mut recs_b),
+    ] {
         for p in paths {
             let r = recording::read(p).map_err(Box::new)?;
             shape.observe(&r);
@@ -411,7 +508,13 @@ pub fn report(sides: &Sides, scenarios_dir: &Path) -> Result<Report, DriftError>
         bridge_diffs.push((name.clone(), diff));
     }
     let title = format!("{} -> {}", side_label(&a), side_label(&b));
-    Ok(Report { title, a, b, changes, bridge_diffs })
+    Ok(Report {
+        title,
+        a,
+        b,
+        changes,
+        bridge_diffs,
+    })
 }
 
 fn side_label(s: &Shape) -> String {
@@ -423,7 +526,8 @@ fn side_label(s: &Shape) -> String {
 /// one extra line early on does not make every later line differ.
 pub fn panel_output(transcript: &str) -> String {
     let labels = regex::Regex::new(r"<(uuid|tool-call|session) \d+>").expect("static regex");
-    let timings = regex::Regex::new(r#""(duration_ms|duration_api_ms)":\d+"#).expect("static regex");
+    let timings =
+        regex::Regex::new(r#""(duration_ms|duration_api_ms)":\d+"#).expect("static regex");
     transcript
         .lines()
         .filter(|l| l.starts_with("bridge>panel ") || l.starts_with("!! "))
@@ -452,7 +556,10 @@ impl Report {
             count(|c| matches!(c, Change::Changed { .. }))
         );
         for (heading, pick) in [
-            ("Added", (|c: &Change| matches!(c, Change::Added { .. })) as fn(&Change) -> bool),
+            (
+                "Added",
+                (|c: &Change| matches!(c, Change::Added { .. })) as fn(&Change) -> bool,
+            ),
             ("Removed", |c: &Change| matches!(c, Change::Removed { .. })),
             ("Changed", |c: &Change| matches!(c, Change::Changed { .. })),
         ] {
@@ -469,8 +576,19 @@ impl Report {
                 }
                 match c {
                     Change::Added { key, values, .. } | Change::Removed { key, values, .. } => {
-                        let vals: Vec<String> = values.iter().filter(|(v, _)| !v.is_empty()).map(|(v, _)| format!("`{v}`")).collect();
-                        let mut line = format!("- `{key}`{}", if vals.is_empty() { String::new() } else { format!(": {}", vals.join(", ")) });
+                        let vals: Vec<String> = values
+                            .iter()
+                            .filter(|(v, _)| !v.is_empty())
+                            .map(|(v, _)| format!("`{v}`"))
+                            .collect();
+                        let mut line = format!(
+                            "- `{key}`{}",
+                            if vals.is_empty() {
+                                String::new()
+                            } else {
+                                format!(": {}", vals.join(", "))
+                            }
+                        );
                         // following fields shown by the same frame share its example
                         let ex = values.first().map(|(_, e)| e);
                         while let Some(next) = items.get(i)
@@ -491,9 +609,21 @@ impl Report {
                             example(&mut out, ex);
                         }
                     }
-                    Change::Changed { key, removed, added, .. } => {
+                    Change::Changed {
+                        key,
+                        removed,
+                        added,
+                        ..
+                    } => {
                         let show = |v: &[(String, Example)]| {
-                            if v.is_empty() { "(none)".to_string() } else { v.iter().map(|(v, _)| format!("`{v}`")).collect::<Vec<_>>().join(", ") }
+                            if v.is_empty() {
+                                "(none)".to_string()
+                            } else {
+                                v.iter()
+                                    .map(|(v, _)| format!("`{v}`"))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            }
                         };
                         let _ = writeln!(out, "- `{key}`: {} -> {}", show(removed), show(added));
                         if let Some((_, ex)) = removed.first() {
@@ -524,7 +654,9 @@ impl Report {
 
 fn first_example(c: &Change) -> Option<&Example> {
     match c {
-        Change::Added { values, .. } | Change::Removed { values, .. } => values.first().map(|(_, e)| e),
+        Change::Added { values, .. } | Change::Removed { values, .. } => {
+            values.first().map(|(_, e)| e)
+        }
         Change::Changed { added, .. } => added.first().map(|(_, e)| e),
     }
 }
@@ -540,7 +672,12 @@ fn split_field(key: &str) -> (&str, &str) {
 }
 
 fn example(out: &mut String, ex: &Example) {
-    let _ = writeln!(out, "  - e.g. {}: `{}`", ex.source, ex.frame.replace('`', "'"));
+    let _ = writeln!(
+        out,
+        "  - e.g. {}: `{}`",
+        ex.source,
+        ex.frame.replace('`', "'")
+    );
 }
 
 #[derive(clap::Args, Debug)]
@@ -576,9 +713,14 @@ pub fn run(args: DriftArgs) -> anyhow::Result<std::process::ExitCode> {
             let dir = args.root.join("recordings").join(agent);
             (dir.join(from), dir.join(to))
         }
-        _ => anyhow::bail!("give two recordings (or version directories), or --agent X --from V1 --to V2"),
+        _ => anyhow::bail!(
+            "give two recordings (or version directories), or --agent X --from V1 --to V2"
+        ),
     };
-    let sides = Sides { a: side(&a, &args.scenario)?, b: side(&b, &args.scenario)? };
+    let sides = Sides {
+        a: side(&a, &args.scenario)?,
+        b: side(&b, &args.scenario)?,
+    };
     let report = report(&sides, &args.root.join("scenarios"))?;
     let text = report.render();
     print!("{text}");
@@ -595,7 +737,10 @@ mod tests {
 
     fn shape_of_frames(frames: &[Value]) -> Shape {
         let mut s = Shape::default();
-        let ex = Example { source: "t".into(), frame: "f".into() };
+        let ex = Example {
+            source: "t".into(),
+            frame: "f".into(),
+        };
         for f in frames {
             s.observe_frame(f, Some("initialize"), &ex);
         }
@@ -615,16 +760,30 @@ mod tests {
             json!({"jsonrpc":"2.0","method":"_x.ai/hello","params":{}}),
         ]);
         let changes = compare(&old, &new);
-        let find = |cat: Category, key: &str| changes.iter().find(|c| c.category() == cat && c.key() == key).cloned();
-        match find(Category::Enum, "session/request_permission params options/[]/optionId") {
+        let find = |cat: Category, key: &str| {
+            changes
+                .iter()
+                .find(|c| c.category() == cat && c.key() == key)
+                .cloned()
+        };
+        match find(
+            Category::Enum,
+            "session/request_permission params options/[]/optionId",
+        ) {
             Some(Change::Changed { removed, added, .. }) => {
                 assert_eq!(removed[0].0, "decline");
                 assert_eq!(added[0].0, "cancel");
             }
             other => panic!("option id change not reported: {other:?}\n{changes:#?}"),
         }
-        assert!(matches!(find(Category::UpdateKind, "usage_update"), Some(Change::Added { .. })));
-        assert!(matches!(find(Category::Extension, "notification _x.ai/hello"), Some(Change::Added { .. })));
+        assert!(matches!(
+            find(Category::UpdateKind, "usage_update"),
+            Some(Change::Added { .. })
+        ));
+        assert!(matches!(
+            find(Category::Extension, "notification _x.ai/hello"),
+            Some(Change::Added { .. })
+        ));
         match find(Category::ToolCall, "tool_call_update rawOutput") {
             Some(Change::Changed { removed, added, .. }) => {
                 assert_eq!(removed[0].0, "{content:[{text:str,type:str}]}");
@@ -636,14 +795,24 @@ mod tests {
 
     #[test]
     fn the_same_frames_with_other_ids_and_texts_show_no_drift() {
-        let a = shape_of_frames(&[json!({"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}})]);
-        let b = shape_of_frames(&[json!({"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s2","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"other words"}}}})]);
+        let a = shape_of_frames(&[
+            json!({"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}),
+        ]);
+        let b = shape_of_frames(&[
+            json!({"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s2","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"other words"}}}}),
+        ]);
         assert_eq!(compare(&a, &b), Vec::<Change>::new());
     }
 
     #[test]
     fn titles_compare_by_form() {
-        assert_eq!(title_form("mcp__unity-ops__uap_ping"), "mcp__{server}__{tool}");
-        assert_eq!(title_form("Tool: unity-ops/uap_screenshot"), "Tool: {server}/{tool}");
+        assert_eq!(
+            title_form("mcp__unity-ops__uap_ping"),
+            "mcp__{server}__{tool}"
+        );
+        assert_eq!(
+            title_form("Tool: unity-ops/uap_screenshot"),
+            "Tool: {server}/{tool}"
+        );
     }
 }

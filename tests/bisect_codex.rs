@@ -16,7 +16,12 @@ fn root() -> PathBuf {
 
 /// Bisects `scenario` over the recorded versions in `[from, to]` with the
 /// given bridge handling switched off; returns (last good, first bad).
-fn bisect_offline(scenario: &str, from: &str, to: &str, off: &[CompatSwitch]) -> (Version, Version) {
+fn bisect_offline(
+    scenario: &str,
+    from: &str,
+    to: &str,
+    off: &[CompatSwitch],
+) -> (Version, Version) {
     let (from, to) = (Version::parse(from).unwrap(), Version::parse(to).unwrap());
     let list: Vec<Version> = bisect::versions(&root(), "codex-acp", true)
         .unwrap()
@@ -31,11 +36,25 @@ fn bisect_offline(scenario: &str, from: &str, to: &str, off: &[CompatSwitch]) ->
         compare_panel: false,
         record_timeout: None,
     };
-    let s = bisect::search(list.len(), |i, good| judge.judge(&list[i], good.map(|g| &list[g])));
+    let s = bisect::search(list.len(), |i, good| {
+        judge.judge(&list[i], good.map(|g| &list[g]))
+    });
     match s.found {
-        Found::Transition { last_good, first_bad, untestable } => {
-            assert!(untestable.is_empty(), "untestable versions hide the break: {untestable:?}");
-            assert!(s.tested.len() < list.len(), "{} tests for {} versions is not a bisection", s.tested.len(), list.len());
+        Found::Transition {
+            last_good,
+            first_bad,
+            untestable,
+        } => {
+            assert!(
+                untestable.is_empty(),
+                "untestable versions hide the break: {untestable:?}"
+            );
+            assert!(
+                s.tested.len() < list.len(),
+                "{} tests for {} versions is not a bisection",
+                s.tested.len(),
+                list.len()
+            );
             (list[last_good].clone(), list[first_bad].clone())
         }
         other => panic!("no transition found: {other:?}; tested {:?}", s.tested),
@@ -48,7 +67,10 @@ fn agent_frames(version: &Version, scenario: &str) -> Vec<Value> {
     let rec = acp_harness::recording::read(&path).unwrap();
     rec.events
         .iter()
-        .filter(|e| e.leg == acp_harness::recording::Leg::Acp && e.dir == acp_harness::recording::Dir::FromAgent)
+        .filter(|e| {
+            e.leg == acp_harness::recording::Leg::Acp
+                && e.dir == acp_harness::recording::Dir::FromAgent
+        })
         .filter_map(|e| serde_json::from_str(&e.raw).ok())
         .collect()
 }
@@ -58,7 +80,9 @@ fn agent_frames(version: &Version, scenario: &str) -> Vec<Value> {
 fn result_only_wrapped(version: &Version) -> bool {
     agent_frames(version, "unity-call-allowed").iter().any(|f| {
         let u = &f["params"]["update"];
-        u["status"] == "completed" && u["rawOutput"]["result"]["content"].is_array() && u["content"].as_array().is_none_or(|c| c.is_empty())
+        u["status"] == "completed"
+            && u["rawOutput"]["result"]["content"].is_array()
+            && u["content"].as_array().is_none_or(|c| c.is_empty())
     })
 }
 
@@ -66,28 +90,65 @@ fn reject_option_id(version: &Version) -> String {
     agent_frames(version, "permission-denied")
         .iter()
         .find(|f| f["method"] == "session/request_permission")
-        .and_then(|f| f["params"]["options"].as_array()?.iter().find(|o| o["kind"] == "reject_once")?["optionId"].as_str().map(String::from))
+        .and_then(|f| {
+            f["params"]["options"]
+                .as_array()?
+                .iter()
+                .find(|o| o["kind"] == "reject_once")?["optionId"]
+                .as_str()
+                .map(String::from)
+        })
         .expect("a permission request with a reject_once option")
 }
 
 #[test]
-fn bisect_without_wrapped_raw_output_support_names_the_first_version_whose_mcp_result_left_content() {
-    let (good, bad) = bisect_offline("unity-call-allowed", "0.4.4", "2.6.0", &[CompatSwitch::McpRawOutputWrapper]);
-    assert!(!result_only_wrapped(&good), "{good} already sends only the wrapped rawOutput");
-    assert!(result_only_wrapped(&bad), "{bad} does not send only the wrapped rawOutput");
-    assert_eq!((good.to_string(), bad.to_string()), ("0.16.0".into(), "1.0.0".into()));
+fn bisect_without_wrapped_raw_output_support_names_the_first_version_whose_mcp_result_left_content()
+{
+    let (good, bad) = bisect_offline(
+        "unity-call-allowed",
+        "0.4.4",
+        "2.6.0",
+        &[CompatSwitch::McpRawOutputWrapper],
+    );
+    assert!(
+        !result_only_wrapped(&good),
+        "{good} already sends only the wrapped rawOutput"
+    );
+    assert!(
+        result_only_wrapped(&bad),
+        "{bad} does not send only the wrapped rawOutput"
+    );
+    assert_eq!(
+        (good.to_string(), bad.to_string()),
+        ("0.16.0".into(), "1.0.0".into())
+    );
 }
 
 #[test]
 fn bisect_with_deny_by_legacy_id_names_the_first_version_whose_reject_option_changed_its_id() {
-    let (good, bad) = bisect_offline("permission-denied", "1.0.0", "2.6.0", &[CompatSwitch::RejectOptionByKind]);
-    assert_ne!(reject_option_id(&good), reject_option_id(&bad), "{good} -> {bad}");
-    assert_eq!((good.to_string(), bad.to_string()), ("1.6.2".into(), "1.7.0".into()));
+    let (good, bad) = bisect_offline(
+        "permission-denied",
+        "1.0.0",
+        "2.6.0",
+        &[CompatSwitch::RejectOptionByKind],
+    );
+    assert_ne!(
+        reject_option_id(&good),
+        reject_option_id(&bad),
+        "{good} -> {bad}"
+    );
+    assert_eq!(
+        (good.to_string(), bad.to_string()),
+        ("1.6.2".into(), "1.7.0".into())
+    );
 }
 
 #[test]
 fn with_every_handling_on_the_same_ranges_have_no_bad_version() {
-    for (scenario, from) in [("unity-call-allowed", "0.4.4"), ("permission-denied", "1.0.0")] {
+    for (scenario, from) in [
+        ("unity-call-allowed", "0.4.4"),
+        ("permission-denied", "1.0.0"),
+    ] {
         let list: Vec<Version> = bisect::versions(&root(), "codex-acp", true)
             .unwrap()
             .into_iter()
@@ -101,8 +162,15 @@ fn with_every_handling_on_the_same_ranges_have_no_bad_version() {
             compare_panel: false,
             record_timeout: None,
         };
-        let s = bisect::search(list.len(), |i, good| judge.judge(&list[i], good.map(|g| &list[g])));
-        assert!(matches!(s.found, Found::NoBad { .. }), "{scenario}: {:?} {:?}", s.found, s.tested);
+        let s = bisect::search(list.len(), |i, good| {
+            judge.judge(&list[i], good.map(|g| &list[g]))
+        });
+        assert!(
+            matches!(s.found, Found::NoBad { .. }),
+            "{scenario}: {:?} {:?}",
+            s.found,
+            s.tested
+        );
     }
 }
 
@@ -124,11 +192,21 @@ fn replay_bisect_exit_says_good_bad_or_untestable_for_git_bisect_run() {
     // the same recording with the tool's answer altered: the golden no longer matches
     let dir = tempfile::tempdir().unwrap();
     let altered = dir.path().join("unity-call-allowed.jsonl");
-    std::fs::write(&altered, std::fs::read_to_string(&good).unwrap().replace("\\\"text\\\":\\\"pong\\\"", "\\\"text\\\":\\\"pang\\\"")).unwrap();
+    std::fs::write(
+        &altered,
+        std::fs::read_to_string(&good)
+            .unwrap()
+            .replace("\\\"text\\\":\\\"pong\\\"", "\\\"text\\\":\\\"pang\\\""),
+    )
+    .unwrap();
     assert_eq!(bisect_exit(&altered), Some(1));
     assert_eq!(bisect_exit(&dir.path().join("missing.jsonl")), Some(125));
     let truncated = dir.path().join("truncated.jsonl");
     let text = std::fs::read_to_string(&good).unwrap();
-    std::fs::write(&truncated, text.lines().take(5).collect::<Vec<_>>().join("\n")).unwrap();
+    std::fs::write(
+        &truncated,
+        text.lines().take(5).collect::<Vec<_>>().join("\n"),
+    )
+    .unwrap();
     assert_eq!(bisect_exit(&truncated), Some(125));
 }
