@@ -455,6 +455,9 @@ impl Scrubber {
         let escaped = value.replace('/', "\\/");
         if escaped != value {
             self.rules.push((escaped, placeholder.replace('/', "\\/")));
+            // Percent-encoded too: Grok names its session directory after the
+            // workspace path with '/' as %2F.
+            self.rules.push((value.replace('/', "%2F"), placeholder.replace('/', "%2F")));
         }
         self.rules.push((value, placeholder));
         self.rules
@@ -682,5 +685,15 @@ mod tests {
         let out = s.scrub_http(http);
         assert_eq!(out.headers["authorization"], REDACTED);
         assert_eq!(out.headers["host"], "127.0.0.1:4312");
+    }
+
+    #[test]
+    fn scrubber_replaces_a_percent_encoded_path() {
+        let mut s = Scrubber::new();
+        s.placeholder("/tmp/run1/workspace", "<workspace>");
+        assert_eq!(
+            s.scrub("sessions/%2Ftmp%2Frun1%2Fworkspace/x.json"),
+            "sessions/<workspace>/x.json"
+        );
     }
 }

@@ -84,6 +84,9 @@ const TIME_KEYS: &[&str] = &[
     "updatedAt",
     "createdAt",
 ];
+/// Keys whose numbers are measured durations (Grok's `elapsedMs`,
+/// `apiDurationMs`, `elapsed_ms` in its `_x.ai/*` notifications and `_meta`).
+const DURATION_KEYS: &[&str] = &["elapsedMs", "elapsed_ms", "apiDurationMs", "durationMs", "duration_ms"];
 /// HTTP headers that vary per run.
 const VOLATILE_HEADERS: &[&str] = &["date", "content-length", "mcp-session-id", "x-request-id"];
 
@@ -156,6 +159,9 @@ impl Labels {
                 Value::String(self.text(s))
             }
             Value::Number(n) => {
+                if key.is_some_and(|k| DURATION_KEYS.contains(&k)) {
+                    return Value::String("<duration>".into());
+                }
                 if key.is_some_and(|k| TIME_KEYS.contains(&k))
                     || (key == Some("progressToken"))
                     || n.as_u64().is_some_and(|x| EPOCH.is_match(&x.to_string()))
@@ -215,6 +221,14 @@ fn pretty(v: &Value) -> String {
 }
 
 /// A recording as comparable text, one block per leg (ACP per process).
+/// A notification (no `id`) of an extension method (`_`-prefixed, such as
+/// Grok's `_x.ai/mcp/server_status`).
+fn is_extension_notification(raw: &str) -> bool {
+    serde_json::from_str::<Value>(raw).is_ok_and(|v| {
+        v.get("id").is_none() && v.get("method").and_then(Value::as_str).is_some_and(|m| m.starts_with('_'))
+    })
+}
+
 pub fn normalise(rec: &Recording) -> BTreeMap<String, Vec<String>> {
     let mut legs: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut labels: HashMap<Leg, Labels> = HashMap::new();
@@ -271,6 +285,9 @@ pub fn normalise(rec: &Recording) -> BTreeMap<String, Vec<String>> {
             line.push_str(&http_line);
         }
         let key = match e.leg {
+            Leg::Acp if e.dir == Dir::FromAgent && is_extension_notification(&e.raw) => {
+                format!("acp proc {} from_agent extension notifications", e.proc)
+            }
             Leg::Acp => format!(
                 "acp proc {} {}",
                 e.proc,
@@ -293,6 +310,15 @@ pub fn normalise(rec: &Recording) -> BTreeMap<String, Vec<String>> {
         if let Some(lines) = legs.get_mut(key) {
             lines.sort();
             lines.dedup();
+        }
+    }
+    // An agent's extension notifications (`_x.ai/*`: MCP progress, server
+    // status, queue changes) race with its own MCP connection and the turn;
+    // the bridge skips them. Compare them as a multiset (sorted, repeats
+    // kept), the rest of the ACP leg in order.
+    for (key, lines) in legs.iter_mut() {
+        if key.ends_with("extension notifications") {
+            lines.sort();
         }
     }
     legs.insert(
@@ -454,6 +480,28 @@ mod tests {
             ("stderr", "from_agent", 1, "other log"),
         ]);
         assert_eq!(compare(&a, &b), Comparison::default());
+    }
+
+    #[test]
+    fn grok_durations_and_the_order_of_extension_notifications_do_not_count() {
+        let status = r#"{"jsonrpc":"2.0","method":"_x.ai/mcp/server_status","params":{"status":"ready"}}"#;
+        let a = rec(&[
+            ("acp", "from_agent", 1, status),
+            ("acp", "from_agent", 1, r#"{"jsonrpc":"2.0","method":"_x.ai/mcp_initialized","params":{"elapsedMs":119}}"#),
+            ("acp", "from_agent", 1, r#"{"jsonrpc":"2.0","id":2,"result":{"_meta":{"apiDurationMs":6}}}"#),
+        ]);
+        let b = rec(&[
+            ("acp", "from_agent", 1, r#"{"jsonrpc":"2.0","method":"_x.ai/mcp_initialized","params":{"elapsedMs":13}}"#),
+            ("acp", "from_agent", 1, r#"{"jsonrpc":"2.0","id":2,"result":{"_meta":{"apiDurationMs":9}}}"#),
+            ("acp", "from_agent", 1, status),
+        ]);
+        assert_eq!(compare(&a, &b), Comparison::default());
+        // A missing extension notification still counts.
+        let c = rec(&[
+            ("acp", "from_agent", 1, r#"{"jsonrpc":"2.0","method":"_x.ai/mcp_initialized","params":{"elapsedMs":13}}"#),
+            ("acp", "from_agent", 1, r#"{"jsonrpc":"2.0","id":2,"result":{"_meta":{"apiDurationMs":9}}}"#),
+        ]);
+        assert!(!compare(&a, &c).matches());
     }
 
     /// Each pair differs in one way that must be reported, naming the leg.
