@@ -722,7 +722,16 @@ pub fn run(args: DriftArgs) -> anyhow::Result<std::process::ExitCode> {
         b: side(&b, &args.scenario)?,
     };
     let report = report(&sides, &args.root.join("scenarios"))?;
-    let text = report.render();
+    let mut text = report.render();
+    if args.out.is_some() {
+        // a committed report says how to make it again
+        let argv: Vec<String> = std::env::args().skip(1).collect();
+        text = text.replacen(
+            "\n\n",
+            &format!("\n\nReproduce: `acp-harness {}`\n\n", argv.join(" ")),
+            1,
+        );
+    }
     print!("{text}");
     if let Some(out) = &args.out {
         std::fs::write(out, &text).with_context(|| format!("writing {}", out.display()))?;
