@@ -957,11 +957,29 @@ mod compat_tests {
 
     #[test]
     fn deny_by_id_alone_finds_decline_but_not_cancel() {
-        let off = crate::Compat { reject_option_by_kind: false, ..crate::Compat::default() };
-        let v1 = [json!({"optionId": "allow_once", "kind": "allow_once"}), json!({"optionId": "decline", "kind": "reject_once"})];
-        let v2 = [json!({"optionId": "allow_once", "kind": "allow_once"}), json!({"optionId": "cancel", "kind": "reject_once"})];
-        assert_eq!(choose_permission_option_with(&v1, PermissionIntent::Deny, &off).as_deref(), Some("decline"));
-        assert_eq!(choose_permission_option_with(&v2, PermissionIntent::Deny, &off), None);
-        assert_eq!(choose_permission_option(&v2, PermissionIntent::Deny).as_deref(), Some("cancel"));
+        let off = crate::Compat {
+            reject_option_by_kind: false,
+            ..crate::Compat::default()
+        };
+        let v1 = [
+            json!({"optionId": "allow_once", "kind": "allow_once"}),
+            json!({"optionId": "decline", "kind": "reject_once"}),
+        ];
+        let v2 = [
+            json!({"optionId": "allow_once", "kind": "allow_once"}),
+            json!({"optionId": "cancel", "kind": "reject_once"}),
+        ];
+        assert_eq!(
+            choose_permission_option_with(&v1, PermissionIntent::Deny, &off).as_deref(),
+            Some("decline")
+        );
+        assert_eq!(
+            choose_permission_option_with(&v2, PermissionIntent::Deny, &off),
+            None
+        );
+        assert_eq!(
+            choose_permission_option(&v2, PermissionIntent::Deny).as_deref(),
+            Some("cancel")
+        );
     }
 }

@@ -50,7 +50,10 @@ pub struct Compat {
 
 impl Default for Compat {
     fn default() -> Compat {
-        Compat { mcp_raw_output_wrapper: true, reject_option_by_kind: true }
+        Compat {
+            mcp_raw_output_wrapper: true,
+            reject_option_by_kind: true,
+        }
     }
 }
 

@@ -345,13 +345,23 @@ mod compat_tests {
 
     #[test]
     fn without_wrapper_support_a_wrapped_mcp_result_is_stringified_and_a_bare_one_still_read() {
-        let off = Compat { mcp_raw_output_wrapper: false, ..Compat::default() };
+        let off = Compat {
+            mcp_raw_output_wrapper: false,
+            ..Compat::default()
+        };
         let wrapped = json!({"rawOutput": {"result": {"content": [{"type": "text", "text": "pong"}]}, "error": null}});
         assert_eq!(tool_result_content(&wrapped), json!("pong"));
         let degraded = tool_result_content_with(&wrapped, &off);
         assert_ne!(degraded, json!("pong"));
-        assert!(degraded.as_str().unwrap().contains("\"result\":{\"content\""), "{degraded}");
-        let bare = json!({"rawOutput": {"content": [{"type": "text", "text": "pong"}], "isError": false}});
+        assert!(
+            degraded
+                .as_str()
+                .unwrap()
+                .contains("\"result\":{\"content\""),
+            "{degraded}"
+        );
+        let bare =
+            json!({"rawOutput": {"content": [{"type": "text", "text": "pong"}], "isError": false}});
         assert_eq!(tool_result_content_with(&bare, &off), json!("pong"));
     }
 }

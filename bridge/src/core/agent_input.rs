@@ -74,7 +74,11 @@ impl Bridge {
         });
         if let Some(target) = gated.flatten() {
             // the gate answers for the panel: a direct script write into Assets/
-            let result = match client::choose_permission_option_with(&options, PermissionIntent::Deny, &self.spec.compat) {
+            let result = match client::choose_permission_option_with(
+                &options,
+                PermissionIntent::Deny,
+                &self.spec.compat,
+            ) {
                 Some(id) => client::permission_selected(&id),
                 None => client::permission_cancelled(),
             };
