@@ -73,7 +73,7 @@ fn the_wrapped_raw_output_is_reported_as_a_changed_tool_call_shape() {
         "{line}"
     );
     assert!(
-        line.contains("result:{content:[{text:str,type:str}]"),
+        line.contains("result:{_meta:null,content:[{text:str,type:str}]"),
         "{line}"
     );
 }
