@@ -39,7 +39,8 @@ fn the_committed_contract_is_what_derive_makes_from_the_reference_recordings() {
 
 #[test]
 fn every_committed_acp_replay_meets_the_contract() {
-    let contract = committed_contract();
+    // judge() loads the same contract; it must be there for this to mean anything.
+    assert!(!committed_contract().kinds.is_empty());
     let corpus = Corpus::at(root());
     let mut broken = String::new();
     for path in corpus.recordings().unwrap() {

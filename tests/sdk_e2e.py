@@ -1,0 +1,273 @@
+#!/usr/bin/env python3
+"""The official Python Agent SDK (`claude-agent-sdk`) as the panel.
+
+For the main scenarios of every recorded ACP agent, the SDK's
+`ClaudeSDKClient` runs with `cli_path` pointing at `acp-bridge`, whose agent
+is `acp-harness fake-agent <recording>` (the recording served on stdio, so no
+network is needed). Checked per case:
+
+- the SDK receives the scenario's tool calls as `ToolUseBlock`s under their
+  Claude names;
+- its `can_use_tool` callback is asked, and its answer reaches the agent (the
+  fake agent serves the rest of the recording only when the bridge's answer
+  matches the recorded one; a mismatch is a `fake-agent: divergence` on
+  stderr, and the allowed tool's output arrives);
+- images arrive as image blocks inside the `ToolResultBlock`;
+- every turn ends in a `ResultMessage` that parses;
+- every line the bridge printed passes the SDK's own message parser;
+- the bridge exits 0.
+
+Usage: python tests/sdk_e2e.py [--bridge PATH] [--harness PATH] [--filter S]
+(defaults: target/debug/acp-bridge, target/debug/acp-harness; build them
+first). Exit 0 when every case passed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shlex
+import sys
+import tempfile
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from claude_agent_sdk import (
+    AssistantMessage,
+    ClaudeAgentOptions,
+    ClaudeSDKClient,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    ResultMessage,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+from claude_agent_sdk._internal.message_parser import parse_message
+
+ROOT = Path(__file__).resolve().parent.parent
+# The scenarios every agent is run through: text, a tool call allowed, an
+# image result, a denied call.
+MAIN_SCENARIOS = ["text-only", "unity-call-allowed", "screenshot", "permission-denied"]
+TURN_TIMEOUT_S = 60
+
+
+@dataclass
+class Case:
+    recording: Path
+    agent: str
+    scenario: str
+    prompts: list[str]
+    decisions: list[str]
+    tools: list[str]
+    # The recorder's placeholders, which the bridge must send as recorded.
+    authorization: str
+    # What the recorded agent did: how many permission requests it sent
+    # (codex 0.x runs MCP tools without asking), and whether a PNG image
+    # reached it (Gemini CLI passes only the text `[Image: image/png]`).
+    permission_requests: int
+    agent_saw_image: bool
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return f"{self.agent}/{self.scenario}"
+
+
+def load_case(recording: Path) -> Case | None:
+    header = json.loads(recording.open().readline())
+    if header.get("protocol") == "stream-json":
+        return None  # Claude Code itself, not an ACP agent
+    scenario = header["scenario"]
+    if scenario not in MAIN_SCENARIOS:
+        return None
+    doc = tomllib.loads((ROOT / "scenarios" / f"{scenario}.toml").read_text())
+    prompts, decisions, tools = [], [], []
+    for step in doc.get("step", []):
+        if step["panel"] == "prompt":
+            if step.get("images"):
+                raise SystemExit(f"{scenario}: prompt images are not supported by this test yet")
+            prompts.append(step["text"])
+            for reply in step.get("model", []):
+                tools += [f"mcp__unity-ops__{c['tool']}" for c in reply.get("tool_calls", []) if c.get("tool")]
+        elif step["panel"] == "permission":
+            decisions.append(step["decision"])
+        else:
+            return None
+    # recordings/<agent>/<version>/<scenario>.jsonl
+    agent, version = recording.parent.parent.name, recording.parent.name
+    token = "<mcp-token>" if "<mcp-token>" in header.get("placeholders", {}) else "<redacted>"
+    asks, image = 0, False
+    for line in recording.open():
+        event = json.loads(line)
+        if event.get("type") != "event" or event.get("leg") != "acp" or event.get("dir") != "from_agent":
+            continue
+        asks += '"method":"session/request_permission"' in event["raw"]
+        image |= "iVBORw0KGgo" in event["raw"]  # base64 of the PNG signature
+    return Case(
+        recording, f"{agent} {version}", scenario, prompts, decisions, tools, f"Bearer {token}", asks, image
+    )
+
+
+def wrapper_script(tmp: Path, bridge: Path) -> Path:
+    """A cli_path that runs the bridge and keeps its stdout, stderr and exit
+    code for the checks (the SDK only sees the stdout)."""
+    script = tmp / "claude"
+    script.write_text(
+        "#!/usr/bin/env bash\n"
+        "set -o pipefail\n"
+        f'{shlex.quote(str(bridge))} "$@" 2>>{shlex.quote(str(tmp / "stderr"))}'
+        f" | tee {shlex.quote(str(tmp / 'stdout'))}\n"
+        f"echo $? > {shlex.quote(str(tmp / 'exit'))}\n"
+    )
+    script.chmod(0o755)
+    return script
+
+
+async def run_case(case: Case, bridge: Path, harness: Path) -> None:
+    with tempfile.TemporaryDirectory(prefix="sdk-e2e-") as t:
+        tmp = Path(t)
+        asked: list[str] = []
+        decisions = list(case.decisions)
+
+        async def can_use_tool(tool_name, tool_input, _context):
+            asked.append(tool_name)
+            decision = decisions.pop(0) if decisions else "deny"
+            if decision in ("allow", "allow_always"):
+                return PermissionResultAllow(updated_input=tool_input)
+            return PermissionResultDeny(message="The user denied this tool call.", interrupt=decision == "cancel")
+
+        options = ClaudeAgentOptions(
+            cli_path=str(wrapper_script(tmp, bridge)),
+            cwd=str(tmp),
+            can_use_tool=can_use_tool,
+            # The panel's unity-ops server as the recorder registered it (its
+            # placeholders). The cwd cannot be: the bridge wants a real directory.
+            mcp_servers={
+                "unity-ops": {"type": "http", "url": "<mcp-url>", "headers": {"Authorization": case.authorization}}
+            },
+            env={
+                "ACP_BRIDGE_AGENT": shlex.join([str(harness), "fake-agent", str(case.recording)]),
+                "CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK": "1",
+            },
+        )
+        tool_uses: list[str] = []
+        results: list[ResultMessage] = []
+        tool_results: list[ToolResultBlock] = []
+        async with ClaudeSDKClient(options=options) as client:
+            for prompt in case.prompts:
+                await client.query(prompt)
+
+                async def drain():
+                    async for message in client.receive_response():
+                        if isinstance(message, AssistantMessage):
+                            tool_uses.extend(b.name for b in message.content if isinstance(b, ToolUseBlock))
+                        elif isinstance(message, UserMessage) and isinstance(message.content, list):
+                            tool_results.extend(b for b in message.content if isinstance(b, ToolResultBlock))
+                        elif isinstance(message, ResultMessage):
+                            results.append(message)
+
+                await asyncio.wait_for(drain(), TURN_TIMEOUT_S)
+        check(case, tmp, asked, tool_uses, tool_results, results)
+
+
+def divergences(stderr: str) -> list[str]:
+    """The fake agent's divergence reports (a headline, then one indented
+    line per differing field), except the session cwd: the recording holds
+    the `<workspace>` placeholder, and the bridge needs a real directory."""
+    out, current = [], None
+    for line in stderr.splitlines() + ["<end>"]:
+        body = line.removeprefix("[agent] ")
+        if current is not None and body.startswith("  /"):
+            current.append(body.strip())
+            continue
+        if current is not None:
+            fields = current[1:]
+            if not (fields and all(f.startswith('/params/cwd: recorded "<workspace>"') for f in fields)):
+                out.append(" / ".join(current))
+            current = None
+        if "fake-agent: divergence" in body:
+            current = [body]
+    return out
+
+
+def check(case, tmp, asked, tool_uses, tool_results, results) -> None:
+    fail = case.failures.append
+    if len(results) != len(case.prompts):
+        fail(f"{len(results)} ResultMessage(s) for {len(case.prompts)} prompt(s)")
+    for r in results:
+        if not r.session_id or r.num_turns is None or r.duration_ms is None:
+            fail(f"result without session_id/num_turns/duration_ms: {r}")
+    allowed = "allow" in case.decisions or "allow_always" in case.decisions
+    denied = "deny" in case.decisions or "cancel" in case.decisions
+    for tool in case.tools:
+        if allowed and tool not in tool_uses:
+            fail(f"no ToolUseBlock {tool} (got {tool_uses})")
+        if case.permission_requests and tool not in asked:
+            fail(f"can_use_tool was not asked about {tool} (asked {asked})")
+    if len(asked) != case.permission_requests:
+        fail(f"can_use_tool asked {len(asked)} time(s); the agent sent {case.permission_requests} permission request(s)")
+    if allowed:
+        ok = [b for b in tool_results if not b.is_error]
+        if not ok:
+            fail(f"the allowed call's output never arrived as a successful ToolResultBlock ({tool_results})")
+    if denied and any(not b.is_error for b in tool_results):
+        fail("a denied call's ToolResultBlock is not an error")
+    if case.scenario == "screenshot" and case.agent_saw_image:
+        images = [
+            c for b in tool_results if isinstance(b.content, list) for c in b.content if c.get("type") == "image"
+        ]
+        if not images or not images[0].get("source", {}).get("data"):
+            fail("the screenshot did not arrive as an image block with base64 data")
+    stderr = (tmp / "stderr").read_text() if (tmp / "stderr").exists() else ""
+    for divergence in divergences(stderr):
+        fail(f"the bridge sent the agent something the recording does not hold: {divergence}")
+    exit_code = (tmp / "exit").read_text().strip() if (tmp / "exit").exists() else "?"
+    if exit_code != "0":
+        fail(f"acp-bridge exited {exit_code}; stderr tail:\n{stderr[-2000:]}")
+    stdout = (tmp / "stdout").read_text() if (tmp / "stdout").exists() else ""
+    for n, line in enumerate(stdout.splitlines(), 1):
+        try:
+            data = json.loads(line)
+            if data.get("type") not in ("control_request", "control_response", "control_cancel_request"):
+                parse_message(data)
+        except Exception as e:  # any parse error is a bridge shape bug
+            fail(f"bridge stdout line {n} does not pass the SDK's parser: {e}: {line[:300]}")
+
+
+async def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bridge", default=str(ROOT / "target/debug/acp-bridge"))
+    ap.add_argument("--harness", default=str(ROOT / "target/debug/acp-harness"))
+    ap.add_argument("--filter", default="")
+    args = ap.parse_args()
+    bridge, harness = Path(args.bridge).resolve(), Path(args.harness).resolve()
+    for p in (bridge, harness):
+        if not os.access(p, os.X_OK):
+            print(f"sdk_e2e: {p} is not an executable; build it first (cargo build --workspace)", file=sys.stderr)
+            return 2
+    cases = [c for r in sorted((ROOT / "recordings").rglob("*.jsonl")) if (c := load_case(r)) is not None]
+    cases = [c for c in cases if args.filter in c.name]
+    if not cases:
+        print("sdk_e2e: no recordings of the main scenarios found", file=sys.stderr)
+        return 2
+    failed = 0
+    for case in cases:
+        try:
+            await asyncio.wait_for(run_case(case, bridge, harness), TURN_TIMEOUT_S * (len(case.prompts) + 1))
+        except Exception as e:  # the SDK raising is a failure of this case, not of the run
+            case.failures.append(f"{type(e).__name__}: {e}")
+        status = "ok" if not case.failures else "FAILED"
+        print(f"test sdk_e2e::{case.name} ... {status}")
+        for f in case.failures:
+            print(f"    {f}")
+        failed += bool(case.failures)
+    print(f"\nsdk_e2e: {len(cases) - failed} passed; {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))
