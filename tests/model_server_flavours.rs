@@ -277,3 +277,35 @@ async fn gemini_api_keys_in_the_query_are_redacted() {
     let acp_harness::model_server::ModelExchange::Request { path, .. } = first else { panic!("{first:?}") };
     assert_eq!(path, "/v1beta/models/g:streamGenerateContent?alt=sse&key=<redacted>");
 }
+
+/// Grok's model reaches MCP tools through `use_tool`: with the profile's
+/// `mcp_call` role a unity-ops call is wrapped in it; a scenario that asks
+/// for direct calls (`mcp_calls = "direct"`) gets the qualified name.
+#[tokio::test]
+async fn a_unity_call_goes_through_the_profiles_meta_tool_unless_the_scenario_calls_directly() {
+    use acp_harness::model_server::AgentTools;
+    let tools: AgentTools = toml::from_str::<toml::Value>(
+        "[mcp_call]\nname = \"use_tool\"\narguments = { tool_name = \"unity-ops__{tool}\", tool_input = \"{arguments}\" }\n",
+    )
+    .unwrap()
+    .try_into()
+    .unwrap();
+    let cases = [
+        ("", ("use_tool", json!({"tool_name": "unity-ops__uap_slow", "tool_input": {"ms": 1}}))),
+        ("mcp_calls = \"direct\"\n", ("unity-ops__uap_slow", json!({"ms": 1}))),
+    ];
+    for (top, (name, args)) in cases {
+        let s = scenario::parse(Path::new("t.toml"), format!("{top}{SCENARIO}").as_bytes()).unwrap();
+        let server = ModelServer::start_with_agent_tools(
+            Flavour::ChatCompletions,
+            ModelScript::from_scenario(&s),
+            ToolNaming::default(),
+            tools.clone(),
+        )
+        .await
+        .unwrap();
+        let (status, body) = post(&server, "/v1/chat/completions", &chat_request("Ping the Unity editor.", false)).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(chat_decode(&body).calls, vec![(name.to_string(), "call_1".to_string(), args)], "{top:?}");
+    }
+}

@@ -481,6 +481,11 @@ fn answer(state: &ServerState, id: u64, method: &Method, path: &str, body: &[u8]
     (api.render_reply(&plan, &view, id), pace)
 }
 
+/// The agent-tool role through which an agent's model reaches MCP tools,
+/// when the profile maps one (`{tool}`: the unity-ops tool name,
+/// `{arguments}`: the call's arguments object).
+pub const MCP_CALL_ROLE: &str = "mcp_call";
+
 fn unscripted() -> ReplyPlan {
     ReplyPlan { text: Some(UNSCRIPTED_TEXT.to_owned()), ..Default::default() }
 }
@@ -506,6 +511,26 @@ fn plan(state: &ServerState, id: u64, model: &ModelReply, offered: &[OfferedTool
                     arguments: serde_json::to_string(&arguments_value).unwrap_or_else(|_| "{}".to_owned()),
                     arguments_value,
                 };
+            }
+            // A unity-ops call through the agent's meta-tool (Grok's
+            // `use_tool`), when the profile maps one, the request offers it
+            // and the scenario does not ask for direct calls.
+            if !state.script.direct_mcp_calls
+                && let Some(meta) = state.agent_tools.0.get(MCP_CALL_ROLE)
+                && offered.iter().any(|t| t.name == meta.name && t.namespace.is_none())
+            {
+                let role_args = serde_json::json!({"tool": call.tool, "arguments": call.arguments});
+                match state.agent_tools.render(MCP_CALL_ROLE, &role_args) {
+                    Ok((tool, arguments_value)) => {
+                        return PlannedCall {
+                            call_id: call.id.clone(),
+                            tool,
+                            arguments: serde_json::to_string(&arguments_value).unwrap_or_else(|_| "{}".to_owned()),
+                            arguments_value,
+                        };
+                    }
+                    Err(e) => state.note(id, format!("model server: turn {} reply {}: {e}", turn + 1, reply + 1)),
+                }
             }
             let (tool, how) = state.naming.resolve(&call.tool, offered);
             if let Some(how) = how {

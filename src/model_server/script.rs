@@ -13,6 +13,9 @@ use crate::scenario::{ModelReply, Scenario};
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ModelScript {
     pub turns: Vec<ScriptTurn>,
+    /// Call unity-ops tools by name even where the profile maps an
+    /// `mcp_call` meta-tool (the scenario's `mcp_calls = "direct"`).
+    pub direct_mcp_calls: bool,
 }
 
 /// One turn: the prompt text that identifies it and the replies to its
@@ -34,6 +37,7 @@ impl ModelScript {
                     replies: p.model.clone(),
                 })
                 .collect(),
+            direct_mcp_calls: scenario.direct_mcp_calls,
         }
     }
 }
@@ -135,6 +139,7 @@ mod tests {
                 ScriptTurn { prompt_text: "Ping the editor.".into(), replies: vec![reply("a0"), reply("a1")] },
                 ScriptTurn { prompt_text: "Say hello.".into(), replies: vec![reply("b0")] },
             ],
+            direct_mcp_calls: false,
         }
     }
 

@@ -37,6 +37,10 @@ pub struct Scenario {
     /// steering text goes with the first prompt and the replayed bridge
     /// refuses writes of scripts under `Assets/`.
     pub script_gate: bool,
+    /// Call unity-ops tools by their own (qualified) name even where the
+    /// agent's profile routes them through a meta-tool (`mcp_call` role,
+    /// Grok's `use_tool`): `mcp_calls = "direct"`.
+    pub direct_mcp_calls: bool,
     /// The panel's steps, in order.
     pub steps: Vec<Step>,
     /// What must hold of the bridge's panel output, whatever the agent version.

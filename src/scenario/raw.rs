@@ -30,6 +30,8 @@ struct RawFile {
     #[serde(default)]
     script_gate: bool,
     #[serde(default)]
+    mcp_calls: Option<Spanned<String>>,
+    #[serde(default)]
     step: Vec<Spanned<RawStep>>,
     #[serde(default)]
     expect: Vec<Spanned<RawExpect>>,
@@ -208,6 +210,21 @@ fn validate(ctx: &Ctx, raw: RawFile, sha256: String) -> R<Scenario> {
         None => None,
     };
 
+    let direct_mcp_calls = match &raw.mcp_calls {
+        None => false,
+        Some(m) => match m.get_ref().as_str() {
+            "profile" => false,
+            "direct" => true,
+            other => {
+                return Err(ctx.err(
+                    m.span(),
+                    "mcp_calls",
+                    format!("`{other}` is not a way to call unity-ops tools (profile | direct)"),
+                ));
+            }
+        },
+    };
+
     let mut tools = Vec::new();
     for (i, t) in raw.tools.iter().enumerate() {
         let field = format!("tools[{i}]");
@@ -265,6 +282,7 @@ fn validate(ctx: &Ctx, raw: RawFile, sha256: String) -> R<Scenario> {
         system_prompt,
         tools,
         script_gate: raw.script_gate,
+        direct_mcp_calls,
         steps,
         expect,
         sha256,
