@@ -344,7 +344,11 @@ impl Judge {
             )
         {
             return (
-                Verdict::Bad(format!("differs from its golden {}", id.snapshot_name())),
+                Verdict::Bad(format!(
+                    "differs from its golden {}: {}",
+                    id.snapshot_name(),
+                    first_difference(&g, &transcript)
+                )),
                 panel,
             );
         }
@@ -355,7 +359,10 @@ impl Judge {
             let (_, good_panel) = self.replay(good, None);
             if good_panel != panel {
                 return (
-                    Verdict::Bad("panel output differs from the last good version's".into()),
+                    Verdict::Bad(format!(
+                        "panel output differs from the last good version's: {}",
+                        first_difference(&good_panel, &panel)
+                    )),
                     panel,
                 );
             }
@@ -392,6 +399,45 @@ impl Judge {
                 anyhow::bail!("record took over {} s; stopped", timeout.as_secs());
             }
             std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
+
+/// The first line that differs between two texts, old then new, each cut
+/// to a window around where they part (long JSON lines share long prefixes).
+pub fn first_difference(old: &str, new: &str) -> String {
+    const BEFORE: usize = 40;
+    const AFTER: usize = 100;
+    let window = |l: Option<&str>, at: usize| match l {
+        None => "(nothing)".to_string(),
+        Some(l) => {
+            let mut from = at.saturating_sub(BEFORE).min(l.len());
+            while !l.is_char_boundary(from) {
+                from -= 1;
+            }
+            let mut to = (at + AFTER).min(l.len());
+            while !l.is_char_boundary(to) {
+                to += 1;
+            }
+            let pre = if from > 0 { "…" } else { "" };
+            let post = if to < l.len() { "…" } else { "" };
+            format!("`{pre}{}{post}`", &l[from..to])
+        }
+    };
+    let (mut a, mut b) = (old.trim_end().lines(), new.trim_end().lines());
+    loop {
+        match (a.next(), b.next()) {
+            (None, None) => return "(only trailing whitespace)".into(),
+            (x, y) if x == y => continue,
+            (x, y) => {
+                let at = match (x, y) {
+                    (Some(x), Some(y)) => {
+                        x.bytes().zip(y.bytes()).take_while(|(p, q)| p == q).count()
+                    }
+                    _ => 0,
+                };
+                return format!("{} became {}", window(x, at), window(y, at));
+            }
         }
     }
 }
@@ -677,6 +723,21 @@ mod tests {
                 other => panic!("{history}: {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn the_first_difference_names_both_lines() {
+        assert_eq!(first_difference("a\nb\nc\n", "a\nB\nc"), "`b` became `B`");
+        assert_eq!(first_difference("a\n", "a\nb"), "(nothing) became `b`");
+        let (old, new) = (
+            format!("{}x{}", "p".repeat(300), "s".repeat(300)),
+            format!("{}y{}", "p".repeat(300), "s".repeat(300)),
+        );
+        let d = first_difference(&old, &new);
+        assert!(
+            d.contains(&format!("`…{}x{}…`", "p".repeat(40), "s".repeat(99))),
+            "{d}"
+        );
     }
 
     #[test]
