@@ -210,3 +210,124 @@ fn replay_bisect_exit_says_good_bad_or_untestable_for_git_bisect_run() {
     .unwrap();
     assert_eq!(bisect_exit(&truncated), Some(125));
 }
+
+/// A corpus in a temporary root: the scenarios, and for each version either
+/// its committed recording and golden, a truncated copy, or nothing.
+fn corpus_with(versions: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let scenarios = dir.path().join("scenarios");
+    std::fs::create_dir_all(&scenarios).unwrap();
+    for e in std::fs::read_dir(root().join("scenarios")).unwrap() {
+        let e = e.unwrap();
+        if e.path().extension().is_some_and(|x| x == "toml") {
+            std::fs::copy(e.path(), scenarios.join(e.file_name())).unwrap();
+        }
+    }
+    std::fs::create_dir_all(dir.path().join("tests/snapshots")).unwrap();
+    for (version, what) in versions {
+        let vdir = dir.path().join("recordings/codex-acp").join(version);
+        std::fs::create_dir_all(&vdir).unwrap();
+        let rec = root().join(format!(
+            "recordings/codex-acp/{version}/unity-call-allowed.jsonl"
+        ));
+        let snap = format!("tests/snapshots/replay__codex-acp__{version}__unity-call-allowed.snap");
+        match *what {
+            "recorded" => {
+                std::fs::copy(&rec, vdir.join("unity-call-allowed.jsonl")).unwrap();
+                std::fs::copy(root().join(&snap), dir.path().join(&snap)).unwrap();
+            }
+            "truncated" => {
+                let text = std::fs::read_to_string(&rec).unwrap();
+                std::fs::write(
+                    vdir.join("unity-call-allowed.jsonl"),
+                    text.lines().take(6).collect::<Vec<_>>().join("\n"),
+                )
+                .unwrap();
+            }
+            _ => {}
+        }
+    }
+    dir
+}
+
+#[test]
+fn the_bisect_command_skips_untestable_versions_and_says_when_they_hide_the_break() {
+    let corpus = corpus_with(&[
+        ("0.9.5", "missing"),
+        ("0.16.0", "recorded"),
+        ("1.0.0", "truncated"),
+        ("1.1.0", "recorded"),
+        ("1.2.0", "recorded"),
+    ]);
+    let out = Command::new(env!("CARGO_BIN_EXE_acp-harness"))
+        .args([
+            "bisect",
+            "--agent",
+            "codex-acp",
+            "--scenario",
+            "unity-call-allowed",
+            "--offline",
+        ])
+        .args(["--compat-off", "mcp-raw-output-wrapper", "--root"])
+        .arg(corpus.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("0.9.5      untestable: no committed recording (offline)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("1.0.0      untestable: the recording is truncated"),
+        "{text}"
+    );
+    assert!(text.contains("first bad version: 1.1.0\nlast good version: 0.16.0\nuntestable in between (the break may be in one of them): 1.0.0"), "{text}");
+    assert!(
+        text.contains("# Drift: codex-acp 0.16.0 -> codex-acp 1.1.0"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_bisect_command_refuses_an_unknown_compat_switch_and_says_when_nothing_is_bad() {
+    let out = Command::new(env!("CARGO_BIN_EXE_acp-harness"))
+        .args([
+            "bisect",
+            "--agent",
+            "codex-acp",
+            "--scenario",
+            "unity-call-allowed",
+            "--offline",
+            "--compat-off",
+            "wrapper",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown compat switch \"wrapper\""));
+    let corpus = corpus_with(&[("0.16.0", "recorded"), ("1.0.0", "recorded")]);
+    let out = Command::new(env!("CARGO_BIN_EXE_acp-harness"))
+        .args([
+            "bisect",
+            "--agent",
+            "codex-acp",
+            "--scenario",
+            "unity-call-allowed",
+            "--offline",
+            "--root",
+        ])
+        .arg(corpus.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("no bad version: 1.0.0 (the newest testable) is good")
+    );
+}
