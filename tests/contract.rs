@@ -116,3 +116,36 @@ fn a_replay_with_a_broken_line_is_judged_contract_broken() {
     assert_eq!(case.statuses(), [check::Status::ContractBroken]);
     assert!(case.report().contains("missing session_id"), "{}", case.report());
 }
+
+#[test]
+fn a_claude_comparison_table_is_not_part_of_the_scenario_sha256() {
+    // Editing a justification must not make the scenario's recordings stale.
+    let path = root().join("scenarios/text-only.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let plain = scenario::parse(&path, text.as_bytes()).unwrap();
+    let with = format!(
+        "{text}[claude_comparison]\njustified = [\n  {{ key = \"results\", why = \"a test\" }},\n]\n"
+    );
+    let justified = scenario::parse(&path, with.as_bytes()).unwrap();
+    assert_eq!(plain.sha256, justified.sha256);
+    let changed = scenario::parse(&path, format!("{text}\n# a comment\n").as_bytes()).unwrap();
+    assert_ne!(plain.sha256, changed.sha256, "the rest of the file is still hashed");
+}
+
+#[test]
+fn a_justification_without_a_reason_is_an_error_naming_the_file_and_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.toml");
+    let cases = [
+        ("[claude_comparison]\njustified = [{ key = \"results\" }]\n", "justified[0].why is missing"),
+        ("[claude_comparison]\njustified = [{ why = \"x\" }]\n", "justified[0].key is missing"),
+        ("[claude_comparison]\nexcused = []\n", "unknown key `excused`"),
+    ];
+    for (text, want) in cases {
+        std::fs::write(&path, text).unwrap();
+        let err = contract::compare::justified(&path).unwrap_err().to_string();
+        assert!(err.contains("s.toml") && err.contains(want), "{err:?} should name the file and {want:?}");
+    }
+    std::fs::write(&path, "[claude_comparison]\njustified = [{ key = \"kind-missing:*\", why = \"inherent\" }]\n").unwrap();
+    assert_eq!(contract::compare::justified(&path).unwrap(), ["kind-missing:*"]);
+}

@@ -202,6 +202,23 @@ pub fn rows(root: &Path) -> anyhow::Result<Vec<Row>> {
     Ok(out)
 }
 
+/// Only the rows of each agent's newest recorded version (semver order).
+pub fn newest_versions(rows: Vec<Row>) -> Vec<Row> {
+    let version = |r: &Row| {
+        let (agent, v) = r.agent.split_once(' ').unwrap_or((&r.agent, ""));
+        (agent.to_string(), semver::Version::parse(v).ok())
+    };
+    let mut newest: std::collections::BTreeMap<String, Option<semver::Version>> = Default::default();
+    for r in &rows {
+        let (agent, v) = version(r);
+        let e = newest.entry(agent).or_insert(None);
+        if v > *e {
+            *e = v;
+        }
+    }
+    rows.into_iter().filter(|r| { let (a, v) = version(r); newest.get(&a) == Some(&v) }).collect()
+}
+
 /// The README table.
 pub fn table(rows: &[Row]) -> String {
     let mut out = String::from(
@@ -233,8 +250,11 @@ pub fn table(rows: &[Row]) -> String {
     out
 }
 
-pub fn run(root: &Path, details: bool) -> anyhow::Result<std::process::ExitCode> {
-    let rows = rows(root)?;
+pub fn run(root: &Path, details: bool, all_versions: bool) -> anyhow::Result<std::process::ExitCode> {
+    let mut rows = rows(root)?;
+    if !all_versions {
+        rows = newest_versions(rows);
+    }
     print!("{}", table(&rows));
     let mut unjustified = 0;
     for r in &rows {

@@ -471,6 +471,9 @@ pub enum ContractCommand {
         /// Print each difference under the table.
         #[arg(long)]
         details: bool,
+        /// Every recorded version of each agent, not only its newest.
+        #[arg(long)]
+        all_versions: bool,
     },
 }
 
@@ -497,7 +500,7 @@ pub fn run(args: ContractArgs) -> anyhow::Result<std::process::ExitCode> {
             }
             Ok(std::process::ExitCode::SUCCESS)
         }
-        ContractCommand::Compare { root, details } => compare::run(&root, details),
+        ContractCommand::Compare { root, details, all_versions } => compare::run(&root, details, all_versions),
     }
 }
 

@@ -179,8 +179,26 @@ pub(super) fn parse(file: &Path, bytes: &[u8]) -> R<Scenario> {
         };
         ctx.err(span, field, e.message().trim().to_owned())
     })?;
-    let sha256 = hex(&sha2::Sha256::digest(bytes));
+    let sha256 = hex(&sha2::Sha256::digest(without_claude_comparison(bytes)));
     validate(&ctx, raw, sha256)
+}
+
+/// The file without its `[claude_comparison]` table: the justifications are
+/// read only by the comparison with Claude Code, so editing one does not make
+/// the recordings of the scenario stale (their `scenario_sha256`).
+fn without_claude_comparison(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut inside = false;
+    for line in bytes.split_inclusive(|b| *b == b'\n') {
+        let trimmed = line.trim_ascii();
+        if trimmed.starts_with(b"[") {
+            inside = trimmed == b"[claude_comparison]";
+        }
+        if !inside {
+            out.extend_from_slice(line);
+        }
+    }
+    out
 }
 
 fn hex(bytes: &[u8]) -> String {
