@@ -488,6 +488,9 @@ pub fn versions(root: &Path, agent: &str, offline: bool) -> anyhow::Result<Vec<V
 /// `acp-harness bisect`: exit 0 when a first bad version was found, 1 when
 /// none was (or nothing could be tested).
 pub fn run(args: BisectArgs) -> anyhow::Result<ExitCode> {
+    // a typo in the scenario name would otherwise make every version untestable
+    scenario::find(args.root.join("scenarios"), &args.scenario)
+        .with_context(|| format!("scenario {:?}", args.scenario))?;
     let all = versions(&args.root, &args.agent, args.offline)?;
     let list: Vec<Version> = all
         .into_iter()
