@@ -121,8 +121,11 @@ fn a_replay_with_a_broken_line_is_judged_contract_broken() {
 fn a_claude_comparison_table_is_not_part_of_the_scenario_sha256() {
     // Editing a justification must not make the scenario's recordings stale.
     let path = root().join("scenarios/text-only.toml");
-    let text = std::fs::read_to_string(&path).unwrap();
+    let file = std::fs::read_to_string(&path).unwrap();
+    // The scenario without its own table, then with one.
+    let text = file.split("[claude_comparison]").next().unwrap().to_string();
     let plain = scenario::parse(&path, text.as_bytes()).unwrap();
+    assert_eq!(plain.sha256, scenario::parse(&path, file.as_bytes()).unwrap().sha256);
     let with = format!(
         "{text}[claude_comparison]\njustified = [\n  {{ key = \"results\", why = \"a test\" }},\n]\n"
     );
