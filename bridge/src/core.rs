@@ -27,6 +27,9 @@ mod turn_output;
 /// (`initialize`, `session/new|load`, `authenticate`).
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// The model name reported while the agent has named none.
+const DEFAULT_MODEL: &str = "default";
+
 /// Lines produced by one input.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Output {
@@ -300,16 +303,37 @@ impl Bridge {
         if let Some(obj) = v.as_object_mut()
             && obj.contains_key("session_id")
         {
-            let sid = self
-                .session_id
-                .clone()
-                .or_else(|| self.spec.resume_session_id.clone())
-                .unwrap_or_default();
-            obj.insert("session_id".into(), json!(sid));
+            obj.insert("session_id".into(), json!(self.stamp_session_id()));
             let uuid = uuid.unwrap_or_else(|| self.ids.next_uuid());
             obj.insert("uuid".into(), json!(uuid));
         }
         self.out.to_panel.push(v.to_string());
+    }
+
+    /// Writes one typed `stream_event` line, stamped like [`Bridge::emit`]
+    /// stamps a `Value` one (same bytes), without building `Value` maps.
+    fn emit_stream_event<E: serde::Serialize>(&mut self, event: &E) {
+        let uuid = self.ids.next_uuid();
+        let line = stream_json::StampedStreamEvent {
+            kind: stream_json::StreamEventType::StreamEvent,
+            event,
+            session_id: self.stamp_session_id(),
+            parent_tool_use_id: (),
+            uuid: &uuid,
+        };
+        match serde_json::to_string(&line) {
+            Ok(l) => self.out.to_panel.push(l),
+            Err(e) => self.diag(format!("stream_event not serialisable ({e}); dropped")),
+        }
+    }
+
+    /// The `session_id` stamped on panel lines: the agent's session, else the
+    /// one being resumed.
+    fn stamp_session_id(&self) -> &str {
+        self.session_id
+            .as_deref()
+            .or(self.spec.resume_session_id.as_deref())
+            .unwrap_or("")
     }
 
     fn send(&mut self, v: Value) {
@@ -332,7 +356,7 @@ impl Bridge {
     }
 
     fn model_name(&self) -> String {
-        self.model.clone().unwrap_or_else(|| "default".into())
+        self.model.as_deref().unwrap_or(DEFAULT_MODEL).to_string()
     }
 
     // ------------------------------------------------------------ panel side

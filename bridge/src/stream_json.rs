@@ -6,6 +6,7 @@
 //! and no `uuid`; the core stamps both (see `Bridge::emit`), so only the core
 //! touches the id source and these builders stay pure and order-stable.
 
+use serde::Serialize;
 use serde_json::{Value, json};
 
 /// Token counts in Claude's `usage` shape.
@@ -72,6 +73,54 @@ pub fn system_init(info: &InitInfo<'_>) -> Value {
 /// A partial-message event (`--include-partial-messages`).
 pub fn stream_event(event: Value) -> Value {
     json!({"type": "stream_event", "event": event, "session_id": null, "parent_tool_use_id": null})
+}
+
+/// A `content_block_delta` event, serialised straight from borrowed text: one
+/// goes out per streamed chunk, and building `Value` maps for it cost most of
+/// a long text stream's time. Same bytes as the `json!` form (key order kept).
+#[derive(Debug, Serialize)]
+pub struct BlockDelta<'a> {
+    #[serde(rename = "type")]
+    pub kind: BlockDeltaType,
+    pub index: usize,
+    pub delta: Delta<'a>,
+}
+
+/// The constant `type` of a [`BlockDelta`].
+#[derive(Debug, Serialize)]
+pub enum BlockDeltaType {
+    #[serde(rename = "content_block_delta")]
+    ContentBlockDelta,
+}
+
+/// The `delta` of a [`BlockDelta`].
+#[derive(Debug, Serialize)]
+#[serde(tag = "type")]
+pub enum Delta<'a> {
+    #[serde(rename = "text_delta")]
+    Text { text: &'a str },
+    #[serde(rename = "thinking_delta")]
+    Thinking { thinking: &'a str },
+}
+
+/// A whole `stream_event` line with its stamps, for typed events: the keys in
+/// the order [`stream_event`] plus the core's stamping gives them.
+#[derive(Debug, Serialize)]
+pub struct StampedStreamEvent<'a, E> {
+    #[serde(rename = "type")]
+    pub kind: StreamEventType,
+    pub event: &'a E,
+    pub session_id: &'a str,
+    /// Always `null` (no subagents).
+    pub parent_tool_use_id: (),
+    pub uuid: &'a str,
+}
+
+/// The constant `type` of a [`StampedStreamEvent`].
+#[derive(Debug, Serialize)]
+pub enum StreamEventType {
+    #[serde(rename = "stream_event")]
+    StreamEvent,
 }
 
 /// An Anthropic `message` object as carried by `assistant` and `message_start`.
@@ -173,4 +222,52 @@ pub fn can_use_tool(
 /// The `addRules` suggestion that makes the panel's "always allow" menu work.
 pub fn always_allow_suggestion(tool_name: &str) -> Value {
     json!([{"type": "addRules", "rules": [{"toolName": tool_name}], "behavior": "allow", "destination": "session"}])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The typed delta line must be byte-identical to the `Value` line the
+    /// core stamps (goldens pin the bytes).
+    #[test]
+    fn typed_block_delta_has_the_bytes_of_the_value_form() {
+        for (text, thinking) in [
+            ("plain", false),
+            ("\"quoted\" \\ escaped\n\ttab \u{1} ctl, ünïcödé 🦀", false),
+            ("", true),
+            ("a thought </x>", true),
+        ] {
+            let (delta, value_delta) = if thinking {
+                (
+                    Delta::Thinking { thinking: text },
+                    json!({"type": "thinking_delta", "thinking": text}),
+                )
+            } else {
+                (
+                    Delta::Text { text },
+                    json!({"type": "text_delta", "text": text}),
+                )
+            };
+            let event = BlockDelta {
+                kind: BlockDeltaType::ContentBlockDelta,
+                index: 3,
+                delta,
+            };
+            let typed = serde_json::to_string(&StampedStreamEvent {
+                kind: StreamEventType::StreamEvent,
+                event: &event,
+                session_id: "S1",
+                parent_tool_use_id: (),
+                uuid: "u-1",
+            })
+            .unwrap();
+            let mut v = stream_event(
+                json!({"type": "content_block_delta", "index": 3, "delta": value_delta}),
+            );
+            v["session_id"] = json!("S1");
+            v["uuid"] = json!("u-1");
+            assert_eq!(typed, v.to_string());
+        }
+    }
 }

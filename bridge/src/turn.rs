@@ -43,8 +43,11 @@ impl StreamingMessage {
             .is_some_and(|m| m.acp_id.as_deref() != acp_id)
     }
 
-    /// Lines for one text or thought chunk. `new_id` names the message if this
-    /// chunk starts one.
+    /// The lines that must precede one text or thought chunk's delta (message
+    /// and block starts and stops), and the index of the block the chunk's
+    /// text was added to: the caller writes the `content_block_delta` itself,
+    /// typed (see [`stream_json::BlockDelta`]), as the hot path of a stream.
+    /// `new_id` names the message if this chunk starts one.
     pub fn chunk(
         &mut self,
         kind: BlockKind,
@@ -52,7 +55,7 @@ impl StreamingMessage {
         acp_id: Option<&str>,
         model: &str,
         new_id: impl FnOnce() -> String,
-    ) -> Vec<Value> {
+    ) -> (Vec<Value>, usize) {
         let mut lines = Vec::new();
         let msg = match &mut self.open {
             Some(m) => m,
@@ -89,14 +92,7 @@ impl StreamingMessage {
         }
         let index = msg.blocks.len() - 1;
         msg.blocks[index].1.push_str(text);
-        let delta = match kind {
-            BlockKind::Text => json!({"type": "text_delta", "text": text}),
-            BlockKind::Thinking => json!({"type": "thinking_delta", "thinking": text}),
-        };
-        lines.push(stream_json::stream_event(
-            json!({"type": "content_block_delta", "index": index, "delta": delta}),
-        ));
-        lines
+        (lines, index)
     }
 
     /// Closes the streamed message: the closing events, then one `assistant`

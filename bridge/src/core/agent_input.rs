@@ -14,11 +14,11 @@ impl Bridge {
             Ok(_) => return self.malformed("agent", "not a JSON object", line),
             Err(e) => return self.malformed("agent", &e.to_string(), line),
         };
-        let method = v["method"].as_str().map(str::to_string);
+        let method = v["method"].as_str();
         let has_id = v.get("id").is_some_and(|id| !id.is_null());
         match (method, has_id) {
-            (Some(m), true) => self.agent_request(&m, &v),
-            (Some(m), false) => self.agent_notification(&m, &v, now),
+            (Some(m), true) => self.agent_request(m, &v),
+            (Some(m), false) => self.agent_notification(m, &v, now),
             (None, true) => self.agent_response(&v, now),
             (None, false) => self.diag(format!(
                 "agent line is neither request, notification nor response: {}",
@@ -162,18 +162,25 @@ impl Bridge {
                 {
                     self.fold_message("end_turn");
                 }
-                let model = self.model_name();
+                let model = self.model.as_deref().unwrap_or(DEFAULT_MODEL);
                 let next_msg = &mut self.next_msg;
-                let lines = match self.turn.as_mut() {
-                    Some(t) => t.message.chunk(block_kind, text, acp_id, &model, || {
-                        *next_msg += 1;
-                        format!("msg_acp_{}", *next_msg)
-                    }),
-                    None => vec![],
-                };
+                let Some(t) = self.turn.as_mut() else { return };
+                let (lines, index) = t.message.chunk(block_kind, text, acp_id, model, || {
+                    *next_msg += 1;
+                    format!("msg_acp_{}", *next_msg)
+                });
                 for l in lines {
                     self.emit(l);
                 }
+                let delta = match block_kind {
+                    BlockKind::Text => stream_json::Delta::Text { text },
+                    BlockKind::Thinking => stream_json::Delta::Thinking { thinking: text },
+                };
+                self.emit_stream_event(&stream_json::BlockDelta {
+                    kind: stream_json::BlockDeltaType::ContentBlockDelta,
+                    index,
+                    delta,
+                });
             }
             "tool_call" | "tool_call_update" => match mcp_startup_server(u) {
                 Some(server) => self.mcp_startup(&server, u),
