@@ -170,10 +170,14 @@ pub struct TurnResult {
     pub total_cost_usd: f64,
     pub usage: Usage,
     pub permission_denials: Vec<Value>,
+    /// The texts of what made the turn fail. Sent as `errors` on every
+    /// non-`success` subtype, as real Claude Code does: the TypeScript Agent
+    /// SDK maps over it and throws a TypeError when it is missing.
+    pub errors: Vec<String>,
 }
 
 pub fn result(r: &TurnResult) -> Value {
-    json!({
+    let mut line = json!({
         "type": "result",
         "subtype": r.subtype,
         "is_error": r.is_error,
@@ -186,7 +190,11 @@ pub fn result(r: &TurnResult) -> Value {
         "total_cost_usd": r.total_cost_usd,
         "usage": r.usage.to_json(),
         "permission_denials": r.permission_denials
-    })
+    });
+    if r.subtype != "success" {
+        line["errors"] = json!(r.errors);
+    }
+    line
 }
 
 /// A success answer to a panel `control_request`.

@@ -134,6 +134,10 @@ impl StreamingMessage {
     }
 }
 
+/// The `errors` text of a turn the agent ended with `max_turn_requests`.
+const MAX_TURNS_TEXT: &str =
+    "the agent ended the turn: it reached its limit of model requests (max_turn_requests)";
+
 /// The state of the running turn.
 #[derive(Debug)]
 pub(crate) struct Turn {
@@ -146,6 +150,8 @@ pub(crate) struct Turn {
     pub stop_reason: Option<String>,
     /// The first error seen; the turn's result is then `is_error`.
     pub error: Option<String>,
+    /// Every distinct error seen, first first (the result's `errors`).
+    pub errors: Vec<String>,
     pub refused: bool,
     pub max_turns: bool,
     pub usage: Usage,
@@ -166,6 +172,7 @@ impl Turn {
             message: StreamingMessage::default(),
             stop_reason: None,
             error: None,
+            errors: Vec::new(),
             refused: false,
             max_turns: false,
             usage: Usage::default(),
@@ -178,8 +185,12 @@ impl Turn {
     }
 
     pub fn fail(&mut self, why: impl Into<String>) {
+        let why = why.into();
         if self.error.is_none() {
-            self.error = Some(why.into());
+            self.error = Some(why.clone());
+        }
+        if !self.errors.contains(&why) {
+            self.errors.push(why);
         }
     }
 
@@ -201,6 +212,10 @@ impl Turn {
             Some(e) => e.clone(),
             None => self.last_text.clone(),
         };
+        let mut errors = self.errors.clone();
+        if errors.is_empty() && self.max_turns {
+            errors.push(MAX_TURNS_TEXT.to_string());
+        }
         stream_json::result(&stream_json::TurnResult {
             is_error,
             subtype,
@@ -211,6 +226,7 @@ impl Turn {
             total_cost_usd: self.cost_usd.unwrap_or(0.0),
             usage,
             permission_denials: self.permission_denials.clone(),
+            errors,
         })
     }
 }
