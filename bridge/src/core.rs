@@ -23,6 +23,8 @@ mod handshake;
 mod panel_input;
 mod turn_output;
 
+use panel_input::PanelInstructions;
+
 /// How long the agent may take to answer each handshake request
 /// (`initialize`, `session/new|load`, `authenticate`).
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -102,7 +104,11 @@ pub struct Bridge {
     session_result: Value,
     session_id: Option<String>,
     new_session: bool,
+    /// The session's first prompt went out (with the custom instructions, if any).
     instructions_sent: bool,
+    /// Instructions from the panel's `initialize` (how the TypeScript Agent
+    /// SDK passes its system prompt); see [`PanelInstructions`].
+    panel_instructions: PanelInstructions,
     model: Option<String>,
     permission_mode: String,
     slash_commands: Vec<Value>,
@@ -154,6 +160,7 @@ impl Bridge {
             session_id: None,
             new_session: true,
             instructions_sent: false,
+            panel_instructions: PanelInstructions::default(),
             model: None,
             permission_mode,
             slash_commands: Vec::new(),

@@ -23,7 +23,9 @@ pub struct LaunchSpec {
     pub model: Option<String>,
     pub permission_mode: Option<String>,
     /// Custom instructions (system prompt); ACP has none, so they are
-    /// prepended to the first prompt of a new session.
+    /// prepended to the first prompt of a new session. The panel's
+    /// `initialize` may carry its own (TypeScript Agent SDK): its
+    /// `systemPrompt` replaces these, its `appendSystemPrompt` is appended.
     pub custom_instructions: Option<String>,
     /// The panel's own MCP server ("unity-ops").
     pub mcp: Option<McpEndpoint>,
