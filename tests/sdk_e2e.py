@@ -17,9 +17,13 @@ network is needed). Checked per case:
 - every line the bridge printed passes the SDK's own message parser;
 - the bridge exits 0.
 
+With `--ts <node_modules>`, each case runs through the TypeScript Agent SDK
+(`@anthropic-ai/claude-agent-sdk` installed there) via tests/sdk_e2e_ts.mjs,
+with the same checks.
+
 Usage: python tests/sdk_e2e.py [--bridge PATH] [--harness PATH] [--filter S]
-(defaults: target/debug/acp-bridge, target/debug/acp-harness; build them
-first). Exit 0 when every case passed.
+[--ts NODE_MODULES] (defaults: target/debug/acp-bridge, target/debug/acp-harness;
+build them first). Exit 0 when every case passed.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import shlex
 import sys
 import tempfile
 import tomllib
+from types import SimpleNamespace
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -70,6 +75,9 @@ class Case:
     # reached it (Gemini CLI passes only the text `[Image: image/png]`).
     permission_requests: int
     agent_saw_image: bool
+    # Whether the agent reported a tool call at all (an agent whose MCP
+    # connection failed never calls the tool).
+    agent_called_tools: bool
     failures: list[str] = field(default_factory=list)
 
     @property
@@ -100,15 +108,16 @@ def load_case(recording: Path) -> Case | None:
     # recordings/<agent>/<version>/<scenario>.jsonl
     agent, version = recording.parent.parent.name, recording.parent.name
     token = "<mcp-token>" if "<mcp-token>" in header.get("placeholders", {}) else "<redacted>"
-    asks, image = 0, False
+    asks, image, called = 0, False, False
     for line in recording.open():
         event = json.loads(line)
         if event.get("type") != "event" or event.get("leg") != "acp" or event.get("dir") != "from_agent":
             continue
         asks += '"method":"session/request_permission"' in event["raw"]
         image |= "iVBORw0KGgo" in event["raw"]  # base64 of the PNG signature
+        called |= '"sessionUpdate":"tool_call"' in event["raw"] or '"toolCall"' in event["raw"]
     return Case(
-        recording, f"{agent} {version}", scenario, prompts, decisions, tools, f"Bearer {token}", asks, image
+        recording, f"{agent} {version}", scenario, prompts, decisions, tools, f"Bearer {token}", asks, image, called
     )
 
 
@@ -125,6 +134,45 @@ def wrapper_script(tmp: Path, bridge: Path) -> Path:
     )
     script.chmod(0o755)
     return script
+
+
+async def run_case_ts(case: Case, bridge: Path, harness: Path, node_modules: Path) -> None:
+    """The same case through the TypeScript SDK (tests/sdk_e2e_ts.mjs)."""
+    with tempfile.TemporaryDirectory(prefix="sdk-e2e-ts-") as t:
+        tmp = Path(t)
+        spec = {
+            "cli": str(wrapper_script(tmp, bridge)),
+            "cwd": str(tmp),
+            "env": {"ACP_BRIDGE_AGENT": shlex.join([str(harness), "fake-agent", str(case.recording)])},
+            "mcp": {"unity-ops": {"type": "http", "url": "<mcp-url>", "headers": {"Authorization": case.authorization}}},
+            "prompts": case.prompts,
+            "decisions": case.decisions,
+        }
+        # ESM resolves packages from the script's own directory: run a copy
+        # beside the node_modules the SDK was installed into.
+        script = node_modules.parent / "sdk_e2e_ts.mjs"
+        script.write_text((ROOT / "tests" / "sdk_e2e_ts.mjs").read_text())
+        proc = await asyncio.create_subprocess_exec(
+            "node",
+            str(script),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=str(node_modules.parent),
+        )
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(json.dumps(spec).encode()), TURN_TIMEOUT_S)
+        except asyncio.TimeoutError:
+            proc.kill()
+            await proc.wait()
+            raise
+        if proc.returncode != 0:
+            case.failures.append(f"the TypeScript SDK run failed ({proc.returncode}): {err.decode()[-1500:]}")
+            return
+        seen = json.loads(out.decode().strip().splitlines()[-1])
+        tool_results = [SimpleNamespace(**r) for r in seen["tool_results"]]
+        results = [SimpleNamespace(**r) for r in seen["results"]]
+        check(case, tmp, seen["asked"], seen["tool_uses"], tool_results, results)
 
 
 async def run_case(case: Case, bridge: Path, harness: Path) -> None:
@@ -201,7 +249,7 @@ def check(case, tmp, asked, tool_uses, tool_results, results) -> None:
     for r in results:
         if not r.session_id or r.num_turns is None or r.duration_ms is None:
             fail(f"result without session_id/num_turns/duration_ms: {r}")
-    allowed = "allow" in case.decisions or "allow_always" in case.decisions
+    allowed = ("allow" in case.decisions or "allow_always" in case.decisions) and case.agent_called_tools
     denied = "deny" in case.decisions or "cancel" in case.decisions
     for tool in case.tools:
         if allowed and tool not in tool_uses:
@@ -243,6 +291,11 @@ async def main() -> int:
     ap.add_argument("--bridge", default=str(ROOT / "target/debug/acp-bridge"))
     ap.add_argument("--harness", default=str(ROOT / "target/debug/acp-harness"))
     ap.add_argument("--filter", default="")
+    ap.add_argument(
+        "--ts",
+        metavar="NODE_MODULES",
+        help="run each case through the TypeScript SDK installed in this node_modules instead",
+    )
     args = ap.parse_args()
     bridge, harness = Path(args.bridge).resolve(), Path(args.harness).resolve()
     for p in (bridge, harness):
@@ -257,11 +310,16 @@ async def main() -> int:
     failed = 0
     for case in cases:
         try:
-            await asyncio.wait_for(run_case(case, bridge, harness), TURN_TIMEOUT_S * (len(case.prompts) + 1))
+            run = (
+                run_case_ts(case, bridge, harness, Path(args.ts).resolve())
+                if args.ts
+                else run_case(case, bridge, harness)
+            )
+            await asyncio.wait_for(run, TURN_TIMEOUT_S * (len(case.prompts) + 1))
         except Exception as e:  # the SDK raising is a failure of this case, not of the run
             case.failures.append(f"{type(e).__name__}: {e}")
         status = "ok" if not case.failures else "FAILED"
-        print(f"test sdk_e2e::{case.name} ... {status}")
+        print(f"test sdk_e2e{'_ts' if args.ts else ''}::{case.name} ... {status}")
         for f in case.failures:
             print(f"    {f}")
         failed += bool(case.failures)

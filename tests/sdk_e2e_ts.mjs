@@ -1,0 +1,58 @@
+// The TypeScript Agent SDK (@anthropic-ai/claude-agent-sdk) as the panel, for
+// one case of tests/sdk_e2e.py (which runs it with --ts and applies the same
+// checks). Reads the case as JSON on stdin:
+//   {"cli": "<acp-bridge wrapper>", "cwd": "...", "env": {...}, "mcp": {...},
+//    "prompts": ["..."], "decisions": ["allow", ...]}
+// runs query() with pathToClaudeCodeExecutable = the bridge, each prompt
+// after the previous turn's result, and prints what the SDK delivered as one
+// JSON object: tool_uses, asked, tool_results, results.
+import { query } from "@anthropic-ai/claude-agent-sdk";
+
+const input = JSON.parse(await new Promise((resolve) => {
+  let text = "";
+  process.stdin.on("data", (d) => (text += d));
+  process.stdin.on("end", () => resolve(text));
+}));
+
+const asked = [];
+const decisions = [...input.decisions];
+let turnDone = () => {};
+
+async function* prompts() {
+  for (const text of input.prompts) {
+    const done = new Promise((resolve) => (turnDone = resolve));
+    yield { type: "user", message: { role: "user", content: text }, parent_tool_use_id: null, session_id: "" };
+    await done;
+  }
+}
+
+const seen = { tool_uses: [], asked, tool_results: [], results: [] };
+const run = query({
+  prompt: prompts(),
+  options: {
+    pathToClaudeCodeExecutable: input.cli,
+    cwd: input.cwd,
+    env: { ...process.env, ...input.env },
+    mcpServers: input.mcp,
+    canUseTool: async (toolName, toolInput) => {
+      asked.push(toolName);
+      const decision = decisions.shift() ?? "deny";
+      return decision === "allow" || decision === "allow_always"
+        ? { behavior: "allow", updatedInput: toolInput }
+        : { behavior: "deny", message: "The user denied this tool call.", interrupt: decision === "cancel" };
+    },
+  },
+});
+for await (const message of run) {
+  if (message.type === "assistant") {
+    for (const b of message.message.content) if (b.type === "tool_use") seen.tool_uses.push(b.name);
+  } else if (message.type === "user" && Array.isArray(message.message.content)) {
+    for (const b of message.message.content) {
+      if (b.type === "tool_result") seen.tool_results.push({ is_error: b.is_error ?? false, content: b.content });
+    }
+  } else if (message.type === "result") {
+    seen.results.push({ session_id: message.session_id, num_turns: message.num_turns, duration_ms: message.duration_ms });
+    turnDone();
+  }
+}
+process.stdout.write(JSON.stringify(seen) + "\n");
