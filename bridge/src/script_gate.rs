@@ -32,25 +32,23 @@ pub fn is_shell_tool_name(name: &str) -> bool {
 /// The command text of a shell tool's input: `command`, else `script` (the
 /// same order the panel's tool describer uses). An argv array (codex sends
 /// `["bash", "-lc", "<script>"]`) yields the script after `-c`/`-lc`/
-/// `-Command`, else the words joined by spaces. An ACP `execute` call with
-/// neither (Gemini CLI) yields its title.
+/// `-Command`, else the words joined by spaces. A string that is a
+/// shell-quoted argv (codex-acp 2.x sends the script shell-quoted as one
+/// word, e.g. `'mkdir -p "$(dirname '"'Assets/…`) is unquoted the same way
+/// (see [`unquoted_script`]). An ACP `execute` call with neither (Gemini
+/// CLI) yields its title.
 pub fn shell_command(input: &Value) -> Option<String> {
     for key in ["command", "script"] {
         match &input[key] {
-            Value::String(s) => return Some(s.clone()),
+            Value::String(s) if !s.trim().is_empty() => {
+                return Some(unquoted_script(s).unwrap_or_else(|| s.clone()));
+            }
             Value::Array(items) => {
                 let words: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
                 if words.len() != items.len() || words.is_empty() {
                     return None;
                 }
-                let n = words.len();
-                if n >= 2 {
-                    let flag = words[n - 2].to_ascii_lowercase();
-                    if matches!(flag.as_str(), "-c" | "-lc" | "-ic" | "-command" | "/c") {
-                        return Some(words[n - 1].to_string());
-                    }
-                }
-                return Some(words.join(" "));
+                return Some(argv_script(&words));
             }
             _ => {}
         }
@@ -62,6 +60,49 @@ pub fn shell_command(input: &Value) -> Option<String> {
         return input["title"].as_str().map(str::to_string);
     }
     None
+}
+
+/// The script an argv runs: the word after `-c`/`-lc`/`-ic`/`-Command`/`/c`
+/// when it is the last but one, else the words joined by spaces.
+fn argv_script(words: &[&str]) -> String {
+    let n = words.len();
+    if n >= 2 {
+        let flag = words[n - 2].to_ascii_lowercase();
+        if matches!(flag.as_str(), "-c" | "-lc" | "-ic" | "-command" | "/c") {
+            return words[n - 1].to_string();
+        }
+    }
+    words.join(" ")
+}
+
+/// The script of a command string that is really a shell-quoted argv: one
+/// quoted word (codex-acp 2.x quotes the script it runs under `bash -lc`)
+/// is that word; a shell's argv ending in `-c <script>` is the script.
+/// `None` (judge the string as it is) for an ordinary command line and for
+/// anything shell-words cannot split (fail open: the string's own parse
+/// decides).
+pub fn unquoted_script(command: &str) -> Option<String> {
+    let words = shell_words::split(command).ok()?;
+    match words.as_slice() {
+        [only] if only != command.trim() => Some(only.clone()),
+        [shell, .., _] if is_shell_program(shell) => {
+            let words: Vec<&str> = words.iter().map(String::as_str).collect();
+            let script = argv_script(&words);
+            (script != words.join(" ")).then_some(script)
+        }
+        _ => None,
+    }
+}
+
+/// Whether `program` (a path or a bare name) is a shell that runs `-c`.
+fn is_shell_program(program: &str) -> bool {
+    let name = program.rsplit(['/', '\\']).next().unwrap_or(program);
+    let name = name.to_ascii_lowercase();
+    let name = name.strip_suffix(".exe").unwrap_or(&name);
+    matches!(
+        name,
+        "bash" | "sh" | "zsh" | "dash" | "ksh" | "fish" | "pwsh" | "powershell" | "cmd"
+    )
 }
 
 /// The first `Assets/` script this tool call would write, or `None` when the
