@@ -16,7 +16,9 @@ fn root() -> &'static Path {
 }
 
 fn committed_contract() -> Contract {
-    contract::for_root(root()).expect("contracts/ must load").expect("contracts/claude-code.json is committed")
+    contract::for_root(root())
+        .expect("contracts/ must load")
+        .expect("contracts/claude-code.json is committed")
 }
 
 /// The bridge's panel lines for one committed recording.
@@ -54,13 +56,48 @@ fn every_committed_acp_replay_meets_the_contract() {
 
 /// (recording, kind of the line to damage, key path to remove, what the report must name)
 const REMOVALS: &[(&str, &str, &str, &str)] = &[
-    ("codex-acp/2.6.0/unity-call-allowed.jsonl", "result", "/session_id", "missing session_id"),
-    ("codex-acp/2.6.0/unity-call-allowed.jsonl", "result", "/num_turns", "missing num_turns"),
-    ("codex-acp/2.6.0/unity-call-allowed.jsonl", "system", "/tools", "missing tools"),
-    ("codex-acp/2.6.0/unity-call-allowed.jsonl", "control_request", "/request/tool_name", "missing request.tool_name"),
-    ("codex-acp/2.6.0/unity-call-allowed.jsonl", "assistant", "/message/role", "missing message.role"),
-    ("codex-acp/2.6.0/unity-call-allowed.jsonl", "stream_event", "/event/type", "missing event.type"),
-    ("codex-acp/2.6.0/screenshot.jsonl", "user", "/message/content/0/tool_use_id", "missing message.content[0].tool_use_id"),
+    (
+        "codex-acp/2.6.0/unity-call-allowed.jsonl",
+        "result",
+        "/session_id",
+        "missing session_id",
+    ),
+    (
+        "codex-acp/2.6.0/unity-call-allowed.jsonl",
+        "result",
+        "/num_turns",
+        "missing num_turns",
+    ),
+    (
+        "codex-acp/2.6.0/unity-call-allowed.jsonl",
+        "system",
+        "/tools",
+        "missing tools",
+    ),
+    (
+        "codex-acp/2.6.0/unity-call-allowed.jsonl",
+        "control_request",
+        "/request/tool_name",
+        "missing request.tool_name",
+    ),
+    (
+        "codex-acp/2.6.0/unity-call-allowed.jsonl",
+        "assistant",
+        "/message/role",
+        "missing message.role",
+    ),
+    (
+        "codex-acp/2.6.0/unity-call-allowed.jsonl",
+        "stream_event",
+        "/event/type",
+        "missing event.type",
+    ),
+    (
+        "codex-acp/2.6.0/screenshot.jsonl",
+        "user",
+        "/message/content/0/tool_use_id",
+        "missing message.content[0].tool_use_id",
+    ),
 ];
 
 fn remove(v: &mut Value, pointer: &str) -> bool {
@@ -77,7 +114,11 @@ fn removing_a_required_key_from_a_bridge_line_fails_the_check_naming_line_and_ke
     for (rel, ty, pointer, expect) in REMOVALS {
         let mut lines = bridge_lines(rel);
         let clean = contract.check(&lines);
-        assert!(!clean.fails(), "{rel} must meet the contract before damage:\n{}", clean.render());
+        assert!(
+            !clean.fails(),
+            "{rel} must meet the contract before damage:\n{}",
+            clean.render()
+        );
         let index = lines
             .iter()
             .position(|l| {
@@ -89,7 +130,11 @@ fn removing_a_required_key_from_a_bridge_line_fails_the_check_naming_line_and_ke
         assert!(remove(&mut v, pointer));
         lines[index] = v.to_string();
         let report = contract.check(&lines);
-        assert!(report.fails(), "{rel}: removing {pointer} from line {} must fail", index + 1);
+        assert!(
+            report.fails(),
+            "{rel}: removing {pointer} from line {} must fail",
+            index + 1
+        );
         let rendered = report.render();
         assert!(
             rendered.contains(&format!("bridge line {} ", index + 1)) && rendered.contains(expect),
@@ -104,17 +149,27 @@ fn a_replay_with_a_broken_line_is_judged_contract_broken() {
     // The hook in the replayer: Case::statuses says so and the report names the line.
     let contract = committed_contract();
     let mut lines = bridge_lines("codex-acp/2.6.0/text-only.jsonl");
-    let i = lines.iter().rposition(|l| l.contains("\"type\":\"result\"")).unwrap();
+    let i = lines
+        .iter()
+        .rposition(|l| l.contains("\"type\":\"result\""))
+        .unwrap();
     let mut v: Value = serde_json::from_str(&lines[i]).unwrap();
     v.as_object_mut().unwrap().remove("session_id");
     lines[i] = v.to_string();
     let report = contract.check(&lines);
     let corpus = Corpus::at(root());
-    let mut case = check::judge(&corpus, &root().join("recordings/codex-acp/2.6.0/text-only.jsonl"));
+    let mut case = check::judge(
+        &corpus,
+        &root().join("recordings/codex-acp/2.6.0/text-only.jsonl"),
+    );
     assert!(case.passed(), "{}", case.report());
     case.contract = Some(report);
     assert_eq!(case.statuses(), [check::Status::ContractBroken]);
-    assert!(case.report().contains("missing session_id"), "{}", case.report());
+    assert!(
+        case.report().contains("missing session_id"),
+        "{}",
+        case.report()
+    );
 }
 
 #[test]
@@ -123,16 +178,26 @@ fn a_claude_comparison_table_is_not_part_of_the_scenario_sha256() {
     let path = root().join("scenarios/text-only.toml");
     let file = std::fs::read_to_string(&path).unwrap();
     // The scenario without its own table, then with one.
-    let text = file.split("[claude_comparison]").next().unwrap().to_string();
+    let text = file
+        .split("[claude_comparison]")
+        .next()
+        .unwrap()
+        .to_string();
     let plain = scenario::parse(&path, text.as_bytes()).unwrap();
-    assert_eq!(plain.sha256, scenario::parse(&path, file.as_bytes()).unwrap().sha256);
+    assert_eq!(
+        plain.sha256,
+        scenario::parse(&path, file.as_bytes()).unwrap().sha256
+    );
     let with = format!(
         "{text}[claude_comparison]\njustified = [\n  {{ key = \"results\", why = \"a test\" }},\n]\n"
     );
     let justified = scenario::parse(&path, with.as_bytes()).unwrap();
     assert_eq!(plain.sha256, justified.sha256);
     let changed = scenario::parse(&path, format!("{text}\n# a comment\n").as_bytes()).unwrap();
-    assert_ne!(plain.sha256, changed.sha256, "the rest of the file is still hashed");
+    assert_ne!(
+        plain.sha256, changed.sha256,
+        "the rest of the file is still hashed"
+    );
 }
 
 #[test]
@@ -140,24 +205,46 @@ fn a_justification_without_a_reason_is_an_error_naming_the_file_and_entry() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.toml");
     let cases = [
-        ("[claude_comparison]\njustified = [{ key = \"results\" }]\n", "justified[0].why is missing"),
-        ("[claude_comparison]\njustified = [{ why = \"x\" }]\n", "justified[0].key is missing"),
-        ("[claude_comparison]\nexcused = []\n", "unknown key `excused`"),
+        (
+            "[claude_comparison]\njustified = [{ key = \"results\" }]\n",
+            "justified[0].why is missing",
+        ),
+        (
+            "[claude_comparison]\njustified = [{ why = \"x\" }]\n",
+            "justified[0].key is missing",
+        ),
+        (
+            "[claude_comparison]\nexcused = []\n",
+            "unknown key `excused`",
+        ),
     ];
     for (text, want) in cases {
         std::fs::write(&path, text).unwrap();
         let err = contract::compare::justified(&path).unwrap_err().to_string();
-        assert!(err.contains("s.toml") && err.contains(want), "{err:?} should name the file and {want:?}");
+        assert!(
+            err.contains("s.toml") && err.contains(want),
+            "{err:?} should name the file and {want:?}"
+        );
     }
-    std::fs::write(&path, "[claude_comparison]\njustified = [{ key = \"kind-missing:*\", why = \"inherent\" }]\n").unwrap();
-    assert_eq!(contract::compare::justified(&path).unwrap(), ["kind-missing:*"]);
+    std::fs::write(
+        &path,
+        "[claude_comparison]\njustified = [{ key = \"kind-missing:*\", why = \"inherent\" }]\n",
+    )
+    .unwrap();
+    assert_eq!(
+        contract::compare::justified(&path).unwrap(),
+        ["kind-missing:*"]
+    );
 }
 
 /// The unjustified differences the README lists for the bridge to decide
 /// (scenario, key). A new one fails the test below; a fixed one may go.
 const KNOWN_UNJUSTIFIED: &[(&str, &str)] = &[
     ("interrupt-slow-tool", "results"),
-    ("interrupt-slow-tool", "kind-missing:result/error_during_execution"),
+    (
+        "interrupt-slow-tool",
+        "kind-missing:result/error_during_execution",
+    ),
     ("model-error", "results"),
     ("model-error", "kind-extra:result/error_during_execution"),
 ];
@@ -165,7 +252,10 @@ const KNOWN_UNJUSTIFIED: &[(&str, &str)] = &[
 #[test]
 fn the_bridge_differs_from_claude_code_only_where_justified_or_listed_in_the_readme() {
     let rows = contract::compare::newest_versions(contract::compare::rows(root()).unwrap());
-    assert!(rows.iter().any(|r| r.scenario == "unity-call-allowed"), "no comparison rows");
+    assert!(
+        rows.iter().any(|r| r.scenario == "unity-call-allowed"),
+        "no comparison rows"
+    );
     let mut new = String::new();
     for r in &rows {
         if let Some(e) = &r.error {
@@ -173,7 +263,10 @@ fn the_bridge_differs_from_claude_code_only_where_justified_or_listed_in_the_rea
         }
         for d in &r.unjustified {
             if !KNOWN_UNJUSTIFIED.contains(&(r.scenario.as_str(), d.key.as_str())) {
-                new.push_str(&format!("{} / {}: `{}`: {}\n", r.scenario, r.agent, d.key, d.detail));
+                new.push_str(&format!(
+                    "{} / {}: `{}`: {}\n",
+                    r.scenario, r.agent, d.key, d.detail
+                ));
             }
         }
     }

@@ -45,10 +45,16 @@ impl Shape {
     pub fn of(lines: &[String]) -> Shape {
         let mut s = Shape::default();
         for line in lines {
-            let Ok(v) = serde_json::from_str::<Value>(line) else { continue };
+            let Ok(v) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
             let Some(kind) = line_kind(&v) else { continue };
             s.kinds.insert(kind.clone());
-            let blocks = v.pointer("/message/content").and_then(Value::as_array).cloned().unwrap_or_default();
+            let blocks = v
+                .pointer("/message/content")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
             match kind.as_str() {
                 "assistant" => {
                     for b in &blocks {
@@ -64,7 +70,9 @@ impl Shape {
                         }
                     }
                 }
-                "control_request/can_use_tool" => s.permissions.push(str_at(&v, "/request/tool_name")),
+                "control_request/can_use_tool" => {
+                    s.permissions.push(str_at(&v, "/request/tool_name"))
+                }
                 k if k.starts_with("result/") => s.results.push(k["result/".len()..].to_string()),
                 _ => {}
             }
@@ -74,7 +82,10 @@ impl Shape {
 }
 
 fn str_at(v: &Value, p: &str) -> String {
-    v.pointer(p).and_then(Value::as_str).unwrap_or("?").to_string()
+    v.pointer(p)
+        .and_then(Value::as_str)
+        .unwrap_or("?")
+        .to_string()
 }
 
 /// `text+image`, with `error:` in front when `is_error`; a string content is `text`.
@@ -88,27 +99,44 @@ fn result_shape(block: &Value) -> String {
         Some(Value::String(_)) => "text".into(),
         _ => "empty".into(),
     };
-    if block.get("is_error").and_then(Value::as_bool) == Some(true) { format!("error:{types}") } else { types }
+    if block.get("is_error").and_then(Value::as_bool) == Some(true) {
+        format!("error:{types}")
+    } else {
+        types
+    }
 }
 
 /// The differences of `bridge` from `claude`.
 pub fn differences(claude: &Shape, bridge: &Shape) -> Vec<Difference> {
     let mut out = Vec::new();
     for k in claude.kinds.difference(&bridge.kinds) {
-        out.push(Difference { key: format!("kind-missing:{k}"), detail: format!("Claude sent `{k}` lines, the bridge none") });
+        out.push(Difference {
+            key: format!("kind-missing:{k}"),
+            detail: format!("Claude sent `{k}` lines, the bridge none"),
+        });
     }
     for k in bridge.kinds.difference(&claude.kinds) {
-        out.push(Difference { key: format!("kind-extra:{k}"), detail: format!("the bridge sent `{k}` lines, Claude none") });
+        out.push(Difference {
+            key: format!("kind-extra:{k}"),
+            detail: format!("the bridge sent `{k}` lines, Claude none"),
+        });
     }
     let mut pairs = [
         ("tool-use-names", &claude.tool_uses, &bridge.tool_uses),
-        ("tool-result-structure", &claude.tool_results, &bridge.tool_results),
+        (
+            "tool-result-structure",
+            &claude.tool_results,
+            &bridge.tool_results,
+        ),
         ("permission-flow", &claude.permissions, &bridge.permissions),
         ("results", &claude.results, &bridge.results),
     ];
     for (key, c, b) in pairs.iter_mut() {
         if c != b {
-            out.push(Difference { key: key.to_string(), detail: format!("Claude {c:?}, bridge {b:?}") });
+            out.push(Difference {
+                key: key.to_string(),
+                detail: format!("Claude {c:?}, bridge {b:?}"),
+            });
         }
     }
     out
@@ -127,26 +155,49 @@ pub fn is_justified(key: &str, justified: &[String]) -> bool {
 /// anything else in the table is an error naming the file and the entry.
 pub fn justified(scenario_file: &Path) -> anyhow::Result<Vec<String>> {
     let text = std::fs::read_to_string(scenario_file)?;
-    let doc: toml::Table = toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", scenario_file.display()))?;
-    let Some(section) = doc.get("claude_comparison") else { return Ok(Vec::new()) };
-    let bad = |what: String| anyhow::anyhow!("{}: [claude_comparison] {what}", scenario_file.display());
-    let table = section.as_table().ok_or_else(|| bad("must be a table".into()))?;
+    let doc: toml::Table =
+        toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", scenario_file.display()))?;
+    let Some(section) = doc.get("claude_comparison") else {
+        return Ok(Vec::new());
+    };
+    let bad =
+        |what: String| anyhow::anyhow!("{}: [claude_comparison] {what}", scenario_file.display());
+    let table = section
+        .as_table()
+        .ok_or_else(|| bad("must be a table".into()))?;
     if let Some(k) = table.keys().find(|k| *k != "justified") {
         return Err(bad(format!("unknown key `{k}` (expected justified)")));
     }
-    let entries = table.get("justified").and_then(toml::Value::as_array).ok_or_else(|| bad("`justified` must be an array".into()))?;
+    let entries = table
+        .get("justified")
+        .and_then(toml::Value::as_array)
+        .ok_or_else(|| bad("`justified` must be an array".into()))?;
     let mut keys = Vec::new();
     for (i, e) in entries.iter().enumerate() {
-        let t = e.as_table().ok_or_else(|| bad(format!("justified[{i}] must be a table {{ key, why }}")))?;
+        let t = e
+            .as_table()
+            .ok_or_else(|| bad(format!("justified[{i}] must be a table {{ key, why }}")))?;
         if let Some(k) = t.keys().find(|k| *k != "key" && *k != "why") {
-            return Err(bad(format!("justified[{i}]: unknown key `{k}` (expected key, why)")));
+            return Err(bad(format!(
+                "justified[{i}]: unknown key `{k}` (expected key, why)"
+            )));
         }
-        let key = t.get("key").and_then(toml::Value::as_str).filter(|s| !s.is_empty());
-        let why = t.get("why").and_then(toml::Value::as_str).filter(|s| !s.trim().is_empty());
+        let key = t
+            .get("key")
+            .and_then(toml::Value::as_str)
+            .filter(|s| !s.is_empty());
+        let why = t
+            .get("why")
+            .and_then(toml::Value::as_str)
+            .filter(|s| !s.trim().is_empty());
         match (key, why) {
             (Some(k), Some(_)) => keys.push(k.to_string()),
             (None, _) => return Err(bad(format!("justified[{i}].key is missing or empty"))),
-            (_, None) => return Err(bad(format!("justified[{i}].why is missing or empty: say why the difference is inherent"))),
+            (_, None) => {
+                return Err(bad(format!(
+                    "justified[{i}].why is missing or empty: say why the difference is inherent"
+                )));
+            }
         }
     }
     Ok(keys)
@@ -171,7 +222,12 @@ pub fn rows(root: &Path) -> anyhow::Result<Vec<Row>> {
     let mut out = Vec::new();
     for path in corpus.recordings()? {
         let id = corpus.id_of(&path, None);
-        let Some((_, reference)) = claude.iter().find(|(_, r)| r.header.scenario == id.scenario) else { continue };
+        let Some((_, reference)) = claude
+            .iter()
+            .find(|(_, r)| r.header.scenario == id.scenario)
+        else {
+            continue;
+        };
         let claude_shape = Shape::of(&reference_lines(reference));
         let mut row = Row {
             scenario: id.scenario.clone(),
@@ -182,10 +238,12 @@ pub fn rows(root: &Path) -> anyhow::Result<Vec<Row>> {
             unjustified: Vec::new(),
             error: None,
         };
-        let replayed = recording::read(&path).map_err(anyhow::Error::from).and_then(|rec| {
-            let sc = scenario::find(&corpus.scenarios, &rec.header.scenario)?;
-            Ok((check::replay_with(&rec, &sc), sc))
-        });
+        let replayed = recording::read(&path)
+            .map_err(anyhow::Error::from)
+            .and_then(|rec| {
+                let sc = scenario::find(&corpus.scenarios, &rec.header.scenario)?;
+                Ok((check::replay_with(&rec, &sc), sc))
+            });
         // A malformed justification is an error of the whole comparison.
         match replayed {
             Err(e) => row.error = Some(format!("{e:#}")),
@@ -193,8 +251,12 @@ pub fn rows(root: &Path) -> anyhow::Result<Vec<Row>> {
                 row.bridge = Shape::of(&replay.panel_lines);
                 row.differences = differences(&row.claude, &row.bridge);
                 let justified = justified(&sc.path)?;
-                row.unjustified =
-                    row.differences.iter().filter(|d| !is_justified(&d.key, &justified)).cloned().collect();
+                row.unjustified = row
+                    .differences
+                    .iter()
+                    .filter(|d| !is_justified(&d.key, &justified))
+                    .cloned()
+                    .collect();
             }
         }
         out.push(row);
@@ -208,7 +270,8 @@ pub fn newest_versions(rows: Vec<Row>) -> Vec<Row> {
         let (agent, v) = r.agent.split_once(' ').unwrap_or((&r.agent, ""));
         (agent.to_string(), semver::Version::parse(v).ok())
     };
-    let mut newest: std::collections::BTreeMap<String, Option<semver::Version>> = Default::default();
+    let mut newest: std::collections::BTreeMap<String, Option<semver::Version>> =
+        Default::default();
     for r in &rows {
         let (agent, v) = version(r);
         let e = newest.entry(agent).or_insert(None);
@@ -216,7 +279,12 @@ pub fn newest_versions(rows: Vec<Row>) -> Vec<Row> {
             *e = v;
         }
     }
-    rows.into_iter().filter(|r| { let (a, v) = version(r); newest.get(&a) == Some(&v) }).collect()
+    rows.into_iter()
+        .filter(|r| {
+            let (a, v) = version(r);
+            newest.get(&a) == Some(&v)
+        })
+        .collect()
 }
 
 /// The README table.
@@ -226,7 +294,11 @@ pub fn table(rows: &[Row]) -> String {
     );
     for r in rows {
         if let Some(e) = &r.error {
-            let _ = writeln!(out, "| {} | {} | error: {e} | | | | | |", r.scenario, r.agent);
+            let _ = writeln!(
+                out,
+                "| {} | {} | error: {e} | | | | | |",
+                r.scenario, r.agent
+            );
             continue;
         }
         let shared = r.claude.kinds.intersection(&r.bridge.kinds).count();
@@ -250,7 +322,11 @@ pub fn table(rows: &[Row]) -> String {
     out
 }
 
-pub fn run(root: &Path, details: bool, all_versions: bool) -> anyhow::Result<std::process::ExitCode> {
+pub fn run(
+    root: &Path,
+    details: bool,
+    all_versions: bool,
+) -> anyhow::Result<std::process::ExitCode> {
     let mut rows = rows(root)?;
     if !all_versions {
         rows = newest_versions(rows);
@@ -261,13 +337,27 @@ pub fn run(root: &Path, details: bool, all_versions: bool) -> anyhow::Result<std
         unjustified += r.unjustified.len();
         if details {
             for d in &r.differences {
-                let mark = if r.unjustified.contains(d) { "UNJUSTIFIED" } else { "justified" };
-                println!("- {} / {}: {mark} `{}`: {}", r.scenario, r.agent, d.key, d.detail);
+                let mark = if r.unjustified.contains(d) {
+                    "UNJUSTIFIED"
+                } else {
+                    "justified"
+                };
+                println!(
+                    "- {} / {}: {mark} `{}`: {}",
+                    r.scenario, r.agent, d.key, d.detail
+                );
             }
         }
     }
-    eprintln!("[contract] {} rows, {unjustified} unjustified differences", rows.len());
-    Ok(if unjustified == 0 { std::process::ExitCode::SUCCESS } else { std::process::ExitCode::FAILURE })
+    eprintln!(
+        "[contract] {} rows, {unjustified} unjustified differences",
+        rows.len()
+    );
+    Ok(if unjustified == 0 {
+        std::process::ExitCode::SUCCESS
+    } else {
+        std::process::ExitCode::FAILURE
+    })
 }
 
 #[cfg(test)]
@@ -277,8 +367,14 @@ mod tests {
     #[test]
     fn tool_result_shape_names_block_types_and_errors() {
         let cases = [
-            (serde_json::json!({"content":[{"type":"text"},{"type":"image"}]}), "text+image"),
-            (serde_json::json!({"content":"denied","is_error":true}), "error:text"),
+            (
+                serde_json::json!({"content":[{"type":"text"},{"type":"image"}]}),
+                "text+image",
+            ),
+            (
+                serde_json::json!({"content":"denied","is_error":true}),
+                "error:text",
+            ),
             (serde_json::json!({}), "empty"),
         ];
         for (b, want) in cases {
@@ -288,7 +384,10 @@ mod tests {
 
     #[test]
     fn a_prefix_key_justifies_every_key_it_starts() {
-        let j = vec!["kind-missing:stream_event/*".to_string(), "results".to_string()];
+        let j = vec![
+            "kind-missing:stream_event/*".to_string(),
+            "results".to_string(),
+        ];
         assert!(is_justified("kind-missing:stream_event/message_delta", &j));
         assert!(is_justified("results", &j));
         assert!(!is_justified("tool-use-names", &j));
@@ -304,7 +403,17 @@ mod tests {
             r#"{"type":"system","subtype":"init"}"#.into(),
             r#"{"type":"result","subtype":"success"}"#.into(),
         ]);
-        let keys: Vec<String> = differences(&claude, &bridge).into_iter().map(|d| d.key).collect();
-        assert_eq!(keys, ["kind-missing:assistant", "kind-extra:system/init", "tool-use-names"]);
+        let keys: Vec<String> = differences(&claude, &bridge)
+            .into_iter()
+            .map(|d| d.key)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "kind-missing:assistant",
+                "kind-extra:system/init",
+                "tool-use-names"
+            ]
+        );
     }
 }

@@ -47,14 +47,20 @@ pub enum ContractError {
 /// its header says `"protocol":"stream-json"`. The replayer skips those; they
 /// are not an ACP agent to replay. Reads only the first line.
 pub fn is_reference_recording(path: &Path) -> bool {
-    let Ok(file) = std::fs::File::open(path) else { return false };
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
     let mut first = String::new();
     if std::io::BufReader::new(file).read_line(&mut first).is_err() {
         return false;
     }
     serde_json::from_str::<Value>(&first)
         .ok()
-        .and_then(|h| h.get("protocol").and_then(|p| p.as_str()).map(|p| p == "stream-json"))
+        .and_then(|h| {
+            h.get("protocol")
+                .and_then(|p| p.as_str())
+                .map(|p| p == "stream-json")
+        })
         .unwrap_or(false)
 }
 
@@ -74,7 +80,12 @@ pub fn json_type(v: &Value) -> &'static str {
 /// JSON object with a string `type`.
 pub fn line_kind(v: &Value) -> Option<String> {
     let ty = v.get("type")?.as_str()?;
-    let sub = |p: &str| v.pointer(p).and_then(Value::as_str).unwrap_or("?").to_string();
+    let sub = |p: &str| {
+        v.pointer(p)
+            .and_then(Value::as_str)
+            .unwrap_or("?")
+            .to_string()
+    };
     Some(match ty {
         "system" | "result" => format!("{ty}/{}", sub("/subtype")),
         "stream_event" => format!("stream_event/{}", sub("/event/type")),
@@ -103,13 +114,23 @@ struct Item<'a> {
 }
 
 fn items(v: &Value) -> Vec<Item<'_>> {
-    let Some(kind) = line_kind(v) else { return Vec::new() };
-    let mut out = vec![Item { kind: kind.clone(), value: v, at: String::new() }];
+    let Some(kind) = line_kind(v) else {
+        return Vec::new();
+    };
+    let mut out = vec![Item {
+        kind: kind.clone(),
+        value: v,
+        at: String::new(),
+    }];
     if kind == "assistant" || kind == "user" {
         let blocks = v.pointer("/message/content").and_then(Value::as_array);
         for (i, b) in blocks.into_iter().flatten().enumerate() {
             let bt = b.get("type").and_then(Value::as_str).unwrap_or("?");
-            out.push(Item { kind: format!("{kind}.content/{bt}"), value: b, at: format!("message.content[{i}]") });
+            out.push(Item {
+                kind: format!("{kind}.content/{bt}"),
+                value: b,
+                at: format!("message.content[{i}]"),
+            });
             if bt == "tool_result"
                 && let Some(inner) = b.get("content").and_then(Value::as_array)
             {
@@ -132,7 +153,11 @@ fn key_types(v: &Value) -> BTreeMap<String, &'static str> {
     fn walk(v: &Value, prefix: &str, depth: usize, out: &mut BTreeMap<String, &'static str>) {
         let Value::Object(map) = v else { return };
         for (k, child) in map {
-            let path = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+            let path = if prefix.is_empty() {
+                k.clone()
+            } else {
+                format!("{prefix}.{k}")
+            };
             out.insert(path.clone(), json_type(child));
             if depth > 0 {
                 walk(child, &path, depth - 1, out);
@@ -143,6 +168,9 @@ fn key_types(v: &Value) -> BTreeMap<String, &'static str> {
     walk(v, "", DEPTH, &mut out);
     out
 }
+
+/// While deriving: key path -> (lines it was present on, types seen).
+type KeyTally = BTreeMap<String, (usize, BTreeSet<String>)>;
 
 /// One key of one kind in the contract.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -193,11 +221,22 @@ struct WaiverFile {
 
 /// Reads `contracts/waived.toml`; every entry needs a reason.
 pub fn load_waivers(path: &Path) -> Result<Vec<Waiver>, ContractError> {
-    let err = |message: String| ContractError::Read { path: path.to_path_buf(), message };
+    let err = |message: String| ContractError::Read {
+        path: path.to_path_buf(),
+        message,
+    };
     let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
     let file: WaiverFile = toml::from_str(&text).map_err(|e| err(e.to_string()))?;
-    if let Some((i, _)) = file.waive.iter().enumerate().find(|(_, w)| w.why.trim().is_empty()) {
-        return Err(err(format!("waive[{i}] ({}) has no `why`", file.waive[i].kind)));
+    if let Some((i, _)) = file
+        .waive
+        .iter()
+        .enumerate()
+        .find(|(_, w)| w.why.trim().is_empty())
+    {
+        return Err(err(format!(
+            "waive[{i}] ({}) has no `why`",
+            file.waive[i].kind
+        )));
     }
     Ok(file.waive)
 }
@@ -216,13 +255,18 @@ impl Contract {
     /// Derives the contract from the `from_agent` stream-json lines of the
     /// given recordings.
     pub fn derive<'a>(recordings: impl IntoIterator<Item = (String, &'a Recording)>) -> Contract {
-        let mut contract = Contract { derived_by: "acp-harness contract derive".into(), ..Default::default() };
-        // kind -> key -> (count present, types)
-        let mut acc: BTreeMap<String, (usize, BTreeMap<String, (usize, BTreeSet<String>)>)> = BTreeMap::new();
+        let mut contract = Contract {
+            derived_by: "acp-harness contract derive".into(),
+            ..Default::default()
+        };
+        // kind -> (lines seen, key -> (count present, types))
+        let mut acc: BTreeMap<String, (usize, KeyTally)> = BTreeMap::new();
         for (label, rec) in recordings {
             contract.recordings.push(label);
             for line in reference_lines(rec) {
-                let Ok(v) = serde_json::from_str::<Value>(&line) else { continue };
+                let Ok(v) = serde_json::from_str::<Value>(&line) else {
+                    continue;
+                };
                 for item in items(&v) {
                     let entry = acc.entry(item.kind).or_default();
                     entry.0 += 1;
@@ -237,7 +281,15 @@ impl Contract {
         for (kind, (seen, keys)) in acc {
             let keys = keys
                 .into_iter()
-                .map(|(path, (n, types))| (path, KeyRule { required: n == seen, types }))
+                .map(|(path, (n, types))| {
+                    (
+                        path,
+                        KeyRule {
+                            required: n == seen,
+                            types,
+                        },
+                    )
+                })
                 .collect();
             contract.kinds.insert(kind, KindRules { seen, keys });
         }
@@ -245,9 +297,14 @@ impl Contract {
     }
 
     pub fn load(path: &Path) -> Result<Contract, ContractError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ContractError::Read { path: path.to_path_buf(), message: e.to_string() })?;
-        serde_json::from_str(&text).map_err(|e| ContractError::Read { path: path.to_path_buf(), message: e.to_string() })
+        let text = std::fs::read_to_string(path).map_err(|e| ContractError::Read {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        serde_json::from_str(&text).map_err(|e| ContractError::Read {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })
     }
 
     /// Pretty JSON with a trailing newline (stable: maps are sorted).
@@ -291,15 +348,22 @@ impl Contract {
                     continue;
                 };
                 let have = key_types(item.value);
-                let at = |p: &str| if item.at.is_empty() { p.to_string() } else { format!("{}.{p}", item.at) };
+                let at = |p: &str| {
+                    if item.at.is_empty() {
+                        p.to_string()
+                    } else {
+                        format!("{}.{p}", item.at)
+                    }
+                };
                 let mut missing = Vec::new();
                 let mut mismatched = Vec::new();
                 for (path, rule) in &rules.keys {
                     match have.get(path) {
                         None => {
                             // A required key under an optional parent that is absent is not missing.
-                            let parent_present =
-                                path.rsplit_once('.').is_none_or(|(parent, _)| have.contains_key(parent));
+                            let parent_present = path
+                                .rsplit_once('.')
+                                .is_none_or(|(parent, _)| have.contains_key(parent));
                             if rule.required && parent_present {
                                 if self.is_waived(&item.kind, path) {
                                     report.waived += 1;
@@ -333,7 +397,10 @@ impl Contract {
 
 /// The stream-json lines Claude printed (`from_agent`), in order.
 pub fn reference_lines(rec: &Recording) -> Vec<String> {
-    rec.leg(Leg::StreamJson).filter(|e| e.dir == Dir::FromAgent).map(|e| e.raw.clone()).collect()
+    rec.leg(Leg::StreamJson)
+        .filter(|e| e.dir == Dir::FromAgent)
+        .map(|e| e.raw.clone())
+        .collect()
 }
 
 /// A key present with a type Claude never sent it with.
@@ -379,7 +446,13 @@ impl fmt::Display for LineReport {
             write!(f, " missing {}", self.missing.join(", "))?;
         }
         for m in &self.mismatched {
-            write!(f, " {} is {} (Claude: {})", m.key, m.got, m.expected.join("|"))?;
+            write!(
+                f,
+                " {} is {} (Claude: {})",
+                m.key,
+                m.got,
+                m.expected.join("|")
+            )?;
         }
         Ok(())
     }
@@ -402,7 +475,12 @@ impl Report {
     /// One line per offending bridge line; failing ones first.
     pub fn render(&self) -> String {
         let mut out = String::new();
-        for l in self.lines.iter().filter(|l| l.fails()).chain(self.lines.iter().filter(|l| !l.fails())) {
+        for l in self
+            .lines
+            .iter()
+            .filter(|l| l.fails())
+            .chain(self.lines.iter().filter(|l| !l.fails()))
+        {
             let _ = writeln!(out, "contract: {l}");
         }
         out
@@ -429,15 +507,30 @@ pub fn for_root(root: &Path) -> Result<Option<Contract>, ContractError> {
 pub fn reference_recordings(dir: &Path) -> Result<Vec<(String, Recording)>, ContractError> {
     let mut out = Vec::new();
     for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
-        let entry =
-            entry.map_err(|e| ContractError::Read { path: dir.to_path_buf(), message: e.to_string() })?;
+        let entry = entry.map_err(|e| ContractError::Read {
+            path: dir.to_path_buf(),
+            message: e.to_string(),
+        })?;
         let p = entry.path();
-        if !(entry.file_type().is_file() && p.extension().is_some_and(|e| e == "jsonl") && is_reference_recording(p)) {
+        if !(entry.file_type().is_file()
+            && p.extension().is_some_and(|e| e == "jsonl")
+            && is_reference_recording(p))
+        {
             continue;
         }
-        let rec = recording::read(p).map_err(|e| ContractError::Read { path: p.to_path_buf(), message: e.to_string() })?;
-        let label: Vec<String> =
-            p.iter().rev().take(3).map(|c| c.to_string_lossy().into_owned()).collect::<Vec<_>>().into_iter().rev().collect();
+        let rec = recording::read(p).map_err(|e| ContractError::Read {
+            path: p.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let label: Vec<String> = p
+            .iter()
+            .rev()
+            .take(3)
+            .map(|c| c.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
         out.push((label.join("/"), rec));
     }
     if out.is_empty() {
@@ -500,7 +593,11 @@ pub fn run(args: ContractArgs) -> anyhow::Result<std::process::ExitCode> {
             }
             Ok(std::process::ExitCode::SUCCESS)
         }
-        ContractCommand::Compare { root, details, all_versions } => compare::run(&root, details, all_versions),
+        ContractCommand::Compare {
+            root,
+            details,
+            all_versions,
+        } => compare::run(&root, details, all_versions),
     }
 }
 
@@ -514,14 +611,22 @@ mod tests {
         let mut acc: BTreeMap<String, Vec<BTreeMap<String, &'static str>>> = BTreeMap::new();
         for l in lines {
             for item in items(l) {
-                acc.entry(item.kind).or_default().push(key_types(item.value));
+                acc.entry(item.kind)
+                    .or_default()
+                    .push(key_types(item.value));
             }
         }
         for (kind, samples) in acc {
-            let mut rules = KindRules { seen: samples.len(), ..Default::default() };
+            let mut rules = KindRules {
+                seen: samples.len(),
+                ..Default::default()
+            };
             for s in &samples {
                 for (k, t) in s {
-                    let r = rules.keys.entry(k.clone()).or_insert(KeyRule { required: true, types: BTreeSet::new() });
+                    let r = rules.keys.entry(k.clone()).or_insert(KeyRule {
+                        required: true,
+                        types: BTreeSet::new(),
+                    });
                     r.types.insert(t.to_string());
                 }
             }
@@ -537,10 +642,22 @@ mod tests {
     fn line_kinds_are_what_the_panel_dispatches_on() {
         let cases = [
             (json!({"type":"system","subtype":"init"}), "system/init"),
-            (json!({"type":"stream_event","event":{"type":"content_block_delta"}}), "stream_event/content_block_delta"),
-            (json!({"type":"control_request","request":{"subtype":"can_use_tool"}}), "control_request/can_use_tool"),
-            (json!({"type":"control_response","response":{"subtype":"success"}}), "control_response/success"),
-            (json!({"type":"result","subtype":"success"}), "result/success"),
+            (
+                json!({"type":"stream_event","event":{"type":"content_block_delta"}}),
+                "stream_event/content_block_delta",
+            ),
+            (
+                json!({"type":"control_request","request":{"subtype":"can_use_tool"}}),
+                "control_request/can_use_tool",
+            ),
+            (
+                json!({"type":"control_response","response":{"subtype":"success"}}),
+                "control_response/success",
+            ),
+            (
+                json!({"type":"result","subtype":"success"}),
+                "result/success",
+            ),
             (json!({"type":"assistant"}), "assistant"),
         ];
         for (v, kind) in cases {
@@ -557,18 +674,28 @@ mod tests {
         ]);
         assert!(c.kinds["result/success"].keys["session_id"].required);
         assert!(!c.kinds["result/success"].keys["extra"].required);
-        let report = c.check(&[json!({"type":"result","subtype":"success","num_turns":1}).to_string()]);
+        let report =
+            c.check(&[json!({"type":"result","subtype":"success","num_turns":1}).to_string()]);
         assert!(report.fails());
         assert_eq!(report.lines[0].missing, vec!["session_id"]);
-        let ok = c.check(&[json!({"type":"result","subtype":"success","session_id":"x","num_turns":1}).to_string()]);
+        let ok = c.check(&[
+            json!({"type":"result","subtype":"success","session_id":"x","num_turns":1}).to_string(),
+        ]);
         assert!(!ok.fails(), "{}", ok.render());
     }
 
     #[test]
     fn a_waived_key_is_counted_not_failed_and_a_kind_pattern_covers_subtypes() {
-        let mut c = contract_of(&[json!({"type":"result","subtype":"success","session_id":"a","modelUsage":{}})]);
-        c.waived = vec![Waiver { kind: "result/*".into(), keys: vec!["modelUsage".into()], why: "no ACP counterpart".into() }];
-        let report = c.check(&[json!({"type":"result","subtype":"success","session_id":"x"}).to_string()]);
+        let mut c = contract_of(&[
+            json!({"type":"result","subtype":"success","session_id":"a","modelUsage":{}}),
+        ]);
+        c.waived = vec![Waiver {
+            kind: "result/*".into(),
+            keys: vec!["modelUsage".into()],
+            why: "no ACP counterpart".into(),
+        }];
+        let report =
+            c.check(&[json!({"type":"result","subtype":"success","session_id":"x"}).to_string()]);
         assert!(!report.fails(), "{}", report.render());
         assert_eq!(report.waived, 1);
         let report = c.check(&[json!({"type":"result","subtype":"success"}).to_string()]);
@@ -578,10 +705,17 @@ mod tests {
     #[test]
     fn a_type_claude_never_used_is_reported_but_does_not_fail() {
         let c = contract_of(&[json!({"type":"result","subtype":"success","num_turns":1})]);
-        let report = c.check(&[json!({"type":"result","subtype":"success","num_turns":"1"}).to_string()]);
+        let report =
+            c.check(&[json!({"type":"result","subtype":"success","num_turns":"1"}).to_string()]);
         assert!(!report.fails());
         assert_eq!(report.lines[0].mismatched[0].key, "num_turns");
-        assert!(report.render().contains("num_turns is string (Claude: number)"), "{}", report.render());
+        assert!(
+            report
+                .render()
+                .contains("num_turns is string (Claude: number)"),
+            "{}",
+            report.render()
+        );
     }
 
     #[test]
@@ -595,13 +729,19 @@ mod tests {
         let report = c.check(&[line.to_string()]);
         assert!(report.fails());
         assert_eq!(report.lines[0].kind, "tool_result.content/image");
-        assert_eq!(report.lines[0].missing, vec!["message.content[0].content[1].source"]);
+        assert_eq!(
+            report.lines[0].missing,
+            vec!["message.content[0].content[1].source"]
+        );
     }
 
     #[test]
     fn a_kind_claude_never_sent_and_a_non_json_line_are_reported() {
         let c = contract_of(&[json!({"type":"result","subtype":"success"})]);
-        let report = c.check(&["{\"type\":\"system\",\"subtype\":\"status\"}".into(), "nope".into()]);
+        let report = c.check(&[
+            "{\"type\":\"system\",\"subtype\":\"status\"}".into(),
+            "nope".into(),
+        ]);
         assert!(report.lines[0].unknown_kind && !report.lines[0].fails());
         assert!(report.lines[1].not_json && report.lines[1].fails());
         let report = c.check(&["{\"type\":\"stream_event\",\"event\":{}}".into()]);

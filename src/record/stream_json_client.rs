@@ -180,7 +180,9 @@ impl Client<'_> {
                 }
                 Incoming::Garbage(line) => {
                     let shown: String = line.chars().take(120).collect();
-                    self.note(format!("agent printed a line that is not a JSON object: {shown}"));
+                    self.note(format!(
+                        "agent printed a line that is not a JSON object: {shown}"
+                    ));
                 }
                 Incoming::Closed => {}
             }
@@ -197,7 +199,9 @@ impl Client<'_> {
         }
         self.initialized = true;
         let version = v.get("claude_code_version").cloned().unwrap_or(Value::Null);
-        (self.setup.on_initialized)(&json!({"agentInfo": {"name": "claude-code", "version": version}}));
+        (self.setup.on_initialized)(
+            &json!({"agentInfo": {"name": "claude-code", "version": version}}),
+        );
     }
 
     fn start_process(&mut self, resume: Option<&str>) -> Result<(), Halt> {
