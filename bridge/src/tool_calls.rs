@@ -24,6 +24,10 @@ pub(crate) struct ToolCall {
     /// The script gate's deny text when the bridge refused the call: its
     /// result if the agent never reports one (Gemini sends nothing).
     pub gate_denial: Option<String>,
+    /// Whether the core already held the call's `tool_use` back for a
+    /// frame without a kind ([`tool_name::kind_pending`]): the next frame
+    /// announces it whatever it carries.
+    pub held_for_kind: bool,
 }
 
 impl ToolCall {
@@ -62,6 +66,7 @@ impl ToolCalls {
                     message_id: None,
                     asked: false,
                     gate_denial: None,
+                    held_for_kind: false,
                 });
                 self.calls.len() - 1
             }

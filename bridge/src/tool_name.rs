@@ -339,6 +339,17 @@ pub fn identity_pending(call: &Value) -> bool {
     title(call).is_none() && call["kind"].as_str().is_none() && call["rawInput"].is_null()
 }
 
+/// Whether the call so far has no `kind` and a title that is not a
+/// structural MCP identity: Grok Build's first `tool_call` carries only the
+/// name the model used (`run_terminal_command`, `write`), and the kind and
+/// real rawInput come in its next frame. The core holds such a call's
+/// `tool_use` back for one frame at most (unlike [`identity_pending`], which
+/// holds until the identity is known), and always before any permission
+/// request or result of the call.
+pub fn kind_pending(call: &Value) -> bool {
+    call["kind"].as_str().is_none() && title(call).is_some() && mcp_call(call).is_none()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -85,6 +85,13 @@ impl Bridge {
             if !finished && tool_name::identity_pending(&call.fields) {
                 return; // announced once a later frame names the tool
             }
+            if !finished && !call.held_for_kind && tool_name::kind_pending(&call.fields) {
+                // Grok names the call by the model's tool name first; its
+                // next frame (or a permission request, result, turn end)
+                // brings the kind that makes it Bash / Write
+                call.held_for_kind = true;
+                return;
+            }
             self.fold_message("tool_use");
             self.announce(&call_id);
         }
