@@ -85,9 +85,11 @@ impl ModelScript {
         }
         let found = conversation.iter().enumerate().rev().find_map(|(pos, entry)| {
             let Entry::User(parts) = entry else { return None };
+            // The latest turn the message holds: Claude Code puts a failed
+            // turn's prompt and the next prompt into one user message.
             self.turns
                 .iter()
-                .position(|t| parts.iter().any(|p| holds_as_lines(p, &t.prompt_text)))
+                .rposition(|t| parts.iter().any(|p| holds_as_lines(p, &t.prompt_text)))
                 .map(|turn| (pos, turn))
         });
         let Some((pos, turn)) = found else {
@@ -206,6 +208,11 @@ mod tests {
                     user("Write a dashboard line for the reply after \"user_query Ping the editor. /user_query\"."),
                 ],
                 "not a turn",
+            ),
+            (
+                "a failed turn's prompt and the next in one message (Claude Code): the later turn",
+                vec![Entry::User(vec!["Ping the editor.\n".into(), "Say hello.".into()])],
+                "reply 1.0",
             ),
             ("empty conversation", vec![], "not a turn"),
         ];
