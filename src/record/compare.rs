@@ -86,7 +86,16 @@ const TIME_KEYS: &[&str] = &[
 ];
 /// Keys whose numbers are measured durations (Grok's `elapsedMs`,
 /// `apiDurationMs`, `elapsed_ms` in its `_x.ai/*` notifications and `_meta`).
-const DURATION_KEYS: &[&str] = &["elapsedMs", "elapsed_ms", "apiDurationMs", "durationMs", "duration_ms"];
+const DURATION_KEYS: &[&str] = &[
+    "elapsedMs",
+    "elapsed_ms",
+    "apiDurationMs",
+    "durationMs",
+    "duration_ms",
+    // Claude Code's result and stream events
+    "duration_api_ms",
+    "ttft_ms",
+];
 /// HTTP headers that vary per run.
 const VOLATILE_HEADERS: &[&str] = &["date", "content-length", "mcp-session-id", "x-request-id"];
 
@@ -299,6 +308,12 @@ pub fn normalise(rec: &Recording) -> BTreeMap<String, Vec<String>> {
             ),
             Leg::Mcp => "mcp".into(),
             Leg::Model => "model".into(),
+            // A stream-json agent (Claude Code): its lines are the reference.
+            Leg::StreamJson => format!(
+                "stream-json proc {} {}",
+                e.proc,
+                if e.dir == Dir::ToAgent { "to_agent" } else { "from_agent" }
+            ),
             _ => continue,
         };
         legs.entry(key).or_default().push(line);

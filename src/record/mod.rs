@@ -53,6 +53,10 @@ const PLACEHOLDERS: &[(&str, &str)] = &[
     ),
     ("<model-addr>", "the scripted model server's host:port"),
     ("<redacted>", "a secret (Authorization value, API key)"),
+    (
+        "<workspace-slug>",
+        "the workspace path with every non-alphanumeric character as `-` (Claude Code's project directory name)",
+    ),
 ];
 
 /// The dummy API key given to agents; never reaches disk.
@@ -339,6 +343,8 @@ async fn record_one(ctx: &RunContext<'_>) -> anyhow::Result<(PathBuf, Outcome)> 
         scrubber.placeholder(m.addr().to_string(), "<model-addr>");
     }
     scrubber.placeholder(&workspace_s, "<workspace>");
+    let slug: String = workspace_s.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    scrubber.placeholder(slug, "<workspace-slug>");
     scrubber.placeholder(home.display().to_string(), "<home>");
     scrubber.placeholder(run_path.display().to_string(), "<run>");
     scrubber.placeholder(run_dir.path().display().to_string(), "<run>");
