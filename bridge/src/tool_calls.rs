@@ -4,6 +4,15 @@
 //!
 //! **Every announced call gets exactly one `tool_result`**: a real one when it
 //! completes or fails, a synthetic one when its turn ends first.
+//!
+//! A refused call (the bridge answered its permission request with a reject
+//! option, for the panel's deny or the script gate) that the agent never
+//! reported in a `session/update` (Gemini CLI asks first and sends nothing
+//! for a rejected call) gets its stand-in result right after the answer, as
+//! Claude's denied call does, not at turn end after the model's follow-up
+//! text. A refused call the agent did report (codex, Grok) waits for the
+//! agent's own failed update, which says more; any frame for a call already
+//! closed is dropped, so a late update never makes a second result.
 
 use serde_json::{Value, json};
 
@@ -28,6 +37,9 @@ pub(crate) struct ToolCall {
     /// frame without a kind ([`tool_name::kind_pending`]): the next frame
     /// announces it whatever it carries.
     pub held_for_kind: bool,
+    /// Whether the agent sent a `tool_call` / `tool_call_update` for the
+    /// call (not only a permission request).
+    pub reported: bool,
 }
 
 impl ToolCall {
@@ -67,6 +79,7 @@ impl ToolCalls {
                     asked: false,
                     gate_denial: None,
                     held_for_kind: false,
+                    reported: false,
                 });
                 self.calls.len() - 1
             }

@@ -91,6 +91,7 @@ impl Bridge {
             if let Some(call) = self.tool_calls.get_mut(&call_id) {
                 call.gate_denial = Some(script_gate::deny_text(&target));
             }
+            self.close_refused_unreported(&call_id, script_gate::deny_text(&target));
             if let Some(t) = self.turn.as_mut() {
                 t.permission_denials
                     .push(json!({"tool_name": name, "tool_use_id": call_id, "tool_input": input}));

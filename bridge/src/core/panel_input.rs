@@ -305,12 +305,21 @@ impl Bridge {
             }
         };
         self.send(client::rpc_result(&p.rpc_id, result));
-        if intent == PermissionIntent::Deny
-            && let Some(t) = self.turn.as_mut()
-        {
-            t.permission_denials.push(json!({
-                "tool_name": p.tool_name, "tool_use_id": p.tool_use_id, "tool_input": p.input
-            }));
+        if intent == PermissionIntent::Deny {
+            // the panel's deny message is the refused call's result, as in Claude
+            let why = resp["response"]["message"]
+                .as_str()
+                .filter(|m| !m.trim().is_empty())
+                .map_or_else(
+                    || format!("Permission to use {} was denied.", p.tool_name),
+                    str::to_string,
+                );
+            self.close_refused_unreported(&p.tool_use_id, why);
+            if let Some(t) = self.turn.as_mut() {
+                t.permission_denials.push(json!({
+                    "tool_name": p.tool_name, "tool_use_id": p.tool_use_id, "tool_input": p.input
+                }));
+            }
         }
         if let Some(mode) = answer.set_mode.clone() {
             match client::resolve_permission_mode(&mode, &self.session_result) {

@@ -76,6 +76,7 @@ impl Bridge {
             return self.diag(format!("tool call {call_id} outside a turn skipped"));
         }
         let call = self.tool_calls.merge(&call_id, u);
+        call.reported = true;
         if call.closed {
             return;
         }
@@ -118,6 +119,21 @@ impl Bridge {
             }
             self.close_call(&call_id, content, is_error);
         }
+    }
+
+    /// The stand-in result of a call the bridge just refused, when the agent
+    /// never reported the call itself (Gemini CLI's permission-first shape
+    /// sends nothing more): right after the refusal, before any later text.
+    /// A reported call keeps waiting for the agent's own failed update.
+    pub(super) fn close_refused_unreported(&mut self, call_id: &str, why: String) {
+        let Some(c) = self.tool_calls.get(call_id) else {
+            return;
+        };
+        if c.reported || c.closed || !c.announced {
+            return;
+        }
+        self.fold_message("end_turn");
+        self.close_call(call_id, json!(why), true);
     }
 
     pub(super) fn close_call(&mut self, call_id: &str, content: Value, is_error: bool) {
