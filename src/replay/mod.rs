@@ -101,8 +101,8 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let paths = corpus.recordings().context("the corpus (run check from the repository root, or pass --root)")?;
     let cases: Vec<check::Case> = paths
         .iter()
+        .filter(|p| args.filter.as_ref().is_none_or(|f| corpus.id_of(p, None).trial_name().contains(f.as_str())))
         .map(|p| check::judge(&corpus, p))
-        .filter(|c| args.filter.as_ref().is_none_or(|f| c.id.trial_name().contains(f.as_str())))
         .collect();
     if cases.is_empty() {
         println!("no recordings under {}", corpus.recordings.display());
