@@ -41,6 +41,23 @@ impl From<anyhow::Error> for Halt {
     }
 }
 
+impl Halt {
+    /// The outcome a run that played to `result` records, with the note
+    /// saying why it stopped early. Both recording clients (ACP and
+    /// stream-json) end their runs through here so their outcomes agree.
+    pub(super) fn outcome(result: Result<(), Halt>) -> (Outcome, Option<String>) {
+        match result {
+            Ok(()) => (Outcome::Ok, None),
+            Err(Halt::Timeout(what)) => (Outcome::Timeout, Some(format!("timeout: {what}"))),
+            Err(Halt::AgentClosed(what)) => (
+                Outcome::AgentCrashed,
+                Some(format!("agent closed its output: {what}")),
+            ),
+            Err(Halt::Error(e)) => (Outcome::Error, Some(format!("error: {e:#}"))),
+        }
+    }
+}
+
 /// What one run came to.
 pub struct RunEnd {
     pub outcome: Outcome,
@@ -116,22 +133,10 @@ pub async fn run(scenario: &Scenario, setup: Setup<'_>) -> RunEnd {
         notes: Vec::new(),
         last_exit: Exit::default(),
     };
-    let result = d.play(scenario).await;
-    let outcome = match result {
-        Ok(()) => Outcome::Ok,
-        Err(Halt::Timeout(what)) => {
-            d.note(format!("timeout: {what}"));
-            Outcome::Timeout
-        }
-        Err(Halt::AgentClosed(what)) => {
-            d.note(format!("agent closed its output: {what}"));
-            Outcome::AgentCrashed
-        }
-        Err(Halt::Error(e)) => {
-            d.note(format!("error: {e:#}"));
-            Outcome::Error
-        }
-    };
+    let (outcome, why) = Halt::outcome(d.play(scenario).await);
+    if let Some(why) = why {
+        d.note(why);
+    }
     d.end_process().await;
     RunEnd {
         outcome,
@@ -142,15 +147,7 @@ pub async fn run(scenario: &Scenario, setup: Setup<'_>) -> RunEnd {
 
 impl Driver<'_> {
     fn note(&mut self, text: String) {
-        eprintln!("[record] {text}");
-        let _ = self.setup.tap.send(Tapped {
-            leg: Leg::Harness,
-            dir: Dir::Note,
-            proc: self.proc,
-            raw: text.clone(),
-            http: None,
-        });
-        self.notes.push(text);
+        note(&self.setup.tap, self.proc, &mut self.notes, text);
     }
 
     async fn play(&mut self, scenario: &Scenario) -> Result<(), Halt> {
@@ -633,6 +630,14 @@ impl Driver<'_> {
         self.queued.clear();
         self.permissions.clear();
     }
+}
+
+/// A harness note of agent process `proc`: printed for whoever watches the
+/// run, tapped onto the timeline, and kept for the header's notes.
+pub(super) fn note(tap: &Tap, proc: u32, notes: &mut Vec<String>, text: String) {
+    eprintln!("[record] {text}");
+    let _ = tap.send(note_event(proc, text.clone()));
+    notes.push(text);
 }
 
 fn note_event(proc: u32, raw: String) -> Tapped {

@@ -19,10 +19,10 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use tokio::time::Instant;
 
-use super::driver::RunEnd;
+use super::driver::{self, Halt, RunEnd};
 use crate::acp_client::{AgentProcess, Incoming, Tap, Tapped};
 use crate::profile::{Launch, Stop};
-use crate::recording::{Dir, Exit, Leg, Outcome};
+use crate::recording::{Exit, Leg};
 use crate::replay::panel_driver::{Action, PanelDriver};
 use crate::scenario::Scenario;
 
@@ -38,19 +38,6 @@ pub struct Setup<'a> {
     /// Called once with `{"agentInfo": {...}}` built from the first
     /// `system`/`init` line (fills the header).
     pub on_initialized: Box<dyn FnMut(&Value) + Send + 'a>,
-}
-
-/// Why the client stopped early.
-enum Halt {
-    Timeout(String),
-    AgentClosed(String),
-    Error(anyhow::Error),
-}
-
-impl From<anyhow::Error> for Halt {
-    fn from(e: anyhow::Error) -> Self {
-        Halt::Error(e)
-    }
 }
 
 struct Client<'a> {
@@ -74,22 +61,10 @@ pub async fn run(scenario: &Scenario, setup: Setup<'_>) -> RunEnd {
         notes: Vec::new(),
         last_exit: Exit::default(),
     };
-    let result = c.play(scenario).await;
-    let outcome = match result {
-        Ok(()) => Outcome::Ok,
-        Err(Halt::Timeout(what)) => {
-            c.note(format!("timeout: {what}"));
-            Outcome::Timeout
-        }
-        Err(Halt::AgentClosed(what)) => {
-            c.note(format!("agent closed its output: {what}"));
-            Outcome::AgentCrashed
-        }
-        Err(Halt::Error(e)) => {
-            c.note(format!("error: {e:#}"));
-            Outcome::Error
-        }
-    };
+    let (outcome, why) = Halt::outcome(c.play(scenario).await);
+    if let Some(why) = why {
+        c.note(why);
+    }
     c.end_process().await;
     RunEnd {
         outcome,
@@ -100,15 +75,7 @@ pub async fn run(scenario: &Scenario, setup: Setup<'_>) -> RunEnd {
 
 impl Client<'_> {
     fn note(&mut self, text: String) {
-        eprintln!("[record] {text}");
-        let _ = self.setup.tap.send(Tapped {
-            leg: Leg::Harness,
-            dir: Dir::Note,
-            proc: self.proc,
-            raw: text.clone(),
-            http: None,
-        });
-        self.notes.push(text);
+        driver::note(&self.setup.tap, self.proc, &mut self.notes, text);
     }
 
     async fn play(&mut self, scenario: &Scenario) -> Result<(), Halt> {
