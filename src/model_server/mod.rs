@@ -43,8 +43,9 @@ pub use script::{Entry, ModelScript, ScriptTurn, Selection};
 
 use crate::scenario::{ApiError, ModelReply};
 
-/// What replaces secret header values in published exchanges.
-pub const REDACTED: &str = "<redacted>";
+/// What replaces secret header values in published exchanges: the same
+/// marker stub-mcp writes, so both HTTP legs of a recording read alike.
+pub use stub_mcp::REDACTED;
 
 /// The answer to a model request that the script does not cover (a
 /// request past a turn's last reply, or one that is not a scripted turn,
@@ -575,16 +576,5 @@ pub fn redact_query(path: &str) -> String {
 }
 
 fn redact_headers(headers: &HeaderMap) -> Vec<(String, String)> {
-    headers
-        .iter()
-        .map(|(name, value)| {
-            let name = name.as_str().to_owned();
-            let value = if is_secret_header(&name) {
-                REDACTED.to_owned()
-            } else {
-                String::from_utf8_lossy(value.as_bytes()).into_owned()
-            };
-            (name, value)
-        })
-        .collect()
+    stub_mcp::redact_headers_where(headers, is_secret_header)
 }

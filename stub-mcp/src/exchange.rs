@@ -125,6 +125,17 @@ impl Sink {
 
 /// Header list with secrets redacted.
 pub(crate) fn redact_headers(headers: &HeaderMap) -> Vec<(String, String)> {
+    redact_headers_where(headers, is_secret)
+}
+
+/// Header list in arrival order with the values of the headers `is_secret`
+/// names replaced by [`REDACTED`]. Public so that other HTTP taps of the
+/// recording (the scripted model server) publish headers the same way, with
+/// their own idea of what is secret.
+pub fn redact_headers_where(
+    headers: &HeaderMap,
+    is_secret: impl Fn(&str) -> bool,
+) -> Vec<(String, String)> {
     headers
         .iter()
         .map(|(name, value)| {

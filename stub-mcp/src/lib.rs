@@ -50,7 +50,7 @@ pub use catalogue::{Hints, ToolSpec, catalogue};
 pub use config::{
     Config, DEFAULT_BODY_LIMIT, DEFAULT_SCREENSHOT_BASE64_LEN, DEFAULT_WORKSPACE, ResponseMode,
 };
-pub use exchange::{Exchange, REDACTED};
+pub use exchange::{Exchange, REDACTED, redact_headers_where};
 pub use gate::{CLIENT_CLOSED, MCP_PATH};
 pub use handler::{NEWEST_PROTOCOL, SLOW_CAP_MS};
 pub use server::{Error, Running, SHUTDOWN_GRACE, serve};
