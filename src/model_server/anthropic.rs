@@ -80,12 +80,7 @@ impl ProviderApi for Anthropic {
             .flatten()
             .filter_map(|t| Some(OfferedTool { name: t.get("name")?.as_str()?.to_owned(), namespace: None }))
             .collect();
-        Ok(RequestView {
-            conversation,
-            offered_tools,
-            stream: v.get("stream").and_then(Value::as_bool).unwrap_or(false),
-            model: v.get("model").and_then(Value::as_str).map(str::to_owned),
-        })
+        Ok(RequestView::from_body(&v, conversation, offered_tools))
     }
 
     fn render_reply(&self, plan: &ReplyPlan, view: &RequestView, seq: u64) -> HttpReply {

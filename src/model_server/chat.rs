@@ -29,7 +29,7 @@
 use axum::http::Method;
 use serde_json::{Value, json};
 
-use super::{Entry, HttpReply, OfferedTool, ProviderApi, ReplyPlan, RequestView, input_tokens, stream_chunks};
+use super::{Entry, HttpReply, OfferedTool, ProviderApi, ReplyPlan, RequestView, content_texts, input_tokens, stream_chunks};
 use crate::scenario::ApiError;
 
 /// The Chat Completions flavour.
@@ -65,7 +65,7 @@ impl ProviderApi for ChatCompletions {
         let conversation = messages
             .iter()
             .map(|m| match m.get("role").and_then(Value::as_str) {
-                Some("user") => Entry::User(texts(m.get("content"))),
+                Some("user") => Entry::User(content_texts(m.get("content"))),
                 Some("tool") | Some("function") => Entry::ToolOutput,
                 _ => Entry::Other,
             })
@@ -80,12 +80,7 @@ impl ProviderApi for ChatCompletions {
                 Some(OfferedTool { name: name.to_owned(), namespace: None })
             })
             .collect();
-        Ok(RequestView {
-            conversation,
-            offered_tools,
-            stream: v.get("stream").and_then(Value::as_bool).unwrap_or(false),
-            model: v.get("model").and_then(Value::as_str).map(str::to_owned),
-        })
+        Ok(RequestView::from_body(&v, conversation, offered_tools))
     }
 
     fn render_reply(&self, plan: &ReplyPlan, view: &RequestView, seq: u64) -> HttpReply {
@@ -151,16 +146,5 @@ impl ProviderApi for ChatCompletions {
 
     fn render_protocol_error(&self, status: u16, message: &str) -> HttpReply {
         self.render_error(&ApiError { status, message: message.to_owned() })
-    }
-}
-
-fn texts(content: Option<&Value>) -> Vec<String> {
-    match content {
-        Some(Value::String(s)) => vec![s.clone()],
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str).map(str::to_owned))
-            .collect(),
-        _ => Vec::new(),
     }
 }

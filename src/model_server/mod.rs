@@ -33,6 +33,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
+use serde_json::Value;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -147,6 +148,34 @@ pub struct RequestView {
     pub stream: bool,
     /// The model the request names, echoed back in replies.
     pub model: Option<String>,
+}
+
+impl RequestView {
+    /// The view of a JSON body that names `stream` and `model` at its top
+    /// level, as the OpenAI (Responses, Chat Completions) and Anthropic APIs
+    /// do; Gemini puts both in the path instead.
+    pub(crate) fn from_body(body: &Value, conversation: Vec<Entry>, offered_tools: Vec<OfferedTool>) -> Self {
+        RequestView {
+            conversation,
+            offered_tools,
+            stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
+            model: body.get("model").and_then(Value::as_str).map(str::to_owned),
+        }
+    }
+}
+
+/// The texts of an OpenAI-style message `content`: either one string or an
+/// array of parts, of which those with a `text` count (Chat Completions and
+/// Responses both allow either shape).
+pub(crate) fn content_texts(content: Option<&Value>) -> Vec<String> {
+    match content {
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str).map(str::to_owned))
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// A reply ready to render: tool names already resolved to the form the

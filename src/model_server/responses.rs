@@ -57,7 +57,7 @@
 use axum::http::Method;
 use serde_json::{Value, json};
 
-use super::{Entry, HttpReply, OfferedTool, ProviderApi, ReplyPlan, RequestView, input_tokens, stream_chunks};
+use super::{Entry, HttpReply, OfferedTool, ProviderApi, ReplyPlan, RequestView, content_texts, input_tokens, stream_chunks};
 use crate::scenario::ApiError;
 
 /// The Responses flavour.
@@ -76,12 +76,7 @@ impl ProviderApi for Responses {
             None | Some(Value::Null) => Vec::new(),
             Some(_) => return Err("`input` is neither an array nor a string".to_owned()),
         };
-        Ok(RequestView {
-            conversation: input,
-            offered_tools: offered_tools(v.get("tools")),
-            stream: v.get("stream").and_then(Value::as_bool).unwrap_or(false),
-            model: v.get("model").and_then(Value::as_str).map(str::to_owned),
-        })
+        Ok(RequestView::from_body(&v, input, offered_tools(v.get("tools"))))
     }
 
     fn render_reply(&self, plan: &ReplyPlan, view: &RequestView, seq: u64) -> HttpReply {
@@ -208,20 +203,9 @@ fn entry(item: &Value) -> Entry {
     let kind = item.get("type").and_then(Value::as_str);
     let role = item.get("role").and_then(Value::as_str);
     match (kind, role) {
-        (Some("message") | None, Some("user")) => Entry::User(texts(item.get("content"))),
+        (Some("message") | None, Some("user")) => Entry::User(content_texts(item.get("content"))),
         (Some(k), _) if k.ends_with("_call_output") => Entry::ToolOutput,
         _ => Entry::Other,
-    }
-}
-
-fn texts(content: Option<&Value>) -> Vec<String> {
-    match content {
-        Some(Value::String(s)) => vec![s.clone()],
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str).map(str::to_owned))
-            .collect(),
-        _ => Vec::new(),
     }
 }
 
