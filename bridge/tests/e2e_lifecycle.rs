@@ -90,9 +90,7 @@ fn agent_is_always_ended_and_no_process_is_left() {
             PanelAction::KeepStdinOpen => {}
             PanelAction::SendSigterm => bridge.signal(libc::SIGTERM),
         }
-        let status = bridge.wait_exit(Duration::from_secs(10));
-        let left = wait_gone(&pids, Duration::from_secs(3));
-        kill_pids(&left);
+        let (status, left) = bridge.wait_exit_and_reap(&pids);
         let stderr = bridge.stderr();
         assert!(
             left.is_empty(),
@@ -182,9 +180,7 @@ fn failed_authentication_ends_agent_and_bridge_with_an_error() {
     });
     assert_eq!(reply["response"]["subtype"], "error", "{reply}");
     // The panel keeps its stdin open: the core closes the agent's stdin itself.
-    let status = bridge.wait_exit(Duration::from_secs(10));
-    let left = wait_gone(&pids, Duration::from_secs(3));
-    kill_pids(&left);
+    let (status, left) = bridge.wait_exit_and_reap(&pids);
     let stderr = bridge.stderr();
     assert!(left.is_empty(), "processes left behind: {left:?}\n{stderr}");
     assert_eq!(status.code(), Some(1), "exit status\n{stderr}");
@@ -214,8 +210,7 @@ fn agent_command_can_come_from_the_environment() {
         Some(&peer_cmd("crashes_at_start.json", &pid_file)),
     );
     let pids = read_pids(&pid_file);
-    let status = bridge.wait_exit(Duration::from_secs(10));
-    kill_pids(&wait_gone(&pids, Duration::from_secs(3)));
+    let (status, _) = bridge.wait_exit_and_reap(&pids);
     // The crash script's exit code proves that agent was the one started.
     assert_eq!(status.code(), Some(7), "{}", bridge.stderr());
     let _ = std::fs::remove_dir_all(&dir);

@@ -4,10 +4,9 @@
 
 mod support;
 
-use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::{Bridge, kill_pids, peer_cmd, read_pids, scratch, wait_gone};
+use support::{Bridge, peer_cmd, read_pids, scratch};
 
 fn is(v: &Value, ty: &str) -> bool {
     v["type"] == ty
@@ -103,18 +102,12 @@ fn turn_with_a_tool_call_and_permission_round_trip_completes_over_pipes() {
     // Clean end: the panel closes stdin, the bridge ends the agent and exits 0.
     bridge.close_stdin();
     bridge.read_to_end();
-    let status = bridge.wait_exit(Duration::from_secs(10));
-    let left = wait_gone(&peer_pids, Duration::from_secs(3));
-    kill_pids(&left);
+    let (status, left) = bridge.wait_exit_and_reap(&peer_pids);
     let stderr = bridge.stderr();
     assert!(status.success(), "exit {status}\nstderr:\n{stderr}");
     assert!(left.is_empty(), "agent still running: {left:?}");
 
-    let results = bridge
-        .seen
-        .iter()
-        .filter(|l| l.contains(r#""type":"result""#))
-        .count();
+    let results = bridge.results_seen();
     assert_eq!(
         results,
         1,
@@ -183,9 +176,7 @@ fn panel_closing_stdin_mid_turn_still_gets_the_result() {
     let result = bridge.wait_for("the result after stdin closed", |v| is(v, "result"));
     assert_eq!(result["is_error"], false, "{result}");
     bridge.read_to_end();
-    let status = bridge.wait_exit(Duration::from_secs(10));
-    let left = wait_gone(&peer_pids, Duration::from_secs(3));
-    kill_pids(&left);
+    let (status, left) = bridge.wait_exit_and_reap(&peer_pids);
     assert!(
         status.success(),
         "exit {status}\nstderr:\n{}",
@@ -243,9 +234,7 @@ fn eight_mib_image_result_crosses_the_pipes_as_an_image_block() {
     assert_eq!(result["is_error"], false);
     bridge.close_stdin();
     bridge.read_to_end();
-    let status = bridge.wait_exit(Duration::from_secs(10));
-    let left = wait_gone(&peer_pids, Duration::from_secs(3));
-    kill_pids(&left);
+    let (status, _) = bridge.wait_exit_and_reap(&peer_pids);
     assert!(
         status.success(),
         "exit {status}\nstderr:\n{}",
@@ -277,9 +266,7 @@ fn print_mode_prompt_runs_one_turn_without_reading_stdin() {
     assert_eq!(result["is_error"], false, "{result}");
     assert_eq!(result["result"], "pong");
     bridge.read_to_end();
-    let status = bridge.wait_exit(Duration::from_secs(10));
-    let left = wait_gone(&peer_pids, Duration::from_secs(3));
-    kill_pids(&left);
+    let (status, _) = bridge.wait_exit_and_reap(&peer_pids);
     let stderr = bridge.stderr();
     assert!(status.success(), "exit {status}\nstderr:\n{stderr}");
     assert!(
@@ -318,9 +305,7 @@ fn unread_stderr_does_not_stall_a_chatty_session() {
     let result = bridge.wait_for("the result", |v| is(v, "result"));
     assert_eq!(result["is_error"], false, "{result}");
     bridge.read_to_end();
-    let status = bridge.wait_exit(Duration::from_secs(10));
-    let left = wait_gone(&peer_pids, Duration::from_secs(3));
-    kill_pids(&left);
+    let (status, left) = bridge.wait_exit_and_reap(&peer_pids);
     assert!(status.success(), "exit {status}");
     assert!(left.is_empty(), "agent still running: {left:?}");
     let _ = std::fs::remove_dir_all(&dir);
@@ -354,16 +339,10 @@ fn interrupt_during_a_permission_prompt_cancels_and_ends_the_turn_once() {
     bridge.wait_for("the result", |v| is(v, "result"));
     bridge.close_stdin();
     bridge.read_to_end();
-    let status = bridge.wait_exit(Duration::from_secs(10));
-    let left = wait_gone(&peer_pids, Duration::from_secs(3));
-    kill_pids(&left);
+    let (status, _) = bridge.wait_exit_and_reap(&peer_pids);
     let stderr = bridge.stderr();
     assert!(status.success(), "exit {status}\nstderr:\n{stderr}");
-    let results = bridge
-        .seen
-        .iter()
-        .filter(|l| l.contains(r#""type":"result""#))
-        .count();
+    let results = bridge.results_seen();
     assert_eq!(
         results,
         1,

@@ -207,6 +207,24 @@ impl Bridge {
         }
     }
 
+    /// Waits for the bridge to exit (up to 10 s) and then for `pids` to be
+    /// gone (up to 3 s), ending those still there so a failing assertion
+    /// leaks no process. Returns the exit status and the pids that were left.
+    pub fn wait_exit_and_reap(&mut self, pids: &[i32]) -> (ExitStatus, Vec<i32>) {
+        let status = self.wait_exit(Duration::from_secs(10));
+        let left = wait_gone(pids, Duration::from_secs(3));
+        kill_pids(&left);
+        (status, left)
+    }
+
+    /// How many `result` lines the panel has read so far.
+    pub fn results_seen(&self) -> usize {
+        self.seen
+            .iter()
+            .filter(|l| l.contains(r#""type":"result""#))
+            .count()
+    }
+
     pub fn fail(&mut self, why: &str) -> ! {
         let _ = self.child.kill();
         let _ = self.child.wait();
