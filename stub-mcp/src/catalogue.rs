@@ -30,6 +30,15 @@ pub struct ToolSpec {
 
 const NO_ARGS: &str = r#"{"type":"object","properties":{}}"#;
 
+/// The hints of a tool that only reads the (pretend) editor: most of the
+/// catalogue, so they are spelled once.
+const READ_ONLY: Hints = Hints {
+    read_only: true,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+};
+
 static CATALOGUE: [ToolSpec; 7] = [
     ToolSpec {
         name: "uap_ping",
@@ -53,12 +62,7 @@ static CATALOGUE: [ToolSpec; 7] = [
 line naming the saved file and its size, plus the image itself unless return_image is false.",
         input_schema: r#"{"type":"object","properties":{"view":{"type":"string","enum":["scene","game"],"default":"scene","description":"Which editor view to capture."},"return_image":{"type":"boolean","default":true,"description":"Also return the PNG as an image block."}}}"#,
         output_schema: None,
-        hints: Hints {
-            read_only: true,
-            destructive: false,
-            idempotent: true,
-            open_world: false,
-        },
+        hints: READ_ONLY,
     },
     ToolSpec {
         name: "uap_scripts_commit",
@@ -83,12 +87,7 @@ staged files is used.",
         description: "Always fails: returns a tool result with isError true.",
         input_schema: NO_ARGS,
         output_schema: None,
-        hints: Hints {
-            read_only: true,
-            destructive: false,
-            idempotent: true,
-            open_world: false,
-        },
+        hints: READ_ONLY,
     },
     ToolSpec {
         name: "uap_rpc_error",
@@ -96,12 +95,7 @@ staged files is used.",
         description: "Always answers with a JSON-RPC error instead of a tool result.",
         input_schema: NO_ARGS,
         output_schema: None,
-        hints: Hints {
-            read_only: true,
-            destructive: false,
-            idempotent: true,
-            open_world: false,
-        },
+        hints: READ_ONLY,
     },
     ToolSpec {
         name: "uap_slow",
@@ -110,12 +104,7 @@ staged files is used.",
 so when the request is cancelled.",
         input_schema: r#"{"type":"object","properties":{"ms":{"type":"integer","minimum":0,"maximum":60000,"default":1000,"description":"How long to wait, in milliseconds."}}}"#,
         output_schema: None,
-        hints: Hints {
-            read_only: true,
-            destructive: false,
-            idempotent: true,
-            open_world: false,
-        },
+        hints: READ_ONLY,
     },
     ToolSpec {
         name: "uap_structured",
@@ -126,12 +115,7 @@ as text), with _meta.",
         output_schema: Some(
             r#"{"type":"object","properties":{"scene":{"type":"string"},"path":{"type":"string"},"rootObjects":{"type":"array","items":{"type":"string"}},"dirty":{"type":"boolean"}},"required":["scene","path","rootObjects","dirty"]}"#,
         ),
-        hints: Hints {
-            read_only: true,
-            destructive: false,
-            idempotent: true,
-            open_world: false,
-        },
+        hints: READ_ONLY,
     },
 ];
 
