@@ -51,25 +51,30 @@ pub fn commit(paths: &[String]) -> CommitOutcome {
         }
     }
     if errors.is_empty() {
-        let mut text = format!(
+        let headline = format!(
             "Compiled {} staged file(s) and moved them into Assets/:",
             moves.len()
         );
-        for line in &moves {
-            text.push('\n');
-            text.push_str(line);
-        }
-        CommitOutcome { ok: true, text }
+        CommitOutcome::new(true, headline, &moves)
     } else {
-        let mut text = format!(
+        let headline = format!(
             "Compilation failed with {} error(s); nothing was moved into Assets/.",
             errors.len()
         );
-        for line in &errors {
+        CommitOutcome::new(false, headline, &errors)
+    }
+}
+
+impl CommitOutcome {
+    /// The outcome whose text is `headline` followed by one line per entry
+    /// (a move on success, a compiler error on failure).
+    fn new(ok: bool, headline: String, lines: &[String]) -> Self {
+        let mut text = headline;
+        for line in lines {
             text.push('\n');
             text.push_str(line);
         }
-        CommitOutcome { ok: false, text }
+        CommitOutcome { ok, text }
     }
 }
 
