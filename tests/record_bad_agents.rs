@@ -145,6 +145,13 @@ fn setup_root(dir: &Path, case: &Case) -> PathBuf {
 /// Runs `record` for one double; returns its exit code (None = killed by us
 /// after RUN_LIMIT, i.e. a hang) and stderr.
 fn run_record(root: &Path, out: &Path, agent: &str) -> (Option<i32>, String) {
+    run_record_with(root, out, agent, &[])
+}
+
+/// Runs `record` of the text-only scenario for `agent` with `extra`
+/// arguments, bounded by RUN_LIMIT; returns its exit code (None = killed by
+/// us, i.e. a hang) and stderr.
+fn run_record_with(root: &Path, out: &Path, agent: &str, extra: &[&str]) -> (Option<i32>, String) {
     let stderr_path = out.with_extension("stderr");
     let mut child = Command::new(env!("CARGO_BIN_EXE_acp-harness"))
         .args([
@@ -155,6 +162,7 @@ fn run_record(root: &Path, out: &Path, agent: &str) -> (Option<i32>, String) {
             "text-only",
             "--allow-network",
         ])
+        .args(extra)
         .arg("--root")
         .arg(root)
         .arg("--out")
@@ -285,29 +293,10 @@ fn double_case(name: &'static str, word: &str) -> Case {
     }
 }
 
-/// Runs `record --check` against what is under `out`; returns exit code and stderr.
+/// Runs `record --check` against what is under `out`; returns exit code
+/// (None = a hang, killed after RUN_LIMIT) and stderr.
 fn run_check(root: &Path, out: &Path, agent: &str) -> (Option<i32>, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_acp-harness"))
-        .args([
-            "record",
-            "--agent",
-            agent,
-            "--scenario",
-            "text-only",
-            "--allow-network",
-            "--check",
-        ])
-        .arg("--root")
-        .arg(root)
-        .arg("--out")
-        .arg(out)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    (
-        output.status.code(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+    run_record_with(root, out, agent, &["--check"])
 }
 
 #[test]
