@@ -68,23 +68,21 @@ const END_CASES: &[EndCase] = &[
 fn agent_is_always_ended_and_no_process_is_left() {
     for case in END_CASES {
         let dir = scratch(case.name);
-        let pid_file = dir.join("pids");
-        let mut bridge = Bridge::start(&[
-            "--output-format",
-            "stream-json",
-            "--verbose",
-            "--input-format",
-            "stream-json",
-            "--agent-cmd",
-            &peer_cmd(case.script, &pid_file),
-            "--cwd",
-            dir.to_str().unwrap(),
-            "--agent-grace-ms",
-            "300",
-            "--eof-drain-ms",
-            "300",
-        ]);
-        let pids = read_pids(&pid_file);
+        let (mut bridge, pids) = Bridge::start_with_peer(
+            &dir,
+            case.script,
+            &[
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--input-format",
+                "stream-json",
+                "--agent-grace-ms",
+                "300",
+                "--eof-drain-ms",
+                "300",
+            ],
+        );
         match case.panel {
             PanelAction::CloseStdin => bridge.close_stdin(),
             PanelAction::KeepStdinOpen => {}
@@ -162,16 +160,8 @@ fn version_probe_prints_a_version_and_exits_zero() {
 #[test]
 fn failed_authentication_ends_agent_and_bridge_with_an_error() {
     let dir = scratch("auth-fails");
-    let pid_file = dir.join("pids");
-    let mut bridge = Bridge::start(&[
-        "--agent-cmd",
-        &peer_cmd("auth_fails.json", &pid_file),
-        "--cwd",
-        dir.to_str().unwrap(),
-        "--agent-grace-ms",
-        "300",
-    ]);
-    let pids = read_pids(&pid_file);
+    let (mut bridge, pids) =
+        Bridge::start_with_peer(&dir, "auth_fails.json", &["--agent-grace-ms", "300"]);
     bridge.send(
         r#"{"type":"control_request","request_id":"req_1","request":{"subtype":"initialize"}}"#,
     );
@@ -283,14 +273,7 @@ fn agent_dies_with_a_bridge_that_is_killed_outright() {
     // ignores stdin EOF and SIGTERM) must still not outlive it. Its own
     // children are out of reach in that case; the test ends the helper itself.
     let dir = scratch("bridge-killed");
-    let pid_file = dir.join("pids");
-    let mut bridge = Bridge::start(&[
-        "--agent-cmd",
-        &peer_cmd("ignores_eof_and_sigterm.json", &pid_file),
-        "--cwd",
-        dir.to_str().unwrap(),
-    ]);
-    let pids = read_pids(&pid_file);
+    let (mut bridge, pids) = Bridge::start_with_peer(&dir, "ignores_eof_and_sigterm.json", &[]);
     bridge.signal(libc::SIGKILL);
     let status = bridge.wait_exit(Duration::from_secs(10));
     let agent_left = wait_gone(&pids[..1], Duration::from_secs(5));

@@ -4,7 +4,6 @@
 
 mod support;
 
-
 use serde_json::{Value, json};
 use support::{Bridge, peer_cmd, read_pids, scratch};
 
@@ -15,7 +14,6 @@ fn is(v: &Value, ty: &str) -> bool {
 #[test]
 fn turn_with_a_tool_call_and_permission_round_trip_completes_over_pipes() {
     let dir = scratch("turn");
-    let pid_file = dir.join("pids");
     let log = dir.join("bridge.log");
     let mcp = json!({"mcpServers": {
         "unity-ops": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer test-token"}},
@@ -23,27 +21,26 @@ fn turn_with_a_tool_call_and_permission_round_trip_completes_over_pipes() {
     }})
     .to_string();
     // The Python Agent SDK's command line, with the TS SDK's `--flag=value` form mixed in.
-    let mut bridge = Bridge::start(&[
-        "--output-format",
-        "stream-json",
-        "--verbose",
-        "--input-format",
-        "stream-json",
-        "--system-prompt=Be terse.",
-        "--permission-prompt-tool",
-        "stdio",
-        "--mcp-config",
-        &mcp,
-        "--setting-sources",
-        "",
-        "--agent-cmd",
-        &peer_cmd("tool_call_with_permission.json", &pid_file),
-        "--cwd",
-        dir.to_str().unwrap(),
-        "--bridge-log",
-        log.to_str().unwrap(),
-    ]);
-    let peer_pids = read_pids(&pid_file);
+    let (mut bridge, peer_pids) = Bridge::start_with_peer(
+        &dir,
+        "tool_call_with_permission.json",
+        &[
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--input-format",
+            "stream-json",
+            "--system-prompt=Be terse.",
+            "--permission-prompt-tool",
+            "stdio",
+            "--mcp-config",
+            &mcp,
+            "--setting-sources",
+            "",
+            "--bridge-log",
+            log.to_str().unwrap(),
+        ],
+    );
 
     bridge.send(r#"{"type":"control_request","request_id":"req_1","request":{"subtype":"initialize","hooks":null}}"#);
     let init = bridge.wait_for("the initialize control_response", |v| {
@@ -148,18 +145,16 @@ fn panel_closing_stdin_mid_turn_still_gets_the_result() {
     // Like `claude -p`: the SDK may close stdin right after the prompt; the
     // running turn (here: waiting on a permission) must still finish.
     let dir = scratch("eof-mid-turn");
-    let pid_file = dir.join("pids");
-    let mut bridge = Bridge::start(&[
-        "--system-prompt",
-        "Be terse.",
-        "--mcp-config",
-        r#"{"mcpServers":{"unity-ops":{"type":"http","url":"http://127.0.0.1:9/mcp","headers":{"Authorization":"Bearer test-token"}}}}"#,
-        "--agent-cmd",
-        &peer_cmd("tool_call_with_permission.json", &pid_file),
-        "--cwd",
-        dir.to_str().unwrap(),
-    ]);
-    let peer_pids = read_pids(&pid_file);
+    let (mut bridge, peer_pids) = Bridge::start_with_peer(
+        &dir,
+        "tool_call_with_permission.json",
+        &[
+            "--system-prompt",
+            "Be terse.",
+            "--mcp-config",
+            r#"{"mcpServers":{"unity-ops":{"type":"http","url":"http://127.0.0.1:9/mcp","headers":{"Authorization":"Bearer test-token"}}}}"#,
+        ],
+    );
     bridge.send(
         r#"{"type":"control_request","request_id":"req_1","request":{"subtype":"initialize"}}"#,
     );
@@ -189,14 +184,7 @@ fn panel_closing_stdin_mid_turn_still_gets_the_result() {
 #[test]
 fn eight_mib_image_result_crosses_the_pipes_as_an_image_block() {
     let dir = scratch("large-image");
-    let pid_file = dir.join("pids");
-    let mut bridge = Bridge::start(&[
-        "--agent-cmd",
-        &peer_cmd("large_image_result.json", &pid_file),
-        "--cwd",
-        dir.to_str().unwrap(),
-    ]);
-    let peer_pids = read_pids(&pid_file);
+    let (mut bridge, peer_pids) = Bridge::start_with_peer(&dir, "large_image_result.json", &[]);
     bridge.send(
         r#"{"type":"control_request","request_id":"req_1","request":{"subtype":"initialize"}}"#,
     );
@@ -249,19 +237,17 @@ fn print_mode_prompt_runs_one_turn_without_reading_stdin() {
     // people in a shell. Our stdin stays open and unread: the turn and the
     // exit must not wait for it.
     let dir = scratch("print-mode");
-    let pid_file = dir.join("pids");
-    let mut bridge = Bridge::start(&[
-        "-p",
-        "ping the editor",
-        "--output-format",
-        "stream-json",
-        "--verbose",
-        "--agent-cmd",
-        &peer_cmd("text_only_turn.json", &pid_file),
-        "--cwd",
-        dir.to_str().unwrap(),
-    ]);
-    let peer_pids = read_pids(&pid_file);
+    let (mut bridge, peer_pids) = Bridge::start_with_peer(
+        &dir,
+        "text_only_turn.json",
+        &[
+            "-p",
+            "ping the editor",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ],
+    );
     let result = bridge.wait_for("the result", |v| is(v, "result"));
     assert_eq!(result["is_error"], false, "{result}");
     assert_eq!(result["result"], "pong");
@@ -314,14 +300,8 @@ fn unread_stderr_does_not_stall_a_chatty_session() {
 #[test]
 fn interrupt_during_a_permission_prompt_cancels_and_ends_the_turn_once() {
     let dir = scratch("interrupt");
-    let pid_file = dir.join("pids");
-    let mut bridge = Bridge::start(&[
-        "--agent-cmd",
-        &peer_cmd("interrupted_at_permission.json", &pid_file),
-        "--cwd",
-        dir.to_str().unwrap(),
-    ]);
-    let peer_pids = read_pids(&pid_file);
+    let (mut bridge, peer_pids) =
+        Bridge::start_with_peer(&dir, "interrupted_at_permission.json", &[]);
     bridge.send(
         r#"{"type":"control_request","request_id":"req_1","request":{"subtype":"initialize"}}"#,
     );

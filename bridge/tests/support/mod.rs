@@ -60,6 +60,18 @@ impl Bridge {
     }
 
     /// Like [`Bridge::start`], with `ACP_BRIDGE_AGENT` set to `agent_env` (else unset).
+    /// Starts the bridge with `args` in front of the scripted peer running
+    /// `script`, with `dir` as the session's cwd (and home of the peer's pid
+    /// file); returns it with the peer's pids.
+    pub fn start_with_peer(dir: &Path, script: &str, args: &[&str]) -> (Bridge, Vec<i32>) {
+        let pid_file = dir.join("pids");
+        let peer = peer_cmd(script, &pid_file);
+        let mut all = args.to_vec();
+        all.extend(["--agent-cmd", &peer, "--cwd", dir.to_str().unwrap()]);
+        let bridge = Bridge::start(&all);
+        (bridge, read_pids(&pid_file))
+    }
+
     pub fn start_with_agent_env(args: &[&str], agent_env: Option<&str>) -> Bridge {
         Bridge::spawn(args, agent_env, true)
     }
