@@ -10,7 +10,8 @@
 //! | codex-acp 0.x | rawInput `{server, tool, arguments}`; title `Tool: <server>/<tool>` |
 //! | codex-acp 1.x/2.x | the same rawInput; title `mcp.<server>.<tool>` with `_meta.is_mcp_tool_call` (kind `execute`, still not Bash) |
 //! | Grok Build | title `use_tool` with rawInput `{tool_name: "<server>__<tool>", tool_input}`, later retitled `<server>__<tool>` with rawInput `variant` `UseTool` / `MCPTool`; a direct call titled `<server>__<tool>` |
-//! | Gemini CLI | title `<tool> (<server> MCP Server)`; arguments only as a JSON text block in `content` |
+//! | Gemini CLI >= 0.36 | title `<tool> (<server> MCP Server)`; arguments only as a JSON text block in `content` |
+//! | Gemini CLI 0.24-0.35 | title = the arguments as JSON; tool and server only in the permission options `proceed_always_tool` "Always Allow <tool>" / `proceed_always_server` "Always Allow <server>" |
 //!
 //! Everything else maps by ACP `kind`, and by title when the kind is `other`
 //! or missing.
@@ -97,6 +98,36 @@ pub fn permission_tool_call(tool_call: &Value) -> Value {
         map.insert(PERMISSION_CONTENT.into(), content);
     }
     fields
+}
+
+/// Where [`permission_request_fields`] keeps a permission request's `options`.
+pub const PERMISSION_OPTIONS: &str = "permissionOptions";
+
+/// A permission request's `params` as fields to merge into the call: its
+/// `toolCall` (see [`permission_tool_call`]) plus its `options` as
+/// [`PERMISSION_OPTIONS`], because Gemini CLI before 0.36 names the MCP tool
+/// and server only in the option names.
+pub fn permission_request_fields(params: &Value) -> Value {
+    let mut fields = permission_tool_call(&params["toolCall"]);
+    if let Some(options) = params["options"].as_array()
+        && let Some(map) = fields.as_object_mut()
+    {
+        map.insert(PERMISSION_OPTIONS.into(), Value::Array(options.clone()));
+    }
+    fields
+}
+
+/// The `<x>` of the option named `Always Allow <x>` whose `optionId` is
+/// `option_id` (Gemini's structural ids), if `<x>` is an id.
+fn always_allow_subject<'a>(call: &'a Value, option_id: &str) -> Option<&'a str> {
+    call[PERMISSION_OPTIONS]
+        .as_array()?
+        .iter()
+        .find(|o| o["optionId"] == option_id)?["name"]
+        .as_str()?
+        .strip_prefix("Always Allow ")
+        .map(str::trim)
+        .filter(|s| is_id(s))
 }
 
 fn title(call: &Value) -> Option<&str> {
@@ -197,6 +228,23 @@ pub fn mcp_call(call: &Value) -> Option<McpCall> {
                 arguments: json_text_arguments(call),
             });
         }
+    }
+    // Gemini CLI 0.24-0.35: the title is the arguments as JSON; the tool and
+    // server are named only by the options `proceed_always_tool` and
+    // `proceed_always_server`, which Gemini offers for MCP calls alone
+    if let (Some(tool), Some(server)) = (
+        always_allow_subject(call, "proceed_always_tool"),
+        always_allow_subject(call, "proceed_always_server"),
+    ) {
+        let arguments = match title.map(serde_json::from_str::<Value>) {
+            Some(Ok(v @ Value::Object(_))) => v,
+            _ => json_text_arguments(call),
+        };
+        return Some(McpCall {
+            server: server.into(),
+            tool: tool.into(),
+            arguments,
+        });
     }
     None
 }

@@ -1,12 +1,15 @@
 //! Tool naming against real agent frames (`tests/data/tool_name/`): each case
 //! merges its frames in order, as the core does (a `{"request_permission":
-//! toolCall}` frame through `permission_tool_call`), and checks the one
+//! toolCall}` frame through `permission_tool_call`, a
+//! `{"request_permission_params": params}` frame through
+//! `permission_request_fields`), and checks the one
 //! `tool_use` name and input the panel must see.
 
 use std::path::PathBuf;
 
 use acp_bridge::tool_name::{
-    claude_tool_name, identity_pending, merge_tool_call, permission_tool_call, tool_input,
+    claude_tool_name, identity_pending, merge_tool_call, permission_request_fields,
+    permission_tool_call, tool_input,
 };
 use serde_json::Value;
 
@@ -29,9 +32,11 @@ fn check(file: &str) {
         let mut call = Value::Null;
         for (i, frame) in frames.iter().enumerate() {
             // `{"request_permission": toolCall}` is a permission request's toolCall
-            match frame.get("request_permission") {
-                Some(tc) => merge_tool_call(&mut call, &permission_tool_call(tc)),
-                None => merge_tool_call(&mut call, frame),
+            // `{"request_permission_params": params}` is a whole request's params
+            match (frame.get("request_permission"), frame.get("request_permission_params")) {
+                (Some(tc), _) => merge_tool_call(&mut call, &permission_tool_call(tc)),
+                (None, Some(params)) => merge_tool_call(&mut call, &permission_request_fields(params)),
+                (None, None) => merge_tool_call(&mut call, frame),
             }
             if i == 0 {
                 let want = case["pending_after_first"].as_bool().unwrap_or(false);

@@ -37,8 +37,9 @@ impl Bridge {
     }
 
     pub(super) fn permission_request(&mut self, rpc_id: &Value, params: &Value) {
-        // its content describes the request, not the tool's result
-        let tc = &crate::tool_name::permission_tool_call(&params["toolCall"]);
+        // its content describes the request, not the tool's result; its
+        // options may name the tool (Gemini before 0.36)
+        let tc = &crate::tool_name::permission_request_fields(params);
         let call_id = tc["toolCallId"].as_str().unwrap_or("").to_string();
         let options: Vec<Value> = params["options"].as_array().cloned().unwrap_or_default();
         let (name, input, announced) = if call_id.is_empty() {
