@@ -5,33 +5,18 @@
 //! in the provider's error shape. Each case decodes the reply the way that
 //! provider's clients do (a test double of the agent side).
 
+mod support;
+
 use std::path::Path;
 
 use acp_harness::model_server::{Flavour, ModelScript, ModelServer, Running, ToolNaming};
 use acp_harness::scenario;
 use serde_json::{Value, json};
 
-const SCENARIO: &str = r#"
-name = "t"
-summary = "flavour test double scenario"
-tools = ["uap_slow"]
-
-[[step]]
-panel = "prompt"
-text = "Ping the Unity editor."
-  [[step.model]]
-  thinking = "I should ping."
-  text = "Pinging."
-  tool_calls = [{ tool = "uap_slow", arguments = { ms = 1 }, id = "call_1" }]
-  [[step.model]]
-  text = "The editor answered pong."
-
-[[step]]
-panel = "prompt"
-text = "Fail please."
-  [[step.model]]
-  error = { status = 429, message = "slow down" }
-"#;
+/// This file's script: the shared ping-then-error scenario failing with 429.
+fn scenario_text() -> String {
+    support::ping_then_error_scenario(429, "slow down")
+}
 
 /// What an agent would take from one reply.
 #[derive(Debug, Default, PartialEq)]
@@ -195,7 +180,7 @@ fn cases() -> Vec<Case> {
 }
 
 async fn start(flavour: Flavour) -> Running {
-    let s = scenario::parse(Path::new("t.toml"), SCENARIO.as_bytes()).unwrap();
+    let s = scenario::parse(Path::new("t.toml"), scenario_text().as_bytes()).unwrap();
     ModelServer::start(flavour, ModelScript::from_scenario(&s), ToolNaming::default()).await.unwrap()
 }
 
@@ -295,7 +280,7 @@ async fn a_unity_call_goes_through_the_profiles_meta_tool_unless_the_scenario_ca
         ("mcp_calls = \"direct\"\n", ("unity-ops__uap_slow", json!({"ms": 1}))),
     ];
     for (top, (name, args)) in cases {
-        let s = scenario::parse(Path::new("t.toml"), format!("{top}{SCENARIO}").as_bytes()).unwrap();
+        let s = scenario::parse(Path::new("t.toml"), format!("{top}{}", scenario_text()).as_bytes()).unwrap();
         let server = ModelServer::start_with_agent_tools(
             Flavour::ChatCompletions,
             ModelScript::from_scenario(&s),

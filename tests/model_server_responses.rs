@@ -1,6 +1,8 @@
 //! The scripted model server speaking OpenAI Responses: requests shaped
 //! like codex's, answered from a scenario, every exchange published.
 
+mod support;
+
 use std::path::Path;
 
 use acp_harness::model_server::{
@@ -9,30 +11,13 @@ use acp_harness::model_server::{
 use acp_harness::scenario;
 use serde_json::{Value, json};
 
-const SCENARIO: &str = r#"
-name = "t"
-summary = "model server test double scenario"
-tools = ["uap_slow"]
-
-[[step]]
-panel = "prompt"
-text = "Ping the Unity editor."
-  [[step.model]]
-  thinking = "I should ping."
-  text = "Pinging."
-  tool_calls = [{ tool = "uap_slow", arguments = { ms = 1 }, id = "call_1" }]
-  [[step.model]]
-  text = "The editor answered pong."
-
-[[step]]
-panel = "prompt"
-text = "Fail please."
-  [[step.model]]
-  error = { status = 503, message = "overloaded" }
-"#;
+/// This file's script: the shared ping-then-error scenario failing with 503.
+fn scenario_text() -> String {
+    support::ping_then_error_scenario(503, "overloaded")
+}
 
 async fn start(naming: ToolNaming) -> Running {
-    let s = scenario::parse(Path::new("t.toml"), SCENARIO.as_bytes()).expect("test scenario parses");
+    let s = scenario::parse(Path::new("t.toml"), scenario_text().as_bytes()).expect("test scenario parses");
     ModelServer::start(Flavour::Responses, ModelScript::from_scenario(&s), naming).await.expect("server starts")
 }
 
@@ -236,7 +221,7 @@ async fn a_request_that_is_not_json_gets_400_and_the_server_keeps_serving() {
 
 #[tokio::test]
 async fn a_paced_reply_streams_its_events_apart_and_is_published_whole() {
-    let text = SCENARIO.replace("  text = \"The editor answered pong.\"", "  text = \"The editor answered pong.\"\n  pace_ms = 40");
+    let text = scenario_text().replace("  text = \"The editor answered pong.\"", "  text = \"The editor answered pong.\"\n  pace_ms = 40");
     let s = scenario::parse(Path::new("t.toml"), text.as_bytes()).unwrap();
     let mut server = ModelServer::start(Flavour::Responses, ModelScript::from_scenario(&s), ToolNaming::default()).await.unwrap();
     let mut events = server.take_events().unwrap();
