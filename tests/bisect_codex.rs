@@ -6,12 +6,42 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use acp_harness::bisect::{self, CompatSwitch, Found, Judge};
+use acp_harness::bisect::{self, CompatSwitch, Found, Judge, Search};
 use semver::Version;
 use serde_json::Value;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs the bisection of `scenario` over the recorded codex-acp versions
+/// from `from` (up to `to`, if given) with the bridge handling `compat`;
+/// returns the versions searched and what the search found.
+fn search_recorded(
+    scenario: &str,
+    from: &str,
+    to: Option<&str>,
+    compat: acp_bridge::Compat,
+) -> (Vec<Version>, Search) {
+    let from = Version::parse(from).unwrap();
+    let to = to.map(|t| Version::parse(t).unwrap());
+    let list: Vec<Version> = bisect::versions(&root(), "codex-acp", true)
+        .unwrap()
+        .into_iter()
+        .filter(|v| *v >= from && to.as_ref().is_none_or(|to| v <= to))
+        .collect();
+    let judge = Judge {
+        root: root(),
+        agent: "codex-acp".into(),
+        scenario: scenario.into(),
+        compat,
+        compare_panel: false,
+        record_timeout: None,
+    };
+    let s = bisect::search(list.len(), |i, good| {
+        judge.judge(&list[i], good.map(|g| &list[g]))
+    });
+    (list, s)
 }
 
 /// Bisects `scenario` over the recorded versions in `[from, to]` with the
@@ -22,23 +52,7 @@ fn bisect_offline(
     to: &str,
     off: &[CompatSwitch],
 ) -> (Version, Version) {
-    let (from, to) = (Version::parse(from).unwrap(), Version::parse(to).unwrap());
-    let list: Vec<Version> = bisect::versions(&root(), "codex-acp", true)
-        .unwrap()
-        .into_iter()
-        .filter(|v| *v >= from && *v <= to)
-        .collect();
-    let judge = Judge {
-        root: root(),
-        agent: "codex-acp".into(),
-        scenario: scenario.into(),
-        compat: bisect::compat_without(off),
-        compare_panel: false,
-        record_timeout: None,
-    };
-    let s = bisect::search(list.len(), |i, good| {
-        judge.judge(&list[i], good.map(|g| &list[g]))
-    });
+    let (list, s) = search_recorded(scenario, from, Some(to), bisect::compat_without(off));
     match s.found {
         Found::Transition {
             last_good,
@@ -149,22 +163,7 @@ fn with_every_handling_on_the_same_ranges_have_no_bad_version() {
         ("unity-call-allowed", "0.4.4"),
         ("permission-denied", "1.0.0"),
     ] {
-        let list: Vec<Version> = bisect::versions(&root(), "codex-acp", true)
-            .unwrap()
-            .into_iter()
-            .filter(|v| *v >= Version::parse(from).unwrap())
-            .collect();
-        let judge = Judge {
-            root: root(),
-            agent: "codex-acp".into(),
-            scenario: scenario.into(),
-            compat: acp_bridge::Compat::default(),
-            compare_panel: false,
-            record_timeout: None,
-        };
-        let s = bisect::search(list.len(), |i, good| {
-            judge.judge(&list[i], good.map(|g| &list[g]))
-        });
+        let (_, s) = search_recorded(scenario, from, None, acp_bridge::Compat::default());
         assert!(
             matches!(s.found, Found::NoBad { .. }),
             "{scenario}: {:?} {:?}",
