@@ -45,7 +45,7 @@ impl Halt {
     /// The outcome a run that played to `result` records, with the note
     /// saying why it stopped early. Both recording clients (ACP and
     /// stream-json) end their runs through here so their outcomes agree.
-    pub(super) fn outcome(result: Result<(), Halt>) -> (Outcome, Option<String>) {
+    fn outcome(result: Result<(), Halt>) -> (Outcome, Option<String>) {
         match result {
             Ok(()) => (Outcome::Ok, None),
             Err(Halt::Timeout(what)) => (Outcome::Timeout, Some(format!("timeout: {what}"))),
@@ -95,9 +95,7 @@ struct TurnPoints {
 
 struct Driver<'a> {
     setup: Setup<'a>,
-    agent: Option<AgentProcess>,
-    rx: Option<UnboundedReceiver<Incoming>>,
-    proc: u32,
+    slot: AgentSlot,
     init_result: Value,
     session_result: Value,
     session_id: String,
@@ -109,17 +107,14 @@ struct Driver<'a> {
     sent_first_prompt: bool,
     /// Methods of the notifications this agent process sent (for `[ready]`).
     notifications_seen: std::collections::HashSet<String>,
-    notes: Vec<String>,
-    last_exit: Exit,
 }
 
 /// Runs `scenario` to its end (or until something halts it) and ends the agent.
 pub async fn run(scenario: &Scenario, setup: Setup<'_>) -> RunEnd {
+    let slot = AgentSlot::new(setup.tap.clone(), setup.stop);
     let mut d = Driver {
         setup,
-        agent: None,
-        rx: None,
-        proc: 0,
+        slot,
         init_result: Value::Null,
         session_result: Value::Null,
         session_id: String::new(),
@@ -130,24 +125,14 @@ pub async fn run(scenario: &Scenario, setup: Setup<'_>) -> RunEnd {
         turn: TurnPoints::default(),
         sent_first_prompt: false,
         notifications_seen: Default::default(),
-        notes: Vec::new(),
-        last_exit: Exit::default(),
     };
-    let (outcome, why) = Halt::outcome(d.play(scenario).await);
-    if let Some(why) = why {
-        d.note(why);
-    }
-    d.end_process().await;
-    RunEnd {
-        outcome,
-        exit: d.last_exit,
-        notes: d.notes,
-    }
+    let result = d.play(scenario).await;
+    d.slot.finish(result).await
 }
 
 impl Driver<'_> {
     fn note(&mut self, text: String) {
-        note(&self.setup.tap, self.proc, &mut self.notes, text);
+        self.slot.note(text);
     }
 
     async fn play(&mut self, scenario: &Scenario) -> Result<(), Halt> {
@@ -189,7 +174,7 @@ impl Driver<'_> {
                     }
                     self.setup
                         .tap
-                        .send(note_event(self.proc, format!("step {n}: interrupt")))
+                        .send(note_event(self.slot.proc, format!("step {n}: interrupt")))
                         .ok();
                     self.interrupt().await?;
                 }
@@ -278,9 +263,7 @@ impl Driver<'_> {
     }
 
     fn agent(&mut self) -> Result<&mut AgentProcess, Halt> {
-        self.agent
-            .as_mut()
-            .ok_or_else(|| Halt::AgentClosed("no agent process".into()))
+        self.slot.agent()
     }
 
     async fn answer_permission(
@@ -330,7 +313,7 @@ impl Driver<'_> {
         let into_minute = since_epoch.as_millis() % 60_000;
         let wait = Duration::from_millis((60_000 - into_minute) as u64 + 500);
         let _ = self.setup.tap.send(note_event(
-            self.proc,
+            self.slot.proc,
             format!("step {n}: waiting for a new wall-clock minute before session/load (profile: resume_in_new_minute)"),
         ));
         tokio::time::sleep(wait).await;
@@ -415,6 +398,7 @@ impl Driver<'_> {
     /// Handles one line from the agent (or fails at the deadline).
     async fn pump(&mut self, deadline: Instant, what: &str) -> Result<(), Halt> {
         let rx = self
+            .slot
             .rx
             .as_mut()
             .ok_or_else(|| Halt::AgentClosed("no agent process".into()))?;
@@ -435,7 +419,7 @@ impl Driver<'_> {
                 return Ok(());
             }
             Ok(Some(None)) | Ok(Some(Some(Incoming::Closed))) => {
-                self.rx = None;
+                self.slot.rx = None;
                 return Err(Halt::AgentClosed(format!("while waiting for {what}")));
             }
             Ok(Some(Some(i))) => i,
@@ -522,22 +506,14 @@ impl Driver<'_> {
     }
 
     async fn start_process(&mut self, load: bool) -> Result<(), Halt> {
-        self.proc += 1;
         let launch = self.setup.launch;
-        eprintln!("[record] starting agent process {}", self.proc);
-        if self.proc > 1 {
-            self.note(format!("agent process {} started", self.proc));
-        }
-        let (agent, rx) = AgentProcess::spawn(
-            self.proc,
-            &launch.program,
+        eprintln!("[record] starting agent process {}", self.slot.proc + 1);
+        self.slot.start(
+            launch,
             &launch.args,
-            &launch.env,
-            std::path::Path::new(&self.setup.workspace),
+            &self.setup.workspace,
             self.setup.tap.clone(),
         )?;
-        self.agent = Some(agent);
-        self.rx = Some(rx);
         self.responses.clear();
         self.permissions.clear();
         self.notifications_seen.clear();
@@ -552,7 +528,7 @@ impl Driver<'_> {
         let Some(result) = init.get("result").cloned() else {
             return Err(Halt::Error(anyhow::anyhow!("initialize failed: {init}")));
         };
-        if self.proc == 1 {
+        if self.slot.proc == 1 {
             (self.setup.on_initialized)(&result);
         }
         self.init_result = result;
@@ -618,26 +594,110 @@ impl Driver<'_> {
     }
 
     async fn end_process(&mut self) {
-        if let Some(agent) = self.agent.take() {
-            let (exit, notes) = agent.stop(self.setup.stop).await;
-            for n in notes {
-                self.note(n);
-            }
-            self.last_exit = exit;
-        }
-        self.rx = None;
+        self.slot.end().await;
         self.running = None;
         self.queued.clear();
         self.permissions.clear();
     }
 }
 
-/// A harness note of agent process `proc`: printed for whoever watches the
-/// run, tapped onto the timeline, and kept for the header's notes.
-pub(super) fn note(tap: &Tap, proc: u32, notes: &mut Vec<String>, text: String) {
-    eprintln!("[record] {text}");
-    let _ = tap.send(note_event(proc, text.clone()));
-    notes.push(text);
+/// The agent process a recording client talks to now (numbered from 1 per
+/// run; a resume or reload starts the next one) with the run's harness notes
+/// and the last process's exit. Both recording clients (ACP and stream-json)
+/// start, note and end their processes through it, so their runs end alike.
+pub(super) struct AgentSlot {
+    tap: Tap,
+    stop: Stop,
+    process: Option<AgentProcess>,
+    /// The current process's output; `None` once it closed.
+    pub(super) rx: Option<UnboundedReceiver<Incoming>>,
+    /// The current process's number (0 before the first).
+    pub(super) proc: u32,
+    notes: Vec<String>,
+    last_exit: Exit,
+}
+
+impl AgentSlot {
+    pub(super) fn new(tap: Tap, stop: Stop) -> Self {
+        AgentSlot {
+            tap,
+            stop,
+            process: None,
+            rx: None,
+            proc: 0,
+            notes: Vec::new(),
+            last_exit: Exit::default(),
+        }
+    }
+
+    /// A harness note: printed for whoever watches the run, tapped onto the
+    /// timeline, and kept for the header's notes.
+    pub(super) fn note(&mut self, text: String) {
+        eprintln!("[record] {text}");
+        let _ = self.tap.send(note_event(self.proc, text.clone()));
+        self.notes.push(text);
+    }
+
+    /// The current process, or why there is none.
+    pub(super) fn agent(&mut self) -> Result<&mut AgentProcess, Halt> {
+        self.process
+            .as_mut()
+            .ok_or_else(|| Halt::AgentClosed("no agent process".into()))
+    }
+
+    /// Starts the next process of `launch` with `args` in `workspace`, its
+    /// traffic tapped to `tap`; a process after the first is noted.
+    pub(super) fn start(
+        &mut self,
+        launch: &Launch,
+        args: &[String],
+        workspace: &str,
+        tap: Tap,
+    ) -> anyhow::Result<()> {
+        self.proc += 1;
+        if self.proc > 1 {
+            self.note(format!("agent process {} started", self.proc));
+        }
+        let (agent, rx) = AgentProcess::spawn(
+            self.proc,
+            &launch.program,
+            args,
+            &launch.env,
+            std::path::Path::new(workspace),
+            tap,
+        )?;
+        self.process = Some(agent);
+        self.rx = Some(rx);
+        Ok(())
+    }
+
+    /// Ends the current process the profile's way; what the stop had to
+    /// do (signals, a kill) becomes notes.
+    pub(super) async fn end(&mut self) {
+        if let Some(agent) = self.process.take() {
+            let (exit, notes) = agent.stop(self.stop).await;
+            for n in notes {
+                self.note(n);
+            }
+            self.last_exit = exit;
+        }
+        self.rx = None;
+    }
+
+    /// Ends the run that played to `result`: notes why it stopped early,
+    /// ends the process, and hands over what the run came to.
+    pub(super) async fn finish(&mut self, result: Result<(), Halt>) -> RunEnd {
+        let (outcome, why) = Halt::outcome(result);
+        if let Some(why) = why {
+            self.note(why);
+        }
+        self.end().await;
+        RunEnd {
+            outcome,
+            exit: std::mem::take(&mut self.last_exit),
+            notes: std::mem::take(&mut self.notes),
+        }
+    }
 }
 
 fn note_event(proc: u32, raw: String) -> Tapped {

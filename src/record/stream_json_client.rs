@@ -16,13 +16,13 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+use tokio::sync::mpsc::unbounded_channel;
 use tokio::time::Instant;
 
-use super::driver::{self, Halt, RunEnd};
-use crate::acp_client::{AgentProcess, Incoming, Tap, Tapped};
+use super::driver::{AgentSlot, Halt, RunEnd};
+use crate::acp_client::{Incoming, Tap, Tapped};
 use crate::profile::{Launch, Stop};
-use crate::recording::{Exit, Leg};
+use crate::recording::Leg;
 use crate::replay::panel_driver::{Action, PanelDriver};
 use crate::scenario::Scenario;
 
@@ -42,40 +42,25 @@ pub struct Setup<'a> {
 
 struct Client<'a> {
     setup: Setup<'a>,
-    agent: Option<AgentProcess>,
-    rx: Option<UnboundedReceiver<Incoming>>,
-    proc: u32,
+    slot: AgentSlot,
     initialized: bool,
-    notes: Vec<String>,
-    last_exit: Exit,
 }
 
 /// Runs `scenario` against the stream-json agent and ends it.
 pub async fn run(scenario: &Scenario, setup: Setup<'_>) -> RunEnd {
+    let slot = AgentSlot::new(setup.tap.clone(), setup.stop);
     let mut c = Client {
         setup,
-        agent: None,
-        rx: None,
-        proc: 0,
+        slot,
         initialized: false,
-        notes: Vec::new(),
-        last_exit: Exit::default(),
     };
-    let (outcome, why) = Halt::outcome(c.play(scenario).await);
-    if let Some(why) = why {
-        c.note(why);
-    }
-    c.end_process().await;
-    RunEnd {
-        outcome,
-        exit: c.last_exit,
-        notes: c.notes,
-    }
+    let result = c.play(scenario).await;
+    c.slot.finish(result).await
 }
 
 impl Client<'_> {
     fn note(&mut self, text: String) {
-        driver::note(&self.setup.tap, self.proc, &mut self.notes, text);
+        self.slot.note(text);
     }
 
     async fn play(&mut self, scenario: &Scenario) -> Result<(), Halt> {
@@ -111,10 +96,7 @@ impl Client<'_> {
     }
 
     async fn send_all(&mut self, lines: &[String]) -> Result<(), Halt> {
-        let agent = self
-            .agent
-            .as_mut()
-            .ok_or_else(|| Halt::AgentClosed("no agent process".into()))?;
+        let agent = self.slot.agent()?;
         for line in lines {
             let frame: Value = serde_json::from_str(line)
                 .map_err(|e| Halt::Error(anyhow::anyhow!("panel line is not JSON: {e}")))?;
@@ -129,13 +111,14 @@ impl Client<'_> {
         let deadline = Instant::now() + WAIT_TIMEOUT;
         loop {
             let rx = self
+                .slot
                 .rx
                 .as_mut()
                 .ok_or_else(|| Halt::AgentClosed("no agent process".into()))?;
             let incoming = match tokio::time::timeout_at(deadline, rx.recv()).await {
                 Err(_) => return Err(Halt::Timeout(format!("waited for {what}"))),
                 Ok(None) | Ok(Some(Incoming::Closed)) => {
-                    self.rx = None;
+                    self.slot.rx = None;
                     return Err(Halt::AgentClosed(format!("while waiting for {what}")));
                 }
                 Ok(Some(i)) => i,
@@ -172,10 +155,6 @@ impl Client<'_> {
     }
 
     fn start_process(&mut self, resume: Option<&str>) -> Result<(), Halt> {
-        self.proc += 1;
-        if self.proc > 1 {
-            self.note(format!("agent process {} started", self.proc));
-        }
         let launch = self.setup.launch;
         let mut args = launch.args.clone();
         if let Some(session) = resume {
@@ -195,27 +174,12 @@ impl Client<'_> {
                 }
             }
         });
-        let (agent, rx) = AgentProcess::spawn(
-            self.proc,
-            &launch.program,
-            &args,
-            &launch.env,
-            std::path::Path::new(&self.setup.workspace),
-            relabelled,
-        )?;
-        self.agent = Some(agent);
-        self.rx = Some(rx);
+        self.slot
+            .start(launch, &args, &self.setup.workspace, relabelled)?;
         Ok(())
     }
 
     async fn end_process(&mut self) {
-        if let Some(agent) = self.agent.take() {
-            let (exit, notes) = agent.stop(self.setup.stop).await;
-            for n in notes {
-                self.note(n);
-            }
-            self.last_exit = exit;
-        }
-        self.rx = None;
+        self.slot.end().await;
     }
 }
