@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use acp_harness::replay::check::{self, Case, Corpus};
+use acp_harness::replay::check::{self, Case, Corpus, Status};
 use acp_harness::replay::golden::{self, Verdict};
 use libtest_mimic::{Arguments, Failed, Trial};
 
@@ -39,12 +39,15 @@ fn main() {
         let (corpus, path) = (corpus.clone(), path.clone());
         trials.push(Trial::test(id.trial_name(), move || recording_trial(&corpus, &path)));
     }
-    let behaviour: [(&str, fn() -> Result<(), Failed>); 5] = [
+    let behaviour: [(&str, fn() -> Result<(), Failed>); 8] = [
         ("fake_agent_serves_a_recording_on_stdio_with_ids_remapped", fake_agent_on_stdio),
         ("truncated_recording_replays_what_is_there_and_says_so", truncated_recording),
         ("malformed_line_is_reported_as_file_and_line", malformed_line),
         ("unknown_format_version_is_refused", unknown_format),
         ("replay_of_any_recording_ends_with_a_transcript_never_a_hang", synthetic_replay_ends),
+        ("known_limitation_passes_when_exactly_the_listed_expectations_fail", known_limitation_holds),
+        ("known_limitation_whose_expectation_passes_again_fails_the_trial", known_limitation_no_longer_holds),
+        ("known_limitation_does_not_cover_an_unlisted_failure", known_limitation_extra_failure),
     ];
     for (name, f) in behaviour {
         trials.push(Trial::test(format!("replay-behaviour/{name}"), f));
@@ -279,4 +282,66 @@ fn fake_agent_on_stdio() -> Result<(), Failed> {
     let _ = child.kill();
     let _ = child.wait();
     outcome
+}
+
+const PING_TOOL_USE: &str = "tool_use name=mcp__unity-ops__uap_ping count exactly 1";
+const PING_RESULT: &str =
+    r#"tool_result tool=mcp__unity-ops__uap_ping count exactly 1 is_error=false text_contains="pong""#;
+
+/// Judges a copy of a committed gemini-cli recording of unity-call-allowed in
+/// a scratch corpus whose gemini-cli known-limitations file has one entry
+/// listing `failing` for that version.
+fn judge_with_limitation(version: &str, failing: &[&str]) -> Result<Case, Failed> {
+    let dir = tempfile::tempdir()?;
+    let agent_dir = dir.path().join("gemini-cli");
+    let version_dir = agent_dir.join(version);
+    std::fs::create_dir_all(&version_dir)?;
+    let path = version_dir.join("unity-call-allowed.jsonl");
+    std::fs::copy(root().join("recordings/gemini-cli").join(version).join("unity-call-allowed.jsonl"), &path)?;
+    let listed: Vec<String> = failing.iter().map(|f| format!("'{f}'")).collect();
+    std::fs::write(
+        agent_dir.join(acp_harness::replay::known_limitations::FILE_NAME),
+        format!(
+            "[[limitation]]\nversions = \"={version}\"\nscenario = \"unity-call-allowed\"\nfailing = [{}]\nreason = \"test\"\n",
+            listed.join(", ")
+        ),
+    )?;
+    let case = check::judge(&scratch_corpus(dir.path()), &path);
+    ensure(case.error.is_none(), || format!("the copy must replay: {:?}", case.error))?;
+    ensure(case.limitation.is_some(), || "the entry must cover the copy".into())?;
+    Ok(case)
+}
+
+fn known_limitation_holds() -> Result<(), Failed> {
+    // 0.22.4 has no mcpCapabilities: both unity expectations fail
+    let case = judge_with_limitation("0.22.4", &[PING_TOOL_USE, PING_RESULT])?;
+    let statuses = case.statuses();
+    ensure(statuses.contains(&Status::KnownLimitation) && !statuses.contains(&Status::ExpectationFailed), || {
+        format!("want known limitation, got {statuses:?}\n{}", case.report())
+    })?;
+    let table = check::table(std::slice::from_ref(&case));
+    ensure(table.contains("known limitation"), || format!("the check table must say so:\n{table}"))
+}
+
+fn known_limitation_no_longer_holds() -> Result<(), Failed> {
+    // 0.24.5 reaches unity-ops: the listed expectation passes
+    let case = judge_with_limitation("0.24.5", &[PING_TOOL_USE])?;
+    let statuses = case.statuses();
+    ensure(statuses.contains(&Status::LimitationNoLongerHolds) && !statuses.contains(&Status::KnownLimitation), || {
+        format!("want no-longer-holds, got {statuses:?}")
+    })?;
+    ensure(!case.passed(), || "a stale entry must fail the trial".into())?;
+    let report = case.report();
+    ensure(report.contains("known limitation no longer holds: remove the entry"), || report.clone())
+}
+
+fn known_limitation_extra_failure() -> Result<(), Failed> {
+    let case = judge_with_limitation("0.22.4", &[PING_TOOL_USE])?;
+    let statuses = case.statuses();
+    ensure(statuses.contains(&Status::ExpectationFailed) && !statuses.contains(&Status::KnownLimitation), || {
+        format!("an unlisted failure must fail, got {statuses:?}")
+    })?;
+    ensure(!case.passed(), || "an unlisted failure must fail the trial".into())?;
+    let report = case.report();
+    ensure(report.contains(PING_RESULT), || format!("the report must name the unlisted failure:\n{report}"))
 }

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::golden::{self, RecordingId, Verdict};
+use super::known_limitations::{self, Limitation};
 use super::replayer::{self, Replay};
 use crate::expect::{self, Failure};
 use crate::recording::{self, Recording};
@@ -113,6 +114,10 @@ pub enum Status {
     Divergence,
     /// A bridge line lacks a key Claude Code always sends (`contracts/`).
     ContractBroken,
+    /// Exactly the expectations a known-limitations entry lists failed.
+    KnownLimitation,
+    /// A listed expectation passes now: the entry must go.
+    LimitationNoLongerHolds,
 }
 
 impl Status {
@@ -125,6 +130,8 @@ impl Status {
             Status::ExpectationFailed => "expectation failed",
             Status::Divergence => "divergence",
             Status::ContractBroken => "contract broken",
+            Status::KnownLimitation => "known limitation",
+            Status::LimitationNoLongerHolds => "known limitation no longer holds",
         }
     }
 }
@@ -145,6 +152,8 @@ pub struct Case {
     pub divergences: usize,
     /// Every bridge line checked against the stream-json contract (when one was derived).
     pub contract: Option<crate::contract::Report>,
+    /// The known-limitations entry covering this recording, if any.
+    pub limitation: Option<Limitation>,
 }
 
 impl Case {
@@ -159,8 +168,21 @@ impl Case {
             Some(Verdict::Differs(_)) => s.push(Status::GoldenDiff),
             _ => {}
         }
-        if !self.failures.is_empty() {
-            s.push(Status::ExpectationFailed);
+        match &self.limitation {
+            None if !self.failures.is_empty() => s.push(Status::ExpectationFailed),
+            None => {}
+            Some(l) => {
+                let c = known_limitations::compare(l, &self.failures);
+                if !c.unlisted.is_empty() {
+                    s.push(Status::ExpectationFailed);
+                }
+                if !c.now_passing.is_empty() {
+                    s.push(Status::LimitationNoLongerHolds);
+                }
+                if c.holds() {
+                    s.push(Status::KnownLimitation);
+                }
+            }
         }
         if self.divergences > 0 {
             s.push(Status::Divergence);
@@ -174,8 +196,9 @@ impl Case {
         s
     }
 
+    /// Passing, or failing exactly as a known-limitations entry says.
     pub fn passed(&self) -> bool {
-        self.statuses() == [Status::Pass]
+        matches!(self.statuses().as_slice(), [Status::Pass] | [Status::KnownLimitation])
     }
 
     /// Everything that went wrong, for people: error, divergences, golden
@@ -199,8 +222,28 @@ impl Case {
             }
             _ => {}
         }
+        let comparison = self.limitation.as_ref().map(|l| (l, known_limitations::compare(l, &self.failures)));
+        if let Some((l, c)) = &comparison {
+            if !c.now_passing.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "known limitation no longer holds: remove the entry (versions {:?}, scenario {}) from {}: now passing: {}",
+                    l.versions,
+                    l.scenario,
+                    known_limitations::FILE_NAME,
+                    c.now_passing.join("; ")
+                );
+            } else if c.holds() {
+                let _ = writeln!(out, "known limitation (versions {:?}): {}", l.versions, l.reason);
+            }
+        }
         for f in &self.failures {
-            let _ = writeln!(out, "{f}");
+            let listed = comparison.as_ref().is_some_and(|(_, c)| !c.unlisted.iter().any(|u| u == known_limitations::expectation_name(f)));
+            if listed {
+                let _ = writeln!(out, "(listed as a known limitation) {f}");
+            } else {
+                let _ = writeln!(out, "{f}");
+            }
         }
         if let Some(c) = &self.contract {
             out.push_str(&c.render());
@@ -228,6 +271,7 @@ pub fn judge(corpus: &Corpus, path: &Path) -> Case {
         failures: Vec::new(),
         divergences: 0,
         contract: None,
+        limitation: None,
     };
     let recording = match recording::read(path) {
         Ok(r) => r,
@@ -249,6 +293,11 @@ pub fn judge(corpus: &Corpus, path: &Path) -> Case {
     case.transcript = render(path, &recording, &replay);
     case.divergences = replay.divergences().count();
     case.failures = expect::evaluate(&scenario.expect, &replay.panel_lines);
+    let limitations = corpus.recordings.join(&case.id.agent).join(known_limitations::FILE_NAME);
+    match known_limitations::find(&limitations, &case.id.version, &case.id.scenario) {
+        Ok(l) => case.limitation = l,
+        Err(e) => case.error = Some(format!("known limitations: {e}")),
+    }
     match crate::contract::for_root(corpus.scenarios.parent().unwrap_or(Path::new("."))) {
         Ok(Some(contract)) => case.contract = Some(contract.check(&replay.panel_lines)),
         Ok(None) => {}

@@ -7,6 +7,7 @@ pub mod check;
 pub mod divergence;
 pub mod fake_agent;
 pub mod golden;
+pub mod known_limitations;
 pub mod normalise;
 pub mod panel_driver;
 pub mod replayer;
