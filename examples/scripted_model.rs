@@ -9,6 +9,7 @@
 use std::time::Duration;
 
 use acp_harness::model_server::{Flavour, ModelExchange, ModelScript, ModelServer, ToolNaming};
+use stub_mcp::Exchange;
 use anyhow::Context as _;
 use tokio::io::AsyncReadExt as _;
 
@@ -36,10 +37,10 @@ async fn main() -> anyhow::Result<()> {
     let printer = tokio::spawn(async move {
         while let Some(e) = events.recv().await {
             let line = match e {
-                ModelExchange::Request { id, method, path, body, .. } => {
+                ModelExchange::Http(Exchange::Request { id, method, path, body, .. }) => {
                     serde_json::json!({"request": id, "method": method, "path": path, "body": body})
                 }
-                ModelExchange::Response { id, status, body, .. } => {
+                ModelExchange::Http(Exchange::Response { id, status, body, .. }) => {
                     serde_json::json!({"response": id, "status": status, "body": body})
                 }
                 ModelExchange::Note { id, text, .. } => serde_json::json!({"note": id, "text": text}),

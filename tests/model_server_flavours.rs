@@ -259,7 +259,7 @@ async fn gemini_api_keys_in_the_query_are_redacted() {
     post(&server, "/v1beta/models/g:streamGenerateContent?alt=sse&key=AIza-secret", &gemini_request("Ping the Unity editor.", false)).await;
     server.shutdown().await;
     let first = events.try_recv().unwrap();
-    let acp_harness::model_server::ModelExchange::Request { path, .. } = first else { panic!("{first:?}") };
+    let acp_harness::model_server::ModelExchange::Http(stub_mcp::Exchange::Request { path, .. }) = first else { panic!("{first:?}") };
     assert_eq!(path, "/v1beta/models/g:streamGenerateContent?alt=sse&key=<redacted>");
 }
 

@@ -9,6 +9,7 @@ use acp_harness::model_server::{
     Flavour, ModelExchange, ModelScript, ModelServer, Running, ToolNaming, UNSCRIPTED_TEXT,
 };
 use acp_harness::scenario;
+use stub_mcp::Exchange;
 use serde_json::{Value, json};
 
 /// This file's script: the shared ping-then-error scenario failing with 503.
@@ -187,8 +188,8 @@ async fn every_exchange_is_published_with_secrets_redacted_and_unknown_paths_get
     let summary: Vec<String> = got
         .iter()
         .map(|e| match e {
-            ModelExchange::Request { id, method, path, .. } => format!("{id} request {method} {path}"),
-            ModelExchange::Response { id, status, .. } => format!("{id} response {status}"),
+            ModelExchange::Http(Exchange::Request { id, method, path, .. }) => format!("{id} request {method} {path}"),
+            ModelExchange::Http(Exchange::Response { id, status, .. }) => format!("{id} response {status}"),
             ModelExchange::Note { id, .. } => format!("{id} note"),
         })
         .collect();
@@ -196,11 +197,11 @@ async fn every_exchange_is_published_with_secrets_redacted_and_unknown_paths_get
         summary,
         vec!["1 request POST /v1/models", "1 note", "1 response 404", "2 request POST /v1/responses", "2 response 200"]
     );
-    let ModelExchange::Request { headers, body, .. } = &got[3] else { unreachable!() };
+    let ModelExchange::Http(Exchange::Request { headers, body, .. }) = &got[3] else { unreachable!() };
     assert!(headers.contains(&("authorization".to_owned(), "<redacted>".to_owned())), "{headers:?}");
     assert!(!format!("{got:?}").contains("sk-secret"));
     assert!(body.contains("Ping the Unity editor."));
-    let ModelExchange::Response { body, .. } = &got[4] else { unreachable!() };
+    let ModelExchange::Http(Exchange::Response { body, .. }) = &got[4] else { unreachable!() };
     assert!(body.starts_with("event: response.created\n"));
 }
 
@@ -237,7 +238,7 @@ async fn a_paced_reply_streams_its_events_apart_and_is_published_whole() {
     server.shutdown().await;
     let mut published = None;
     while let Ok(e) = events.try_recv() {
-        if let ModelExchange::Response { body, .. } = e {
+        if let ModelExchange::Http(Exchange::Response { body, .. }) = e {
             published = Some(body);
         }
     }
@@ -255,8 +256,8 @@ async fn an_oversized_body_is_refused_with_413_and_still_recorded() {
     let mut kinds = Vec::new();
     while let Ok(e) = events.try_recv() {
         kinds.push(match e {
-            ModelExchange::Request { .. } => "request",
-            ModelExchange::Response { status, .. } => {
+            ModelExchange::Http(Exchange::Request { .. }) => "request",
+            ModelExchange::Http(Exchange::Response { status, .. }) => {
                 assert_eq!(status, 413);
                 "response"
             }

@@ -90,29 +90,14 @@ impl Flavour {
 }
 
 /// One half of an HTTP exchange with the model server, or a note about
-/// how a request was answered. Mirrors `stub_mcp::Exchange` so the recorder
-/// treats both legs alike; `id` pairs a response (and notes) with its request.
+/// how a request was answered. The halves are stub-mcp's own
+/// [`stub_mcp::Exchange`], so the recorder writes both HTTP legs alike; `id`
+/// pairs a response (and notes) with its request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ModelExchange {
-    Request {
-        id: u64,
-        method: String,
-        /// Path and query.
-        path: String,
-        /// Lower-case names in arrival order; secrets redacted.
-        headers: Vec<(String, String)>,
-        /// The body as received (lossy UTF-8).
-        body: String,
-        at: SystemTime,
-    },
-    Response {
-        id: u64,
-        status: u16,
-        headers: Vec<(String, String)>,
-        /// The whole body; for SSE the whole stream text.
-        body: String,
-        at: SystemTime,
-    },
+    /// A request (body as received, lossy UTF-8; secrets redacted) or its
+    /// response (for SSE the whole stream text).
+    Http(stub_mcp::Exchange),
     /// How the script placed request `id` when that is worth knowing (an
     /// unscripted answer, a tool-name fallback). For the recording's
     /// harness notes.
@@ -122,17 +107,15 @@ pub enum ModelExchange {
 impl ModelExchange {
     pub fn id(&self) -> u64 {
         match self {
-            ModelExchange::Request { id, .. }
-            | ModelExchange::Response { id, .. }
-            | ModelExchange::Note { id, .. } => *id,
+            ModelExchange::Http(exchange) => exchange.id(),
+            ModelExchange::Note { id, .. } => *id,
         }
     }
 
     pub fn at(&self) -> SystemTime {
         match self {
-            ModelExchange::Request { at, .. }
-            | ModelExchange::Response { at, .. }
-            | ModelExchange::Note { at, .. } => *at,
+            ModelExchange::Http(exchange) => exchange.at(),
+            ModelExchange::Note { at, .. } => *at,
         }
     }
 }
@@ -379,14 +362,14 @@ async fn handle(State(state): State<Arc<ServerState>>, method: Method, uri: Uri,
         Ok(Err(e)) => (Bytes::new(), Some((413, format!("request body unreadable or over {BODY_LIMIT} bytes: {e}")))),
         Err(_) => (Bytes::new(), Some((408, format!("request body not complete within {BODY_READ_TIMEOUT:?}")))),
     };
-    state.publish(ModelExchange::Request {
+    state.publish(ModelExchange::Http(stub_mcp::Exchange::Request {
         id,
         method: method.as_str().to_owned(),
         path: path.clone(),
         headers: redact_headers(&headers),
         body: String::from_utf8_lossy(&body).into_owned(),
         at: SystemTime::now(),
-    });
+    }));
     let (reply, pace) = match refused {
         Some((status, message)) => {
             state.note(id, format!("model server: {message} ({status})"));
@@ -404,7 +387,13 @@ async fn handle(State(state): State<Arc<ServerState>>, method: Method, uri: Uri,
     match pace.filter(|_| sse).map(|ms| Duration::from_millis(u64::from(ms))) {
         None => {
             *response.body_mut() = Body::from(reply.body.clone());
-            state.publish(ModelExchange::Response { id, status: reply.status, headers, body: reply.body, at: SystemTime::now() });
+            state.publish(ModelExchange::Http(stub_mcp::Exchange::Response {
+                id,
+                status: reply.status,
+                headers,
+                body: reply.body,
+                at: SystemTime::now(),
+            }));
         }
         Some(pace) => {
             *response.body_mut() = Body::from_stream(paced(state.clone(), id, reply.status, headers, reply.body, pace));
@@ -441,13 +430,13 @@ fn paced(
                     format!("model server: client went away after {} of {} events", self.events_sent, self.events),
                 );
             }
-            self.state.publish(ModelExchange::Response {
+            self.state.publish(ModelExchange::Http(stub_mcp::Exchange::Response {
                 id: self.id,
                 status: self.status,
                 headers: std::mem::take(&mut self.headers),
                 body: std::mem::take(&mut self.sent),
                 at: SystemTime::now(),
-            });
+            }));
         }
     }
     let events: Vec<String> = body.split_inclusive("\n\n").map(str::to_owned).collect();

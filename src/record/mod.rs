@@ -511,6 +511,29 @@ fn is_tool_call(ex: &stub_mcp::Exchange) -> bool {
 }
 
 fn mcp_event(ex: stub_mcp::Exchange) -> Tapped {
+    http_event(Leg::Mcp, ex)
+}
+
+fn model_event(ex: ModelExchange) -> Tapped {
+    match ex {
+        ModelExchange::Http(ex) => http_event(Leg::Model, ex),
+        ModelExchange::Note { text, .. } => Tapped {
+            leg: Leg::Harness,
+            dir: Dir::Note,
+            proc: 0,
+            raw: if text.starts_with("model server") {
+                text
+            } else {
+                format!("model server: {text}")
+            },
+            http: None,
+        },
+    }
+}
+
+/// One half of an HTTP exchange on `leg` (the MCP or the model leg) as a
+/// timeline event.
+fn http_event(leg: Leg, ex: stub_mcp::Exchange) -> Tapped {
     match ex {
         stub_mcp::Exchange::Request {
             method,
@@ -519,7 +542,7 @@ fn mcp_event(ex: stub_mcp::Exchange) -> Tapped {
             body,
             ..
         } => Tapped {
-            leg: Leg::Mcp,
+            leg,
             dir: Dir::Request,
             proc: 0,
             raw: body,
@@ -531,52 +554,11 @@ fn mcp_event(ex: stub_mcp::Exchange) -> Tapped {
             body,
             ..
         } => Tapped {
-            leg: Leg::Mcp,
+            leg,
             dir: Dir::Response,
             proc: 0,
             raw: body,
             http: Some(http(None, None, Some(status), headers)),
-        },
-    }
-}
-
-fn model_event(ex: ModelExchange) -> Tapped {
-    match ex {
-        ModelExchange::Request {
-            method,
-            path,
-            headers,
-            body,
-            ..
-        } => Tapped {
-            leg: Leg::Model,
-            dir: Dir::Request,
-            proc: 0,
-            raw: body,
-            http: Some(http(Some(method), Some(path), None, headers)),
-        },
-        ModelExchange::Response {
-            status,
-            headers,
-            body,
-            ..
-        } => Tapped {
-            leg: Leg::Model,
-            dir: Dir::Response,
-            proc: 0,
-            raw: body,
-            http: Some(http(None, None, Some(status), headers)),
-        },
-        ModelExchange::Note { text, .. } => Tapped {
-            leg: Leg::Harness,
-            dir: Dir::Note,
-            proc: 0,
-            raw: if text.starts_with("model server") {
-                text
-            } else {
-                format!("model server: {text}")
-            },
-            http: None,
         },
     }
 }
