@@ -6,7 +6,9 @@ mod support;
 
 use std::time::Duration;
 
-use support::{Bridge, kill_pids, peer_cmd, read_pids, scratch, wait_gone};
+use support::{
+    Bridge, assert_peer_kept_to_script, kill_pids, peer_cmd, read_pids, scratch, wait_gone,
+};
 
 /// What the panel does once the agent runs.
 #[derive(Clone, Copy, PartialEq)]
@@ -179,10 +181,7 @@ fn failed_authentication_ends_agent_and_bridge_with_an_error() {
         "{stderr}"
     );
     assert!(stderr.contains("the session failed"), "{stderr}");
-    assert!(
-        !stderr.contains("scripted-acp-peer: step"),
-        "the peer left its script:\n{stderr}"
-    );
+    assert_peer_kept_to_script(&stderr);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

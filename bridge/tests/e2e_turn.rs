@@ -5,7 +5,7 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::{Bridge, peer_cmd, read_pids, scratch};
+use support::{Bridge, assert_peer_kept_to_script, peer_cmd, read_pids, scratch};
 
 fn is(v: &Value, ty: &str) -> bool {
     v["type"] == ty
@@ -98,19 +98,12 @@ fn turn_with_a_tool_call_and_permission_round_trip_completes_over_pipes() {
 
     // Clean end: the panel closes stdin, the bridge ends the agent and exits 0.
     bridge.close_stdin();
-    bridge.read_to_end();
-    let (status, left) = bridge.wait_exit_and_reap(&peer_pids);
+    let (status, left) = bridge.read_to_exit(&peer_pids);
     let stderr = bridge.stderr();
     assert!(status.success(), "exit {status}\nstderr:\n{stderr}");
     assert!(left.is_empty(), "agent still running: {left:?}");
 
-    let results = bridge.results_seen();
-    assert_eq!(
-        results,
-        1,
-        "exactly one result:\n{}",
-        bridge.seen.join("\n")
-    );
+    bridge.assert_one_result();
     // Agent stderr is forwarded with a prefix; the peer checked every request
     // against its script (a deviation would have ended it with an error).
     assert!(
@@ -121,10 +114,7 @@ fn turn_with_a_tool_call_and_permission_round_trip_completes_over_pipes() {
         stderr.contains("session/request_permission answered"),
         "{stderr}"
     );
-    assert!(
-        !stderr.contains("scripted-acp-peer: step"),
-        "the peer left its script:\n{stderr}"
-    );
+    assert_peer_kept_to_script(&stderr);
     // --bridge-log kept the traffic of both legs, tagged by direction.
     let log = std::fs::read_to_string(&log).unwrap();
     for tag in ["panel> ", "<panel ", "agent< ", "<agent ", "agent-stderr "] {
@@ -170,8 +160,7 @@ fn panel_closing_stdin_mid_turn_still_gets_the_result() {
     bridge.close_stdin();
     let result = bridge.wait_for("the result after stdin closed", |v| is(v, "result"));
     assert_eq!(result["is_error"], false, "{result}");
-    bridge.read_to_end();
-    let (status, left) = bridge.wait_exit_and_reap(&peer_pids);
+    let (status, left) = bridge.read_to_exit(&peer_pids);
     assert!(
         status.success(),
         "exit {status}\nstderr:\n{}",
@@ -221,8 +210,7 @@ fn eight_mib_image_result_crosses_the_pipes_as_an_image_block() {
     let result = bridge.wait_for("the result", |v| is(v, "result"));
     assert_eq!(result["is_error"], false);
     bridge.close_stdin();
-    bridge.read_to_end();
-    let (status, _) = bridge.wait_exit_and_reap(&peer_pids);
+    let (status, _) = bridge.read_to_exit(&peer_pids);
     assert!(
         status.success(),
         "exit {status}\nstderr:\n{}",
@@ -251,14 +239,10 @@ fn print_mode_prompt_runs_one_turn_without_reading_stdin() {
     let result = bridge.wait_for("the result", |v| is(v, "result"));
     assert_eq!(result["is_error"], false, "{result}");
     assert_eq!(result["result"], "pong");
-    bridge.read_to_end();
-    let (status, _) = bridge.wait_exit_and_reap(&peer_pids);
+    let (status, _) = bridge.read_to_exit(&peer_pids);
     let stderr = bridge.stderr();
     assert!(status.success(), "exit {status}\nstderr:\n{stderr}");
-    assert!(
-        !stderr.contains("scripted-acp-peer: step"),
-        "the peer left its script:\n{stderr}"
-    );
+    assert_peer_kept_to_script(&stderr);
     // The initialize the host sent for itself is not answered on stdout.
     assert!(
         !bridge.seen.iter().any(|l| l.contains("control_response")),
@@ -290,8 +274,7 @@ fn unread_stderr_does_not_stall_a_chatty_session() {
     let peer_pids = read_pids(&pid_file);
     let result = bridge.wait_for("the result", |v| is(v, "result"));
     assert_eq!(result["is_error"], false, "{result}");
-    bridge.read_to_end();
-    let (status, left) = bridge.wait_exit_and_reap(&peer_pids);
+    let (status, left) = bridge.read_to_exit(&peer_pids);
     assert!(status.success(), "exit {status}");
     assert!(left.is_empty(), "agent still running: {left:?}");
     let _ = std::fs::remove_dir_all(&dir);
@@ -318,26 +301,16 @@ fn interrupt_during_a_permission_prompt_cancels_and_ends_the_turn_once() {
     assert_eq!(ack["response"]["subtype"], "success", "{ack}");
     bridge.wait_for("the result", |v| is(v, "result"));
     bridge.close_stdin();
-    bridge.read_to_end();
-    let (status, _) = bridge.wait_exit_and_reap(&peer_pids);
+    let (status, _) = bridge.read_to_exit(&peer_pids);
     let stderr = bridge.stderr();
     assert!(status.success(), "exit {status}\nstderr:\n{stderr}");
-    let results = bridge.results_seen();
-    assert_eq!(
-        results,
-        1,
-        "exactly one result:\n{}",
-        bridge.seen.join("\n")
-    );
+    bridge.assert_one_result();
     // session/cancel reached the agent before the permission answer, which
     // the peer checked was `cancelled`.
     assert!(
         stderr.contains("scripted-acp-peer: got session/cancel"),
         "{stderr}"
     );
-    assert!(
-        !stderr.contains("scripted-acp-peer: step"),
-        "the peer left its script:\n{stderr}"
-    );
+    assert_peer_kept_to_script(&stderr);
     let _ = std::fs::remove_dir_all(&dir);
 }

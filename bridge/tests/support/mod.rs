@@ -229,12 +229,20 @@ impl Bridge {
         (status, left)
     }
 
-    /// How many `result` lines the panel has read so far.
-    pub fn results_seen(&self) -> usize {
-        self.seen
+    /// Reads stdout to its end, then [`Bridge::wait_exit_and_reap`].
+    pub fn read_to_exit(&mut self, pids: &[i32]) -> (ExitStatus, Vec<i32>) {
+        self.read_to_end();
+        self.wait_exit_and_reap(pids)
+    }
+
+    /// Asserts the panel read exactly one `result` line.
+    pub fn assert_one_result(&self) {
+        let results = self
+            .seen
             .iter()
             .filter(|l| l.contains(r#""type":"result""#))
-            .count()
+            .count();
+        assert_eq!(results, 1, "exactly one result:\n{}", self.seen.join("\n"));
     }
 
     pub fn fail(&mut self, why: &str) -> ! {
@@ -254,6 +262,15 @@ impl Drop for Bridge {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Asserts the scripted peer never left its script (it says `step` on
+/// stderr when a request was not the one its script expected).
+pub fn assert_peer_kept_to_script(stderr: &str) {
+    assert!(
+        !stderr.contains("scripted-acp-peer: step"),
+        "the peer left its script:\n{stderr}"
+    );
 }
 
 /// Pids written by the peer (its own first, then its helper's), waiting for the file.
