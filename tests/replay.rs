@@ -23,6 +23,9 @@ thread_local! {
     static IN_INSTA: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
+/// A behaviour trial: its name and body.
+type BehaviourTrial = (&'static str, fn() -> Result<(), Failed>);
+
 fn main() {
     let args = Arguments::from_args();
     let default_hook = std::panic::take_hook();
@@ -39,7 +42,7 @@ fn main() {
         let (corpus, path) = (corpus.clone(), path.clone());
         trials.push(Trial::test(id.trial_name(), move || recording_trial(&corpus, &path)));
     }
-    let behaviour: [(&str, fn() -> Result<(), Failed>); 8] = [
+    let behaviour: [BehaviourTrial; 8] = [
         ("fake_agent_serves_a_recording_on_stdio_with_ids_remapped", fake_agent_on_stdio),
         ("truncated_recording_replays_what_is_there_and_says_so", truncated_recording),
         ("malformed_line_is_reported_as_file_and_line", malformed_line),
