@@ -239,15 +239,8 @@ fn a_justification_without_a_reason_is_an_error_naming_the_file_and_entry() {
 
 /// The unjustified differences the README lists for the bridge to decide
 /// (scenario, key). A new one fails the test below; a fixed one may go.
-const KNOWN_UNJUSTIFIED: &[(&str, &str)] = &[
-    ("interrupt-slow-tool", "results"),
-    (
-        "interrupt-slow-tool",
-        "kind-missing:result/error_during_execution",
-    ),
-    ("model-error", "results"),
-    ("model-error", "kind-extra:result/error_during_execution"),
-];
+/// None left: the interrupted and API-error `result`s now match Claude Code.
+const KNOWN_UNJUSTIFIED: &[(&str, &str)] = &[];
 
 #[test]
 fn the_bridge_differs_from_claude_code_only_where_justified_or_listed_in_the_readme() {

@@ -134,6 +134,10 @@ impl StreamingMessage {
     }
 }
 
+/// The `errors` entry of an interrupted turn: the TS Agent SDK throws on a
+/// non-success result without one.
+const INTERRUPTED_TEXT: &str = "the turn was interrupted (stop reason: cancelled)";
+
 /// The `errors` text of a turn the agent ended with `max_turn_requests`.
 const MAX_TURNS_TEXT: &str =
     "the agent ended the turn: it reached its limit of model requests (max_turn_requests)";
@@ -152,6 +156,17 @@ pub(crate) struct Turn {
     pub error: Option<String>,
     /// Every distinct error seen, first first (the result's `errors`).
     pub errors: Vec<String>,
+    /// The agent answered a prompt with a JSON-RPC error: Claude Code reports
+    /// its API errors as `success` + `is_error` with the text as `result`.
+    pub prompt_error: Option<String>,
+    /// The bridge sent `session/cancel` for the running prompt (the panel
+    /// interrupted); cleared when that prompt returns.
+    pub cancel_sent: bool,
+    /// A prompt the panel interrupted ended `cancelled`: Claude Code ends an
+    /// interrupted turn `error_during_execution`. An agent that ends
+    /// `cancelled` on its own (Grok after a denied permission) is not
+    /// interrupted: Claude ends that turn `success`.
+    pub interrupted: bool,
     pub refused: bool,
     pub max_turns: bool,
     pub usage: Usage,
@@ -173,6 +188,9 @@ impl Turn {
             stop_reason: None,
             error: None,
             errors: Vec::new(),
+            prompt_error: None,
+            cancel_sent: false,
+            interrupted: false,
             refused: false,
             max_turns: false,
             usage: Usage::default(),
@@ -194,12 +212,28 @@ impl Turn {
         }
     }
 
+    /// Records the agent's JSON-RPC error answer to a prompt. It is kept in
+    /// `errors` too, so a turn that also failed otherwise lists it.
+    pub fn fail_prompt(&mut self, why: impl Into<String>) {
+        let why = why.into();
+        if self.prompt_error.is_none() {
+            self.prompt_error = Some(why.clone());
+        }
+        if !self.errors.contains(&why) {
+            self.errors.push(why);
+        }
+    }
+
     /// The `result` line for this turn, ended at `now`.
     pub fn result(&self, now: Duration) -> Value {
-        let is_error = self.error.is_some() || self.refused || self.max_turns;
+        let is_error = self.error.is_some()
+            || self.prompt_error.is_some()
+            || self.interrupted
+            || self.refused
+            || self.max_turns;
         let subtype = if self.max_turns {
             "error_max_turns"
-        } else if self.error.is_some() {
+        } else if self.error.is_some() || self.interrupted {
             "error_during_execution"
         } else {
             "success"
@@ -208,13 +242,16 @@ impl Turn {
         if !self.saw_prompt_usage {
             usage.input_tokens = self.context_used.unwrap_or(0);
         }
-        let result = match &self.error {
+        let result = match self.error.as_ref().or(self.prompt_error.as_ref()) {
             Some(e) => e.clone(),
             None => self.last_text.clone(),
         };
         let mut errors = self.errors.clone();
         if errors.is_empty() && self.max_turns {
             errors.push(MAX_TURNS_TEXT.to_string());
+        }
+        if self.interrupted && subtype == "error_during_execution" && errors.is_empty() {
+            errors.push(INTERRUPTED_TEXT.to_string());
         }
         stream_json::result(&stream_json::TurnResult {
             is_error,

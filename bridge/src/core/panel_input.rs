@@ -205,6 +205,9 @@ impl Bridge {
                 "session/cancel",
                 client::cancel_params(&sid),
             ));
+            if let Some(t) = self.turn.as_mut() {
+                t.cancel_sent = true;
+            }
             // queued steering prompts stay queued: they are sent once the
             // cancelled prompt returns, as the recorder does
             self.cancel_pending_permissions();
@@ -340,6 +343,9 @@ impl Bridge {
                 "session/cancel",
                 client::cancel_params(&sid),
             ));
+            if let Some(t) = self.turn.as_mut() {
+                t.cancel_sent = true;
+            }
             self.cancel_pending_permissions();
         }
     }

@@ -168,7 +168,7 @@ impl Bridge {
         match error {
             Some(e) => {
                 let msg = format!("the agent failed the prompt: {}", rpc_message(e));
-                t.fail(msg.clone());
+                t.fail_prompt(msg.clone());
                 self.out.diagnostics.push(msg);
             }
             None => {
@@ -181,9 +181,13 @@ impl Bridge {
                     Some("max_turn_requests") => t.max_turns = true,
                     _ => {}
                 }
+                // the last prompt decides: a queued prompt that ran after
+                // the cancelled one ends the turn as it ends
+                t.interrupted = t.cancel_sent && stop.as_deref() == Some("cancelled");
                 t.stop_reason = stop;
             }
         }
+        t.cancel_sent = false;
         if let Some(next) = t.queue.pop_front() {
             self.send_prompt(next);
         } else {
