@@ -197,17 +197,23 @@ impl Bridge {
         }
     }
 
+    /// Sends `session/cancel` and marks the running turn as interrupted by
+    /// the panel, so its `result` reports the interruption as Claude does.
+    fn send_session_cancel(&mut self, sid: &str) {
+        self.send(client::rpc_notification(
+            "session/cancel",
+            client::cancel_params(sid),
+        ));
+        if let Some(t) = self.turn.as_mut() {
+            t.cancel_sent = true;
+        }
+    }
+
     pub(super) fn interrupt(&mut self, request_id: &str) {
         if self.turn.is_some()
             && let Some(sid) = self.session_id.clone()
         {
-            self.send(client::rpc_notification(
-                "session/cancel",
-                client::cancel_params(&sid),
-            ));
-            if let Some(t) = self.turn.as_mut() {
-                t.cancel_sent = true;
-            }
+            self.send_session_cancel(&sid);
             // queued steering prompts stay queued: they are sent once the
             // cancelled prompt returns, as the recorder does
             self.cancel_pending_permissions();
@@ -339,13 +345,7 @@ impl Bridge {
         if answer.interrupt
             && let Some(sid) = self.session_id.clone()
         {
-            self.send(client::rpc_notification(
-                "session/cancel",
-                client::cancel_params(&sid),
-            ));
-            if let Some(t) = self.turn.as_mut() {
-                t.cancel_sent = true;
-            }
+            self.send_session_cancel(&sid);
             self.cancel_pending_permissions();
         }
     }
