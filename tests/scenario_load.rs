@@ -171,14 +171,7 @@ fn readme_examples_parse_and_cover_every_step_kind() {
     let kinds: Vec<&str> = s
         .steps
         .iter()
-        .map(|st| match st {
-            Step::Prompt(_) => "prompt",
-            Step::Permission { .. } => "permission",
-            Step::Interrupt { .. } => "interrupt",
-            Step::Steer { .. } => "steer",
-            Step::SetMode { .. } => "set_mode",
-            Step::Resume => "resume",
-        })
+        .map(Step::kind)
         .collect();
     for kind in ["prompt", "permission", "interrupt", "steer", "set_mode", "resume"] {
         assert!(kinds.contains(&kind), "README has no `{kind}` example; has {kinds:?}");

@@ -166,7 +166,7 @@ impl<'a> PanelDriver<'a> {
 
     fn wait(&self, waiting_for: impl Into<String>) -> Action {
         let step_kind = match self.scenario.steps.get(self.next_step) {
-            Some(s) => step_kind(s),
+            Some(s) => s.kind(),
             None => "end",
         };
         Action::Wait { step: self.next_step + 1, step_kind, waiting_for: waiting_for.into() }
@@ -288,18 +288,6 @@ impl<'a> PanelDriver<'a> {
         };
         self.next_step += 1;
         action
-    }
-}
-
-/// The scenario spelling of a step's kind.
-pub fn step_kind(step: &Step) -> &'static str {
-    match step {
-        Step::Prompt(_) => "prompt",
-        Step::Permission { .. } => "permission",
-        Step::Interrupt { .. } => "interrupt",
-        Step::Steer { .. } => "steer",
-        Step::SetMode { .. } => "set_mode",
-        Step::Resume => "resume",
     }
 }
 

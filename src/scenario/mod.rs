@@ -190,6 +190,20 @@ pub enum ExpectKind {
     UserEcho,
 }
 
+impl Step {
+    /// The scenario file's spelling of this step's kind (`panel = "..."`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Step::Prompt(_) => "prompt",
+            Step::Permission { .. } => "permission",
+            Step::Interrupt { .. } => "interrupt",
+            Step::Steer { .. } => "steer",
+            Step::SetMode { .. } => "set_mode",
+            Step::Resume => "resume",
+        }
+    }
+}
+
 impl ExpectKind {
     /// The spelling used in scenario files.
     pub fn as_str(self) -> &'static str {
