@@ -12,7 +12,11 @@ use criterion::{Criterion, criterion_group, criterion_main};
 fn corpus() -> (Corpus, Vec<PathBuf>) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let corpus = Corpus::at(root);
-    let mut paths = if corpus.recordings.exists() { corpus.recordings().unwrap_or_default() } else { Vec::new() };
+    let mut paths = if corpus.recordings.exists() {
+        corpus.recordings().unwrap_or_default()
+    } else {
+        Vec::new()
+    };
     if paths.is_empty() {
         // An empty corpus still measures the pipeline, on the synthetic fixture.
         paths.push(root.join("tests/fixtures/synthetic-text-only.jsonl"));
@@ -23,13 +27,22 @@ fn corpus() -> (Corpus, Vec<PathBuf>) {
 fn bench(c: &mut Criterion) {
     let (corpus, paths) = corpus();
     let mut group = c.benchmark_group("replay");
-    group.warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(1)).sample_size(20);
+    group
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(1))
+        .sample_size(20);
     for path in &paths {
         let name = corpus.id_of(path, None).trial_name();
         group.bench_function(name, |b| b.iter(|| check::judge(&corpus, path)));
     }
     group.bench_function(format!("whole corpus ({} recordings)", paths.len()), |b| {
-        b.iter(|| paths.iter().map(|p| check::judge(&corpus, p)).filter(|c| c.passed()).count())
+        b.iter(|| {
+            paths
+                .iter()
+                .map(|p| check::judge(&corpus, p))
+                .filter(|c| c.passed())
+                .count()
+        })
     });
     group.finish();
 }

@@ -44,7 +44,11 @@ pub struct Failure {
 
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "expectation (scenario line {}) {} failed: {}", self.line, self.expectation, self.why)?;
+        writeln!(
+            f,
+            "expectation (scenario line {}) {} failed: {}",
+            self.line, self.expectation, self.why
+        )?;
         writeln!(f, "  expected: {}", self.expected)?;
         write!(f, "  came:     {}", self.came)?;
         for item in &self.items {
@@ -56,9 +60,15 @@ impl fmt::Display for Failure {
 
 /// Checks every expectation; returns the ones that failed.
 pub fn evaluate(expectations: &[Expectation], panel_lines: &[String]) -> Vec<Failure> {
-    let lines: Vec<Value> = panel_lines.iter().map(|l| serde_json::from_str(l).unwrap_or(Value::Null)).collect();
+    let lines: Vec<Value> = panel_lines
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap_or(Value::Null))
+        .collect();
     let names = tool_names(&lines);
-    expectations.iter().filter_map(|e| check(e, &lines, &names)).collect()
+    expectations
+        .iter()
+        .filter_map(|e| check(e, &lines, &names))
+        .collect()
 }
 
 /// tool_use id -> tool name, over the whole output.
@@ -85,7 +95,10 @@ fn str_at<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
 }
 
 fn blocks(v: &Value) -> impl Iterator<Item = &Value> {
-    v.pointer("/message/content").and_then(Value::as_array).into_iter().flatten()
+    v.pointer("/message/content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
 }
 
 fn is_echo(v: &Value) -> bool {
@@ -96,29 +109,49 @@ fn is_echo(v: &Value) -> bool {
 fn select(kind: ExpectKind, lines: &[Value]) -> Vec<Item> {
     let mut items = Vec::new();
     let mut push = |line: usize, value: &Value, is_error: Option<bool>| {
-        items.push(Item { line, value: value.clone(), is_error })
+        items.push(Item {
+            line,
+            value: value.clone(),
+            is_error,
+        })
     };
     for (i, v) in lines.iter().enumerate() {
         let block_kind = |wanted: &'static str| {
             blocks(v).filter(move |b| b.get("type").and_then(Value::as_str) == Some(wanted))
         };
         match kind {
-            ExpectKind::ToolUse if ty(v) == "assistant" => block_kind("tool_use").for_each(|b| push(i, b, None)),
-            ExpectKind::AssistantText if ty(v) == "assistant" => block_kind("text").for_each(|b| push(i, b, None)),
-            ExpectKind::Thinking if ty(v) == "assistant" => block_kind("thinking").for_each(|b| push(i, b, None)),
-            ExpectKind::ToolResult if ty(v) == "user" && !is_echo(v) => block_kind("tool_result").for_each(|b| {
-                push(i, b, Some(b.get("is_error").and_then(Value::as_bool).unwrap_or(false)))
-            }),
+            ExpectKind::ToolUse if ty(v) == "assistant" => {
+                block_kind("tool_use").for_each(|b| push(i, b, None))
+            }
+            ExpectKind::AssistantText if ty(v) == "assistant" => {
+                block_kind("text").for_each(|b| push(i, b, None))
+            }
+            ExpectKind::Thinking if ty(v) == "assistant" => {
+                block_kind("thinking").for_each(|b| push(i, b, None))
+            }
+            ExpectKind::ToolResult if ty(v) == "user" && !is_echo(v) => block_kind("tool_result")
+                .for_each(|b| {
+                    push(
+                        i,
+                        b,
+                        Some(b.get("is_error").and_then(Value::as_bool).unwrap_or(false)),
+                    )
+                }),
             ExpectKind::CanUseTool
                 if ty(v) == "control_request"
-                    && v.pointer("/request/subtype").and_then(Value::as_str) == Some("can_use_tool") =>
+                    && v.pointer("/request/subtype").and_then(Value::as_str)
+                        == Some("can_use_tool") =>
             {
                 push(i, v, None)
             }
-            ExpectKind::Result if ty(v) == "result" => {
-                push(i, v, Some(v.get("is_error").and_then(Value::as_bool).unwrap_or(false)))
+            ExpectKind::Result if ty(v) == "result" => push(
+                i,
+                v,
+                Some(v.get("is_error").and_then(Value::as_bool).unwrap_or(false)),
+            ),
+            ExpectKind::SystemInit if ty(v) == "system" && str_at(v, "subtype") == Some("init") => {
+                push(i, v, None)
             }
-            ExpectKind::SystemInit if ty(v) == "system" && str_at(v, "subtype") == Some("init") => push(i, v, None),
             ExpectKind::StreamEvent if ty(v) == "stream_event" => push(i, v, None),
             ExpectKind::UserEcho if ty(v) == "user" && is_echo(v) => push(i, v, None),
             _ => {}
@@ -128,7 +161,12 @@ fn select(kind: ExpectKind, lines: &[Value]) -> Vec<Item> {
 }
 
 /// Whether an item passes the expectation's filters.
-fn passes_filters(e: &Expectation, item: &Item, lines: &[Value], names: &HashMap<String, String>) -> bool {
+fn passes_filters(
+    e: &Expectation,
+    item: &Item,
+    lines: &[Value],
+    names: &HashMap<String, String>,
+) -> bool {
     let v = &item.value;
     if let Some(name) = &e.name {
         let actual = match e.kind {
@@ -166,7 +204,9 @@ fn passes_filters(e: &Expectation, item: &Item, lines: &[Value], names: &HashMap
 fn text_of(v: &Value) -> String {
     fn walk(v: &Value, key: Option<&str>, out: &mut Vec<String>) {
         match v {
-            Value::String(s) if matches!(key, Some("text" | "thinking" | "result" | "content")) => out.push(s.clone()),
+            Value::String(s) if matches!(key, Some("text" | "thinking" | "result" | "content")) => {
+                out.push(s.clone())
+            }
             Value::Object(m) => m.iter().for_each(|(k, v)| walk(v, Some(k), out)),
             Value::Array(a) => a.iter().for_each(|v| walk(v, key, out)),
             _ => {}
@@ -179,7 +219,9 @@ fn text_of(v: &Value) -> String {
 
 fn has_image(v: &Value) -> bool {
     match v {
-        Value::Object(m) => m.get("type").and_then(Value::as_str) == Some("image") || m.values().any(has_image),
+        Value::Object(m) => {
+            m.get("type").and_then(Value::as_str) == Some("image") || m.values().any(has_image)
+        }
         Value::Array(a) => a.iter().any(has_image),
         _ => false,
     }
@@ -212,12 +254,21 @@ fn long_base64_run(s: &str) -> bool {
 
 /// A readable, stable rendering of an item for a failure message.
 fn show(item: &Item) -> String {
-    format!("line {}: {}", item.line + 1, shorten(&digest_base64_runs(&item.value.to_string()), ITEM_MAX))
+    format!(
+        "line {}: {}",
+        item.line + 1,
+        shorten(&digest_base64_runs(&item.value.to_string()), ITEM_MAX)
+    )
 }
 
 fn describe(e: &Expectation) -> String {
     let mut parts = vec![e.kind.as_str().to_string()];
-    for (k, v) in [("name", &e.name), ("tool", &e.tool), ("subtype", &e.subtype), ("with_text", &e.with_text)] {
+    for (k, v) in [
+        ("name", &e.name),
+        ("tool", &e.tool),
+        ("subtype", &e.subtype),
+        ("with_text", &e.with_text),
+    ] {
         if let Some(v) = v {
             parts.push(format!("{k}={v}"));
         }
@@ -242,8 +293,9 @@ fn describe(e: &Expectation) -> String {
 }
 
 fn check(e: &Expectation, lines: &[Value], names: &HashMap<String, String>) -> Option<Failure> {
-    let (items, others): (Vec<Item>, Vec<Item>) =
-        select(e.kind, lines).into_iter().partition(|item| passes_filters(e, item, lines, names));
+    let (items, others): (Vec<Item>, Vec<Item>) = select(e.kind, lines)
+        .into_iter()
+        .partition(|item| passes_filters(e, item, lines, names));
     let fail = |expected: String, came: String, shown: Vec<&Item>| Failure {
         line: e.line,
         expectation: describe(e),
@@ -257,25 +309,49 @@ fn check(e: &Expectation, lines: &[Value], names: &HashMap<String, String>) -> O
         let mut came = format!("{} {what}", items.len());
         if !others.is_empty() {
             // What the filters left out is usually the clue (a wrong tool name).
-            came.push_str(&format!("; other {} items: {} (shown after the matching ones)", e.kind.as_str(), others.len()));
+            came.push_str(&format!(
+                "; other {} items: {} (shown after the matching ones)",
+                e.kind.as_str(),
+                others.len()
+            ));
         }
-        let shown = items.iter().take(SHOWN_ITEMS).chain(others.iter().take(SHOWN_ITEMS)).collect();
+        let shown = items
+            .iter()
+            .take(SHOWN_ITEMS)
+            .chain(others.iter().take(SHOWN_ITEMS))
+            .collect();
         return Some(fail(format!("{} {what}", e.count), came, shown));
     }
     let predicates: [(&str, Box<dyn Fn(&Item) -> bool>); 5] = [
-        ("is_error", Box::new(|i: &Item| e.is_error.is_none_or(|want| i.is_error == Some(want)))),
-        ("has_image", Box::new(|i: &Item| e.has_image.is_none_or(|want| has_image(&i.value) == want))),
+        (
+            "is_error",
+            Box::new(|i: &Item| e.is_error.is_none_or(|want| i.is_error == Some(want))),
+        ),
+        (
+            "has_image",
+            Box::new(|i: &Item| e.has_image.is_none_or(|want| has_image(&i.value) == want)),
+        ),
         (
             "image_or_marker",
-            Box::new(|i: &Item| e.image_or_marker.is_none_or(|want| image_or_marker(&i.value) == want)),
+            Box::new(|i: &Item| {
+                e.image_or_marker
+                    .is_none_or(|want| image_or_marker(&i.value) == want)
+            }),
         ),
         (
             "no_base64_in_text",
-            Box::new(|i: &Item| e.no_base64_in_text.is_none_or(|want| !want || !base64_in_text(&i.value))),
+            Box::new(|i: &Item| {
+                e.no_base64_in_text
+                    .is_none_or(|want| !want || !base64_in_text(&i.value))
+            }),
         ),
         (
             "text_contains",
-            Box::new(|i: &Item| e.text_contains.as_ref().is_none_or(|t| text_of(&i.value).contains(t.as_str()))),
+            Box::new(|i: &Item| {
+                e.text_contains
+                    .as_ref()
+                    .is_none_or(|t| text_of(&i.value).contains(t.as_str()))
+            }),
         ),
     ];
     for (name, ok) in &predicates {
@@ -285,9 +361,15 @@ fn check(e: &Expectation, lines: &[Value], names: &HashMap<String, String>) -> O
             let want = match *name {
                 "is_error" => format!("is_error = {}", e.is_error.unwrap_or_default()),
                 "has_image" => format!("has_image = {}", e.has_image.unwrap_or_default()),
-                "image_or_marker" => format!("image_or_marker = {}", e.image_or_marker.unwrap_or_default()),
+                "image_or_marker" => format!(
+                    "image_or_marker = {}",
+                    e.image_or_marker.unwrap_or_default()
+                ),
                 "no_base64_in_text" => "no base64 image data in any text".to_string(),
-                _ => format!("text containing {:?}", e.text_contains.as_deref().unwrap_or_default()),
+                _ => format!(
+                    "text containing {:?}",
+                    e.text_contains.as_deref().unwrap_or_default()
+                ),
             };
             return Some(fail(
                 format!("every {what} to have {want}"),
@@ -328,7 +410,9 @@ mod tests {
         let text = format!(
             "name = \"t\"\nsummary = \"s\"\ntools = []\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n  [[step.model]]\n  text = \"x\"\n{expect}"
         );
-        scenario::parse(Path::new("t.toml"), text.as_bytes()).expect("test scenario parses").expect
+        scenario::parse(Path::new("t.toml"), text.as_bytes())
+            .expect("test scenario parses")
+            .expect
     }
 
     fn output() -> Vec<String> {
@@ -375,7 +459,9 @@ why = "w"
 
     #[test]
     fn a_wrong_count_names_the_expectation_the_why_and_what_came() {
-        let e = expectations("[[expect]]\nkind = \"tool_use\"\ncount = 0\nwhy = \"nothing calls a tool\"\n");
+        let e = expectations(
+            "[[expect]]\nkind = \"tool_use\"\ncount = 0\nwhy = \"nothing calls a tool\"\n",
+        );
         let f = evaluate(&e, &output());
         assert_eq!(f.len(), 1);
         let text = f[0].to_string();
@@ -387,27 +473,49 @@ why = "w"
 
     #[test]
     fn base64_pasted_into_a_tool_result_text_breaks_no_base64_in_text() {
-        let e = expectations("[[expect]]\nkind = \"tool_result\"\nno_base64_in_text = true\nwhy = \"w\"\n");
+        let e = expectations(
+            "[[expect]]\nkind = \"tool_result\"\nno_base64_in_text = true\nwhy = \"w\"\n",
+        );
         let blob = "QUJD".repeat(75);
         let lines = vec![format!(
             r#"{{"type":"user","message":{{"content":[{{"type":"tool_result","tool_use_id":"c","content":"data:image/png;base64,{blob}"}}]}}}}"#
         )];
         let f = evaluate(&e, &lines);
         assert_eq!(f.len(), 1, "{f:?}");
-        assert!(f[0].items[0].contains("<base64 300 chars"), "the failure shows a digest, not the blob: {}", f[0]);
+        assert!(
+            f[0].items[0].contains("<base64 300 chars"),
+            "the failure shows a digest, not the blob: {}",
+            f[0]
+        );
     }
 
     #[test]
     fn image_or_marker_holds_for_an_image_block_or_a_dropped_image_marker_and_fails_for_silence() {
-        let e = expectations("[[expect]]\nkind = \"tool_result\"\nimage_or_marker = true\nwhy = \"w\"\n");
+        let e = expectations(
+            "[[expect]]\nkind = \"tool_result\"\nimage_or_marker = true\nwhy = \"w\"\n",
+        );
         let result = |content: &str| {
-            vec![format!(r#"{{"type":"user","message":{{"content":[{{"type":"tool_result","tool_use_id":"c","content":{content}}}]}}}}"#)]
+            vec![format!(
+                r#"{{"type":"user","message":{{"content":[{{"type":"tool_result","tool_use_id":"c","content":{content}}}]}}}}"#
+            )]
         };
         let cases = [
             ("an image block", output(), true),
-            ("Gemini's marker", result(r#""Captured Scene view\n[Image: image/png]""#), true),
-            ("the bridge's placeholder", result(r#"[{"type":"text","text":"[image]"}]"#), true),
-            ("text only, image silently lost", result(r#""Captured Scene view""#), false),
+            (
+                "Gemini's marker",
+                result(r#""Captured Scene view\n[Image: image/png]""#),
+                true,
+            ),
+            (
+                "the bridge's placeholder",
+                result(r#"[{"type":"text","text":"[image]"}]"#),
+                true,
+            ),
+            (
+                "text only, image silently lost",
+                result(r#""Captured Scene view""#),
+                false,
+            ),
         ];
         for (what, lines, holds) in cases {
             assert_eq!(evaluate(&e, &lines).is_empty(), holds, "{what}");
@@ -416,9 +524,15 @@ why = "w"
 
     #[test]
     fn with_text_narrows_the_selection_before_counting() {
-        let cases = [("hello", "count = 1", true), ("hello", "count = 2", false), ("absent", "count = 0", true)];
+        let cases = [
+            ("hello", "count = 1", true),
+            ("hello", "count = 2", false),
+            ("absent", "count = 0", true),
+        ];
         for (t, count, holds) in cases {
-            let e = expectations(&format!("[[expect]]\nkind = \"assistant_text\"\nwith_text = \"{t}\"\n{count}\nwhy = \"w\"\n"));
+            let e = expectations(&format!(
+                "[[expect]]\nkind = \"assistant_text\"\nwith_text = \"{t}\"\n{count}\nwhy = \"w\"\n"
+            ));
             assert_eq!(evaluate(&e, &output()).is_empty(), holds, "{t} {count}");
         }
     }

@@ -457,7 +457,8 @@ impl Scrubber {
             self.rules.push((escaped, placeholder.replace('/', "\\/")));
             // Percent-encoded too: Grok names its session directory after the
             // workspace path with '/' as %2F.
-            self.rules.push((value.replace('/', "%2F"), placeholder.replace('/', "%2F")));
+            self.rules
+                .push((value.replace('/', "%2F"), placeholder.replace('/', "%2F")));
         }
         self.rules.push((value, placeholder));
         self.rules

@@ -48,7 +48,10 @@ fn data_lines(body: &str) -> Vec<Value> {
 }
 
 fn chat_request(prompt: &str, with_output: bool) -> Value {
-    let mut messages = vec![json!({"role": "system", "content": "You are Grok."}), json!({"role": "user", "content": prompt})];
+    let mut messages = vec![
+        json!({"role": "system", "content": "You are Grok."}),
+        json!({"role": "user", "content": prompt}),
+    ];
     if with_output {
         messages.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
             "function": {"name": "unity-ops__uap_slow", "arguments": "{}"}}]}));
@@ -78,7 +81,10 @@ fn chat_decode(body: &str) -> Decoded {
         }
     }
     assert!(body.trim_end().ends_with("data: [DONE]"));
-    d.calls = calls.into_iter().map(|(n, i, a)| (n, i, serde_json::from_str(&a).unwrap())).collect();
+    d.calls = calls
+        .into_iter()
+        .map(|(n, i, a)| (n, i, serde_json::from_str(&a).unwrap()))
+        .collect();
     d
 }
 
@@ -102,7 +108,11 @@ fn anthropic_decode(body: &str) -> Decoded {
         match e["type"].as_str().unwrap() {
             "content_block_start" if e["content_block"]["type"] == "tool_use" => {
                 let b = &e["content_block"];
-                d.calls.push((b["name"].as_str().unwrap().into(), b["id"].as_str().unwrap().into(), Value::Null));
+                d.calls.push((
+                    b["name"].as_str().unwrap().into(),
+                    b["id"].as_str().unwrap().into(),
+                    Value::Null,
+                ));
                 json_parts.push(String::new());
             }
             "content_block_delta" => {
@@ -134,12 +144,24 @@ fn gemini_request(prompt: &str, with_output: bool) -> Value {
 fn gemini_decode(body: &str) -> Decoded {
     let mut d = Decoded::default();
     let chunks = data_lines(body);
-    assert_eq!(chunks.last().unwrap()["candidates"][0]["finishReason"], "STOP");
-    assert!(chunks.last().unwrap()["usageMetadata"]["totalTokenCount"].as_u64().unwrap() > 0);
+    assert_eq!(
+        chunks.last().unwrap()["candidates"][0]["finishReason"],
+        "STOP"
+    );
+    assert!(
+        chunks.last().unwrap()["usageMetadata"]["totalTokenCount"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
     for c in chunks {
         for p in c["candidates"][0]["content"]["parts"].as_array().unwrap() {
             if let Some(fc) = p.get("functionCall") {
-                d.calls.push((fc["name"].as_str().unwrap().into(), fc["id"].as_str().unwrap().into(), fc["args"].clone()));
+                d.calls.push((
+                    fc["name"].as_str().unwrap().into(),
+                    fc["id"].as_str().unwrap().into(),
+                    fc["args"].clone(),
+                ));
             } else if p["thought"] == true {
                 d.thinking += p["text"].as_str().unwrap();
             } else {
@@ -181,11 +203,22 @@ fn cases() -> Vec<Case> {
 
 async fn start(flavour: Flavour) -> Running {
     let s = scenario::parse(Path::new("t.toml"), scenario_text().as_bytes()).unwrap();
-    ModelServer::start(flavour, ModelScript::from_scenario(&s), ToolNaming::default()).await.unwrap()
+    ModelServer::start(
+        flavour,
+        ModelScript::from_scenario(&s),
+        ToolNaming::default(),
+    )
+    .await
+    .unwrap()
 }
 
 async fn post(server: &Running, path: &str, body: &Value) -> (u16, String) {
-    let resp = reqwest::Client::new().post(format!("{}{path}", server.url())).json(body).send().await.unwrap();
+    let resp = reqwest::Client::new()
+        .post(format!("{}{path}", server.url()))
+        .json(body)
+        .send()
+        .await
+        .unwrap();
     (resp.status().as_u16(), resp.text().await.unwrap())
 }
 
@@ -195,7 +228,12 @@ async fn every_flavour_answers_the_script_in_its_own_shape() {
         let name = format!("{:?}", case.flavour);
         let server = start(case.flavour).await;
 
-        let (status, body) = post(&server, case.path, &(case.request)("Ping the Unity editor.", false)).await;
+        let (status, body) = post(
+            &server,
+            case.path,
+            &(case.request)("Ping the Unity editor.", false),
+        )
+        .await;
         assert_eq!(status, 200, "{name}: {body}");
         assert_eq!(
             (case.decode)(&body),
@@ -207,18 +245,30 @@ async fn every_flavour_answers_the_script_in_its_own_shape() {
             "{name}: first request"
         );
 
-        let (status, body) = post(&server, case.path, &(case.request)("Ping the Unity editor.", true)).await;
+        let (status, body) = post(
+            &server,
+            case.path,
+            &(case.request)("Ping the Unity editor.", true),
+        )
+        .await;
         assert_eq!(status, 200, "{name}");
         assert_eq!(
             (case.decode)(&body),
-            Decoded { text: "The editor answered pong.".into(), ..Default::default() },
+            Decoded {
+                text: "The editor answered pong.".into(),
+                ..Default::default()
+            },
             "{name}: after one tool output"
         );
 
         let (status, body) = post(&server, case.path, &(case.request)("Fail please.", false)).await;
         assert_eq!(status, 429, "{name}");
         let v: Value = serde_json::from_str(&body).unwrap();
-        assert_eq!(v.pointer(case.error_message).and_then(Value::as_str), Some("slow down"), "{name}: {body}");
+        assert_eq!(
+            v.pointer(case.error_message).and_then(Value::as_str),
+            Some("slow down"),
+            "{name}: {body}"
+        );
 
         server.shutdown().await;
     }
@@ -228,10 +278,28 @@ async fn every_flavour_answers_the_script_in_its_own_shape() {
 async fn auxiliary_endpoints_answer_without_touching_the_script() {
     // (flavour, method, path, body, a fragment the answer must contain)
     let cases: Vec<(Flavour, &str, &str, Value, &str)> = vec![
-        (Flavour::ChatCompletions, "GET", "/v1/models", Value::Null, "\"object\":\"list\""),
+        (
+            Flavour::ChatCompletions,
+            "GET",
+            "/v1/models",
+            Value::Null,
+            "\"object\":\"list\"",
+        ),
         (Flavour::ChatCompletions, "GET", "/", Value::Null, "{}"),
-        (Flavour::Anthropic, "POST", "/v1/messages/count_tokens?beta=true", json!({}), "input_tokens"),
-        (Flavour::Gemini, "POST", "/v1beta/models/g:countTokens", json!({}), "totalTokens"),
+        (
+            Flavour::Anthropic,
+            "POST",
+            "/v1/messages/count_tokens?beta=true",
+            json!({}),
+            "input_tokens",
+        ),
+        (
+            Flavour::Gemini,
+            "POST",
+            "/v1beta/models/g:countTokens",
+            json!({}),
+            "totalTokens",
+        ),
         (
             Flavour::Gemini,
             "POST",
@@ -244,10 +312,18 @@ async fn auxiliary_endpoints_answer_without_touching_the_script() {
         let server = start(flavour).await;
         let client = reqwest::Client::new();
         let url = format!("{}{path}", server.url());
-        let resp = if method == "GET" { client.get(url).send().await } else { client.post(url).json(&body).send().await }.unwrap();
+        let resp = if method == "GET" {
+            client.get(url).send().await
+        } else {
+            client.post(url).json(&body).send().await
+        }
+        .unwrap();
         assert_eq!(resp.status().as_u16(), 200, "{flavour:?} {method} {path}");
         let text = resp.text().await.unwrap();
-        assert!(text.contains(fragment), "{flavour:?} {method} {path}: {text}");
+        assert!(
+            text.contains(fragment),
+            "{flavour:?} {method} {path}: {text}"
+        );
         server.shutdown().await;
     }
 }
@@ -256,11 +332,24 @@ async fn auxiliary_endpoints_answer_without_touching_the_script() {
 async fn gemini_api_keys_in_the_query_are_redacted() {
     let mut server = start(Flavour::Gemini).await;
     let mut events = server.take_events().unwrap();
-    post(&server, "/v1beta/models/g:streamGenerateContent?alt=sse&key=AIza-secret", &gemini_request("Ping the Unity editor.", false)).await;
+    post(
+        &server,
+        "/v1beta/models/g:streamGenerateContent?alt=sse&key=AIza-secret",
+        &gemini_request("Ping the Unity editor.", false),
+    )
+    .await;
     server.shutdown().await;
     let first = events.try_recv().unwrap();
-    let acp_harness::model_server::ModelExchange::Http(stub_mcp::Exchange::Request { path, .. }) = first else { panic!("{first:?}") };
-    assert_eq!(path, "/v1beta/models/g:streamGenerateContent?alt=sse&key=<redacted>");
+    let acp_harness::model_server::ModelExchange::Http(stub_mcp::Exchange::Request {
+        path, ..
+    }) = first
+    else {
+        panic!("{first:?}")
+    };
+    assert_eq!(
+        path,
+        "/v1beta/models/g:streamGenerateContent?alt=sse&key=<redacted>"
+    );
 }
 
 /// Grok's model reaches MCP tools through `use_tool`: with the profile's
@@ -276,11 +365,24 @@ async fn a_unity_call_goes_through_the_profiles_meta_tool_unless_the_scenario_ca
     .try_into()
     .unwrap();
     let cases = [
-        ("", ("use_tool", json!({"tool_name": "unity-ops__uap_slow", "tool_input": {"ms": 1}}))),
-        ("mcp_calls = \"direct\"\n", ("unity-ops__uap_slow", json!({"ms": 1}))),
+        (
+            "",
+            (
+                "use_tool",
+                json!({"tool_name": "unity-ops__uap_slow", "tool_input": {"ms": 1}}),
+            ),
+        ),
+        (
+            "mcp_calls = \"direct\"\n",
+            ("unity-ops__uap_slow", json!({"ms": 1})),
+        ),
     ];
     for (top, (name, args)) in cases {
-        let s = scenario::parse(Path::new("t.toml"), format!("{top}{}", scenario_text()).as_bytes()).unwrap();
+        let s = scenario::parse(
+            Path::new("t.toml"),
+            format!("{top}{}", scenario_text()).as_bytes(),
+        )
+        .unwrap();
         let server = ModelServer::start_with_agent_tools(
             Flavour::ChatCompletions,
             ModelScript::from_scenario(&s),
@@ -289,8 +391,17 @@ async fn a_unity_call_goes_through_the_profiles_meta_tool_unless_the_scenario_ca
         )
         .await
         .unwrap();
-        let (status, body) = post(&server, "/v1/chat/completions", &chat_request("Ping the Unity editor.", false)).await;
+        let (status, body) = post(
+            &server,
+            "/v1/chat/completions",
+            &chat_request("Ping the Unity editor.", false),
+        )
+        .await;
         assert_eq!(status, 200, "{body}");
-        assert_eq!(chat_decode(&body).calls, vec![(name.to_string(), "call_1".to_string(), args)], "{top:?}");
+        assert_eq!(
+            chat_decode(&body).calls,
+            vec![(name.to_string(), "call_1".to_string(), args)],
+            "{top:?}"
+        );
     }
 }

@@ -36,30 +36,58 @@ fn main() {
     }));
     let corpus = Corpus::at(root());
     let mut trials = Vec::new();
-    let recordings = if corpus.recordings.exists() { corpus.recordings().unwrap_or_default() } else { Vec::new() };
+    let recordings = if corpus.recordings.exists() {
+        corpus.recordings().unwrap_or_default()
+    } else {
+        Vec::new()
+    };
     for path in &recordings {
         let id = corpus.id_of(path, None);
         let (corpus, path) = (corpus.clone(), path.clone());
-        trials.push(Trial::test(id.trial_name(), move || recording_trial(&corpus, &path)));
+        trials.push(Trial::test(id.trial_name(), move || {
+            recording_trial(&corpus, &path)
+        }));
     }
     let behaviour: [BehaviourTrial; 8] = [
-        ("fake_agent_serves_a_recording_on_stdio_with_ids_remapped", fake_agent_on_stdio),
-        ("truncated_recording_replays_what_is_there_and_says_so", truncated_recording),
-        ("malformed_line_is_reported_as_file_and_line", malformed_line),
+        (
+            "fake_agent_serves_a_recording_on_stdio_with_ids_remapped",
+            fake_agent_on_stdio,
+        ),
+        (
+            "truncated_recording_replays_what_is_there_and_says_so",
+            truncated_recording,
+        ),
+        (
+            "malformed_line_is_reported_as_file_and_line",
+            malformed_line,
+        ),
         ("unknown_format_version_is_refused", unknown_format),
-        ("replay_of_any_recording_ends_with_a_transcript_never_a_hang", synthetic_replay_ends),
-        ("known_limitation_passes_when_exactly_the_listed_expectations_fail", known_limitation_holds),
-        ("known_limitation_whose_expectation_passes_again_fails_the_trial", known_limitation_no_longer_holds),
-        ("known_limitation_does_not_cover_an_unlisted_failure", known_limitation_extra_failure),
+        (
+            "replay_of_any_recording_ends_with_a_transcript_never_a_hang",
+            synthetic_replay_ends,
+        ),
+        (
+            "known_limitation_passes_when_exactly_the_listed_expectations_fail",
+            known_limitation_holds,
+        ),
+        (
+            "known_limitation_whose_expectation_passes_again_fails_the_trial",
+            known_limitation_no_longer_holds,
+        ),
+        (
+            "known_limitation_does_not_cover_an_unlisted_failure",
+            known_limitation_extra_failure,
+        ),
     ];
     for (name, f) in behaviour {
         trials.push(Trial::test(format!("replay-behaviour/{name}"), f));
     }
     let bite = first_recording_with_golden(&corpus, &recordings);
     trials.push(
-        Trial::test("replay-behaviour/goldens_bite_on_an_altered_agent_frame", move || {
-            goldens_bite(bite.as_ref().expect("trial is ignored without a recording"))
-        })
+        Trial::test(
+            "replay-behaviour/goldens_bite_on_an_altered_agent_frame",
+            move || goldens_bite(bite.as_ref().expect("trial is ignored without a recording")),
+        )
         .with_ignored_flag(bite_ignored(&corpus, &recordings)),
     );
     libtest_mimic::run(&args, trials).exit();
@@ -113,7 +141,11 @@ fn fixture() -> PathBuf {
 /// A corpus whose goldens live in an empty directory (behaviour trials judge
 /// copies, not the committed corpus).
 fn scratch_corpus(dir: &Path) -> Corpus {
-    Corpus { recordings: dir.to_path_buf(), scenarios: root().join("scenarios"), snapshots: dir.join("snapshots") }
+    Corpus {
+        recordings: dir.to_path_buf(),
+        scenarios: root().join("scenarios"),
+        snapshots: dir.join("snapshots"),
+    }
 }
 
 /// Writes `text` as a recording copy in a fresh directory; returns (dir, path).
@@ -130,14 +162,29 @@ fn ensure(cond: bool, msg: impl FnOnce() -> String) -> Result<(), Failed> {
 
 fn truncated_recording() -> Result<(), Failed> {
     let text = std::fs::read_to_string(fixture())?;
-    let without_trailer: String = text.lines().filter(|l| !l.contains(r#""type":"trailer""#)).map(|l| format!("{l}\n")).collect();
+    let without_trailer: String = text
+        .lines()
+        .filter(|l| !l.contains(r#""type":"trailer""#))
+        .map(|l| format!("{l}\n"))
+        .collect();
     let (dir, path) = copy_with(&without_trailer, "truncated.jsonl")?;
     let case = check::judge(&scratch_corpus(dir.path()), &path);
-    ensure(case.error.is_none(), || format!("a truncated recording must still replay: {:?}", case.error))?;
-    ensure(case.transcript.contains("recording is truncated (no trailer)"), || {
-        format!("the transcript must say the recording is truncated:\n{}", case.transcript)
+    ensure(case.error.is_none(), || {
+        format!("a truncated recording must still replay: {:?}", case.error)
     })?;
-    ensure(case.transcript.contains("trailer: missing"), || case.transcript.clone())
+    ensure(
+        case.transcript
+            .contains("recording is truncated (no trailer)"),
+        || {
+            format!(
+                "the transcript must say the recording is truncated:\n{}",
+                case.transcript
+            )
+        },
+    )?;
+    ensure(case.transcript.contains("trailer: missing"), || {
+        case.transcript.clone()
+    })
 }
 
 fn malformed_line() -> Result<(), Failed> {
@@ -147,7 +194,9 @@ fn malformed_line() -> Result<(), Failed> {
     let (dir, path) = copy_with(&(lines.join("\n") + "\n"), "malformed.jsonl")?;
     let case = check::judge(&scratch_corpus(dir.path()), &path);
     let error = case.error.unwrap_or_default();
-    ensure(error.contains("malformed.jsonl:4:"), || format!("the error must name file:line, got {error:?}"))
+    ensure(error.contains("malformed.jsonl:4:"), || {
+        format!("the error must name file:line, got {error:?}")
+    })
 }
 
 fn unknown_format() -> Result<(), Failed> {
@@ -155,7 +204,9 @@ fn unknown_format() -> Result<(), Failed> {
     let (dir, path) = copy_with(&text, "future.jsonl")?;
     let case = check::judge(&scratch_corpus(dir.path()), &path);
     let error = case.error.unwrap_or_default();
-    ensure(error.contains("format 99 is not supported"), || format!("must refuse format 99 clearly, got {error:?}"))
+    ensure(error.contains("format 99 is not supported"), || {
+        format!("must refuse format 99 clearly, got {error:?}")
+    })
 }
 
 /// Whatever the bridge does with a recording, the replay finishes and says
@@ -164,13 +215,22 @@ fn synthetic_replay_ends() -> Result<(), Failed> {
     let corpus = scratch_corpus(&root().join("tests/fixtures"));
     let case = check::judge(&corpus, &fixture());
     ensure(case.error.is_none(), || format!("{:?}", case.error))?;
-    ensure(case.synthetic, || "the fixture's header says synthetic".into())?;
+    ensure(case.synthetic, || {
+        "the fixture's header says synthetic".into()
+    })?;
     let t = &case.transcript;
-    ensure(t.lines().any(|l| l.starts_with("panel> ") && l.contains(r#""subtype":"initialize""#)), || t.clone())
+    ensure(
+        t.lines()
+            .any(|l| l.starts_with("panel> ") && l.contains(r#""subtype":"initialize""#)),
+        || t.clone(),
+    )
 }
 
 fn first_recording_with_golden(corpus: &Corpus, recordings: &[PathBuf]) -> Option<PathBuf> {
-    recordings.iter().find(|p| alterable(corpus, p).is_some()).cloned()
+    recordings
+        .iter()
+        .find(|p| alterable(corpus, p).is_some())
+        .cloned()
 }
 
 fn bite_ignored(corpus: &Corpus, recordings: &[PathBuf]) -> bool {
@@ -189,7 +249,9 @@ fn alterable(corpus: &Corpus, path: &Path) -> Option<(usize, String)> {
         }
         let mut frame: serde_json::Value = serde_json::from_str(event["raw"].as_str()?).ok()?;
         let update = frame.pointer_mut("/params/update")?;
-        if update["sessionUpdate"] != "agent_message_chunk" || !update["content"]["text"].is_string() {
+        if update["sessionUpdate"] != "agent_message_chunk"
+            || !update["content"]["text"].is_string()
+        {
             return None;
         }
         update["content"]["text"] = serde_json::Value::String(BITE_MARKER.to_string());
@@ -207,25 +269,53 @@ fn goldens_bite(path: &Path) -> Result<(), Failed> {
     let corpus = Corpus::at(root());
     let (index, altered) = alterable(&corpus, path).ok_or("no agent text chunk to alter")?;
     let text = std::fs::read_to_string(path)?;
-    let copy: Vec<String> =
-        text.lines().enumerate().map(|(i, l)| if i == index { altered.clone() } else { l.to_string() }).collect();
+    let copy: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == index {
+                altered.clone()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
     let id = corpus.id_of(path, None);
     let dir = tempfile::tempdir()?;
-    let copy_path = dir.path().join(&id.agent).join(&id.version).join(format!("{}.jsonl", id.scenario));
+    let copy_path = dir
+        .path()
+        .join(&id.agent)
+        .join(&id.version)
+        .join(format!("{}.jsonl", id.scenario));
     std::fs::create_dir_all(copy_path.parent().unwrap())?;
     std::fs::write(&copy_path, copy.join("\n") + "\n")?;
-    let scratch = Corpus { recordings: dir.path().to_path_buf(), ..corpus.clone() };
+    let scratch = Corpus {
+        recordings: dir.path().to_path_buf(),
+        ..corpus.clone()
+    };
     let case = check::judge(&scratch, &copy_path);
     let Some(Verdict::Differs(explanation)) = &case.golden else {
-        return Err(format!("the altered copy must fail its golden, got {:?}", case.golden).into());
+        return Err(format!(
+            "the altered copy must fail its golden, got {:?}",
+            case.golden
+        )
+        .into());
     };
-    let first = explanation.lines().skip_while(|l| !l.starts_with("first divergent event")).nth(2).unwrap_or("");
-    ensure(first.starts_with("  replay: agent>bridge") && first.contains(BITE_MARKER), || {
-        format!("the first divergent event must be the altered agent frame:\n{explanation}")
-    })?;
-    ensure(explanation.lines().any(|l| l.starts_with("+bridge>panel") && l.contains(BITE_MARKER)), || {
-        format!("the bridge's panel output must show the altered text too:\n{explanation}")
-    })
+    let first = explanation
+        .lines()
+        .skip_while(|l| !l.starts_with("first divergent event"))
+        .nth(2)
+        .unwrap_or("");
+    ensure(
+        first.starts_with("  replay: agent>bridge") && first.contains(BITE_MARKER),
+        || format!("the first divergent event must be the altered agent frame:\n{explanation}"),
+    )?;
+    ensure(
+        explanation
+            .lines()
+            .any(|l| l.starts_with("+bridge>panel") && l.contains(BITE_MARKER)),
+        || format!("the bridge's panel output must show the altered text too:\n{explanation}"),
+    )
 }
 
 /// `acp-harness fake-agent` as a process: a client's initialize (with its
@@ -260,16 +350,25 @@ fn fake_agent_on_stdio() -> Result<(), Failed> {
             r#"{{"jsonrpc":"2.0","id":41,"method":"initialize","params":{{"protocolVersion":1,"clientCapabilities":{{"fs":{{"readTextFile":false,"writeTextFile":false}},"terminal":false}}}}}}"#
         )?;
         stdin.flush()?;
-        let line = rx.recv_timeout(Duration::from_secs(20)).map_err(|_| "no answer within 20 s")??;
+        let line = rx
+            .recv_timeout(Duration::from_secs(20))
+            .map_err(|_| "no answer within 20 s")??;
         let answer: serde_json::Value = serde_json::from_str(&line)?;
-        ensure(answer["id"] == 41 && answer["result"]["protocolVersion"] == 1, || {
-            format!("the recorded initialize answer must come back under the client's id 41: {line}")
-        })?;
+        ensure(
+            answer["id"] == 41 && answer["result"]["protocolVersion"] == 1,
+            || {
+                format!(
+                    "the recorded initialize answer must come back under the client's id 41: {line}"
+                )
+            },
+        )?;
         drop(stdin);
         let deadline = std::time::Instant::now() + Duration::from_secs(20);
         loop {
             if let Some(status) = child.try_wait()? {
-                ensure(!status.success(), || "session/new and session/prompt were never sent: must exit non-zero".into())?;
+                ensure(!status.success(), || {
+                    "session/new and session/prompt were never sent: must exit non-zero".into()
+                })?;
                 break;
             }
             if std::time::Instant::now() > deadline {
@@ -279,7 +378,10 @@ fn fake_agent_on_stdio() -> Result<(), Failed> {
         }
         let mut stderr = String::new();
         std::io::Read::read_to_string(&mut child.stderr.take().ok_or("no stderr")?, &mut stderr)?;
-        ensure(stderr.contains("session/new") && stderr.contains("never sent"), || format!("stderr: {stderr}"))
+        ensure(
+            stderr.contains("session/new") && stderr.contains("never sent"),
+            || format!("stderr: {stderr}"),
+        )
     })();
     // Whatever happened, the process we started is ended by us.
     let _ = child.kill();
@@ -288,8 +390,7 @@ fn fake_agent_on_stdio() -> Result<(), Failed> {
 }
 
 const PING_TOOL_USE: &str = "tool_use name=mcp__unity-ops__uap_ping count exactly 1";
-const PING_RESULT: &str =
-    r#"tool_result tool=mcp__unity-ops__uap_ping count exactly 1 is_error=false text_contains="pong""#;
+const PING_RESULT: &str = r#"tool_result tool=mcp__unity-ops__uap_ping count exactly 1 is_error=false text_contains="pong""#;
 
 /// Judges a copy of a committed gemini-cli recording of unity-call-allowed in
 /// a scratch corpus whose gemini-cli known-limitations file has one entry
@@ -300,7 +401,13 @@ fn judge_with_limitation(version: &str, failing: &[&str]) -> Result<Case, Failed
     let version_dir = agent_dir.join(version);
     std::fs::create_dir_all(&version_dir)?;
     let path = version_dir.join("unity-call-allowed.jsonl");
-    std::fs::copy(root().join("recordings/gemini-cli").join(version).join("unity-call-allowed.jsonl"), &path)?;
+    std::fs::copy(
+        root()
+            .join("recordings/gemini-cli")
+            .join(version)
+            .join("unity-call-allowed.jsonl"),
+        &path,
+    )?;
     let listed: Vec<String> = failing.iter().map(|f| format!("'{f}'")).collect();
     std::fs::write(
         agent_dir.join(acp_harness::replay::known_limitations::FILE_NAME),
@@ -310,8 +417,12 @@ fn judge_with_limitation(version: &str, failing: &[&str]) -> Result<Case, Failed
         ),
     )?;
     let case = check::judge(&scratch_corpus(dir.path()), &path);
-    ensure(case.error.is_none(), || format!("the copy must replay: {:?}", case.error))?;
-    ensure(case.limitation.is_some(), || "the entry must cover the copy".into())?;
+    ensure(case.error.is_none(), || {
+        format!("the copy must replay: {:?}", case.error)
+    })?;
+    ensure(case.limitation.is_some(), || {
+        "the entry must cover the copy".into()
+    })?;
     Ok(case)
 }
 
@@ -319,32 +430,49 @@ fn known_limitation_holds() -> Result<(), Failed> {
     // 0.22.4 has no mcpCapabilities: both unity expectations fail
     let case = judge_with_limitation("0.22.4", &[PING_TOOL_USE, PING_RESULT])?;
     let statuses = case.statuses();
-    ensure(statuses.contains(&Status::KnownLimitation) && !statuses.contains(&Status::ExpectationFailed), || {
-        format!("want known limitation, got {statuses:?}\n{}", case.report())
-    })?;
+    ensure(
+        statuses.contains(&Status::KnownLimitation)
+            && !statuses.contains(&Status::ExpectationFailed),
+        || format!("want known limitation, got {statuses:?}\n{}", case.report()),
+    )?;
     let table = check::table(std::slice::from_ref(&case));
-    ensure(table.contains("known limitation"), || format!("the check table must say so:\n{table}"))
+    ensure(table.contains("known limitation"), || {
+        format!("the check table must say so:\n{table}")
+    })
 }
 
 fn known_limitation_no_longer_holds() -> Result<(), Failed> {
     // 0.24.5 reaches unity-ops: the listed expectation passes
     let case = judge_with_limitation("0.24.5", &[PING_TOOL_USE])?;
     let statuses = case.statuses();
-    ensure(statuses.contains(&Status::LimitationNoLongerHolds) && !statuses.contains(&Status::KnownLimitation), || {
-        format!("want no-longer-holds, got {statuses:?}")
+    ensure(
+        statuses.contains(&Status::LimitationNoLongerHolds)
+            && !statuses.contains(&Status::KnownLimitation),
+        || format!("want no-longer-holds, got {statuses:?}"),
+    )?;
+    ensure(!case.passed(), || {
+        "a stale entry must fail the trial".into()
     })?;
-    ensure(!case.passed(), || "a stale entry must fail the trial".into())?;
     let report = case.report();
-    ensure(report.contains("known limitation no longer holds: remove the entry"), || report.clone())
+    ensure(
+        report.contains("known limitation no longer holds: remove the entry"),
+        || report.clone(),
+    )
 }
 
 fn known_limitation_extra_failure() -> Result<(), Failed> {
     let case = judge_with_limitation("0.22.4", &[PING_TOOL_USE])?;
     let statuses = case.statuses();
-    ensure(statuses.contains(&Status::ExpectationFailed) && !statuses.contains(&Status::KnownLimitation), || {
-        format!("an unlisted failure must fail, got {statuses:?}")
+    ensure(
+        statuses.contains(&Status::ExpectationFailed)
+            && !statuses.contains(&Status::KnownLimitation),
+        || format!("an unlisted failure must fail, got {statuses:?}"),
+    )?;
+    ensure(!case.passed(), || {
+        "an unlisted failure must fail the trial".into()
     })?;
-    ensure(!case.passed(), || "an unlisted failure must fail the trial".into())?;
     let report = case.report();
-    ensure(report.contains(PING_RESULT), || format!("the report must name the unlisted failure:\n{report}"))
+    ensure(report.contains(PING_RESULT), || {
+        format!("the report must name the unlisted failure:\n{report}")
+    })
 }

@@ -3,9 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use acp_harness::scenario::{
-    self, CountRule, Decision, ExpectKind, Point, ScenarioError, Step,
-};
+use acp_harness::scenario::{self, CountRule, Decision, ExpectKind, Point, ScenarioError, Step};
 
 fn scenarios_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios")
@@ -26,12 +24,18 @@ fn every_committed_scenario_loads_and_is_named_after_its_file() {
         "model-error",
         "resume-session",
     ] {
-        assert!(names.contains(&wanted), "missing scenario {wanted}; have {names:?}");
+        assert!(
+            names.contains(&wanted),
+            "missing scenario {wanted}; have {names:?}"
+        );
     }
     for s in &all {
         assert!(!s.expect.is_empty(), "{} has no expectations", s.name);
         assert_eq!(s.sha256.len(), 64);
-        assert!(s.prompts().all(|p| !p.model.is_empty() && !p.live.is_empty()));
+        assert!(
+            s.prompts()
+                .all(|p| !p.model.is_empty() && !p.live.is_empty())
+        );
     }
 }
 
@@ -39,7 +43,9 @@ fn every_committed_scenario_loads_and_is_named_after_its_file() {
 fn unity_call_allowed_parses_into_the_documented_types() {
     let s = scenario::find(scenarios_dir(), "unity-call-allowed").unwrap();
     assert_eq!(s.tools, vec!["uap_ping".to_owned()]);
-    let Step::Prompt(p) = &s.steps[0] else { panic!("step 0 is not a prompt: {:?}", s.steps[0]) };
+    let Step::Prompt(p) = &s.steps[0] else {
+        panic!("step 0 is not a prompt: {:?}", s.steps[0])
+    };
     assert_eq!(p.text, "Ping the Unity editor.");
     assert_eq!(p.model.len(), 2);
     assert_eq!(p.model[0].tool_calls[0].tool, "uap_ping");
@@ -47,7 +53,10 @@ fn unity_call_allowed_parses_into_the_documented_types() {
     assert_eq!(p.model[0].tool_calls[0].arguments, serde_json::json!({}));
     assert_eq!(
         s.steps[1],
-        Step::Permission { decision: Decision::Allow, option_id: None }
+        Step::Permission {
+            decision: Decision::Allow,
+            option_id: None
+        }
     );
     let e = &s.expect[0];
     assert_eq!(e.kind, ExpectKind::ToolUse);
@@ -59,9 +68,20 @@ fn unity_call_allowed_parses_into_the_documented_types() {
 #[test]
 fn steer_and_interrupt_points_parse() {
     let s = scenario::find(scenarios_dir(), "steering").unwrap();
-    assert!(matches!(s.steps[2], Step::Steer { at: Point::FirstToolCall, .. }));
+    assert!(matches!(
+        s.steps[2],
+        Step::Steer {
+            at: Point::FirstToolCall,
+            ..
+        }
+    ));
     let s = scenario::find(scenarios_dir(), "interrupt-slow-tool").unwrap();
-    assert!(matches!(s.steps[2], Step::Interrupt { at: Point::FirstToolCall }));
+    assert!(matches!(
+        s.steps[2],
+        Step::Interrupt {
+            at: Point::FirstToolCall
+        }
+    ));
 }
 
 #[test]
@@ -69,41 +89,212 @@ fn find_names_the_available_scenarios_when_the_name_is_unknown() {
     let err = scenario::find(scenarios_dir(), "no-such-scenario").unwrap_err();
     let msg = err.to_string();
     assert!(matches!(err, ScenarioError::NotFound { .. }));
-    assert!(msg.contains("no-such-scenario") && msg.contains("text-only"), "{msg}");
+    assert!(
+        msg.contains("no-such-scenario") && msg.contains("text-only"),
+        "{msg}"
+    );
 }
 
 const GOOD_HEAD: &str = "name = \"t\"\nsummary = \"s\"\ntools = [\"uap_ping\"]\n";
 
 /// (case, file text, expected line, expected field, a fragment of the message)
 const BAD: &[(&str, &str, usize, &str, &str)] = &[
-    ("unknown top-level key", "name = \"t\"\nsummary = \"s\"\nbogus = 1\n[[step]]\npanel = \"resume\"\n", 3, "bogus", "unknown field"),
-    ("name differs from file stem", "name = \"other\"\nsummary = \"s\"\n[[step]]\npanel = \"resume\"\n", 1, "name", "must equal the file name"),
-    ("unknown step kind", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"dance\"\n", 4, "step[0].panel", "unknown step kind"),
-    ("unknown key in a step", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"resume\"\ncolour = \"red\"\n", 5, "step[0].colour", "unknown field"),
-    ("key of another step kind", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"resume\"\ndecision = \"allow\"\n", 5, "step[0].decision", "does not belong"),
-    ("prompt without model replies", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n", 3, "step[0].model", "at least one"),
-    ("tool not offered", "name = \"t\"\nsummary = \"s\"\ntools = []\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntool_calls = [{ tool = \"uap_ping\", id = \"c1\" }]\n", 8, "step[0].model[0].tool_calls[0].tool", "not offered"),
-    ("duplicate call id", "name = \"t\"\nsummary = \"s\"\ntools = [\"uap_ping\"]\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntool_calls = [{ tool = \"uap_ping\", id = \"c1\" }]\n[[step.model]]\ntool_calls = [{ tool = \"uap_ping\", id = \"c1\" }]\n", 10, "step[0].model[1].tool_calls[0].id", "used twice"),
-    ("unknown key in a model reply", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntxt = \"x\"\n", 7, "step[0].model[0].txt", "unknown field"),
-    ("bad interrupt point", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntext = \"x\"\n[[step]]\npanel = \"interrupt\"\nat = \"chunks:0\"\n", 10, "step[1].at", "unknown point"),
-    ("permission before any prompt", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"permission\"\ndecision = \"allow\"\n", 4, "step[0].panel", "running turn"),
-    ("unknown decision", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntext = \"x\"\n[[step]]\npanel = \"permission\"\ndecision = \"maybe\"\n", 10, "step[1].decision", "unknown decision"),
-    ("error status not an error", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\nerror = { status = 200, message = \"m\" }\n", 7, "step[0].model[0].error.status", "not an HTTP error"),
-    ("prompt texts overlap", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi there\"\n[[step.model]]\ntext = \"x\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntext = \"y\"\n", 10, "step[1].text", "overlaps"),
-    ("unknown expectation kind", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"resume\"\n[[expect]]\nkind = \"tool_usage\"\nwhy = \"w\"\n", 6, "expect[0].kind", "unknown variant"),
-    ("unknown expectation key", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"resume\"\n[[expect]]\nkind = \"result\"\nwhy = \"w\"\ncontains = \"x\"\n", 8, "expect[0].contains", "unknown field"),
-    ("filter on the wrong kind", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"resume\"\n[[expect]]\nkind = \"result\"\nname = \"x\"\nwhy = \"w\"\n", 7, "expect[0].name", "applies to kind"),
-    ("count and min together", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"resume\"\n[[expect]]\nkind = \"result\"\ncount = 1\nmin = 1\nwhy = \"w\"\n", 7, "expect[0].count", "not both"),
-    ("wrong value type", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"resume\"\n[[expect]]\nkind = \"result\"\ncount = \"one\"\nwhy = \"w\"\n", 7, "expect[0].count", "invalid type"),
-    ("unknown image fixture", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\nimages = [{ fixture = \"nope\" }]\n[[step.model]]\ntext = \"x\"\n", 6, "step[0].images[0].fixture", "unknown fixture"),
-    ("tool unknown to the stub server", "name = \"t\"\nsummary = \"s\"\ntools = [\"uap_ping\", \"uap_screenshot\"]\n[[step]]\npanel = \"resume\"\n", 3, "tools[1]", "not a unity-ops tool"),
-    ("argument the tool does not take", "name = \"t\"\nsummary = \"s\"\ntools = [\"uap_slow\"]\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntool_calls = [{ tool = \"uap_slow\", arguments = { millis = 5 }, id = \"c1\" }]\n", 8, "step[0].model[0].tool_calls[0].arguments", "takes no argument `millis`"),
-    ("pace on an error reply", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\nerror = { status = 500, message = \"m\" }\npace_ms = 5\n", 8, "step[0].model[0].pace_ms", "not streamed"),
-    ("call with tool and agent_tool", "name = \"t\"\nsummary = \"s\"\ntools = [\"uap_ping\"]\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntool_calls = [{ tool = \"uap_ping\", agent_tool = \"shell\", id = \"c1\" }]\n", 8, "step[0].model[0].tool_calls[0].tool", "not both"),
-    ("call with neither tool nor agent_tool", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntool_calls = [{ id = \"c1\" }]\n", 7, "step[0].model[0].tool_calls[0]", "needs `tool`"),
-    ("agent_tool role not a role name", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntool_calls = [{ agent_tool = \"Run Shell\", id = \"c1\" }]\n", 7, "step[0].model[0].tool_calls[0].agent_tool", "not a role name"),
-    ("pace out of range", "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntext = \"x\"\npace_ms = 60000\n", 8, "step[0].model[0].pace_ms", "must be 1..="),
-    ("toml syntax error", "name = \"t\"\nsummary = \n", 2, "(syntax)", ""),
+    (
+        "unknown top-level key",
+        "name = \"t\"\nsummary = \"s\"\nbogus = 1\n[[step]]\npanel = \"resume\"\n",
+        3,
+        "bogus",
+        "unknown field",
+    ),
+    (
+        "name differs from file stem",
+        "name = \"other\"\nsummary = \"s\"\n[[step]]\npanel = \"resume\"\n",
+        1,
+        "name",
+        "must equal the file name",
+    ),
+    (
+        "unknown step kind",
+        "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"dance\"\n",
+        4,
+        "step[0].panel",
+        "unknown step kind",
+    ),
+    (
+        "unknown key in a step",
+        "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"resume\"\ncolour = \"red\"\n",
+        5,
+        "step[0].colour",
+        "unknown field",
+    ),
+    (
+        "key of another step kind",
+        "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"resume\"\ndecision = \"allow\"\n",
+        5,
+        "step[0].decision",
+        "does not belong",
+    ),
+    (
+        "prompt without model replies",
+        "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n",
+        3,
+        "step[0].model",
+        "at least one",
+    ),
+    (
+        "tool not offered",
+        "name = \"t\"\nsummary = \"s\"\ntools = []\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntool_calls = [{ tool = \"uap_ping\", id = \"c1\" }]\n",
+        8,
+        "step[0].model[0].tool_calls[0].tool",
+        "not offered",
+    ),
+    (
+        "duplicate call id",
+        "name = \"t\"\nsummary = \"s\"\ntools = [\"uap_ping\"]\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntool_calls = [{ tool = \"uap_ping\", id = \"c1\" }]\n[[step.model]]\ntool_calls = [{ tool = \"uap_ping\", id = \"c1\" }]\n",
+        10,
+        "step[0].model[1].tool_calls[0].id",
+        "used twice",
+    ),
+    (
+        "unknown key in a model reply",
+        "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntxt = \"x\"\n",
+        7,
+        "step[0].model[0].txt",
+        "unknown field",
+    ),
+    (
+        "bad interrupt point",
+        "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntext = \"x\"\n[[step]]\npanel = \"interrupt\"\nat = \"chunks:0\"\n",
+        10,
+        "step[1].at",
+        "unknown point",
+    ),
+    (
+        "permission before any prompt",
+        "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"permission\"\ndecision = \"allow\"\n",
+        4,
+        "step[0].panel",
+        "running turn",
+    ),
+    (
+        "unknown decision",
+        "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntext = \"x\"\n[[step]]\npanel = \"permission\"\ndecision = \"maybe\"\n",
+        10,
+        "step[1].decision",
+        "unknown decision",
+    ),
+    (
+        "error status not an error",
+        "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\nerror = { status = 200, message = \"m\" }\n",
+        7,
+        "step[0].model[0].error.status",
+        "not an HTTP error",
+    ),
+    (
+        "prompt texts overlap",
+        "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi there\"\n[[step.model]]\ntext = \"x\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntext = \"y\"\n",
+        10,
+        "step[1].text",
+        "overlaps",
+    ),
+    (
+        "unknown expectation kind",
+        "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"resume\"\n[[expect]]\nkind = \"tool_usage\"\nwhy = \"w\"\n",
+        6,
+        "expect[0].kind",
+        "unknown variant",
+    ),
+    (
+        "unknown expectation key",
+        "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"resume\"\n[[expect]]\nkind = \"result\"\nwhy = \"w\"\ncontains = \"x\"\n",
+        8,
+        "expect[0].contains",
+        "unknown field",
+    ),
+    (
+        "filter on the wrong kind",
+        "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"resume\"\n[[expect]]\nkind = \"result\"\nname = \"x\"\nwhy = \"w\"\n",
+        7,
+        "expect[0].name",
+        "applies to kind",
+    ),
+    (
+        "count and min together",
+        "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"resume\"\n[[expect]]\nkind = \"result\"\ncount = 1\nmin = 1\nwhy = \"w\"\n",
+        7,
+        "expect[0].count",
+        "not both",
+    ),
+    (
+        "wrong value type",
+        "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"resume\"\n[[expect]]\nkind = \"result\"\ncount = \"one\"\nwhy = \"w\"\n",
+        7,
+        "expect[0].count",
+        "invalid type",
+    ),
+    (
+        "unknown image fixture",
+        "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\nimages = [{ fixture = \"nope\" }]\n[[step.model]]\ntext = \"x\"\n",
+        6,
+        "step[0].images[0].fixture",
+        "unknown fixture",
+    ),
+    (
+        "tool unknown to the stub server",
+        "name = \"t\"\nsummary = \"s\"\ntools = [\"uap_ping\", \"uap_screenshot\"]\n[[step]]\npanel = \"resume\"\n",
+        3,
+        "tools[1]",
+        "not a unity-ops tool",
+    ),
+    (
+        "argument the tool does not take",
+        "name = \"t\"\nsummary = \"s\"\ntools = [\"uap_slow\"]\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntool_calls = [{ tool = \"uap_slow\", arguments = { millis = 5 }, id = \"c1\" }]\n",
+        8,
+        "step[0].model[0].tool_calls[0].arguments",
+        "takes no argument `millis`",
+    ),
+    (
+        "pace on an error reply",
+        "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\nerror = { status = 500, message = \"m\" }\npace_ms = 5\n",
+        8,
+        "step[0].model[0].pace_ms",
+        "not streamed",
+    ),
+    (
+        "call with tool and agent_tool",
+        "name = \"t\"\nsummary = \"s\"\ntools = [\"uap_ping\"]\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntool_calls = [{ tool = \"uap_ping\", agent_tool = \"shell\", id = \"c1\" }]\n",
+        8,
+        "step[0].model[0].tool_calls[0].tool",
+        "not both",
+    ),
+    (
+        "call with neither tool nor agent_tool",
+        "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntool_calls = [{ id = \"c1\" }]\n",
+        7,
+        "step[0].model[0].tool_calls[0]",
+        "needs `tool`",
+    ),
+    (
+        "agent_tool role not a role name",
+        "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntool_calls = [{ agent_tool = \"Run Shell\", id = \"c1\" }]\n",
+        7,
+        "step[0].model[0].tool_calls[0].agent_tool",
+        "not a role name",
+    ),
+    (
+        "pace out of range",
+        "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntext = \"x\"\npace_ms = 60000\n",
+        8,
+        "step[0].model[0].pace_ms",
+        "must be 1..=",
+    ),
+    (
+        "toml syntax error",
+        "name = \"t\"\nsummary = \n",
+        2,
+        "(syntax)",
+        "",
+    ),
 ];
 
 #[test]
@@ -118,13 +309,19 @@ fn bad_scenarios_are_rejected_naming_file_line_and_field() {
             Err(err) => {
                 let msg = err.to_string();
                 let ok = match &err {
-                    ScenarioError::Invalid { file, line: l, field: f, message, .. } => {
-                        file == &path && l == line && f == field && message.contains(fragment)
-                    }
+                    ScenarioError::Invalid {
+                        file,
+                        line: l,
+                        field: f,
+                        message,
+                        ..
+                    } => file == &path && l == line && f == field && message.contains(fragment),
                     _ => false,
                 };
                 if !ok || !msg.contains("t.toml") {
-                    failures.push(format!("{case}: got `{msg}`; want line {line}, field {field}, `{fragment}`"));
+                    failures.push(format!(
+                        "{case}: got `{msg}`; want line {line}, field {field}, `{fragment}`"
+                    ));
                 }
             }
         }
@@ -141,11 +338,19 @@ fn a_minimal_good_scenario_loads_with_defaults() {
     );
     std::fs::write(&path, &text).unwrap();
     let s = scenario::load(&path).unwrap();
-    let Step::Prompt(p) = &s.steps[0] else { panic!() };
+    let Step::Prompt(p) = &s.steps[0] else {
+        panic!()
+    };
     assert_eq!(p.live, "hi", "live defaults to text");
     assert_eq!(p.images[0].media_type, "image/png");
     assert!(p.images[0].data_base64.starts_with("iVBORw0KGgo"), "a PNG");
-    assert_eq!(s.expect[0].count, CountRule::Range { min: Some(1), max: None });
+    assert_eq!(
+        s.expect[0].count,
+        CountRule::Range {
+            min: Some(1),
+            max: None
+        }
+    );
     assert_eq!(s.expect[0].line, 10);
 }
 
@@ -168,13 +373,19 @@ fn readme_examples_parse_and_cover_every_step_kind() {
     }
     let s = scenario::parse(Path::new("unity-call-allowed.toml"), toml.as_bytes())
         .unwrap_or_else(|e| panic!("README examples do not parse: {e}\n{toml}"));
-    let kinds: Vec<&str> = s
-        .steps
-        .iter()
-        .map(Step::kind)
-        .collect();
-    for kind in ["prompt", "permission", "interrupt", "steer", "set_mode", "resume"] {
-        assert!(kinds.contains(&kind), "README has no `{kind}` example; has {kinds:?}");
+    let kinds: Vec<&str> = s.steps.iter().map(Step::kind).collect();
+    for kind in [
+        "prompt",
+        "permission",
+        "interrupt",
+        "steer",
+        "set_mode",
+        "resume",
+    ] {
+        assert!(
+            kinds.contains(&kind),
+            "README has no `{kind}` example; has {kinds:?}"
+        );
     }
     assert!(!s.expect.is_empty(), "README has an [[expect]] example");
 }

@@ -3,14 +3,14 @@
 //! lines go out. The process host lives in the binary.
 
 pub mod client;
-pub mod script_gate;
 mod core;
 mod ids;
 mod permission;
+pub mod script_gate;
 pub mod stream_json;
+mod tool_calls;
 pub mod tool_name;
 pub mod tool_result;
-mod tool_calls;
 mod turn;
 
 pub use crate::core::{Bridge, HANDSHAKE_TIMEOUT, Output};

@@ -95,7 +95,9 @@ fn collect_images<'a>(v: &'a Value, out: &mut std::collections::BTreeSet<&'a str
             let mut rest = text.as_str();
             while let Some(at) = rest.find("data:image/") {
                 rest = &rest[at..];
-                let Some(comma) = rest.find(";base64,") else { break };
+                let Some(comma) = rest.find(";base64,") else {
+                    break;
+                };
                 let data = &rest[comma + ";base64,".len()..];
                 let end = data
                     .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=')))

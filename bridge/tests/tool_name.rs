@@ -33,9 +33,14 @@ fn check(file: &str) {
         for (i, frame) in frames.iter().enumerate() {
             // `{"request_permission": toolCall}` is a permission request's toolCall
             // `{"request_permission_params": params}` is a whole request's params
-            match (frame.get("request_permission"), frame.get("request_permission_params")) {
+            match (
+                frame.get("request_permission"),
+                frame.get("request_permission_params"),
+            ) {
                 (Some(tc), _) => merge_tool_call(&mut call, &permission_tool_call(tc)),
-                (None, Some(params)) => merge_tool_call(&mut call, &permission_request_fields(params)),
+                (None, Some(params)) => {
+                    merge_tool_call(&mut call, &permission_request_fields(params))
+                }
                 (None, None) => merge_tool_call(&mut call, frame),
             }
             if i == 0 {

@@ -45,7 +45,9 @@ pub struct AgentTools(pub BTreeMap<String, AgentTool>);
 /// Why a role call could not be rendered.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum AgentToolError {
-    #[error("the profile maps no tool for the role `{role}` ([model.agent_tools.{role}]; it maps: {known})")]
+    #[error(
+        "the profile maps no tool for the role `{role}` ([model.agent_tools.{role}]; it maps: {known})"
+    )]
     UnknownRole { role: String, known: String },
     #[error("[model.agent_tools.{role}] uses `{{{key}}}`, which the scenario's call does not give")]
     MissingArgument { role: String, key: String },
@@ -55,23 +57,37 @@ impl AgentTools {
     /// The tool reference and arguments for a call of `role` with the
     /// scenario's `args`.
     pub fn render(&self, role: &str, args: &Value) -> Result<(ToolRef, Value), AgentToolError> {
-        let tool = self.0.get(role).ok_or_else(|| AgentToolError::UnknownRole {
-            role: role.to_owned(),
-            known: if self.0.is_empty() {
-                "nothing".to_owned()
-            } else {
-                self.0.keys().cloned().collect::<Vec<_>>().join(", ")
-            },
-        })?;
+        let tool = self
+            .0
+            .get(role)
+            .ok_or_else(|| AgentToolError::UnknownRole {
+                role: role.to_owned(),
+                known: if self.0.is_empty() {
+                    "nothing".to_owned()
+                } else {
+                    self.0.keys().cloned().collect::<Vec<_>>().join(", ")
+                },
+            })?;
         let arguments = fill(&tool.arguments, args, role)?;
-        Ok((ToolRef { name: tool.name.clone(), namespace: None }, arguments))
+        Ok((
+            ToolRef {
+                name: tool.name.clone(),
+                namespace: None,
+            },
+            arguments,
+        ))
     }
 }
 
 fn fill(template: &Value, args: &Value, role: &str) -> Result<Value, AgentToolError> {
     Ok(match template {
         Value::String(s) => fill_string(s, args, role)?,
-        Value::Array(items) => Value::Array(items.iter().map(|v| fill(v, args, role)).collect::<Result<_, _>>()?),
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|v| fill(v, args, role))
+                .collect::<Result<_, _>>()?,
+        ),
         Value::Object(map) => Value::Object(
             map.iter()
                 .map(|(k, v)| Ok((k.clone(), fill(v, args, role)?)))
@@ -83,7 +99,12 @@ fn fill(template: &Value, args: &Value, role: &str) -> Result<Value, AgentToolEr
 
 fn fill_string(s: &str, args: &Value, role: &str) -> Result<Value, AgentToolError> {
     let lookup = |key: &str| {
-        args.get(key).cloned().ok_or_else(|| AgentToolError::MissingArgument { role: role.to_owned(), key: key.to_owned() })
+        args.get(key)
+            .cloned()
+            .ok_or_else(|| AgentToolError::MissingArgument {
+                role: role.to_owned(),
+                key: key.to_owned(),
+            })
     };
     // The whole string is one placeholder: keep the value's JSON type.
     if let Some(key) = s.strip_prefix('{').and_then(|r| r.strip_suffix('}'))
@@ -125,7 +146,9 @@ mod tests {
     use serde_json::json;
 
     fn table(toml_text: &str) -> AgentTools {
-        toml::from_str::<BTreeMap<String, AgentTool>>(toml_text).map(AgentTools).unwrap()
+        toml::from_str::<BTreeMap<String, AgentTool>>(toml_text)
+            .map(AgentTools)
+            .unwrap()
     }
 
     #[test]
@@ -135,7 +158,12 @@ mod tests {
              [write_file]\nname = \"write\"\narguments = { file_path = \"{path}\", content = \"{content}\", note = \"to {path}\" }\n",
         );
         let cases = [
-            ("shell", json!({"command": "echo hi > a.txt"}), "shell", json!({"command": ["bash", "-lc", "echo hi > a.txt"]})),
+            (
+                "shell",
+                json!({"command": "echo hi > a.txt"}),
+                "shell",
+                json!({"command": ["bash", "-lc", "echo hi > a.txt"]}),
+            ),
             (
                 "write_file",
                 json!({"path": "A/B.cs", "content": "class B {}"}),
@@ -145,13 +173,18 @@ mod tests {
         ];
         for (role, args, name, want) in cases {
             let (r, a) = tools.render(role, &args).unwrap();
-            assert_eq!((r.name.as_str(), r.namespace, a), (name, None, want), "{role}");
+            assert_eq!(
+                (r.name.as_str(), r.namespace, a),
+                (name, None, want),
+                "{role}"
+            );
         }
     }
 
     #[test]
     fn a_whole_string_placeholder_keeps_the_json_type_and_braces_that_are_no_placeholder_stay() {
-        let tools = table("[x]\nname = \"x\"\narguments = { n = \"{n}\", s = \"{ not a key } {n}\" }\n");
+        let tools =
+            table("[x]\nname = \"x\"\narguments = { n = \"{n}\", s = \"{ not a key } {n}\" }\n");
         let (_, a) = tools.render("x", &json!({"n": 5})).unwrap();
         assert_eq!(a, json!({"n": 5, "s": "{ not a key } 5"}));
     }

@@ -25,7 +25,9 @@
 use axum::http::Method;
 use serde_json::{Value, json};
 
-use super::{Entry, HttpReply, OfferedTool, ProviderApi, ReplyPlan, RequestView, input_tokens, stream_chunks};
+use super::{
+    Entry, HttpReply, OfferedTool, ProviderApi, ReplyPlan, RequestView, input_tokens, stream_chunks,
+};
 use crate::scenario::ApiError;
 
 /// The Anthropic Messages flavour.
@@ -45,8 +47,12 @@ impl ProviderApi for Anthropic {
     }
 
     fn read_request(&self, _path: &str, body: &[u8]) -> Result<RequestView, String> {
-        let v: Value = serde_json::from_slice(body).map_err(|e| format!("request body is not JSON: {e}"))?;
-        let messages = v.get("messages").and_then(Value::as_array).ok_or("`messages` is missing or not an array")?;
+        let v: Value =
+            serde_json::from_slice(body).map_err(|e| format!("request body is not JSON: {e}"))?;
+        let messages = v
+            .get("messages")
+            .and_then(Value::as_array)
+            .ok_or("`messages` is missing or not an array")?;
         let mut conversation = Vec::new();
         for m in messages {
             if m.get("role").and_then(Value::as_str) != Some("user") {
@@ -56,8 +62,10 @@ impl ProviderApi for Anthropic {
             match m.get("content") {
                 Some(Value::String(s)) => conversation.push(Entry::User(vec![s.clone()])),
                 Some(Value::Array(blocks)) => {
-                    let outputs =
-                        blocks.iter().filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result")).count();
+                    let outputs = blocks
+                        .iter()
+                        .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+                        .count();
                     if outputs > 0 {
                         // Text beside tool results (system reminders) is not a prompt.
                         conversation.extend(std::iter::repeat_n(Entry::ToolOutput, outputs));
@@ -78,7 +86,12 @@ impl ProviderApi for Anthropic {
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
-            .filter_map(|t| Some(OfferedTool { name: t.get("name")?.as_str()?.to_owned(), namespace: None }))
+            .filter_map(|t| {
+                Some(OfferedTool {
+                    name: t.get("name")?.as_str()?.to_owned(),
+                    namespace: None,
+                })
+            })
             .collect();
         Ok(RequestView::from_body(&v, conversation, offered_tools))
     }
@@ -86,13 +99,19 @@ impl ProviderApi for Anthropic {
     fn render_reply(&self, plan: &ReplyPlan, view: &RequestView, seq: u64) -> HttpReply {
         let model = view.model.clone().unwrap_or_else(|| "scripted".to_owned());
         let id = format!("msg_{seq}");
-        let stop_reason = if plan.calls.is_empty() { "end_turn" } else { "tool_use" };
+        let stop_reason = if plan.calls.is_empty() {
+            "end_turn"
+        } else {
+            "tool_use"
+        };
         let (input, output) = (input_tokens(seq), plan.output_tokens());
         let signature = |i: usize| format!("scripted-signature-{seq}-{i}");
 
         let mut blocks: Vec<Value> = Vec::new();
         if let Some(t) = &plan.thinking {
-            blocks.push(json!({"type": "thinking", "thinking": t, "signature": signature(blocks.len())}));
+            blocks.push(
+                json!({"type": "thinking", "thinking": t, "signature": signature(blocks.len())}),
+            );
         }
         if let Some(t) = &plan.text {
             blocks.push(json!({"type": "text", "text": t}));
@@ -105,12 +124,18 @@ impl ProviderApi for Anthropic {
             let body = json!({"id": id, "type": "message", "role": "assistant", "model": model, "content": blocks,
                 "stop_reason": stop_reason, "stop_sequence": null,
                 "usage": {"input_tokens": input, "output_tokens": output}});
-            return HttpReply { status: 200, content_type: "application/json", body: body.to_string() };
+            return HttpReply {
+                status: 200,
+                content_type: "application/json",
+                body: body.to_string(),
+            };
         }
 
-        let mut events = vec![json!({"type": "message_start", "message": {"id": id, "type": "message", "role": "assistant",
+        let mut events = vec![
+            json!({"type": "message_start", "message": {"id": id, "type": "message", "role": "assistant",
             "model": model, "content": [], "stop_reason": null, "stop_sequence": null,
-            "usage": {"input_tokens": input, "output_tokens": 1}}})];
+            "usage": {"input_tokens": input, "output_tokens": 1}}}),
+        ];
         for (index, block) in blocks.iter().enumerate() {
             let kind = block["type"].as_str().unwrap_or_default();
             let (start, deltas): (Value, Vec<Value>) = match kind {
@@ -119,7 +144,9 @@ impl ProviderApi for Anthropic {
                     stream_chunks(block["thinking"].as_str().unwrap_or_default())
                         .into_iter()
                         .map(|d| json!({"type": "thinking_delta", "thinking": d}))
-                        .chain([json!({"type": "signature_delta", "signature": block["signature"]})])
+                        .chain([
+                            json!({"type": "signature_delta", "signature": block["signature"]}),
+                        ])
                         .collect(),
                 ),
                 "text" => (
@@ -131,10 +158,14 @@ impl ProviderApi for Anthropic {
                 ),
                 _ => (
                     json!({"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}),
-                    vec![json!({"type": "input_json_delta", "partial_json": block["input"].to_string()})],
+                    vec![
+                        json!({"type": "input_json_delta", "partial_json": block["input"].to_string()}),
+                    ],
                 ),
             };
-            events.push(json!({"type": "content_block_start", "index": index, "content_block": start}));
+            events.push(
+                json!({"type": "content_block_start", "index": index, "content_block": start}),
+            );
             for delta in deltas {
                 events.push(json!({"type": "content_block_delta", "index": index, "delta": delta}));
             }
@@ -145,9 +176,18 @@ impl ProviderApi for Anthropic {
         events.push(json!({"type": "message_stop"}));
         let body = events
             .iter()
-            .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or("message")))
+            .map(|e| {
+                format!(
+                    "event: {}\ndata: {e}\n\n",
+                    e["type"].as_str().unwrap_or("message")
+                )
+            })
             .collect();
-        HttpReply { status: 200, content_type: "text/event-stream", body }
+        HttpReply {
+            status: 200,
+            content_type: "text/event-stream",
+            body,
+        }
     }
 
     fn render_error(&self, error: &ApiError) -> HttpReply {
@@ -164,11 +204,15 @@ impl ProviderApi for Anthropic {
         HttpReply {
             status: error.status,
             content_type: "application/json",
-            body: json!({"type": "error", "error": {"type": kind, "message": error.message}}).to_string(),
+            body: json!({"type": "error", "error": {"type": kind, "message": error.message}})
+                .to_string(),
         }
     }
 
     fn render_protocol_error(&self, status: u16, message: &str) -> HttpReply {
-        self.render_error(&ApiError { status, message: message.to_owned() })
+        self.render_error(&ApiError {
+            status,
+            message: message.to_owned(),
+        })
     }
 }

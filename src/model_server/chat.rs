@@ -29,7 +29,10 @@
 use axum::http::Method;
 use serde_json::{Value, json};
 
-use super::{Entry, HttpReply, OfferedTool, ProviderApi, ReplyPlan, RequestView, content_texts, input_tokens, stream_chunks};
+use super::{
+    Entry, HttpReply, OfferedTool, ProviderApi, ReplyPlan, RequestView, content_texts,
+    input_tokens, stream_chunks,
+};
 use crate::scenario::ApiError;
 
 /// The Chat Completions flavour.
@@ -60,8 +63,12 @@ impl ProviderApi for ChatCompletions {
     }
 
     fn read_request(&self, _path: &str, body: &[u8]) -> Result<RequestView, String> {
-        let v: Value = serde_json::from_slice(body).map_err(|e| format!("request body is not JSON: {e}"))?;
-        let messages = v.get("messages").and_then(Value::as_array).ok_or("`messages` is missing or not an array")?;
+        let v: Value =
+            serde_json::from_slice(body).map_err(|e| format!("request body is not JSON: {e}"))?;
+        let messages = v
+            .get("messages")
+            .and_then(Value::as_array)
+            .ok_or("`messages` is missing or not an array")?;
         let conversation = messages
             .iter()
             .map(|m| match m.get("role").and_then(Value::as_str) {
@@ -76,17 +83,30 @@ impl ProviderApi for ChatCompletions {
             .into_iter()
             .flatten()
             .filter_map(|t| {
-                let name = t.pointer("/function/name").or_else(|| t.get("name"))?.as_str()?;
-                Some(OfferedTool { name: name.to_owned(), namespace: None })
+                let name = t
+                    .pointer("/function/name")
+                    .or_else(|| t.get("name"))?
+                    .as_str()?;
+                Some(OfferedTool {
+                    name: name.to_owned(),
+                    namespace: None,
+                })
             })
             .collect();
         Ok(RequestView::from_body(&v, conversation, offered_tools))
     }
 
     fn render_reply(&self, plan: &ReplyPlan, view: &RequestView, seq: u64) -> HttpReply {
-        let model = view.model.clone().unwrap_or_else(|| LISTED_MODEL.to_owned());
+        let model = view
+            .model
+            .clone()
+            .unwrap_or_else(|| LISTED_MODEL.to_owned());
         let id = format!("chatcmpl-{seq}");
-        let finish = if plan.calls.is_empty() { "stop" } else { "tool_calls" };
+        let finish = if plan.calls.is_empty() {
+            "stop"
+        } else {
+            "tool_calls"
+        };
         let (prompt_tokens, completion_tokens) = (input_tokens(seq), plan.output_tokens());
         let usage = json!({"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
             "total_tokens": prompt_tokens + completion_tokens});
@@ -106,7 +126,11 @@ impl ProviderApi for ChatCompletions {
             }
             let body = json!({"id": id, "object": "chat.completion", "created": 0, "model": model,
                 "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": usage});
-            return HttpReply { status: 200, content_type: "application/json", body: body.to_string() };
+            return HttpReply {
+                status: 200,
+                content_type: "application/json",
+                body: body.to_string(),
+            };
         }
 
         let chunk = |delta: Value, finish: Option<&str>| {
@@ -130,14 +154,23 @@ impl ProviderApi for ChatCompletions {
                     "function": {"name": c.tool.name, "arguments": ""}}]}),
                 None,
             ));
-            chunks.push(chunk(json!({"tool_calls": [{"index": index, "function": {"arguments": c.arguments}}]}), None));
+            chunks.push(chunk(
+                json!({"tool_calls": [{"index": index, "function": {"arguments": c.arguments}}]}),
+                None,
+            ));
         }
         chunks.push(chunk(json!({}), Some(finish)));
-        chunks.push(json!({"id": id, "object": "chat.completion.chunk", "created": 0, "model": model,
-            "choices": [], "usage": usage}));
+        chunks.push(
+            json!({"id": id, "object": "chat.completion.chunk", "created": 0, "model": model,
+            "choices": [], "usage": usage}),
+        );
         let mut body: String = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
         body.push_str("data: [DONE]\n\n");
-        HttpReply { status: 200, content_type: "text/event-stream", body }
+        HttpReply {
+            status: 200,
+            content_type: "text/event-stream",
+            body,
+        }
     }
 
     fn render_error(&self, error: &ApiError) -> HttpReply {
@@ -145,6 +178,9 @@ impl ProviderApi for ChatCompletions {
     }
 
     fn render_protocol_error(&self, status: u16, message: &str) -> HttpReply {
-        self.render_error(&ApiError { status, message: message.to_owned() })
+        self.render_error(&ApiError {
+            status,
+            message: message.to_owned(),
+        })
     }
 }

@@ -29,7 +29,9 @@
 use axum::http::Method;
 use serde_json::{Value, json};
 
-use super::{Entry, HttpReply, OfferedTool, ProviderApi, ReplyPlan, RequestView, input_tokens, stream_chunks};
+use super::{
+    Entry, HttpReply, OfferedTool, ProviderApi, ReplyPlan, RequestView, input_tokens, stream_chunks,
+};
 use crate::scenario::ApiError;
 
 /// The Gemini flavour.
@@ -39,7 +41,9 @@ pub struct Gemini;
 pub const SIDE_CALL_TEXT: &str = r#"{"complexity_reasoning":"scripted model","complexity_score":1,"reasoning":"scripted model","next_speaker":"user","is_loop":false}"#;
 
 fn action(path: &str) -> Option<(&str, &str)> {
-    let rest = path.strip_prefix("/v1beta/models/").or_else(|| path.strip_prefix("/v1/models/"))?;
+    let rest = path
+        .strip_prefix("/v1beta/models/")
+        .or_else(|| path.strip_prefix("/v1/models/"))?;
     rest.split_once(':')
 }
 
@@ -59,24 +63,40 @@ impl ProviderApi for Gemini {
             }),
             _ => return None,
         };
-        Some(HttpReply { status: 200, content_type: "application/json", body: body.to_string() })
+        Some(HttpReply {
+            status: 200,
+            content_type: "application/json",
+            body: body.to_string(),
+        })
     }
 
     fn is_model_request(&self, method: &Method, path: &str) -> bool {
-        method == Method::POST && action(path).is_some_and(|(_, verb)| verb == "streamGenerateContent")
+        method == Method::POST
+            && action(path).is_some_and(|(_, verb)| verb == "streamGenerateContent")
     }
 
     fn read_request(&self, path: &str, body: &[u8]) -> Result<RequestView, String> {
-        let v: Value = serde_json::from_slice(body).map_err(|e| format!("request body is not JSON: {e}"))?;
-        let contents = v.get("contents").and_then(Value::as_array).ok_or("`contents` is missing or not an array")?;
+        let v: Value =
+            serde_json::from_slice(body).map_err(|e| format!("request body is not JSON: {e}"))?;
+        let contents = v
+            .get("contents")
+            .and_then(Value::as_array)
+            .ok_or("`contents` is missing or not an array")?;
         let mut conversation = Vec::new();
         for c in contents {
-            let parts = c.get("parts").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+            let parts = c
+                .get("parts")
+                .and_then(Value::as_array)
+                .map(Vec::as_slice)
+                .unwrap_or_default();
             if c.get("role").and_then(Value::as_str) == Some("model") {
                 conversation.push(Entry::Other);
                 continue;
             }
-            let outputs = parts.iter().filter(|p| p.get("functionResponse").is_some()).count();
+            let outputs = parts
+                .iter()
+                .filter(|p| p.get("functionResponse").is_some())
+                .count();
             if outputs > 0 {
                 // Text beside function responses is not a prompt.
                 conversation.extend(std::iter::repeat_n(Entry::ToolOutput, outputs));
@@ -96,8 +116,18 @@ impl ProviderApi for Gemini {
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
-            .flat_map(|t| t.get("functionDeclarations").and_then(Value::as_array).into_iter().flatten())
-            .filter_map(|d| Some(OfferedTool { name: d.get("name")?.as_str()?.to_owned(), namespace: None }))
+            .flat_map(|t| {
+                t.get("functionDeclarations")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+            })
+            .filter_map(|d| {
+                Some(OfferedTool {
+                    name: d.get("name")?.as_str()?.to_owned(),
+                    namespace: None,
+                })
+            })
             .collect();
         Ok(RequestView {
             conversation,
@@ -120,19 +150,28 @@ impl ProviderApi for Gemini {
             chunks.push(chunk(vec![json!({"text": t, "thought": true})]));
         }
         if let Some(t) = &plan.text {
-            chunks.extend(stream_chunks(t).into_iter().map(|d| chunk(vec![json!({"text": d})])));
+            chunks.extend(
+                stream_chunks(t)
+                    .into_iter()
+                    .map(|d| chunk(vec![json!({"text": d})])),
+            );
         }
         for c in &plan.calls {
             chunks.push(chunk(vec![json!({"functionCall": {"id": c.call_id, "name": c.tool.name, "args": c.arguments_value}})]));
         }
         let (input, output) = (input_tokens(seq), plan.output_tokens());
-        let mut last = chunks.pop().unwrap_or_else(|| chunk(vec![json!({"text": ""})]));
+        let mut last = chunks
+            .pop()
+            .unwrap_or_else(|| chunk(vec![json!({"text": ""})]));
         last["candidates"][0]["finishReason"] = json!("STOP");
-        last["usageMetadata"] =
-            json!({"promptTokenCount": input, "candidatesTokenCount": output, "totalTokenCount": input + output});
+        last["usageMetadata"] = json!({"promptTokenCount": input, "candidatesTokenCount": output, "totalTokenCount": input + output});
         chunks.push(last);
         let body = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
-        HttpReply { status: 200, content_type: "text/event-stream", body }
+        HttpReply {
+            status: 200,
+            content_type: "text/event-stream",
+            body,
+        }
     }
 
     fn render_error(&self, error: &ApiError) -> HttpReply {
@@ -150,11 +189,16 @@ impl ProviderApi for Gemini {
         HttpReply {
             status: error.status,
             content_type: "application/json",
-            body: json!({"error": {"code": error.status, "message": error.message, "status": status}}).to_string(),
+            body:
+                json!({"error": {"code": error.status, "message": error.message, "status": status}})
+                    .to_string(),
         }
     }
 
     fn render_protocol_error(&self, status: u16, message: &str) -> HttpReply {
-        self.render_error(&ApiError { status, message: message.to_owned() })
+        self.render_error(&ApiError {
+            status,
+            message: message.to_owned(),
+        })
     }
 }

@@ -101,7 +101,11 @@ pub enum ModelExchange {
     /// How the script placed request `id` when that is worth knowing (an
     /// unscripted answer, a tool-name fallback). For the recording's
     /// harness notes.
-    Note { id: u64, text: String, at: SystemTime },
+    Note {
+        id: u64,
+        text: String,
+        at: SystemTime,
+    },
 }
 
 impl ModelExchange {
@@ -137,7 +141,11 @@ impl RequestView {
     /// The view of a JSON body that names `stream` and `model` at its top
     /// level, as the OpenAI (Responses, Chat Completions) and Anthropic APIs
     /// do; Gemini puts both in the path instead.
-    pub(crate) fn from_body(body: &Value, conversation: Vec<Entry>, offered_tools: Vec<OfferedTool>) -> Self {
+    pub(crate) fn from_body(
+        body: &Value,
+        conversation: Vec<Entry>,
+        offered_tools: Vec<OfferedTool>,
+    ) -> Self {
         RequestView {
             conversation,
             offered_tools,
@@ -241,7 +249,11 @@ pub struct ModelServer;
 impl ModelServer {
     /// Start serving on 127.0.0.1 with an ephemeral port. Must be called
     /// inside a tokio runtime.
-    pub async fn start(flavour: Flavour, script: ModelScript, naming: ToolNaming) -> Result<Running, ModelServerError> {
+    pub async fn start(
+        flavour: Flavour,
+        script: ModelScript,
+        naming: ToolNaming,
+    ) -> Result<Running, ModelServerError> {
         Self::start_with_agent_tools(flavour, script, naming, AgentTools::default()).await
     }
 
@@ -317,7 +329,9 @@ impl Running {
             let _ = stop.send(());
         }
         if let Some(mut task) = self.task.take()
-            && tokio::time::timeout(SHUTDOWN_GRACE, &mut task).await.is_err()
+            && tokio::time::timeout(SHUTDOWN_GRACE, &mut task)
+                .await
+                .is_err()
         {
             task.abort();
         }
@@ -348,20 +362,47 @@ impl ServerState {
     }
 
     fn note(&self, id: u64, text: String) {
-        self.publish(ModelExchange::Note { id, text, at: SystemTime::now() });
+        self.publish(ModelExchange::Note {
+            id,
+            text,
+            at: SystemTime::now(),
+        });
     }
 }
 
-async fn handle(State(state): State<Arc<ServerState>>, method: Method, uri: Uri, headers: HeaderMap, body: Body) -> Response {
+async fn handle(
+    State(state): State<Arc<ServerState>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
     let id = state.next_id.fetch_add(1, Ordering::Relaxed);
-    let path = redact_query(&uri.path_and_query().map_or_else(|| uri.path().to_owned(), |pq| pq.as_str().to_owned()));
+    let path = redact_query(
+        &uri.path_and_query()
+            .map_or_else(|| uri.path().to_owned(), |pq| pq.as_str().to_owned()),
+    );
     // Read the body here rather than through an extractor, so an oversized or
     // stalled body is answered (and recorded) like any other request.
-    let (body, refused) = match tokio::time::timeout(BODY_READ_TIMEOUT, axum::body::to_bytes(body, BODY_LIMIT)).await {
-        Ok(Ok(bytes)) => (bytes, None),
-        Ok(Err(e)) => (Bytes::new(), Some((413, format!("request body unreadable or over {BODY_LIMIT} bytes: {e}")))),
-        Err(_) => (Bytes::new(), Some((408, format!("request body not complete within {BODY_READ_TIMEOUT:?}")))),
-    };
+    let (body, refused) =
+        match tokio::time::timeout(BODY_READ_TIMEOUT, axum::body::to_bytes(body, BODY_LIMIT)).await
+        {
+            Ok(Ok(bytes)) => (bytes, None),
+            Ok(Err(e)) => (
+                Bytes::new(),
+                Some((
+                    413,
+                    format!("request body unreadable or over {BODY_LIMIT} bytes: {e}"),
+                )),
+            ),
+            Err(_) => (
+                Bytes::new(),
+                Some((
+                    408,
+                    format!("request body not complete within {BODY_READ_TIMEOUT:?}"),
+                )),
+            ),
+        };
     state.publish(ModelExchange::Http(stub_mcp::Exchange::Request {
         id,
         method: method.as_str().to_owned(),
@@ -381,10 +422,16 @@ async fn handle(State(state): State<Arc<ServerState>>, method: Method, uri: Uri,
     let sse = reply.content_type == "text/event-stream";
     let mut response = (status, [(header::CONTENT_TYPE, reply.content_type)]).into_response();
     if sse {
-        response.headers_mut().insert(header::CACHE_CONTROL, "no-cache".parse().expect("static header"));
+        response.headers_mut().insert(
+            header::CACHE_CONTROL,
+            "no-cache".parse().expect("static header"),
+        );
     }
     let headers = redact_headers(response.headers());
-    match pace.filter(|_| sse).map(|ms| Duration::from_millis(u64::from(ms))) {
+    match pace
+        .filter(|_| sse)
+        .map(|ms| Duration::from_millis(u64::from(ms)))
+    {
         None => {
             *response.body_mut() = Body::from(reply.body.clone());
             state.publish(ModelExchange::Http(stub_mcp::Exchange::Response {
@@ -396,7 +443,14 @@ async fn handle(State(state): State<Arc<ServerState>>, method: Method, uri: Uri,
             }));
         }
         Some(pace) => {
-            *response.body_mut() = Body::from_stream(paced(state.clone(), id, reply.status, headers, reply.body, pace));
+            *response.body_mut() = Body::from_stream(paced(
+                state.clone(),
+                id,
+                reply.status,
+                headers,
+                reply.body,
+                pace,
+            ));
         }
     }
     response
@@ -427,46 +481,76 @@ fn paced(
             if self.events_sent < self.events {
                 self.state.note(
                     self.id,
-                    format!("model server: client went away after {} of {} events", self.events_sent, self.events),
+                    format!(
+                        "model server: client went away after {} of {} events",
+                        self.events_sent, self.events
+                    ),
                 );
             }
-            self.state.publish(ModelExchange::Http(stub_mcp::Exchange::Response {
-                id: self.id,
-                status: self.status,
-                headers: std::mem::take(&mut self.headers),
-                body: std::mem::take(&mut self.sent),
-                at: SystemTime::now(),
-            }));
+            self.state
+                .publish(ModelExchange::Http(stub_mcp::Exchange::Response {
+                    id: self.id,
+                    status: self.status,
+                    headers: std::mem::take(&mut self.headers),
+                    body: std::mem::take(&mut self.sent),
+                    at: SystemTime::now(),
+                }));
         }
     }
     let events: Vec<String> = body.split_inclusive("\n\n").map(str::to_owned).collect();
-    let publish = Publish { state, id, status, headers, sent: String::new(), events_sent: 0, events: events.len() };
-    futures::stream::unfold((events.into_iter(), publish), move |(mut events, mut publish)| async move {
-        let event = events.next()?;
-        if publish.events_sent > 0 {
-            tokio::time::sleep(pace).await;
-        }
-        publish.sent.push_str(&event);
-        publish.events_sent += 1;
-        Some((Ok(event), (events, publish)))
-    })
+    let publish = Publish {
+        state,
+        id,
+        status,
+        headers,
+        sent: String::new(),
+        events_sent: 0,
+        events: events.len(),
+    };
+    futures::stream::unfold(
+        (events.into_iter(), publish),
+        move |(mut events, mut publish)| async move {
+            let event = events.next()?;
+            if publish.events_sent > 0 {
+                tokio::time::sleep(pace).await;
+            }
+            publish.sent.push_str(&event);
+            publish.events_sent += 1;
+            Some((Ok(event), (events, publish)))
+        },
+    )
 }
 
 /// The reply to one request, and the pace to stream it at (ms between
 /// events) when the script asks for one.
-fn answer(state: &ServerState, id: u64, method: &Method, path: &str, body: &[u8]) -> (HttpReply, Option<u32>) {
+fn answer(
+    state: &ServerState,
+    id: u64,
+    method: &Method,
+    path: &str,
+    body: &[u8],
+) -> (HttpReply, Option<u32>) {
     let api = state.api.as_ref();
     if let Some(reply) = api.serve_auxiliary(method, path, body) {
         return (reply, None);
     }
     if !api.is_model_request(method, path) {
-        state.note(id, format!("model server: no such endpoint: {method} {path} (404)"));
-        return (api.render_protocol_error(404, &format!("no such endpoint: {method} {path}")), None);
+        state.note(
+            id,
+            format!("model server: no such endpoint: {method} {path} (404)"),
+        );
+        return (
+            api.render_protocol_error(404, &format!("no such endpoint: {method} {path}")),
+            None,
+        );
     }
     let view = match api.read_request(path, body) {
         Ok(view) => view,
         Err(message) => {
-            state.note(id, format!("model server: unreadable request: {message} (400)"));
+            state.note(
+                id,
+                format!("model server: unreadable request: {message} (400)"),
+            );
             return (api.render_protocol_error(400, &message), None);
         }
     };
@@ -506,28 +590,49 @@ fn answer(state: &ServerState, id: u64, method: &Method, path: &str, body: &[u8]
 pub const MCP_CALL_ROLE: &str = "mcp_call";
 
 fn unscripted() -> ReplyPlan {
-    ReplyPlan { text: Some(UNSCRIPTED_TEXT.to_owned()), ..Default::default() }
+    ReplyPlan {
+        text: Some(UNSCRIPTED_TEXT.to_owned()),
+        ..Default::default()
+    }
 }
 
-fn plan(state: &ServerState, id: u64, model: &ModelReply, offered: &[OfferedTool], turn: usize, reply: usize) -> ReplyPlan {
+fn plan(
+    state: &ServerState,
+    id: u64,
+    model: &ModelReply,
+    offered: &[OfferedTool],
+    turn: usize,
+    reply: usize,
+) -> ReplyPlan {
     let calls = model
         .tool_calls
         .iter()
         .map(|call| {
             if let Some(role) = &call.agent_tool {
-                let (tool, arguments_value) = match state.agent_tools.render(role, &call.arguments) {
+                let (tool, arguments_value) = match state.agent_tools.render(role, &call.arguments)
+                {
                     Ok(rendered) => rendered,
                     Err(e) => {
                         // Sent anyway under the role's name: the agent's
                         // answer to an unknown tool is part of the record.
-                        state.note(id, format!("model server: turn {} reply {}: {e}", turn + 1, reply + 1));
-                        (ToolRef { name: role.clone(), namespace: None }, call.arguments.clone())
+                        state.note(
+                            id,
+                            format!("model server: turn {} reply {}: {e}", turn + 1, reply + 1),
+                        );
+                        (
+                            ToolRef {
+                                name: role.clone(),
+                                namespace: None,
+                            },
+                            call.arguments.clone(),
+                        )
                     }
                 };
                 return PlannedCall {
                     call_id: call.id.clone(),
                     tool,
-                    arguments: serde_json::to_string(&arguments_value).unwrap_or_else(|_| "{}".to_owned()),
+                    arguments: serde_json::to_string(&arguments_value)
+                        .unwrap_or_else(|_| "{}".to_owned()),
                     arguments_value,
                 };
             }
@@ -536,7 +641,9 @@ fn plan(state: &ServerState, id: u64, model: &ModelReply, offered: &[OfferedTool
             // and the scenario does not ask for direct calls.
             if !state.script.direct_mcp_calls
                 && let Some(meta) = state.agent_tools.0.get(MCP_CALL_ROLE)
-                && offered.iter().any(|t| t.name == meta.name && t.namespace.is_none())
+                && offered
+                    .iter()
+                    .any(|t| t.name == meta.name && t.namespace.is_none())
             {
                 let role_args = serde_json::json!({"tool": call.tool, "arguments": call.arguments});
                 match state.agent_tools.render(MCP_CALL_ROLE, &role_args) {
@@ -544,26 +651,38 @@ fn plan(state: &ServerState, id: u64, model: &ModelReply, offered: &[OfferedTool
                         return PlannedCall {
                             call_id: call.id.clone(),
                             tool,
-                            arguments: serde_json::to_string(&arguments_value).unwrap_or_else(|_| "{}".to_owned()),
+                            arguments: serde_json::to_string(&arguments_value)
+                                .unwrap_or_else(|_| "{}".to_owned()),
                             arguments_value,
                         };
                     }
-                    Err(e) => state.note(id, format!("model server: turn {} reply {}: {e}", turn + 1, reply + 1)),
+                    Err(e) => state.note(
+                        id,
+                        format!("model server: turn {} reply {}: {e}", turn + 1, reply + 1),
+                    ),
                 }
             }
             let (tool, how) = state.naming.resolve(&call.tool, offered);
             if let Some(how) = how {
-                state.note(id, format!("model server: turn {} reply {}: {how}", turn + 1, reply + 1));
+                state.note(
+                    id,
+                    format!("model server: turn {} reply {}: {how}", turn + 1, reply + 1),
+                );
             }
             PlannedCall {
                 call_id: call.id.clone(),
                 tool,
-                arguments: serde_json::to_string(&call.arguments).unwrap_or_else(|_| "{}".to_owned()),
+                arguments: serde_json::to_string(&call.arguments)
+                    .unwrap_or_else(|_| "{}".to_owned()),
                 arguments_value: call.arguments.clone(),
             }
         })
         .collect();
-    ReplyPlan { thinking: model.thinking.clone(), text: model.text.clone(), calls }
+    ReplyPlan {
+        thinking: model.thinking.clone(),
+        text: model.text.clone(),
+        calls,
+    }
 }
 
 /// Header names whose values are secrets.

@@ -42,7 +42,9 @@ pub enum ToolNaming {
 impl Default for ToolNaming {
     /// codex-acp 1.x/2.x.
     fn default() -> Self {
-        ToolNaming::Namespace { namespace: "mcp__unity_ops".to_owned() }
+        ToolNaming::Namespace {
+            namespace: "mcp__unity_ops".to_owned(),
+        }
     }
 }
 
@@ -60,27 +62,50 @@ impl ToolNaming {
             .filter(|t| t.name == tool && t.namespace.is_some())
             .max_by_key(|t| t.namespace.as_deref().is_some_and(|n| n.contains("unity")));
         if let Some(t) = in_namespace {
-            return (ToolRef { name: t.name.clone(), namespace: t.namespace.clone() }, None);
+            return (
+                ToolRef {
+                    name: t.name.clone(),
+                    namespace: t.namespace.clone(),
+                },
+                None,
+            );
         }
         // 2. Offered flat: exactly, or as `<prefix><sep><tool>`.
         let flat = offered.iter().filter(|t| t.namespace.is_none()).find(|t| {
             t.name == tool
-                || SUFFIX_SEPARATORS
-                    .iter()
-                    .any(|sep| t.name.strip_suffix(tool).is_some_and(|p| p.ends_with(sep) && p.len() > sep.len()))
+                || SUFFIX_SEPARATORS.iter().any(|sep| {
+                    t.name
+                        .strip_suffix(tool)
+                        .is_some_and(|p| p.ends_with(sep) && p.len() > sep.len())
+                })
         });
         if let Some(t) = flat {
-            return (ToolRef { name: t.name.clone(), namespace: None }, None);
+            return (
+                ToolRef {
+                    name: t.name.clone(),
+                    namespace: None,
+                },
+                None,
+            );
         }
         // 3. The profile's rule.
         let r = match self {
-            ToolNaming::Namespace { namespace } => ToolRef { name: tool.to_owned(), namespace: Some(namespace.clone()) },
-            ToolNaming::Flat { template } => ToolRef { name: template.replace("{tool}", tool), namespace: None },
+            ToolNaming::Namespace { namespace } => ToolRef {
+                name: tool.to_owned(),
+                namespace: Some(namespace.clone()),
+            },
+            ToolNaming::Flat { template } => ToolRef {
+                name: template.replace("{tool}", tool),
+                namespace: None,
+            },
         };
         let how = format!(
             "`{tool}` is not among the {} tool(s) the request offered; named it {}{} by the profile's rule",
             offered.len(),
-            r.namespace.as_deref().map(|n| format!("{n}/")).unwrap_or_default(),
+            r.namespace
+                .as_deref()
+                .map(|n| format!("{n}/"))
+                .unwrap_or_default(),
             r.name
         );
         (r, Some(how))
@@ -92,49 +117,72 @@ mod tests {
     use super::*;
 
     fn flat(n: &str) -> OfferedTool {
-        OfferedTool { name: n.into(), namespace: None }
+        OfferedTool {
+            name: n.into(),
+            namespace: None,
+        }
     }
     fn ns(ns: &str, n: &str) -> OfferedTool {
-        OfferedTool { name: n.into(), namespace: Some(ns.into()) }
+        OfferedTool {
+            name: n.into(),
+            namespace: Some(ns.into()),
+        }
     }
 
     #[test]
     fn the_offered_form_wins_over_the_profile_rule() {
-        let flat_rule = ToolNaming::Flat { template: "mcp__unity-ops__{tool}".into() };
+        let flat_rule = ToolNaming::Flat {
+            template: "mcp__unity-ops__{tool}".into(),
+        };
         let cases: Vec<(&str, Vec<OfferedTool>, ToolNaming, ToolRef, bool)> = vec![
             (
                 "codex namespace",
                 vec![flat("shell"), ns("mcp__unity_ops", "uap_ping")],
                 flat_rule.clone(),
-                ToolRef { name: "uap_ping".into(), namespace: Some("mcp__unity_ops".into()) },
+                ToolRef {
+                    name: "uap_ping".into(),
+                    namespace: Some("mcp__unity_ops".into()),
+                },
                 false,
             ),
             (
                 "codex 0.x flat",
                 vec![flat("shell"), flat("mcp__unity-ops__uap_ping")],
                 ToolNaming::default(),
-                ToolRef { name: "mcp__unity-ops__uap_ping".into(), namespace: None },
+                ToolRef {
+                    name: "mcp__unity-ops__uap_ping".into(),
+                    namespace: None,
+                },
                 false,
             ),
             (
                 "gemini flat",
                 vec![flat("mcp_unity-ops_uap_ping")],
                 ToolNaming::default(),
-                ToolRef { name: "mcp_unity-ops_uap_ping".into(), namespace: None },
+                ToolRef {
+                    name: "mcp_unity-ops_uap_ping".into(),
+                    namespace: None,
+                },
                 false,
             ),
             (
                 "similar suffix is not the tool",
                 vec![flat("xuap_ping")],
                 flat_rule.clone(),
-                ToolRef { name: "mcp__unity-ops__uap_ping".into(), namespace: None },
+                ToolRef {
+                    name: "mcp__unity-ops__uap_ping".into(),
+                    namespace: None,
+                },
                 true,
             ),
             (
                 "not offered: namespace rule",
                 vec![flat("shell")],
                 ToolNaming::default(),
-                ToolRef { name: "uap_ping".into(), namespace: Some("mcp__unity_ops".into()) },
+                ToolRef {
+                    name: "uap_ping".into(),
+                    namespace: Some("mcp__unity_ops".into()),
+                },
                 true,
             ),
         ];
@@ -151,9 +199,20 @@ mod tests {
         struct P {
             tool_naming: ToolNaming,
         }
-        let p: P = toml::from_str("tool_naming = { form = \"flat\", template = \"mcp__unity-ops__{tool}\" }").unwrap();
-        assert_eq!(p.tool_naming, ToolNaming::Flat { template: "mcp__unity-ops__{tool}".into() });
-        let p: P = toml::from_str("tool_naming = { form = \"namespace\", namespace = \"mcp__unity_ops\" }").unwrap();
+        let p: P = toml::from_str(
+            "tool_naming = { form = \"flat\", template = \"mcp__unity-ops__{tool}\" }",
+        )
+        .unwrap();
+        assert_eq!(
+            p.tool_naming,
+            ToolNaming::Flat {
+                template: "mcp__unity-ops__{tool}".into()
+            }
+        );
+        let p: P = toml::from_str(
+            "tool_naming = { form = \"namespace\", namespace = \"mcp__unity_ops\" }",
+        )
+        .unwrap();
         assert_eq!(p.tool_naming, ToolNaming::default());
     }
 }

@@ -57,7 +57,10 @@
 use axum::http::Method;
 use serde_json::{Value, json};
 
-use super::{Entry, HttpReply, OfferedTool, ProviderApi, ReplyPlan, RequestView, content_texts, input_tokens, stream_chunks};
+use super::{
+    Entry, HttpReply, OfferedTool, ProviderApi, ReplyPlan, RequestView, content_texts,
+    input_tokens, stream_chunks,
+};
 use crate::scenario::ApiError;
 
 /// The Responses flavour.
@@ -69,14 +72,19 @@ impl ProviderApi for Responses {
     }
 
     fn read_request(&self, _path: &str, body: &[u8]) -> Result<RequestView, String> {
-        let v: Value = serde_json::from_slice(body).map_err(|e| format!("request body is not JSON: {e}"))?;
+        let v: Value =
+            serde_json::from_slice(body).map_err(|e| format!("request body is not JSON: {e}"))?;
         let input = match v.get("input") {
             Some(Value::Array(items)) => items.iter().map(entry).collect(),
             Some(Value::String(s)) => vec![Entry::User(vec![s.clone()])],
             None | Some(Value::Null) => Vec::new(),
             Some(_) => return Err("`input` is neither an array nor a string".to_owned()),
         };
-        Ok(RequestView::from_body(&v, input, offered_tools(v.get("tools"))))
+        Ok(RequestView::from_body(
+            &v,
+            input,
+            offered_tools(v.get("tools")),
+        ))
     }
 
     fn render_reply(&self, plan: &ReplyPlan, view: &RequestView, seq: u64) -> HttpReply {
@@ -92,19 +100,27 @@ impl ProviderApi for Responses {
                 "type": "reasoning", "id": item_id,
                 "summary": [{"type": "summary_text", "text": thinking}],
             });
-            events.push(json!({"type": "response.output_item.added", "output_index": index,
-                "item": {"type": "reasoning", "id": item_id, "summary": []}}));
+            events.push(
+                json!({"type": "response.output_item.added", "output_index": index,
+                "item": {"type": "reasoning", "id": item_id, "summary": []}}),
+            );
             events.push(json!({"type": "response.reasoning_summary_part.added", "item_id": item_id,
                 "output_index": index, "summary_index": 0, "part": {"type": "summary_text", "text": ""}}));
             for delta in stream_chunks(thinking) {
-                events.push(json!({"type": "response.reasoning_summary_text.delta", "item_id": item_id,
-                    "output_index": index, "summary_index": 0, "delta": delta}));
+                events.push(
+                    json!({"type": "response.reasoning_summary_text.delta", "item_id": item_id,
+                    "output_index": index, "summary_index": 0, "delta": delta}),
+                );
             }
-            events.push(json!({"type": "response.reasoning_summary_text.done", "item_id": item_id,
-                "output_index": index, "summary_index": 0, "text": thinking}));
+            events.push(
+                json!({"type": "response.reasoning_summary_text.done", "item_id": item_id,
+                "output_index": index, "summary_index": 0, "text": thinking}),
+            );
             events.push(json!({"type": "response.reasoning_summary_part.done", "item_id": item_id,
                 "output_index": index, "summary_index": 0, "part": {"type": "summary_text", "text": thinking}}));
-            events.push(json!({"type": "response.output_item.done", "output_index": index, "item": done}));
+            events.push(
+                json!({"type": "response.output_item.done", "output_index": index, "item": done}),
+            );
             output.push(done);
         }
 
@@ -127,7 +143,9 @@ impl ProviderApi for Responses {
                 "content_index": 0, "text": text}));
             events.push(json!({"type": "response.content_part.done", "item_id": item_id, "output_index": index,
                 "content_index": 0, "part": {"type": "output_text", "text": text, "annotations": []}}));
-            events.push(json!({"type": "response.output_item.done", "output_index": index, "item": done}));
+            events.push(
+                json!({"type": "response.output_item.done", "output_index": index, "item": done}),
+            );
             output.push(done);
         }
 
@@ -142,14 +160,22 @@ impl ProviderApi for Responses {
                 }
                 item
             };
-            events.push(json!({"type": "response.output_item.added", "output_index": index,
-                "item": item("", "in_progress")}));
-            events.push(json!({"type": "response.function_call_arguments.delta", "item_id": item_id,
-                "output_index": index, "delta": call.arguments}));
-            events.push(json!({"type": "response.function_call_arguments.done", "item_id": item_id,
-                "output_index": index, "arguments": call.arguments}));
+            events.push(
+                json!({"type": "response.output_item.added", "output_index": index,
+                "item": item("", "in_progress")}),
+            );
+            events.push(
+                json!({"type": "response.function_call_arguments.delta", "item_id": item_id,
+                "output_index": index, "delta": call.arguments}),
+            );
+            events.push(
+                json!({"type": "response.function_call_arguments.done", "item_id": item_id,
+                "output_index": index, "arguments": call.arguments}),
+            );
             let done = item(&call.arguments, "completed");
-            events.push(json!({"type": "response.output_item.done", "output_index": index, "item": done}));
+            events.push(
+                json!({"type": "response.output_item.done", "output_index": index, "item": done}),
+            );
             output.push(done);
         }
 
@@ -164,7 +190,11 @@ impl ProviderApi for Responses {
             "model": model, "output": output, "usage": usage});
 
         if !view.stream {
-            return HttpReply { status: 200, content_type: "application/json", body: completed.to_string() };
+            return HttpReply {
+                status: 200,
+                content_type: "application/json",
+                body: completed.to_string(),
+            };
         }
         let created = json!({"type": "response.created", "response": {"id": response_id, "object": "response",
             "status": "in_progress", "model": model, "output": []}});
@@ -178,7 +208,11 @@ impl ProviderApi for Responses {
             push(event);
         }
         push(&json!({"type": "response.completed", "response": completed}));
-        HttpReply { status: 200, content_type: "text/event-stream", body }
+        HttpReply {
+            status: 200,
+            content_type: "text/event-stream",
+            body,
+        }
     }
 
     fn render_error(&self, error: &ApiError) -> HttpReply {
@@ -195,7 +229,10 @@ impl ProviderApi for Responses {
     }
 
     fn render_protocol_error(&self, status: u16, message: &str) -> HttpReply {
-        self.render_error(&ApiError { status, message: message.to_owned() })
+        self.render_error(&ApiError {
+            status,
+            message: message.to_owned(),
+        })
     }
 }
 
@@ -215,13 +252,24 @@ fn offered_tools(tools: Option<&Value>) -> Vec<OfferedTool> {
         let name = tool.get("name").and_then(Value::as_str);
         match (tool.get("type").and_then(Value::as_str), name) {
             (Some("namespace"), Some(ns)) => {
-                for inner in tool.get("tools").and_then(Value::as_array).into_iter().flatten() {
+                for inner in tool
+                    .get("tools")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
                     if let Some(n) = inner.get("name").and_then(Value::as_str) {
-                        out.push(OfferedTool { name: n.to_owned(), namespace: Some(ns.to_owned()) });
+                        out.push(OfferedTool {
+                            name: n.to_owned(),
+                            namespace: Some(ns.to_owned()),
+                        });
                     }
                 }
             }
-            (_, Some(n)) => out.push(OfferedTool { name: n.to_owned(), namespace: None }),
+            (_, Some(n)) => out.push(OfferedTool {
+                name: n.to_owned(),
+                namespace: None,
+            }),
             _ => {}
         }
     }

@@ -57,7 +57,11 @@ pub enum Entry {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Selection<'a> {
     /// A scripted reply: `turn` and `reply` are 0-based indices.
-    Reply { turn: usize, reply: usize, model: &'a ModelReply },
+    Reply {
+        turn: usize,
+        reply: usize,
+        model: &'a ModelReply,
+    },
     /// The turn is known but its replies are used up (`outputs` tool
     /// outputs came back; the script has fewer replies than that + 1).
     PastEnd { turn: usize, outputs: usize },
@@ -79,19 +83,28 @@ impl ModelScript {
         // ends with some other user message is a side request (a title or
         // dashboard line about the conversation), whatever came before.
         if let Some(Entry::User(parts)) = conversation.last()
-            && !self.turns.iter().any(|t| parts.iter().any(|p| holds_as_lines(p, &t.prompt_text)))
+            && !self
+                .turns
+                .iter()
+                .any(|t| parts.iter().any(|p| holds_as_lines(p, &t.prompt_text)))
         {
             return Selection::NotATurn;
         }
-        let found = conversation.iter().enumerate().rev().find_map(|(pos, entry)| {
-            let Entry::User(parts) = entry else { return None };
-            // The latest turn the message holds: Claude Code puts a failed
-            // turn's prompt and the next prompt into one user message.
-            self.turns
-                .iter()
-                .rposition(|t| parts.iter().any(|p| holds_as_lines(p, &t.prompt_text)))
-                .map(|turn| (pos, turn))
-        });
+        let found = conversation
+            .iter()
+            .enumerate()
+            .rev()
+            .find_map(|(pos, entry)| {
+                let Entry::User(parts) = entry else {
+                    return None;
+                };
+                // The latest turn the message holds: Claude Code puts a failed
+                // turn's prompt and the next prompt into one user message.
+                self.turns
+                    .iter()
+                    .rposition(|t| parts.iter().any(|p| holds_as_lines(p, &t.prompt_text)))
+                    .map(|turn| (pos, turn))
+            });
         let Some((pos, turn)) = found else {
             return Selection::NotATurn;
         };
@@ -100,7 +113,11 @@ impl ModelScript {
             .filter(|e| matches!(e, Entry::ToolOutput))
             .count();
         match self.turns[turn].replies.get(outputs) {
-            Some(model) => Selection::Reply { turn, reply: outputs, model },
+            Some(model) => Selection::Reply {
+                turn,
+                reply: outputs,
+                model,
+            },
             None => Selection::PastEnd { turn, outputs },
         }
     }
@@ -132,14 +149,23 @@ mod tests {
     use super::*;
 
     fn reply(text: &str) -> ModelReply {
-        ModelReply { text: Some(text.into()), ..Default::default() }
+        ModelReply {
+            text: Some(text.into()),
+            ..Default::default()
+        }
     }
 
     fn script() -> ModelScript {
         ModelScript {
             turns: vec![
-                ScriptTurn { prompt_text: "Ping the editor.".into(), replies: vec![reply("a0"), reply("a1")] },
-                ScriptTurn { prompt_text: "Say hello.".into(), replies: vec![reply("b0")] },
+                ScriptTurn {
+                    prompt_text: "Ping the editor.".into(),
+                    replies: vec![reply("a0"), reply("a1")],
+                },
+                ScriptTurn {
+                    prompt_text: "Say hello.".into(),
+                    replies: vec![reply("b0")],
+                },
             ],
             direct_mcp_calls: false,
         }
@@ -161,7 +187,11 @@ mod tests {
     fn selection_follows_the_last_prompt_and_the_tool_outputs_after_it() {
         let s = script();
         let cases: &[(&str, Vec<Entry>, &str)] = &[
-            ("first request of turn 1", vec![user("<env/>"), user("Ping the editor.")], "reply 0.0"),
+            (
+                "first request of turn 1",
+                vec![user("<env/>"), user("Ping the editor.")],
+                "reply 0.0",
+            ),
             (
                 "after one tool output",
                 vec![user("Ping the editor."), Entry::Other, Entry::ToolOutput],
@@ -169,12 +199,21 @@ mod tests {
             ),
             (
                 "outputs of an earlier turn do not count",
-                vec![user("Ping the editor."), Entry::ToolOutput, Entry::Other, user("Say hello.")],
+                vec![
+                    user("Ping the editor."),
+                    Entry::ToolOutput,
+                    Entry::Other,
+                    user("Say hello."),
+                ],
                 "reply 1.0",
             ),
             (
                 "replies used up",
-                vec![user("Ping the editor."), Entry::ToolOutput, Entry::ToolOutput],
+                vec![
+                    user("Ping the editor."),
+                    Entry::ToolOutput,
+                    Entry::ToolOutput,
+                ],
                 "past end 0 after 2",
             ),
             (
@@ -184,17 +223,34 @@ mod tests {
             ),
             (
                 "custom instructions joined to the prompt with a space (Grok)",
-                vec![user("<user_query>\nBe brief. Ping the editor.\n</user_query>")],
+                vec![user(
+                    "<user_query>\nBe brief. Ping the editor.\n</user_query>",
+                )],
                 "reply 0.0",
             ),
-            ("quoted inside a sentence", vec![user("He said Ping the editor. Then left.")], "not a turn"),
-            ("glued to a word", vec![user("Be brief.Ping the editor.")], "not a turn"),
+            (
+                "quoted inside a sentence",
+                vec![user("He said Ping the editor. Then left.")],
+                "not a turn",
+            ),
+            (
+                "glued to a word",
+                vec![user("Be brief.Ping the editor.")],
+                "not a turn",
+            ),
             (
                 "a reminder before the prompt does not hide it",
-                vec![user("<system-reminder>x</system-reminder>"), user("Ping the editor.")],
+                vec![
+                    user("<system-reminder>x</system-reminder>"),
+                    user("Ping the editor."),
+                ],
                 "reply 0.0",
             ),
-            ("no prompt text at all", vec![user("Generate a title")], "not a turn"),
+            (
+                "no prompt text at all",
+                vec![user("Generate a title")],
+                "not a turn",
+            ),
             (
                 "wrapped on lines of its own (Grok)",
                 vec![user("<user_query>\nPing the editor.\n</user_query>")],
@@ -205,13 +261,18 @@ mod tests {
                 vec![
                     user("<user_query>\nPing the editor.\n</user_query>"),
                     Entry::ToolOutput,
-                    user("Write a dashboard line for the reply after \"user_query Ping the editor. /user_query\"."),
+                    user(
+                        "Write a dashboard line for the reply after \"user_query Ping the editor. /user_query\".",
+                    ),
                 ],
                 "not a turn",
             ),
             (
                 "a failed turn's prompt and the next in one message (Claude Code): the later turn",
-                vec![Entry::User(vec!["Ping the editor.\n".into(), "Say hello.".into()])],
+                vec![Entry::User(vec![
+                    "Ping the editor.\n".into(),
+                    "Say hello.".into(),
+                ])],
                 "reply 1.0",
             ),
             ("empty conversation", vec![], "not a turn"),

@@ -234,7 +234,10 @@ fn pretty(v: &Value) -> String {
 /// Grok's `_x.ai/mcp/server_status`).
 fn is_extension_notification(raw: &str) -> bool {
     serde_json::from_str::<Value>(raw).is_ok_and(|v| {
-        v.get("id").is_none() && v.get("method").and_then(Value::as_str).is_some_and(|m| m.starts_with('_'))
+        v.get("id").is_none()
+            && v.get("method")
+                .and_then(Value::as_str)
+                .is_some_and(|m| m.starts_with('_'))
     })
 }
 
@@ -312,7 +315,11 @@ pub fn normalise(rec: &Recording) -> BTreeMap<String, Vec<String>> {
             Leg::StreamJson => format!(
                 "stream-json proc {} {}",
                 e.proc,
-                if e.dir == Dir::ToAgent { "to_agent" } else { "from_agent" }
+                if e.dir == Dir::ToAgent {
+                    "to_agent"
+                } else {
+                    "from_agent"
+                }
             ),
             _ => continue,
         };
@@ -499,22 +506,53 @@ mod tests {
 
     #[test]
     fn grok_durations_and_the_order_of_extension_notifications_do_not_count() {
-        let status = r#"{"jsonrpc":"2.0","method":"_x.ai/mcp/server_status","params":{"status":"ready"}}"#;
+        let status =
+            r#"{"jsonrpc":"2.0","method":"_x.ai/mcp/server_status","params":{"status":"ready"}}"#;
         let a = rec(&[
             ("acp", "from_agent", 1, status),
-            ("acp", "from_agent", 1, r#"{"jsonrpc":"2.0","method":"_x.ai/mcp_initialized","params":{"elapsedMs":119}}"#),
-            ("acp", "from_agent", 1, r#"{"jsonrpc":"2.0","id":2,"result":{"_meta":{"apiDurationMs":6}}}"#),
+            (
+                "acp",
+                "from_agent",
+                1,
+                r#"{"jsonrpc":"2.0","method":"_x.ai/mcp_initialized","params":{"elapsedMs":119}}"#,
+            ),
+            (
+                "acp",
+                "from_agent",
+                1,
+                r#"{"jsonrpc":"2.0","id":2,"result":{"_meta":{"apiDurationMs":6}}}"#,
+            ),
         ]);
         let b = rec(&[
-            ("acp", "from_agent", 1, r#"{"jsonrpc":"2.0","method":"_x.ai/mcp_initialized","params":{"elapsedMs":13}}"#),
-            ("acp", "from_agent", 1, r#"{"jsonrpc":"2.0","id":2,"result":{"_meta":{"apiDurationMs":9}}}"#),
+            (
+                "acp",
+                "from_agent",
+                1,
+                r#"{"jsonrpc":"2.0","method":"_x.ai/mcp_initialized","params":{"elapsedMs":13}}"#,
+            ),
+            (
+                "acp",
+                "from_agent",
+                1,
+                r#"{"jsonrpc":"2.0","id":2,"result":{"_meta":{"apiDurationMs":9}}}"#,
+            ),
             ("acp", "from_agent", 1, status),
         ]);
         assert_eq!(compare(&a, &b), Comparison::default());
         // A missing extension notification still counts.
         let c = rec(&[
-            ("acp", "from_agent", 1, r#"{"jsonrpc":"2.0","method":"_x.ai/mcp_initialized","params":{"elapsedMs":13}}"#),
-            ("acp", "from_agent", 1, r#"{"jsonrpc":"2.0","id":2,"result":{"_meta":{"apiDurationMs":9}}}"#),
+            (
+                "acp",
+                "from_agent",
+                1,
+                r#"{"jsonrpc":"2.0","method":"_x.ai/mcp_initialized","params":{"elapsedMs":13}}"#,
+            ),
+            (
+                "acp",
+                "from_agent",
+                1,
+                r#"{"jsonrpc":"2.0","id":2,"result":{"_meta":{"apiDurationMs":9}}}"#,
+            ),
         ]);
         assert!(!compare(&a, &c).matches());
     }

@@ -139,7 +139,10 @@ impl Driver<'_> {
         self.start_process(false).await?;
         // What the bridge prepends to the first prompt (script gate off, as
         // the replayer launches the bridge).
-        let custom = frames::first_prompt_instructions(scenario.system_prompt.as_deref(), scenario.script_gate);
+        let custom = frames::first_prompt_instructions(
+            scenario.system_prompt.as_deref(),
+            scenario.script_gate,
+        );
         for (index, step) in scenario.steps.iter().enumerate() {
             let n = index + 1;
             match step {

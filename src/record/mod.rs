@@ -24,7 +24,9 @@ use serde_json::Value;
 
 use crate::acp_client::Tapped;
 use crate::isolation;
-use crate::model_server::{AgentTools, Flavour, ModelExchange, ModelScript, ModelServer, ToolNaming};
+use crate::model_server::{
+    AgentTools, Flavour, ModelExchange, ModelScript, ModelServer, ToolNaming,
+};
 use crate::profile::{AgentSpec, Launch, Profile, Recipe, Vars};
 use crate::recording::{self, Dir, Header, Http, Leg, Outcome, Scrubber};
 use crate::scenario::{self, Scenario};
@@ -304,9 +306,14 @@ async fn record_one(ctx: &RunContext<'_>) -> anyhow::Result<(PathBuf, Outcome)> 
                 .with_context(|| format!("{}: [model.agent_tools]", ctx.profile.path.display()))?,
         };
         Some(
-            ModelServer::start_with_agent_tools(flavour, ModelScript::from_scenario(ctx.scenario), naming, agent_tools)
-                .await
-                .context("starting the scripted model server")?,
+            ModelServer::start_with_agent_tools(
+                flavour,
+                ModelScript::from_scenario(ctx.scenario),
+                naming,
+                agent_tools,
+            )
+            .await
+            .context("starting the scripted model server")?,
         )
     };
     let model_url = model.as_ref().map(|m| m.url()).unwrap_or_default();
@@ -343,7 +350,10 @@ async fn record_one(ctx: &RunContext<'_>) -> anyhow::Result<(PathBuf, Outcome)> 
         scrubber.placeholder(m.addr().to_string(), "<model-addr>");
     }
     scrubber.placeholder(&workspace_s, "<workspace>");
-    let slug: String = workspace_s.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    let slug: String = workspace_s
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
     scrubber.placeholder(slug, "<workspace-slug>");
     scrubber.placeholder(home.display().to_string(), "<home>");
     scrubber.placeholder(run_path.display().to_string(), "<run>");

@@ -50,7 +50,11 @@ impl Corpus {
             None => RecordingId {
                 agent: "?".into(),
                 version: "?".into(),
-                scenario: path.file_stem().and_then(|s| s.to_str()).unwrap_or("?").to_string(),
+                scenario: path
+                    .file_stem()
+                    .and_then(|s| s.to_str())
+                    .unwrap_or("?")
+                    .to_string(),
             },
         }
     }
@@ -59,8 +63,13 @@ impl Corpus {
 /// Goldens in `snapshot_dir` that belong to none of `ids` (a recording was
 /// removed or renamed), sorted by file name.
 pub fn orphan_goldens(snapshot_dir: &Path, ids: &[RecordingId]) -> Vec<PathBuf> {
-    let wanted: std::collections::HashSet<PathBuf> = ids.iter().map(|id| id.snapshot_path(snapshot_dir)).collect();
-    let Ok(entries) = std::fs::read_dir(snapshot_dir) else { return Vec::new() };
+    let wanted: std::collections::HashSet<PathBuf> = ids
+        .iter()
+        .map(|id| id.snapshot_path(snapshot_dir))
+        .collect();
+    let Ok(entries) = std::fs::read_dir(snapshot_dir) else {
+        return Vec::new();
+    };
     let mut out: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
@@ -83,7 +92,10 @@ pub fn list_recordings(dir: &Path) -> Result<Vec<PathBuf>, CheckError> {
     }
     let mut out = Vec::new();
     for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
-        let entry = entry.map_err(|e| CheckError::Walk { dir: dir.to_path_buf(), message: e.to_string() })?;
+        let entry = entry.map_err(|e| CheckError::Walk {
+            dir: dir.to_path_buf(),
+            message: e.to_string(),
+        })?;
         if entry.file_type().is_file()
             && entry.path().extension().is_some_and(|e| e == "jsonl")
             && !crate::contract::is_reference_recording(entry.path())
@@ -187,7 +199,11 @@ impl Case {
         if self.divergences > 0 {
             s.push(Status::Divergence);
         }
-        if self.contract.as_ref().is_some_and(crate::contract::Report::fails) {
+        if self
+            .contract
+            .as_ref()
+            .is_some_and(crate::contract::Report::fails)
+        {
             s.push(Status::ContractBroken);
         }
         if s.is_empty() {
@@ -198,7 +214,10 @@ impl Case {
 
     /// Passing, or failing exactly as a known-limitations entry says.
     pub fn passed(&self) -> bool {
-        matches!(self.statuses().as_slice(), [Status::Pass] | [Status::KnownLimitation])
+        matches!(
+            self.statuses().as_slice(),
+            [Status::Pass] | [Status::KnownLimitation]
+        )
     }
 
     /// Everything that went wrong, for people: error, divergences, golden
@@ -215,14 +234,25 @@ impl Case {
         }
         match &self.golden {
             Some(Verdict::Differs(explanation)) => {
-                let _ = writeln!(out, "golden {} differs from this replay.\n{explanation}", self.golden_name());
+                let _ = writeln!(
+                    out,
+                    "golden {} differs from this replay.\n{explanation}",
+                    self.golden_name()
+                );
             }
             Some(Verdict::Missing) => {
-                let _ = writeln!(out, "no golden {} yet: review this transcript and bless it.", self.golden_name());
+                let _ = writeln!(
+                    out,
+                    "no golden {} yet: review this transcript and bless it.",
+                    self.golden_name()
+                );
             }
             _ => {}
         }
-        let comparison = self.limitation.as_ref().map(|l| (l, known_limitations::compare(l, &self.failures)));
+        let comparison = self
+            .limitation
+            .as_ref()
+            .map(|l| (l, known_limitations::compare(l, &self.failures)));
         if let Some((l, c)) = &comparison {
             if !c.now_passing.is_empty() {
                 let _ = writeln!(
@@ -234,11 +264,19 @@ impl Case {
                     c.now_passing.join("; ")
                 );
             } else if c.holds() {
-                let _ = writeln!(out, "known limitation (versions {:?}): {}", l.versions, l.reason);
+                let _ = writeln!(
+                    out,
+                    "known limitation (versions {:?}): {}",
+                    l.versions, l.reason
+                );
             }
         }
         for f in &self.failures {
-            let listed = comparison.as_ref().is_some_and(|(_, c)| !c.unlisted.iter().any(|u| u == known_limitations::expectation_name(f)));
+            let listed = comparison.as_ref().is_some_and(|(_, c)| {
+                !c.unlisted
+                    .iter()
+                    .any(|u| u == known_limitations::expectation_name(f))
+            });
             if listed {
                 let _ = writeln!(out, "(listed as a known limitation) {f}");
             } else {
@@ -252,7 +290,11 @@ impl Case {
     }
 
     fn golden_name(&self) -> String {
-        format!("{}__{}.snap", golden::SNAPSHOT_PREFIX, self.id.snapshot_name())
+        format!(
+            "{}__{}.snap",
+            golden::SNAPSHOT_PREFIX,
+            self.id.snapshot_name()
+        )
     }
 }
 
@@ -285,7 +327,10 @@ pub fn judge(corpus: &Corpus, path: &Path) -> Case {
     let scenario = match scenario::find(&corpus.scenarios, &recording.header.scenario) {
         Ok(s) => s,
         Err(e) => {
-            case.error = Some(format!("cannot replay {}: its scenario: {e}", path.display()));
+            case.error = Some(format!(
+                "cannot replay {}: its scenario: {e}",
+                path.display()
+            ));
             return case;
         }
     };
@@ -293,7 +338,10 @@ pub fn judge(corpus: &Corpus, path: &Path) -> Case {
     case.transcript = render(path, &recording, &replay);
     case.divergences = replay.divergences().count();
     case.failures = expect::evaluate(&scenario.expect, &replay.panel_lines);
-    let limitations = corpus.recordings.join(&case.id.agent).join(known_limitations::FILE_NAME);
+    let limitations = corpus
+        .recordings
+        .join(&case.id.agent)
+        .join(known_limitations::FILE_NAME);
     match known_limitations::find(&limitations, &case.id.version, &case.id.scenario) {
         Ok(l) => case.limitation = l,
         Err(e) => case.error = Some(format!("known limitations: {e}")),
@@ -303,10 +351,12 @@ pub fn judge(corpus: &Corpus, path: &Path) -> Case {
         Ok(None) => {}
         Err(e) => case.error = Some(format!("stream-json contract: {e}")),
     }
-    case.golden = Some(match golden::read(&case.id.snapshot_path(&corpus.snapshots)) {
-        Ok(g) => golden::compare(g.as_deref(), &case.transcript),
-        Err(e) => Verdict::Differs(e.to_string()),
-    });
+    case.golden = Some(
+        match golden::read(&case.id.snapshot_path(&corpus.snapshots)) {
+            Ok(g) => golden::compare(g.as_deref(), &case.transcript),
+            Err(e) => Verdict::Differs(e.to_string()),
+        },
+    );
     case.replay = Some(replay);
     case
 }
@@ -339,7 +389,10 @@ pub fn render(path: &Path, recording: &Recording, replay: &Replay) -> String {
 /// The last three components of a path (`<agent>/<version>/<scenario>.jsonl`),
 /// so a golden never holds a machine's absolute path.
 fn file_label(path: &Path) -> String {
-    let parts: Vec<String> = path.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+    let parts: Vec<String> = path
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
     parts[parts.len().saturating_sub(3)..].join("/")
 }
 
@@ -349,8 +402,17 @@ pub fn table(cases: &[Case]) -> String {
     let rows: Vec<[String; 4]> = cases
         .iter()
         .map(|c| {
-            let status = c.statuses().iter().map(|s| s.label()).collect::<Vec<_>>().join(", ");
-            let scenario = if c.synthetic { format!("{} (synthetic)", c.id.scenario) } else { c.id.scenario.clone() };
+            let status = c
+                .statuses()
+                .iter()
+                .map(|s| s.label())
+                .collect::<Vec<_>>()
+                .join(", ");
+            let scenario = if c.synthetic {
+                format!("{} (synthetic)", c.id.scenario)
+            } else {
+                c.id.scenario.clone()
+            };
             [c.id.agent.clone(), c.id.version.clone(), scenario, status]
         })
         .collect();
@@ -362,11 +424,22 @@ pub fn table(cases: &[Case]) -> String {
     }
     let mut out = String::new();
     let line = |cells: &[&str], out: &mut String| {
-        let padded: Vec<String> = cells.iter().zip(widths).map(|(c, w)| format!("{c:<w$}")).collect();
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
         let _ = writeln!(out, "{}", padded.join("  ").trim_end());
     };
     line(&headers, &mut out);
-    line(&widths.map(|w| "-".repeat(w)).iter().map(String::as_str).collect::<Vec<_>>(), &mut out);
+    line(
+        &widths
+            .map(|w| "-".repeat(w))
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+        &mut out,
+    );
     for r in &rows {
         line(&r.iter().map(String::as_str).collect::<Vec<_>>(), &mut out);
     }
@@ -380,10 +453,22 @@ mod tests {
     #[test]
     fn goldens_without_a_recording_are_orphans_and_pending_files_are_not_goldens() {
         let dir = tempfile::tempdir().unwrap();
-        for name in ["replay__a__1__s.snap", "replay__a__1__gone.snap", "replay__a__1__s.snap.new", "other.snap"] {
+        for name in [
+            "replay__a__1__s.snap",
+            "replay__a__1__gone.snap",
+            "replay__a__1__s.snap.new",
+            "other.snap",
+        ] {
             std::fs::write(dir.path().join(name), "").unwrap();
         }
-        let ids = [RecordingId { agent: "a".into(), version: "1".into(), scenario: "s".into() }];
-        assert_eq!(orphan_goldens(dir.path(), &ids), [dir.path().join("replay__a__1__gone.snap")]);
+        let ids = [RecordingId {
+            agent: "a".into(),
+            version: "1".into(),
+            scenario: "s".into(),
+        }];
+        assert_eq!(
+            orphan_goldens(dir.path(), &ids),
+            [dir.path().join("replay__a__1__gone.snap")]
+        );
     }
 }

@@ -28,10 +28,15 @@ pub struct VarEquivalence {
 
 impl VarEquivalence {
     fn same(&mut self, recorded: &str, sent: &str) -> bool {
-        match (self.recorded_to_sent.get(recorded), self.sent_to_recorded.get(sent)) {
+        match (
+            self.recorded_to_sent.get(recorded),
+            self.sent_to_recorded.get(sent),
+        ) {
             (None, None) => {
-                self.recorded_to_sent.insert(recorded.to_string(), sent.to_string());
-                self.sent_to_recorded.insert(sent.to_string(), recorded.to_string());
+                self.recorded_to_sent
+                    .insert(recorded.to_string(), sent.to_string());
+                self.sent_to_recorded
+                    .insert(sent.to_string(), recorded.to_string());
                 true
             }
             (Some(s), Some(r)) => s == sent && r == recorded,
@@ -41,13 +46,21 @@ impl VarEquivalence {
 }
 
 fn is_variable_key(key: &str) -> bool {
-    matches!(key, "sessionId" | "session_id" | "toolCallId" | "tool_use_id")
+    matches!(
+        key,
+        "sessionId" | "session_id" | "toolCallId" | "tool_use_id"
+    )
 }
 
 /// Field-level differences between a recorded frame and the one the bridge
 /// sent, in document order. `skip` names top-level keys not to compare (the
 /// JSON-RPC `id`, which is remapped).
-pub fn diff_frames(recorded: &Value, sent: &Value, skip: &[&str], eq: &mut VarEquivalence) -> Vec<FieldDiff> {
+pub fn diff_frames(
+    recorded: &Value,
+    sent: &Value,
+    skip: &[&str],
+    eq: &mut VarEquivalence,
+) -> Vec<FieldDiff> {
     let mut out = Vec::new();
     match (recorded, sent) {
         (Value::Object(r), Value::Object(s)) => {
@@ -58,12 +71,20 @@ pub fn diff_frames(recorded: &Value, sent: &Value, skip: &[&str], eq: &mut VarEq
                 let p = format!("/{}", escape(k));
                 match s.get(k) {
                     Some(sv) => diff_at(&p, k, rv, sv, eq, &mut out),
-                    None => out.push(FieldDiff { pointer: p, recorded: Some(rv.clone()), sent: None }),
+                    None => out.push(FieldDiff {
+                        pointer: p,
+                        recorded: Some(rv.clone()),
+                        sent: None,
+                    }),
                 }
             }
             for (k, sv) in s {
                 if !skip.contains(&k.as_str()) && !r.contains_key(k) {
-                    out.push(FieldDiff { pointer: format!("/{}", escape(k)), recorded: None, sent: Some(sv.clone()) });
+                    out.push(FieldDiff {
+                        pointer: format!("/{}", escape(k)),
+                        recorded: None,
+                        sent: Some(sv.clone()),
+                    });
                 }
             }
         }
@@ -72,19 +93,34 @@ pub fn diff_frames(recorded: &Value, sent: &Value, skip: &[&str], eq: &mut VarEq
     out
 }
 
-fn diff_at(pointer: &str, key: &str, r: &Value, s: &Value, eq: &mut VarEquivalence, out: &mut Vec<FieldDiff>) {
+fn diff_at(
+    pointer: &str,
+    key: &str,
+    r: &Value,
+    s: &Value,
+    eq: &mut VarEquivalence,
+    out: &mut Vec<FieldDiff>,
+) {
     match (r, s) {
         (Value::Object(rm), Value::Object(sm)) => {
             for (k, rv) in rm {
                 let p = format!("{pointer}/{}", escape(k));
                 match sm.get(k) {
                     Some(sv) => diff_at(&p, k, rv, sv, eq, out),
-                    None => out.push(FieldDiff { pointer: p, recorded: Some(rv.clone()), sent: None }),
+                    None => out.push(FieldDiff {
+                        pointer: p,
+                        recorded: Some(rv.clone()),
+                        sent: None,
+                    }),
                 }
             }
             for (k, sv) in sm {
                 if !rm.contains_key(k) {
-                    out.push(FieldDiff { pointer: format!("{pointer}/{}", escape(k)), recorded: None, sent: Some(sv.clone()) });
+                    out.push(FieldDiff {
+                        pointer: format!("{pointer}/{}", escape(k)),
+                        recorded: None,
+                        sent: Some(sv.clone()),
+                    });
                 }
             }
         }
@@ -93,7 +129,11 @@ fn diff_at(pointer: &str, key: &str, r: &Value, s: &Value, eq: &mut VarEquivalen
                 let p = format!("{pointer}/{i}");
                 match (ra.get(i), sa.get(i)) {
                     (Some(rv), Some(sv)) => diff_at(&p, "", rv, sv, eq, out),
-                    (rv, sv) => out.push(FieldDiff { pointer: p, recorded: rv.cloned(), sent: sv.cloned() }),
+                    (rv, sv) => out.push(FieldDiff {
+                        pointer: p,
+                        recorded: rv.cloned(),
+                        sent: sv.cloned(),
+                    }),
                 }
             }
         }
@@ -101,12 +141,20 @@ fn diff_at(pointer: &str, key: &str, r: &Value, s: &Value, eq: &mut VarEquivalen
             let variable = is_variable_key(key) || (is_uuid(rs) && is_uuid(ss));
             let same = if variable { eq.same(rs, ss) } else { rs == ss };
             if !same {
-                out.push(FieldDiff { pointer: pointer.to_string(), recorded: Some(r.clone()), sent: Some(s.clone()) });
+                out.push(FieldDiff {
+                    pointer: pointer.to_string(),
+                    recorded: Some(r.clone()),
+                    sent: Some(s.clone()),
+                });
             }
         }
         _ => {
             if r != s {
-                out.push(FieldDiff { pointer: pointer.to_string(), recorded: Some(r.clone()), sent: Some(s.clone()) });
+                out.push(FieldDiff {
+                    pointer: pointer.to_string(),
+                    recorded: Some(r.clone()),
+                    sent: Some(s.clone()),
+                });
             }
         }
     }
@@ -120,17 +168,31 @@ fn escape(key: &str) -> String {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Divergence {
     /// The bridge sent a frame whose recorded counterpart has different fields.
-    Differs { what: String, recorded_seq: u64, diffs: Vec<FieldDiff> },
+    Differs {
+        what: String,
+        recorded_seq: u64,
+        diffs: Vec<FieldDiff>,
+    },
     /// The bridge sent a frame with no recorded counterpart left.
-    Unmatched { what: String, closest: Option<Closest> },
+    Unmatched {
+        what: String,
+        closest: Option<Closest>,
+    },
     /// The bridge sent a line that is not JSON-RPC.
     NotJsonRpc { line: String, why: String },
     /// A recorded client frame the bridge never sent.
     NeverSent { what: String, recorded_seq: u64 },
     /// A released agent response answers a request the bridge never sent.
-    OrphanResponse { recorded_seq: u64, recorded_id: Value },
+    OrphanResponse {
+        recorded_seq: u64,
+        recorded_id: Value,
+    },
     /// The panel driver waited for something that never came.
-    Stalled { step: usize, step_kind: String, waiting_for: String },
+    Stalled {
+        step: usize,
+        step_kind: String,
+        waiting_for: String,
+    },
 }
 
 /// The recorded frame most like an unmatched one, with the fields that differ.
@@ -145,26 +207,51 @@ impl Divergence {
     /// A one-line headline (the diff lines come from [`Divergence::details`]).
     pub fn headline(&self) -> String {
         match self {
-            Divergence::Differs { what, recorded_seq, diffs } => {
-                format!("{what} differs from recorded seq {recorded_seq} in {} field(s)", diffs.len())
+            Divergence::Differs {
+                what,
+                recorded_seq,
+                diffs,
+            } => {
+                format!(
+                    "{what} differs from recorded seq {recorded_seq} in {} field(s)",
+                    diffs.len()
+                )
             }
-            Divergence::Unmatched { what, closest: Some(c) } => format!(
+            Divergence::Unmatched {
+                what,
+                closest: Some(c),
+            } => format!(
                 "{what} has no recorded counterpart; closest is {} at seq {} ({} field(s) differ)",
                 c.what,
                 c.recorded_seq,
                 c.diffs.len()
             ),
-            Divergence::Unmatched { what, closest: None } => {
-                format!("{what} has no recorded counterpart and the recording has no client frame like it")
+            Divergence::Unmatched {
+                what,
+                closest: None,
+            } => {
+                format!(
+                    "{what} has no recorded counterpart and the recording has no client frame like it"
+                )
             }
-            Divergence::NotJsonRpc { line, why } => format!("bridge sent a line that is not JSON-RPC ({why}): {}", shorten(line, 120)),
+            Divergence::NotJsonRpc { line, why } => format!(
+                "bridge sent a line that is not JSON-RPC ({why}): {}",
+                shorten(line, 120)
+            ),
             Divergence::NeverSent { what, recorded_seq } => {
                 format!("recorded {what} (seq {recorded_seq}) was never sent by the bridge")
             }
-            Divergence::OrphanResponse { recorded_seq, recorded_id } => format!(
+            Divergence::OrphanResponse {
+                recorded_seq,
+                recorded_id,
+            } => format!(
                 "recorded agent response seq {recorded_seq} answers request id {recorded_id}, which the bridge never sent; passed through unchanged"
             ),
-            Divergence::Stalled { step, step_kind, waiting_for } => {
+            Divergence::Stalled {
+                step,
+                step_kind,
+                waiting_for,
+            } => {
                 format!("stalled at step {step} ({step_kind}) waiting for {waiting_for}")
             }
         }
@@ -174,7 +261,9 @@ impl Divergence {
     pub fn details(&self) -> &[FieldDiff] {
         match self {
             Divergence::Differs { diffs, .. } => diffs,
-            Divergence::Unmatched { closest: Some(c), .. } => &c.diffs,
+            Divergence::Unmatched {
+                closest: Some(c), ..
+            } => &c.diffs,
             _ => &[],
         }
     }
@@ -184,7 +273,11 @@ impl fmt::Display for Divergence {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.headline())?;
         for d in self.details() {
-            write!(f, "\n  {}", render_diff(d, &mut |v| shorten(&v.to_string(), 120)))?;
+            write!(
+                f,
+                "\n  {}",
+                render_diff(d, &mut |v| shorten(&v.to_string(), 120))
+            )?;
         }
         Ok(())
     }
@@ -198,7 +291,14 @@ pub fn render_diff(d: &FieldDiff, show: &mut dyn FnMut(&Value) -> String) -> Str
     };
     let r = side(&d.recorded, show);
     let s = side(&d.sent, show);
-    format!("{}: recorded {r}, sent {s}", if d.pointer.is_empty() { "/" } else { &d.pointer })
+    format!(
+        "{}: recorded {r}, sent {s}",
+        if d.pointer.is_empty() {
+            "/"
+        } else {
+            &d.pointer
+        }
+    )
 }
 
 /// Cuts `s` to at most `max` characters, marking the cut.
@@ -228,17 +328,44 @@ mod tests {
     #[test]
     fn session_ids_compare_equal_when_used_consistently_and_differ_when_not() {
         let mut eq = VarEquivalence::default();
-        let a = diff_frames(&json!({"sessionId":"rec-1"}), &json!({"sessionId":"sent-1"}), &[], &mut eq);
+        let a = diff_frames(
+            &json!({"sessionId":"rec-1"}),
+            &json!({"sessionId":"sent-1"}),
+            &[],
+            &mut eq,
+        );
         assert!(a.is_empty());
-        let b = diff_frames(&json!({"sessionId":"rec-1"}), &json!({"sessionId":"sent-1"}), &[], &mut eq);
+        let b = diff_frames(
+            &json!({"sessionId":"rec-1"}),
+            &json!({"sessionId":"sent-1"}),
+            &[],
+            &mut eq,
+        );
         assert!(b.is_empty());
-        let c = diff_frames(&json!({"sessionId":"rec-1"}), &json!({"sessionId":"sent-2"}), &[], &mut eq);
+        let c = diff_frames(
+            &json!({"sessionId":"rec-1"}),
+            &json!({"sessionId":"sent-2"}),
+            &[],
+            &mut eq,
+        );
         assert_eq!(c.len(), 1);
     }
 
     #[test]
     fn a_missing_array_element_is_a_diff() {
-        let diffs = diff_frames(&json!({"a":[1,2]}), &json!({"a":[1]}), &[], &mut VarEquivalence::default());
-        assert_eq!(diffs, vec![FieldDiff { pointer: "/a/1".into(), recorded: Some(json!(2)), sent: None }]);
+        let diffs = diff_frames(
+            &json!({"a":[1,2]}),
+            &json!({"a":[1]}),
+            &[],
+            &mut VarEquivalence::default(),
+        );
+        assert_eq!(
+            diffs,
+            vec![FieldDiff {
+                pointer: "/a/1".into(),
+                recorded: Some(json!(2)),
+                sent: None
+            }]
+        );
     }
 }

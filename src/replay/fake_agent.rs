@@ -61,8 +61,13 @@ impl Kind {
         let method = v.get("method").and_then(Value::as_str);
         let id = v.get("id").filter(|id| !id.is_null());
         match (method, id) {
-            (Some(m), Some(id)) => Kind::Request { method: m.to_string(), id: id.clone() },
-            (Some(m), None) => Kind::Notification { method: m.to_string() },
+            (Some(m), Some(id)) => Kind::Request {
+                method: m.to_string(),
+                id: id.clone(),
+            },
+            (Some(m), None) => Kind::Notification {
+                method: m.to_string(),
+            },
             (None, Some(id)) if v.get("result").is_some() || v.get("error").is_some() => {
                 Kind::Response { id: id.clone() }
             }
@@ -129,10 +134,21 @@ impl FakeAgent {
                         recorded_request_ids.insert(id.to_string(), frame.seq);
                     }
                 }
-                Slot { frame, parsed, kind, done: false }
+                Slot {
+                    frame,
+                    parsed,
+                    kind,
+                    done: false,
+                }
             })
             .collect();
-        FakeAgent { slots, ids: HashMap::new(), recorded_request_ids, eq: VarEquivalence::default(), started: false }
+        FakeAgent {
+            slots,
+            ids: HashMap::new(),
+            recorded_request_ids,
+            eq: VarEquivalence::default(),
+            started: false,
+        }
     }
 
     /// Agent frames recorded before the client's first frame (sent unprompted).
@@ -146,19 +162,27 @@ impl FakeAgent {
     /// Takes one line the client sent; returns the agent lines it unlocks and
     /// any divergence from the recording.
     pub fn on_client_line(&mut self, line: &str) -> Served {
-        let mut served = if self.started { Served::default() } else { self.start() };
+        let mut served = if self.started {
+            Served::default()
+        } else {
+            self.start()
+        };
         let sent: Value = match serde_json::from_str(line) {
             Ok(v) => v,
             Err(e) => {
-                served.divergences.push(Divergence::NotJsonRpc { line: line.to_string(), why: e.to_string() });
+                served.divergences.push(Divergence::NotJsonRpc {
+                    line: line.to_string(),
+                    why: e.to_string(),
+                });
                 return served;
             }
         };
         let kind = Kind::of(&sent);
         if kind == Kind::Other {
-            served
-                .divergences
-                .push(Divergence::NotJsonRpc { line: line.to_string(), why: "no method and no result/error".into() });
+            served.divergences.push(Divergence::NotJsonRpc {
+                line: line.to_string(),
+                why: "no method and no result/error".into(),
+            });
             return served;
         }
         let found = self
@@ -166,11 +190,17 @@ impl FakeAgent {
             .iter()
             .position(|s| s.frame.dir == Direction::ToAgent && !s.done && s.kind.matches(&kind));
         let Some(i) = found else {
-            served.divergences.push(Divergence::Unmatched { what: kind.describe(), closest: self.closest(&sent, &kind) });
+            served.divergences.push(Divergence::Unmatched {
+                what: kind.describe(),
+                closest: self.closest(&sent, &kind),
+            });
             return served;
         };
         self.slots[i].done = true;
-        let recorded = self.slots[i].parsed.clone().expect("a matched frame was parsed");
+        let recorded = self.slots[i]
+            .parsed
+            .clone()
+            .expect("a matched frame was parsed");
         let diffs = diff_frames(&recorded, &sent, &["id"], &mut self.eq);
         if !diffs.is_empty() {
             served.divergences.push(Divergence::Differs {
@@ -179,7 +209,9 @@ impl FakeAgent {
                 diffs,
             });
         }
-        if let (Kind::Request { id: rec_id, .. }, Kind::Request { id: sent_id, .. }) = (&self.slots[i].kind, &kind) {
+        if let (Kind::Request { id: rec_id, .. }, Kind::Request { id: sent_id, .. }) =
+            (&self.slots[i].kind, &kind)
+        {
             self.ids.insert(rec_id.to_string(), sent_id.clone());
         }
         self.release_from(i + 1, &mut served);
@@ -208,14 +240,19 @@ impl FakeAgent {
                     }
                     Some(_) => {}
                     None if self.recorded_request_ids.contains_key(&key) => {
-                        served
-                            .divergences
-                            .push(Divergence::OrphanResponse { recorded_seq: slot.frame.seq, recorded_id: id.clone() });
+                        served.divergences.push(Divergence::OrphanResponse {
+                            recorded_seq: slot.frame.seq,
+                            recorded_id: id.clone(),
+                        });
                     }
                     None => {}
                 }
             }
-            served.released.push(Released { seq: slot.frame.seq, ms: slot.frame.ms, line });
+            served.released.push(Released {
+                seq: slot.frame.seq,
+                ms: slot.frame.ms,
+                line,
+            });
         }
     }
 
@@ -234,7 +271,11 @@ impl FakeAgent {
                 Some(((!same_method, !same_shape, s.done, diffs.len()), s, diffs))
             })
             .min_by_key(|(score, s, _)| (*score, s.frame.seq))
-            .map(|(_, s, diffs)| Closest { what: s.kind.describe(), recorded_seq: s.frame.seq, diffs })
+            .map(|(_, s, diffs)| Closest {
+                what: s.kind.describe(),
+                recorded_seq: s.frame.seq,
+                diffs,
+            })
     }
 
     /// Recorded client frames the client never sent, as divergences.
@@ -244,7 +285,10 @@ impl FakeAgent {
             .filter(|s| s.frame.dir == Direction::ToAgent && !s.done)
             .map(|s| Divergence::NeverSent {
                 what: match s.kind {
-                    Kind::Other => format!("unparsable client line {:?}", super::divergence::shorten(&s.frame.raw, 60)),
+                    Kind::Other => format!(
+                        "unparsable client line {:?}",
+                        super::divergence::shorten(&s.frame.raw, 60)
+                    ),
                     ref k => k.describe(),
                 },
                 recorded_seq: s.frame.seq,
@@ -254,7 +298,10 @@ impl FakeAgent {
 
     /// How many recorded agent frames were never released.
     pub fn unreleased(&self) -> usize {
-        self.slots.iter().filter(|s| s.frame.dir == Direction::FromAgent && !s.done).count()
+        self.slots
+            .iter()
+            .filter(|s| s.frame.dir == Direction::FromAgent && !s.done)
+            .count()
     }
 
     /// Whether every recorded frame was matched or released.
@@ -272,7 +319,12 @@ mod tests {
         frames
             .iter()
             .enumerate()
-            .map(|(i, (dir, raw))| AcpFrame { seq: i as u64 + 1, ms: 10 * i as u64, dir: *dir, raw: raw.to_string() })
+            .map(|(i, (dir, raw))| AcpFrame {
+                seq: i as u64 + 1,
+                ms: 10 * i as u64,
+                dir: *dir,
+                raw: raw.to_string(),
+            })
             .collect()
     }
 
@@ -285,47 +337,100 @@ mod tests {
     #[test]
     fn a_request_releases_the_agent_frames_up_to_the_next_client_frame_with_its_id_remapped() {
         let mut fake = FakeAgent::new(leg(&[
-            (C, r#"{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":1}}"#),
-            (A, r#"{"jsonrpc":"2.0","id":7,"result":{"protocolVersion":1}}"#),
-            (C, r#"{"jsonrpc":"2.0","id":8,"method":"session/new","params":{}}"#),
+            (
+                C,
+                r#"{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":1}}"#,
+            ),
+            (
+                A,
+                r#"{"jsonrpc":"2.0","id":7,"result":{"protocolVersion":1}}"#,
+            ),
+            (
+                C,
+                r#"{"jsonrpc":"2.0","id":8,"method":"session/new","params":{}}"#,
+            ),
             (A, r#"{"jsonrpc":"2.0","id":8,"result":{"sessionId":"s"}}"#),
-            (A, r#"{"jsonrpc":"2.0","method":"session/update","params":{}}"#),
+            (
+                A,
+                r#"{"jsonrpc":"2.0","method":"session/update","params":{}}"#,
+            ),
         ]));
-        let s = fake.on_client_line(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#);
-        assert_eq!(lines(&s), [r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#]);
+        let s = fake.on_client_line(
+            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#,
+        );
+        assert_eq!(
+            lines(&s),
+            [r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#]
+        );
         assert!(s.divergences.is_empty());
-        let s = fake.on_client_line(r#"{"jsonrpc":"2.0","id":8,"method":"session/new","params":{}}"#);
+        let s =
+            fake.on_client_line(r#"{"jsonrpc":"2.0","id":8,"method":"session/new","params":{}}"#);
         assert_eq!(s.released.len(), 2);
-        assert_eq!(s.released[0].line, r#"{"jsonrpc":"2.0","id":8,"result":{"sessionId":"s"}}"#, "same id: byte-faithful");
+        assert_eq!(
+            s.released[0].line, r#"{"jsonrpc":"2.0","id":8,"result":{"sessionId":"s"}}"#,
+            "same id: byte-faithful"
+        );
         assert!(fake.finished());
     }
 
     #[test]
     fn agent_request_ids_pass_through_and_the_answer_is_matched_by_that_id() {
         let mut fake = FakeAgent::new(leg(&[
-            (C, r#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{}}"#),
-            (A, r#"{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{}}"#),
-            (C, r#"{"jsonrpc":"2.0","id":0,"result":{"outcome":{"outcome":"selected","optionId":"allow_once"}}}"#),
-            (A, r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}"#),
+            (
+                C,
+                r#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{}}"#,
+            ),
+            (
+                A,
+                r#"{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{}}"#,
+            ),
+            (
+                C,
+                r#"{"jsonrpc":"2.0","id":0,"result":{"outcome":{"outcome":"selected","optionId":"allow_once"}}}"#,
+            ),
+            (
+                A,
+                r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}"#,
+            ),
         ]));
-        let s = fake.on_client_line(r#"{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{}}"#);
-        assert_eq!(lines(&s), [r#"{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{}}"#]);
+        let s = fake
+            .on_client_line(r#"{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{}}"#);
+        assert_eq!(
+            lines(&s),
+            [r#"{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{}}"#]
+        );
         let s = fake.on_client_line(r#"{"jsonrpc":"2.0","id":0,"result":{"outcome":{"outcome":"selected","optionId":"reject_once"}}}"#);
-        assert_eq!(lines(&s), [r#"{"jsonrpc":"2.0","id":5,"result":{"stopReason":"end_turn"}}"#]);
+        assert_eq!(
+            lines(&s),
+            [r#"{"jsonrpc":"2.0","id":5,"result":{"stopReason":"end_turn"}}"#]
+        );
         assert_eq!(s.divergences.len(), 1);
-        assert_eq!(s.divergences[0].details()[0].pointer, "/result/outcome/optionId");
+        assert_eq!(
+            s.divergences[0].details()[0].pointer,
+            "/result/outcome/optionId"
+        );
     }
 
     #[test]
-    fn an_unrecorded_request_is_a_divergence_naming_the_closest_recorded_frame_and_releases_nothing() {
+    fn an_unrecorded_request_is_a_divergence_naming_the_closest_recorded_frame_and_releases_nothing()
+     {
         let mut fake = FakeAgent::new(leg(&[
-            (C, r#"{"jsonrpc":"2.0","id":1,"method":"session/set_mode","params":{"modeId":"auto"}}"#),
+            (
+                C,
+                r#"{"jsonrpc":"2.0","id":1,"method":"session/set_mode","params":{"modeId":"auto"}}"#,
+            ),
             (A, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
         ]));
-        let s = fake.on_client_line(r#"{"jsonrpc":"2.0","id":1,"method":"session/set_model","params":{"modelId":"m"}}"#);
+        let s = fake.on_client_line(
+            r#"{"jsonrpc":"2.0","id":1,"method":"session/set_model","params":{"modelId":"m"}}"#,
+        );
         assert!(s.released.is_empty());
         match &s.divergences[..] {
-            [Divergence::Unmatched { closest: Some(c), .. }] => {
+            [
+                Divergence::Unmatched {
+                    closest: Some(c), ..
+                },
+            ] => {
                 assert_eq!(c.recorded_seq, 1);
                 let pointers: Vec<&str> = c.diffs.iter().map(|d| d.pointer.as_str()).collect();
                 assert_eq!(pointers, ["/method", "/params/modeId", "/params/modelId"]);
@@ -338,7 +443,10 @@ mod tests {
 
     #[test]
     fn a_line_that_is_not_json_is_reported_not_fatal() {
-        let mut fake = FakeAgent::new(leg(&[(C, r#"{"jsonrpc":"2.0","method":"session/cancel","params":{}}"#)]));
+        let mut fake = FakeAgent::new(leg(&[(
+            C,
+            r#"{"jsonrpc":"2.0","method":"session/cancel","params":{}}"#,
+        )]));
         let s = fake.on_client_line("not json");
         assert!(matches!(s.divergences[..], [Divergence::NotJsonRpc { .. }]));
         let s = fake.on_client_line(r#"{"jsonrpc":"2.0","method":"session/cancel","params":{}}"#);

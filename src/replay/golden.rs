@@ -37,7 +37,10 @@ impl RecordingId {
         let rel = match path.strip_prefix(root) {
             Ok(rel) => rel.to_path_buf(),
             // `recordings/x/...` given from the shell against an absolute root.
-            Err(_) => canonical(path)?.strip_prefix(canonical(root)?).ok()?.to_path_buf(),
+            Err(_) => canonical(path)?
+                .strip_prefix(canonical(root)?)
+                .ok()?
+                .to_path_buf(),
         };
         let parts: Vec<&str> = rel.iter().map(|p| p.to_str()).collect::<Option<_>>()?;
         match parts[..] {
@@ -77,11 +80,16 @@ pub fn read(path: &Path) -> Result<Option<String>, GoldenError> {
     if !path.exists() {
         return Ok(None);
     }
-    let snapshot = insta::Snapshot::from_file(path)
-        .map_err(|e| GoldenError::Unreadable { path: path.to_path_buf(), message: e.to_string() })?;
+    let snapshot = insta::Snapshot::from_file(path).map_err(|e| GoldenError::Unreadable {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
     match snapshot.contents().as_text() {
         Some(text) => Ok(Some(text.to_string())),
-        None => Err(GoldenError::Unreadable { path: path.to_path_buf(), message: "not a text snapshot".into() }),
+        None => Err(GoldenError::Unreadable {
+            path: path.to_path_buf(),
+            message: "not a text snapshot".into(),
+        }),
     }
 }
 
@@ -100,7 +108,10 @@ pub fn compare(golden: Option<&str>, transcript: &str) -> Verdict {
     match golden {
         None => Verdict::Missing,
         Some(g) if normalise(g) == normalise(transcript) => Verdict::Same,
-        Some(g) => Verdict::Differs(explain(&(normalise(g) + "\n"), &(normalise(transcript) + "\n"))),
+        Some(g) => Verdict::Differs(explain(
+            &(normalise(g) + "\n"),
+            &(normalise(transcript) + "\n"),
+        )),
     }
 }
 
@@ -121,20 +132,38 @@ pub fn explain(golden: &str, transcript: &str) -> String {
         }
         .map_or(0, |i| i + 1);
         let _ = writeln!(out, "first divergent event at transcript line {line}:");
-        let golden_side = changes[at..].iter().take_while(|c| c.tag() != ChangeTag::Equal).find(|c| c.tag() == ChangeTag::Delete);
-        let replay_side = changes[at..].iter().take_while(|c| c.tag() != ChangeTag::Equal).find(|c| c.tag() == ChangeTag::Insert);
-        let show = |c: Option<&similar::Change<&str>>| c.map_or("(nothing)".to_string(), |c| c.value().trim_end().to_string());
+        let golden_side = changes[at..]
+            .iter()
+            .take_while(|c| c.tag() != ChangeTag::Equal)
+            .find(|c| c.tag() == ChangeTag::Delete);
+        let replay_side = changes[at..]
+            .iter()
+            .take_while(|c| c.tag() != ChangeTag::Equal)
+            .find(|c| c.tag() == ChangeTag::Insert);
+        let show = |c: Option<&similar::Change<&str>>| {
+            c.map_or("(nothing)".to_string(), |c| {
+                c.value().trim_end().to_string()
+            })
+        };
         let _ = writeln!(out, "  golden: {}", show(golden_side));
         let _ = writeln!(out, "  replay: {}", show(replay_side));
     }
     let _ = writeln!(out, "\ndiff (- golden, + this replay):");
-    let unified = diff.unified_diff().context_radius(CONTEXT).header("golden", "replay").to_string();
+    let unified = diff
+        .unified_diff()
+        .context_radius(CONTEXT)
+        .header("golden", "replay")
+        .to_string();
     let lines: Vec<&str> = unified.lines().collect();
     for l in lines.iter().take(MAX_DIFF_LINES) {
         let _ = writeln!(out, "{l}");
     }
     if lines.len() > MAX_DIFF_LINES {
-        let _ = writeln!(out, "... ({} more diff lines)", lines.len() - MAX_DIFF_LINES);
+        let _ = writeln!(
+            out,
+            "... ({} more diff lines)",
+            lines.len() - MAX_DIFF_LINES
+        );
     }
     let _ = writeln!(out, "\ntail of this replay's transcript:");
     let all: Vec<&str> = transcript.lines().collect();
@@ -150,28 +179,42 @@ mod tests {
 
     #[test]
     fn recording_paths_give_trial_and_snapshot_names() {
-        let id = RecordingId::from_path(Path::new("recordings"), Path::new("recordings/codex-acp/2.6.0/text-only.jsonl"))
-            .unwrap();
+        let id = RecordingId::from_path(
+            Path::new("recordings"),
+            Path::new("recordings/codex-acp/2.6.0/text-only.jsonl"),
+        )
+        .unwrap();
         assert_eq!(id.trial_name(), "codex-acp/2.6.0/text-only");
         assert_eq!(
             id.snapshot_path(Path::new("tests/snapshots")),
             Path::new("tests/snapshots/replay__codex-acp__2.6.0__text-only.snap")
         );
-        assert_eq!(RecordingId::from_path(Path::new("recordings"), Path::new("recordings/x.jsonl")), None);
+        assert_eq!(
+            RecordingId::from_path(Path::new("recordings"), Path::new("recordings/x.jsonl")),
+            None
+        );
     }
 
     #[test]
     fn a_difference_is_explained_by_its_first_divergent_line_a_diff_and_the_tail() {
         let golden = "panel> a\nbridge>panel b\nagent>bridge c\nbridge>panel d\n";
         let replay = "panel> a\nbridge>panel b\nagent>bridge C\nbridge>panel d\n";
-        let Verdict::Differs(text) = compare(Some(golden), replay) else { panic!("must differ") };
+        let Verdict::Differs(text) = compare(Some(golden), replay) else {
+            panic!("must differ")
+        };
         assert!(
             text.contains("first divergent event at transcript line 3:\n  golden: agent>bridge c\n  replay: agent>bridge C"),
             "{text}"
         );
         assert!(text.contains("-agent>bridge c\n+agent>bridge C"), "{text}");
-        assert!(text.contains("tail of this replay's transcript:\n  panel> a"), "{text}");
-        assert_eq!(compare(Some(golden), &format!("{golden}\n\n")), Verdict::Same);
+        assert!(
+            text.contains("tail of this replay's transcript:\n  panel> a"),
+            "{text}"
+        );
+        assert_eq!(
+            compare(Some(golden), &format!("{golden}\n\n")),
+            Verdict::Same
+        );
         assert_eq!(compare(None, golden), Verdict::Missing);
     }
 }

@@ -39,47 +39,82 @@ struct File {
 #[derive(Debug, thiserror::Error)]
 pub enum LimitationsError {
     #[error("{}: cannot read: {source}", path.display())]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{}: not a known-limitations file: {message}", path.display())]
     Parse { path: PathBuf, message: String },
     #[error("{}: entry {index} (scenario {scenario}): versions {range:?} is not a semver range: {message}", path.display())]
-    BadRange { path: PathBuf, index: usize, scenario: String, range: String, message: String },
+    BadRange {
+        path: PathBuf,
+        index: usize,
+        scenario: String,
+        range: String,
+        message: String,
+    },
     #[error("{}: entry {index} (scenario {scenario}) lists no failing expectation", path.display())]
-    NothingListed { path: PathBuf, index: usize, scenario: String },
+    NothingListed {
+        path: PathBuf,
+        index: usize,
+        scenario: String,
+    },
     #[error("recording version {version:?} is not a semver version, so {} cannot cover it: {message}", path.display())]
-    BadVersion { path: PathBuf, version: String, message: String },
+    BadVersion {
+        path: PathBuf,
+        version: String,
+        message: String,
+    },
 }
 
 /// The entry covering `version` x `scenario` in `file` (no file: none).
 /// An unreadable or malformed file is an error naming the file and entry.
-pub fn find(file: &Path, version: &str, scenario: &str) -> Result<Option<Limitation>, LimitationsError> {
+pub fn find(
+    file: &Path,
+    version: &str,
+    scenario: &str,
+) -> Result<Option<Limitation>, LimitationsError> {
     let text = match std::fs::read_to_string(file) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => return Err(LimitationsError::Read { path: file.to_path_buf(), source }),
+        Err(source) => {
+            return Err(LimitationsError::Read {
+                path: file.to_path_buf(),
+                source,
+            });
+        }
     };
-    let parsed: File =
-        toml::from_str(&text).map_err(|e| LimitationsError::Parse { path: file.to_path_buf(), message: e.to_string() })?;
+    let parsed: File = toml::from_str(&text).map_err(|e| LimitationsError::Parse {
+        path: file.to_path_buf(),
+        message: e.to_string(),
+    })?;
     let mut version_parsed = None;
     for (i, l) in parsed.limitation.into_iter().enumerate() {
-        let range = semver::VersionReq::parse(&l.versions).map_err(|e| LimitationsError::BadRange {
-            path: file.to_path_buf(),
-            index: i + 1,
-            scenario: l.scenario.clone(),
-            range: l.versions.clone(),
-            message: e.to_string(),
-        })?;
+        let range =
+            semver::VersionReq::parse(&l.versions).map_err(|e| LimitationsError::BadRange {
+                path: file.to_path_buf(),
+                index: i + 1,
+                scenario: l.scenario.clone(),
+                range: l.versions.clone(),
+                message: e.to_string(),
+            })?;
         if l.failing.is_empty() {
-            return Err(LimitationsError::NothingListed { path: file.to_path_buf(), index: i + 1, scenario: l.scenario });
+            return Err(LimitationsError::NothingListed {
+                path: file.to_path_buf(),
+                index: i + 1,
+                scenario: l.scenario,
+            });
         }
         if l.scenario != scenario {
             continue;
         }
         if version_parsed.is_none() {
-            version_parsed = Some(semver::Version::parse(version).map_err(|e| LimitationsError::BadVersion {
-                path: file.to_path_buf(),
-                version: version.to_string(),
-                message: e.to_string(),
+            version_parsed = Some(semver::Version::parse(version).map_err(|e| {
+                LimitationsError::BadVersion {
+                    path: file.to_path_buf(),
+                    version: version.to_string(),
+                    message: e.to_string(),
+                }
             })?);
         }
         if version_parsed.as_ref().is_some_and(|v| range.matches(v)) {
@@ -108,7 +143,9 @@ impl Comparison {
 /// A failure's expectation as an entry lists it (without the brackets).
 pub fn expectation_name(failure: &Failure) -> &str {
     let e = failure.expectation.trim();
-    e.strip_prefix('[').and_then(|e| e.strip_suffix(']')).unwrap_or(e)
+    e.strip_prefix('[')
+        .and_then(|e| e.strip_suffix(']'))
+        .unwrap_or(e)
 }
 
 /// Compares the failures of a covered recording with its entry.
@@ -170,7 +207,11 @@ mod tests {
     fn entries_match_by_semver_range_and_scenario_and_bad_files_name_the_entry() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join(FILE_NAME);
-        assert_eq!(find(&file, "0.2.2", "s").unwrap(), None, "no file: no entry");
+        assert_eq!(
+            find(&file, "0.2.2", "s").unwrap(),
+            None,
+            "no file: no entry"
+        );
         std::fs::write(
             &file,
             "[[limitation]]\nversions = \">=0.1.21, <0.24.0\"\nscenario = \"s\"\nfailing = [\"a\"]\nreason = \"r\"\n",

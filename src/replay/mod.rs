@@ -67,12 +67,20 @@ pub struct FakeAgentArgs {
 pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     if args.bisect_exit {
         let verdict = crate::bisect::judge_recording(&args.root, &args.path);
-        println!("{}: {}", args.path.display(), crate::bisect::describe_verdict(&verdict));
+        println!(
+            "{}: {}",
+            args.path.display(),
+            crate::bisect::describe_verdict(&verdict)
+        );
         return Ok(crate::bisect::exit_code(&verdict));
     }
     let corpus = Corpus::at(&args.root);
     let paths = check::list_recordings(&args.path)?;
-    anyhow::ensure!(!paths.is_empty(), "{}: no recordings (*.jsonl) there", args.path.display());
+    anyhow::ensure!(
+        !paths.is_empty(),
+        "{}: no recordings (*.jsonl) there",
+        args.path.display()
+    );
     let mut ok = true;
     for path in paths {
         let case = check::judge(&corpus, &path);
@@ -86,23 +94,41 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
             }
         }
         let statuses = case.statuses();
-        println!("=== {}: {}", case.id.trial_name(), statuses.iter().map(|s| s.label()).collect::<Vec<_>>().join(", "));
+        println!(
+            "=== {}: {}",
+            case.id.trial_name(),
+            statuses
+                .iter()
+                .map(|s| s.label())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
         if !case.passed() {
             ok = false;
             print!("{}", case.report());
         }
     }
-    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 /// `acp-harness check`: replay the whole corpus and print a table of
 /// agent x version x scenario. Exit 0 when every recording passes.
 pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let corpus = Corpus::at(&args.root);
-    let paths = corpus.recordings().context("the corpus (run check from the repository root, or pass --root)")?;
+    let paths = corpus
+        .recordings()
+        .context("the corpus (run check from the repository root, or pass --root)")?;
     let cases: Vec<check::Case> = paths
         .iter()
-        .filter(|p| args.filter.as_ref().is_none_or(|f| corpus.id_of(p, None).trial_name().contains(f.as_str())))
+        .filter(|p| {
+            args.filter
+                .as_ref()
+                .is_none_or(|f| corpus.id_of(p, None).trial_name().contains(f.as_str()))
+        })
         .map(|p| check::judge(&corpus, p))
         .collect();
     if cases.is_empty() {
@@ -119,22 +145,34 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     if args.filter.is_none() {
         let ids: Vec<_> = cases.iter().map(|c| c.id.clone()).collect();
         for orphan in check::orphan_goldens(&corpus.snapshots, &ids) {
-            println!("\nwarning: golden {} has no recording (remove it if the recording is gone)", orphan.display());
+            println!(
+                "\nwarning: golden {} has no recording (remove it if the recording is gone)",
+                orphan.display()
+            );
         }
     }
-    let missing = cases.iter().filter(|c| c.statuses().contains(&Status::GoldenMissing)).count();
+    let missing = cases
+        .iter()
+        .filter(|c| c.statuses().contains(&Status::GoldenMissing))
+        .count();
     println!(
         "\n{} recording(s): {} passed, {} failed{}",
         cases.len(),
         cases.len() - failed.len(),
         failed.len(),
         if missing > 0 {
-            format!(" ({missing} without a golden: bless with `INSTA_UPDATE=always cargo test --test replay`)")
+            format!(
+                " ({missing} without a golden: bless with `INSTA_UPDATE=always cargo test --test replay`)"
+            )
         } else {
             String::new()
         }
     );
-    Ok(if failed.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 /// `acp-harness fake-agent <recording>`: serve a recorded agent process as
@@ -149,7 +187,10 @@ pub fn fake_agent(args: FakeAgentArgs) -> anyhow::Result<ExitCode> {
         args.process
     );
     if recording.is_truncated() {
-        eprintln!("fake-agent: {} is truncated (no trailer); serving what it has", args.recording.display());
+        eprintln!(
+            "fake-agent: {} is truncated (no trailer); serving what it has",
+            args.recording.display()
+        );
     }
     let summary = stdio::serve(
         fake_agent::FakeAgent::new(frames),
@@ -158,5 +199,9 @@ pub fn fake_agent(args: FakeAgentArgs) -> anyhow::Result<ExitCode> {
         &mut std::io::stderr(),
         Duration::from_secs(args.idle_timeout_secs),
     )?;
-    Ok(if summary.clean() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if summary.clean() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }

@@ -104,7 +104,11 @@ impl Labeller {
             }
             Value::Array(items) => items.iter_mut().for_each(|v| self.value(v)),
             Value::String(s) => {
-                if let Some(label) = self.labels.get(s.as_str()).filter(|_| s.len() >= GLOBAL_LABEL_MIN) {
+                if let Some(label) = self
+                    .labels
+                    .get(s.as_str())
+                    .filter(|_| s.len() >= GLOBAL_LABEL_MIN)
+                {
                     *s = label.clone();
                 } else if is_uuid(s) {
                     *s = self.label(LabelKind::Uuid, s);
@@ -185,7 +189,10 @@ mod tests {
         let b = l.line(r#"{"type":"system","session_id":"sess-abc-1","other":"sess-abc-1"}"#);
         let c = l.line(r#"{"params":{"sessionId":"zzz"}}"#);
         assert_eq!(a, r#"{"params":{"sessionId":"<session 1>"}}"#);
-        assert_eq!(b, r#"{"type":"system","session_id":"<session 1>","other":"<session 1>"}"#);
+        assert_eq!(
+            b,
+            r#"{"type":"system","session_id":"<session 1>","other":"<session 1>"}"#
+        );
         assert_eq!(c, r#"{"params":{"sessionId":"<session 2>"}}"#);
     }
 
@@ -221,9 +228,14 @@ mod tests {
     fn long_base64_is_digested_and_short_text_is_kept() {
         let blob = "iVBORw0KGgo".repeat(50);
         let mut l = Labeller::new();
-        let out = l.line(&format!(r#"{{"data":"{blob}","text":"hello","uri":"data:image/png;base64,{blob}"}}"#));
+        let out = l.line(&format!(
+            r#"{{"data":"{blob}","text":"hello","uri":"data:image/png;base64,{blob}"}}"#
+        ));
         let d = digest(&blob);
-        assert_eq!(out, format!(r#"{{"data":"{d}","text":"hello","uri":"data:image/png;base64,{d}"}}"#));
+        assert_eq!(
+            out,
+            format!(r#"{{"data":"{d}","text":"hello","uri":"data:image/png;base64,{d}"}}"#)
+        );
         assert!(d.starts_with("<base64 550 chars sha256:"));
     }
 

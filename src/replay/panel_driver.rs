@@ -23,7 +23,11 @@ pub enum Action {
     /// A step was skipped because its moment never came; say why.
     Skip(String),
     /// Nothing to send until the bridge emits what this describes.
-    Wait { step: usize, step_kind: &'static str, waiting_for: String },
+    Wait {
+        step: usize,
+        step_kind: &'static str,
+        waiting_for: String,
+    },
     /// Every step ran and no turn is running.
     Finished,
 }
@@ -98,7 +102,9 @@ impl<'a> PanelDriver<'a> {
 
     /// Takes note of one line the bridge emitted for the panel.
     pub fn observe(&mut self, line: &str) {
-        let Ok(v) = serde_json::from_str::<Value>(line) else { return };
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            return;
+        };
         let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
         match ty {
             "control_response" => {
@@ -111,8 +117,15 @@ impl<'a> PanelDriver<'a> {
                 if v.pointer("/request/subtype").and_then(Value::as_str) == Some("can_use_tool") {
                     self.turn.permissions += 1;
                     self.pending.push_back(PendingPermission {
-                        request_id: v.get("request_id").and_then(Value::as_str).unwrap_or_default().to_string(),
-                        input: v.pointer("/request/input").cloned().unwrap_or_else(|| json!({})),
+                        request_id: v
+                            .get("request_id")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_string(),
+                        input: v
+                            .pointer("/request/input")
+                            .cloned()
+                            .unwrap_or_else(|| json!({})),
                         suggestions: v.pointer("/request/permission_suggestions").cloned(),
                     });
                 }
@@ -129,7 +142,11 @@ impl<'a> PanelDriver<'a> {
             "assistant" => {
                 let blocks = v.pointer("/message/content").and_then(Value::as_array);
                 let tool_uses = blocks
-                    .map(|b| b.iter().filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use")).count())
+                    .map(|b| {
+                        b.iter()
+                            .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
+                            .count()
+                    })
                     .unwrap_or(0);
                 self.turn.tool_uses += tool_uses;
             }
@@ -149,7 +166,11 @@ impl<'a> PanelDriver<'a> {
     }
 
     fn learn_session(&mut self, v: &Value) {
-        if let Some(s) = v.get("session_id").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+        if let Some(s) = v
+            .get("session_id")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+        {
             self.session_id = Some(s.to_string());
         }
     }
@@ -169,7 +190,11 @@ impl<'a> PanelDriver<'a> {
             Some(s) => s.kind(),
             None => "end",
         };
-        Action::Wait { step: self.next_step + 1, step_kind, waiting_for: waiting_for.into() }
+        Action::Wait {
+            step: self.next_step + 1,
+            step_kind,
+            waiting_for: waiting_for.into(),
+        }
     }
 
     /// A permission request no step will answer, while the panel waits for
@@ -226,7 +251,11 @@ impl<'a> PanelDriver<'a> {
             return Action::Send(vec![line]);
         }
         let Some(step) = self.scenario.steps.get(self.next_step).cloned() else {
-            return if self.turn_running { self.wait("the result of the running turn") } else { Action::Finished };
+            return if self.turn_running {
+                self.wait("the result of the running turn")
+            } else {
+                Action::Finished
+            };
         };
         let n = self.next_step + 1;
         let action = match &step {
@@ -240,16 +269,19 @@ impl<'a> PanelDriver<'a> {
             }
             Step::Permission { decision, .. } => match self.pending.pop_front() {
                 Some(p) => Action::Send(vec![permission_answer(&p, *decision)]),
-                None if !self.turn_running => {
-                    Action::Skip(format!("step {n} (permission): the turn ended without a permission request"))
-                }
+                None if !self.turn_running => Action::Skip(format!(
+                    "step {n} (permission): the turn ended without a permission request"
+                )),
                 None => return self.wait("a can_use_tool request"),
             },
             Step::Interrupt { at } => {
                 if self.reached(*at) {
                     Action::Send(vec![self.control_request(json!({"subtype": "interrupt"}))])
                 } else if !self.turn_running {
-                    Action::Skip(format!("step {n} (interrupt): the turn ended before {}", describe(*at)))
+                    Action::Skip(format!(
+                        "step {n} (interrupt): the turn ended before {}",
+                        describe(*at)
+                    ))
                 } else {
                     return self.wait(describe(*at));
                 }
@@ -263,7 +295,10 @@ impl<'a> PanelDriver<'a> {
                     self.turn = Turn::default();
                     Action::SendWithNote(
                         vec![user_line(prompt)],
-                        format!("step {n} (steer): the turn ended before {}; sent as a new prompt", describe(*at)),
+                        format!(
+                            "step {n} (steer): the turn ended before {}; sent as a new prompt",
+                            describe(*at)
+                        ),
                     )
                 } else {
                     return self.wait(describe(*at));
@@ -273,7 +308,8 @@ impl<'a> PanelDriver<'a> {
                 if self.turn_running {
                     return self.wait("the result of the running turn");
                 }
-                let line = self.control_request(json!({"subtype": "set_permission_mode", "mode": mode}));
+                let line =
+                    self.control_request(json!({"subtype": "set_permission_mode", "mode": mode}));
                 self.awaiting = Some(format!("req_{}", self.requests));
                 Action::Send(vec![line])
             }
@@ -283,7 +319,9 @@ impl<'a> PanelDriver<'a> {
                 }
                 self.needs_initialize = true;
                 self.pending.clear();
-                Action::Resume { session_id: self.session_id.clone() }
+                Action::Resume {
+                    session_id: self.session_id.clone(),
+                }
             }
         };
         self.next_step += 1;
@@ -345,7 +383,8 @@ mod tests {
     use std::path::Path;
 
     fn scenario(steps: &str) -> Scenario {
-        let text = format!("name = \"t\"\nsummary = \"a test scenario\"\ntools = [\"uap_ping\"]\n{steps}");
+        let text =
+            format!("name = \"t\"\nsummary = \"a test scenario\"\ntools = [\"uap_ping\"]\n{steps}");
         scenario::parse(Path::new("t.toml"), text.as_bytes()).expect("test scenario parses")
     }
 
@@ -364,7 +403,10 @@ decision = "allow"
 
     fn sent(a: Action) -> Vec<Value> {
         match a {
-            Action::Send(lines) => lines.iter().map(|l| serde_json::from_str(l).unwrap()).collect(),
+            Action::Send(lines) => lines
+                .iter()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect(),
             other => panic!("expected Send, got {other:?}"),
         }
     }
@@ -376,7 +418,9 @@ decision = "allow"
         let init = sent(d.poll());
         assert_eq!(init[0]["request"]["subtype"], "initialize");
         assert!(matches!(d.poll(), Action::Wait { step: 1, .. }));
-        d.observe(r#"{"type":"control_response","response":{"subtype":"success","request_id":"req_1"}}"#);
+        d.observe(
+            r#"{"type":"control_response","response":{"subtype":"success","request_id":"req_1"}}"#,
+        );
         let user = sent(d.poll());
         assert_eq!(user[0]["message"]["content"][0]["text"], "Ping.");
     }
@@ -386,14 +430,28 @@ decision = "allow"
         let sc = scenario(PROMPT_AND_ALLOW);
         let mut d = PanelDriver::new(&sc);
         d.poll();
-        d.observe(r#"{"type":"control_response","response":{"subtype":"success","request_id":"req_1"}}"#);
+        d.observe(
+            r#"{"type":"control_response","response":{"subtype":"success","request_id":"req_1"}}"#,
+        );
         d.poll();
-        assert!(matches!(d.poll(), Action::Wait { step: 2, step_kind: "permission", .. }));
+        assert!(matches!(
+            d.poll(),
+            Action::Wait {
+                step: 2,
+                step_kind: "permission",
+                ..
+            }
+        ));
         d.observe(r#"{"type":"control_request","request_id":"acp-perm-1","request":{"subtype":"can_use_tool","tool_name":"X","input":{"a":1}}}"#);
         let answer = sent(d.poll());
         assert_eq!(answer[0]["response"]["request_id"], "acp-perm-1");
-        assert_eq!(answer[0]["response"]["response"], json!({"behavior":"allow","updatedInput":{"a":1}}));
-        assert!(matches!(d.poll(), Action::Wait { waiting_for, .. } if waiting_for.contains("result")));
+        assert_eq!(
+            answer[0]["response"]["response"],
+            json!({"behavior":"allow","updatedInput":{"a":1}})
+        );
+        assert!(
+            matches!(d.poll(), Action::Wait { waiting_for, .. } if waiting_for.contains("result"))
+        );
         d.observe(r#"{"type":"result","subtype":"success","session_id":"S"}"#);
         assert_eq!(d.poll(), Action::Finished);
         assert_eq!(d.session_id(), Some("S"));
@@ -402,13 +460,17 @@ decision = "allow"
     fn initialized(sc: &Scenario) -> PanelDriver<'_> {
         let mut d = PanelDriver::new(sc);
         d.poll();
-        d.observe(r#"{"type":"control_response","response":{"subtype":"success","request_id":"req_1"}}"#);
+        d.observe(
+            r#"{"type":"control_response","response":{"subtype":"success","request_id":"req_1"}}"#,
+        );
         d
     }
 
     #[test]
     fn a_permission_request_no_step_answers_is_denied_before_the_turn_may_end() {
-        let sc = scenario("[[step]]\npanel = \"prompt\"\ntext = \"Hi.\"\n  [[step.model]]\n  text = \"x\"\n");
+        let sc = scenario(
+            "[[step]]\npanel = \"prompt\"\ntext = \"Hi.\"\n  [[step.model]]\n  text = \"x\"\n",
+        );
         let mut d = initialized(&sc);
         sent(d.poll());
         d.observe(r#"{"type":"control_request","request_id":"acp-perm-1","request":{"subtype":"can_use_tool","tool_name":"X","input":{}}}"#);
@@ -429,10 +491,21 @@ decision = "allow"
         );
         let mut d = initialized(&sc);
         sent(d.poll());
-        assert!(matches!(d.poll(), Action::Wait { step: 2, step_kind: "steer", .. }));
+        assert!(matches!(
+            d.poll(),
+            Action::Wait {
+                step: 2,
+                step_kind: "steer",
+                ..
+            }
+        ));
         d.observe(r#"{"type":"result","subtype":"success"}"#);
-        assert!(matches!(d.poll(), Action::SendWithNote(_, note) if note.contains("sent as a new prompt")));
-        assert!(matches!(d.poll(), Action::Wait { waiting_for, .. } if waiting_for.contains("result")));
+        assert!(
+            matches!(d.poll(), Action::SendWithNote(_, note) if note.contains("sent as a new prompt"))
+        );
+        assert!(
+            matches!(d.poll(), Action::Wait { waiting_for, .. } if waiting_for.contains("result"))
+        );
     }
 
     #[test]
@@ -447,7 +520,9 @@ decision = "allow"
         let lines = d.poll_now().expect("the steer goes at once");
         assert!(lines[0].contains("Second."));
         assert_eq!(d.poll_now(), None, "only once");
-        assert!(matches!(d.poll(), Action::Wait { waiting_for, .. } if waiting_for.contains("result")));
+        assert!(
+            matches!(d.poll(), Action::Wait { waiting_for, .. } if waiting_for.contains("result"))
+        );
     }
 
     #[test]
@@ -455,7 +530,9 @@ decision = "allow"
         let sc = scenario(PROMPT_AND_ALLOW);
         let mut d = PanelDriver::new(&sc);
         d.poll();
-        d.observe(r#"{"type":"control_response","response":{"subtype":"success","request_id":"req_1"}}"#);
+        d.observe(
+            r#"{"type":"control_response","response":{"subtype":"success","request_id":"req_1"}}"#,
+        );
         d.poll();
         d.observe(r#"{"type":"result","subtype":"success"}"#);
         assert!(matches!(d.poll(), Action::Skip(_)));

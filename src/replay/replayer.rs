@@ -64,15 +64,28 @@ pub fn acp_frames(recording: &Recording, proc: u32) -> Vec<AcpFrame> {
                 Dir::FromAgent => Direction::FromAgent,
                 _ => return None,
             };
-            Some(AcpFrame { seq: e.seq, ms: e.ms, dir, raw: e.raw.clone() })
+            Some(AcpFrame {
+                seq: e.seq,
+                ms: e.ms,
+                dir,
+                raw: e.raw.clone(),
+            })
         })
         .collect()
 }
 
 /// The launch spec a panel would give for this scenario, with the recorder's
 /// placeholders (as its header lists them) standing in for machine values.
-pub fn launch_spec(scenario: &Scenario, header: &Header, resume_session_id: Option<String>) -> LaunchSpec {
-    let token = if header.placeholders.contains_key(MCP_TOKEN) { MCP_TOKEN } else { REDACTED_TOKEN };
+pub fn launch_spec(
+    scenario: &Scenario,
+    header: &Header,
+    resume_session_id: Option<String>,
+) -> LaunchSpec {
+    let token = if header.placeholders.contains_key(MCP_TOKEN) {
+        MCP_TOKEN
+    } else {
+        REDACTED_TOKEN
+    };
     LaunchSpec {
         resume_session_id,
         cwd: WORKSPACE.to_string(),
@@ -128,8 +141,11 @@ pub fn replay_with_compat(recording: &Recording, scenario: &Scenario, compat: Co
             recording.events.len()
         ));
     }
-    if !recording.header.scenario_sha256.is_empty() && recording.header.scenario_sha256 != scenario.sha256 {
-        run.transcript.note("the scenario file changed since this recording was made");
+    if !recording.header.scenario_sha256.is_empty()
+        && recording.header.scenario_sha256 != scenario.sha256
+    {
+        run.transcript
+            .note("the scenario file changed since this recording was made");
     }
     let mut driver = PanelDriver::new(scenario);
     let mut process = run.start_process(1, None, &mut driver);
@@ -151,11 +167,17 @@ pub fn replay_with_compat(recording: &Recording, scenario: &Scenario, compat: Co
                 run.end_process(&mut process, &mut driver, Some(0));
                 let next = process.number + 1;
                 if session_id.is_none() {
-                    run.transcript.note("resume: the panel never learnt a session id; starting without --resume");
+                    run.transcript.note(
+                        "resume: the panel never learnt a session id; starting without --resume",
+                    );
                 }
                 process = run.start_process(next, session_id, &mut driver);
             }
-            Action::Wait { step, step_kind, waiting_for } => {
+            Action::Wait {
+                step,
+                step_kind,
+                waiting_for,
+            } => {
                 if run.fire_deadlines(&mut process, &mut driver) {
                     continue;
                 }
@@ -172,30 +194,50 @@ pub fn replay_with_compat(recording: &Recording, scenario: &Scenario, compat: Co
     let exit = recording.trailer.as_ref().map(|t| {
         run.now = run.now.max(Duration::from_millis(t.ms));
         if t.outcome != Outcome::Ok {
-            run.transcript.note(format!("the recording ended with outcome {:?}", t.outcome));
+            run.transcript
+                .note(format!("the recording ended with outcome {:?}", t.outcome));
         }
         t.exit.code
     });
     run.end_process(&mut process, &mut driver, exit.flatten());
-    Replay { transcript: run.transcript, panel_lines: run.panel_lines, diagnostics: run.diagnostics, truncated }
+    Replay {
+        transcript: run.transcript,
+        panel_lines: run.panel_lines,
+        diagnostics: run.diagnostics,
+        truncated,
+    }
 }
 
 impl Run<'_> {
-    fn start_process(&mut self, number: u32, resume: Option<String>, driver: &mut PanelDriver) -> Process {
+    fn start_process(
+        &mut self,
+        number: u32,
+        resume: Option<String>,
+        driver: &mut PanelDriver,
+    ) -> Process {
         let frames = acp_frames(self.recording, number);
         if number > 1 {
             self.transcript.note(format!(
                 "agent process {number}: new bridge{}",
-                if resume.is_some() { " with --resume of the panel's session id" } else { "" }
+                if resume.is_some() {
+                    " with --resume of the panel's session id"
+                } else {
+                    ""
+                }
             ));
         }
         if frames.is_empty() {
-            self.transcript.note(format!("the recording has no acp frames for agent process {number}"));
+            self.transcript.note(format!(
+                "the recording has no acp frames for agent process {number}"
+            ));
         }
         let mut process = Process {
             number,
             bridge: Bridge::new(
-                LaunchSpec { compat: self.compat, ..launch_spec(self.scenario, &self.recording.header, resume) },
+                LaunchSpec {
+                    compat: self.compat,
+                    ..launch_spec(self.scenario, &self.recording.header, resume)
+                },
                 Box::new(CounterIds::default()),
             ),
             agent: FakeAgent::new(frames),
@@ -210,7 +252,10 @@ impl Run<'_> {
         let out = process.bridge.on_panel_eof(self.now);
         self.output(process, driver, out);
         if self.recording.trailer.is_some() || process.number < self.last_process() {
-            self.transcript.note(format!("agent process {} exited with code {code:?}", process.number));
+            self.transcript.note(format!(
+                "agent process {} exited with code {code:?}",
+                process.number
+            ));
             let out = process.bridge.on_agent_exit(code, self.now);
             self.output(process, driver, out);
         }
@@ -227,7 +272,11 @@ impl Run<'_> {
     }
 
     fn last_process(&self) -> u32 {
-        self.recording.leg(Leg::Acp).map(|e| e.proc.max(1)).max().unwrap_or(1)
+        self.recording
+            .leg(Leg::Acp)
+            .map(|e| e.proc.max(1))
+            .max()
+            .unwrap_or(1)
     }
 
     fn panel_line(&mut self, process: &mut Process, driver: &mut PanelDriver, line: &str) {
@@ -241,7 +290,9 @@ impl Run<'_> {
     fn fire_deadlines(&mut self, process: &mut Process, driver: &mut PanelDriver) -> bool {
         let before = self.transcript.entries.len();
         for _ in 0..MAX_TICKS_PER_WAIT {
-            let Some(deadline) = process.bridge.next_deadline() else { break };
+            let Some(deadline) = process.bridge.next_deadline() else {
+                break;
+            };
             self.now = self.now.max(deadline);
             let out = process.bridge.on_tick(self.now);
             self.output(process, driver, out);
@@ -261,11 +312,20 @@ impl Run<'_> {
 
     /// Feeds released agent frames to the bridge, breadth first in recorded
     /// order; what the bridge answers may release more.
-    fn pump(&mut self, process: &mut Process, driver: &mut PanelDriver, mut queue: VecDeque<Released>) {
+    fn pump(
+        &mut self,
+        process: &mut Process,
+        driver: &mut PanelDriver,
+        mut queue: VecDeque<Released>,
+    ) {
         while let Some(released) = queue.pop_front() {
             let at = Duration::from_millis(released.ms);
             // A real host's timer fires before a later frame arrives.
-            while let Some(deadline) = process.bridge.next_deadline().filter(|d| *d <= at && *d >= self.now) {
+            while let Some(deadline) = process
+                .bridge
+                .next_deadline()
+                .filter(|d| *d <= at && *d >= self.now)
+            {
                 self.now = deadline;
                 let out = process.bridge.on_tick(self.now);
                 self.transcribe(process, driver, out, &mut queue);
@@ -274,7 +334,8 @@ impl Run<'_> {
                 }
             }
             self.now = self.now.max(at);
-            self.transcript.push(Entry::AgentToBridge(released.line.clone()));
+            self.transcript
+                .push(Entry::AgentToBridge(released.line.clone()));
             let out = process.bridge.on_agent_line(&released.line, self.now);
             self.transcribe(process, driver, out, &mut queue);
             if let Some(lines) = driver.poll_now() {
@@ -375,11 +436,24 @@ mod tests {
         let replay = replay(&resume_recording(), &resume_scenario());
         let text = replay.transcript.render();
         assert_eq!(replay.divergences().count(), 0, "{text}");
-        assert!(text.contains("-- agent process 1 exited with code Some(0)"), "{text}");
-        assert!(text.contains("-- agent process 2: new bridge with --resume"), "{text}");
-        let load = text.lines().find(|l| l.starts_with("bridge>agent") && l.contains("session/load")).unwrap_or("");
+        assert!(
+            text.contains("-- agent process 1 exited with code Some(0)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("-- agent process 2: new bridge with --resume"),
+            "{text}"
+        );
+        let load = text
+            .lines()
+            .find(|l| l.starts_with("bridge>agent") && l.contains("session/load"))
+            .unwrap_or("");
         assert!(load.contains(r#""sessionId":"<session 1>""#), "{text}");
-        let results = replay.panel_lines.iter().filter(|l| l.contains(r#""type":"result""#)).count();
+        let results = replay
+            .panel_lines
+            .iter()
+            .filter(|l| l.contains(r#""type":"result""#))
+            .count();
         assert_eq!(results, 2, "{text}");
     }
 
@@ -394,7 +468,10 @@ mod tests {
             .filter(|d| matches!(d, Divergence::Stalled { .. }))
             .map(|d| d.headline())
             .collect();
-        assert_eq!(stalls, ["stalled at step 2 (resume) waiting for the result of the running turn"]);
+        assert_eq!(
+            stalls,
+            ["stalled at step 2 (resume) waiting for the result of the running turn"]
+        );
         assert!(replay.truncated);
     }
 }

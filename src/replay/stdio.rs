@@ -45,24 +45,33 @@ pub fn serve(
         }
     });
     let mut summary = Summary::default();
-    let mut deliver = |served: super::fake_agent::Served, output: &mut dyn Write, log: &mut dyn Write| {
-        for d in &served.divergences {
-            writeln!(log, "fake-agent: divergence: {d}")?;
-        }
-        summary.divergences += served.divergences.len();
-        for r in &served.released {
-            writeln!(output, "{}", r.line)?;
-        }
-        output.flush()
-    };
+    let mut deliver =
+        |served: super::fake_agent::Served, output: &mut dyn Write, log: &mut dyn Write| {
+            for d in &served.divergences {
+                writeln!(log, "fake-agent: divergence: {d}")?;
+            }
+            summary.divergences += served.divergences.len();
+            for r in &served.released {
+                writeln!(output, "{}", r.line)?;
+            }
+            output.flush()
+        };
     deliver(agent.start(), &mut output, log)?;
     loop {
         match rx.recv_timeout(idle) {
             Ok(Ok(line)) if line.trim().is_empty() => {}
-            Ok(Ok(line)) => deliver(agent.on_client_line(line.trim_end_matches('\r')), &mut output, log)?,
+            Ok(Ok(line)) => deliver(
+                agent.on_client_line(line.trim_end_matches('\r')),
+                &mut output,
+                log,
+            )?,
             Ok(Err(e)) => return Err(e),
             Err(RecvTimeoutError::Timeout) => {
-                writeln!(log, "fake-agent: no client line for {} s; stopping", idle.as_secs())?;
+                writeln!(
+                    log,
+                    "fake-agent: no client line for {} s; stopping",
+                    idle.as_secs()
+                )?;
                 summary.timed_out = true;
                 break;
             }
@@ -76,7 +85,11 @@ pub fn serve(
     summary.never_sent = never_sent.len();
     summary.unreleased = agent.unreleased();
     if summary.unreleased > 0 {
-        writeln!(log, "fake-agent: {} recorded agent frame(s) never released", summary.unreleased)?;
+        writeln!(
+            log,
+            "fake-agent: {} recorded agent frame(s) never released",
+            summary.unreleased
+        )?;
     }
     Ok(summary)
 }
@@ -89,15 +102,41 @@ mod tests {
     #[test]
     fn serves_released_lines_on_output_and_reports_what_the_client_never_sent() {
         let frames = vec![
-            AcpFrame { seq: 1, ms: 0, dir: Direction::ToAgent, raw: r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#.into() },
-            AcpFrame { seq: 2, ms: 1, dir: Direction::FromAgent, raw: r#"{"jsonrpc":"2.0","id":1,"result":{}}"#.into() },
-            AcpFrame { seq: 3, ms: 2, dir: Direction::ToAgent, raw: r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{}}"#.into() },
+            AcpFrame {
+                seq: 1,
+                ms: 0,
+                dir: Direction::ToAgent,
+                raw: r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#.into(),
+            },
+            AcpFrame {
+                seq: 2,
+                ms: 1,
+                dir: Direction::FromAgent,
+                raw: r#"{"jsonrpc":"2.0","id":1,"result":{}}"#.into(),
+            },
+            AcpFrame {
+                seq: 3,
+                ms: 2,
+                dir: Direction::ToAgent,
+                raw: r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{}}"#.into(),
+            },
         ];
-        let input = b"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"initialize\",\"params\":{}}\n".as_slice();
+        let input =
+            b"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"initialize\",\"params\":{}}\n".as_slice();
         let mut out = Vec::new();
         let mut log = Vec::new();
-        let summary = serve(FakeAgent::new(frames), input, &mut out, &mut log, Duration::from_secs(5)).unwrap();
-        assert_eq!(String::from_utf8(out).unwrap(), "{\"jsonrpc\":\"2.0\",\"id\":9,\"result\":{}}\n");
+        let summary = serve(
+            FakeAgent::new(frames),
+            input,
+            &mut out,
+            &mut log,
+            Duration::from_secs(5),
+        )
+        .unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "{\"jsonrpc\":\"2.0\",\"id\":9,\"result\":{}}\n"
+        );
         assert_eq!(summary.never_sent, 1);
         assert!(String::from_utf8(log).unwrap().contains("session/new"));
     }

@@ -99,9 +99,13 @@ mod tests {
     fn entries_render_one_line_each_with_direction_prefixes_and_shared_labels() {
         let mut t = Transcript::default();
         t.push(Entry::Panel(r#"{"type":"user"}"#.into()));
-        t.push(Entry::BridgeToAgent(r#"{"method":"session/prompt","params":{"sessionId":"S"}}"#.into()));
+        t.push(Entry::BridgeToAgent(
+            r#"{"method":"session/prompt","params":{"sessionId":"S"}}"#.into(),
+        ));
         t.push(Entry::AgentToBridge("oops\nline".into()));
-        t.push(Entry::BridgeToPanel(r#"{"type":"result","session_id":"S"}"#.into()));
+        t.push(Entry::BridgeToPanel(
+            r#"{"type":"result","session_id":"S"}"#.into(),
+        ));
         t.note("agent process 1 exited");
         assert_eq!(
             t.render(),

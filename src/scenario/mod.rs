@@ -226,7 +226,10 @@ impl ExpectKind {
 pub enum CountRule {
     Exactly(u32),
     /// Inclusive bounds; absent = unbounded.
-    Range { min: Option<u32>, max: Option<u32> },
+    Range {
+        min: Option<u32>,
+        max: Option<u32>,
+    },
 }
 
 impl CountRule {
@@ -244,10 +247,22 @@ impl std::fmt::Display for CountRule {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             CountRule::Exactly(c) => write!(f, "exactly {c}"),
-            CountRule::Range { min: Some(a), max: Some(b) } => write!(f, "{a} to {b}"),
-            CountRule::Range { min: Some(a), max: None } => write!(f, "at least {a}"),
-            CountRule::Range { min: None, max: Some(b) } => write!(f, "at most {b}"),
-            CountRule::Range { min: None, max: None } => write!(f, "any number"),
+            CountRule::Range {
+                min: Some(a),
+                max: Some(b),
+            } => write!(f, "{a} to {b}"),
+            CountRule::Range {
+                min: Some(a),
+                max: None,
+            } => write!(f, "at least {a}"),
+            CountRule::Range {
+                min: None,
+                max: Some(b),
+            } => write!(f, "at most {b}"),
+            CountRule::Range {
+                min: None,
+                max: None,
+            } => write!(f, "any number"),
         }
     }
 }

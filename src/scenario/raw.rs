@@ -148,7 +148,12 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    fn err(&self, span: Range<usize>, field: impl Into<String>, message: impl Into<String>) -> ScenarioError {
+    fn err(
+        &self,
+        span: Range<usize>,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) -> ScenarioError {
         let (line, column) = line_col(self.src, span.start);
         ScenarioError::Invalid {
             file: self.file.to_path_buf(),
@@ -165,7 +170,10 @@ type R<T> = Result<T, ScenarioError>;
 pub(super) fn parse(file: &Path, bytes: &[u8]) -> R<Scenario> {
     let src = std::str::from_utf8(bytes).map_err(|e| ScenarioError::Invalid {
         file: file.to_path_buf(),
-        line: 1 + bytes[..e.valid_up_to()].iter().filter(|b| **b == b'\n').count(),
+        line: 1 + bytes[..e.valid_up_to()]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count(),
         column: 1,
         field: "(file)".to_owned(),
         message: format!("not UTF-8: {e}"),
@@ -213,7 +221,11 @@ fn non_empty(ctx: &Ctx, v: &Spanned<String>, field: &str) -> R<String> {
 }
 
 fn validate(ctx: &Ctx, raw: RawFile, sha256: String) -> R<Scenario> {
-    let stem = ctx.file.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+    let stem = ctx
+        .file
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default();
     let name = non_empty(ctx, &raw.name, "name")?;
     if name != stem {
         return Err(ctx.err(
@@ -248,7 +260,11 @@ fn validate(ctx: &Ctx, raw: RawFile, sha256: String) -> R<Scenario> {
         let field = format!("tools[{i}]");
         let tool = non_empty(ctx, t, &field)?;
         if !tool.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return Err(ctx.err(t.span(), field, format!("`{tool}` is not a tool name (letters, digits, `_`)")));
+            return Err(ctx.err(
+                t.span(),
+                field,
+                format!("`{tool}` is not a tool name (letters, digits, `_`)"),
+            ));
         }
         if tools.contains(&tool) {
             return Err(ctx.err(t.span(), field, format!("`{tool}` is listed twice")));
@@ -258,7 +274,10 @@ fn validate(ctx: &Ctx, raw: RawFile, sha256: String) -> R<Scenario> {
             return Err(ctx.err(
                 t.span(),
                 field,
-                format!("`{tool}` is not a unity-ops tool of the stub server (known: {})", known.join(", ")),
+                format!(
+                    "`{tool}` is not a unity-ops tool of the stub server (known: {})",
+                    known.join(", ")
+                ),
             ));
         }
         tools.push(tool);
@@ -358,7 +377,11 @@ fn step(ctx: &Ctx, st: &mut StepState, s: &Spanned<RawStep>, i: usize) -> R<Step
         if let Some(span) = span
             && !allowed.contains(&key)
         {
-            return Err(ctx.err(span, f(key), format!("`{key}` does not belong to a `{kind}` step")));
+            return Err(ctx.err(
+                span,
+                f(key),
+                format!("`{key}` does not belong to a `{kind}` step"),
+            ));
         }
     }
     let needs_turn = |what: &str| -> R<()> {
@@ -413,7 +436,10 @@ fn step(ctx: &Ctx, st: &mut StepState, s: &Spanned<RawStep>, i: usize) -> R<Step
             if decision == Decision::Cancel {
                 st.in_turn = false;
             }
-            Step::Permission { decision, option_id }
+            Step::Permission {
+                decision,
+                option_id,
+            }
         }
         "interrupt" => {
             needs_turn("interrupt")?;
@@ -441,7 +467,9 @@ fn point(ctx: &Ctx, v: &Spanned<String>, field: &str) -> R<Point> {
         ctx.err(
             v.span(),
             field,
-            format!("unknown point `{s}` (expected first_tool_call, permission or chunks:N with N >= 1)"),
+            format!(
+                "unknown point `{s}` (expected first_tool_call, permission or chunks:N with N >= 1)"
+            ),
         )
     };
     match s {
@@ -474,7 +502,8 @@ fn prompt(ctx: &Ctx, st: &mut StepState, s: &Spanned<RawStep>, i: usize) -> R<Pr
             ));
         }
     }
-    st.prompt_texts.push((text.clone(), text_v.span(), f("text")));
+    st.prompt_texts
+        .push((text.clone(), text_v.span(), f("text")));
     let live = match &raw.live {
         Some(l) => non_empty(ctx, l, &f("live"))?,
         None => text.clone(),
@@ -503,7 +532,12 @@ fn prompt(ctx: &Ctx, st: &mut StepState, s: &Spanned<RawStep>, i: usize) -> R<Pr
     for (j, r) in replies.iter().enumerate() {
         model.push(reply(ctx, st, r, &format!("step[{i}].model[{j}]"))?);
     }
-    Ok(Prompt { text, live, images, model })
+    Ok(Prompt {
+        text,
+        live,
+        images,
+        model,
+    })
 }
 
 fn image(ctx: &Ctx, img: &Spanned<RawImage>, field: &str) -> R<PromptImage> {
@@ -511,20 +545,32 @@ fn image(ctx: &Ctx, img: &Spanned<RawImage>, field: &str) -> R<PromptImage> {
     match (&raw.fixture, &raw.file) {
         (Some(name), None) => {
             if let Some(mt) = &raw.media_type {
-                return Err(ctx.err(mt.span(), format!("{field}.media_type"), "a fixture has its own media type"));
+                return Err(ctx.err(
+                    mt.span(),
+                    format!("{field}.media_type"),
+                    "a fixture has its own media type",
+                ));
             }
             fixture_image(name.get_ref()).ok_or_else(|| {
                 ctx.err(
                     name.span(),
                     format!("{field}.fixture"),
-                    format!("unknown fixture `{}` (known: {})", name.get_ref(), FIXTURE_NAMES.join(", ")),
+                    format!(
+                        "unknown fixture `{}` (known: {})",
+                        name.get_ref(),
+                        FIXTURE_NAMES.join(", ")
+                    ),
                 )
             })
         }
         (None, Some(file)) => {
             let base = ctx.file.parent().unwrap_or(Path::new("."));
             let rel = Path::new(file.get_ref());
-            if rel.is_absolute() || rel.components().any(|c| matches!(c, std::path::Component::ParentDir)) {
+            if rel.is_absolute()
+                || rel
+                    .components()
+                    .any(|c| matches!(c, std::path::Component::ParentDir))
+            {
                 return Err(ctx.err(
                     file.span(),
                     format!("{field}.file"),
@@ -543,21 +589,31 @@ fn image(ctx: &Ctx, img: &Spanned<RawImage>, field: &str) -> R<PromptImage> {
                 })?,
             };
             let bytes = std::fs::read(&path).map_err(|e| {
-                ctx.err(file.span(), format!("{field}.file"), format!("cannot read {}: {e}", path.display()))
+                ctx.err(
+                    file.span(),
+                    format!("{field}.file"),
+                    format!("cannot read {}: {e}", path.display()),
+                )
             })?;
             Ok(PromptImage {
                 media_type,
                 data_base64: base64::engine::general_purpose::STANDARD.encode(bytes),
             })
         }
-        _ => Err(ctx.err(img.span(), field, "an image needs exactly one of `fixture` or `file`")),
+        _ => Err(ctx.err(
+            img.span(),
+            field,
+            "an image needs exactly one of `fixture` or `file`",
+        )),
     }
 }
 
 fn reply(ctx: &Ctx, st: &mut StepState, r: &Spanned<RawReply>, field: &str) -> R<ModelReply> {
     let raw = r.get_ref();
     let opt = |v: &Option<Spanned<String>>, key: &str| -> R<Option<String>> {
-        v.as_ref().map(|v| non_empty(ctx, v, &format!("{field}.{key}"))).transpose()
+        v.as_ref()
+            .map(|v| non_empty(ctx, v, &format!("{field}.{key}")))
+            .transpose()
     };
     let thinking = opt(&raw.thinking, "thinking")?;
     let text = opt(&raw.text, "text")?;
@@ -595,7 +651,10 @@ fn reply(ctx: &Ctx, st: &mut StepState, r: &Spanned<RawReply>, field: &str) -> R
             (Some(t), None) => (non_empty(ctx, t, &format!("{cf}.tool"))?, None),
             (None, Some(a)) => {
                 let role = non_empty(ctx, a, &format!("{cf}.agent_tool"))?;
-                if !role.chars().all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_') {
+                if !role
+                    .chars()
+                    .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_')
+                {
                     return Err(ctx.err(
                         a.span(),
                         format!("{cf}.agent_tool"),
@@ -605,7 +664,11 @@ fn reply(ctx: &Ctx, st: &mut StepState, r: &Spanned<RawReply>, field: &str) -> R
                 (String::new(), Some(role))
             }
             (Some(t), Some(_)) => {
-                return Err(ctx.err(t.span(), format!("{cf}.tool"), "a call has either `tool` or `agent_tool`, not both"));
+                return Err(ctx.err(
+                    t.span(),
+                    format!("{cf}.tool"),
+                    "a call has either `tool` or `agent_tool`, not both",
+                ));
             }
             (None, None) => {
                 return Err(ctx.err(
@@ -627,11 +690,20 @@ fn reply(ctx: &Ctx, st: &mut StepState, r: &Spanned<RawReply>, field: &str) -> R
             let arguments = match &c.arguments {
                 Some(a) if a.get_ref().is_object() => a.get_ref().clone(),
                 Some(a) => {
-                    return Err(ctx.err(a.span(), format!("{cf}.arguments"), "must be a table (e.g. `{}`)"));
+                    return Err(ctx.err(
+                        a.span(),
+                        format!("{cf}.arguments"),
+                        "must be a table (e.g. `{}`)",
+                    ));
                 }
                 None => serde_json::Value::Object(Default::default()),
             };
-            tool_calls.push(ScriptedToolCall { tool, agent_tool, arguments, id });
+            tool_calls.push(ScriptedToolCall {
+                tool,
+                agent_tool,
+                arguments,
+                id,
+            });
             continue;
         }
         let tool_span = c.tool.as_ref().map(|t| t.span()).unwrap_or(call_span);
@@ -639,7 +711,10 @@ fn reply(ctx: &Ctx, st: &mut StepState, r: &Spanned<RawReply>, field: &str) -> R
             return Err(ctx.err(
                 tool_span,
                 format!("{cf}.tool"),
-                format!("`{tool}` is not offered: add it to `tools` (now [{}])", st.tools.join(", ")),
+                format!(
+                    "`{tool}` is not offered: add it to `tools` (now [{}])",
+                    st.tools.join(", ")
+                ),
             ));
         }
         let arguments = match &c.arguments {
@@ -648,24 +723,44 @@ fn reply(ctx: &Ctx, st: &mut StepState, r: &Spanned<RawReply>, field: &str) -> R
                     return Err(ctx.err(
                         a.span(),
                         format!("{cf}.arguments"),
-                        format!("`{tool}` takes no argument `{unknown}` (its schema names: {})", argument_names(&tool).join(", ")),
+                        format!(
+                            "`{tool}` takes no argument `{unknown}` (its schema names: {})",
+                            argument_names(&tool).join(", ")
+                        ),
                     ));
                 }
                 a.get_ref().clone()
             }
             Some(a) => {
-                return Err(ctx.err(a.span(), format!("{cf}.arguments"), "must be a table (e.g. `{}`)"));
+                return Err(ctx.err(
+                    a.span(),
+                    format!("{cf}.arguments"),
+                    "must be a table (e.g. `{}`)",
+                ));
             }
             None => serde_json::Value::Object(Default::default()),
         };
-        tool_calls.push(ScriptedToolCall { tool, agent_tool: None, arguments, id });
+        tool_calls.push(ScriptedToolCall {
+            tool,
+            agent_tool: None,
+            arguments,
+            id,
+        });
     }
     let pace_ms = match &raw.pace_ms {
         Some(p) if error.is_some() => {
-            return Err(ctx.err(p.span(), format!("{field}.pace_ms"), "an error reply is not streamed; drop pace_ms"));
+            return Err(ctx.err(
+                p.span(),
+                format!("{field}.pace_ms"),
+                "an error reply is not streamed; drop pace_ms",
+            ));
         }
         Some(p) if !(1..=MAX_PACE_MS).contains(p.get_ref()) => {
-            return Err(ctx.err(p.span(), format!("{field}.pace_ms"), format!("must be 1..={MAX_PACE_MS} (milliseconds)")));
+            return Err(ctx.err(
+                p.span(),
+                format!("{field}.pace_ms"),
+                format!("must be 1..={MAX_PACE_MS} (milliseconds)"),
+            ));
         }
         Some(p) => Some(*p.get_ref()),
         None => None,
@@ -677,7 +772,13 @@ fn reply(ctx: &Ctx, st: &mut StepState, r: &Spanned<RawReply>, field: &str) -> R
             "a model reply needs at least one of thinking, text, tool_calls or error",
         ));
     }
-    Ok(ModelReply { thinking, text, tool_calls, error, pace_ms })
+    Ok(ModelReply {
+        thinking,
+        text,
+        tool_calls,
+        error,
+        pace_ms,
+    })
 }
 
 /// The stub server's tool of that name.
@@ -689,7 +790,12 @@ fn stub_tool(name: &str) -> Option<&'static stub_mcp::ToolSpec> {
 fn argument_names(tool: &str) -> Vec<String> {
     stub_tool(tool)
         .and_then(|t| serde_json::from_str::<serde_json::Value>(t.input_schema).ok())
-        .and_then(|schema| schema.get("properties").and_then(|p| p.as_object()).map(|p| p.keys().cloned().collect()))
+        .and_then(|schema| {
+            schema
+                .get("properties")
+                .and_then(|p| p.as_object())
+                .map(|p| p.keys().cloned().collect())
+        })
         .unwrap_or_default()
 }
 
@@ -697,7 +803,11 @@ fn argument_names(tool: &str) -> Vec<String> {
 /// pass on and the stub would ignore), if any.
 fn unknown_argument(tool: &str, arguments: &serde_json::Value) -> Option<String> {
     let names = argument_names(tool);
-    arguments.as_object()?.keys().find(|k| !names.contains(k)).cloned()
+    arguments
+        .as_object()?
+        .keys()
+        .find(|k| !names.contains(k))
+        .cloned()
 }
 
 fn expectation(ctx: &Ctx, e: &Spanned<RawExpect>, i: usize) -> R<Expectation> {
@@ -705,20 +815,32 @@ fn expectation(ctx: &Ctx, e: &Spanned<RawExpect>, i: usize) -> R<Expectation> {
     let f = |name: &str| format!("expect[{i}].{name}");
     let kind = *raw.kind.get_ref();
     let filter_ok: &[(&str, bool, &[ExpectKind])] = &[
-        ("name", raw.name.is_some(), &[ExpectKind::ToolUse, ExpectKind::CanUseTool]),
+        (
+            "name",
+            raw.name.is_some(),
+            &[ExpectKind::ToolUse, ExpectKind::CanUseTool],
+        ),
         ("tool", raw.tool.is_some(), &[ExpectKind::ToolResult]),
         (
             "subtype",
             raw.subtype.is_some(),
             &[ExpectKind::Result, ExpectKind::StreamEvent],
         ),
-        ("is_error", raw.is_error.is_some(), &[ExpectKind::ToolResult, ExpectKind::Result]),
+        (
+            "is_error",
+            raw.is_error.is_some(),
+            &[ExpectKind::ToolResult, ExpectKind::Result],
+        ),
         (
             "has_image",
             raw.has_image.is_some(),
             &[ExpectKind::ToolResult, ExpectKind::UserEcho],
         ),
-        ("image_or_marker", raw.image_or_marker.is_some(), &[ExpectKind::ToolResult]),
+        (
+            "image_or_marker",
+            raw.image_or_marker.is_some(),
+            &[ExpectKind::ToolResult],
+        ),
     ];
     for (key, present, kinds) in filter_ok {
         if *present && !kinds.contains(&kind) {
@@ -735,22 +857,40 @@ fn expectation(ctx: &Ctx, e: &Spanned<RawExpect>, i: usize) -> R<Expectation> {
             return Err(ctx.err(
                 span,
                 f(key),
-                format!("`{key}` applies to kind {} only, not `{}`", names.join(" / "), kind.as_str()),
+                format!(
+                    "`{key}` applies to kind {} only, not `{}`",
+                    names.join(" / "),
+                    kind.as_str()
+                ),
             ));
         }
     }
     let count = match (&raw.count, &raw.min, &raw.max) {
         (Some(c), None, None) => CountRule::Exactly(*c.get_ref()),
         (Some(c), _, _) => {
-            return Err(ctx.err(c.span(), f("count"), "use either `count` or `min`/`max`, not both"));
+            return Err(ctx.err(
+                c.span(),
+                f("count"),
+                "use either `count` or `min`/`max`, not both",
+            ));
         }
-        (None, None, None) => CountRule::Range { min: Some(1), max: None },
+        (None, None, None) => CountRule::Range {
+            min: Some(1),
+            max: None,
+        },
         (None, min, max) => {
-            let (min, max) = (min.as_ref().map(|v| *v.get_ref()), max.as_ref().map(|v| *v.get_ref()));
+            let (min, max) = (
+                min.as_ref().map(|v| *v.get_ref()),
+                max.as_ref().map(|v| *v.get_ref()),
+            );
             if let (Some(a), Some(b)) = (min, max)
                 && a > b
             {
-                return Err(ctx.err(e.span(), f("min"), format!("min {a} is greater than max {b}")));
+                return Err(ctx.err(
+                    e.span(),
+                    f("min"),
+                    format!("min {a} is greater than max {b}"),
+                ));
             }
             CountRule::Range { min, max }
         }
