@@ -19,6 +19,9 @@ const SHOWN_ITEMS: usize = 5;
 /// Longest rendering of one item in a failure.
 const ITEM_MAX: usize = 300;
 
+/// A named test one selected item must pass, for the `where` filters of an expectation.
+type ItemPredicate<'e> = Box<dyn Fn(&Item) -> bool + 'e>;
+
 /// One selected piece of panel output: a whole line or one content block.
 #[derive(Debug, Clone)]
 pub struct Item {
@@ -76,10 +79,10 @@ fn tool_names(lines: &[Value]) -> HashMap<String, String> {
     let mut names = HashMap::new();
     for v in lines.iter().filter(|v| ty(v) == "assistant") {
         for b in blocks(v) {
-            if b.get("type").and_then(Value::as_str) == Some("tool_use") {
-                if let (Some(id), Some(name)) = (str_at(b, "id"), str_at(b, "name")) {
-                    names.insert(id.to_string(), name.to_string());
-                }
+            if b.get("type").and_then(Value::as_str) == Some("tool_use")
+                && let (Some(id), Some(name)) = (str_at(b, "id"), str_at(b, "name"))
+            {
+                names.insert(id.to_string(), name.to_string());
             }
         }
     }
@@ -322,7 +325,7 @@ fn check(e: &Expectation, lines: &[Value], names: &HashMap<String, String>) -> O
             .collect();
         return Some(fail(format!("{} {what}", e.count), came, shown));
     }
-    let predicates: [(&str, Box<dyn Fn(&Item) -> bool>); 5] = [
+    let predicates: [(&str, ItemPredicate<'_>); 5] = [
         (
             "is_error",
             Box::new(|i: &Item| e.is_error.is_none_or(|want| i.is_error == Some(want))),

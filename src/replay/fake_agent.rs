@@ -129,10 +129,10 @@ impl FakeAgent {
             .map(|frame| {
                 let parsed = serde_json::from_str::<Value>(&frame.raw).ok();
                 let kind = parsed.as_ref().map(Kind::of).unwrap_or(Kind::Other);
-                if frame.dir == Direction::ToAgent {
-                    if let Kind::Request { id, .. } = &kind {
-                        recorded_request_ids.insert(id.to_string(), frame.seq);
-                    }
+                if frame.dir == Direction::ToAgent
+                    && let Kind::Request { id, .. } = &kind
+                {
+                    recorded_request_ids.insert(id.to_string(), frame.seq);
                 }
                 Slot {
                     frame,

@@ -113,31 +113,30 @@ impl<'a> PanelDriver<'a> {
                     self.awaiting = None;
                 }
             }
-            "control_request" => {
-                if v.pointer("/request/subtype").and_then(Value::as_str) == Some("can_use_tool") {
-                    self.turn.permissions += 1;
-                    self.pending.push_back(PendingPermission {
-                        request_id: v
-                            .get("request_id")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default()
-                            .to_string(),
-                        input: v
-                            .pointer("/request/input")
-                            .cloned()
-                            .unwrap_or_else(|| json!({})),
-                        suggestions: v.pointer("/request/permission_suggestions").cloned(),
-                    });
-                }
+            "control_request"
+                if v.pointer("/request/subtype").and_then(Value::as_str)
+                    == Some("can_use_tool") =>
+            {
+                self.turn.permissions += 1;
+                self.pending.push_back(PendingPermission {
+                    request_id: v
+                        .get("request_id")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string(),
+                    input: v
+                        .pointer("/request/input")
+                        .cloned()
+                        .unwrap_or_else(|| json!({})),
+                    suggestions: v.pointer("/request/permission_suggestions").cloned(),
+                });
             }
             "control_cancel_request" => {
                 let id = v.get("request_id").and_then(Value::as_str);
                 self.pending.retain(|p| Some(p.request_id.as_str()) != id);
             }
-            "system" => {
-                if v.get("subtype").and_then(Value::as_str) == Some("init") {
-                    self.learn_session(&v);
-                }
+            "system" if v.get("subtype").and_then(Value::as_str) == Some("init") => {
+                self.learn_session(&v);
             }
             "assistant" => {
                 let blocks = v.pointer("/message/content").and_then(Value::as_array);
@@ -150,10 +149,10 @@ impl<'a> PanelDriver<'a> {
                     .unwrap_or(0);
                 self.turn.tool_uses += tool_uses;
             }
-            "stream_event" => {
-                if v.pointer("/event/delta/type").and_then(Value::as_str) == Some("text_delta") {
-                    self.turn.text_deltas += 1;
-                }
+            "stream_event"
+                if v.pointer("/event/delta/type").and_then(Value::as_str) == Some("text_delta") =>
+            {
+                self.turn.text_deltas += 1;
             }
             "result" => {
                 self.learn_session(&v);
@@ -239,10 +238,12 @@ impl<'a> PanelDriver<'a> {
             self.scenario.steps.get(self.next_step),
             None | Some(Step::Prompt(_) | Step::SetMode { .. } | Step::Resume)
         );
-        if waits_for_idle && self.turn_running && !self.needs_initialize {
-            if let Some(action) = self.deny_unanswered(self.next_step + 1) {
-                return action;
-            }
+        if waits_for_idle
+            && self.turn_running
+            && !self.needs_initialize
+            && let Some(action) = self.deny_unanswered(self.next_step + 1)
+        {
+            return action;
         }
         if self.needs_initialize {
             self.needs_initialize = false;
