@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use acp_harness::replay::check::{self, Corpus};
+use acp_harness::judge::Corpus;
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn corpus() -> (Corpus, Vec<PathBuf>) {
@@ -33,13 +33,13 @@ fn bench(c: &mut Criterion) {
         .sample_size(20);
     for path in &paths {
         let name = corpus.id_of(path, None).trial_name();
-        group.bench_function(name, |b| b.iter(|| check::judge(&corpus, path)));
+        group.bench_function(name, |b| b.iter(|| corpus.judge(path)));
     }
     group.bench_function(format!("whole corpus ({} recordings)", paths.len()), |b| {
         b.iter(|| {
             paths
                 .iter()
-                .map(|p| check::judge(&corpus, p))
+                .map(|p| corpus.judge(p))
                 .filter(|c| c.passed())
                 .count()
         })

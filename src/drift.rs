@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::judge::{self, Corpus};
 use crate::recording::{self, Dir, Leg, Recording};
-use crate::replay::{check, normalise, replayer};
-use crate::scenario;
+use crate::replay::normalise;
 
 /// What kind of structural fact an observation is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -426,10 +426,8 @@ pub struct Sides {
 /// The recordings a side names: a file, or the `*.jsonl` of a directory,
 /// keeping only `scenarios` when given.
 pub fn side(path: &Path, scenarios: &[String]) -> Result<Vec<PathBuf>, DriftError> {
-    let all = check::list_recordings(path).map_err(|e| DriftError::Side {
-        path: path.to_path_buf(),
-        why: e.to_string(),
-    })?;
+    // the listing's error names the path already
+    let all = judge::list_recordings(path)?;
     let keep: Vec<PathBuf> = all
         .into_iter()
         .filter(|p| {
@@ -453,6 +451,8 @@ pub enum DriftError {
     #[error("{}: {why}", path.display())]
     Side { path: PathBuf, why: String },
     #[error(transparent)]
+    List(#[from] judge::CheckError),
+    #[error(transparent)]
     Recording(#[from] Box<recording::RecordingError>),
 }
 
@@ -469,8 +469,8 @@ pub struct Report {
 }
 
 /// Builds the report: observes both sides and replays the scenarios they
-/// share through the current bridge (`scenarios_dir` holds the scenarios).
-pub fn report(sides: &Sides, scenarios_dir: &Path) -> Result<Report, DriftError> {
+/// share through the current bridge (the corpus's scenarios).
+pub fn report(sides: &Sides, corpus: &Corpus) -> Result<Report, DriftError> {
     let mut a = Shape::default();
     let mut b = Shape::default();
     let mut recs_a = BTreeMap::new();
@@ -489,10 +489,10 @@ pub fn report(sides: &Sides, scenarios_dir: &Path) -> Result<Report, DriftError>
     let mut bridge_diffs = Vec::new();
     for (name, ra) in &recs_a {
         let Some(rb) = recs_b.get(name) else { continue };
-        let diff = match scenario::find(scenarios_dir, name) {
+        let diff = match corpus.scenario(name) {
             Ok(sc) => {
-                let pa = panel_output(&replayer::replay(ra, &sc).transcript.render());
-                let pb = panel_output(&replayer::replay(rb, &sc).transcript.render());
+                let pa = panel_output(&judge::replay_with(ra, &sc).transcript.render());
+                let pb = panel_output(&judge::replay_with(rb, &sc).transcript.render());
                 if pa == pb {
                     String::new()
                 } else {
@@ -678,65 +678,6 @@ fn example(out: &mut String, ex: &Example) {
         ex.source,
         ex.frame.replace('`', "'")
     );
-}
-
-#[derive(clap::Args, Debug)]
-pub struct DriftArgs {
-    /// Side A: a recording or a directory of them (e.g. recordings/codex-acp/0.4.4).
-    pub a: Option<PathBuf>,
-    /// Side B.
-    pub b: Option<PathBuf>,
-    /// Instead of paths: the agent whose recorded versions to compare.
-    #[arg(long)]
-    pub agent: Option<String>,
-    #[arg(long)]
-    pub from: Option<String>,
-    #[arg(long)]
-    pub to: Option<String>,
-    /// Only these scenarios (repeatable); default every scenario of each side.
-    #[arg(long)]
-    pub scenario: Vec<String>,
-    /// Repository root holding recordings/ and scenarios/.
-    #[arg(long, default_value = ".")]
-    pub root: PathBuf,
-    /// Also write the report (markdown) to this file.
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-}
-
-/// `acp-harness drift`: print the report (and write it with `--out`).
-pub fn run(args: DriftArgs) -> anyhow::Result<std::process::ExitCode> {
-    use anyhow::Context as _;
-    let (a, b) = match (&args.a, &args.b, &args.agent, &args.from, &args.to) {
-        (Some(a), Some(b), None, _, _) => (a.clone(), b.clone()),
-        (None, None, Some(agent), Some(from), Some(to)) => {
-            let dir = args.root.join("recordings").join(agent);
-            (dir.join(from), dir.join(to))
-        }
-        _ => anyhow::bail!(
-            "give two recordings (or version directories), or --agent X --from V1 --to V2"
-        ),
-    };
-    let sides = Sides {
-        a: side(&a, &args.scenario)?,
-        b: side(&b, &args.scenario)?,
-    };
-    let report = report(&sides, &args.root.join("scenarios"))?;
-    let mut text = report.render();
-    if args.out.is_some() {
-        // a committed report says how to make it again
-        let argv: Vec<String> = std::env::args().skip(1).collect();
-        text = text.replacen(
-            "\n\n",
-            &format!("\n\nReproduce: `acp-harness {}`\n\n", argv.join(" ")),
-            1,
-        );
-    }
-    print!("{text}");
-    if let Some(out) = &args.out {
-        std::fs::write(out, &text).with_context(|| format!("writing {}", out.display()))?;
-    }
-    Ok(std::process::ExitCode::SUCCESS)
 }
 
 #[cfg(test)]

@@ -2,11 +2,13 @@
 
 pub mod acp_client;
 pub mod bisect;
+pub mod commands;
 pub mod contract;
 pub mod drift;
 pub mod expect;
 pub mod install;
 pub mod isolation;
+pub mod judge;
 pub mod model_server;
 pub mod profile;
 pub mod record;

@@ -19,17 +19,17 @@ enum Command {
     /// Run a scenario against a real agent and write a recording.
     Record(acp_harness::record::RecordArgs),
     /// Replay a recording (or a directory of them) through the bridge; print the transcript and the golden diff.
-    Replay(acp_harness::replay::ReplayArgs),
+    Replay(acp_harness::commands::replay::ReplayArgs),
     /// Replay the whole corpus and print a table of agent x version x scenario.
-    Check(acp_harness::replay::CheckArgs),
+    Check(acp_harness::commands::check::CheckArgs),
     /// Serve a recording as an ACP agent on stdio.
-    FakeAgent(acp_harness::replay::FakeAgentArgs),
+    FakeAgent(acp_harness::commands::replay::FakeAgentArgs),
     /// Compare what an agent sent in two recordings (or versions) structurally, next to the bridge output diff.
-    Drift(acp_harness::drift::DriftArgs),
+    Drift(acp_harness::commands::drift::DriftArgs),
     /// Find the first agent version that breaks a scenario in the bridge.
-    Bisect(acp_harness::bisect::BisectArgs),
+    Bisect(acp_harness::commands::bisect::BisectArgs),
     /// The stream-json contract from Claude Code's reference recordings: derive it, compare against it.
-    Contract(acp_harness::contract::ContractArgs),
+    Contract(acp_harness::commands::contract::ContractArgs),
 }
 
 fn main() -> ExitCode {
@@ -37,12 +37,12 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Install(args) => acp_harness::install::run(args),
         Command::Record(args) => acp_harness::record::run(args),
-        Command::Replay(args) => acp_harness::replay::run(args),
-        Command::Check(args) => acp_harness::replay::check(args),
-        Command::FakeAgent(args) => acp_harness::replay::fake_agent(args),
-        Command::Drift(args) => acp_harness::drift::run(args),
-        Command::Bisect(args) => acp_harness::bisect::run(args),
-        Command::Contract(args) => acp_harness::contract::run(args),
+        Command::Replay(args) => acp_harness::commands::replay::run(args),
+        Command::Check(args) => acp_harness::commands::check::run(args),
+        Command::FakeAgent(args) => acp_harness::commands::replay::fake_agent(args),
+        Command::Drift(args) => acp_harness::commands::drift::run(args),
+        Command::Bisect(args) => acp_harness::commands::bisect::run(args),
+        Command::Contract(args) => acp_harness::commands::contract::run(args),
     };
     match result {
         Ok(code) => code,

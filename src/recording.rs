@@ -156,6 +156,19 @@ pub enum Outcome {
     Other,
 }
 
+impl Outcome {
+    /// The name the trailer uses (`ok`, `timeout`, `agent_crashed`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Timeout => "timeout",
+            Outcome::AgentCrashed => "agent_crashed",
+            Outcome::Error => "error",
+            Outcome::Other => "other",
+        }
+    }
+}
+
 /// The agent's exit status (the last process's).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Exit {

@@ -31,7 +31,7 @@ fn search_recorded(
         .filter(|v| *v >= from && to.as_ref().is_none_or(|to| v <= to))
         .collect();
     let judge = Judge {
-        root: root(),
+        corpus: acp_harness::judge::Corpus::at(&root()),
         agent: "codex-acp".into(),
         scenario: scenario.into(),
         compat,
@@ -208,6 +208,22 @@ fn replay_bisect_exit_says_good_bad_or_untestable_for_git_bisect_run() {
     )
     .unwrap();
     assert_eq!(bisect_exit(&truncated), Some(125));
+}
+
+#[test]
+fn a_recording_whose_known_limitation_holds_is_good_for_git_bisect_as_for_check() {
+    // Gemini CLI 0.1.21 cannot reach an HTTP MCP server: exactly the listed
+    // expectations fail, which `check` passes, so bisect must not blame the bridge.
+    for scenario in ["screenshot", "unity-call-allowed", "permission-denied"] {
+        let path = root().join(format!("recordings/gemini-cli/0.1.21/{scenario}.jsonl"));
+        let case = acp_harness::judge::Corpus::at(&root()).judge(&path);
+        assert!(
+            case.limitation.is_some(),
+            "{scenario}: no known limitation covers it"
+        );
+        assert!(case.passed(), "{scenario}: {}", case.report());
+        assert_eq!(bisect_exit(&path), Some(0), "{scenario}");
+    }
 }
 
 /// A corpus in a temporary root: the scenarios, and for each version either

@@ -6,8 +6,8 @@
 use std::path::Path;
 
 use acp_harness::contract::{self, Contract};
+use acp_harness::judge::{self, Corpus};
 use acp_harness::recording;
-use acp_harness::replay::check::{self, Corpus};
 use acp_harness::scenario;
 use serde_json::Value;
 
@@ -25,7 +25,7 @@ fn committed_contract() -> Contract {
 fn bridge_lines(rel: &str) -> Vec<String> {
     let rec = recording::read(&root().join("recordings").join(rel)).expect("recording");
     let sc = scenario::find(root().join("scenarios"), &rec.header.scenario).expect("scenario");
-    check::replay_with(&rec, &sc).panel_lines
+    judge::replay_with(&rec, &sc).panel_lines
 }
 
 #[test]
@@ -46,7 +46,7 @@ fn every_committed_acp_replay_meets_the_contract() {
     let corpus = Corpus::at(root());
     let mut broken = String::new();
     for path in corpus.recordings().unwrap() {
-        let case = check::judge(&corpus, &path);
+        let case = corpus.judge(&path);
         if let Some(report) = case.contract.filter(|r| r.fails()) {
             broken.push_str(&format!("{}:\n{}", path.display(), report.render()));
         }
@@ -158,13 +158,10 @@ fn a_replay_with_a_broken_line_is_judged_contract_broken() {
     lines[i] = v.to_string();
     let report = contract.check(&lines);
     let corpus = Corpus::at(root());
-    let mut case = check::judge(
-        &corpus,
-        &root().join("recordings/codex-acp/2.6.0/text-only.jsonl"),
-    );
+    let mut case = corpus.judge(&root().join("recordings/codex-acp/2.6.0/text-only.jsonl"));
     assert!(case.passed(), "{}", case.report());
     case.contract = Some(report);
-    assert_eq!(case.statuses(), [check::Status::ContractBroken]);
+    assert_eq!(case.statuses(), [judge::Status::ContractBroken]);
     assert!(
         case.report().contains("missing session_id"),
         "{}",
@@ -244,7 +241,9 @@ const KNOWN_UNJUSTIFIED: &[(&str, &str)] = &[];
 
 #[test]
 fn the_bridge_differs_from_claude_code_only_where_justified_or_listed_in_the_readme() {
-    let rows = contract::compare::newest_versions(contract::compare::rows(root()).unwrap());
+    let rows = contract::compare::newest_versions(
+        acp_harness::commands::contract::rows(&Corpus::at(root())).unwrap(),
+    );
     assert!(
         rows.iter().any(|r| r.scenario == "unity-call-allowed"),
         "no comparison rows"

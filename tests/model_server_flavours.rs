@@ -405,3 +405,28 @@ async fn a_unity_call_goes_through_the_profiles_meta_tool_unless_the_scenario_ca
         );
     }
 }
+
+/// Every profile's model section is one the model server speaks (the
+/// recorder hands it over as is).
+#[test]
+fn every_shipped_profile_names_a_flavour_and_tool_naming_the_model_server_speaks() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("toml") {
+            continue;
+        }
+        let p = acp_harness::profile::Profile::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let _: Flavour = serde_json::from_value(Value::String(p.model.flavour.clone()))
+            .unwrap_or_else(|e| panic!("{}: flavour: {e}", path.display()));
+        let _: ToolNaming = p
+            .model
+            .tool_naming
+            .clone()
+            .try_into()
+            .unwrap_or_else(|e| panic!("{}: tool_naming: {e}", path.display()));
+        seen += 1;
+    }
+    assert!(seen >= 3, "expected at least three profiles");
+}

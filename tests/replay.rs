@@ -10,8 +10,8 @@
 
 use std::path::{Path, PathBuf};
 
-use acp_harness::replay::check::{self, Case, Corpus, Status};
-use acp_harness::replay::golden::{self, Verdict};
+use acp_harness::judge::golden::{self, Comparison};
+use acp_harness::judge::{Case, Corpus, Status};
 use libtest_mimic::{Arguments, Failed, Trial};
 
 fn root() -> &'static Path {
@@ -95,17 +95,20 @@ fn main() {
 
 /// One recording: golden (bless through insta when asked) + expectations + no divergence.
 fn recording_trial(corpus: &Corpus, path: &Path) -> Result<(), Failed> {
-    let mut case = check::judge(corpus, path);
-    if let Some(Verdict::Differs(_) | Verdict::Missing) = &case.golden
+    let mut case = corpus.judge(path);
+    if let Some(Comparison::Differs(_) | Comparison::Missing) = &case.golden
         && bless_through_insta(&case)
     {
-        case.golden = Some(Verdict::Same);
+        case.golden = Some(Comparison::Same);
     }
     if case.passed() {
         return Ok(());
     }
     let mut report = case.report();
-    if matches!(case.golden, Some(Verdict::Differs(_) | Verdict::Missing)) {
+    if matches!(
+        case.golden,
+        Some(Comparison::Differs(_) | Comparison::Missing)
+    ) {
         report.push_str(&format!(
             "\nOutside CI, insta left the new transcript in {}.new for review; bless it with \
              `INSTA_UPDATE=always cargo test --test replay` (or `cargo insta review`).\n",
@@ -141,11 +144,9 @@ fn fixture() -> PathBuf {
 /// A corpus whose goldens live in an empty directory (behaviour trials judge
 /// copies, not the committed corpus).
 fn scratch_corpus(dir: &Path) -> Corpus {
-    Corpus {
-        recordings: dir.to_path_buf(),
-        scenarios: root().join("scenarios"),
-        snapshots: dir.join("snapshots"),
-    }
+    Corpus::at(root())
+        .with_recordings(dir)
+        .with_snapshots(&dir.join("snapshots"))
 }
 
 /// Writes `text` as a recording copy in a fresh directory; returns (dir, path).
@@ -168,7 +169,7 @@ fn truncated_recording() -> Result<(), Failed> {
         .map(|l| format!("{l}\n"))
         .collect();
     let (dir, path) = copy_with(&without_trailer, "truncated.jsonl")?;
-    let case = check::judge(&scratch_corpus(dir.path()), &path);
+    let case = scratch_corpus(dir.path()).judge(&path);
     ensure(case.error.is_none(), || {
         format!("a truncated recording must still replay: {:?}", case.error)
     })?;
@@ -192,7 +193,7 @@ fn malformed_line() -> Result<(), Failed> {
     let mut lines: Vec<&str> = text.lines().collect();
     lines.insert(3, "{this is not json");
     let (dir, path) = copy_with(&(lines.join("\n") + "\n"), "malformed.jsonl")?;
-    let case = check::judge(&scratch_corpus(dir.path()), &path);
+    let case = scratch_corpus(dir.path()).judge(&path);
     let error = case.error.unwrap_or_default();
     ensure(error.contains("malformed.jsonl:4:"), || {
         format!("the error must name file:line, got {error:?}")
@@ -202,7 +203,7 @@ fn malformed_line() -> Result<(), Failed> {
 fn unknown_format() -> Result<(), Failed> {
     let text = std::fs::read_to_string(fixture())?.replacen(r#""format":1"#, r#""format":99"#, 1);
     let (dir, path) = copy_with(&text, "future.jsonl")?;
-    let case = check::judge(&scratch_corpus(dir.path()), &path);
+    let case = scratch_corpus(dir.path()).judge(&path);
     let error = case.error.unwrap_or_default();
     ensure(error.contains("format 99 is not supported"), || {
         format!("must refuse format 99 clearly, got {error:?}")
@@ -213,7 +214,7 @@ fn unknown_format() -> Result<(), Failed> {
 /// where it stopped (the synthetic fixture is never evidence of agent behaviour).
 fn synthetic_replay_ends() -> Result<(), Failed> {
     let corpus = scratch_corpus(&root().join("tests/fixtures"));
-    let case = check::judge(&corpus, &fixture());
+    let case = corpus.judge(&fixture());
     ensure(case.error.is_none(), || format!("{:?}", case.error))?;
     ensure(case.synthetic, || {
         "the fixture's header says synthetic".into()
@@ -289,12 +290,9 @@ fn goldens_bite(path: &Path) -> Result<(), Failed> {
         .join(format!("{}.jsonl", id.scenario));
     std::fs::create_dir_all(copy_path.parent().unwrap())?;
     std::fs::write(&copy_path, copy.join("\n") + "\n")?;
-    let scratch = Corpus {
-        recordings: dir.path().to_path_buf(),
-        ..corpus.clone()
-    };
-    let case = check::judge(&scratch, &copy_path);
-    let Some(Verdict::Differs(explanation)) = &case.golden else {
+    let scratch = corpus.clone().with_recordings(dir.path());
+    let case = scratch.judge(&copy_path);
+    let Some(Comparison::Differs(explanation)) = &case.golden else {
         return Err(format!(
             "the altered copy must fail its golden, got {:?}",
             case.golden
@@ -410,13 +408,13 @@ fn judge_with_limitation(version: &str, failing: &[&str]) -> Result<Case, Failed
     )?;
     let listed: Vec<String> = failing.iter().map(|f| format!("'{f}'")).collect();
     std::fs::write(
-        agent_dir.join(acp_harness::replay::known_limitations::FILE_NAME),
+        agent_dir.join(acp_harness::judge::known_limitations::FILE_NAME),
         format!(
             "[[limitation]]\nversions = \"={version}\"\nscenario = \"unity-call-allowed\"\nfailing = [{}]\nreason = \"test\"\n",
             listed.join(", ")
         ),
     )?;
-    let case = check::judge(&scratch_corpus(dir.path()), &path);
+    let case = scratch_corpus(dir.path()).judge(&path);
     ensure(case.error.is_none(), || {
         format!("the copy must replay: {:?}", case.error)
     })?;
@@ -435,7 +433,7 @@ fn known_limitation_holds() -> Result<(), Failed> {
             && !statuses.contains(&Status::ExpectationFailed),
         || format!("want known limitation, got {statuses:?}\n{}", case.report()),
     )?;
-    let table = check::table(std::slice::from_ref(&case));
+    let table = acp_harness::commands::check::table(std::slice::from_ref(&case));
     ensure(table.contains("known limitation"), || {
         format!("the check table must say so:\n{table}")
     })

@@ -16,10 +16,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{line_kind, reference_lines, reference_recordings};
-use crate::recording;
-use crate::replay::check::{self, Corpus};
-use crate::scenario;
+use super::line_kind;
 
 /// One way the bridge's output differs from Claude's.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -215,55 +212,6 @@ pub struct Row {
     pub error: Option<String>,
 }
 
-/// Every ACP recording that has a Claude reference recording of its scenario.
-pub fn rows(root: &Path) -> anyhow::Result<Vec<Row>> {
-    let corpus = Corpus::at(root);
-    let claude = reference_recordings(&corpus.recordings)?;
-    let mut out = Vec::new();
-    for path in corpus.recordings()? {
-        let id = corpus.id_of(&path, None);
-        let Some((_, reference)) = claude
-            .iter()
-            .find(|(_, r)| r.header.scenario == id.scenario)
-        else {
-            continue;
-        };
-        let claude_shape = Shape::of(&reference_lines(reference));
-        let mut row = Row {
-            scenario: id.scenario.clone(),
-            agent: format!("{} {}", id.agent, id.version),
-            claude: claude_shape,
-            bridge: Shape::default(),
-            differences: Vec::new(),
-            unjustified: Vec::new(),
-            error: None,
-        };
-        let replayed = recording::read(&path)
-            .map_err(anyhow::Error::from)
-            .and_then(|rec| {
-                let sc = scenario::find(&corpus.scenarios, &rec.header.scenario)?;
-                Ok((check::replay_with(&rec, &sc), sc))
-            });
-        // A malformed justification is an error of the whole comparison.
-        match replayed {
-            Err(e) => row.error = Some(format!("{e:#}")),
-            Ok((replay, sc)) => {
-                row.bridge = Shape::of(&replay.panel_lines);
-                row.differences = differences(&row.claude, &row.bridge);
-                let justified = justified(&sc.path)?;
-                row.unjustified = row
-                    .differences
-                    .iter()
-                    .filter(|d| !is_justified(&d.key, &justified))
-                    .cloned()
-                    .collect();
-            }
-        }
-        out.push(row);
-    }
-    Ok(out)
-}
-
 /// Only the rows of each agent's newest recorded version (semver order).
 pub fn newest_versions(rows: Vec<Row>) -> Vec<Row> {
     let version = |r: &Row| {
@@ -320,44 +268,6 @@ pub fn table(rows: &[Row]) -> String {
         );
     }
     out
-}
-
-pub fn run(
-    root: &Path,
-    details: bool,
-    all_versions: bool,
-) -> anyhow::Result<std::process::ExitCode> {
-    let mut rows = rows(root)?;
-    if !all_versions {
-        rows = newest_versions(rows);
-    }
-    print!("{}", table(&rows));
-    let mut unjustified = 0;
-    for r in &rows {
-        unjustified += r.unjustified.len();
-        if details {
-            for d in &r.differences {
-                let mark = if r.unjustified.contains(d) {
-                    "UNJUSTIFIED"
-                } else {
-                    "justified"
-                };
-                println!(
-                    "- {} / {}: {mark} `{}`: {}",
-                    r.scenario, r.agent, d.key, d.detail
-                );
-            }
-        }
-    }
-    eprintln!(
-        "[contract] {} rows, {unjustified} unjustified differences",
-        rows.len()
-    );
-    Ok(if unjustified == 0 {
-        std::process::ExitCode::SUCCESS
-    } else {
-        std::process::ExitCode::FAILURE
-    })
 }
 
 #[cfg(test)]

@@ -313,11 +313,11 @@ impl Contract {
     }
 
     /// Checks every line the bridge emitted; reports per line.
-    pub fn check(&self, lines: &[String]) -> Report {
-        let mut report = Report::default();
+    pub fn check(&self, lines: &[String]) -> Conformance {
+        let mut report = Conformance::default();
         for (index, line) in lines.iter().enumerate() {
             let Ok(v) = serde_json::from_str::<Value>(line) else {
-                report.lines.push(LineReport {
+                report.lines.push(LineConformance {
                     line: index + 1,
                     kind: "?".into(),
                     missing: vec![],
@@ -330,20 +330,20 @@ impl Contract {
             for item in items(&v) {
                 if let Some(envelope) = item.kind.strip_suffix("/?") {
                     // The key the panel dispatches on is absent.
-                    report.lines.push(LineReport {
+                    report.lines.push(LineConformance {
                         line: index + 1,
                         kind: item.kind.clone(),
                         missing: vec![discriminator(envelope).to_string()],
-                        ..LineReport::default()
+                        ..LineConformance::default()
                     });
                     continue;
                 }
                 let Some(rules) = self.kinds.get(&item.kind) else {
-                    report.lines.push(LineReport {
+                    report.lines.push(LineConformance {
                         line: index + 1,
                         kind: item.kind,
                         unknown_kind: true,
-                        ..LineReport::default()
+                        ..LineConformance::default()
                     });
                     continue;
                 };
@@ -381,12 +381,12 @@ impl Contract {
                     }
                 }
                 if !missing.is_empty() || !mismatched.is_empty() {
-                    report.lines.push(LineReport {
+                    report.lines.push(LineConformance {
                         line: index + 1,
                         kind: item.kind,
                         missing,
                         mismatched,
-                        ..LineReport::default()
+                        ..LineConformance::default()
                     });
                 }
             }
@@ -413,7 +413,7 @@ pub struct TypeMismatch {
 
 /// What one bridge line broke.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct LineReport {
+pub struct LineConformance {
     /// 1-based index among the bridge's panel lines.
     pub line: usize,
     pub kind: String,
@@ -427,13 +427,13 @@ pub struct LineReport {
     pub not_json: bool,
 }
 
-impl LineReport {
+impl LineConformance {
     pub fn fails(&self) -> bool {
         !self.missing.is_empty() || self.not_json
     }
 }
 
-impl fmt::Display for LineReport {
+impl fmt::Display for LineConformance {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "bridge line {} ({}):", self.line, self.kind)?;
         if self.not_json {
@@ -460,16 +460,16 @@ impl fmt::Display for LineReport {
 
 /// The contract check of one replay.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Report {
-    pub lines: Vec<LineReport>,
+pub struct Conformance {
+    pub lines: Vec<LineConformance>,
     /// Required keys absent but waived (`contracts/waived.toml`).
     pub waived: usize,
 }
 
-impl Report {
+impl Conformance {
     /// A required key is missing on some line (or a line is not JSON).
     pub fn fails(&self) -> bool {
-        self.lines.iter().any(LineReport::fails)
+        self.lines.iter().any(LineConformance::fails)
     }
 
     /// One line per offending bridge line; failing ones first.
@@ -537,68 +537,6 @@ pub fn reference_recordings(dir: &Path) -> Result<Vec<(String, Recording)>, Cont
         return Err(ContractError::NoRecordings(dir.to_path_buf()));
     }
     Ok(out)
-}
-
-#[derive(clap::Args, Debug)]
-pub struct ContractArgs {
-    #[command(subcommand)]
-    pub command: ContractCommand,
-}
-
-#[derive(clap::Subcommand, Debug)]
-pub enum ContractCommand {
-    /// Derive contracts/claude-code.json from the Claude Code reference recordings.
-    Derive {
-        /// Repository root holding recordings/ and contracts/.
-        #[arg(long, default_value = ".")]
-        root: PathBuf,
-        /// Print the contract instead of writing it.
-        #[arg(long)]
-        stdout: bool,
-    },
-    /// Compare, per scenario, the bridge's stream-json for each ACP recording
-    /// with Claude's; prints a Markdown table (the README's).
-    Compare {
-        #[arg(long, default_value = ".")]
-        root: PathBuf,
-        /// Print each difference under the table.
-        #[arg(long)]
-        details: bool,
-        /// Every recorded version of each agent, not only its newest.
-        #[arg(long)]
-        all_versions: bool,
-    },
-}
-
-/// `acp-harness contract ...`.
-pub fn run(args: ContractArgs) -> anyhow::Result<std::process::ExitCode> {
-    match args.command {
-        ContractCommand::Derive { root, stdout } => {
-            let recs = reference_recordings(&root.join("recordings"))?;
-            let contract = Contract::derive(recs.iter().map(|(l, r)| (l.clone(), r)));
-            if stdout {
-                print!("{}", contract.to_json());
-            } else {
-                let path = root.join(CONTRACT_PATH);
-                if let Some(dir) = path.parent() {
-                    std::fs::create_dir_all(dir)?;
-                }
-                std::fs::write(&path, contract.to_json())?;
-                eprintln!(
-                    "[contract] {} kinds from {} recordings -> {}",
-                    contract.kinds.len(),
-                    contract.recordings.len(),
-                    path.display()
-                );
-            }
-            Ok(std::process::ExitCode::SUCCESS)
-        }
-        ContractCommand::Compare {
-            root,
-            details,
-            all_versions,
-        } => compare::run(&root, details, all_versions),
-    }
 }
 
 #[cfg(test)]

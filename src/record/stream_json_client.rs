@@ -23,8 +23,8 @@ use super::driver::{AgentSlot, Halt, RunEnd};
 use crate::acp_client::{Incoming, Tap, Tapped};
 use crate::profile::{Launch, Stop};
 use crate::recording::Leg;
-use crate::replay::panel_driver::{Action, PanelDriver};
 use crate::scenario::Scenario;
+use crate::scenario::panel_driver::{Action, PanelDriver};
 
 /// How long the agent may stay silent while the panel waits for something.
 const WAIT_TIMEOUT: Duration = Duration::from_secs(150);

@@ -14,10 +14,10 @@ use acp_bridge::{Bridge, Compat, CounterIds, LaunchSpec, McpEndpoint, Output};
 
 use super::divergence::Divergence;
 use super::fake_agent::{AcpFrame, Direction, FakeAgent, Released, Served};
-use super::panel_driver::{Action, PanelDriver};
 use super::transcript::{Entry, Transcript};
 use crate::recording::{Dir, Header, Leg, Outcome, Recording};
 use crate::scenario::Scenario;
+use crate::scenario::panel_driver::{Action, PanelDriver};
 
 /// The placeholders the recorder writes for the session's cwd, the unity-ops
 /// MCP URL and its bearer token; given to the bridge so its frames compare

@@ -15,6 +15,7 @@
 
 mod error;
 mod fixtures;
+pub mod panel_driver;
 mod raw;
 
 use std::path::{Path, PathBuf};

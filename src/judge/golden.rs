@@ -95,7 +95,7 @@ pub fn read(path: &Path) -> Result<Option<String>, GoldenError> {
 
 /// How a transcript compares with its golden.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Verdict {
+pub enum Comparison {
     Same,
     Missing,
     /// A readable explanation of the difference.
@@ -104,11 +104,11 @@ pub enum Verdict {
 
 /// Compares a transcript with its golden the way insta does (trailing
 /// whitespace and CRLF do not count).
-pub fn compare(golden: Option<&str>, transcript: &str) -> Verdict {
+pub fn compare(golden: Option<&str>, transcript: &str) -> Comparison {
     match golden {
-        None => Verdict::Missing,
-        Some(g) if normalise(g) == normalise(transcript) => Verdict::Same,
-        Some(g) => Verdict::Differs(explain(
+        None => Comparison::Missing,
+        Some(g) if normalise(g) == normalise(transcript) => Comparison::Same,
+        Some(g) => Comparison::Differs(explain(
             &(normalise(g) + "\n"),
             &(normalise(transcript) + "\n"),
         )),
@@ -199,7 +199,7 @@ mod tests {
     fn a_difference_is_explained_by_its_first_divergent_line_a_diff_and_the_tail() {
         let golden = "panel> a\nbridge>panel b\nagent>bridge c\nbridge>panel d\n";
         let replay = "panel> a\nbridge>panel b\nagent>bridge C\nbridge>panel d\n";
-        let Verdict::Differs(text) = compare(Some(golden), replay) else {
+        let Comparison::Differs(text) = compare(Some(golden), replay) else {
             panic!("must differ")
         };
         assert!(
@@ -213,8 +213,8 @@ mod tests {
         );
         assert_eq!(
             compare(Some(golden), &format!("{golden}\n\n")),
-            Verdict::Same
+            Comparison::Same
         );
-        assert_eq!(compare(None, golden), Verdict::Missing);
+        assert_eq!(compare(None, golden), Comparison::Missing);
     }
 }

@@ -67,16 +67,24 @@ pub enum LimitationsError {
     },
 }
 
-/// The entry covering `version` x `scenario` in `file` (no file: none).
-/// An unreadable or malformed file is an error naming the file and entry.
-pub fn find(
-    file: &Path,
-    version: &str,
-    scenario: &str,
-) -> Result<Option<Limitation>, LimitationsError> {
+/// One agent's file, read and validated once: every entry's range parsed.
+#[derive(Debug, Clone, Default)]
+pub struct Limitations {
+    file: PathBuf,
+    entries: Vec<(semver::VersionReq, Limitation)>,
+}
+
+/// Reads and validates `file` (no file: no entries). An unreadable or
+/// malformed file is an error naming the file and the entry.
+pub fn load(file: &Path) -> Result<Limitations, LimitationsError> {
     let text = match std::fs::read_to_string(file) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Limitations {
+                file: file.to_path_buf(),
+                entries: Vec::new(),
+            });
+        }
         Err(source) => {
             return Err(LimitationsError::Read {
                 path: file.to_path_buf(),
@@ -88,7 +96,7 @@ pub fn find(
         path: file.to_path_buf(),
         message: e.to_string(),
     })?;
-    let mut version_parsed = None;
+    let mut entries = Vec::new();
     for (i, l) in parsed.limitation.into_iter().enumerate() {
         let range =
             semver::VersionReq::parse(&l.versions).map_err(|e| LimitationsError::BadRange {
@@ -105,23 +113,47 @@ pub fn find(
                 scenario: l.scenario,
             });
         }
-        if l.scenario != scenario {
-            continue;
-        }
-        if version_parsed.is_none() {
-            version_parsed = Some(semver::Version::parse(version).map_err(|e| {
-                LimitationsError::BadVersion {
-                    path: file.to_path_buf(),
-                    version: version.to_string(),
-                    message: e.to_string(),
-                }
-            })?);
-        }
-        if version_parsed.as_ref().is_some_and(|v| range.matches(v)) {
-            return Ok(Some(l));
-        }
+        entries.push((range, l));
     }
-    Ok(None)
+    Ok(Limitations {
+        file: file.to_path_buf(),
+        entries,
+    })
+}
+
+impl Limitations {
+    /// The entry covering `version` x `scenario`, if any.
+    pub fn find(
+        &self,
+        version: &str,
+        scenario: &str,
+    ) -> Result<Option<&Limitation>, LimitationsError> {
+        let mut for_scenario = self
+            .entries
+            .iter()
+            .filter(|(_, l)| l.scenario == scenario)
+            .peekable();
+        if for_scenario.peek().is_none() {
+            return Ok(None);
+        }
+        let v = semver::Version::parse(version).map_err(|e| LimitationsError::BadVersion {
+            path: self.file.clone(),
+            version: version.to_string(),
+            message: e.to_string(),
+        })?;
+        Ok(for_scenario
+            .find(|(range, _)| range.matches(&v))
+            .map(|(_, l)| l))
+    }
+}
+
+/// The entry covering `version` x `scenario` in `file` (no file: none).
+pub fn find(
+    file: &Path,
+    version: &str,
+    scenario: &str,
+) -> Result<Option<Limitation>, LimitationsError> {
+    Ok(load(file)?.find(version, scenario)?.cloned())
 }
 
 /// How a covered recording's failures compare with its entry.

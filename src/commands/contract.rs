@@ -1,0 +1,160 @@
+//! `acp-harness contract`: derive the stream-json contract from Claude
+//! Code's reference recordings, or compare the bridge's output per scenario
+//! with Claude's.
+
+use std::path::{Path, PathBuf};
+
+use crate::contract::compare::{self, Row, Shape, differences, is_justified, justified};
+use crate::contract::{CONTRACT_PATH, Contract, reference_lines, reference_recordings};
+use crate::judge::Corpus;
+
+#[derive(clap::Args, Debug)]
+pub struct ContractArgs {
+    #[command(subcommand)]
+    pub command: ContractCommand,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum ContractCommand {
+    /// Derive contracts/claude-code.json from the Claude Code reference recordings.
+    Derive {
+        /// Repository root holding recordings/ and contracts/.
+        #[arg(long, default_value = ".")]
+        root: PathBuf,
+        /// Print the contract instead of writing it.
+        #[arg(long)]
+        stdout: bool,
+    },
+    /// Compare, per scenario, the bridge's stream-json for each ACP recording
+    /// with Claude's; prints a Markdown table (the README's).
+    Compare {
+        #[arg(long, default_value = ".")]
+        root: PathBuf,
+        /// Print each difference under the table.
+        #[arg(long)]
+        details: bool,
+        /// Every recorded version of each agent, not only its newest.
+        #[arg(long)]
+        all_versions: bool,
+    },
+}
+
+/// `acp-harness contract ...`.
+pub fn run(args: ContractArgs) -> anyhow::Result<std::process::ExitCode> {
+    match args.command {
+        ContractCommand::Derive { root, stdout } => {
+            let recs = reference_recordings(&root.join("recordings"))?;
+            let contract = Contract::derive(recs.iter().map(|(l, r)| (l.clone(), r)));
+            if stdout {
+                print!("{}", contract.to_json());
+            } else {
+                let path = root.join(CONTRACT_PATH);
+                if let Some(dir) = path.parent() {
+                    std::fs::create_dir_all(dir)?;
+                }
+                std::fs::write(&path, contract.to_json())?;
+                eprintln!(
+                    "[contract] {} kinds from {} recordings -> {}",
+                    contract.kinds.len(),
+                    contract.recordings.len(),
+                    path.display()
+                );
+            }
+            Ok(std::process::ExitCode::SUCCESS)
+        }
+        ContractCommand::Compare {
+            root,
+            details,
+            all_versions,
+        } => compare(&root, details, all_versions),
+    }
+}
+
+/// Every ACP recording that has a Claude reference recording of its scenario.
+pub fn rows(corpus: &Corpus) -> anyhow::Result<Vec<Row>> {
+    let claude = reference_recordings(&corpus.recordings)?;
+    let mut out = Vec::new();
+    for path in corpus.recordings()? {
+        let id = corpus.id_of(&path, None);
+        let Some((_, reference)) = claude
+            .iter()
+            .find(|(_, r)| r.header.scenario == id.scenario)
+        else {
+            continue;
+        };
+        let claude_shape = Shape::of(&reference_lines(reference));
+        let mut row = Row {
+            scenario: id.scenario.clone(),
+            agent: format!("{} {}", id.agent, id.version),
+            claude: claude_shape,
+            bridge: Shape::default(),
+            differences: Vec::new(),
+            unjustified: Vec::new(),
+            error: None,
+        };
+        let case = corpus.judge(&path);
+        let replayed = match (&case.error, &case.replay) {
+            (None, Some(replay)) => corpus
+                .scenario(&case.id.scenario)
+                .map(|sc| (replay, sc))
+                .map_err(anyhow::Error::msg),
+            (Some(e), _) => Err(anyhow::anyhow!("{e}")),
+            (None, None) => Err(anyhow::anyhow!("{}: not replayed", path.display())),
+        };
+        // A malformed justification is an error of the whole comparison.
+        match replayed {
+            Err(e) => row.error = Some(format!("{e:#}")),
+            Ok((replay, sc)) => {
+                row.bridge = Shape::of(&replay.panel_lines);
+                row.differences = differences(&row.claude, &row.bridge);
+                let justified = justified(&sc.path)?;
+                row.unjustified = row
+                    .differences
+                    .iter()
+                    .filter(|d| !is_justified(&d.key, &justified))
+                    .cloned()
+                    .collect();
+            }
+        }
+        out.push(row);
+    }
+    Ok(out)
+}
+
+fn compare(
+    root: &Path,
+    details: bool,
+    all_versions: bool,
+) -> anyhow::Result<std::process::ExitCode> {
+    let mut rows = rows(&Corpus::at(root))?;
+    if !all_versions {
+        rows = compare::newest_versions(rows);
+    }
+    print!("{}", compare::table(&rows));
+    let mut unjustified = 0;
+    for r in &rows {
+        unjustified += r.unjustified.len();
+        if details {
+            for d in &r.differences {
+                let mark = if r.unjustified.contains(d) {
+                    "UNJUSTIFIED"
+                } else {
+                    "justified"
+                };
+                println!(
+                    "- {} / {}: {mark} `{}`: {}",
+                    r.scenario, r.agent, d.key, d.detail
+                );
+            }
+        }
+    }
+    eprintln!(
+        "[contract] {} rows, {unjustified} unjustified differences",
+        rows.len()
+    );
+    Ok(if unjustified == 0 {
+        std::process::ExitCode::SUCCESS
+    } else {
+        std::process::ExitCode::FAILURE
+    })
+}
