@@ -42,7 +42,7 @@ fn assert_no_failures(what: &str, failures: Vec<String>) {
 
 #[test]
 fn shell_writes_into_assets_are_denied_naming_the_target() {
-    let file = data("shell_writes.toml");
+    let file = data("policy/shell_writes.toml");
     let mut failures = Vec::new();
     for case in cases(&file) {
         let name = str_field(case, "name");
@@ -57,7 +57,7 @@ fn shell_writes_into_assets_are_denied_naming_the_target() {
 
 #[test]
 fn seed_001_asks_for_at_least_15_powershell_idioms_and_the_bash_ones() {
-    let file = data("shell_writes.toml");
+    let file = data("policy/shell_writes.toml");
     let count = |idiom: &str| cases(&file).iter().filter(|c| c["idiom"] == idiom).count();
     assert!(
         count("powershell") >= 15,
@@ -85,7 +85,7 @@ fn seed_001_asks_for_at_least_15_powershell_idioms_and_the_bash_ones() {
 
 #[test]
 fn reads_non_scripts_staging_dynamic_code_and_unparsable_commands_are_allowed() {
-    let file = data("shell_allowed.toml");
+    let file = data("policy/shell_allowed.toml");
     assert!(
         cases(&file).len() >= 7,
         "seed 001 asks for at least 7 allowed cases"
@@ -102,7 +102,7 @@ fn reads_non_scripts_staging_dynamic_code_and_unparsable_commands_are_allowed() 
 
 #[test]
 fn write_targets_come_from_named_parameters_positionals_and_operators() {
-    let file = data("write_targets.toml");
+    let file = data("commands/write_targets.toml");
     let mut failures = Vec::new();
     for case in cases(&file) {
         let name = str_field(case, "name");
@@ -122,7 +122,7 @@ fn write_targets_come_from_named_parameters_positionals_and_operators() {
 
 #[test]
 fn path_check_folds_dots_ignores_case_and_needs_an_assets_directory_and_script_extension() {
-    let file = data("paths.toml");
+    let file = data("policy/paths.toml");
     let mut failures = Vec::new();
     for (key, want) in [("gated", true), ("allowed", false)] {
         for path in file[key].as_array().expect(key) {
@@ -137,7 +137,7 @@ fn path_check_folds_dots_ignores_case_and_needs_an_assets_directory_and_script_e
 
 #[test]
 fn file_tools_are_judged_by_their_file_path() {
-    let file = data("file_tools.toml");
+    let file = data("policy/file_tools.toml");
     let mut failures = Vec::new();
     for case in cases(&file) {
         let tool = str_field(case, "tool");
@@ -163,7 +163,7 @@ fn shell_tool_names_are_bash_powershell_and_shell_exactly() {
 
 #[test]
 fn hook_denies_gated_writes_with_the_deny_text_and_prints_nothing_otherwise() {
-    let file = data("hook.toml");
+    let file = data("hook/hook.toml");
     let mut failures = Vec::new();
     for case in cases(&file) {
         let name = str_field(case, "name");
