@@ -25,12 +25,22 @@
 //! means every key given must be present with an equal value (recursively;
 //! arrays must have the same length); `"<any>"` matches any value and
 //! `"<contains:TEXT>"` any string containing TEXT.
-//! `CORE_CASES_DUMP=1` prints every line each input produced.
+//!
+//! Each case is one trial, `<file stem>/<case name>`, so one case runs alone
+//! (`cargo test -p acp-bridge --test core_cases -- tool_identity/`) and a new
+//! `.cases` file needs no registration. `CORE_CASES_DUMP=1` prints every line
+//! each input produced. `CORE_CASES_BLESS=1` rewrites, for each input whose
+//! expectations fail, those expectations with what the bridge emitted
+//! (`to-agent:`, exact `to-panel=:`, `close-stdin`, every `diag:`, and the
+//! `deadline:` when the block had one); passing expectations (hand-written
+//! subset matches) are kept. Read `git diff tests/data/core` afterwards.
 
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use acp_bridge::{Bridge, CounterIds, LaunchSpec, McpEndpoint, Output};
+use libtest_mimic::{Arguments, Failed, Trial};
 use serde_json::Value;
 
 fn data_dir() -> PathBuf {
@@ -54,10 +64,18 @@ enum Step {
     Deadline(Option<u64>),
 }
 
+/// Where a step was written: its file and 1-based line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Origin {
+    file: PathBuf,
+    line: usize,
+    label: String,
+}
+
 struct Case {
     name: String,
     origin: String,
-    steps: Vec<(usize, String, Step)>,
+    steps: Vec<(Origin, Step)>,
 }
 
 fn parse_json(text: &str, at: &str) -> Result<Value, String> {
@@ -133,22 +151,25 @@ fn parse_steps(
         } else {
             return Err(format!("{at}: unknown directive: {line}"));
         };
+        let origin = Origin {
+            file: file.to_path_buf(),
+            line: i + 1,
+            label: at.clone(),
+        };
         match current.as_mut() {
-            Some(c) => c.steps.push((i + 1, at, step)),
+            Some(c) => c.steps.push((origin, step)),
             None => return Err(format!("{at}: step before any `case:`")),
         }
     }
     Ok(())
 }
 
-fn load(file: &str) -> Vec<Case> {
+fn load(file: &Path) -> Result<Vec<Case>, String> {
     let mut cases = Vec::new();
     let mut current = None;
-    if let Err(e) = parse_steps(&data_dir().join(file), &mut cases, &mut current) {
-        panic!("{e}");
-    }
+    parse_steps(file, &mut cases, &mut current)?;
     cases.extend(current);
-    cases
+    Ok(cases)
 }
 
 /// Subset match: `want`'s keys must be in `got` with matching values.
@@ -196,42 +217,72 @@ fn spec_from(v: &Value) -> LaunchSpec {
     }
 }
 
-fn run_case(case: &Case) -> Result<(), String> {
+/// One input and what it produced, with the expectations written under it.
+struct Block {
+    input: Origin,
+    output: Output,
+    deadline: Option<u64>,
+    expectations: Vec<Origin>,
+    had_deadline: bool,
+    had_no_diag: bool,
+    /// The first expectation of this block that failed.
+    error: Option<String>,
+}
+
+fn is_expectation(step: &Step) -> bool {
+    matches!(
+        step,
+        Step::ToAgent(_)
+            | Step::ToPanel(..)
+            | Step::Diag(_)
+            | Step::NoDiag
+            | Step::Close
+            | Step::Deadline(_)
+    )
+}
+
+/// Runs a case to its end; every input's block says whether its
+/// expectations held. An expectation before any input is an error.
+fn run_case(case: &Case) -> Result<Vec<Block>, String> {
     let mut spec = Value::Object(Default::default());
     let mut bridge: Option<Bridge> = None;
     let mut now = Duration::ZERO;
-    // the output of the latest input, consumed by the expectations after it
-    let mut out: Option<(String, Output, usize, usize, bool)> = None;
-    let finish = |out: &Option<(String, Output, usize, usize, bool)>| -> Result<(), String> {
-        if std::env::var_os("CORE_CASES_DUMP").is_some() {
-            return Ok(()); // dumping: show everything, check only what is written
+    let mut blocks: Vec<Block> = Vec::new();
+    // lines of the latest output consumed by expectations so far
+    let (mut na, mut np, mut close_checked) = (0usize, 0usize, false);
+    let dump = std::env::var_os("CORE_CASES_DUMP").is_some();
+    let finish = |b: &mut Block, na: usize, np: usize, close_checked: bool| {
+        if dump || b.error.is_some() {
+            return; // dumping: show everything, check only what is written
         }
-        if let Some((at, o, na, np, close_checked)) = out {
-            if *na < o.to_agent.len() {
-                return Err(format!(
-                    "{at}: unexpected line to the agent: {}",
-                    o.to_agent[*na]
-                ));
-            }
-            if *np < o.to_panel.len() {
-                return Err(format!(
-                    "{at}: unexpected line to the panel: {}",
-                    o.to_panel[*np]
-                ));
-            }
-            if o.close_agent_stdin && !close_checked {
-                return Err(format!("{at}: unexpected close of the agent's stdin"));
-            }
-        }
-        Ok(())
+        let o = &b.output;
+        let at = &b.input.label;
+        b.error = if na < o.to_agent.len() {
+            Some(format!(
+                "{at}: unexpected line to the agent: {}",
+                o.to_agent[na]
+            ))
+        } else if np < o.to_panel.len() {
+            Some(format!(
+                "{at}: unexpected line to the panel: {}",
+                o.to_panel[np]
+            ))
+        } else if o.close_agent_stdin && !close_checked {
+            Some(format!("{at}: unexpected close of the agent's stdin"))
+        } else {
+            None
+        };
     };
-    for (_, at, step) in &case.steps {
+    for (origin, step) in &case.steps {
+        let at = &origin.label;
         let input = matches!(
             step,
             Step::Panel(_) | Step::Agent(_) | Step::AgentExit(_) | Step::PanelEof | Step::Tick
         );
         if input {
-            finish(&out)?;
+            if let Some(b) = blocks.last_mut() {
+                finish(b, na, np, close_checked);
+            }
             let b = bridge.get_or_insert_with(|| {
                 Bridge::new(spec_from(&spec), Box::new(CounterIds::default()))
             });
@@ -243,157 +294,269 @@ fn run_case(case: &Case) -> Result<(), String> {
                 Step::Tick => b.on_tick(now),
                 _ => unreachable!(),
             };
-            if std::env::var_os("CORE_CASES_DUMP").is_some() {
+            if dump {
                 eprintln!("# {at}");
                 o.to_agent.iter().for_each(|l| eprintln!("to-agent: {l}"));
                 o.to_panel.iter().for_each(|l| eprintln!("to-panel=: {l}"));
                 o.diagnostics.iter().for_each(|l| eprintln!("diag: {l}"));
             }
-            out = Some((at.clone(), o, 0, 0, false));
+            blocks.push(Block {
+                input: origin.clone(),
+                output: o,
+                deadline: b.next_deadline().map(|d| d.as_millis() as u64),
+                expectations: Vec::new(),
+                had_deadline: false,
+                had_no_diag: false,
+                error: None,
+            });
+            (na, np, close_checked) = (0, 0, false);
             continue;
         }
         match step {
-            Step::Spec(v) => spec = v.clone(),
-            Step::At(ms) => now = Duration::from_millis(*ms),
+            Step::Spec(v) => {
+                spec = v.clone();
+                continue;
+            }
+            Step::At(ms) => {
+                now = Duration::from_millis(*ms);
+                continue;
+            }
+            _ => {}
+        }
+        debug_assert!(is_expectation(step));
+        let Some(b) = blocks.last_mut() else {
+            return Err(format!("{at}: expectation before any input"));
+        };
+        b.expectations.push(origin.clone());
+        if b.error.is_some() {
+            continue;
+        }
+        let o = &b.output;
+        let failed = match step {
             Step::Deadline(want) => {
+                b.had_deadline = true;
                 let got = bridge
                     .as_ref()
                     .and_then(|b| b.next_deadline())
                     .map(|d| d.as_millis() as u64);
-                if got != *want {
-                    return Err(format!("{at}: next_deadline is {got:?}, expected {want:?}"));
-                }
+                (got != *want).then(|| format!("{at}: next_deadline is {got:?}, expected {want:?}"))
             }
-            _ => {
-                let Some((_, o, na, np, close)) = out.as_mut() else {
-                    return Err(format!("{at}: expectation before any input"));
-                };
-                match step {
-                    Step::ToAgent(want) => {
-                        let Some(line) = o.to_agent.get(*na) else {
-                            return Err(format!(
-                                "{at}: expected a line to the agent, got none; wanted {want}"
-                            ));
-                        };
-                        let got: Value = serde_json::from_str(line)
-                            .map_err(|e| format!("{at}: bridge sent non-JSON {line}: {e}"))?;
-                        if !matches(want, &got) {
-                            return Err(format!(
-                                "{at}: line to the agent differs\n  want: {want}\n  got:  {got}"
-                            ));
-                        }
-                        *na += 1;
+            Step::ToAgent(want) => match o.to_agent.get(na) {
+                None => Some(format!(
+                    "{at}: expected a line to the agent, got none; wanted {want}"
+                )),
+                Some(line) => match serde_json::from_str::<Value>(line) {
+                    Err(e) => Some(format!("{at}: bridge sent non-JSON {line}: {e}")),
+                    Ok(got) if !matches(want, &got) => Some(format!(
+                        "{at}: line to the agent differs\n  want: {want}\n  got:  {got}"
+                    )),
+                    Ok(_) => {
+                        na += 1;
+                        None
                     }
-                    Step::ToPanel(want, exact) => {
-                        let Some(line) = o.to_panel.get(*np) else {
-                            return Err(format!(
-                                "{at}: expected a line to the panel, got none; wanted {want}"
-                            ));
-                        };
-                        let got: Value = serde_json::from_str(line)
-                            .map_err(|e| format!("{at}: bridge sent non-JSON {line}: {e}"))?;
+                },
+            },
+            Step::ToPanel(want, exact) => match o.to_panel.get(np) {
+                None => Some(format!(
+                    "{at}: expected a line to the panel, got none; wanted {want}"
+                )),
+                Some(line) => match serde_json::from_str::<Value>(line) {
+                    Err(e) => Some(format!("{at}: bridge sent non-JSON {line}: {e}")),
+                    Ok(got) => {
                         let ok = if *exact {
                             *want == got
                         } else {
                             matches(want, &got)
                         };
-                        if !ok {
-                            return Err(format!(
+                        if ok {
+                            np += 1;
+                            None
+                        } else {
+                            Some(format!(
                                 "{at}: line to the panel differs\n  want: {want}\n  got:  {got}"
-                            ));
-                        }
-                        *np += 1;
-                    }
-                    Step::Diag(text) => {
-                        if !o.diagnostics.iter().any(|d| d.contains(text.as_str())) {
-                            return Err(format!(
-                                "{at}: no diagnostic contains {text:?}; got {:?}",
-                                o.diagnostics
-                            ));
+                            ))
                         }
                     }
-                    Step::NoDiag => {
-                        if !o.diagnostics.is_empty() {
-                            return Err(format!(
-                                "{at}: expected no diagnostic, got {:?}",
-                                o.diagnostics
-                            ));
-                        }
-                    }
-                    Step::Close => {
-                        if !o.close_agent_stdin {
-                            return Err(format!("{at}: expected the agent's stdin to be closed"));
-                        }
-                        *close = true;
-                    }
-                    _ => unreachable!(),
+                },
+            },
+            Step::Diag(text) => {
+                (!o.diagnostics.iter().any(|d| d.contains(text.as_str()))).then(|| {
+                    format!(
+                        "{at}: no diagnostic contains {text:?}; got {:?}",
+                        o.diagnostics
+                    )
+                })
+            }
+            Step::NoDiag => {
+                b.had_no_diag = true;
+                (!o.diagnostics.is_empty())
+                    .then(|| format!("{at}: expected no diagnostic, got {:?}", o.diagnostics))
+            }
+            Step::Close => {
+                close_checked = true;
+                (!o.close_agent_stdin)
+                    .then(|| format!("{at}: expected the agent's stdin to be closed"))
+            }
+            _ => unreachable!(),
+        };
+        b.error = failed;
+    }
+    if let Some(b) = blocks.last_mut() {
+        finish(b, na, np, close_checked);
+    }
+    Ok(blocks)
+}
+
+/// The expectation lines a bless writes for a block: what the input produced.
+fn blessed_lines(b: &Block) -> Vec<String> {
+    let mut out: Vec<String> = b
+        .output
+        .to_agent
+        .iter()
+        .map(|l| format!("to-agent: {l}"))
+        .collect();
+    out.extend(b.output.to_panel.iter().map(|l| format!("to-panel=: {l}")));
+    if b.output.close_agent_stdin {
+        out.push("close-stdin".into());
+    }
+    out.extend(b.output.diagnostics.iter().map(|d| format!("diag: {d}")));
+    if b.output.diagnostics.is_empty() && b.had_no_diag {
+        out.push("no-diag".into());
+    }
+    if b.had_deadline {
+        out.push(match b.deadline {
+            Some(ms) => format!("deadline: {ms}"),
+            None => "deadline: none".into(),
+        });
+    }
+    out
+}
+
+/// Rewrites the failing blocks' expectations in their files. A block whose
+/// input or expectations live in a shared `_*.steps` file is not rewritten
+/// (other cases use those lines): that is an error to fix by hand.
+fn bless(blocks: &[Block]) -> Result<(), String> {
+    // file -> (line -> replacement), where replacing the first expectation
+    // line inserts the block and the others are dropped
+    let mut edits: BTreeMap<PathBuf, BTreeMap<usize, Option<Vec<String>>>> = BTreeMap::new();
+    for b in blocks.iter().filter(|b| b.error.is_some()) {
+        if b.expectations.iter().any(|e| e.file != b.input.file)
+            || b.input
+                .file
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('_'))
+        {
+            return Err(format!(
+                "{}: cannot bless expectations in a shared steps file; edit it by hand",
+                b.input.label
+            ));
+        }
+        let file = edits.entry(b.input.file.clone()).or_default();
+        let lines = blessed_lines(b);
+        match b.expectations.split_first() {
+            // no expectation written: insert after the input line
+            None => {
+                let mut with_input = vec![String::new()]; // placeholder for the input itself
+                with_input.extend(lines);
+                file.insert(b.input.line, Some(with_input));
+            }
+            Some((first, rest)) => {
+                file.insert(first.line, Some(lines));
+                for e in rest {
+                    file.insert(e.line, None);
                 }
             }
         }
     }
-    finish(&out)
+    for (path, file_edits) in edits {
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut out = String::new();
+        for (i, line) in text.lines().enumerate() {
+            match file_edits.get(&(i + 1)) {
+                None => {
+                    out.push_str(line);
+                    out.push('\n');
+                }
+                Some(None) => {}
+                Some(Some(new)) => {
+                    for (k, l) in new.iter().enumerate() {
+                        // an empty first entry stands for the input line, kept
+                        let l = if k == 0 && l.is_empty() {
+                            line
+                        } else {
+                            l.as_str()
+                        };
+                        out.push_str(l);
+                        out.push('\n');
+                    }
+                }
+            }
+        }
+        std::fs::write(&path, out).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
 }
 
-fn run_file(file: &str) {
-    let cases = load(file);
-    assert!(!cases.is_empty(), "{file} has no cases");
-    let mut failures = Vec::new();
-    for case in &cases {
-        if let Err(e) = run_case(case) {
-            failures.push(format!("case {:?} ({}):\n{e}", case.name, case.origin));
+/// One case as a trial: run it, bless it when asked, report every failing
+/// input's first mismatch.
+fn case_trial(case: &Case) -> Result<(), Failed> {
+    let blocks =
+        run_case(case).map_err(|e| format!("case {:?} ({}): {e}", case.name, case.origin))?;
+    let failures: Vec<&str> = blocks.iter().filter_map(|b| b.error.as_deref()).collect();
+    if failures.is_empty() {
+        return Ok(());
+    }
+    if std::env::var_os("CORE_CASES_BLESS").is_some() {
+        bless(&blocks)?;
+        eprintln!(
+            "blessed {} ({} input(s) rewritten)",
+            case.name,
+            failures.len()
+        );
+        return Ok(());
+    }
+    Err(format!(
+        "case {:?} ({}):\n{}\n(bless with CORE_CASES_BLESS=1 and review `git diff tests/data/core`)",
+        case.name,
+        case.origin,
+        failures.join("\n")
+    )
+    .into())
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(data_dir())
+        .expect("tests/data/core")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "cases"))
+        .collect();
+    files.sort();
+    let mut trials = Vec::new();
+    for file in files {
+        let stem = file.file_stem().unwrap().to_string_lossy().to_string();
+        match load(&file) {
+            Err(e) => trials.push(Trial::test(format!("{stem}/(load)"), move || Err(e.into()))),
+            Ok(cases) if cases.is_empty() => trials
+                .push(Trial::test(format!("{stem}/(load)"), move || {
+                    Err(format!("{stem}.cases has no cases").into())
+                })),
+            Ok(cases) => {
+                let mut seen = HashSet::new();
+                for case in cases {
+                    let name = format!("{stem}/{}", case.name);
+                    if !seen.insert(case.name.clone()) {
+                        let origin = case.origin.clone();
+                        trials.push(Trial::test(format!("{name} (duplicate)"), move || {
+                            Err(format!("{origin}: a second case of this name").into())
+                        }));
+                        continue;
+                    }
+                    trials.push(Trial::test(name, move || case_trial(&case)));
+                }
+            }
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} of {} cases in {file} failed:\n\n{}",
-        failures.len(),
-        cases.len(),
-        failures.join("\n\n")
-    );
-    eprintln!("{file}: {} cases passed", cases.len());
-}
-
-#[test]
-fn panel_to_agent_table() {
-    run_file("panel_to_agent.cases");
-}
-
-#[test]
-fn agent_to_panel_table() {
-    run_file("agent_to_panel.cases");
-}
-
-#[test]
-fn capability_degradation_table() {
-    run_file("degradation.cases");
-}
-
-#[test]
-fn tolerance_of_unknown_input() {
-    run_file("tolerance.cases");
-}
-
-#[test]
-fn bad_input_never_panics_hangs_or_loses_a_turn() {
-    run_file("bad_input.cases");
-}
-
-#[test]
-fn tool_identity_from_where_each_agent_puts_it() {
-    run_file("tool_identity.cases");
-}
-
-#[test]
-fn script_gate_in_the_bridge() {
-    run_file("script_gate.cases");
-}
-
-#[test]
-fn real_agent_flows() {
-    run_file("agent_flows.cases");
-}
-
-#[test]
-fn emitted_lines_have_claudes_exact_shapes() {
-    run_file("shapes.cases");
+    libtest_mimic::run(&args, trials).exit();
 }
