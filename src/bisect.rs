@@ -301,25 +301,7 @@ pub fn versions(root: &Path, agent: &str, offline: bool) -> anyhow::Result<Vec<V
             .collect()
     } else {
         let profile = Profile::find(root, agent)?;
-        let mut packages: Vec<&str> = profile
-            .recipes
-            .iter()
-            .map(|r| r.package.as_str())
-            .filter(|p| !p.is_empty())
-            .collect();
-        packages.sort();
-        packages.dedup();
-        let mut all = Vec::new();
-        for p in packages {
-            let listed = crate::registry::npm_versions(p)?;
-            // a version belongs to this package when the recipe covering it names it, or none does
-            all.extend(
-                listed
-                    .into_iter()
-                    .filter(|v| profile.recipe(v).map_or(true, |r| r.package == p)),
-            );
-        }
-        all
+        crate::registry::profile_versions(&profile, crate::registry::npm_versions)?
     };
     out.sort();
     out.dedup();

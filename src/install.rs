@@ -18,7 +18,7 @@ use crate::profile::{AgentSpec, Profile, Recipe, Vars};
 const NPM_TIMEOUT: Duration = Duration::from_secs(900);
 
 /// Marker written last into a finished install.
-const COMPLETE_MARKER: &str = ".acp-harness-complete";
+pub const COMPLETE_MARKER: &str = ".acp-harness-complete";
 
 #[derive(clap::Args, Debug)]
 pub struct InstallArgs {
@@ -56,6 +56,34 @@ pub fn cache_root() -> anyhow::Result<PathBuf> {
 /// Where `package@version` lives in the cache (scoped packages nest, as in npm).
 pub fn package_dir(package: &str, version: &semver::Version) -> anyhow::Result<PathBuf> {
     Ok(cache_root()?.join(format!("{package}@{version}")))
+}
+
+/// The versions of `package` the cache holds finished installs of (no
+/// network: what `outdated --offline` knows besides the saved registry answers).
+pub fn installed_versions(package: &str) -> anyhow::Result<Vec<semver::Version>> {
+    Ok(installed_versions_in(&cache_root()?, package))
+}
+
+/// [`installed_versions`] under the cache root `root`.
+pub fn installed_versions_in(root: &Path, package: &str) -> Vec<semver::Version> {
+    let (dir, name) = match package.rsplit_once('/') {
+        Some((scope, name)) => (root.join(scope), name),
+        None => (root.to_path_buf(), package),
+    };
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<semver::Version> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join(COMPLETE_MARKER).is_file())
+        .filter_map(|e| {
+            let file = e.file_name();
+            let v = file.to_str()?.strip_prefix(name)?.strip_prefix('@')?;
+            semver::Version::parse(v).ok()
+        })
+        .collect();
+    out.sort();
+    out
 }
 
 /// Installs `recipe.package@version` unless the cache already holds it;

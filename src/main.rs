@@ -28,6 +28,10 @@ enum Command {
     Drift(acp_harness::commands::drift::DriftArgs),
     /// Find the first agent version that breaks a scenario in the bridge.
     Bisect(acp_harness::commands::bisect::BisectArgs),
+    /// Per agent: the newest recorded version and the newer versions published on npm.
+    Outdated(acp_harness::commands::outdated::OutdatedArgs),
+    /// Record the versions not yet recorded, judge them against the previous version, write drift reports.
+    Update(acp_harness::commands::update::UpdateArgs),
     /// The stream-json contract from Claude Code's reference recordings: derive it, compare against it.
     Contract(acp_harness::commands::contract::ContractArgs),
 }
@@ -43,6 +47,8 @@ fn main() -> ExitCode {
         Command::Drift(args) => acp_harness::commands::drift::run(args),
         Command::Bisect(args) => acp_harness::commands::bisect::run(args),
         Command::Contract(args) => acp_harness::commands::contract::run(args),
+        Command::Outdated(args) => acp_harness::commands::outdated::run(args),
+        Command::Update(args) => acp_harness::commands::update::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,7 +1,10 @@
-//! Published versions of an agent's npm packages, for bisect: `npm view
-//! <package> versions --json` through npm itself (its config, proxy and
-//! cache apply), bounded by a timeout.
+//! Published versions of an agent's npm packages, for bisect, `outdated`
+//! and `update`: `npm view <package> versions --json` through npm itself
+//! (its config, proxy and cache apply), bounded by a timeout. Each answer is
+//! also saved beside the install cache, so `outdated --offline` can tell
+//! what the registry last said.
 
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -75,6 +78,94 @@ pub fn npm_versions(package: &str) -> Result<Vec<semver::Version>, RegistryError
     })
 }
 
+/// The versions of an agent's packages that belong to it: for each package
+/// its recipes name, the versions whose covering recipe names that package,
+/// or that no recipe covers (kept: they are unrunnable, and say so when
+/// tried). Ascending, without duplicates.
+pub fn profile_versions<E>(
+    profile: &crate::profile::Profile,
+    mut fetch: impl FnMut(&str) -> Result<Vec<semver::Version>, E>,
+) -> Result<Vec<semver::Version>, E> {
+    let mut all = Vec::new();
+    for p in profile_packages(profile) {
+        all.extend(
+            fetch(p)?
+                .into_iter()
+                .filter(|v| profile.recipe(v).map_or(true, |r| r.package == p)),
+        );
+    }
+    all.sort();
+    all.dedup();
+    Ok(all)
+}
+
+/// The npm packages a profile's recipes install, sorted, once each.
+pub fn profile_packages(profile: &crate::profile::Profile) -> Vec<&str> {
+    let mut packages: Vec<&str> = profile
+        .recipes
+        .iter()
+        .map(|r| r.package.as_str())
+        .filter(|p| !p.is_empty())
+        .collect();
+    packages.sort();
+    packages.dedup();
+    packages
+}
+
+/// Where the last registry answer for `package` is kept: beside the
+/// install cache `agents` (`<cache>/acp-harness/registry/`).
+pub fn saved_answer_path(agents: &Path, package: &str) -> PathBuf {
+    let base = agents.parent().unwrap_or(agents).join("registry");
+    base.join(format!("{}.json", package.replace('/', "__")))
+}
+
+/// [`npm_versions`], saving the answer for offline use (a failed save is
+/// only a warning: the answer is still good).
+pub fn npm_versions_saved(package: &str) -> anyhow::Result<Vec<semver::Version>> {
+    let versions = npm_versions(package)?;
+    let saved =
+        crate::install::cache_root().and_then(|agents| save_answer(&agents, package, &versions));
+    if let Err(e) = saved {
+        eprintln!("[registry] {package}: answer not saved for offline use: {e:#}");
+    }
+    Ok(versions)
+}
+
+/// Saves a registry answer beside the install cache `agents`.
+pub fn save_answer(
+    agents: &Path,
+    package: &str,
+    versions: &[semver::Version],
+) -> anyhow::Result<()> {
+    let path = saved_answer_path(agents, package);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let list: Vec<String> = versions.iter().map(|v| v.to_string()).collect();
+    std::fs::write(&path, serde_json::to_string(&list)?)?;
+    Ok(())
+}
+
+/// What is known of `package` without the network: the last saved registry
+/// answer plus the versions installed in the cache.
+pub fn offline_versions(package: &str) -> anyhow::Result<Vec<semver::Version>> {
+    offline_versions_in(&crate::install::cache_root()?, package)
+}
+
+/// [`offline_versions`] for the install cache `agents`.
+pub fn offline_versions_in(agents: &Path, package: &str) -> anyhow::Result<Vec<semver::Version>> {
+    let mut out = crate::install::installed_versions_in(agents, package);
+    let path = saved_answer_path(agents, package);
+    if let Ok(text) = std::fs::read_to_string(&path) {
+        out.extend(parse_versions(&text).map_err(|why| {
+            anyhow::anyhow!("{}: not a saved list of versions: {why}", path.display())
+        })?);
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
 /// `npm view ... --json` prints a list, or a bare string for a package with
 /// one version. Versions that are not semver are skipped.
 pub fn parse_versions(json: &str) -> Result<Vec<semver::Version>, String> {
@@ -106,5 +197,40 @@ mod tests {
         );
         assert_eq!(parse_versions(r#""2.6.0""#).unwrap().len(), 1);
         assert!(parse_versions("{}").is_err());
+    }
+
+    #[test]
+    fn offline_versions_are_the_saved_answer_plus_finished_installs() {
+        let cache = tempfile::tempdir().unwrap();
+        let agents = cache.path().join("acp-harness").join("agents");
+        let v = |s: &str| semver::Version::parse(s).unwrap();
+        // a finished install, an unfinished one (no marker), another package's
+        for (dir, finished) in [
+            ("@google/gemini-cli@0.60.0", true),
+            ("@google/gemini-cli@0.62.0", false),
+            ("@google/other@0.99.0", true),
+        ] {
+            let d = agents.join(dir);
+            std::fs::create_dir_all(&d).unwrap();
+            if finished {
+                std::fs::write(d.join(crate::install::COMPLETE_MARKER), "").unwrap();
+            }
+        }
+        let package = "@google/gemini-cli";
+        assert_eq!(
+            offline_versions_in(&agents, package).unwrap(),
+            [v("0.60.0")]
+        );
+        save_answer(&agents, package, &[v("0.61.0"), v("0.58.0")]).unwrap();
+        assert_eq!(
+            offline_versions_in(&agents, package).unwrap(),
+            [v("0.58.0"), v("0.60.0"), v("0.61.0")]
+        );
+        // a damaged saved answer is an error naming the file
+        std::fs::write(saved_answer_path(&agents, package), "{").unwrap();
+        let err = offline_versions_in(&agents, package)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("gemini-cli.json"), "{err}");
     }
 }

@@ -148,12 +148,29 @@ fn run_record(root: &Path, out: &Path, agent: &str) -> (Option<i32>, String) {
     run_record_with(root, out, agent, &[])
 }
 
+/// Waits for `child` at most RUN_LIMIT; its exit code, or None when we had
+/// to kill it (a hang).
+fn wait_bounded(mut child: std::process::Child) -> Option<i32> {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        if started.elapsed() > RUN_LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Runs `record` of the text-only scenario for `agent` with `extra`
 /// arguments, bounded by RUN_LIMIT; returns its exit code (None = killed by
 /// us, i.e. a hang) and stderr.
 fn run_record_with(root: &Path, out: &Path, agent: &str, extra: &[&str]) -> (Option<i32>, String) {
     let stderr_path = out.with_extension("stderr");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_acp-harness"))
+    let child = Command::new(env!("CARGO_BIN_EXE_acp-harness"))
         .args([
             "record",
             "--agent",
@@ -172,18 +189,7 @@ fn run_record_with(root: &Path, out: &Path, agent: &str, extra: &[&str]) -> (Opt
         .stderr(std::fs::File::create(&stderr_path).unwrap())
         .spawn()
         .unwrap();
-    let started = Instant::now();
-    let code = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status.code();
-        }
-        if started.elapsed() > RUN_LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let code = wait_bounded(child);
     (
         code,
         std::fs::read_to_string(&stderr_path).unwrap_or_default(),
@@ -334,4 +340,159 @@ fn re_recording_matches_after_normalising_random_session_ids_and_a_changed_answe
     );
     assert!(stderr.contains("== leg acp proc 1 from_agent"), "{stderr}");
     assert!(stderr.contains("goodbye"), "{stderr}");
+}
+
+#[test]
+fn record_mode_once_never_overwrites_new_keeps_and_all_reports_what_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let steady = double_case("steady", "hello");
+    let root = setup_root(dir.path(), &steady);
+    let out = dir.path().join("out");
+    let agent = "test-double-steady";
+    let file = out.join(agent).join("1.0.0/text-only.jsonl");
+    let (code, stderr) = run_record(&root, &out, agent);
+    assert_eq!(code, Some(0), "first recording failed:\n{stderr}");
+    let first = std::fs::read_to_string(&file).unwrap();
+
+    // once (the default): refuses as a usage error, names the file, writes nothing
+    let (code, stderr) = run_record(&root, &out, agent);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("never overwrites"), "{stderr}");
+    assert!(stderr.contains("text-only.jsonl"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), first);
+
+    // new: the recorded scenario is kept
+    let (code, stderr) = run_record_with(&root, &out, agent, &["--mode", "new"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("nothing to do"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), first);
+
+    // all: re-recorded, and a changed answer is reported as a change
+    let changed = double_case("steady", "goodbye");
+    std::fs::write(
+        root.join("profiles").join(format!("{agent}.toml")),
+        profile_text(&changed),
+    )
+    .unwrap();
+    let (code, stderr) = run_record_with(&root, &out, agent, &["--mode", "all"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("changed after normalisation"), "{stderr}");
+    assert!(stderr.contains("goodbye"), "{stderr}");
+    assert!(std::fs::read_to_string(&file).unwrap().contains("goodbye"));
+}
+
+/// Runs `update --agent <agent> <extra>` over `root`, bounded by
+/// RUN_LIMIT; returns its exit code, stdout and stderr.
+fn run_update(
+    root: &Path,
+    agent: &str,
+    logs: &Path,
+    extra: &[&str],
+) -> (Option<i32>, String, String) {
+    let out_path = logs.with_extension("stdout");
+    let err_path = logs.with_extension("stderr");
+    let child = Command::new(env!("CARGO_BIN_EXE_acp-harness"))
+        .args(["update", "--agent", agent, "--jobs", "2"])
+        .args(extra)
+        .args(["--allow-network", "--job-timeout-secs", "50"])
+        .arg("--root")
+        .arg(root)
+        .arg("--log-dir")
+        .arg(logs)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(std::fs::File::create(&err_path).unwrap())
+        .spawn()
+        .unwrap();
+    let code = wait_bounded(child);
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+    (code, read(&out_path), read(&err_path))
+}
+
+#[test]
+fn update_records_what_is_missing_and_sets_aside_what_could_not_be_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let steady = double_case("steady", "hello");
+    let root = setup_root(dir.path(), &steady);
+    let crash = cases()
+        .into_iter()
+        .find(|c| c.name == "crashes-after-initialize")
+        .unwrap();
+    std::fs::write(
+        root.join("profiles/test-double-crashes-after-initialize.toml"),
+        profile_text(&crash),
+    )
+    .unwrap();
+    let logs = dir.path().join("logs");
+
+    // a version that records: it lands in the corpus and gets a summary
+    let (code, stdout, stderr) =
+        run_update(&root, "test-double-steady", &logs, &["--version", "1.0.0"]);
+    assert!(code.is_some(), "update hung:\n{stderr}");
+    let recorded = root.join("recordings/test-double-steady/1.0.0/text-only.jsonl");
+    assert!(recorded.is_file(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("test-double-steady 1.0.0: "), "{stdout}");
+    assert!(
+        stderr.contains("recorded    test-double-steady@1.0.0 text-only"),
+        "{stderr}"
+    );
+
+    // asked again: nothing is missing, nothing is recorded
+    let before = std::fs::read_to_string(&recorded).unwrap();
+    let (code, stdout, stderr) =
+        run_update(&root, "test-double-steady", &logs, &["--version", "1.0.0"]);
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(stderr.contains("0 recording job(s)"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&recorded).unwrap(), before);
+
+    // a version whose agent crashes, recorded as shard 1/1: its recording
+    // is moved out of the corpus and its reason saved beside the logs, not
+    // into UNRUNNABLE.md (shards would overwrite each other's)
+    let agent = "test-double-crashes-after-initialize";
+    let unrunnable_md = root.join(format!("recordings/{agent}/UNRUNNABLE.md"));
+    let (code, stdout, stderr) = run_update(
+        &root,
+        agent,
+        &logs,
+        &["--version", "1.0.0", "--shard", "1/1"],
+    );
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(
+        !root.join(format!("recordings/{agent}/1.0.0")).exists(),
+        "{stderr}"
+    );
+    assert!(
+        logs.join(format!("{agent}-1.0.0-text-only.jsonl"))
+            .is_file()
+    );
+    assert!(!unrunnable_md.exists());
+    let saved = logs.join("unrunnable.jsonl");
+    assert!(
+        std::fs::read_to_string(&saved)
+            .unwrap()
+            .contains("AgentCrashed")
+    );
+
+    // judging after the merge: unrunnable with the reason, a row in UNRUNNABLE.md
+    let from = saved.to_str().unwrap();
+    let (code, stdout, stderr) = run_update(
+        &root,
+        agent,
+        &logs,
+        &["--judge-only", "--unrunnable-from", from],
+    );
+    assert_eq!(
+        code,
+        Some(0),
+        "unrunnable is not a bridge failure:\n{stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains(&format!("{agent} 1.0.0: unrunnable")),
+        "{stdout}"
+    );
+    let unrunnable = std::fs::read_to_string(&unrunnable_md).unwrap();
+    assert!(
+        unrunnable.contains("| 1.0.0 | text-only | the recording ended AgentCrashed"),
+        "{unrunnable}"
+    );
 }

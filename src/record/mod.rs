@@ -9,9 +9,11 @@
 //! network) the command re-runs itself inside a loopback-only network
 //! namespace ([`crate::isolation`]). `--check` records into a temporary
 //! directory and compares with the committed recording ([`compare`]).
+//! `--mode` says what happens to recordings that already exist ([`mode`]).
 
 pub mod compare;
 mod driver;
+pub mod mode;
 mod stream_json_client;
 mod timeline;
 
@@ -91,6 +93,11 @@ pub struct RecordArgs {
     /// (after normalising randomised values); exit 1 with a diff when they differ
     #[arg(long)]
     pub check: bool,
+    /// What to do with a scenario already recorded: `once` records only when none
+    /// exists and never overwrites, `new` records the missing ones, `all` re-records
+    /// and says what changed
+    #[arg(long, value_enum, default_value_t = mode::Mode::Once)]
+    pub mode: mode::Mode,
     /// Internal: this process already runs inside the network namespace
     #[arg(long, hide = true)]
     pub inside_netns: bool,
@@ -103,6 +110,25 @@ pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
     let recipe = profile.recipe(&version)?.clone();
     let scenarios = load_scenarios(&args)?;
     let live = args.model == "live";
+    let targets: Vec<PathBuf> = scenarios
+        .iter()
+        .map(|s| recording_path(&args.out, &profile.id, &version, &s.name))
+        .collect();
+    let actions = if args.check {
+        vec![mode::Action::Record; targets.len()]
+    } else {
+        match mode::plan(args.mode, &targets, Path::is_file) {
+            Ok(actions) => actions,
+            Err(refusal) => {
+                eprintln!("[record] {refusal}");
+                return Ok(ExitCode::from(2));
+            }
+        }
+    };
+    if actions.iter().all(|a| *a == mode::Action::Keep) {
+        eprintln!("[record] every scenario asked is recorded already (--mode new); nothing to do");
+        return Ok(ExitCode::SUCCESS);
+    }
     // A recipe without a package runs a program that is already there.
     let package_dir = if recipe.package.is_empty() {
         PathBuf::new()
@@ -163,7 +189,22 @@ pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
 
     let mut failed = 0usize;
     let mut keep_check_dir = false;
-    for (i, scenario) in scenarios.iter().enumerate() {
+    for (i, (scenario, action)) in scenarios.iter().zip(&actions).enumerate() {
+        if *action == mode::Action::Keep {
+            eprintln!(
+                "[record] ({}/{}) {}@{version} {}: recorded already, kept (--mode new)",
+                i + 1,
+                scenarios.len(),
+                profile.id,
+                scenario.name
+            );
+            continue;
+        }
+        let previous = if *action == mode::Action::Rerecord {
+            Some(keep_previous(&targets[i])?)
+        } else {
+            None
+        };
         eprintln!(
             "[record] ({}/{}) {}@{version} {}",
             i + 1,
@@ -183,6 +224,9 @@ pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
         };
         let (path, outcome) = runtime.block_on(record_one(&ctx))?;
         eprintln!("[record] {}: {outcome:?}", path.display());
+        if let Some(previous) = &previous {
+            report_rerecord(previous.path(), &path);
+        }
         if outcome != Outcome::Ok {
             failed += 1;
             continue;
@@ -234,6 +278,60 @@ pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// Where `record` writes a scenario of `agent@version` under `out`.
+pub fn recording_path(
+    out: &Path,
+    agent: &str,
+    version: &semver::Version,
+    scenario: &str,
+) -> PathBuf {
+    out.join(agent)
+        .join(version.to_string())
+        .join(format!("{scenario}.jsonl"))
+}
+
+/// A copy of the recording about to be replaced, to compare with afterwards.
+fn keep_previous(path: &Path) -> anyhow::Result<tempfile::NamedTempFile> {
+    let copy = tempfile::Builder::new()
+        .prefix("acp-harness-previous-")
+        .suffix(".jsonl")
+        .tempfile()?;
+    std::fs::copy(path, copy.path()).with_context(|| {
+        format!(
+            "keeping a copy of {} before re-recording it",
+            path.display()
+        )
+    })?;
+    Ok(copy)
+}
+
+/// `--mode all`: what changed from the replaced recording, by `--check`'s rules.
+fn report_rerecord(previous: &Path, path: &Path) {
+    match compare::compare_files(previous, path) {
+        Ok(c) if c.matches() && c.informational.is_empty() => {
+            eprintln!(
+                "[record] {}: re-recorded, unchanged after normalisation",
+                path.display()
+            )
+        }
+        Ok(c) if c.matches() => eprintln!(
+            "[record] {}: re-recorded; only the racy HTTP legs changed:\n{}",
+            path.display(),
+            c.informational
+        ),
+        Ok(c) => eprintln!(
+            "[record] {}: re-recorded, and it changed after normalisation:\n{}{}",
+            path.display(),
+            c.failing,
+            c.informational
+        ),
+        Err(e) => eprintln!(
+            "[record] {}: re-recorded; cannot compare with the previous one: {e}",
+            path.display()
+        ),
+    }
 }
 
 fn load_scenarios(args: &RecordArgs) -> anyhow::Result<Vec<Scenario>> {
@@ -603,7 +701,7 @@ fn uuid_token() -> String {
 }
 
 /// Today's UTC date as `YYYY-MM-DD`.
-fn today() -> String {
+pub fn today() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)

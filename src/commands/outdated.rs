@@ -1,0 +1,157 @@
+//! `acp-harness outdated`: per agent profile, the newest recorded version
+//! and the newer versions published on npm, as a table or JSON.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use semver::Version;
+
+use crate::outdated::{Row, agents, rows};
+
+#[derive(clap::Args, Debug)]
+pub struct OutdatedArgs {
+    /// Only these agents (repeatable); default every profile under profiles/.
+    #[arg(long)]
+    pub agent: Vec<String>,
+    /// Also list pre-releases (nightlies, release candidates).
+    #[arg(long)]
+    pub pre: bool,
+    /// Answer from the install cache (saved registry answers, installed versions); no network.
+    #[arg(long)]
+    pub offline: bool,
+    /// `table` for people, `json` for scripts.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Repository root holding profiles/ and recordings/.
+    #[arg(long, default_value = ".")]
+    pub root: PathBuf,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Table,
+    Json,
+}
+
+/// The table for people: one line per agent.
+pub fn table(rows: &[Row]) -> String {
+    let headers = [
+        "agent",
+        "newest recorded",
+        "newer on npm",
+        "older, not recorded",
+    ];
+    let cells: Vec<[String; 4]> = rows
+        .iter()
+        .map(|r| {
+            let newer = match &r.error {
+                Some(e) => format!("unknown: {e}"),
+                None if r.newer.is_empty() => "-".into(),
+                None => join(&r.newer),
+            };
+            [
+                r.agent.clone(),
+                r.newest_recorded
+                    .as_ref()
+                    .map_or("-".into(), Version::to_string),
+                newer,
+                match r.unrecorded_older.last() {
+                    None => "-".into(),
+                    Some(newest) => format!("{} (newest {newest})", r.unrecorded_older.len()),
+                },
+            ]
+        })
+        .collect();
+    let mut widths = headers.map(str::len);
+    for row in &cells {
+        for (w, c) in widths.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: [&str; 4]| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        format!("{}\n", padded.join("  ").trim_end())
+    };
+    let mut out = line(headers);
+    out.push_str(&line(
+        widths.map(|w| "-".repeat(w)).each_ref().map(String::as_str),
+    ));
+    for row in &cells {
+        out.push_str(&line(row.each_ref().map(String::as_str)));
+    }
+    out
+}
+
+fn join(v: &[Version]) -> String {
+    v.iter()
+        .map(Version::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `acp-harness outdated`: exit 0 when every agent is current, 1 when newer
+/// versions are published, 2 when a registry could not be asked.
+pub fn run(args: OutdatedArgs) -> anyhow::Result<ExitCode> {
+    let agents = agents(&args.root, &args.agent)?;
+    let rows = rows(&args.root, &agents, args.pre, args.offline)?;
+    match args.format {
+        Format::Table => print!("{}", table(&rows)),
+        Format::Json => println!("{}", serde_json::to_string_pretty(&rows)?),
+    }
+    Ok(if rows.iter().any(|r| r.error.is_some()) {
+        ExitCode::from(2)
+    } else if rows.iter().any(|r| !r.newer.is_empty()) {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outdated::compare;
+
+    fn vs(list: &str) -> Vec<Version> {
+        list.split_whitespace()
+            .map(|v| Version::parse(v).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn the_npm_answer_parses_into_rows_as_json_and_table() {
+        let published = crate::registry::parse_versions(
+            r#"["0.58.0","0.59.0","0.60.0-nightly.20260908.g85aca163f","0.60.0","0.61.0"]"#,
+        )
+        .unwrap();
+        let (newest_recorded, newer, unrecorded_older) =
+            compare(&vs("0.58.0 0.59.0"), &published, false);
+        let row = Row {
+            agent: "gemini-cli".into(),
+            protocol: "acp",
+            packages: vec!["@google/gemini-cli".into()],
+            newest_recorded,
+            newer,
+            unrecorded_older,
+            source: "npm",
+            error: None,
+        };
+        let json = serde_json::to_value([&row]).unwrap();
+        assert_eq!(json[0]["newest_recorded"], "0.59.0");
+        assert_eq!(json[0]["newer"], serde_json::json!(["0.60.0", "0.61.0"]));
+        assert_eq!(json[0]["unrecorded_older"], serde_json::json!([]));
+        let text = table(&[row]);
+        assert!(
+            text.lines()
+                .nth(2)
+                .unwrap()
+                .starts_with("gemini-cli  0.59.0"),
+            "{text}"
+        );
+        assert!(text.contains("0.60.0, 0.61.0"), "{text}");
+    }
+}

@@ -1,0 +1,123 @@
+//! `record --mode`: what happens to a scenario whose recording already
+//! exists, as vcr's record modes. `once` (the default) records only when
+//! none of the asked recordings exists and never overwrites one; `new`
+//! records the missing ones and leaves the others alone; `all` re-records
+//! everything and says what changed (the `--check` comparison).
+
+use std::path::{Path, PathBuf};
+
+/// The record mode chosen on the command line.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// Record only when no asked recording exists yet; never overwrite.
+    #[default]
+    Once,
+    /// Record the scenarios that have no recording; keep the others.
+    New,
+    /// Re-record every scenario and report what changed.
+    All,
+}
+
+/// What to do with one scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// No recording yet: record it.
+    Record,
+    /// A recording exists and the mode keeps it.
+    Keep,
+    /// A recording exists and the mode replaces it; compare afterwards.
+    Rerecord,
+}
+
+/// `once` found recordings it must not overwrite.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "record --mode once never overwrites a recording, and these exist: {}; \
+     use --mode new to record only the missing scenarios, or --mode all to re-record and see what changed",
+    existing.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+)]
+pub struct Refusal {
+    pub existing: Vec<PathBuf>,
+}
+
+/// The action per target path, in order, or `once`'s refusal.
+pub fn plan(
+    mode: Mode,
+    targets: &[PathBuf],
+    exists: impl Fn(&Path) -> bool,
+) -> Result<Vec<Action>, Refusal> {
+    let present: Vec<bool> = targets.iter().map(|p| exists(p)).collect();
+    if mode == Mode::Once && present.iter().any(|e| *e) {
+        return Err(Refusal {
+            existing: targets
+                .iter()
+                .zip(&present)
+                .filter(|(_, e)| **e)
+                .map(|(p, _)| p.clone())
+                .collect(),
+        });
+    }
+    Ok(present
+        .into_iter()
+        .map(|e| match (e, mode) {
+            (false, _) => Action::Record,
+            (true, Mode::All) => Action::Rerecord,
+            (true, _) => Action::Keep,
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each row: mode, which of three targets exist, the expected actions
+    /// (`R` record, `K` keep, `A` re-record) or `refuse`.
+    #[test]
+    fn each_mode_treats_existing_recordings_as_vcr_does() {
+        let cases = [
+            (Mode::Once, "---", "RRR"),
+            (Mode::Once, "-x-", "refuse"),
+            (Mode::Once, "xxx", "refuse"),
+            (Mode::New, "---", "RRR"),
+            (Mode::New, "-x-", "RKR"),
+            (Mode::New, "xxx", "KKK"),
+            (Mode::All, "---", "RRR"),
+            (Mode::All, "-x-", "RAR"),
+            (Mode::All, "xxx", "AAA"),
+        ];
+        let targets: Vec<PathBuf> = ["a", "b", "c"].iter().map(PathBuf::from).collect();
+        for (mode, present, want) in cases {
+            let exists = |p: &Path| {
+                let i = targets.iter().position(|t| t == p).unwrap();
+                present.as_bytes()[i] == b'x'
+            };
+            let got = match plan(mode, &targets, exists) {
+                Err(refusal) => {
+                    // the refusal names exactly the existing ones
+                    let named: String = targets
+                        .iter()
+                        .map(|t| {
+                            if refusal.existing.contains(t) {
+                                'x'
+                            } else {
+                                '-'
+                            }
+                        })
+                        .collect();
+                    assert_eq!(named, present, "{mode:?}");
+                    "refuse".to_string()
+                }
+                Ok(actions) => actions
+                    .iter()
+                    .map(|a| match a {
+                        Action::Record => 'R',
+                        Action::Keep => 'K',
+                        Action::Rerecord => 'A',
+                    })
+                    .collect(),
+            };
+            assert_eq!(got, want, "{mode:?} with {present}");
+        }
+    }
+}
