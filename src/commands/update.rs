@@ -130,13 +130,20 @@ pub fn run(args: UpdateArgs) -> anyhow::Result<ExitCode> {
                     .filter(|v| jobs.iter().any(|j| &j.version == *v))
                     .count();
             eprintln!(
-                "[update] {agent}: {} version(s) to update ({}), {} recording job(s){}{}",
+                "[update] {agent}: {} version(s) to update{}, {} recording job(s){}{}",
                 versions.len(),
-                versions
-                    .iter()
-                    .map(Version::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                if versions.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " ({})",
+                        versions
+                            .iter()
+                            .map(Version::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                },
                 jobs.len(),
                 args.shard.map_or(String::new(), |s| format!(
                     " in shard {}/{}",
