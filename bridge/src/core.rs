@@ -140,6 +140,7 @@ impl Bridge {
     /// A bridge for one agent process. Nothing is sent until the panel's
     /// first line (its `initialize`, or a prompt) starts the handshake.
     pub fn new(spec: LaunchSpec, ids: Box<dyn IdSource + Send>) -> Bridge {
+        let servers: Vec<String> = spec.mcp.iter().map(|m| m.name.clone()).collect();
         let permission_mode = spec
             .permission_mode
             .clone()
@@ -167,7 +168,7 @@ impl Bridge {
             init_emitted: false,
             mcp_failed: false,
             turn: None,
-            tool_calls: ToolCalls::default(),
+            tool_calls: ToolCalls::new(servers),
             permissions: Vec::new(),
             next_perm: 0,
             next_msg: 0,

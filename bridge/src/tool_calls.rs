@@ -33,23 +33,74 @@ pub(crate) struct ToolCall {
     /// The script gate's deny text when the bridge refused the call: its
     /// result if the agent never reports one (Gemini sends nothing).
     pub gate_denial: Option<String>,
-    /// Whether the core already held the call's `tool_use` back for a
-    /// frame without a kind ([`tool_name::kind_pending`]): the next frame
-    /// announces it whatever it carries.
-    pub held_for_kind: bool,
+    /// The Claude name given in the `tool_use`: **one name per call**, kept
+    /// for its `can_use_tool`, denials and the script gate.
+    pub announced_name: Option<String>,
+    /// Frames merged so far (`tool_call`, updates, permission requests).
+    pub frames: u32,
+    /// MCP arguments read from a JSON text block of the call's own content
+    /// while it was not yet its result.
+    content_arguments: Option<Value>,
     /// Whether the agent sent a `tool_call` / `tool_call_update` for the
     /// call (not only a permission request).
     pub reported: bool,
 }
 
 impl ToolCall {
-    pub fn name(&self) -> String {
-        tool_name::claude_tool_name(&self.fields)
+    /// A call known only from `fields` (a permission request without a
+    /// `toolCallId`), kept nowhere.
+    pub fn detached(fields: Value) -> ToolCall {
+        ToolCall {
+            id: String::new(),
+            fields,
+            announced: true,
+            closed: false,
+            message_id: None,
+            asked: true,
+            gate_denial: None,
+            announced_name: None,
+            content_arguments: None,
+            frames: 0,
+            reported: false,
+        }
     }
 
-    /// The `tool_use` input (see [`tool_name::tool_input`]).
-    pub fn input(&self) -> Value {
-        tool_name::tool_input(&self.fields)
+    /// The call's Claude name: the announced one once announced.
+    pub fn name(&self, servers: &[String]) -> String {
+        match &self.announced_name {
+            Some(name) => name.clone(),
+            None => tool_name::claude_tool_name_among(&self.fields, servers),
+        }
+    }
+
+    /// The MCP call's arguments, when some frame carried them.
+    fn mcp_arguments(&self, decoration: Option<&Value>) -> Option<Value> {
+        tool_name::mcp_arguments(&self.fields, decoration, false)
+            .or_else(|| self.content_arguments.clone())
+    }
+
+    /// The `tool_use` input: an MCP call's arguments (`{}` when no frame
+    /// carried any), else rawInput in Claude's shape.
+    pub fn input(&self, servers: &[String]) -> Value {
+        match tool_name::identity(&self.fields, servers) {
+            Some((_, _, decoration)) => self
+                .mcp_arguments(decoration.as_ref())
+                .unwrap_or_else(|| json!({})),
+            None => tool_name::agent_tool_input(&self.fields),
+        }
+    }
+
+    /// Whether the call is an MCP call whose arguments no frame carried yet.
+    pub fn awaits_arguments(&self, servers: &[String]) -> bool {
+        match tool_name::identity(&self.fields, servers) {
+            Some((_, _, decoration)) => self.mcp_arguments(decoration.as_ref()).is_none(),
+            None => false,
+        }
+    }
+
+    /// Whether an MCP identity is known for the call.
+    pub fn is_mcp(&self, servers: &[String]) -> bool {
+        tool_name::identity(&self.fields, servers).is_some()
     }
 
     pub fn status(&self) -> Option<&str> {
@@ -61,9 +112,18 @@ impl ToolCall {
 #[derive(Debug, Default)]
 pub(crate) struct ToolCalls {
     calls: Vec<ToolCall>,
+    /// The panel's MCP servers the bridge registered with the agent.
+    pub servers: Vec<String>,
 }
 
 impl ToolCalls {
+    pub fn new(servers: Vec<String>) -> ToolCalls {
+        ToolCalls {
+            calls: Vec::new(),
+            servers,
+        }
+    }
+
     /// Merges `update`'s fields (all but `sessionUpdate`) into the call,
     /// creating it; a closed call keeps no fields.
     pub fn merge(&mut self, id: &str, update: &Value) -> &mut ToolCall {
@@ -78,7 +138,9 @@ impl ToolCalls {
                     message_id: None,
                     asked: false,
                     gate_denial: None,
-                    held_for_kind: false,
+                    announced_name: None,
+                    content_arguments: None,
+                    frames: 0,
                     reported: false,
                 });
                 self.calls.len() - 1
@@ -86,7 +148,12 @@ impl ToolCalls {
         };
         let call = &mut self.calls[idx];
         if !call.closed {
+            call.frames += 1;
             tool_name::merge_tool_call(&mut call.fields, update);
+            let finished = matches!(update["status"].as_str(), Some("completed" | "failed"));
+            if !finished && call.content_arguments.is_none() {
+                call.content_arguments = tool_name::json_text_arguments(update, true);
+            }
         }
         call
     }

@@ -92,10 +92,16 @@ pub const PERMISSION_CONTENT: &str = "permissionContent";
 /// then comes from its own final frame, and Gemini's arguments stay readable.
 pub fn permission_tool_call(tool_call: &Value) -> Value {
     let mut fields = tool_call.clone();
-    if let Some(map) = fields.as_object_mut()
-        && let Some(content) = map.remove("content")
-    {
-        map.insert(PERMISSION_CONTENT.into(), content);
+    if let Some(map) = fields.as_object_mut() {
+        for (own, kept) in [
+            ("content", PERMISSION_CONTENT),
+            ("title", PERMISSION_TITLE),
+            ("kind", PERMISSION_KIND),
+        ] {
+            if let Some(v) = map.remove(own) {
+                map.insert(kept.into(), v);
+            }
+        }
     }
     fields
 }
@@ -114,6 +120,11 @@ pub fn permission_request_fields(params: &Value) -> Value {
     {
         map.insert(PERMISSION_OPTIONS.into(), Value::Array(options.clone()));
     }
+    if let Some(meta) = params.get("_meta").filter(|m| m.is_object())
+        && let Some(map) = fields.as_object_mut()
+    {
+        map.insert(PERMISSION_META.into(), meta.clone());
+    }
     fields
 }
 
@@ -130,11 +141,26 @@ fn always_allow_subject<'a>(call: &'a Value, option_id: &str) -> Option<&'a str>
         .filter(|s| is_id(s))
 }
 
+/// Where [`permission_tool_call`] keeps the permission request's `title`
+/// and `kind`: they describe the request, so they never rename a call the
+/// agent already named; they only stand in while the call has none.
+pub const PERMISSION_TITLE: &str = "permissionTitle";
+pub const PERMISSION_KIND: &str = "permissionKind";
+
+fn non_empty(v: &Value) -> Option<&str> {
+    v.as_str().map(str::trim).filter(|t| !t.is_empty())
+}
+
+/// The call's title: its own, else the permission request's.
 fn title(call: &Value) -> Option<&str> {
-    call["title"]
+    non_empty(&call["title"]).or_else(|| non_empty(&call[PERMISSION_TITLE]))
+}
+
+/// The call's kind: its own, else the permission request's.
+fn kind(call: &Value) -> Option<&str> {
+    call["kind"]
         .as_str()
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
+        .or_else(|| call[PERMISSION_KIND].as_str())
 }
 
 /// A name part as agents spell server and tool ids: no whitespace, no
@@ -145,147 +171,282 @@ fn is_id(s: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
-/// `<server>__<tool>` (Grok's own spelling of an MCP tool), with exactly one
-/// `__`: codex 2.x announces a failed MCP startup as a call titled
-/// `mcp__unity-ops__startup`, which is no `unity-ops` tool.
+/// `<server>__<tool>` with exactly one `__`: codex 2.x announces a failed
+/// MCP startup as a call titled `mcp__unity-ops__startup`, which is no
+/// `unity-ops` tool.
 fn split_double_underscore(s: &str) -> Option<(String, String)> {
     let (server, tool) = s.split_once("__")?;
     (is_id(server) && is_id(tool) && !tool.contains("__"))
         .then(|| (server.to_string(), tool.to_string()))
 }
 
-/// The MCP tool this call invokes, read only from where agents put it.
-pub fn mcp_call(call: &Value) -> Option<McpCall> {
-    let raw = &call["rawInput"];
-    let title = title(call);
-
-    // codex-acp (both lines): rawInput {server, tool, arguments}
-    if let (Some(server), Some(tool)) = (raw["server"].as_str(), raw["tool"].as_str())
+/// An MCP tool identity spelled in one whole string, without decoration.
+/// Spellings whose separator is unambiguous (`mcp__S__T`, `mcp.S.T`,
+/// `S__T`, `Tool: S/T`, `T (S MCP Server)`) name any server; the ones whose
+/// separator also occurs inside names (`S_T`, `S.T`, `S/T`, `S:T`) only a
+/// server in `servers`, the panel's servers the bridge registered.
+fn spelled_identity(s: &str, servers: &[String]) -> Option<(String, String)> {
+    let s = s.trim();
+    if let Some(rest) = s.strip_prefix("Tool: ")
+        && let Some((server, tool)) = rest.split_once('/')
         && is_id(server)
         && is_id(tool)
     {
-        return Some(McpCall {
-            server: server.into(),
-            tool: tool.into(),
-            arguments: object_or_empty(&raw["arguments"]),
-        });
+        return Some((server.into(), tool.into()));
     }
-
-    // Grok: the `use_tool` meta-tool, before or after its retitling update
-    let grok_variant = raw["variant"].as_str();
-    if (title == Some("use_tool") || matches!(grok_variant, Some("UseTool" | "MCPTool")))
-        && let Some((server, tool)) = raw["tool_name"].as_str().and_then(split_double_underscore)
+    if let Some(rest) = s.strip_suffix(" MCP Server)")
+        && let Some((tool, server)) = rest.split_once(" (")
+        && is_id(tool)
+        && is_id(server)
     {
-        return Some(McpCall {
-            server,
-            tool,
-            arguments: grok_arguments(raw),
-        });
+        return Some((server.into(), tool.into()));
     }
-    if let Some(t) = title {
-        // Grok: a direct call (or the retitled use_tool) named `<server>__<tool>`
-        if let Some((server, tool)) = split_double_underscore(t) {
-            return Some(McpCall {
-                server,
-                tool,
-                arguments: grok_arguments(raw),
-            });
-        }
-        // codex-acp 1.x/2.x: `mcp.<server>.<tool>`, marked as an MCP call
-        if call["_meta"]["is_mcp_tool_call"].as_bool() == Some(true)
-            && let Some(rest) = t.strip_prefix("mcp.")
-            && let Some((server, tool)) = rest.rsplit_once('.')
-            && is_id(server)
-            && is_id(tool)
-        {
-            return Some(McpCall {
-                server: server.into(),
-                tool: tool.into(),
-                arguments: object_or_empty(&raw["arguments"]),
-            });
-        }
-        // codex-acp 0.x: `Tool: <server>/<tool>`
-        if let Some(rest) = t.strip_prefix("Tool: ")
-            && let Some((server, tool)) = rest.split_once('/')
-            && is_id(server)
-            && is_id(tool)
-        {
-            return Some(McpCall {
-                server: server.into(),
-                tool: tool.into(),
-                arguments: object_or_empty(&raw["arguments"]),
-            });
-        }
-        // Gemini CLI: `<tool> (<server> MCP Server)`, arguments as a JSON text block
-        if let Some(rest) = t.strip_suffix(" MCP Server)")
-            && let Some((tool, server)) = rest.split_once(" (")
-            && is_id(tool)
-            && is_id(server)
-        {
-            return Some(McpCall {
-                server: server.into(),
-                tool: tool.into(),
-                arguments: json_text_arguments(call),
-            });
+    for server in servers {
+        // `S__T`, `S::T`, `S_T`, `S.T`, `S/T`, `S:T`, also after an `mcp` prefix
+        let bodies = std::iter::once(s).chain(
+            ["mcp__", "mcp.", "mcp_", "mcp/", "mcp:"]
+                .iter()
+                .filter_map(|p| s.strip_prefix(p)),
+        );
+        for body in bodies {
+            let Some(rest) = body.strip_prefix(server.as_str()) else {
+                continue;
+            };
+            let tool = ["__", "::", "_", ".", "/", ":"]
+                .iter()
+                .find_map(|sep| rest.strip_prefix(sep));
+            if let Some(tool) = tool
+                && is_id(tool)
+                && !tool.contains("__")
+            {
+                return Some((server.clone(), tool.to_string()));
+            }
         }
     }
-    // Gemini CLI 0.24-0.35: the title is the arguments as JSON; the tool and
-    // server are named only by the options `proceed_always_tool` and
-    // `proceed_always_server`, which Gemini offers for MCP calls alone
-    if let (Some(tool), Some(server)) = (
-        always_allow_subject(call, "proceed_always_tool"),
-        always_allow_subject(call, "proceed_always_server"),
-    ) {
-        let arguments = match title.map(serde_json::from_str::<Value>) {
-            Some(Ok(v @ Value::Object(_))) => v,
-            _ => json_text_arguments(call),
-        };
-        return Some(McpCall {
-            server: server.into(),
-            tool: tool.into(),
-            arguments,
-        });
+    if let Some(rest) = s.strip_prefix("mcp__") {
+        return split_double_underscore(rest);
+    }
+    if let Some(rest) = s.strip_prefix("mcp.")
+        && let Some((server, tool)) = rest.rsplit_once('.')
+        && is_id(server)
+        && is_id(tool)
+    {
+        return Some((server.into(), tool.into()));
+    }
+    split_double_underscore(s)
+}
+
+/// An MCP identity in one whole field, possibly followed by a decoration
+/// (`: <arguments JSON>`, ` <arguments JSON>`), with the arguments the
+/// decoration carries. A field that merely mentions a tool (a shell command,
+/// free text) is no identity.
+pub fn field_identity(s: &str, servers: &[String]) -> Option<(String, String, Option<Value>)> {
+    let s = s.trim();
+    if let Some((server, tool)) = spelled_identity(s, servers) {
+        return Some((server, tool, None));
+    }
+    for (i, _) in s.match_indices(": ").chain(s.match_indices(" {")) {
+        let (head, tail) = (&s[..i], s[i..].trim_start_matches(':').trim());
+        if let Some((server, tool)) = spelled_identity(head, servers) {
+            let arguments = match serde_json::from_str::<Value>(tail) {
+                Ok(v @ Value::Object(_)) => Some(v),
+                _ if tail.starts_with('{') || tail.is_empty() => None,
+                // `<identity>: <free text>` is a sentence, not a decoration
+                _ => continue,
+            };
+            return Some((server, tool, arguments));
+        }
     }
     None
 }
 
-fn object_or_empty(v: &Value) -> Value {
-    if v.is_object() {
-        v.clone()
-    } else {
-        Value::Object(Map::new())
+/// rawInput / `_meta` keys that name a call's server and tool rather than
+/// hold its arguments.
+const IDENTITY_KEYS: &[&str] = &[
+    "server",
+    "server_name",
+    "serverName",
+    "mcp_server",
+    "tool",
+    "tool_name",
+    "toolName",
+    "name",
+    "variant",
+];
+const SERVER_KEYS: &[&str] = &["server", "server_name", "serverName", "mcp_server"];
+const TOOL_KEYS: &[&str] = &["tool", "tool_name", "toolName", "name"];
+/// rawInput keys that hold an MCP call's arguments.
+const ARGUMENT_KEYS: &[&str] = &[
+    "arguments",
+    "tool_input",
+    "input",
+    "args",
+    "params",
+    "parameters",
+];
+
+/// A server + tool pair of keys in one object (`{server, tool}`).
+fn keyed_identity(obj: &Value) -> Option<(String, String)> {
+    let server = SERVER_KEYS.iter().find_map(|k| obj[*k].as_str())?;
+    let tool = TOOL_KEYS.iter().find_map(|k| obj[*k].as_str())?;
+    (is_id(server) && is_id(tool)).then(|| (server.to_string(), tool.to_string()))
+}
+
+/// The first identity among the string values of `v` (objects and arrays
+/// searched to a small depth), each taken as a whole field.
+fn identity_in_values(
+    v: &Value,
+    servers: &[String],
+    depth: usize,
+) -> Option<(String, String, Option<Value>)> {
+    match v {
+        Value::String(s) => field_identity(s, servers),
+        Value::Object(map) if depth > 0 => {
+            if let Some((s, t)) = keyed_identity(v) {
+                return Some((s, t, None));
+            }
+            map.values()
+                .find_map(|x| identity_in_values(x, servers, depth - 1))
+        }
+        Value::Array(items) if depth > 0 => items
+            .iter()
+            .find_map(|x| identity_in_values(x, servers, depth - 1)),
+        _ => None,
     }
 }
 
-/// Grok's arguments: `tool_input` of the use_tool form, else (a direct call)
-/// rawInput itself minus Grok's own bookkeeping keys.
-fn grok_arguments(raw: &Value) -> Value {
-    if raw["tool_input"].is_object() {
-        return raw["tool_input"].clone();
+/// The MCP identity of a call (server, tool, decoration arguments) from any
+/// of its structural fields, in this order: rawInput `server` + `tool`,
+/// rawInput's name fields, the title, any string in `_meta`, the permission
+/// request's title, `_meta` and option names.
+pub fn identity(call: &Value, servers: &[String]) -> Option<(String, String, Option<Value>)> {
+    if mcp_startup_server(call).is_some() {
+        return None;
     }
-    for key in ["arguments", "input"] {
-        if raw[key].is_object() {
-            return raw[key].clone();
+    let raw = &call["rawInput"];
+    if let Some((s, t)) = keyed_identity(raw)
+        && field_identity(&t, servers).is_none()
+    {
+        return Some((s, t, None));
+    }
+    let named = TOOL_KEYS
+        .iter()
+        .filter_map(|k| raw[*k].as_str())
+        .chain(non_empty(&call["title"]))
+        .find_map(|s| field_identity(s, servers));
+    if named.is_some() {
+        return named;
+    }
+    if let Some(found) = identity_in_values(&call["_meta"], servers, 3) {
+        return Some(found);
+    }
+    if let Some(found) = non_empty(&call[PERMISSION_TITLE]).and_then(|s| field_identity(s, servers))
+    {
+        return Some(found);
+    }
+    if let Some(found) = identity_in_values(&call[PERMISSION_META], servers, 3) {
+        return Some(found);
+    }
+    // an option name ending in an identity (`Always allow mcp__s__t`)
+    let options = call[PERMISSION_OPTIONS].as_array().into_iter().flatten();
+    if let Some(found) = options
+        .filter_map(|o| o["name"].as_str())
+        .filter_map(|n| n.split_whitespace().last())
+        .find_map(|last| spelled_identity(last, servers))
+    {
+        return Some((found.0, found.1, None));
+    }
+    // Gemini CLI 0.24-0.35: tool and server named only by the options
+    // `proceed_always_tool` and `proceed_always_server`
+    if let (Some(tool), Some(server)) = (
+        always_allow_subject(call, "proceed_always_tool"),
+        always_allow_subject(call, "proceed_always_server"),
+    ) {
+        return Some((server.into(), tool.into(), None));
+    }
+    None
+}
+
+/// The server of an MCP startup notice (`mcp__<server>__startup`, kind
+/// other or none, no rawInput: codex reports starting each server so), if
+/// `call` is one: no tool the model called.
+pub fn mcp_startup_server(call: &Value) -> Option<String> {
+    let title = call["title"].as_str()?;
+    let server = title.strip_prefix("mcp__")?.strip_suffix("__startup")?;
+    let other = matches!(call["kind"].as_str(), None | Some("other"));
+    (other && call["rawInput"].is_null() && !server.is_empty()).then(|| server.to_string())
+}
+
+/// Where [`permission_request_fields`] keeps the permission request's `_meta`.
+pub const PERMISSION_META: &str = "permissionMeta";
+
+/// The arguments of an MCP call, if any frame so far carried them: an
+/// argument key of rawInput, else rawInput itself minus identity keys (a
+/// rawInput that holds only the identity is a call without arguments), else
+/// the identity's decoration, a title that is a JSON object, or a JSON
+/// object text block of the permission request (or, with `with_content`, of
+/// the call's content: not once the content is the tool's result).
+pub fn mcp_arguments(
+    call: &Value,
+    decoration: Option<&Value>,
+    with_content: bool,
+) -> Option<Value> {
+    let raw = &call["rawInput"];
+    for key in ARGUMENT_KEYS {
+        match &raw[*key] {
+            v @ Value::Object(_) => return Some(v.clone()),
+            Value::String(s) => {
+                if let Ok(v @ Value::Object(_)) = serde_json::from_str::<Value>(s) {
+                    return Some(v);
+                }
+            }
+            _ => {}
         }
     }
-    match raw.as_object() {
-        Some(map) => Value::Object(
-            map.iter()
-                .filter(|(k, _)| !matches!(k.as_str(), "variant" | "tool_name" | "server_name"))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-        ),
-        None => Value::Object(Map::new()),
+    if let Some(map) = raw.as_object() {
+        let rest: Map<String, Value> = map
+            .iter()
+            .filter(|(k, _)| !IDENTITY_KEYS.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        return Some(Value::Object(rest));
     }
+    if let Some(v) = decoration {
+        return Some(v.clone());
+    }
+    let titles = [&call["title"], &call[PERMISSION_TITLE]];
+    for t in titles.into_iter().filter_map(non_empty) {
+        if let Ok(v @ Value::Object(_)) = serde_json::from_str::<Value>(t) {
+            return Some(v);
+        }
+    }
+    json_text_arguments(call, with_content)
 }
 
-/// Gemini's arguments: the first text block of the permission request's
-/// content (else of `content`) that parses as a JSON object.
-fn json_text_arguments(call: &Value) -> Value {
-    let blocks = call[PERMISSION_CONTENT]
-        .as_array()
-        .into_iter()
-        .chain(call["content"].as_array());
+/// The MCP tool this call invokes, from any spelling of its identity in any
+/// structural field (see [`identity`]); `servers` are the panel's servers
+/// the bridge registered (empty: only unambiguous spellings count).
+pub fn mcp_call_among(call: &Value, servers: &[String]) -> Option<McpCall> {
+    let (server, tool, decoration) = identity(call, servers)?;
+    let arguments =
+        mcp_arguments(call, decoration.as_ref(), true).unwrap_or_else(|| Value::Object(Map::new()));
+    Some(McpCall {
+        server,
+        tool,
+        arguments,
+    })
+}
+
+/// [`mcp_call_among`] with no known server.
+pub fn mcp_call(call: &Value) -> Option<McpCall> {
+    mcp_call_among(call, &[])
+}
+
+/// JSON arguments in a text block: the permission request's content first,
+/// then (with `with_content`) the call's.
+pub fn json_text_arguments(call: &Value, with_content: bool) -> Option<Value> {
+    let own = with_content.then(|| call["content"].as_array()).flatten();
+    let blocks = call[PERMISSION_CONTENT].as_array().into_iter().chain(own);
     for item in blocks.flatten() {
         let block = if item["type"] == "content" {
             &item["content"]
@@ -295,10 +456,10 @@ fn json_text_arguments(call: &Value) -> Value {
         if let Some(text) = block["text"].as_str()
             && let Ok(v @ Value::Object(_)) = serde_json::from_str::<Value>(text)
         {
-            return v;
+            return Some(v);
         }
     }
-    Value::Object(Map::new())
+    None
 }
 
 /// The Claude tool name for a tool call. `call` holds the ACP fields seen so
@@ -306,10 +467,16 @@ fn json_text_arguments(call: &Value) -> Value {
 /// `tool_call` / `tool_call_update` / the permission request's `toolCall`
 /// (see [`merge_tool_call`]).
 pub fn claude_tool_name(call: &Value) -> String {
-    if let Some(mcp) = mcp_call(call) {
+    claude_tool_name_among(call, &[])
+}
+
+/// [`claude_tool_name`] knowing the panel's MCP servers: an MCP identity
+/// wins over any kind or title.
+pub fn claude_tool_name_among(call: &Value, servers: &[String]) -> String {
+    if let Some(mcp) = mcp_call_among(call, servers) {
         return mcp.claude_name();
     }
-    if let Some(name) = call["kind"].as_str().and_then(name_for_kind) {
+    if let Some(name) = kind(call).and_then(name_for_kind) {
         return name.to_string();
     }
     match title(call) {
@@ -328,6 +495,12 @@ pub fn tool_input(call: &Value) -> Value {
     if let Some(mcp) = mcp_call(call) {
         return mcp.arguments;
     }
+    agent_tool_input(call)
+}
+
+/// The `input` of a call that is no MCP call: its rawInput in Claude's
+/// shape (see [`tool_input`]).
+pub fn agent_tool_input(call: &Value) -> Value {
     let mut input = match &call["rawInput"] {
         Value::Object(map) => map.clone(),
         Value::Null => Map::new(),
@@ -342,7 +515,7 @@ pub fn tool_input(call: &Value) -> Value {
             .entry("title")
             .or_insert_with(|| Value::String(t.to_string()));
     }
-    if let Some(kind) = call["kind"].as_str() {
+    if let Some(kind) = kind(call) {
         input
             .entry("kind")
             .or_insert_with(|| Value::String(kind.to_string()));
@@ -362,9 +535,7 @@ pub fn tool_input(call: &Value) -> Value {
             .entry("path")
             .or_insert_with(|| Value::String(path.to_string()));
     }
-    if matches!(call["kind"].as_str(), Some("read" | "edit" | "delete"))
-        && !input.contains_key("file_path")
-    {
+    if matches!(kind(call), Some("read" | "edit" | "delete")) && !input.contains_key("file_path") {
         let path = input
             .get("path")
             .and_then(Value::as_str)
@@ -376,26 +547,26 @@ pub fn tool_input(call: &Value) -> Value {
     Value::Object(input)
 }
 
-/// Whether the call's identity may still change: Grok's `use_tool` before
-/// its `tool_name` is known, or a call with neither title, kind nor rawInput
-/// yet. The core may hold the `tool_use` back while this holds, but must
-/// emit it before any permission request or result of the call.
+/// Whether the call's identity may still change: a call titled `use_tool`
+/// (a meta-tool that calls another) before the tool it calls is known, or a
+/// call with neither title, kind nor rawInput yet. The core holds the
+/// `tool_use` back while this holds, but emits it before anything that must
+/// follow it.
 pub fn identity_pending(call: &Value) -> bool {
-    if title(call) == Some("use_tool") {
-        return mcp_call(call).is_none();
-    }
-    title(call).is_none() && call["kind"].as_str().is_none() && call["rawInput"].is_null()
+    identity_pending_among(call, &[])
 }
 
-/// Whether the call so far has no `kind` and a title that is not a
-/// structural MCP identity: Grok Build's first `tool_call` carries only the
-/// name the model used (`run_terminal_command`, `write`), and the kind and
-/// real rawInput come in its next frame. The core holds such a call's
-/// `tool_use` back for one frame at most (unlike [`identity_pending`], which
-/// holds until the identity is known), and always before any permission
-/// request or result of the call.
-pub fn kind_pending(call: &Value) -> bool {
-    call["kind"].as_str().is_none() && title(call).is_some() && mcp_call(call).is_none()
+/// Whether the call has a kind (its own or its permission request's).
+pub fn has_kind(call: &Value) -> bool {
+    kind(call).is_some()
+}
+
+/// [`identity_pending`] knowing the panel's MCP servers.
+pub fn identity_pending_among(call: &Value, servers: &[String]) -> bool {
+    if title(call) == Some("use_tool") {
+        return mcp_call_among(call, servers).is_none();
+    }
+    title(call).is_none() && kind(call).is_none() && call["rawInput"].is_null()
 }
 
 #[cfg(test)]

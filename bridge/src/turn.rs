@@ -171,6 +171,8 @@ pub(crate) struct Turn {
     pub max_turns: bool,
     pub usage: Usage,
     pub saw_prompt_usage: bool,
+    /// Usage an agent reported in a chunk's `_meta` (used when no prompt usage came).
+    pub meta_usage: Option<Usage>,
     /// Context tokens from the latest `usage_update` (used when no prompt usage came).
     pub context_used: Option<u64>,
     pub cost_usd: Option<f64>,
@@ -195,6 +197,7 @@ impl Turn {
             max_turns: false,
             usage: Usage::default(),
             saw_prompt_usage: false,
+            meta_usage: None,
             context_used: None,
             cost_usd: None,
             last_text: String::new(),
@@ -240,7 +243,10 @@ impl Turn {
         };
         let mut usage = self.usage;
         if !self.saw_prompt_usage {
-            usage.input_tokens = self.context_used.unwrap_or(0);
+            match self.meta_usage {
+                Some(meta) => usage = meta,
+                None => usage.input_tokens = self.context_used.unwrap_or(0),
+            }
         }
         let result = match self.error.as_ref().or(self.prompt_error.as_ref()) {
             Some(e) => e.clone(),

@@ -42,23 +42,28 @@ impl Bridge {
         let tc = &crate::tool_name::permission_request_fields(params);
         let call_id = tc["toolCallId"].as_str().unwrap_or("").to_string();
         let options: Vec<Value> = params["options"].as_array().cloned().unwrap_or_default();
-        let (name, input, announced) = if call_id.is_empty() {
+        // calls held back before this request come before it
+        self.release_held_except(&call_id);
+        let servers = self.tool_calls.servers.clone();
+        let (mut name, mut input, announced) = if call_id.is_empty() {
             self.diag("permission request without toolCall.toolCallId".to_string());
             let mut fields = Value::Null;
             crate::tool_name::merge_tool_call(&mut fields, tc);
-            (
-                crate::tool_name::claude_tool_name(&fields),
-                crate::tool_name::tool_input(&fields),
-                true,
-            )
+            let call = crate::tool_calls::ToolCall::detached(fields);
+            (call.name(&servers), call.input(&servers), true)
         } else {
             let call = self.tool_calls.merge(&call_id, tc);
             call.asked = true;
-            (call.name(), call.input(), call.announced)
+            (call.name(&servers), call.input(&servers), call.announced)
         };
         if !announced && self.turn.is_some() {
             self.fold_message("tool_use");
             self.announce(&call_id);
+            // one name per call: the request carries the `tool_use`'s
+            if let Some(call) = self.tool_calls.get(&call_id) {
+                name = call.name(&servers);
+                input = call.input(&servers);
+            }
         }
         if self.panel_eof {
             self.diag(format!(
@@ -139,6 +144,17 @@ impl Bridge {
         if loading && kind != "available_commands_update" {
             return; // session/load replays the history the panel already shows
         }
+        // a held `tool_use` goes out before any later panel line
+        let emits = match kind {
+            "agent_message_chunk" | "agent_thought_chunk" => {
+                u["content"]["text"].as_str().is_some_and(|t| !t.is_empty())
+            }
+            "tool_call" | "tool_call_update" | "available_commands_update" => true,
+            _ => false,
+        };
+        if emits && self.turn.is_some() {
+            self.release_held_except(u["toolCallId"].as_str().unwrap_or(""));
+        }
         match kind {
             "agent_message_chunk" | "agent_thought_chunk" => {
                 let block_kind = if kind == "agent_message_chunk" {
@@ -155,6 +171,15 @@ impl Bridge {
                 };
                 if self.turn.is_none() {
                     return self.diag(format!("{kind} outside a turn skipped: {}", truncate(text)));
+                }
+                if text.is_empty() {
+                    // no block for no text; usage it carries counts
+                    if let Some(usage) = stream_json::Usage::from_meta(&u["_meta"])
+                        && let Some(t) = self.turn.as_mut()
+                    {
+                        t.meta_usage = Some(usage);
+                    }
+                    return;
                 }
                 let acp_id = u["messageId"].as_str();
                 if self
@@ -184,7 +209,7 @@ impl Bridge {
                     delta,
                 });
             }
-            "tool_call" | "tool_call_update" => match mcp_startup_server(u) {
+            "tool_call" | "tool_call_update" => match crate::tool_name::mcp_startup_server(u) {
                 Some(server) => self.mcp_startup(&server, u),
                 None => self.tool_call_update(u, now),
             },
@@ -322,13 +347,4 @@ impl Bridge {
             }
         }
     }
-}
-
-/// The server of codex's MCP startup notice (`mcp__<server>__startup`, kind
-/// other, no rawInput), if `u` is one.
-fn mcp_startup_server(u: &Value) -> Option<String> {
-    let title = u["title"].as_str()?;
-    let server = title.strip_prefix("mcp__")?.strip_suffix("__startup")?;
-    let other = matches!(u["kind"].as_str(), None | Some("other"));
-    (other && u["rawInput"].is_null() && !server.is_empty()).then(|| server.to_string())
 }

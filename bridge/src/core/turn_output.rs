@@ -20,19 +20,33 @@ impl Bridge {
 
     /// Announces calls still held back for a name, so each gets its result.
     pub(super) fn announce_held_back(&mut self) {
+        self.release_held_except("");
+    }
+
+    /// Announces every held-back call but `except` with what is known of it:
+    /// **a held `tool_use` goes out before any later panel line**, so holding
+    /// only ever improves its name and input, never the order of the stream.
+    pub(super) fn release_held_except(&mut self, except: &str) {
+        if self.turn.is_none() {
+            return;
+        }
         for id in self.tool_calls.unannounced_ids() {
-            self.fold_message("tool_use");
-            self.announce(&id);
+            if id != except {
+                self.fold_message("tool_use");
+                self.announce(&id);
+            }
         }
     }
 
     /// Emits the `tool_use` for a call.
     pub(super) fn announce(&mut self, call_id: &str) {
+        let servers = self.tool_calls.servers.clone();
         let Some(call) = self.tool_calls.get_mut(call_id) else {
             return;
         };
         call.announced = true;
-        let (name, input) = (call.name(), call.input());
+        let (name, input) = (call.name(&servers), call.input(&servers));
+        call.announced_name = Some(name.clone());
         self.next_msg += 1;
         let msg_id = format!("msg_acp_{}", self.next_msg);
         if let Some(c) = self.tool_calls.get_mut(call_id) {
@@ -75,6 +89,7 @@ impl Bridge {
         if self.turn.is_none() {
             return self.diag(format!("tool call {call_id} outside a turn skipped"));
         }
+        let servers = self.tool_calls.servers.clone();
         let call = self.tool_calls.merge(&call_id, u);
         call.reported = true;
         if call.closed {
@@ -83,14 +98,22 @@ impl Bridge {
         let status = call.status().unwrap_or("").to_string();
         let finished = status == "completed" || status == "failed";
         if !call.announced {
-            if !finished && tool_name::identity_pending(&call.fields) {
-                return; // announced once a later frame names the tool
-            }
-            if !finished && !call.held_for_kind && tool_name::kind_pending(&call.fields) {
-                // Grok names the call by the model's tool name first; its
-                // next frame (or a permission request, result, turn end)
-                // brings the kind that makes it Bash / Write
-                call.held_for_kind = true;
+            // the `tool_use` waits until its name and input are known: an
+            // MCP call until a frame carries its arguments, a meta-tool call
+            // (`use_tool`) until the tool it calls is named, a call without
+            // a kind until a frame brings the kind or an MCP identity, or a
+            // later frame says it runs; at the latest until anything that
+            // must follow it
+            let runs = call.frames > 1 && u["status"] == "in_progress";
+            let hold = !finished
+                && if tool_name::identity_pending_among(&call.fields, &servers) {
+                    true
+                } else if call.is_mcp(&servers) {
+                    call.awaits_arguments(&servers)
+                } else {
+                    !tool_name::has_kind(&call.fields) && !runs
+                };
+            if hold {
                 return;
             }
             self.fold_message("tool_use");
@@ -108,7 +131,11 @@ impl Bridge {
             // a script write the agent made without asking (auto-approve): report it
             let unasked_gated = (self.spec.script_gate && status == "completed" && !call.asked)
                 .then(|| {
-                    script_gate::gated_target_in_call(&call.name(), &call.input(), &call.fields)
+                    script_gate::gated_target_in_call(
+                        &call.name(&servers),
+                        &call.input(&servers),
+                        &call.fields,
+                    )
                 })
                 .flatten();
             let content = tool_result::tool_result_content_with(&call.fields, &self.spec.compat);
