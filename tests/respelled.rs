@@ -1,0 +1,758 @@
+//! The metamorphic suite: the bridge must recognise the panel's MCP calls
+//! and their real arguments however an agent spells and places them. From
+//! every committed recording whose golden shows an MCP `tool_use`, each
+//! variant of [`VARIANTS`] rewrites the agent's frames of those calls (the
+//! identity re-spelled into another form and field, a generic title, another
+//! kind, the arguments moved to a later frame, empty `_meta`-only chunks
+//! added), replays the result, and requires the bridge's panel lines to equal
+//! the recording's golden, ids aside. One trial per recording and variant:
+//! `respelled/<agent>/<version>/<scenario>/<variant>`.
+//!
+//! The variants are data (a table of spellings, places and moves), applied
+//! the same way to every agent: no variant knows which agent it rewrites.
+//! A variant that needs what a recording lacks (a permission request, a
+//! `tool_call` before it) is not generated for that recording.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use acp_harness::judge::golden::{self, RecordingId};
+use acp_harness::judge::{self, Corpus};
+use acp_harness::recording::{self, Dir, Event, Leg, Recording};
+use acp_harness::replay::normalise::Labeller;
+use acp_harness::scenario::{self, Scenario};
+use libtest_mimic::{Arguments, Failed, Trial};
+use regex::Regex;
+use serde_json::{Map, Value, json};
+
+/// Where a variant puts the call's identity.
+#[derive(Clone, Copy, Debug)]
+enum Place {
+    /// The title of every frame of the call.
+    Title,
+    /// A key of the frames' `_meta`.
+    Meta(&'static str),
+    /// rawInput `server` + `tool`.
+    RawServerTool,
+    /// A rawInput key holding the spelled identity.
+    RawField(&'static str),
+    /// Only the permission request's `toolCall.title` (the call's own frames
+    /// have no kind, so nothing names them before the request).
+    PermissionTitle,
+    /// Only an option name of the permission request (`Allow <identity>`).
+    OptionName,
+}
+
+/// The title of the call's frames when the identity is elsewhere.
+#[derive(Clone, Copy, Debug)]
+enum Title {
+    Label(&'static str),
+    /// The arguments as JSON.
+    ArgumentsJson,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    Keep,
+    Set(&'static str),
+    Remove,
+}
+
+/// Where the arguments travel.
+#[derive(Clone, Copy, Debug)]
+enum Arguments_ {
+    /// rawInput `arguments` on every frame that had rawInput (else the first).
+    WithFrames,
+    /// Only the identity's decoration (`<identity>: <arguments JSON>`).
+    Decoration,
+    /// Only a `tool_call_update` inserted right after the first frame.
+    LaterUpdate,
+    /// Only the permission request's `toolCall.rawInput`.
+    PermissionOnly,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Variant {
+    name: &'static str,
+    place: Place,
+    /// `{s}`, `{t}`, `{args}` stand for server, tool and arguments JSON.
+    spelling: &'static str,
+    title: Title,
+    kind: Kind,
+    arguments: Arguments_,
+    /// Leave the calls alone; add empty `_meta`-only chunks instead.
+    empty_chunks: bool,
+}
+
+const fn v(name: &'static str, place: Place, spelling: &'static str) -> Variant {
+    Variant {
+        name,
+        place,
+        spelling,
+        title: Title::Label("ToolCall"),
+        kind: Kind::Keep,
+        arguments: Arguments_::WithFrames,
+        empty_chunks: false,
+    }
+}
+
+const fn generic(name: &'static str, title: Title, kind: Kind) -> Variant {
+    Variant {
+        title,
+        kind,
+        ..v(name, Place::Meta("toolName"), "mcp__{s}__{t}")
+    }
+}
+
+const fn moved(name: &'static str, arguments: Arguments_, spelling: &'static str) -> Variant {
+    Variant {
+        arguments,
+        ..v(name, Place::Title, spelling)
+    }
+}
+
+/// (a) each spelling in the title and each field; (b) generic titles and
+/// other kinds; (c) arguments moved; (d) empty chunks.
+const VARIANTS: &[Variant] = &[
+    v("title-mcp__S__T", Place::Title, "mcp__{s}__{t}"),
+    v("title-S__T", Place::Title, "{s}__{t}"),
+    v("title-S_T", Place::Title, "{s}_{t}"),
+    v("title-S.T", Place::Title, "{s}.{t}"),
+    v("title-mcp.S.T", Place::Title, "mcp.{s}.{t}"),
+    v("title-S-slash-T", Place::Title, "{s}/{t}"),
+    v("title-S-colon-T", Place::Title, "{s}:{t}"),
+    v("title-Tool-S-slash-T", Place::Title, "Tool: {s}/{t}"),
+    v("title-T-S-MCP-Server", Place::Title, "{t} ({s} MCP Server)"),
+    v("title-decorated", Place::Title, "mcp__{s}__{t}: {args}"),
+    v("title-S.T-decorated", Place::Title, "{s}.{t}: {args}"),
+    moved(
+        "title-decoration-only-arguments",
+        Arguments_::Decoration,
+        "{s}__{t}: {args}",
+    ),
+    v("meta-toolName", Place::Meta("toolName"), "mcp__{s}__{t}"),
+    v("meta-tool_name", Place::Meta("tool_name"), "{s}__{t}"),
+    v("meta-name", Place::Meta("name"), "{s}.{t}"),
+    v("meta-name-S-colon-T", Place::Meta("name"), "{s}:{t}"),
+    v("rawInput-server-tool", Place::RawServerTool, ""),
+    v(
+        "rawInput-tool_name",
+        Place::RawField("tool_name"),
+        "{s}_{t}",
+    ),
+    v("rawInput-name", Place::RawField("name"), "{s}/{t}"),
+    v(
+        "rawInput-name-T-S-MCP-Server",
+        Place::RawField("name"),
+        "{t} ({s} MCP Server)",
+    ),
+    v("permission-title", Place::PermissionTitle, "Tool: {s}/{t}"),
+    v(
+        "permission-title-mcp.S.T",
+        Place::PermissionTitle,
+        "mcp.{s}.{t}",
+    ),
+    v("permission-option-name", Place::OptionName, "mcp__{s}__{t}"),
+    generic(
+        "generic-ToolCall-other",
+        Title::Label("ToolCall"),
+        Kind::Set("other"),
+    ),
+    generic(
+        "generic-ToolCall-read",
+        Title::Label("ToolCall"),
+        Kind::Set("read"),
+    ),
+    generic(
+        "generic-ToolCall-execute",
+        Title::Label("ToolCall"),
+        Kind::Set("execute"),
+    ),
+    generic(
+        "generic-ToolCall-no-kind",
+        Title::Label("ToolCall"),
+        Kind::Remove,
+    ),
+    generic(
+        "generic-braces-other",
+        Title::Label("{}"),
+        Kind::Set("other"),
+    ),
+    generic("generic-braces-read", Title::Label("{}"), Kind::Set("read")),
+    generic(
+        "generic-braces-execute",
+        Title::Label("{}"),
+        Kind::Set("execute"),
+    ),
+    generic("generic-braces-no-kind", Title::Label("{}"), Kind::Remove),
+    generic(
+        "generic-arguments-other",
+        Title::ArgumentsJson,
+        Kind::Set("other"),
+    ),
+    generic(
+        "generic-arguments-read",
+        Title::ArgumentsJson,
+        Kind::Set("read"),
+    ),
+    generic(
+        "generic-arguments-execute",
+        Title::ArgumentsJson,
+        Kind::Set("execute"),
+    ),
+    generic(
+        "generic-arguments-no-kind",
+        Title::ArgumentsJson,
+        Kind::Remove,
+    ),
+    moved(
+        "arguments-in-a-later-update",
+        Arguments_::LaterUpdate,
+        "mcp__{s}__{t}",
+    ),
+    moved(
+        "arguments-in-the-permission-request",
+        Arguments_::PermissionOnly,
+        "{s}__{t}",
+    ),
+    Variant {
+        empty_chunks: true,
+        ..v("empty-meta-only-chunks", Place::Title, "")
+    },
+];
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// An MCP call as the golden shows it: the agent's call id, its Claude name
+/// split into server and tool, and its input.
+#[derive(Clone, Debug)]
+struct McpCall {
+    server: String,
+    tool: String,
+    arguments: Value,
+}
+
+/// A recording prepared once for all its variants.
+struct Base {
+    recording: Recording,
+    scenario: Scenario,
+    golden_panel: Vec<String>,
+    calls: HashMap<String, McpCall>,
+    /// Calls with a permission request, and calls whose first frame is a
+    /// `tool_call` (not the permission request).
+    asked: HashSet<String>,
+    reported_first: HashSet<String>,
+    /// Size of the agent's ACP frames: what a replay costs.
+    acp_bytes: usize,
+}
+
+/// How many variants a recording of an older version gets (the newest
+/// version of each agent gets every variant; `RESPELLED_ALL=1` gives every
+/// recording every variant). The choice rotates over the table from one
+/// recording to the next, so every variant still meets every agent's
+/// older dialects.
+const SHARE: usize = 8;
+/// The same for recordings whose agent frames are large (screenshots):
+/// each replay of one costs as much as dozens of others.
+const HEAVY_SHARE: usize = 3;
+const HEAVY_BYTES: usize = 256 * 1024;
+
+/// The newest version of each agent among the recordings, by semver.
+fn newest_versions(
+    bases: &[(PathBuf, RecordingId, Result<Base, String>)],
+) -> HashMap<String, String> {
+    let mut newest: HashMap<String, semver::Version> = HashMap::new();
+    for (_, id, _) in bases {
+        let Ok(v) = semver::Version::parse(&id.version) else {
+            continue;
+        };
+        let slot = newest.entry(id.agent.clone()).or_insert_with(|| v.clone());
+        if v > *slot {
+            *slot = v;
+        }
+    }
+    newest
+        .into_iter()
+        .map(|(agent, v)| (agent, v.to_string()))
+        .collect()
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let corpus = Corpus::at(root());
+    let mut jobs = Vec::new();
+    for path in corpus.recordings().unwrap_or_default() {
+        let id = corpus.id_of(&path, None);
+        let Some(golden) = golden::read(&id.snapshot_path(&corpus.snapshots))
+            .ok()
+            .flatten()
+        else {
+            continue;
+        };
+        if golden.contains(r#""type":"tool_use","id":"#) && golden.contains(r#""name":"mcp__"#) {
+            jobs.push((path, id, golden));
+        }
+    }
+    // prepared up front (in parallel), so a variant a recording cannot have
+    // is never listed as a trial
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunk = jobs.len().div_ceil(threads).max(1);
+    let bases: Vec<(PathBuf, RecordingId, Result<Base, String>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = jobs
+            .chunks(chunk)
+            .map(|part| {
+                let corpus = &corpus;
+                scope.spawn(move || {
+                    part.iter()
+                        .map(|(path, id, golden)| {
+                            (path.clone(), id.clone(), prepare(corpus, path, golden))
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("preparing a recording panicked"))
+            .collect()
+    });
+    let newest = newest_versions(&bases);
+    let all = std::env::var_os("RESPELLED_ALL").is_some();
+    let mut trials = Vec::new();
+    for (index, (_, id, base)) in bases.into_iter().enumerate() {
+        let base = match base {
+            Ok(b) => Arc::new(b),
+            Err(e) => {
+                let name = format!("respelled/{}", id.trial_name());
+                trials.push(Trial::test(name, move || Err(Failed::from(e))));
+                continue;
+            }
+        };
+        let applicable: Vec<&'static Variant> =
+            VARIANTS.iter().filter(|v| applies(&base, v)).collect();
+        let take = if all || newest.get(&id.agent) == Some(&id.version) {
+            applicable.len()
+        } else if base.acp_bytes > HEAVY_BYTES {
+            HEAVY_SHARE
+        } else {
+            SHARE
+        };
+        let picked = (0..take.min(applicable.len()))
+            .map(|k| applicable[(index * SHARE + k) % applicable.len()]);
+        for variant in picked {
+            let (base, id) = (base.clone(), id.clone());
+            let name = format!("respelled/{}/{}", id.trial_name(), variant.name);
+            trials.push(Trial::test(name, move || run_variant(&base, &id, variant)));
+        }
+    }
+    libtest_mimic::run(&args, trials).exit();
+}
+
+/// Reads the recording and its scenario, and finds its MCP calls by
+/// replaying it as recorded.
+fn prepare(corpus: &Corpus, path: &Path, golden: &str) -> Result<Base, String> {
+    let mut recording = recording::read(path).map_err(|e| e.to_string())?;
+    // the HTTP legs (MCP and model bodies, screenshots among them) play no
+    // part in a replay; leaving them out keeps each variant's copy small
+    recording
+        .events
+        .retain(|e| !matches!(e.leg, Leg::Mcp | Leg::Model));
+    let scenario =
+        scenario::find(&corpus.scenarios, &recording.header.scenario).map_err(|e| e.to_string())?;
+    let replay = judge::replay_with(&recording, &scenario);
+    let mut calls = HashMap::new();
+    for line in &replay.panel_lines {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        for block in v["message"]["content"].as_array().into_iter().flatten() {
+            if block["type"] != "tool_use" {
+                continue;
+            }
+            let (Some(id), Some(name)) = (block["id"].as_str(), block["name"].as_str()) else {
+                continue;
+            };
+            if let Some((server, tool)) =
+                name.strip_prefix("mcp__").and_then(|r| r.split_once("__"))
+            {
+                calls.insert(
+                    id.to_string(),
+                    McpCall {
+                        server: server.into(),
+                        tool: tool.into(),
+                        arguments: block["input"].clone(),
+                    },
+                );
+            }
+        }
+    }
+    let mut asked = HashSet::new();
+    let mut seen = HashSet::new();
+    let mut reported_first = HashSet::new();
+    for e in agent_frames(&recording) {
+        let Ok(v) = serde_json::from_str::<Value>(&e.raw) else {
+            continue;
+        };
+        if let Some(id) = call_id(&v) {
+            if !calls.contains_key(&id) || !seen.insert(id.clone()) {
+                if v["method"] == "session/request_permission" {
+                    asked.insert(id);
+                }
+                continue;
+            }
+            if v["method"] == "session/request_permission" {
+                asked.insert(id);
+            } else if !is_final(&v["params"]["update"]) {
+                reported_first.insert(id);
+            }
+        }
+    }
+    let acp_bytes = agent_frames(&recording).map(|e| e.raw.len()).sum();
+    Ok(Base {
+        acp_bytes,
+        golden_panel: panel_lines(golden),
+        recording,
+        scenario,
+        calls,
+        asked,
+        reported_first,
+    })
+}
+
+fn agent_frames(r: &Recording) -> impl Iterator<Item = &Event> {
+    r.events
+        .iter()
+        .filter(|e| e.leg == Leg::Acp && e.dir == Dir::FromAgent)
+}
+
+/// The tool call a frame is about: a `tool_call` / `tool_call_update` or a
+/// permission request.
+fn call_id(v: &Value) -> Option<String> {
+    match v["method"].as_str()? {
+        "session/update" => {
+            let u = &v["params"]["update"];
+            matches!(
+                u["sessionUpdate"].as_str(),
+                Some("tool_call" | "tool_call_update")
+            )
+            .then(|| u["toolCallId"].as_str().map(str::to_string))
+            .flatten()
+        }
+        "session/request_permission" => v["params"]["toolCall"]["toolCallId"]
+            .as_str()
+            .map(str::to_string),
+        _ => None,
+    }
+}
+
+fn is_final(update: &Value) -> bool {
+    matches!(update["status"].as_str(), Some("completed" | "failed"))
+}
+
+/// Whether the variant can be made from this recording's calls.
+fn applies(base: &Base, variant: &Variant) -> bool {
+    let needs_request = matches!(variant.place, Place::PermissionTitle | Place::OptionName)
+        || matches!(variant.arguments, Arguments_::PermissionOnly);
+    let needs_tool_call = matches!(variant.arguments, Arguments_::LaterUpdate);
+    base.calls.keys().all(|id| {
+        (!needs_request || base.asked.contains(id))
+            && (!needs_tool_call || base.reported_first.contains(id))
+    })
+}
+
+fn run_variant(base: &Base, id: &RecordingId, variant: &Variant) -> Result<(), Failed> {
+    let mut recording = base.recording.clone();
+    recording.events = rewrite(&base.recording, &base.calls, variant);
+    let replay = judge::replay_with(&recording, &base.scenario);
+    let got = normalised_panel_lines(&replay.panel_lines);
+    let divergences = replay.divergences().count();
+    if got == base.golden_panel && divergences == 0 {
+        return Ok(());
+    }
+    let first = got
+        .iter()
+        .zip(&base.golden_panel)
+        .position(|(a, b)| a != b)
+        .unwrap_or(got.len().min(base.golden_panel.len()));
+    let show = |lines: &[String]| {
+        lines
+            .get(first)
+            .map(|l| shorten(l))
+            .unwrap_or_else(|| "(no line)".into())
+    };
+    Err(format!(
+        "{} variant {}: the bridge's panel output differs from the golden ({} lines vs {}, {divergences} divergence(s)); first difference at panel line {}:\n  golden: {}\n  got:    {}",
+        id.trial_name(),
+        variant.name,
+        got.len(),
+        base.golden_panel.len(),
+        first + 1,
+        show(&base.golden_panel),
+        show(&got),
+    )
+    .into())
+}
+
+fn shorten(s: &str) -> String {
+    if s.len() <= 600 {
+        return s.to_string();
+    }
+    let mut end = 600;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &s[..end])
+}
+
+/// A replay's panel lines normalised as a transcript normalises them, then
+/// relabelled (see [`panel_lines`]).
+fn normalised_panel_lines(lines: &[String]) -> Vec<String> {
+    let mut labels = Labeller::new();
+    let text: String = lines
+        .iter()
+        .map(|l| format!("bridge>panel {}\n", labels.line(l)))
+        .collect();
+    panel_lines(&text)
+}
+
+/// The `bridge>panel` lines of a transcript, with the labels of ids
+/// renumbered in order of first appearance among these lines alone.
+fn panel_lines(transcript: &str) -> Vec<String> {
+    static LABEL: OnceLock<Regex> = OnceLock::new();
+    let label = LABEL.get_or_init(|| Regex::new(r"<(uuid|tool-call|session) \d+>").expect("regex"));
+    let mut seen: HashMap<String, String> = HashMap::new();
+    let mut counts: HashMap<String, usize> = HashMap::new();
+    transcript
+        .lines()
+        .filter_map(|l| l.strip_prefix("bridge>panel "))
+        .map(|l| {
+            label
+                .replace_all(l, |c: &regex::Captures| {
+                    let whole = c[0].to_string();
+                    seen.entry(whole)
+                        .or_insert_with(|| {
+                            let k = counts.entry(c[1].to_string()).or_default();
+                            *k += 1;
+                            format!("<{} {}>", &c[1], k)
+                        })
+                        .clone()
+                })
+                .into_owned()
+        })
+        .collect()
+}
+
+/// The recording's events with the variant applied to its MCP calls.
+fn rewrite(r: &Recording, calls: &HashMap<String, McpCall>, variant: &Variant) -> Vec<Event> {
+    let mut out = Vec::with_capacity(r.events.len());
+    let mut seen: HashSet<String> = HashSet::new();
+    // calls that had rawInput in some frame: the arguments go where it was
+    let had_raw: HashSet<String> = agent_frames(r)
+        .filter_map(|e| serde_json::from_str::<Value>(&e.raw).ok())
+        .filter_map(|v| {
+            let id = call_id(&v)?;
+            let has = !v["params"]["update"]["rawInput"].is_null()
+                || !v["params"]["toolCall"]["rawInput"].is_null();
+            has.then_some(id)
+        })
+        .collect();
+    for e in &r.events {
+        if e.leg != Leg::Acp || e.dir != Dir::FromAgent {
+            out.push(e.clone());
+            continue;
+        }
+        let Ok(mut v) = serde_json::from_str::<Value>(&e.raw) else {
+            out.push(e.clone());
+            continue;
+        };
+        if variant.empty_chunks {
+            let chunk = v["params"]["update"]["sessionUpdate"] == "agent_message_chunk";
+            out.push(e.clone());
+            if chunk {
+                let message_id = v["params"]["update"]["messageId"].as_str();
+                out.push(with_raw(e, empty_chunk(&v, message_id)));
+            }
+            continue;
+        }
+        let Some(id) = call_id(&v) else {
+            out.push(e.clone());
+            continue;
+        };
+        let Some(call) = calls.get(&id) else {
+            out.push(e.clone());
+            continue;
+        };
+        let first = seen.insert(id.clone());
+        let is_request = v["method"] == "session/request_permission";
+        let frame = if is_request {
+            &mut v["params"]["toolCall"]
+        } else {
+            &mut v["params"]["update"]
+        };
+        let final_frame = is_final(frame);
+        strip(frame, final_frame);
+        if is_request {
+            strip_options(&mut v["params"], call);
+            if let Some(meta) = v["params"].as_object_mut() {
+                meta.remove("_meta");
+            }
+        }
+        let args_here = match variant.arguments {
+            Arguments_::WithFrames => {
+                (had_raw.contains(&id) && !final_frame) || (!had_raw.contains(&id) && first)
+            }
+            Arguments_::PermissionOnly => is_request,
+            Arguments_::Decoration | Arguments_::LaterUpdate => false,
+        };
+        place(&mut v, is_request, call, variant, args_here);
+        let later = matches!(variant.arguments, Arguments_::LaterUpdate) && first && !is_request;
+        out.push(with_raw(e, v.to_string()));
+        if later {
+            let update = json!({
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": {
+                    "sessionId": v["params"]["sessionId"],
+                    "update": {
+                        "sessionUpdate": "tool_call_update",
+                        "toolCallId": id,
+                        "rawInput": {"arguments": call.arguments}
+                    }
+                }
+            });
+            out.push(with_raw(e, update.to_string()));
+        }
+    }
+    out
+}
+
+fn with_raw(e: &Event, raw: String) -> Event {
+    let mut e = e.clone();
+    e.raw = raw;
+    e
+}
+
+/// A chunk with empty text that carries only `_meta`.
+fn empty_chunk(like: &Value, message_id: Option<&str>) -> String {
+    let mut update = json!({
+        "sessionUpdate": "agent_message_chunk",
+        "content": {"type": "text", "text": ""},
+        "_meta": {"eventId": "respelled-empty-chunk"}
+    });
+    if let Some(id) = message_id {
+        update["messageId"] = json!(id);
+    }
+    json!({
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {"sessionId": like["params"]["sessionId"], "update": update}
+    })
+    .to_string()
+}
+
+/// Removes every place a call's identity or arguments may sit in one frame:
+/// title, `_meta`, rawInput, and (outside its result) JSON text blocks.
+fn strip(frame: &mut Value, final_frame: bool) {
+    let Some(map) = frame.as_object_mut() else {
+        return;
+    };
+    for key in ["title", "_meta", "rawInput"] {
+        map.remove(key);
+    }
+    if !final_frame && let Some(Value::Array(content)) = map.get_mut("content") {
+        content.retain(|item| {
+            let block = if item["type"] == "content" {
+                &item["content"]
+            } else {
+                item
+            };
+            block["text"]
+                .as_str()
+                .is_none_or(|t| serde_json::from_str::<Map<String, Value>>(t).is_err())
+        });
+    }
+}
+
+/// Option names that name the call's server or tool lose that word.
+fn strip_options(params: &mut Value, call: &McpCall) {
+    for option in params["options"].as_array_mut().into_iter().flatten() {
+        let Some(name) = option["name"].as_str() else {
+            continue;
+        };
+        let words: Vec<&str> = name
+            .split_whitespace()
+            .filter(|w| !w.contains(&call.server) && !w.contains(&call.tool))
+            .collect();
+        option["name"] = json!(words.join(" "));
+    }
+}
+
+fn spell(template: &str, call: &McpCall) -> String {
+    template
+        .replace("{s}", &call.server)
+        .replace("{t}", &call.tool)
+        .replace("{args}", &call.arguments.to_string())
+}
+
+/// Puts the variant's identity, title, kind and arguments into one frame.
+fn place(v: &mut Value, is_request: bool, call: &McpCall, variant: &Variant, args_here: bool) {
+    let identity = spell(variant.spelling, call);
+    let on_request_only = matches!(variant.place, Place::PermissionTitle | Place::OptionName);
+    if is_request && let Place::OptionName = variant.place {
+        let options = v["params"]["options"].as_array_mut();
+        if let Some(option) = options.and_then(|o| o.iter_mut().find(|o| o["kind"] == "allow_once"))
+        {
+            option["name"] = json!(format!("Allow {identity}"));
+        }
+    }
+    let frame = if is_request {
+        &mut v["params"]["toolCall"]
+    } else {
+        &mut v["params"]["update"]
+    };
+    let Some(map) = frame.as_object_mut() else {
+        return;
+    };
+    let title = match (variant.place, variant.title) {
+        (Place::Title, _) => identity.clone(),
+        (Place::PermissionTitle, _) if is_request => identity.clone(),
+        (_, Title::Label(label)) => label.to_string(),
+        (_, Title::ArgumentsJson) => call.arguments.to_string(),
+    };
+    map.insert("title".into(), json!(title));
+    match variant.kind {
+        _ if on_request_only && !is_request => {
+            map.remove("kind");
+        }
+        Kind::Keep => {}
+        Kind::Set(k) => {
+            map.insert("kind".into(), json!(k));
+        }
+        Kind::Remove => {
+            map.remove("kind");
+        }
+    }
+    if let Place::Meta(key) = variant.place {
+        map.insert("_meta".into(), json!({ key: identity }));
+    }
+    let mut raw = Map::new();
+    match variant.place {
+        Place::RawServerTool => {
+            raw.insert("server".into(), json!(call.server));
+            raw.insert("tool".into(), json!(call.tool));
+        }
+        Place::RawField(key) => {
+            raw.insert(key.into(), json!(identity));
+        }
+        _ => {}
+    }
+    if args_here {
+        raw.insert("arguments".into(), call.arguments.clone());
+    }
+    if !raw.is_empty() {
+        map.insert("rawInput".into(), Value::Object(raw));
+    }
+}
