@@ -384,12 +384,48 @@ impl Bridge {
     // ------------------------------------------------------------ agent side
 }
 
+/// A JSON-RPC error as text: its message and code, plus the details in its
+/// `data` when the message alone is one of JSON-RPC's generic texts
+/// ("Internal error"), which says nothing the panel's user can act on.
 fn rpc_message(e: &Value) -> String {
-    match (e["code"].as_i64(), e["message"].as_str()) {
+    let text = match (e["code"].as_i64(), e["message"].as_str()) {
         (Some(c), Some(m)) => format!("{m} (code {c})"),
         (None, Some(m)) => m.to_string(),
-        _ => e.to_string(),
+        _ => return e.to_string(),
+    };
+    let generic = e["message"].as_str().is_some_and(|m| {
+        let m = m.trim().trim_end_matches('.');
+        m.is_empty()
+            || ["internal error", "server error", "unknown error", "error"]
+                .iter()
+                .any(|g| m.eq_ignore_ascii_case(g))
+    });
+    match error_details(&e["data"]).filter(|_| generic) {
+        Some(details) => format!("{text}: {}", truncate(&details)),
+        None => text,
     }
+}
+
+/// The readable part of a JSON-RPC error's `data`: a string, or its
+/// `message` / `details` / `error.message` (also inside a JSON string),
+/// else the object itself.
+fn error_details(data: &Value) -> Option<String> {
+    let text = match data {
+        Value::Null => return None,
+        Value::String(s) => s.clone(),
+        Value::Object(map) if map.is_empty() => return None,
+        other => ["message", "details", "detail"]
+            .iter()
+            .find_map(|k| other[*k].as_str().map(str::to_string))
+            .unwrap_or_else(|| other.to_string()),
+    };
+    let nested = serde_json::from_str::<Value>(&text).ok().and_then(|v| {
+        [&v["error"]["message"], &v["message"]]
+            .into_iter()
+            .find_map(|m| m.as_str().map(str::to_string))
+    });
+    let text = nested.unwrap_or(text);
+    (!text.trim().is_empty()).then_some(text)
 }
 
 fn current_mode(session_result: &Value) -> Option<String> {
