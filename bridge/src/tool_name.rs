@@ -1,20 +1,34 @@
 //! The Claude tool name and input for an ACP tool call. The panel renders,
 //! auto-approves and gates by Claude tool names, so every tool call gets one.
 //!
-//! MCP tools are recognised **structurally**, only from the places where each
-//! agent really puts the tool's identity (bridge.md "Tool-name mapping"),
-//! never by searching a title or a command for a tool name:
+//! **One identity rule, the same for every agent**: a call is a call of MCP
+//! server S, tool T when a structural field of the call *is* an identifier
+//! naming S and T (see [`identity`]): rawInput `server` + `tool`, rawInput
+//! `tool_name` / `toolName` / `name` / `tool`, the title, any string in
+//! `_meta`, the permission request's title, `_meta` and option names. The
+//! spellings are `mcp__S__T`, `S__T`, `mcp.S.T`, `Tool: S/T`,
+//! `T (S MCP Server)` for any server, and `S_T`, `S.T`, `S/T`, `S:T`,
+//! `S::T` (also after an `mcp` prefix) for the panel's own servers, where the
+//! separator could also be part of a name; any of them may be followed by a
+//! decoration (`: <arguments JSON>`). Whole fields only: a shell command or a
+//! sentence that mentions a tool is not that tool. The agents recorded so far
+//! are examples of the rule, not cases of it:
 //!
 //! | agent | where the identity is |
 //! |---|---|
-//! | codex-acp 0.x | rawInput `{server, tool, arguments}`; title `Tool: <server>/<tool>` |
-//! | codex-acp 1.x/2.x | the same rawInput; title `mcp.<server>.<tool>` with `_meta.is_mcp_tool_call` (kind `execute`, still not Bash) |
-//! | Grok Build | title `use_tool` with rawInput `{tool_name: "<server>__<tool>", tool_input}`, later retitled `<server>__<tool>` with rawInput `variant` `UseTool` / `MCPTool`; a direct call titled `<server>__<tool>` |
-//! | Gemini CLI >= 0.36 | title `<tool> (<server> MCP Server)`; arguments only as a JSON text block in `content` |
-//! | Gemini CLI 0.24-0.35 | title = the arguments as JSON; tool and server only in the permission options `proceed_always_tool` "Always Allow <tool>" / `proceed_always_server` "Always Allow <server>" |
+//! | codex-acp | rawInput `{server, tool, arguments}`; title `Tool: S/T` (0.x) or `mcp.S.T` (1.x/2.x) |
+//! | Grok Build | rawInput `tool_name: "S__T"` of its `use_tool` meta-tool; title and `_meta` `S__T` |
+//! | Gemini CLI >= 0.36 | title `T (S MCP Server)`; arguments as a JSON text block |
+//! | Gemini CLI 0.24-0.35 | the permission options `proceed_always_tool` / `proceed_always_server` "Always Allow <x>"; the title is the arguments as JSON |
 //!
-//! Everything else maps by ACP `kind`, and by title when the kind is `other`
-//! or missing.
+//! A bare tool name (`uap_ping`) is not resolved against the server's tool
+//! list: an agent's own tool may share the name, and asking the server would
+//! put I/O into the sans-IO core for a case no agent has shown.
+//!
+//! An MCP call's input is its arguments (see [`mcp_arguments`]); anything
+//! else maps by ACP `kind`, and by title when the kind is `other` or missing.
+//! A permission request's title and kind never rename a call: they stand in
+//! only while the call has none ([`PERMISSION_TITLE`], [`PERMISSION_KIND`]).
 
 use serde_json::{Map, Value};
 
@@ -90,6 +104,10 @@ pub const PERMISSION_CONTENT: &str = "permissionContent";
 /// the unity-ops MCP server to run tool ..."; Gemini: the arguments as JSON
 /// text), so it is kept as [`PERMISSION_CONTENT`]: a rejected call's result
 /// then comes from its own final frame, and Gemini's arguments stay readable.
+/// Its `title` and `kind` describe the request too (some agents title it
+/// with the arguments, or say `read` for an MCP call), so they are kept as
+/// [`PERMISSION_TITLE`] / [`PERMISSION_KIND`]: read for an identity, and as
+/// title and kind only while the call has none of its own.
 pub fn permission_tool_call(tool_call: &Value) -> Value {
     let mut fields = tool_call.clone();
     if let Some(map) = fields.as_object_mut() {
