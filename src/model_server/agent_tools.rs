@@ -14,8 +14,10 @@
 //!
 //! In the `arguments` template a string that is exactly `{key}` becomes the
 //! scenario argument `key` as it is (any JSON value); `{key}` inside a longer
-//! string is replaced by its text. So agent-specific names and shapes live in
-//! the profiles, never in code.
+//! string is replaced by its text. The run's own values (`{workspace}`,
+//! `{home}`: [`AgentTools::with_run_values`]) are filled in first, for agents
+//! whose file tools demand absolute paths (`file_path = "{workspace}/{path}"`).
+//! So agent-specific names and shapes live in the profiles, never in code.
 
 use std::collections::BTreeMap;
 
@@ -54,6 +56,32 @@ pub enum AgentToolError {
 }
 
 impl AgentTools {
+    /// The table with the run's values (`("workspace", "/tmp/.../workspace")`)
+    /// written into every template string that names them as `{workspace}`
+    /// / `{home}`; the scenario's arguments are filled in later by
+    /// [`AgentTools::render`].
+    pub fn with_run_values(mut self, values: &[(&str, &str)]) -> AgentTools {
+        fn fill_run(v: &mut Value, values: &[(&str, &str)]) {
+            match v {
+                Value::String(s) => {
+                    for (key, value) in values {
+                        let placeholder = format!("{{{key}}}");
+                        if s.contains(&placeholder) {
+                            *s = s.replace(&placeholder, value);
+                        }
+                    }
+                }
+                Value::Array(items) => items.iter_mut().for_each(|i| fill_run(i, values)),
+                Value::Object(map) => map.values_mut().for_each(|i| fill_run(i, values)),
+                _ => {}
+            }
+        }
+        for tool in self.0.values_mut() {
+            fill_run(&mut tool.arguments, values);
+        }
+        self
+    }
+
     /// The tool reference and arguments for a call of `role` with the
     /// scenario's `args`.
     pub fn render(&self, role: &str, args: &Value) -> Result<(ToolRef, Value), AgentToolError> {
@@ -149,6 +177,21 @@ mod tests {
         toml::from_str::<BTreeMap<String, AgentTool>>(toml_text)
             .map(AgentTools)
             .unwrap()
+    }
+
+    #[test]
+    fn run_placeholders_are_filled_before_the_scenario_arguments() {
+        let tools = table(
+            "[write_file]\nname = \"write\"\narguments = { file_path = \"{workspace}/{path}\", cache = \"{home}/.cache\", content = \"{content}\" }\n",
+        )
+        .with_run_values(&[("workspace", "/w"), ("home", "/h")]);
+        let (_, arguments) = tools
+            .render("write_file", &json!({"path": "A/B.cs", "content": "x"}))
+            .unwrap();
+        assert_eq!(
+            arguments,
+            json!({"file_path": "/w/A/B.cs", "cache": "/h/.cache", "content": "x"})
+        );
     }
 
     #[test]

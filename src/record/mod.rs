@@ -403,6 +403,9 @@ async fn record_one(ctx: &RunContext<'_>) -> anyhow::Result<(PathBuf, Outcome)> 
                 .try_into()
                 .with_context(|| format!("{}: [model.agent_tools]", ctx.profile.path.display()))?,
         };
+        let home_s = home.display().to_string();
+        let agent_tools =
+            agent_tools.with_run_values(&[("workspace", &workspace_s), ("home", &home_s)]);
         Some(
             ModelServer::start_with_agent_tools(
                 flavour,
