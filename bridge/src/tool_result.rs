@@ -27,7 +27,7 @@ use crate::Compat;
 
 /// At most this many images per result; later ones leave `[image]`.
 pub const MAX_IMAGES: usize = 4;
-/// An image whose base64 is longer than this is dropped, leaving `[image]`.
+/// An image whose base64 is longer than this (or empty) is dropped, leaving `[image]`.
 pub const MAX_IMAGE_BASE64: usize = 8 * 1024 * 1024;
 /// The text a dropped image leaves behind.
 pub const IMAGE_PLACEHOLDER: &str = "[image]";
@@ -44,7 +44,12 @@ struct Rendered {
 impl Rendered {
     fn image(&mut self, mime: &str, data: &str) {
         self.images_seen += 1;
-        if data.len() > MAX_IMAGE_BASE64 || self.images.len() >= MAX_IMAGES {
+        // an image without data (withheld by the agent) is no image block:
+        // the panel would get an invalid one; the marker says what was there
+        if data.trim().is_empty()
+            || data.len() > MAX_IMAGE_BASE64
+            || self.images.len() >= MAX_IMAGES
+        {
             self.texts.push(IMAGE_PLACEHOLDER.to_string());
         } else {
             self.images.push(json!({"type": "image", "source": {"type": "base64", "media_type": mime, "data": data}}));
