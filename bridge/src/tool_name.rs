@@ -292,7 +292,11 @@ const IDENTITY_KEYS: &[&str] = &[
     "variant",
 ];
 const SERVER_KEYS: &[&str] = &["server", "server_name", "serverName", "mcp_server"];
+/// Keys whose value may spell a whole identity (`tool_name: "S__T"`).
 const TOOL_KEYS: &[&str] = &["tool", "tool_name", "toolName", "name"];
+/// Keys that name the tool beside a server key (`{server, tool}`); `name`
+/// is left out: `{server, name}` is as likely an agent tool's own arguments.
+const PAIRED_TOOL_KEYS: &[&str] = &["tool", "tool_name", "toolName"];
 /// rawInput keys that hold an MCP call's arguments.
 const ARGUMENT_KEYS: &[&str] = &[
     "arguments",
@@ -306,7 +310,7 @@ const ARGUMENT_KEYS: &[&str] = &[
 /// A server + tool pair of keys in one object (`{server, tool}`).
 fn keyed_identity(obj: &Value) -> Option<(String, String)> {
     let server = SERVER_KEYS.iter().find_map(|k| obj[*k].as_str())?;
-    let tool = TOOL_KEYS.iter().find_map(|k| obj[*k].as_str())?;
+    let tool = PAIRED_TOOL_KEYS.iter().find_map(|k| obj[*k].as_str())?;
     (is_id(server) && is_id(tool)).then(|| (server.to_string(), tool.to_string()))
 }
 
@@ -611,6 +615,117 @@ mod tests {
             tool_input(&json!({"rawInput": "ls -la"})),
             json!({"rawInput": "ls -la"})
         );
+    }
+
+    #[test]
+    fn the_identity_is_any_whole_field_in_any_spelling_and_never_a_mention() {
+        let ours = ["unity-ops".to_string()];
+        let ping = Some("mcp__unity-ops__uap_ping");
+        let cases: &[(Value, &[String], Option<&str>)] = &[
+            (json!({"title": "mcp__unity-ops__uap_ping"}), &[], ping),
+            (json!({"title": "unity-ops__uap_ping"}), &[], ping),
+            (json!({"title": "mcp.unity-ops.uap_ping"}), &[], ping),
+            (json!({"title": "Tool: unity-ops/uap_ping"}), &[], ping),
+            (
+                json!({"title": "uap_ping (unity-ops MCP Server)"}),
+                &[],
+                ping,
+            ),
+            (json!({"title": "unity-ops_uap_ping"}), &ours, ping),
+            (json!({"title": "unity-ops.uap_ping"}), &ours, ping),
+            (json!({"title": "unity-ops/uap_ping"}), &ours, ping),
+            (json!({"title": "unity-ops:uap_ping"}), &ours, ping),
+            (json!({"title": "unity-ops::uap_ping"}), &ours, ping),
+            (json!({"title": "mcp_unity-ops_uap_ping"}), &ours, ping),
+            (
+                json!({"title": "unity-ops/uap_ping: {\"a\":1}"}),
+                &ours,
+                ping,
+            ),
+            (
+                json!({"title": "ToolCall", "kind": "read", "_meta": {"toolName": "unity-ops__uap_ping"}}),
+                &[],
+                ping,
+            ),
+            (
+                json!({"title": "x", "_meta": {"a": {"b": {"name": "mcp__unity-ops__uap_ping"}}}}),
+                &[],
+                ping,
+            ),
+            (
+                json!({"rawInput": {"server": "unity-ops", "tool": "uap_ping"}}),
+                &[],
+                ping,
+            ),
+            (
+                json!({"rawInput": {"tool_name": "unity-ops_uap_ping"}}),
+                &ours,
+                ping,
+            ),
+            (
+                json!({"permissionTitle": "{}", "permissionOptions": [{"name": "Allow mcp.unity-ops.uap_ping"}]}),
+                &[],
+                ping,
+            ),
+            // ambiguous separators name only the panel's own servers
+            (json!({"title": "unity-ops_uap_ping"}), &[], None),
+            (json!({"title": "src/main.rs", "kind": "read"}), &ours, None),
+            // a mention is not an identity
+            (
+                json!({"title": "echo unity-ops__uap_ping", "kind": "execute"}),
+                &ours,
+                None,
+            ),
+            (
+                json!({"title": "Calling unity-ops/uap_ping now"}),
+                &ours,
+                None,
+            ),
+            (
+                json!({"title": "unity-ops/uap_ping: it answered pong"}),
+                &ours,
+                None,
+            ),
+            (
+                json!({"rawInput": {"server": "prod", "name": "api"}}),
+                &ours,
+                None,
+            ),
+            (
+                json!({"title": "mcp__unity-ops__startup", "kind": "other"}),
+                &ours,
+                None,
+            ),
+        ];
+        for (call, servers, want) in cases {
+            let got = mcp_call_among(call, servers).map(|m| m.claude_name());
+            assert_eq!(got.as_deref(), *want, "{call} with servers {servers:?}");
+        }
+        let decorated = json!({"title": "unity-ops/uap_ping: {\"a\":1}"});
+        assert_eq!(
+            mcp_call_among(&decorated, &ours).unwrap().arguments,
+            json!({"a": 1})
+        );
+    }
+
+    #[test]
+    fn a_permission_request_never_renames_a_call_nor_makes_an_mcp_call_read() {
+        let mut call = Value::Null;
+        merge_tool_call(
+            &mut call,
+            &json!({"toolCallId": "c", "title": "ls -la", "kind": "execute", "rawInput": {"command": "ls -la"}}),
+        );
+        merge_tool_call(
+            &mut call,
+            &permission_tool_call(&json!({"toolCallId": "c", "title": "{}", "kind": "read"})),
+        );
+        assert_eq!(claude_tool_name(&call), "Bash");
+        let mut mcp = json!({"title": "ToolCall", "_meta": {"tool_name": "unity-ops__uap_ping"}});
+        merge_tool_call(
+            &mut mcp,
+            &permission_tool_call(&json!({"toolCallId": "c", "kind": "read"})),
+        );
+        assert_eq!(claude_tool_name(&mcp), "mcp__unity-ops__uap_ping");
     }
 
     #[test]
