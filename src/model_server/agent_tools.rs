@@ -18,6 +18,23 @@
 //! `{home}`: [`AgentTools::with_run_values`]) are filled in first, for agents
 //! whose file tools demand absolute paths (`file_path = "{workspace}/{path}"`).
 //! So agent-specific names and shapes live in the profiles, never in code.
+//!
+//! Where an agent needs more than one model call for a role (a discovery
+//! call before the real one: some agents refuse to write a file they have
+//! not listed or read), the role is a short sequence:
+//!
+//! ```toml
+//! [model.agent_tools.write_file]
+//! steps = [
+//!   { name = "list_directory", arguments = { path = "{workspace}" } },
+//!   { name = "write_file", arguments = { file_path = "{workspace}/{path}", content = "{content}" } },
+//! ]
+//! ```
+//!
+//! Each step but the last becomes a reply of its own before the scenario's
+//! reply, which makes the last step's call ([`AgentTools::expand`]); every
+//! step's output comes back before the next, so the script's later replies
+//! keep their places.
 
 use std::collections::BTreeMap;
 
@@ -25,11 +42,27 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::naming::ToolRef;
+use super::script::ModelScript;
+use crate::scenario::{ModelReply, ScriptedToolCall};
 
 /// One role's tool: its name toward the model and the argument template.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AgentTool {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default = "empty_object")]
+    pub arguments: Value,
+    /// The role as a sequence of calls, the real one last (instead of
+    /// `name` and `arguments`).
+    #[serde(default)]
+    pub steps: Vec<AgentToolStep>,
+}
+
+/// One call of a role scripted as a sequence.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentToolStep {
     pub name: String,
     #[serde(default = "empty_object")]
     pub arguments: Value,
@@ -53,9 +86,68 @@ pub enum AgentToolError {
     UnknownRole { role: String, known: String },
     #[error("[model.agent_tools.{role}] uses `{{{key}}}`, which the scenario's call does not give")]
     MissingArgument { role: String, key: String },
+    #[error(
+        "[model.agent_tools.{role}] names no tool (give `name`, or `steps` with a `name` each)"
+    )]
+    NoTool { role: String },
 }
 
 impl AgentTools {
+    /// The script with each call of a sequenced role preceded by one reply
+    /// per step but the last (call ids `<id>_step<k>`), and the table with
+    /// those steps as roles `<role>#<k>` and the role itself as its last step.
+    pub fn expand(mut self, mut script: ModelScript) -> (ModelScript, AgentTools) {
+        let mut sequences: BTreeMap<String, usize> = BTreeMap::new();
+        let mut added = Vec::new();
+        for (role, tool) in &mut self.0 {
+            let Some(last) = tool.steps.last().cloned() else {
+                continue;
+            };
+            for (k, step) in tool.steps[..tool.steps.len() - 1].iter().enumerate() {
+                added.push((
+                    format!("{role}#{}", k + 1),
+                    AgentTool {
+                        name: step.name.clone(),
+                        arguments: step.arguments.clone(),
+                        steps: Vec::new(),
+                    },
+                ));
+            }
+            sequences.insert(role.clone(), tool.steps.len() - 1);
+            tool.name = last.name;
+            tool.arguments = last.arguments;
+            tool.steps.clear();
+        }
+        self.0.extend(added);
+        if sequences.values().all(|n| *n == 0) {
+            return (script, self);
+        }
+        for turn in &mut script.turns {
+            let mut replies = Vec::with_capacity(turn.replies.len());
+            for reply in std::mem::take(&mut turn.replies) {
+                for call in &reply.tool_calls {
+                    let Some(role) = call.agent_tool.as_deref() else {
+                        continue;
+                    };
+                    for k in 1..=sequences.get(role).copied().unwrap_or(0) {
+                        replies.push(ModelReply {
+                            tool_calls: vec![ScriptedToolCall {
+                                tool: String::new(),
+                                agent_tool: Some(format!("{role}#{k}")),
+                                arguments: call.arguments.clone(),
+                                id: format!("{}_step{k}", call.id),
+                            }],
+                            ..ModelReply::default()
+                        });
+                    }
+                }
+                replies.push(reply);
+            }
+            turn.replies = replies;
+        }
+        (script, self)
+    }
+
     /// The table with the run's values (`("workspace", "/tmp/.../workspace")`)
     /// written into every template string that names them as `{workspace}`
     /// / `{home}`; the scenario's arguments are filled in later by
@@ -78,6 +170,9 @@ impl AgentTools {
         }
         for tool in self.0.values_mut() {
             fill_run(&mut tool.arguments, values);
+            for step in &mut tool.steps {
+                fill_run(&mut step.arguments, values);
+            }
         }
         self
     }
@@ -96,6 +191,11 @@ impl AgentTools {
                     self.0.keys().cloned().collect::<Vec<_>>().join(", ")
                 },
             })?;
+        if tool.name.is_empty() {
+            return Err(AgentToolError::NoTool {
+                role: role.to_owned(),
+            });
+        }
         let arguments = fill(&tool.arguments, args, role)?;
         Ok((
             ToolRef {
@@ -177,6 +277,55 @@ mod tests {
         toml::from_str::<BTreeMap<String, AgentTool>>(toml_text)
             .map(AgentTools)
             .unwrap()
+    }
+
+    #[test]
+    fn a_sequenced_role_puts_a_reply_per_discovery_step_before_the_real_call() {
+        use crate::model_server::script::ScriptTurn;
+        let tools = table(
+            "[write_file]\nsteps = [ { name = \"ls\", arguments = { dir = \"{workspace}\" } }, { name = \"write\", arguments = { file_path = \"{path}\" } } ]\n",
+        );
+        let call = ScriptedToolCall {
+            tool: String::new(),
+            agent_tool: Some("write_file".into()),
+            arguments: json!({"path": "A.cs"}),
+            id: "call_w".into(),
+        };
+        let script = ModelScript {
+            turns: vec![ScriptTurn {
+                prompt_text: "p".into(),
+                replies: vec![
+                    ModelReply {
+                        text: Some("writing".into()),
+                        tool_calls: vec![call],
+                        ..ModelReply::default()
+                    },
+                    ModelReply {
+                        text: Some("done".into()),
+                        ..ModelReply::default()
+                    },
+                ],
+            }],
+            direct_mcp_calls: false,
+        };
+        let (script, tools) = tools.with_run_values(&[("workspace", "/w")]).expand(script);
+        let replies = &script.turns[0].replies;
+        assert_eq!(replies.len(), 3);
+        let first = &replies[0].tool_calls[0];
+        assert_eq!(first.id, "call_w_step1");
+        let (tool, args) = tools
+            .render(first.agent_tool.as_deref().unwrap(), &first.arguments)
+            .unwrap();
+        assert_eq!((tool.name.as_str(), args), ("ls", json!({"dir": "/w"})));
+        let (tool, args) = tools
+            .render("write_file", &json!({"path": "A.cs"}))
+            .unwrap();
+        assert_eq!(
+            (tool.name.as_str(), args),
+            ("write", json!({"file_path": "A.cs"}))
+        );
+        assert_eq!(replies[1].text.as_deref(), Some("writing"));
+        assert_eq!(replies[2].text.as_deref(), Some("done"));
     }
 
     #[test]

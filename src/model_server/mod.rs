@@ -270,6 +270,7 @@ impl ModelServer {
             .map_err(ModelServerError::Bind)?;
         let addr = listener.local_addr().map_err(ModelServerError::Bind)?;
         let (tx, rx) = unbounded_channel();
+        let (script, agent_tools) = agent_tools.expand(script);
         let state = Arc::new(ServerState {
             api: flavour.api(),
             script,
