@@ -29,6 +29,14 @@ use panel_input::PanelInstructions;
 /// (`initialize`, `session/new|load`, `authenticate`).
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// How long the agent may take to answer a panel `set_permission_mode` or
+/// `set_model` before the panel gets an error response.
+pub const CONTROL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long the agent may take to answer a `session/prompt` the panel
+/// interrupted before the turn ends without it ([`crate::LaunchSpec::cancel_grace`]).
+pub const DEFAULT_CANCEL_GRACE: Duration = Duration::from_secs(10);
+
 /// The model name reported while the agent has named none.
 const DEFAULT_MODEL: &str = "default";
 
@@ -65,15 +73,18 @@ enum Pending {
         then_load: bool,
     },
     Prompt,
-    /// A panel `set_permission_mode`, answered when the agent answers.
+    /// A panel `set_permission_mode`, answered when the agent answers or
+    /// at `due` ([`CONTROL_TIMEOUT`]), whichever comes first.
     PanelSetMode {
-        request_id: String,
+        request_id: Value,
         mode: String,
+        due: Duration,
     },
-    /// A panel `set_model`, answered when the agent answers.
+    /// A panel `set_model`, answered like [`Pending::PanelSetMode`].
     PanelSetModel {
-        request_id: String,
+        request_id: Value,
         model: String,
+        due: Duration,
     },
     /// A mode change the panel asked for inside a permission answer
     /// (`updatedPermissions` `setMode`); nothing to answer, the mode is
@@ -97,7 +108,7 @@ pub struct Bridge {
     pending: Vec<(u64, Pending)>,
     deadline: Option<Duration>,
     /// The panel's `initialize` request ids, answered when the session is up.
-    panel_init_requests: Vec<String>,
+    panel_init_requests: Vec<Value>,
     /// Panel lines that arrived during the handshake, handled once it is done.
     deferred: Vec<String>,
     agent_init: Value,
@@ -122,6 +133,12 @@ pub struct Bridge {
     next_msg: u64,
     panel_eof: bool,
     stdin_closed: bool,
+    /// When the interrupted prompt's grace ends (see [`DEFAULT_CANCEL_GRACE`]).
+    cancel_deadline: Option<Duration>,
+    /// `session/prompt` requests given up after an interrupt: their answer
+    /// and the session updates before it are late and dropped; new prompts
+    /// wait until the agent has answered them.
+    late_prompts: Vec<u64>,
 }
 
 fn truncate(s: &str) -> String {
@@ -174,6 +191,8 @@ impl Bridge {
             next_msg: 0,
             panel_eof: false,
             stdin_closed: false,
+            cancel_deadline: None,
+            late_prompts: Vec::new(),
         }
     }
 
@@ -206,6 +225,30 @@ impl Bridge {
             Some(c) => format!("agent exited with code {c}"),
             None => "agent was killed by a signal".to_string(),
         };
+        self.agent_gone(how, now);
+        self.take()
+    }
+
+    /// The agent's stdout ended: nothing it does can reach the panel any
+    /// more, so a running turn ends at once (`is_error`), later prompts fail
+    /// fast, and the agent's stdin is closed so the host stops it.
+    pub fn on_agent_stdout_closed(&mut self, now: Duration) -> Output {
+        const HOW: &str = "the agent closed its stdout";
+        let expected = self.stdin_closed && self.turn.is_none() && self.phase != Phase::Handshaking;
+        if expected && self.phase != Phase::Failed {
+            // we closed its stdin first: the usual way an agent ends
+            self.phase = Phase::Failed;
+            self.failure = Some(HOW.to_string());
+        } else if self.phase != Phase::Failed {
+            self.agent_gone(HOW.to_string(), now);
+        }
+        self.close_stdin();
+        self.take()
+    }
+
+    /// Ends what the agent owed: the handshake, the running turn, the panel's
+    /// pending control requests. Later prompts fail fast with `how`.
+    fn agent_gone(&mut self, how: String, now: Duration) {
         if self.phase == Phase::Handshaking {
             self.fail_handshake(&format!("{how} during the handshake"), now);
         } else {
@@ -226,6 +269,7 @@ impl Bridge {
             self.failure = Some(how);
         }
         self.permissions.clear();
+        self.late_prompts.clear();
         for (_, p) in std::mem::take(&mut self.pending) {
             if let Pending::PanelSetMode { request_id, .. }
             | Pending::PanelSetModel { request_id, .. } = p
@@ -238,7 +282,7 @@ impl Bridge {
             }
         }
         self.deadline = None;
-        self.take()
+        self.cancel_deadline = None;
     }
 
     /// The panel closed its side. The agent's stdin is closed at once when
@@ -261,13 +305,26 @@ impl Bridge {
     }
 
     /// When [`Bridge::on_tick`] must be called next (a handshake request's
+    /// timeout, an interrupted prompt's grace, a panel control request's
     /// timeout), on the same clock as the `now` passed in.
     pub fn next_deadline(&self) -> Option<Duration> {
-        self.deadline
+        let control = self.pending.iter().filter_map(|(_, p)| match p {
+            Pending::PanelSetMode { due, .. } | Pending::PanelSetModel { due, .. } => Some(*due),
+            _ => None,
+        });
+        [self.deadline, self.cancel_deadline]
+            .into_iter()
+            .flatten()
+            .chain(control)
+            .min()
     }
 
-    /// Time passed: fails the handshake if its deadline is over.
+    /// Time passed: fails the handshake, ends an interrupted turn whose
+    /// prompt the agent did not answer in time, and answers panel control
+    /// requests the agent did not answer in time.
     pub fn on_tick(&mut self, now: Duration) -> Output {
+        self.control_requests_due(now);
+        self.cancel_grace_due(now);
         if let Some(d) = self.deadline
             && now >= d
         {
@@ -361,6 +418,11 @@ impl Bridge {
             self.stdin_closed = true;
             self.out.close_agent_stdin = true;
         }
+    }
+
+    /// The grace the agent gets to answer an interrupted prompt.
+    fn cancel_grace(&self) -> Duration {
+        self.spec.cancel_grace.unwrap_or(DEFAULT_CANCEL_GRACE)
     }
 
     fn model_name(&self) -> String {

@@ -13,7 +13,7 @@ pub mod tool_name;
 pub mod tool_result;
 mod turn;
 
-pub use crate::core::{Bridge, HANDSHAKE_TIMEOUT, Output};
+pub use crate::core::{Bridge, CONTROL_TIMEOUT, DEFAULT_CANCEL_GRACE, HANDSHAKE_TIMEOUT, Output};
 pub use crate::ids::{CounterIds, IdSource};
 
 /// What the bridge needs to know that a panel would pass to `claude` as flags.
@@ -32,6 +32,10 @@ pub struct LaunchSpec {
     pub cwd: String,
     pub auth_method: Option<String>,
     pub script_gate: bool,
+    /// How long the agent may take to answer a `session/prompt` after the
+    /// panel interrupted it before the turn ends without that answer
+    /// (`None`: [`DEFAULT_CANCEL_GRACE`]).
+    pub cancel_grace: Option<std::time::Duration>,
     /// Agent-shape handling that tests switch off to rebuild an older bridge
     /// (bisect proves it finds a real mapping break); always on in the binary.
     pub compat: Compat,

@@ -222,13 +222,14 @@ pub fn result(r: &TurnResult) -> Value {
     line
 }
 
-/// A success answer to a panel `control_request`.
-pub fn control_success(request_id: &str, response: Value) -> Value {
+/// A success answer to a panel `control_request`; `request_id` is echoed as
+/// the panel sent it (a string or a number).
+pub fn control_success(request_id: &Value, response: Value) -> Value {
     json!({"type": "control_response", "response": {"subtype": "success", "request_id": request_id, "response": response}})
 }
 
-/// An error answer to a panel `control_request`.
-pub fn control_error(request_id: &str, error: &str, error_code: Option<&str>) -> Value {
+/// An error answer to a panel `control_request` (`request_id` as sent).
+pub fn control_error(request_id: &Value, error: &str, error_code: Option<&str>) -> Value {
     let mut resp = json!({"subtype": "error", "request_id": request_id, "error": error});
     if let Some(code) = error_code {
         resp["error_code"] = json!(code);

@@ -7,11 +7,11 @@
 //! | line | meaning |
 //! |---|---|
 //! | `case: <name>` | starts a case (fresh bridge, clock at 0 ms) |
-//! | `spec: {json}` | launch spec fields (`cwd`, `resume_session_id`, `model`, `permission_mode`, `custom_instructions`, `auth_method`, `mcp: {name,url,authorization}` or `null`) |
+//! | `spec: {json}` | launch spec fields (`cwd`, `resume_session_id`, `model`, `permission_mode`, `custom_instructions`, `auth_method`, `cancel_grace_ms`, `mcp: {name,url,authorization}` or `null`) |
 //! | `use <name>` | inlines the steps of `_<name>.steps` |
 //! | `at <ms>` | sets the clock |
 //! | `panel> {json}` / `agent> <line>` | feeds one line (any text: malformed lines too) |
-//! | `agent-exit <code>` / `agent-killed` / `panel-eof` / `tick` | the other inputs |
+//! | `agent-exit <code>` / `agent-killed` / `agent-stdout-closed` / `panel-eof` / `tick` | the other inputs |
 //! | `to-agent: {json}` | the next line sent to the agent (subset match) |
 //! | `to-panel: {json}` | the next line sent to the panel (subset match) |
 //! | `to-panel=: {json}` | the next line sent to the panel (exact match) |
@@ -54,6 +54,7 @@ enum Step {
     Panel(String),
     Agent(String),
     AgentExit(Option<i32>),
+    AgentStdoutClosed,
     PanelEof,
     Tick,
     ToAgent(Value),
@@ -126,6 +127,8 @@ fn parse_steps(
             Step::AgentExit(Some(r.trim().parse().map_err(|e| format!("{at}: {e}"))?))
         } else if line == "agent-killed" {
             Step::AgentExit(None)
+        } else if line == "agent-stdout-closed" {
+            Step::AgentStdoutClosed
         } else if line == "panel-eof" {
             Step::PanelEof
         } else if line == "tick" {
@@ -213,6 +216,7 @@ fn spec_from(v: &Value) -> LaunchSpec {
         cwd: s("cwd").unwrap_or_else(|| "/project".into()),
         auth_method: s("auth_method"),
         script_gate: v["script_gate"].as_bool().unwrap_or(false),
+        cancel_grace: v["cancel_grace_ms"].as_u64().map(Duration::from_millis),
         ..LaunchSpec::default()
     }
 }
@@ -277,7 +281,12 @@ fn run_case(case: &Case) -> Result<Vec<Block>, String> {
         let at = &origin.label;
         let input = matches!(
             step,
-            Step::Panel(_) | Step::Agent(_) | Step::AgentExit(_) | Step::PanelEof | Step::Tick
+            Step::Panel(_)
+                | Step::Agent(_)
+                | Step::AgentExit(_)
+                | Step::AgentStdoutClosed
+                | Step::PanelEof
+                | Step::Tick
         );
         if input {
             if let Some(b) = blocks.last_mut() {
@@ -290,6 +299,7 @@ fn run_case(case: &Case) -> Result<Vec<Block>, String> {
                 Step::Panel(l) => b.on_panel_line(l, now),
                 Step::Agent(l) => b.on_agent_line(l, now),
                 Step::AgentExit(c) => b.on_agent_exit(*c, now),
+                Step::AgentStdoutClosed => b.on_agent_stdout_closed(now),
                 Step::PanelEof => b.on_panel_eof(now),
                 Step::Tick => b.on_tick(now),
                 _ => unreachable!(),

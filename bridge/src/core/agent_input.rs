@@ -37,6 +37,12 @@ impl Bridge {
     }
 
     pub(super) fn permission_request(&mut self, rpc_id: &Value, params: &Value) {
+        if !self.late_prompts.is_empty() {
+            self.diag(
+                "late permission request of an interrupted prompt answered cancelled".to_string(),
+            );
+            return self.send(client::rpc_result(rpc_id, client::permission_cancelled()));
+        }
         // its content describes the request, not the tool's result; its
         // options may name the tool (Gemini before 0.36)
         let tc = &crate::tool_name::permission_request_fields(params);
@@ -143,6 +149,11 @@ impl Bridge {
             .any(|(_, p)| matches!(p, Pending::LoadSession { .. }));
         if loading && kind != "available_commands_update" {
             return; // session/load replays the history the panel already shows
+        }
+        if !self.late_prompts.is_empty() && is_turn_update(kind) {
+            return self.diag(format!(
+                "late {kind} of an interrupted prompt dropped (its turn already ended)"
+            ));
         }
         // a held `tool_use` goes out before any later panel line
         let emits = match kind {
@@ -266,6 +277,17 @@ impl Bridge {
     }
 
     pub(super) fn agent_response(&mut self, v: &Value, now: Duration) {
+        if let Some(pos) = v["id"]
+            .as_u64()
+            .and_then(|id| self.late_prompts.iter().position(|l| *l == id))
+        {
+            self.late_prompts.remove(pos);
+            self.diag(format!(
+                "late answer to interrupted prompt {} dropped (its turn already ended)",
+                v["id"]
+            ));
+            return self.send_queued_after_late();
+        }
         let Some(pos) = v["id"]
             .as_u64()
             .and_then(|id| self.pending.iter().position(|(pid, _)| *pid == id))
@@ -284,7 +306,9 @@ impl Bridge {
             | Pending::LoadSession { .. }
             | Pending::Authenticate { .. }) => self.handshake_answered(p, error, result, now),
             Pending::Prompt => self.prompt_returned(error, &result, now),
-            Pending::PanelSetMode { request_id, mode } => match error {
+            Pending::PanelSetMode {
+                request_id, mode, ..
+            } => match error {
                 Some(e) => self.emit(stream_json::control_error(
                     &request_id,
                     &rpc_message(e),
@@ -295,7 +319,9 @@ impl Bridge {
                     self.emit(stream_json::control_success(&request_id, json!({})));
                 }
             },
-            Pending::PanelSetModel { request_id, model } => match error {
+            Pending::PanelSetModel {
+                request_id, model, ..
+            } => match error {
                 Some(e) => self.emit(stream_json::control_error(
                     &request_id,
                     &rpc_message(e),
@@ -347,4 +373,13 @@ impl Bridge {
             }
         }
     }
+}
+
+/// Whether a `session/update` kind belongs to the prompt running (text,
+/// thoughts, tool calls, plans): after a given-up prompt, such updates are late.
+fn is_turn_update(kind: &str) -> bool {
+    matches!(
+        kind,
+        "agent_message_chunk" | "agent_thought_chunk" | "tool_call" | "tool_call_update" | "plan"
+    )
 }

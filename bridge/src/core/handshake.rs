@@ -220,10 +220,9 @@ impl Bridge {
             if let Ok(v) = serde_json::from_str::<Value>(line) {
                 if v["type"] == "user" {
                     self.echo_user(&v);
-                } else if let (Some(rid), "control_request") =
-                    (v["request_id"].as_str(), v["type"].as_str().unwrap_or(""))
-                {
-                    self.emit(stream_json::control_error(rid, why, None));
+                } else if v["type"] == "control_request" {
+                    let rid = v.get("request_id").cloned().unwrap_or(Value::Null);
+                    self.emit(stream_json::control_error(&rid, why, None));
                 }
             }
         }

@@ -71,6 +71,17 @@ impl Bridge {
         self.instructions_sent = true;
         match self.turn.as_mut() {
             Some(t) => t.queue.push_back(blocks),
+            None if !self.late_prompts.is_empty() => {
+                // the agent still owes the answer to a given-up prompt: this
+                // one goes out once that answer came
+                self.diag(
+                    "prompt queued: the agent has not answered the interrupted prompt yet"
+                        .to_string(),
+                );
+                let mut t = Turn::new(now);
+                t.queue.push_back(blocks);
+                self.turn = Some(t);
+            }
             None => {
                 self.turn = Some(Turn::new(now));
                 self.send_prompt(blocks);
@@ -132,21 +143,50 @@ impl Bridge {
         );
     }
 
+    /// Answers every control request exactly once, echoing its
+    /// `request_id` as sent (string or number; `null` when missing).
     pub(super) fn panel_control_request(&mut self, v: &Value, line: &str, now: Duration) {
-        let Some(request_id) = v["request_id"].as_str().map(str::to_string) else {
-            return self.diag(format!(
-                "panel control_request without request_id skipped: {}",
-                truncate(line)
-            ));
-        };
+        let request_id = v.get("request_id").cloned().unwrap_or(Value::Null);
+        if !matches!(request_id, Value::String(_) | Value::Number(_)) {
+            let why = format!(
+                "control_request request_id is {}, not a string or a number",
+                json_kind(&request_id)
+            );
+            self.diag(format!("{why}: {}", truncate(line)));
+            return self.emit(stream_json::control_error(&request_id, &why, None));
+        }
         let req = &v["request"];
-        let subtype = req["subtype"].as_str().unwrap_or("");
+        let subtype = match req.get("subtype") {
+            Some(Value::String(s)) => s.as_str(),
+            Some(other) => {
+                let why = format!(
+                    "control_request request.subtype is {}, not a string",
+                    json_kind(other)
+                );
+                self.diag(why.clone());
+                return self.emit(stream_json::control_error(&request_id, &why, None));
+            }
+            None => "",
+        };
         match subtype {
             "initialize" => {
                 self.initialize_instructions(req);
                 self.panel_initialize(request_id, now)
             }
-            "interrupt" => self.interrupt(&request_id),
+            "interrupt" => self.interrupt(&request_id, now),
+            "set_permission_mode" | "set_model" if !control_value_ok(subtype, req) => {
+                let field = if subtype == "set_model" {
+                    "model"
+                } else {
+                    "mode"
+                };
+                let why = format!(
+                    "{subtype} request.{field} is {}, not a string",
+                    json_kind(req.get(field).unwrap_or(&Value::Null))
+                );
+                self.diag(why.clone());
+                self.emit(stream_json::control_error(&request_id, &why, None));
+            }
             "set_permission_mode" | "set_model" if self.phase == Phase::Handshaking => {
                 self.deferred.push(line.to_string());
             }
@@ -158,9 +198,9 @@ impl Bridge {
                 self.emit(stream_json::control_error(&request_id, &why, None));
             }
             "set_permission_mode" => {
-                self.set_permission_mode(&request_id, req["mode"].as_str().unwrap_or(""))
+                self.set_permission_mode(&request_id, req["mode"].as_str().unwrap_or(""), now)
             }
-            "set_model" => self.set_model(&request_id, req["model"].as_str()),
+            "set_model" => self.set_model(&request_id, req["model"].as_str(), now),
             "mcp_reconnect" => self.emit(stream_json::control_error(
                 &request_id,
                 "mcp_reconnect is not supported by ACP agents",
@@ -179,7 +219,7 @@ impl Bridge {
         }
     }
 
-    fn panel_initialize(&mut self, request_id: String, now: Duration) {
+    fn panel_initialize(&mut self, request_id: Value, now: Duration) {
         match self.phase {
             Phase::Idle => {
                 self.panel_init_requests.push(request_id);
@@ -199,7 +239,8 @@ impl Bridge {
 
     /// Sends `session/cancel` and marks the running turn as interrupted by
     /// the panel, so its `result` reports the interruption as Claude does.
-    fn send_session_cancel(&mut self, sid: &str) {
+    /// The agent then has the cancel grace to answer the prompt.
+    fn send_session_cancel(&mut self, sid: &str, now: Duration) {
         self.send(client::rpc_notification(
             "session/cancel",
             client::cancel_params(sid),
@@ -207,13 +248,16 @@ impl Bridge {
         if let Some(t) = self.turn.as_mut() {
             t.cancel_sent = true;
         }
+        if self.cancel_deadline.is_none() {
+            self.cancel_deadline = Some(now + self.cancel_grace());
+        }
     }
 
-    pub(super) fn interrupt(&mut self, request_id: &str) {
+    pub(super) fn interrupt(&mut self, request_id: &Value, now: Duration) {
         if self.turn.is_some()
             && let Some(sid) = self.session_id.clone()
         {
-            self.send_session_cancel(&sid);
+            self.send_session_cancel(&sid, now);
             // queued steering prompts stay queued: they are sent once the
             // cancelled prompt returns, as the recorder does
             self.cancel_pending_permissions();
@@ -230,7 +274,7 @@ impl Bridge {
         }
     }
 
-    pub(super) fn set_permission_mode(&mut self, request_id: &str, mode: &str) {
+    pub(super) fn set_permission_mode(&mut self, request_id: &Value, mode: &str, now: Duration) {
         let Some(change) = client::resolve_permission_mode(mode, &self.session_result) else {
             return self.emit(stream_json::control_error(
                 request_id,
@@ -244,13 +288,14 @@ impl Bridge {
             method,
             params,
             Pending::PanelSetMode {
-                request_id: request_id.into(),
+                request_id: request_id.clone(),
                 mode: mode.into(),
+                due: now + CONTROL_TIMEOUT,
             },
         );
     }
 
-    pub(super) fn set_model(&mut self, request_id: &str, model: Option<&str>) {
+    pub(super) fn set_model(&mut self, request_id: &Value, model: Option<&str>, now: Duration) {
         let models = client::available_models(&self.session_result);
         let Some(model) = model.filter(|m| !m.is_empty() && *m != "default") else {
             return self.emit(stream_json::control_success(request_id, json!({})));
@@ -279,13 +324,14 @@ impl Bridge {
             method,
             params,
             Pending::PanelSetModel {
-                request_id: request_id.into(),
+                request_id: request_id.clone(),
                 model: resolved,
+                due: now + CONTROL_TIMEOUT,
             },
         );
     }
 
-    pub(super) fn panel_control_response(&mut self, v: &Value, _now: Duration) {
+    pub(super) fn panel_control_response(&mut self, v: &Value, now: Duration) {
         let resp = &v["response"];
         let Some(request_id) = resp["request_id"].as_str() else {
             return self.diag("panel control_response without request_id skipped".to_string());
@@ -345,9 +391,86 @@ impl Bridge {
         if answer.interrupt
             && let Some(sid) = self.session_id.clone()
         {
-            self.send_session_cancel(&sid);
+            self.send_session_cancel(&sid, now);
             self.cancel_pending_permissions();
         }
+    }
+
+    /// Answers the panel's mode and model changes the agent did not answer
+    /// within [`CONTROL_TIMEOUT`]; a later answer finds no request and is skipped.
+    pub(super) fn control_requests_due(&mut self, now: Duration) {
+        let (due, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut self.pending)
+            .into_iter()
+            .partition(|(_, p)| match p {
+                Pending::PanelSetMode { due, .. } | Pending::PanelSetModel { due, .. } => {
+                    *due <= now
+                }
+                _ => false,
+            });
+        self.pending = keep;
+        for (_, p) in due {
+            if let Pending::PanelSetMode { request_id, .. }
+            | Pending::PanelSetModel { request_id, .. } = p
+            {
+                let why = format!(
+                    "the agent did not answer within {}s",
+                    CONTROL_TIMEOUT.as_secs()
+                );
+                self.diag(format!("control request {request_id}: {why}"));
+                self.emit(stream_json::control_error(&request_id, &why, None));
+            }
+        }
+    }
+
+    /// Ends the interrupted turn when the agent did not answer its prompt
+    /// within the cancel grace: `error_during_execution` with an `errors`
+    /// entry; the prompt's answer and updates arriving later are late.
+    pub(super) fn cancel_grace_due(&mut self, now: Duration) {
+        let Some(due) = self.cancel_deadline else {
+            return;
+        };
+        if now < due {
+            return;
+        }
+        self.cancel_deadline = None;
+        if self.turn.is_none() {
+            return;
+        }
+        let grace = self.cancel_grace();
+        let mut given_up = Vec::new();
+        self.pending.retain(|(id, p)| {
+            let prompt = matches!(p, Pending::Prompt);
+            if prompt {
+                given_up.push(*id);
+            }
+            !prompt
+        });
+        self.late_prompts.extend(given_up);
+        let why = format!(
+            "the agent did not answer the interrupted prompt within {} ms; the turn ended without it",
+            grace.as_millis()
+        );
+        self.diag(why.clone());
+        if let Some(t) = self.turn.as_mut() {
+            let queued = std::mem::take(&mut t.queue).len();
+            t.fail(why);
+            if queued > 0 {
+                self.diag(format!(
+                    "{queued} queued prompt(s) dropped with the interrupted turn"
+                ));
+            }
+        }
+        self.end_turn(now);
+    }
+}
+
+/// Whether a `set_model` / `set_permission_mode` carries its value with the
+/// right type: `mode` a string; `model` a string or absent (absent: the
+/// default model, as the TypeScript SDK's `setModel()` sends it).
+fn control_value_ok(subtype: &str, req: &Value) -> bool {
+    match subtype {
+        "set_model" => matches!(req.get("model"), None | Some(Value::String(_))),
+        _ => matches!(req.get("mode"), Some(Value::String(_))),
     }
 }
 

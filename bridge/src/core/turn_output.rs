@@ -215,6 +215,8 @@ impl Bridge {
             }
         }
         t.cancel_sent = false;
+        self.cancel_deadline = None;
+        let Some(t) = self.turn.as_mut() else { return };
         if let Some(next) = t.queue.pop_front() {
             self.send_prompt(next);
         } else {
@@ -222,8 +224,28 @@ impl Bridge {
         }
     }
 
+    /// Sends the prompt a turn queued while the agent still owed the answer
+    /// to a given-up prompt, once it owes none.
+    pub(super) fn send_queued_after_late(&mut self) {
+        if !self.late_prompts.is_empty() || self.phase != Phase::Ready {
+            return;
+        }
+        let prompt_running = self
+            .pending
+            .iter()
+            .any(|(_, p)| matches!(p, Pending::Prompt));
+        let Some(t) = self.turn.as_mut() else { return };
+        if prompt_running {
+            return;
+        }
+        if let Some(next) = t.queue.pop_front() {
+            self.send_prompt(next);
+        }
+    }
+
     /// Emits the turn's single `result` and forgets the turn.
     pub(super) fn end_turn(&mut self, now: Duration) {
+        self.cancel_deadline = None;
         self.fold_message("end_turn");
         self.announce_held_back();
         for id in self.tool_calls.open_ids() {

@@ -83,6 +83,7 @@ const VALUE_FLAGS: &[&str] = &[
     "--bridge-log",
     "--agent-grace-ms",
     "--eof-drain-ms",
+    "--cancel-grace-ms",
 ];
 
 /// Claude flags known to take no value; listed so they never skip a token.
@@ -125,6 +126,7 @@ pub fn parse(args: &[String], env_agent: Option<String>, current_dir: &Path) -> 
     let mut script_gate = false;
     let mut bridge_log = None;
     let mut timing = Timing::default();
+    let mut cancel_grace = None;
     let mut skip_permissions = false;
     let mut notes = Vec::new();
     let mut ignored = Vec::new();
@@ -213,6 +215,7 @@ pub fn parse(args: &[String], env_agent: Option<String>, current_dir: &Path) -> 
                     "--bridge-log" => bridge_log = Some(current_dir.join(value)),
                     "--agent-grace-ms" => timing.grace = millis(&value, n)?,
                     "--eof-drain-ms" => timing.eof_drain = millis(&value, n)?,
+                    "--cancel-grace-ms" => cancel_grace = Some(millis(&value, n)?),
                     _ => unreachable!("every VALUE_FLAGS entry is matched above"),
                 }
             }
@@ -284,6 +287,7 @@ pub fn parse(args: &[String], env_agent: Option<String>, current_dir: &Path) -> 
         cwd: cwd.to_string_lossy().into_owned(),
         auth_method,
         script_gate,
+        cancel_grace,
         // Fields the command line does not set (e.g. `compat`) keep their defaults.
         ..LaunchSpec::default()
     };
@@ -324,7 +328,9 @@ Claude flags used: --model, --permission-mode, --mcp-config (JSON or path),
 --dangerously-skip-permissions. Every other Claude flag is accepted and ignored.
 Bridge flags: --cwd <dir>, --auth-method <id>, --script-gate[=true|false],
 --bridge-log <file>, --agent-grace-ms <ms> (default 2000),
---eof-drain-ms <ms> (longest wait for a running turn after stdin closes; default 600000).
+--eof-drain-ms <ms> (longest wait for a running turn after stdin closes; default 600000),
+--cancel-grace-ms <ms> (longest wait for the agent to answer an interrupted prompt
+before the turn ends without it; default 10000).
 
 acp-bridge gate-hook: the script gate as a Claude Code PreToolUse hook (stdin -> stdout).
 ";
@@ -455,8 +461,12 @@ mod tests {
 
     #[test]
     fn bridge_flags_set_their_fields() {
-        let c = run("--agent-cmd x --script-gate --agent-grace-ms 150 --eof-drain-ms=900");
+        let c = run(
+            "--agent-cmd x --script-gate --agent-grace-ms 150 --eof-drain-ms=900 --cancel-grace-ms 300",
+        );
         assert!(c.spec.script_gate);
+        assert_eq!(c.spec.cancel_grace, Some(Duration::from_millis(300)));
+        assert_eq!(run("--agent-cmd x").spec.cancel_grace, None);
         assert_eq!(
             c.timing,
             Timing {

@@ -46,6 +46,13 @@ fn is_reply_to(line: &str, id: &str) -> bool {
             .is_ok_and(|v| v["type"] == "control_response" && v["response"]["request_id"] == id)
 }
 
+/// After the agent is gone, how long the panel may stay quiet before we exit:
+/// a line written just after the agent exited still gets its answer (an
+/// error result, an error response). [`PANEL_LINGER_MAX`] bounds a panel
+/// that keeps writing.
+const PANEL_LINGER: Duration = Duration::from_millis(500);
+const PANEL_LINGER_MAX: Duration = Duration::from_secs(5);
+
 /// How long our stderr may take to take our last lines.
 const STDERR_FLUSH: Duration = Duration::from_secs(1);
 /// How long the panel writer may take to flush our last lines.
@@ -81,6 +88,9 @@ enum EndCause {
     Panel,
     /// The core closed the agent's stdin on its own (e.g. authentication failed).
     Core,
+    /// The agent closed its stdout: it is stopped; its own exit code counts
+    /// when it exited before we had to signal it.
+    AgentStdout,
     /// We got this signal.
     Signal(i32),
 }
@@ -188,6 +198,7 @@ pub async fn run(config: HostConfig) -> Result<i32> {
         cause: None,
         step: None,
         grace: timing.grace,
+        signalled: false,
     };
 
     if let Some(prompt) = &config.print_prompt {
@@ -264,6 +275,13 @@ pub async fn run(config: HostConfig) -> Result<i32> {
                         host.diag(&format!("reading the agent's stdout failed: {e}"));
                     }
                     agent_stdout_open = false;
+                    // nothing the agent does can reach the panel any more:
+                    // the running turn ends now and the agent is stopped
+                    if !host.stdin_closed {
+                        host.cause.get_or_insert(EndCause::AgentStdout);
+                    }
+                    let out = host.bridge.on_agent_stdout_closed(now());
+                    host.apply(out);
                 }
                 Some(Event::AgentStderr(line)) => {
                     host.stderr.line(format!("[agent] {}", line.text));
@@ -314,10 +332,15 @@ pub async fn run(config: HostConfig) -> Result<i32> {
             let code = status.and_then(|s| s.code());
             let out = host.bridge.on_agent_exit(code, now());
             host.apply(out);
+            if host.panel_open && events_open {
+                answer_late_panel_lines(&mut host, &mut events, &now).await;
+            }
             end_leftovers(pgid, timing.grace, &mut host).await;
             let exit_code = host.exit_code(status);
+            let on_its_own = host.cause.is_none()
+                || matches!(host.cause, Some(EndCause::AgentStdout)) && !host.signalled;
             match host.cause {
-                None if exit_code != 0 => host.diag(&format!(
+                _ if on_its_own && exit_code != 0 => host.diag(&format!(
                     "the agent ended on its own ({})",
                     describe(status)
                 )),
@@ -348,6 +371,8 @@ struct Host {
     cause: Option<EndCause>,
     step: Option<(Step, Instant)>,
     grace: Duration,
+    /// We sent the agent's group a signal.
+    signalled: bool,
 }
 
 impl Host {
@@ -460,6 +485,7 @@ impl Host {
     }
 
     fn signal(&mut self, signal: i32) {
+        self.signalled = true;
         // The group id stays ours while any member lives (the kernel does not
         // hand out a pid still in use as a group id); with none left this is ESRCH.
         signal_group(self.pgid, signal);
@@ -471,10 +497,34 @@ impl Host {
             Some(EndCause::Signal(n)) => 128 + n,
             Some(EndCause::Panel) => 0,
             Some(EndCause::Core) => 1,
-            None => match status {
+            Some(EndCause::AgentStdout) if self.signalled => 1,
+            Some(EndCause::AgentStdout) | None => match status {
                 Some(s) => s.code().unwrap_or_else(|| 128 + s.signal().unwrap_or(0)),
                 None => 1,
             },
+        }
+    }
+}
+
+/// Answers panel lines that come after the agent is gone (the core fails
+/// prompts and control requests fast), until the panel closes its input or
+/// stays quiet for [`PANEL_LINGER`] (at most [`PANEL_LINGER_MAX`] in all).
+async fn answer_late_panel_lines(
+    host: &mut Host,
+    events: &mut mpsc::Receiver<Event>,
+    now: &impl Fn() -> Duration,
+) {
+    let until = Instant::now() + PANEL_LINGER_MAX;
+    while host.panel_open && Instant::now() < until {
+        let quiet = PANEL_LINGER.min(until.saturating_duration_since(Instant::now()));
+        match timeout(quiet, events.recv()).await {
+            Ok(Some(Event::Panel(line))) => {
+                host.log.record("panel>", &line.text);
+                let out = host.bridge.on_panel_line(&line.text, now());
+                host.apply(out);
+            }
+            Ok(Some(Event::PanelEnd(_) | Event::PanelGone(_))) | Ok(None) | Err(_) => break,
+            Ok(Some(_)) => {}
         }
     }
 }
