@@ -31,9 +31,12 @@ pub enum ProfileError {
         line: usize,
         message: String,
     },
-    #[error("{path}: recipe {index}: `versions = {range:?}` is not a semver range: {message}")]
+    #[error(
+        "{path}:{line}: recipe {index}: `versions = {range:?}` is not a semver range: {message}"
+    )]
     Range {
         path: PathBuf,
+        line: usize,
         index: usize,
         range: String,
         message: String,
@@ -225,6 +228,38 @@ impl AgentSpec {
     }
 }
 
+/// The 1-based line of the first `key = ...` line whose value contains
+/// `value` (0 when none does), for errors found after parsing.
+fn line_of(text: &str, key: &str, value: &str) -> usize {
+    text.lines()
+        .position(|l| {
+            let l = l.trim_start();
+            l.strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with('=') && rest.contains(value))
+        })
+        .map_or(0, |i| i + 1)
+}
+
+/// Loads every `profiles/*.toml` under `root` (syntax, unknown keys, recipe
+/// ranges, default version), so a broken profile is found by commands that
+/// never launch an agent; returns the errors, each naming `file:line`.
+pub fn validate_all(root: &Path) -> Result<Vec<ProfileError>, ProfileError> {
+    let dir = root.join(PROFILES_DIR);
+    let entries = std::fs::read_dir(&dir).map_err(|source| ProfileError::Io {
+        path: dir.clone(),
+        source,
+    })?;
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    paths.sort();
+    Ok(paths
+        .iter()
+        .filter_map(|p| Profile::load(p).err())
+        .collect())
+}
+
 impl Profile {
     /// Loads `profiles/<agent>.toml` under `root`.
     pub fn find(root: &Path, agent: &str) -> Result<Profile, ProfileError> {
@@ -263,13 +298,18 @@ impl Profile {
         for (index, recipe) in profile.recipes.iter().enumerate() {
             semver::VersionReq::parse(&recipe.versions).map_err(|e| ProfileError::Range {
                 path: path.to_path_buf(),
+                line: line_of(text, "versions", &recipe.versions),
                 index: index + 1,
                 range: recipe.versions.clone(),
                 message: e.to_string(),
             })?;
         }
         semver::Version::parse(&profile.default_version).map_err(|_| ProfileError::BadVersion {
-            spec: format!("{} default_version", path.display()),
+            spec: format!(
+                "{}:{}: default_version",
+                path.display(),
+                line_of(text, "default_version", &profile.default_version)
+            ),
             version: profile.default_version.clone(),
         })?;
         Ok(profile)
@@ -422,6 +462,56 @@ impl Launch {
 mod tests {
     use super::*;
 
+    #[test]
+    fn every_committed_profile_is_valid() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let errors = validate_all(root).unwrap();
+        assert!(errors.is_empty(), "{errors:#?}");
+    }
+
+    /// Each broken profile and the `file:line: message` its error starts with.
+    #[test]
+    fn broken_profiles_are_reported_with_file_and_line() {
+        let good = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles/grok.toml"),
+        )
+        .unwrap();
+        let line_of_text =
+            |needle: &str| good.lines().position(|l| l.contains(needle)).unwrap() + 1;
+        let flavour = line_of_text("flavour = ");
+        let versions = line_of_text("versions = ");
+        let default = line_of_text("default_version = ");
+        let cases = [
+            (
+                good.replace("flavour = ", "flavour == "),
+                format!("broken.toml:{flavour}: "),
+            ),
+            (
+                good.replace("flavour = ", "flavor = "),
+                format!("broken.toml:{flavour}: unknown field `flavor`"),
+            ),
+            (
+                good.replacen("versions = \"", "versions = \">>1.0 ", 1),
+                format!("broken.toml:{versions}: recipe 1: `versions = "),
+            ),
+            (
+                good.replace("default_version = \"1.0.41\"", "default_version = \"one\""),
+                format!("broken.toml:{default}: default_version"),
+            ),
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(PROFILES_DIR)).unwrap();
+        let file = dir.path().join(PROFILES_DIR).join("broken.toml");
+        for (text, want) in cases {
+            std::fs::write(&file, text).unwrap();
+            let errors = validate_all(dir.path()).unwrap();
+            assert_eq!(errors.len(), 1, "{want}: {errors:?}");
+            let got = errors[0].to_string();
+            let got = got.rsplit('/').next().unwrap();
+            assert!(got.contains(&want), "{got:?} should contain {want:?}");
+        }
+    }
+
     fn codex() -> Profile {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         Profile::find(root, "codex-acp").unwrap()
@@ -543,7 +633,7 @@ mod tests {
             ),
             (
                 "id = \"x\"\ndefault_version = \"1.0.0\"\n[model]\nflavour = \"f\"\ntool_naming = {}\n[[recipe]]\nversions = \"soon\"\npackage = \"p\"\nprogram = \"x\"\n",
-                "p.toml: recipe 1: `versions = \"soon\"` is not a semver range",
+                "p.toml:7: recipe 1: `versions = \"soon\"` is not a semver range",
             ),
         ];
         for (text, expected) in cases {

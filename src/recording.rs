@@ -1,11 +1,14 @@
 //! The recording format (format 1, see ARCHITECTURE.md "Recording"): types,
 //! a writer that flushes every line as it happens (a crash loses nothing),
-//! a tolerant reader whose errors name `file:line`, and the scrubber that
-//! keeps secrets and machine-specific paths off disk.
+//! a reader whose errors name `file:line`, and the scrubber that keeps
+//! secrets and machine-specific paths off disk.
 //!
-//! Reading is tolerant on purpose: fields this version does not know are
-//! kept in `extra` (and written back unchanged), unknown legs and directions
-//! parse as `Other`, so an old harness can read a newer recording.
+//! Reading is strict about the envelope (`type`, `seq`, `ms`, `leg`, `dir`,
+//! `proc`, `http`): an unknown value, a wrong type, a leg with a direction it
+//! never has, or bytes that are not UTF-8 are errors naming `file:line`, so
+//! a corrupt file is never mistaken for a bridge regression. It is tolerant
+//! inside `raw` (byte-faithful, anything goes) and of fields it does not know
+//! (kept in `extra`, written back unchanged) and of unknown trailer outcomes.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -89,9 +92,18 @@ pub enum Leg {
     /// stream-json agent (Claude Code): `to_agent` = stdin, `from_agent` = stdout.
     #[serde(rename = "stream-json")]
     StreamJson,
-    /// A leg a newer harness wrote.
-    #[serde(other)]
-    Other,
+}
+
+impl Leg {
+    /// The directions an event of this leg can have.
+    pub fn directions(self) -> &'static [Dir] {
+        match self {
+            Leg::Acp | Leg::StreamJson => &[Dir::ToAgent, Dir::FromAgent],
+            Leg::Stderr => &[Dir::FromAgent],
+            Leg::Mcp | Leg::Model => &[Dir::Request, Dir::Response],
+            Leg::Harness => &[Dir::Note],
+        }
+    }
 }
 
 /// Direction of an event within its leg.
@@ -103,8 +115,6 @@ pub enum Dir {
     Request,
     Response,
     Note,
-    #[serde(other)]
-    Other,
 }
 
 /// HTTP metadata of an `mcp` / `model` event.
@@ -265,11 +275,21 @@ fn parse(reader: impl BufRead, path: &Path) -> Result<Recording, RecordingError>
     let mut events = Vec::new();
     let mut trailer: Option<Trailer> = None;
     let mut last_seq = 0u64;
-    for (index, line) in reader.lines().enumerate() {
+    for (index, bytes) in reader.split(b'\n').enumerate() {
         let number = index + 1;
-        let line = line.map_err(|source| RecordingError::Io {
+        let bytes = bytes.map_err(|source| RecordingError::Io {
             path: path.to_path_buf(),
             source,
+        })?;
+        let line = String::from_utf8(bytes).map_err(|e| {
+            RecordingError::parse(
+                path,
+                number,
+                format!(
+                    "not valid UTF-8 (invalid byte at column {})",
+                    e.utf8_error().valid_up_to() + 1
+                ),
+            )
         })?;
         if line.trim().is_empty() {
             continue;
@@ -311,6 +331,18 @@ fn parse(reader: impl BufRead, path: &Path) -> Result<Recording, RecordingError>
                         path,
                         number,
                         "event before the header",
+                    ));
+                }
+                if !e.leg.directions().contains(&e.dir) {
+                    return Err(RecordingError::parse(
+                        path,
+                        number,
+                        format!(
+                            "leg {:?} has no direction {:?} (it has {:?})",
+                            e.leg,
+                            e.dir,
+                            e.leg.directions()
+                        ),
                     ));
                 }
                 if e.seq <= last_seq {
@@ -450,6 +482,78 @@ pub struct Scrubber {
     /// (value, replacement), longest value first so a path is replaced
     /// before any of its prefixes.
     rules: Vec<(String, String)>,
+    /// Paths under the system temp dir that the run created.
+    run_temp: Option<RunTemp>,
+}
+
+/// The placeholder of the `n`th path (from 1) under the system temp dir that
+/// a run created: a socket, a file an agent wrote (named by pid or time).
+pub fn temp_placeholder(n: usize) -> String {
+    format!("<temp-{n}>")
+}
+
+/// Finds absolute paths under the system temp dir that did not exist before
+/// the run (created or modified since it started) and numbers them by first
+/// appearance, so a pid- or time-named path reads the same on every machine.
+/// Paths that merely appear in text (an agent's prompt naming `/tmp/x`) exist
+/// on no disk, or are older, and are left alone.
+#[derive(Clone, Debug)]
+struct RunTemp {
+    roots: Vec<String>,
+    since: std::time::SystemTime,
+    /// Seen paths, in order; the placeholder is `<temp-{index+1}>`.
+    seen: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl RunTemp {
+    fn created_by_run(&self, path: &str) -> bool {
+        std::fs::symlink_metadata(path)
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t >= self.since)
+    }
+
+    fn scrub(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for root in &self.roots {
+            let prefix = format!("{root}/");
+            let mut from = 0;
+            while let Some(at) = out[from..].find(&prefix).map(|i| from + i) {
+                let starts_token = at == 0 || path_delimiter(out[..at].chars().next_back());
+                let len = out[at..]
+                    .find(|c: char| path_delimiter(Some(c)))
+                    .unwrap_or(out.len() - at);
+                let path = out[at..at + len].trim_end_matches('.').to_string();
+                if !starts_token || path.len() <= prefix.len() {
+                    from = at + prefix.len();
+                    continue;
+                }
+                let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+                let index = match seen.iter().position(|p| *p == path) {
+                    Some(i) => Some(i),
+                    None if self.created_by_run(&path) => {
+                        seen.push(path.clone());
+                        Some(seen.len() - 1)
+                    }
+                    None => None,
+                };
+                drop(seen);
+                match index {
+                    Some(i) => {
+                        let placeholder = temp_placeholder(i + 1);
+                        out.replace_range(at..at + path.len(), &placeholder);
+                        from = at + placeholder.len();
+                    }
+                    None => from = at + path.len(),
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Whether `c` ends (or precedes) a path in free text or JSON.
+fn path_delimiter(c: Option<char>) -> bool {
+    c.is_none_or(|c| c.is_whitespace() || "\"'`\\()[]{}<>,;:=".contains(c))
 }
 
 impl Scrubber {
@@ -479,6 +583,43 @@ impl Scrubber {
         self.rules.dedup_by(|a, b| a.0 == b.0);
     }
 
+    /// Replaces the hex digests of `value` (sha256, sha1, md5, and sha256's
+    /// first 16 characters), as agents name directories after a hash of the
+    /// workspace path, by `placeholder`.
+    pub fn hashes_of(&mut self, value: &str, placeholder: &str) {
+        use sha2::Digest as _;
+        fn hex(bytes: &[u8]) -> String {
+            bytes.iter().map(|b| format!("{b:02x}")).collect()
+        }
+        let sha256 = hex(&sha2::Sha256::digest(value.as_bytes()));
+        let digests = [
+            sha256[..16].to_string(),
+            hex(&sha1::Sha1::digest(value.as_bytes())),
+            hex(&md5::Md5::digest(value.as_bytes())),
+            sha256,
+        ];
+        for d in digests {
+            self.placeholder(d, placeholder);
+        }
+    }
+
+    /// Also replaces absolute paths under `temp_roots` (the system temp dir)
+    /// created since `since` by numbered [`temp_placeholder`]s.
+    pub fn run_temp(&mut self, temp_roots: Vec<String>, since: std::time::SystemTime) {
+        let mut roots: Vec<String> = temp_roots
+            .into_iter()
+            .map(|r| r.trim_end_matches('/').to_string())
+            .filter(|r| !r.is_empty())
+            .collect();
+        roots.sort();
+        roots.dedup();
+        self.run_temp = Some(RunTemp {
+            roots,
+            since,
+            seen: Default::default(),
+        });
+    }
+
     /// Replace a secret value by [`REDACTED`].
     pub fn secret(&mut self, value: impl Into<String>) {
         self.placeholder(value, REDACTED);
@@ -491,7 +632,11 @@ impl Scrubber {
                 out = out.replace(value.as_str(), replacement);
             }
         }
-        out
+        // after the fixed rules: the run's own dirs under temp are <run> already
+        match &self.run_temp {
+            Some(t) => t.scrub(&out),
+            None => out,
+        }
     }
 
     /// Scrubs header values and redacts credentials by header name.
@@ -611,19 +756,18 @@ mod tests {
     }
 
     #[test]
-    fn unknown_fields_legs_and_outcomes_are_tolerated_and_kept() {
+    fn unknown_fields_and_outcomes_are_tolerated_and_kept() {
         let text = concat!(
             r#"{"type":"header","format":1,"agent":"a","package":"p@1","scenario":"s","model_mode":"stub","harness_version":"0","date":"d","isolation":"none","future":7}"#,
             "\n",
-            r#"{"type":"event","seq":1,"ms":0,"leg":"telepathy","dir":"sideways","proc":1,"raw":"x","colour":"red"}"#,
+            r#"{"type":"event","seq":1,"ms":0,"leg":"acp","dir":"to_agent","proc":1,"raw":"{not json","colour":"red"}"#,
             "\n",
             r#"{"type":"trailer","seq":2,"ms":1,"outcome":"exploded","exit":{"code":null,"signal":9}}"#,
             "\n"
         );
         let rec = parse_str(text, Path::new("t.jsonl")).unwrap();
         assert_eq!(rec.header.extra["future"], 7);
-        assert_eq!(rec.events[0].leg, Leg::Other);
-        assert_eq!(rec.events[0].dir, Dir::Other);
+        assert_eq!(rec.events[0].raw, "{not json");
         assert_eq!(rec.events[0].extra["colour"], "red");
         assert_eq!(rec.trailer.unwrap().outcome, Outcome::Other);
     }
@@ -664,7 +808,47 @@ mod tests {
                 "bad.jsonl:1: format 2 is not supported",
             ),
             (String::new(), "bad.jsonl: empty file"),
+            (
+                format!("{h}\n{}\n", ev(1).replace("to_agent", "sideways")),
+                "bad.jsonl:2: not a recording line: unknown variant `sideways`",
+            ),
+            (
+                format!("{h}\n{}\n", ev(1).replace("\"acp\"", "\"telepathy\"")),
+                "bad.jsonl:2: not a recording line: unknown variant `telepathy`",
+            ),
+            (
+                format!("{h}\n{}\n", ev(1).replace("\"to_agent\"", "\"note\"")),
+                "bad.jsonl:2: leg Acp has no direction Note",
+            ),
+            (
+                format!("{h}\n{}\n", ev(1).replace("\"proc\":1", "\"proc\":\"1\"")),
+                "bad.jsonl:2: not a recording line: invalid type: string \"1\"",
+            ),
+            (
+                format!("{h}\n{}\n", ev(1).replace("\"ms\":0", "\"ms\":-3")),
+                "bad.jsonl:2: not a recording line: invalid value: integer `-3`",
+            ),
+            (
+                format!(
+                    "{h}\n{}\n",
+                    ev(1).replace("\"raw\":\"\"", "\"raw\":\"\",\"http\":{\"status\":\"ok\"}")
+                ),
+                "bad.jsonl:2: not a recording line: invalid type: string \"ok\"",
+            ),
+            (
+                format!("{h}\n{}\n", ev(1).replace("\"event\"", "\"evnet\"")),
+                "bad.jsonl:2: not a recording line: unknown variant `evnet`",
+            ),
         ];
+        let mut invalid_utf8 = format!("{h}\n{}\n", ev(1)).into_bytes();
+        invalid_utf8.extend_from_slice(b"{\"type\":\"event\",\"raw\":\"\xff\xfe\"}\n");
+        let err = parse(invalid_utf8.as_slice(), Path::new("bad.jsonl"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("bad.jsonl:3: not valid UTF-8 (invalid byte at column 24)"),
+            "{err:?}"
+        );
         for (text, expected) in cases {
             let err = parse_str(&text, Path::new("bad.jsonl"))
                 .unwrap_err()
@@ -699,6 +883,61 @@ mod tests {
         let out = s.scrub_http(http);
         assert_eq!(out.headers["authorization"], REDACTED);
         assert_eq!(out.headers["host"], "127.0.0.1:4312");
+    }
+
+    #[test]
+    fn scrubber_replaces_the_common_hashes_of_the_workspace_path() {
+        let mut s = Scrubber::new();
+        s.hashes_of("/tmp/run1/workspace", "<workspace-hash>");
+        use sha2::Digest as _;
+        let sha256: String = sha2::Sha256::digest(b"/tmp/run1/workspace")
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let md5: String = md5::Md5::digest(b"/tmp/run1/workspace")
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(
+            s.scrub(&format!(
+                "<home>/.gemini/tmp/{sha256}/out.log {md5} {}",
+                &sha256[..16]
+            )),
+            "<home>/.gemini/tmp/<workspace-hash>/out.log <workspace-hash> <workspace-hash>"
+        );
+    }
+
+    #[test]
+    fn scrubber_numbers_paths_the_run_created_under_temp_and_leaves_others() {
+        let temp = tempfile::tempdir().unwrap();
+        let root = temp.path().display().to_string();
+        let old = temp.path().join("old.txt");
+        std::fs::write(&old, "x").unwrap();
+        let past = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        std::fs::File::options()
+            .write(true)
+            .open(&old)
+            .unwrap()
+            .set_modified(past)
+            .unwrap();
+        let since = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        std::fs::create_dir(temp.path().join("socks")).unwrap();
+        std::fs::write(temp.path().join("socks/4242.sock"), "").unwrap();
+        std::fs::write(temp.path().join("error-2026-11-29T17-49.json"), "").unwrap();
+        let mut s = Scrubber::new();
+        s.run_temp(vec![root.clone()], since);
+        let text = format!(
+            r#"{{"sock":"{root}/socks/4242.sock","again":"{root}/socks/4242.sock"}} see {root}/error-2026-11-29T17-49.json. and {root}/old.txt, {root}/never-there"#
+        );
+        assert_eq!(
+            s.scrub(&text),
+            format!(
+                r#"{{"sock":"<temp-1>","again":"<temp-1>"}} see <temp-2>. and {root}/old.txt, {root}/never-there"#
+            )
+        );
+        // a later line finds the same numbers, even once the file is gone
+        std::fs::remove_file(temp.path().join("socks/4242.sock")).unwrap();
+        assert_eq!(s.scrub(&format!("{root}/socks/4242.sock")), "<temp-1>");
     }
 
     #[test]

@@ -226,6 +226,52 @@ fn a_recording_whose_known_limitation_holds_is_good_for_git_bisect_as_for_check(
     }
 }
 
+/// A recording that is corrupt in its envelope is a file `git bisect` must
+/// skip (125), never a regression of the bridge (1).
+#[test]
+fn replay_bisect_exit_skips_recordings_it_cannot_read_or_trust() {
+    let good = root().join("recordings/codex-acp/2.6.0/unity-call-allowed.jsonl");
+    let text = std::fs::read_to_string(&good).unwrap();
+    let first_event = |text: &str| text.lines().nth(1).unwrap().to_string();
+    let with_line_2 = |new: &str| {
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        lines[1] = new.to_string();
+        lines.join("\n") + "\n"
+    };
+    let e = first_event(&text);
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        (
+            "unknown dir",
+            with_line_2(&e.replace(r#""dir":"to_agent""#, r#""dir":"sideways""#)).into_bytes(),
+        ),
+        (
+            "unknown leg",
+            with_line_2(&e.replace(r#""leg":"acp""#, r#""leg":"telepathy""#)).into_bytes(),
+        ),
+        (
+            "wrong proc type",
+            with_line_2(&e.replace(r#""proc":1"#, r#""proc":"one""#)).into_bytes(),
+        ),
+        ("invalid UTF-8", {
+            let mut b = with_line_2(&e).into_bytes();
+            let at = b.iter().position(|c| *c == b'\n').unwrap() + 5;
+            b[at] = 0xff;
+            b
+        }),
+        (
+            "synthetic",
+            text.replacen(r#""synthetic":false"#, r#""synthetic":true"#, 1)
+                .into_bytes(),
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for (what, bytes) in cases {
+        let path = dir.path().join("unity-call-allowed.jsonl");
+        std::fs::write(&path, bytes).unwrap();
+        assert_eq!(bisect_exit(&path), Some(125), "{what}");
+    }
+}
+
 /// A corpus in a temporary root: the scenarios, and for each version either
 /// its committed recording and golden, a truncated copy, or nothing.
 fn corpus_with(versions: &[(&str, &str)]) -> tempfile::TempDir {

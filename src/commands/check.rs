@@ -38,9 +38,18 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
         })
         .map(|p| corpus.judge(p))
         .collect();
+    // Profiles are data every other command trusts: check them without npm.
+    let profile_errors = crate::profile::validate_all(&args.root)?;
+    for e in &profile_errors {
+        println!("profile error: {e}");
+    }
     if cases.is_empty() {
         println!("no recordings under {}", corpus.recordings.display());
-        return Ok(ExitCode::SUCCESS);
+        return Ok(if profile_errors.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        });
     }
     print!("{}", table(&cases));
     let failed: Vec<&Case> = cases.iter().filter(|c| !c.passed()).collect();
@@ -75,7 +84,10 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
             String::new()
         }
     );
-    Ok(if failed.is_empty() {
+    if !profile_errors.is_empty() {
+        println!("{} profile(s) failed to load (above)", profile_errors.len());
+    }
+    Ok(if failed.is_empty() && profile_errors.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

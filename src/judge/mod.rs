@@ -202,6 +202,13 @@ impl Corpus {
         };
         case.id = self.id_of(path, Some(&recording));
         case.synthetic = recording.header.synthetic;
+        if !recording.leg(recording::Leg::Acp).any(|e| e.proc == 1) {
+            case.error = Some(format!(
+                "cannot replay {}: no ACP frames of agent process 1 (a stream-json reference recording is not replayed)",
+                path.display()
+            ));
+            return case;
+        }
         case.outcome = recording.trailer.as_ref().map(|t| t.outcome);
         let scenario = match self.scenario(&recording.header.scenario) {
             Ok(s) => s,
@@ -398,7 +405,7 @@ impl Case {
     }
 
     /// The case as evidence about the bridge and this agent version, for
-    /// bisection: untestable when it could not be judged or the recorded run
+    /// bisection: untestable when it could not be judged, is synthetic, or the recorded run
     /// did not end `ok`; else bad on a divergence, an expectation failure no
     /// known limitation lists, a golden difference or a broken contract
     /// line; else good. A missing golden is no evidence (bisect records
@@ -407,6 +414,10 @@ impl Case {
     pub fn verdict(&self) -> Verdict {
         if let Some(e) = &self.error {
             return Verdict::Untestable(one_line(e));
+        }
+        if self.synthetic {
+            // not made by `record` against a real agent: no evidence either way
+            return Verdict::Untestable("the recording is synthetic".into());
         }
         match self.outcome {
             Some(Outcome::Ok) => {}

@@ -256,7 +256,7 @@ pub fn normalise(rec: &Recording) -> BTreeMap<String, Vec<String>> {
         ],
     );
     for e in &rec.events {
-        if matches!(e.leg, Leg::Stderr | Leg::Harness | Leg::Other) {
+        if matches!(e.leg, Leg::Stderr | Leg::Harness) {
             continue;
         }
         let l = labels.entry(e.leg).or_insert_with(|| Labels {

@@ -58,6 +58,14 @@ const PLACEHOLDERS: &[(&str, &str)] = &[
     ("<model-addr>", "the scripted model server's host:port"),
     ("<redacted>", "a secret (Authorization value, API key)"),
     (
+        "<workspace-hash>",
+        "a hex digest (sha256, sha1, md5, sha256's first 16) of the workspace path, as agents name directories",
+    ),
+    (
+        "<temp-N>",
+        "the Nth path under the system temp dir the run created (a socket, a file an agent wrote)",
+    ),
+    (
         "<workspace-slug>",
         "the workspace path with every non-alphanumeric character as `-` (Claude Code's project directory name)",
     ),
@@ -357,8 +365,21 @@ struct RunContext<'a> {
     out_root: &'a Path,
 }
 
+/// The system temp dir as agents spell it (as given and canonical, and
+/// `/tmp`, where agents that ignore `TMPDIR` write).
+fn temp_roots() -> Vec<String> {
+    let temp = std::env::temp_dir();
+    let mut roots = vec![temp.display().to_string(), "/tmp".to_string()];
+    if let Ok(c) = temp.canonicalize() {
+        roots.push(c.display().to_string());
+    }
+    roots
+}
+
 /// Records one scenario; returns the file written and how the run ended.
 async fn record_one(ctx: &RunContext<'_>) -> anyhow::Result<(PathBuf, Outcome)> {
+    // a little before the run: file times may be coarse
+    let run_started = std::time::SystemTime::now() - std::time::Duration::from_secs(2);
     let run_dir = tempfile::Builder::new()
         .prefix("acp-harness-run-")
         .tempdir()?;
@@ -456,6 +477,10 @@ async fn record_one(ctx: &RunContext<'_>) -> anyhow::Result<(PathBuf, Outcome)> 
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
         .collect();
     scrubber.placeholder(slug, "<workspace-slug>");
+    // agents name directories after a hash of the workspace path
+    scrubber.hashes_of(&workspace_s, "<workspace-hash>");
+    // sockets and files the run leaves under the system temp dir (pid- or time-named)
+    scrubber.run_temp(temp_roots(), run_started);
     scrubber.placeholder(home.display().to_string(), "<home>");
     scrubber.placeholder(run_path.display().to_string(), "<run>");
     scrubber.placeholder(run_dir.path().display().to_string(), "<run>");
