@@ -34,6 +34,10 @@ use super::traffic_log::TrafficLog;
 /// How long the agent's stdout may stay open after the agent exited (a
 /// grandchild can hold it) before the exit is reported to the core anyway.
 const STDOUT_DRAIN_AFTER_EXIT: Duration = Duration::from_secs(1);
+/// How long after the agent's stdout ended its exit status may take to
+/// arrive before the core is told the agent closed its stdout (an exit
+/// reports the exit code, which says more).
+const STDOUT_EOF_SETTLE: Duration = Duration::from_millis(100);
 /// The request id of the initialize the host sends itself in `-p` mode.
 const PRINT_INIT_ID: &str = "acp-bridge-print-init";
 
@@ -221,6 +225,7 @@ pub async fn run(config: HostConfig) -> Result<i32> {
     let mut ticked_deadline: Option<Duration> = None;
     let mut spin_reported = false;
     let mut agent_stdout_open = true;
+    let mut stdout_closed_due: Option<Instant> = None;
     // Drained too before we finish, so the agent's last words are not lost.
     let mut agent_stderr_open = true;
     let mut agent_exit: Option<(Option<ExitStatus>, Instant)> = None;
@@ -275,13 +280,9 @@ pub async fn run(config: HostConfig) -> Result<i32> {
                         host.diag(&format!("reading the agent's stdout failed: {e}"));
                     }
                     agent_stdout_open = false;
-                    // nothing the agent does can reach the panel any more:
-                    // the running turn ends now and the agent is stopped
-                    if !host.stdin_closed {
-                        host.cause.get_or_insert(EndCause::AgentStdout);
-                    }
-                    let out = host.bridge.on_agent_stdout_closed(now());
-                    host.apply(out);
+                    // an exiting agent's status follows its stdout's end
+                    // closely; an agent that lives on is told to the core soon
+                    stdout_closed_due = Some(Instant::now() + STDOUT_EOF_SETTLE);
                 }
                 Some(Event::AgentStderr(line)) => {
                     host.stderr.line(format!("[agent] {}", line.text));
@@ -314,6 +315,16 @@ pub async fn run(config: HostConfig) -> Result<i32> {
                 if host.escalate() {
                     return Ok(finish(host, panel_writer, 1).await);
                 }
+            }
+            _ = sleep_until_opt(stdout_closed_due), if stdout_closed_due.is_some() && agent_exit.is_none() => {
+                stdout_closed_due = None;
+                // nothing the agent does can reach the panel any more: the
+                // running turn ends now and the agent is stopped
+                if !host.stdin_closed {
+                    host.cause.get_or_insert(EndCause::AgentStdout);
+                }
+                let out = host.bridge.on_agent_stdout_closed(now());
+                host.apply(out);
             }
             _ = sleep_until_opt(exit_drain_due), if exit_drain_due.is_some() && (agent_stdout_open || agent_stderr_open) => {
                 host.diag("the agent exited but its output is still open (a child of it holds it); not waiting for it");
