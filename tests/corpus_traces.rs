@@ -1,0 +1,133 @@
+//! Every committed recording is the same on every machine: no absolute path
+//! of the machine that recorded it survives outside the header's
+//! placeholders (its temp dir, home, a socket named by pid, a file named by
+//! time, a directory named after a hash of the workspace path).
+//!
+//! What counts as a machine path: an absolute path under a per-machine root
+//! (`/tmp`, `/var/tmp`, `/var/folders`, `/private`, `/root`, `/home`,
+//! `/Users`, `/run/user`), or a path segment that is a hex digest (32+ hex
+//! characters, e.g. `<home>/.gemini/tmp/<sha256>`). Example paths that agents
+//! write into their own prompts are the same everywhere; they are listed in
+//! [`AGENT_PROMPT_LITERALS`] and allowed.
+
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+/// Example paths from the agents' built-in system prompts and tool
+/// descriptions (identical on every machine, not run-time traces).
+const AGENT_PROMPT_LITERALS: &[&str] = &[
+    // Gemini CLI's prompt: examples of a project directory and its memory file
+    "/tmp/workspace",
+    "/tmp/workspace/memory/MEMORY.md",
+    // Grok Build's prompt: scratch-file examples
+    "/tmp/",
+    "/tmp/pr.md",
+    "/tmp/msg.txt",
+    "/tmp/mcp-call.json",
+    // Grok Build / codex tool descriptions: example file paths
+    "/home/user/project/file.txt",
+    "/Users/me/closeup.jpg",
+    "/Users/me/photo.jpg",
+    "/Users/me/wide_shot.jpg",
+    "/Users/me/person.jpg",
+    "/Users/me/product.jpg",
+    "/Users/me/host.jpg",
+];
+
+fn recordings() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings");
+    let mut out: Vec<PathBuf> = walkdir::WalkDir::new(root)
+        .into_iter()
+        .filter_map(Result::ok)
+        .map(|e| e.into_path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    out.sort();
+    out
+}
+
+/// The machine paths in one line of text (a JSON-escaped `\/` reads as `/`).
+fn machine_paths(line: &str) -> Vec<String> {
+    static ROOTED: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r#"(?:^|[\s"'`(\[=:,])((?:/tmp|/var/tmp|/var/folders|/private|/root|/home|/Users|/run/user)/[^\s"'`\\)\],;]*)"#,
+        )
+        .unwrap()
+    });
+    static HASHED: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"/([0-9a-f]{32,})(?:[/.\\]|$)").unwrap());
+    let (rooted, hashed) = (&*ROOTED, &*HASHED);
+    let line = if line.contains("\\/") {
+        std::borrow::Cow::Owned(line.replace("\\/", "/"))
+    } else {
+        std::borrow::Cow::Borrowed(line)
+    };
+    let mut found: Vec<String> = rooted
+        .captures_iter(&line)
+        .map(|c| c[1].trim_end_matches(['.', ':']).to_string())
+        .filter(|p| !AGENT_PROMPT_LITERALS.contains(&p.as_str()))
+        .collect();
+    found.extend(
+        hashed
+            .captures_iter(&line)
+            .map(|c| format!(".../{}", &c[1])),
+    );
+    found
+}
+
+#[test]
+fn machine_path_detection_finds_traces_and_spares_prompt_literals() {
+    let cases: &[(&str, &[&str])] = &[
+        (
+            r#""messaging_socket_path":"/tmp/cc-socks/5819.sock""#,
+            &["/tmp/cc-socks/5819.sock"],
+        ),
+        (
+            "Error report written to /tmp/gemini-client-error-2026-11-29T17-49-49-941Z.json.",
+            &["/tmp/gemini-client-error-2026-11-29T17-49-49-941Z.json"],
+        ),
+        (
+            "<home>/.gemini/tmp/7935193d8e3d19a3bdab2437e9333957eea0fe8096e1a16b4eebf5b71488c70c/out.log",
+            &[".../7935193d8e3d19a3bdab2437e9333957eea0fe8096e1a16b4eebf5b71488c70c"],
+        ),
+        (r#""cwd":"\/home\/alice\/w""#, &["/home/alice/w"]),
+        ("write to /tmp/pr.md first", &[]),
+        (
+            "<home>/.gemini/tmp/<workspace-hash>/out.log and <temp-1>",
+            &[],
+        ),
+        ("see https://example.com/tmp/x", &[]),
+    ];
+    for (line, want) in cases {
+        assert_eq!(machine_paths(line), *want, "{line}");
+    }
+}
+
+#[test]
+fn no_recording_carries_a_machine_path_outside_the_placeholders() {
+    let mut problems = Vec::new();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let files = recordings();
+    assert!(!files.is_empty(), "no recordings found");
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            for path in machine_paths(line) {
+                problems.push(format!(
+                    "{}:{}: {path}",
+                    file.strip_prefix(root).unwrap_or(file).display(),
+                    i + 1
+                ));
+            }
+        }
+    }
+    problems.dedup();
+    assert!(
+        problems.is_empty(),
+        "{} machine path(s) in recordings (re-record them: the recorder now scrubs these):\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
