@@ -533,6 +533,9 @@ fn mutate(kind: Kind, batches: &mut [Batch], rng: &mut Rng) -> (AgentFault, usiz
     (fault, fb, ff)
 }
 
+/// Sent after the agent exited (with the next prompt).
+const AFTER_EXIT_CONTROL: &str = r#"{"type":"control_request","request_id":"after-exit","request":{"subtype":"set_permission_mode","mode":"default"}}"#;
+
 /// `user` lines of the wrong shape: each is still a prompt (a turn).
 const WRONG_TYPED_PROMPTS: &[&str] = &[
     r#"{"type":"user","message":{"role":"user","content":12}}"#,
@@ -891,8 +894,11 @@ fn drive_case(case: &Case, s: &mut Session) -> Result<Stats, String> {
     }
     for (n, prompt) in case.prompts.iter().enumerate() {
         if case.kind == Kind::ExitIdleThenPrompt && n == 1 {
-            // the agent exits right after its first turn: this prompt comes after
+            // the agent exits right after its first turn: this control
+            // request and prompt come after, and each still gets its answer
             std::thread::sleep(Duration::from_millis(100));
+            s.send(AFTER_EXIT_CONTROL.as_bytes());
+            sent_controls.push(json!("after-exit"));
         }
         if !s.send(prompt) {
             return Err(format!("stdin closed before prompt {n}"));
@@ -1007,6 +1013,14 @@ fn check(case: &Case, s: &Session, out: &Outcome, sent: &[Value]) -> Result<Stat
         ));
     }
     if case.kind == Kind::ExitIdleThenPrompt {
+        let answer = lines.iter().find(|v| {
+            v["type"] == "control_response" && v["response"]["request_id"] == "after-exit"
+        });
+        if answer.is_none_or(|a| a["response"]["subtype"] != "error") {
+            return Err(format!(
+                "a control request after the agent exited must get an error response: {answer:?}"
+            ));
+        }
         let second = &out.results[1];
         if second["is_error"] != true || !readable(second) {
             return Err(format!(
