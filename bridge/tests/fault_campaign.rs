@@ -1,8 +1,8 @@
 //! The fault campaign: the real `acp-bridge` binary against mutated agents
 //! derived from the committed recordings, and against malformed and hostile
 //! panel input. Deterministic (a fixed seed picks recordings, mutations and
-//! fault points), bounded in count (`FAULT_CAMPAIGN_PER_KIND`, default 6 cases
-//! per kind) and in time (every wait has a deadline; new cases stop after
+//! fault points; `FAULT_CAMPAIGN_SEED` explores others), bounded in count
+//! (`FAULT_CAMPAIGN_PER_KIND`, default 6 cases per kind) and in time (every wait has a deadline; new cases stop after
 //! [`WALL_LIMIT`], which is reported).
 //!
 //! Every case asserts: no panic, every stdout line is JSON, exactly one
@@ -421,6 +421,20 @@ fn swap_value_type(v: &mut Value, rng: &mut Rng) {
     *cur = replacements[rng.below(replacements.len())].clone();
 }
 
+/// Index of the agent's answer to the recorded `session/prompt` in its
+/// batch (the last frame when none is found).
+fn prompt_answer_index(batch: &Batch) -> usize {
+    batch
+        .frames
+        .iter()
+        .position(|f| {
+            serde_json::from_str::<Value>(f).is_ok_and(|v| {
+                v.get("method").is_none() && Some(&v["id"]) == batch.recorded_id.as_ref()
+            })
+        })
+        .unwrap_or(batch.frames.len().saturating_sub(1))
+}
+
 /// Frames of the turn batches (from the first prompt's on): where mutations go.
 fn turn_frames(batches: &[Batch]) -> Vec<(usize, usize)> {
     let start = first_prompt_batch(batches).unwrap_or(batches.len());
@@ -431,24 +445,24 @@ fn turn_frames(batches: &[Batch]) -> Vec<(usize, usize)> {
 
 fn mutate(kind: Kind, batches: &mut [Batch], rng: &mut Rng) -> (AgentFault, usize, usize) {
     let prompt = first_prompt_batch(batches).unwrap_or(0);
-    let spots = turn_frames(batches);
-    let spot = if spots.is_empty() {
-        (prompt, 0)
+    // the first turn's own frames: up to and including the prompt's answer
+    // (frames after it in the same batch arrive outside any turn)
+    let answer = prompt_answer_index(&batches[prompt]);
+    let first_turn_frame = rng.below(answer + 1);
+    let spot = if kind.breaks_first_turn() {
+        (prompt, first_turn_frame)
     } else {
-        spots[rng.below(spots.len())]
+        let spots = turn_frames(batches);
+        if spots.is_empty() {
+            (prompt, 0)
+        } else {
+            spots[rng.below(spots.len())]
+        }
     };
     let (b, f) = spot;
-    let frames = &mut batches[b].frames;
-    let has = f < frames.len();
+    let has = f < batches[b].frames.len();
     let mut fault = AgentFault::None;
     let (mut fb, mut ff) = (usize::MAX, usize::MAX);
-    // the first turn's own frames, for faults that must land inside it
-    let in_first = batches[prompt].frames.len();
-    let first_turn_frame = if in_first == 0 {
-        0
-    } else {
-        rng.below(in_first)
-    };
     let frames = &mut batches[b].frames;
     match kind {
         Kind::Clean | Kind::PanelMalformed | Kind::PanelHostileControl | Kind::PanelWrongTypes => {}
@@ -1069,7 +1083,7 @@ fn candidates() -> Vec<PathBuf> {
 }
 
 fn build_cases(per_kind: usize, scratch: &Path) -> Vec<Case> {
-    let mut rng = Rng(SEED);
+    let mut rng = Rng(seed());
     let all = candidates();
     assert!(
         !all.is_empty(),
@@ -1141,6 +1155,14 @@ fn build_cases(per_kind: usize, scratch: &Path) -> Vec<Case> {
     cases
 }
 
+/// [`SEED`], or `FAULT_CAMPAIGN_SEED` to explore other campaigns locally.
+fn seed() -> u64 {
+    std::env::var("FAULT_CAMPAIGN_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(SEED)
+}
+
 fn run_campaign() -> usize {
     let per_kind = std::env::var("FAULT_CAMPAIGN_PER_KIND")
         .ok()
@@ -1205,7 +1227,8 @@ fn run_campaign() -> usize {
         }
     }
     println!(
-        "fault campaign (seed {SEED:#x}, {per_kind} per kind, {:.1} s):",
+        "fault campaign (seed {:#x}, {per_kind} per kind, {:.1} s):",
+        seed(),
         started.elapsed().as_secs_f64()
     );
     println!(
