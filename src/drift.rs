@@ -471,6 +471,21 @@ pub struct Report {
 /// Builds the report: observes both sides and replays the scenarios they
 /// share through the current bridge (the corpus's scenarios).
 pub fn report(sides: &Sides, corpus: &Corpus) -> Result<Report, DriftError> {
+    report_with(sides, |name, recording| {
+        corpus
+            .scenario(name)
+            .map(|sc| judge::replay_with(recording, &sc).transcript.render())
+            .map_err(|e| format!("cannot replay: its scenario: {e}"))
+    })
+}
+
+/// [`report`] with the bridge's transcript of each shared scenario's
+/// recording from `transcript(scenario, recording)` (a caller that judged
+/// the recordings already passes what it has, and nothing is replayed twice).
+pub fn report_with(
+    sides: &Sides,
+    mut transcript: impl FnMut(&str, &Recording) -> Result<String, String>,
+) -> Result<Report, DriftError> {
     let mut a = Shape::default();
     let mut b = Shape::default();
     let mut recs_a = BTreeMap::new();
@@ -489,10 +504,9 @@ pub fn report(sides: &Sides, corpus: &Corpus) -> Result<Report, DriftError> {
     let mut bridge_diffs = Vec::new();
     for (name, ra) in &recs_a {
         let Some(rb) = recs_b.get(name) else { continue };
-        let diff = match corpus.scenario(name) {
-            Ok(sc) => {
-                let pa = panel_output(&judge::replay_with(ra, &sc).transcript.render());
-                let pb = panel_output(&judge::replay_with(rb, &sc).transcript.render());
+        let diff = match (transcript(name, ra), transcript(name, rb)) {
+            (Ok(ta), Ok(tb)) => {
+                let (pa, pb) = (panel_output(&ta), panel_output(&tb));
                 if pa == pb {
                     String::new()
                 } else {
@@ -503,7 +517,7 @@ pub fn report(sides: &Sides, corpus: &Corpus) -> Result<Report, DriftError> {
                         .to_string()
                 }
             }
-            Err(e) => format!("cannot replay: its scenario: {e}\n"),
+            (Err(e), _) | (_, Err(e)) => format!("{e}\n"),
         };
         bridge_diffs.push((name.clone(), diff));
     }
@@ -539,6 +553,58 @@ pub fn panel_output(transcript: &str) -> String {
 }
 
 impl Report {
+    /// Whether anything differs: a structural change or a bridge output diff.
+    pub fn differs(&self) -> bool {
+        !self.changes.is_empty() || self.bridge_diffs.iter().any(|(_, d)| !d.is_empty())
+    }
+
+    /// The report as JSON: `{title, differs, changes: [{change, category,
+    /// key, values | removed + added}], bridge: [{scenario, same, diff}]}`,
+    /// each value with its example's source.
+    pub fn to_json(&self) -> Value {
+        let values = |v: &[(String, Example)]| -> Value {
+            v.iter()
+                .map(|(value, ex)| {
+                    serde_json::json!({"value": value, "example": ex.source, "frame": ex.frame})
+                })
+                .collect()
+        };
+        let changes: Vec<Value> = self
+            .changes
+            .iter()
+            .map(|c| match c {
+                Change::Added { values: v, .. } | Change::Removed { values: v, .. } => {
+                    serde_json::json!({
+                        "change": if matches!(c, Change::Added { .. }) { "added" } else { "removed" },
+                        "category": c.category().label(),
+                        "key": c.key(),
+                        "values": values(v),
+                    })
+                }
+                Change::Changed { removed, added, .. } => serde_json::json!({
+                    "change": "changed",
+                    "category": c.category().label(),
+                    "key": c.key(),
+                    "removed": values(removed),
+                    "added": values(added),
+                }),
+            })
+            .collect();
+        let bridge: Vec<Value> = self
+            .bridge_diffs
+            .iter()
+            .map(|(scenario, diff)| {
+                serde_json::json!({"scenario": scenario, "same": diff.is_empty(), "diff": diff})
+            })
+            .collect();
+        serde_json::json!({
+            "title": self.title,
+            "differs": self.differs(),
+            "changes": changes,
+            "bridge": bridge,
+        })
+    }
+
     /// Markdown: the agent's structural drift, then the bridge output diff.
     pub fn render(&self) -> String {
         let mut out = String::new();

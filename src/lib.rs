@@ -18,3 +18,4 @@ pub mod registry;
 pub mod replay;
 pub mod scenario;
 pub mod update;
+pub mod verdicts;

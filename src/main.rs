@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "acp-harness", version, about)]
+#[command(name = "acp-harness", version, about, after_help = acp_harness::commands::exit::EXIT_CODES)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -32,6 +32,8 @@ enum Command {
     Outdated(acp_harness::commands::outdated::OutdatedArgs),
     /// Record the versions not yet recorded, judge them against the previous version, write drift reports.
     Update(acp_harness::commands::update::UpdateArgs),
+    /// Judge the corpus and write the HTML report (one self-contained page).
+    Report(acp_harness::commands::report::ReportArgs),
     /// The stream-json contract from Claude Code's reference recordings: derive it, compare against it.
     Contract(acp_harness::commands::contract::ContractArgs),
 }
@@ -49,12 +51,13 @@ fn main() -> ExitCode {
         Command::Contract(args) => acp_harness::commands::contract::run(args),
         Command::Outdated(args) => acp_harness::commands::outdated::run(args),
         Command::Update(args) => acp_harness::commands::update::run(args),
+        Command::Report(args) => acp_harness::commands::report::run(args),
     };
     match result {
         Ok(code) => code,
         Err(err) => {
             eprintln!("acp-harness: {err:#}");
-            ExitCode::FAILURE
+            acp_harness::commands::exit::of_error(&err).into()
         }
     }
 }

@@ -334,9 +334,10 @@ fn the_bisect_command_skips_untestable_versions_and_says_when_they_hide_the_brea
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
+    // 1: a bad version was found
     assert_eq!(
         out.status.code(),
-        Some(0),
+        Some(1),
         "{text}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -386,7 +387,8 @@ fn the_bisect_command_refuses_an_unknown_compat_switch_and_says_when_nothing_is_
         .arg(corpus.path())
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    // 0: no bad version
+    assert_eq!(out.status.code(), Some(0));
     assert!(
         String::from_utf8_lossy(&out.stdout)
             .contains("no bad version: 1.0.0 (the newest testable) is good")

@@ -2,7 +2,10 @@
 //! `recordings/`, named `<agent>/<version>/<scenario>`, replaying it through
 //! the bridge and checking the golden (`tests/snapshots/`, insta) and the
 //! scenario's expectations; plus the replayer's own behaviour on bad input
-//! and a proof that the goldens bite.
+//! and a proof that the goldens bite. The corpus trials are of kind
+//! `corpus` (listed as `[corpus] <agent>/<version>/<scenario>`), so CI can
+//! leave them to `acp-harness check` (`-- --skip '[corpus]'`) and replay
+//! the corpus once.
 //!
 //! Bless new or changed goldens with `INSTA_UPDATE=always cargo test --test
 //! replay` (or `cargo insta review` where cargo-insta is installed); CI never
@@ -44,9 +47,11 @@ fn main() {
     for path in &recordings {
         let id = corpus.id_of(path, None);
         let (corpus, path) = (corpus.clone(), path.clone());
-        trials.push(Trial::test(id.trial_name(), move || {
-            recording_trial(&corpus, &path)
-        }));
+        // kind `corpus`: `-- --skip [corpus]` leaves the corpus to `check`
+        trials.push(
+            Trial::test(id.trial_name(), move || recording_trial(&corpus, &path))
+                .with_kind("corpus"),
+        );
     }
     let behaviour: [BehaviourTrial; 8] = [
         (
@@ -433,7 +438,7 @@ fn known_limitation_holds() -> Result<(), Failed> {
             && !statuses.contains(&Status::ExpectationFailed),
         || format!("want known limitation, got {statuses:?}\n{}", case.report()),
     )?;
-    let table = acp_harness::commands::check::table(std::slice::from_ref(&case));
+    let table = acp_harness::verdicts::table(std::slice::from_ref(&case));
     ensure(table.contains("known limitation"), || {
         format!("the check table must say so:\n{table}")
     })

@@ -1,145 +1,167 @@
-//! `acp-harness check`: judge the whole corpus and print a table of
-//! agent x version x scenario, then what failed and why.
+//! `acp-harness check`: judge the whole corpus and print it as a table
+//! (with what failed and why), JSON, JUnit XML or Markdown; optionally also
+//! write the JUnit file and the HTML report from the same run.
 
-use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
 
-use crate::judge::{self, Case, Corpus, Status};
+use super::exit::{EXIT_CODES, Exit, UsageError};
+use super::output::{Color, Out};
+use crate::judge::{self, Case, Corpus};
+use crate::verdicts::{self, Summary, junit};
+
+/// `--format`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Format {
+    /// A table of agent x version x scenario, then each failure explained.
+    #[default]
+    Table,
+    /// `{summary, cases, orphan_goldens, profile_errors}`.
+    Json,
+    /// JUnit XML: one testcase per recording, `<agent>/<version>/<scenario>`.
+    Junit,
+    /// A Markdown table with each failure folded under it.
+    Markdown,
+}
 
 #[derive(clap::Args, Debug)]
+#[command(after_help = EXIT_CODES)]
 pub struct CheckArgs {
     /// The workspace root holding `recordings/`, `scenarios/` and `tests/snapshots/`.
     #[arg(long, default_value = ".")]
     pub root: PathBuf,
-    /// Only recordings whose `<agent>/<version>/<scenario>` contains this.
+    /// Only recordings whose `<agent>/<version>/<scenario>` contains this
+    /// (matching nothing is a usage error).
     #[arg(long)]
     pub filter: Option<String>,
-    /// Print nothing but the table.
+    /// Table format: print nothing but the table and the summary.
     #[arg(long)]
     pub quiet: bool,
+    /// What to print.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+    /// Also write JUnit XML to this file (same run, any --format).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Also write the HTML report into this directory (same run).
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
+    /// Colour: auto (a terminal and NO_COLOR unset), always, never.
+    #[arg(long, value_enum, default_value_t)]
+    pub color: Color,
 }
 
-/// `acp-harness check`: replay the whole corpus and print a table of
-/// agent x version x scenario. Exit 0 when every recording passes.
-pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
-    let corpus = Corpus::at(&args.root);
+/// Judges every recording under the corpus (those matching `filter`), sorted
+/// by agent, version (semver) and scenario. A filter that matches nothing
+/// is a usage error; an empty corpus is no error (`check` still validates
+/// the profiles).
+pub fn judged(corpus: &Corpus, filter: Option<&str>) -> anyhow::Result<Vec<Case>> {
     let paths = corpus
         .recordings()
-        .context("the corpus (run check from the repository root, or pass --root)")?;
-    let cases: Vec<Case> = paths
+        .context("the corpus (run from the repository root, or pass --root)")?;
+    let mut cases: Vec<Case> = paths
         .iter()
-        .filter(|p| {
-            args.filter
-                .as_ref()
-                .is_none_or(|f| corpus.id_of(p, None).trial_name().contains(f.as_str()))
-        })
+        .filter(|p| filter.is_none_or(|f| corpus.id_of(p, None).trial_name().contains(f)))
         .map(|p| corpus.judge(p))
         .collect();
-    // Profiles are data every other command trusts: check them without npm.
-    let profile_errors = crate::profile::validate_all(&args.root)?;
-    for e in &profile_errors {
-        println!("profile error: {e}");
+    if cases.is_empty()
+        && let Some(f) = filter
+    {
+        return Err(UsageError(format!(
+            "no recording under {} matches --filter {f:?}",
+            corpus.recordings.display()
+        ))
+        .into());
     }
-    if cases.is_empty() {
-        println!("no recordings under {}", corpus.recordings.display());
-        return Ok(if profile_errors.is_empty() {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::FAILURE
-        });
-    }
-    print!("{}", table(&cases));
-    let failed: Vec<&Case> = cases.iter().filter(|c| !c.passed()).collect();
-    if !args.quiet {
-        for c in &failed {
-            println!("\n=== {}\n{}", c.id.trial_name(), c.report().trim_end());
-        }
-    }
-    if args.filter.is_none() {
-        let ids: Vec<_> = cases.iter().map(|c| c.id.clone()).collect();
-        for orphan in judge::orphan_goldens(&corpus.snapshots, &ids) {
-            println!(
-                "\nwarning: golden {} has no recording (remove it if the recording is gone)",
-                orphan.display()
-            );
-        }
-    }
-    let missing = cases
-        .iter()
-        .filter(|c| c.statuses().contains(&Status::GoldenMissing))
-        .count();
-    println!(
-        "\n{} recording(s): {} passed, {} failed{}",
-        cases.len(),
-        cases.len() - failed.len(),
-        failed.len(),
-        if missing > 0 {
-            format!(
-                " ({missing} without a golden: bless with `INSTA_UPDATE=always cargo test --test replay`)"
-            )
-        } else {
-            String::new()
-        }
-    );
-    if !profile_errors.is_empty() {
-        println!("{} profile(s) failed to load (above)", profile_errors.len());
-    }
-    Ok(if failed.is_empty() && profile_errors.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    verdicts::sort(&mut cases);
+    Ok(cases)
 }
 
-/// The `check` table: one row per recording.
-pub fn table(cases: &[Case]) -> String {
-    let headers = ["agent", "version", "scenario", "status"];
-    let rows: Vec<[String; 4]> = cases
+/// `acp-harness check`: exit 0 when every recording passes, 1 when one
+/// fails, 2 on a usage or tool error.
+pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    let corpus = Corpus::at(&args.root);
+    // Profiles are data every other command trusts: check them without npm.
+    let profile_errors: Vec<String> = crate::profile::validate_all(&args.root)?
         .iter()
-        .map(|c| {
-            let status = c
-                .statuses()
-                .iter()
-                .map(|s| s.label())
-                .collect::<Vec<_>>()
-                .join(", ");
-            let scenario = if c.synthetic {
-                format!("{} (synthetic)", c.id.scenario)
-            } else {
-                c.id.scenario.clone()
-            };
-            [c.id.agent.clone(), c.id.version.clone(), scenario, status]
-        })
+        .map(|e| e.to_string())
         .collect();
-    let mut widths = headers.map(str::len);
-    for r in &rows {
-        for (w, cell) in widths.iter_mut().zip(r) {
-            *w = (*w).max(cell.chars().count());
+    let cases = judged(&corpus, args.filter.as_deref())?;
+    if cases.is_empty() {
+        for e in &profile_errors {
+            println!("profile error: {e}");
+        }
+        println!("no recordings under {}", corpus.recordings.display());
+        return Ok(Exit::found_if(!profile_errors.is_empty()).into());
+    }
+    let orphans = if args.filter.is_none() {
+        let ids: Vec<_> = cases.iter().map(|c| c.id.clone()).collect();
+        judge::orphan_goldens(&corpus.snapshots, &ids)
+    } else {
+        Vec::new()
+    };
+    let mut out = Out::new(match args.format {
+        Format::Table => args.color,
+        _ => Color::Never,
+    });
+    match args.format {
+        Format::Table => {
+            for e in &profile_errors {
+                out.println(&format!("profile error: {e}"));
+            }
+            print_table(&mut out, &cases, &orphans, args.quiet);
+        }
+        Format::Json => out.print(&verdicts::json(&cases, &orphans, &profile_errors)),
+        Format::Junit => out.print(&junit::render(&cases)),
+        Format::Markdown => out.print(&verdicts::markdown(&cases)),
+    }
+    if let Some(file) = &args.junit {
+        write_file(file, &junit::render(&cases))?;
+    }
+    if let Some(dir) = &args.report {
+        let page = super::report::write(dir, &cases, &corpus)?;
+        eprintln!("wrote {}", page.display());
+    }
+    if args.format != Format::Table {
+        for e in &profile_errors {
+            eprintln!("profile error: {e}");
         }
     }
-    let mut out = String::new();
-    let line = |cells: &[&str], out: &mut String| {
-        let padded: Vec<String> = cells
-            .iter()
-            .zip(widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        let _ = writeln!(out, "{}", padded.join("  ").trim_end());
-    };
-    line(&headers, &mut out);
-    line(
-        &widths
-            .map(|w| "-".repeat(w))
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>(),
-        &mut out,
-    );
-    for r in &rows {
-        line(&r.iter().map(String::as_str).collect::<Vec<_>>(), &mut out);
+    Ok(Exit::found_if(!profile_errors.is_empty() || cases.iter().any(|c| !c.passed())).into())
+}
+
+fn print_table(out: &mut Out, cases: &[Case], orphans: &[PathBuf], quiet: bool) {
+    out.print(&verdicts::table(cases));
+    if !quiet {
+        let styled = out.styled();
+        for c in cases.iter().filter(|c| !c.passed()) {
+            out.print(&format!(
+                "\n=== {}\n{}\n",
+                c.id.trial_name(),
+                c.report_styled(styled).trim_end()
+            ));
+        }
     }
-    out
+    for orphan in orphans {
+        out.println(&format!(
+            "\nwarning: golden {} has no recording (remove it if the recording is gone)",
+            orphan.display()
+        ));
+    }
+    let summary = Summary::of(cases);
+    out.println(&format!("\n{}", summary.line()));
+    if summary.no_golden > 0 {
+        out.println(
+            "bless missing goldens with `INSTA_UPDATE=always cargo test --test replay -- <agent>/<version>`",
+        );
+    }
+}
+
+fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
 }

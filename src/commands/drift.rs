@@ -3,12 +3,27 @@
 
 use std::path::PathBuf;
 
+use anstyle::{AnsiColor, Style};
 use anyhow::Context as _;
 
+use super::exit::{EXIT_CODES, Exit, UsageError};
+use super::output::{Color, Out};
 use crate::drift::{Sides, report, side};
 use crate::judge::Corpus;
+use crate::verdicts::paint;
+
+/// `--format`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Format {
+    /// The Markdown report (what `--out` writes).
+    #[default]
+    Markdown,
+    /// `{title, differs, changes, bridge}`.
+    Json,
+}
 
 #[derive(clap::Args, Debug)]
+#[command(after_help = EXIT_CODES)]
 pub struct DriftArgs {
     /// Side A: a recording or a directory of them (e.g. recordings/codex-acp/0.4.4).
     pub a: Option<PathBuf>,
@@ -17,9 +32,11 @@ pub struct DriftArgs {
     /// Instead of paths: the agent whose recorded versions to compare.
     #[arg(long)]
     pub agent: Option<String>,
-    #[arg(long)]
+    /// With --agent: the older recorded version (side A, recordings/<agent>/<from>).
+    #[arg(long, requires = "agent")]
     pub from: Option<String>,
-    #[arg(long)]
+    /// With --agent: the newer recorded version (side B, recordings/<agent>/<to>).
+    #[arg(long, requires = "agent")]
     pub to: Option<String>,
     /// Only these scenarios (repeatable); default every scenario of each side.
     #[arg(long)]
@@ -30,6 +47,15 @@ pub struct DriftArgs {
     /// Also write the report (markdown) to this file.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Exit 1 when anything differs (as `git diff --exit-code`); default exit 0.
+    #[arg(long)]
+    pub exit_code: bool,
+    /// What to print.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+    /// Colour: auto (a terminal and NO_COLOR unset), always, never.
+    #[arg(long, value_enum, default_value_t)]
+    pub color: Color,
 }
 
 /// `acp-harness drift`: print the report (and write it with `--out`).
@@ -40,9 +66,13 @@ pub fn run(args: DriftArgs) -> anyhow::Result<std::process::ExitCode> {
             let dir = args.root.join("recordings").join(agent);
             (dir.join(from), dir.join(to))
         }
-        _ => anyhow::bail!(
-            "give two recordings (or version directories), or --agent X --from V1 --to V2"
-        ),
+        _ => {
+            return Err(UsageError(
+                "give two recordings (or version directories), or --agent X --from V1 --to V2"
+                    .into(),
+            )
+            .into());
+        }
     };
     let sides = Sides {
         a: side(&a, &args.scenario)?,
@@ -59,9 +89,42 @@ pub fn run(args: DriftArgs) -> anyhow::Result<std::process::ExitCode> {
             1,
         );
     }
-    print!("{text}");
+    match args.format {
+        Format::Markdown => Out::new(args.color).print(&styled_markdown(&text)),
+        Format::Json => Out::new(Color::Never).print(
+            &(serde_json::to_string_pretty(&report.to_json()).expect("JSON values serialise")
+                + "\n"),
+        ),
+    }
     if let Some(out) = &args.out {
         std::fs::write(out, &text).with_context(|| format!("writing {}", out.display()))?;
     }
-    Ok(std::process::ExitCode::SUCCESS)
+    Ok(Exit::found_if(args.exit_code && report.differs()).into())
+}
+
+/// Headings bold, diff lines red and green (stripped when colour is off).
+fn styled_markdown(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches('\n');
+        let style = if body.starts_with('#') {
+            Some(Style::new().bold())
+        } else if body.starts_with('+') && !body.starts_with("+++") {
+            Some(AnsiColor::Green.on_default())
+        } else if body.starts_with('-') && !body.starts_with("---") && !body.starts_with("- ") {
+            Some(AnsiColor::Red.on_default())
+        } else if body.starts_with("@@") {
+            Some(AnsiColor::Cyan.on_default())
+        } else {
+            None
+        };
+        match style {
+            Some(s) => {
+                out.push_str(&paint(s, body));
+                out.push_str(&line[body.len()..]);
+            }
+            None => out.push_str(line),
+        }
+    }
+    out
 }

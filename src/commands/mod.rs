@@ -1,14 +1,17 @@
 //! The commands: one module per `acp-harness` subcommand, each owning its
 //! clap arguments and turning the domain's answers into text and an exit
-//! code (0 good, 1 a difference or regression found, 2 usage or tool error).
-//! They orchestrate; what they print comes from the domain modules below
-//! them (`judge`, `bisect`, `drift`, `contract`, `record`, `install`,
-//! `outdated`, `update`).
+//! status ([`exit::Exit`]: 0 good, 1 a difference or regression found, 2
+//! usage or tool error). They orchestrate; what they print comes from the
+//! domain modules below them (`judge`, `verdicts`, `bisect`, `drift`,
+//! `contract`, `record`, `install`, `outdated`, `update`).
 
 pub mod bisect;
 pub mod check;
 pub mod contract;
 pub mod drift;
+pub mod exit;
 pub mod outdated;
+pub mod output;
 pub mod replay;
+pub mod report;
 pub mod update;

@@ -5,10 +5,14 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use super::exit::{EXIT_CODES, Exit, UsageError};
+use super::output::{Color, Out};
 use crate::judge::{self, Corpus};
 use crate::replay::{fake_agent, replayer, stdio};
+use crate::verdicts::{self, Summary, paint, status_style};
 
 #[derive(clap::Args, Debug)]
+#[command(after_help = EXIT_CODES)]
 pub struct ReplayArgs {
     /// A recording (`.jsonl`) or a directory of them.
     pub path: PathBuf,
@@ -21,6 +25,12 @@ pub struct ReplayArgs {
     /// Judge one recording quietly for `git bisect run`: exit 0 good, 1 bad, 125 untestable.
     #[arg(long)]
     pub bisect_exit: bool,
+    /// Print only the recordings that fail (their transcript and why), then the summary.
+    #[arg(long)]
+    pub failures_only: bool,
+    /// Colour: auto (a terminal and NO_COLOR unset), always, never.
+    #[arg(long, value_enum, default_value_t)]
+    pub color: Color,
 }
 
 #[derive(clap::Args, Debug)]
@@ -49,43 +59,61 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(verdict.exit_code()));
     }
     let paths = judge::list_recordings(&args.path)?;
-    anyhow::ensure!(
-        !paths.is_empty(),
-        "{}: no recordings (*.jsonl) there",
-        args.path.display()
-    );
-    let mut ok = true;
+    if paths.is_empty() {
+        return Err(UsageError(format!(
+            "{}: no recordings (*.jsonl) there",
+            args.path.display()
+        ))
+        .into());
+    }
+    let mut out = Out::new(args.color);
+    let styled = out.styled();
+    let mut cases = Vec::new();
     for path in paths {
         let case = corpus.judge(&path);
-        println!("=== {} ({})", case.id.trial_name(), path.display());
-        print!("{}", case.transcript);
+        if args.failures_only && case.passed() {
+            cases.push(case);
+            continue;
+        }
+        out.println(&format!(
+            "=== {} ({})",
+            case.id.trial_name(),
+            path.display()
+        ));
+        out.print(&case.transcript);
         if args.verbose
             && let Some(r) = &case.replay
         {
             for d in &r.diagnostics {
-                println!("bridge stderr: {d}");
+                out.println(&format!("bridge stderr: {d}"));
             }
         }
-        let statuses = case.statuses();
-        println!(
+        let statuses: Vec<String> = case
+            .statuses()
+            .iter()
+            .map(|s| paint(status_style(*s), s.label()))
+            .collect();
+        out.println(&format!(
             "=== {}: {}",
             case.id.trial_name(),
-            statuses
-                .iter()
-                .map(|s| s.label())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+            statuses.join(", ")
+        ));
         if !case.passed() {
-            ok = false;
-            print!("{}", case.report());
+            out.print(&case.report_styled(styled));
         }
+        cases.push(case);
     }
-    Ok(if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    verdicts::sort(&mut cases);
+    let failed: Vec<String> = cases
+        .iter()
+        .filter(|c| !c.passed())
+        .map(|c| c.id.trial_name())
+        .collect();
+    if !failed.is_empty() {
+        out.println(&format!("\nfailed: {}", failed.join(", ")));
+    }
+    out.println(&Summary::of(&cases).line());
+    Ok(Exit::found_if(!failed.is_empty()).into())
 }
 
 /// `acp-harness fake-agent <recording>`: serve a recorded agent process as
@@ -112,9 +140,5 @@ pub fn fake_agent(args: FakeAgentArgs) -> anyhow::Result<ExitCode> {
         &mut std::io::stderr(),
         Duration::from_secs(args.idle_timeout_secs),
     )?;
-    Ok(if summary.clean() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    Ok(Exit::found_if(!summary.clean()).into())
 }

@@ -10,16 +10,14 @@ use std::path::{Path, PathBuf};
 
 use similar::{ChangeTag, TextDiff};
 
+use super::golden_diff;
+
 /// Where goldens live, relative to the workspace root.
 pub const SNAPSHOT_DIR: &str = "tests/snapshots";
 /// The module prefix insta gives snapshots asserted from `tests/replay.rs`.
 pub const SNAPSHOT_PREFIX: &str = "replay";
-/// Lines of context around each change in a golden diff.
-const CONTEXT: usize = 3;
 /// Transcript lines shown at the end of a failure.
 const TAIL: usize = 12;
-/// A diff longer than this many lines is cut (the first change is what matters).
-const MAX_DIFF_LINES: usize = 120;
 
 /// Which recording a golden belongs to: `recordings/<agent>/<version>/<scenario>.jsonl`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -105,12 +103,18 @@ pub enum Comparison {
 /// Compares a transcript with its golden the way insta does (trailing
 /// whitespace and CRLF do not count).
 pub fn compare(golden: Option<&str>, transcript: &str) -> Comparison {
+    compare_styled(golden, transcript, false)
+}
+
+/// [`compare`] with the explanation styled for a terminal when `styled`.
+pub fn compare_styled(golden: Option<&str>, transcript: &str, styled: bool) -> Comparison {
     match golden {
         None => Comparison::Missing,
         Some(g) if normalise(g) == normalise(transcript) => Comparison::Same,
-        Some(g) => Comparison::Differs(explain(
+        Some(g) => Comparison::Differs(explain_styled(
             &(normalise(g) + "\n"),
             &(normalise(transcript) + "\n"),
+            styled,
         )),
     }
 }
@@ -121,6 +125,12 @@ fn normalise(s: &str) -> String {
 
 /// First divergent event, unified diff with context, tail of the new transcript.
 pub fn explain(golden: &str, transcript: &str) -> String {
+    explain_styled(golden, transcript, false)
+}
+
+/// [`explain`], with the diff in colour and the changed part of each line
+/// emphasised when `styled` (ANSI escapes).
+pub fn explain_styled(golden: &str, transcript: &str, styled: bool) -> String {
     let mut out = String::new();
     let diff = TextDiff::from_lines(golden, transcript);
     let changes: Vec<_> = diff.iter_all_changes().collect();
@@ -147,24 +157,15 @@ pub fn explain(golden: &str, transcript: &str) -> String {
         };
         let _ = writeln!(out, "  golden: {}", show(golden_side));
         let _ = writeln!(out, "  replay: {}", show(replay_side));
+        if let (Some(g), Some(r)) = (golden_side, replay_side)
+            && let Some(keys) =
+                golden_diff::frame_change(g.value().trim_end(), r.value().trim_end())
+        {
+            let _ = writeln!(out, "  keys:   {keys}");
+        }
     }
     let _ = writeln!(out, "\ndiff (- golden, + this replay):");
-    let unified = diff
-        .unified_diff()
-        .context_radius(CONTEXT)
-        .header("golden", "replay")
-        .to_string();
-    let lines: Vec<&str> = unified.lines().collect();
-    for l in lines.iter().take(MAX_DIFF_LINES) {
-        let _ = writeln!(out, "{l}");
-    }
-    if lines.len() > MAX_DIFF_LINES {
-        let _ = writeln!(
-            out,
-            "... ({} more diff lines)",
-            lines.len() - MAX_DIFF_LINES
-        );
-    }
+    out.push_str(&golden_diff::render(golden, transcript, styled));
     let _ = writeln!(out, "\ntail of this replay's transcript:");
     let all: Vec<&str> = transcript.lines().collect();
     for l in &all[all.len().saturating_sub(TAIL)..] {

@@ -9,6 +9,7 @@
 //! holds is a pass for `check` and good for bisect).
 
 pub mod golden;
+pub mod golden_diff;
 pub mod known_limitations;
 
 use std::collections::HashMap;
@@ -192,6 +193,7 @@ impl Corpus {
             divergences: 0,
             contract: None,
             limitation: None,
+            stale_scenario: false,
         };
         let recording = match recording::read(path) {
             Ok(r) => r,
@@ -220,6 +222,8 @@ impl Corpus {
                 return case;
             }
         };
+        case.stale_scenario = !recording.header.scenario_sha256.is_empty()
+            && recording.header.scenario_sha256 != scenario.sha256;
         let replay = replayer::replay_with_compat(&recording, &scenario, compat);
         case.transcript = render(path, &recording, &replay);
         case.divergences = replay.divergences().count();
@@ -354,6 +358,8 @@ pub struct Case {
     pub contract: Option<Conformance>,
     /// The known-limitations entry covering this recording, if any.
     pub limitation: Option<Limitation>,
+    /// The scenario file changed since the recording was made (a re-record is due).
+    pub stale_scenario: bool,
 }
 
 impl Case {
@@ -472,6 +478,11 @@ impl Case {
     /// Everything that went wrong, for people: error, divergences, golden
     /// diff, broken expectations.
     pub fn report(&self) -> String {
+        self.report_styled(false)
+    }
+
+    /// [`Case::report`] with the golden diff in colour (ANSI) when `styled`.
+    pub fn report_styled(&self, styled: bool) -> String {
         let mut out = String::new();
         if let Some(e) = &self.error {
             let _ = writeln!(out, "{e}");
@@ -483,9 +494,18 @@ impl Case {
         }
         match &self.golden {
             Some(Comparison::Differs(explanation)) => {
+                let styled_explanation = match &self.golden_text {
+                    Some(g) if styled => {
+                        match golden::compare_styled(Some(g), &self.transcript, true) {
+                            Comparison::Differs(e) => e,
+                            _ => explanation.clone(),
+                        }
+                    }
+                    _ => explanation.clone(),
+                };
                 let _ = writeln!(
                     out,
-                    "golden {} differs from this replay.\n{explanation}",
+                    "golden {} differs from this replay.\n{styled_explanation}",
                     self.golden_name()
                 );
             }

@@ -1,0 +1,12 @@
+//! The CLI as data: each `tests/cmd/*.toml` runs `acp-harness` with its
+//! arguments and pins the exit status, stdout and stderr (`.stdout` /
+//! `.stderr` beside it): help texts, exit codes (0 good, 1 found, 2 usage or
+//! tool error) and the output formats. Most cases run against the committed
+//! corpus from the repository root; `golden-diff.in/` is a corpus whose
+//! golden is wrong on purpose. `TRYCMD=overwrite cargo test --test cli`
+//! rewrites the expected files; read the diff before committing.
+
+#[test]
+fn cli_cases() {
+    trycmd::TestCases::new().case("tests/cmd/*.toml");
+}
