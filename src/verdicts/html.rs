@@ -63,7 +63,7 @@ table.matrix{border-collapse:collapse;margin:.4em 0 1em}
 .detail:target{display:block}
 pre{white-space:pre-wrap;word-break:break-all;font:12px/1.35 ui-monospace,monospace;background:#fff;border:1px solid #ddd;padding:.5em;max-height:40em;overflow:auto}
 .notes pre{max-height:25em}
-.del{color:#b71c1c}.ins{color:#1b5e20}.hunk{color:#00838f}.note{color:#8d6e00}.em{font-weight:bold;text-decoration:underline}.dim{opacity:.75}
+.del{color:#b71c1c}.ins{color:#1b5e20}.del.em{background:#ffcdd2}.ins.em{background:#c8e6c9}.hunk{color:#00838f}.note{color:#8d6e00}.em{font-weight:bold;text-decoration:underline}.dim{opacity:.75}
 body.failures-only .matrix tr.clean{display:none}
 "#;
 
