@@ -6,9 +6,11 @@ use std::process::ExitCode;
 
 use semver::Version;
 
+use super::exit::Exit;
 use crate::outdated::{Row, agents, rows};
 
 #[derive(clap::Args, Debug)]
+#[command(after_help = super::exit::EXIT_CODES)]
 pub struct OutdatedArgs {
     /// Only these agents (repeatable); default every profile under profiles/.
     #[arg(long)]
@@ -103,12 +105,11 @@ pub fn run(args: OutdatedArgs) -> anyhow::Result<ExitCode> {
         Format::Json => println!("{}", serde_json::to_string_pretty(&rows)?),
     }
     Ok(if rows.iter().any(|r| r.error.is_some()) {
-        ExitCode::from(2)
-    } else if rows.iter().any(|r| !r.newer.is_empty()) {
-        ExitCode::FAILURE
+        Exit::Error
     } else {
-        ExitCode::SUCCESS
-    })
+        Exit::found_if(rows.iter().any(|r| !r.newer.is_empty()))
+    }
+    .into())
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 use semver::Version;
 
+use super::exit::Exit;
 use crate::judge::Corpus;
 use crate::profile::{Profile, Protocol};
 use crate::update::plan::{self, Job, Pick, Shard};
@@ -21,6 +22,7 @@ use crate::update::verdict::{self, Kind, ScenarioVerdict, VersionSummary};
 use crate::update::{jobs, read_unrunnable, save_unrunnable};
 
 #[derive(clap::Args, Debug)]
+#[command(after_help = super::exit::EXIT_CODES)]
 pub struct UpdateArgs {
     /// Only these agents (repeatable); default every ACP agent profile.
     #[arg(long)]
@@ -267,11 +269,7 @@ pub fn run(args: UpdateArgs) -> anyhow::Result<ExitCode> {
     for s in &summaries {
         println!("{}", s.render());
     }
-    Ok(if summaries.iter().any(|s| s.status() == Kind::Broken) {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(Exit::found_if(summaries.iter().any(|s| s.status() == Kind::Broken)).into())
 }
 
 /// The agents to update: those asked, else every profile speaking ACP (the
