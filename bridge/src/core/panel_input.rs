@@ -346,6 +346,9 @@ impl Bridge {
             ));
         };
         let p = self.permissions.remove(pos);
+        // Claude replays the panel's answer on stdout before acting on it, as
+        // it replays the panel's user messages (`--replay-user-messages`).
+        self.emit(v.clone());
         let answer = PanelAnswer::parse(resp);
         let intent = answer.intent();
         let choice = client::choose_permission_option_with(&p.options, intent, &self.spec.compat);

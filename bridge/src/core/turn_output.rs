@@ -82,6 +82,17 @@ impl Bridge {
         )));
     }
 
+    /// An assistant message of its own holding one text (a failed prompt's error).
+    fn error_note(&mut self, text: String) {
+        self.next_msg += 1;
+        let msg_id = format!("msg_acp_{}", self.next_msg);
+        let model = self.model_name();
+        let content = vec![json!({"type": "text", "text": text})];
+        self.emit(stream_json::assistant(stream_json::message_object(
+            &msg_id, &model, content, None,
+        )));
+    }
+
     pub(super) fn tool_call_update(&mut self, u: &Value, _now: Duration) {
         let Some(call_id) = u["toolCallId"].as_str().map(str::to_string) else {
             return self.diag("tool call without toolCallId skipped".to_string());
@@ -192,11 +203,13 @@ impl Bridge {
         let Some(t) = self.turn.as_mut() else {
             return self.diag("session/prompt returned with no turn running".to_string());
         };
+        let mut failed_prompt = None;
         match error {
             Some(e) => {
                 let msg = format!("the agent failed the prompt: {}", rpc_message(e));
                 t.fail_prompt(msg.clone());
-                self.out.diagnostics.push(msg);
+                self.out.diagnostics.push(msg.clone());
+                failed_prompt = Some(msg);
             }
             None => {
                 if let Some(u) = result.get("usage").filter(|u| u.is_object()) {
@@ -216,6 +229,11 @@ impl Bridge {
         }
         t.cancel_sent = false;
         self.cancel_deadline = None;
+        if let Some(msg) = failed_prompt {
+            // Claude Code shows a failed API request as an assistant message
+            // with the error text before the turn's result.
+            self.error_note(msg);
+        }
         let Some(t) = self.turn.as_mut() else { return };
         if let Some(next) = t.queue.pop_front() {
             self.send_prompt(next);
