@@ -34,6 +34,9 @@ const AGENT_PROMPT_LITERALS: &[&str] = &[
     "/Users/me/person.jpg",
     "/Users/me/product.jpg",
     "/Users/me/host.jpg",
+    // Claude Code's Bash tool description (2.1.44 ... 2.1.83, run by its ACP
+    // adapter): how to quote `cd "/Users/name/My Documents"`
+    "/Users/name/My",
 ];
 
 fn recordings() -> Vec<PathBuf> {
