@@ -267,3 +267,66 @@ fn the_bridge_differs_from_claude_code_only_where_justified_or_listed_in_the_rea
         "differences from Claude Code that are neither justified in the scenario's [claude_comparison] nor listed:\n{new}"
     );
 }
+
+#[test]
+fn the_round_trip_through_the_claude_code_adapter_differs_from_claude_only_where_justified() {
+    let outcome = acp_harness::commands::contract::roundtrip_outcome(&Corpus::at(root())).unwrap();
+    assert!(
+        outcome.rows.len() >= 14 * 3,
+        "expected 14 scenarios of at least 3 adapter versions, got {} recordings",
+        outcome.rows.len()
+    );
+    assert!(
+        outcome.holds(),
+        "{}",
+        contract::roundtrip::render(&outcome, false)
+    );
+}
+
+#[test]
+fn a_round_trip_justification_that_covers_no_difference_or_names_a_missing_frame_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = root();
+    // a copy of the pieces the round trip reads, with one extra entry
+    let adapter = src.join("recordings/claude-agent-acp");
+    let mut dirs = vec![
+        "recordings/claude-code/2.1.332".to_string(),
+        "scenarios".into(),
+    ];
+    for e in std::fs::read_dir(&adapter).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            dirs.push(format!(
+                "recordings/claude-agent-acp/{}",
+                e.file_name().to_string_lossy()
+            ));
+        }
+    }
+    for sub in &dirs {
+        let to = dir.path().join(sub);
+        std::fs::create_dir_all(&to).unwrap();
+        for e in std::fs::read_dir(src.join(sub)).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_file() {
+                std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+            }
+        }
+    }
+    std::fs::create_dir_all(dir.path().join("contracts")).unwrap();
+    let justified = std::fs::read_to_string(src.join(contract::roundtrip::JUSTIFIED_PATH)).unwrap();
+    let stale = "\n[[difference]]\nagent = \"claude-agent-acp\"\nscenario = \"text-only\"\nkey = \"sequence\"\nside = \"adapter\"\nwhy = \"never differs\"\nevidence = [\"claude-agent-acp/0.23.1/text-only.jsonl#1\"]\n";
+    let path = dir.path().join(contract::roundtrip::JUSTIFIED_PATH);
+    std::fs::write(&path, format!("{justified}{stale}")).unwrap();
+    let outcome =
+        acp_harness::commands::contract::roundtrip_outcome(&Corpus::at(dir.path())).unwrap();
+    assert!(!outcome.holds());
+    assert_eq!(outcome.unjustified(), 0);
+    assert_eq!(outcome.stale.len(), 1);
+    assert_eq!(outcome.stale[0].scenario, "text-only");
+    let missing = stale.replace("text-only.jsonl#1", "text-only.jsonl#100000");
+    std::fs::write(&path, format!("{justified}{missing}")).unwrap();
+    let err = acp_harness::commands::contract::roundtrip_outcome(&Corpus::at(dir.path()))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("has no event with seq 100000"), "{err}");
+}

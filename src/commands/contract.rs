@@ -1,10 +1,11 @@
 //! `acp-harness contract`: derive the stream-json contract from Claude
 //! Code's reference recordings, or compare the bridge's output per scenario
-//! with Claude's.
+//! with Claude's, or run the round trip through a Claude Code ACP adapter.
 
 use std::path::{Path, PathBuf};
 
 use crate::contract::compare::{self, Row, Shape, differences, is_justified, justified};
+use crate::contract::roundtrip::{self, Outcome};
 use crate::contract::{CONTRACT_PATH, Contract, reference_lines, reference_recordings};
 use crate::judge::Corpus;
 
@@ -37,6 +38,16 @@ pub enum ContractCommand {
         #[arg(long)]
         all_versions: bool,
     },
+    /// Claude Code through an ACP adapter, replayed through the bridge,
+    /// against Claude Code's own output, value by value; exit 1 on a
+    /// difference not justified in contracts/roundtrip.toml.
+    Roundtrip {
+        #[arg(long, default_value = ".")]
+        root: PathBuf,
+        /// Also list the justified differences.
+        #[arg(long)]
+        details: bool,
+    },
 }
 
 /// `acp-harness contract ...`.
@@ -67,7 +78,73 @@ pub fn run(args: ContractArgs) -> anyhow::Result<std::process::ExitCode> {
             details,
             all_versions,
         } => compare(&root, details, all_versions),
+        ContractCommand::Roundtrip { root, details } => roundtrip(&root, details),
     }
+}
+
+/// Every recording of the agents `contracts/roundtrip.toml` lists that has a
+/// Claude reference recording of its scenario, against that reference, with
+/// each difference's side. A recording that cannot be replayed, or whose
+/// replay diverged from it, is a row with an error.
+pub fn roundtrip_outcome(corpus: &Corpus) -> anyhow::Result<Outcome> {
+    let justifications = roundtrip::load_justifications(&corpus.root)?;
+    let claude = reference_recordings(&corpus.recordings)?;
+    let mut rows = Vec::new();
+    for path in corpus.recordings()? {
+        let id = corpus.id_of(&path, None);
+        if !justifications.agents.contains(&id.agent) {
+            continue;
+        }
+        let Some((_, reference)) = claude
+            .iter()
+            .find(|(_, r)| r.header.scenario == id.scenario)
+        else {
+            continue;
+        };
+        let mut row = roundtrip::Row {
+            agent: id.agent.clone(),
+            version: id.version.clone(),
+            scenario: id.scenario.clone(),
+            differences: Vec::new(),
+            sides: Vec::new(),
+            error: None,
+        };
+        let case = corpus.judge(&path);
+        match (&case.error, &case.replay) {
+            (Some(e), _) => row.error = Some(e.to_string()),
+            (None, None) => row.error = Some("not replayed".into()),
+            (None, Some(replay)) => match replay.divergences().next() {
+                Some(d) => row.error = Some(format!("the replay diverged: {d}")),
+                None => {
+                    row.differences = roundtrip::differences(
+                        &roundtrip::facts(&reference_lines(reference)),
+                        &roundtrip::facts(&replay.panel_lines),
+                    )
+                }
+            },
+        }
+        rows.push(row);
+    }
+    let stale = justifications.classify(&mut rows);
+    Ok(Outcome { rows, stale })
+}
+
+fn roundtrip(root: &Path, details: bool) -> anyhow::Result<std::process::ExitCode> {
+    let outcome = roundtrip_outcome(&Corpus::at(root))?;
+    if outcome.rows.is_empty() {
+        anyhow::bail!(
+            "no recordings of the agents listed in {} under {}",
+            roundtrip::JUSTIFIED_PATH,
+            root.join("recordings").display()
+        );
+    }
+    print!("{}", roundtrip::render(&outcome, details));
+    eprintln!("[roundtrip] {}", outcome.summary());
+    Ok(if outcome.holds() {
+        std::process::ExitCode::SUCCESS
+    } else {
+        std::process::ExitCode::FAILURE
+    })
 }
 
 /// Every ACP recording that has a Claude reference recording of its scenario.

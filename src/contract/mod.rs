@@ -17,6 +17,7 @@
 //! derive` rewrites it from the recordings, so re-recording Claude updates it.
 
 pub mod compare;
+pub mod roundtrip;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::{self, Write as _};
