@@ -13,8 +13,17 @@
 //!    - Grok's `{"type":"MCP",...,"output":{"OkayOutput":"..."}}` (text that
 //!      may inline images as `data:image/...;base64,...` URIs) and its
 //!      `{"error":...,"message":...}` failures;
-//! 3. else `rawOutput` stringified (a string stays as it is), so an error
-//!    text in an unknown shape is never lost.
+//!    - anything else holding MCP content blocks: the shallowest array of
+//!      content blocks under any key, at any depth (found breadth-first), so
+//!      an agent that nests its result differently still shows its images;
+//!    - an error object (`message` with `code` and/or `data`, bare or under
+//!      `error`) as readable error text;
+//! 3. else `rawOutput` stringified (a string stays as it is, images inlined
+//!    as data URIs become images), so an error text in an unknown shape is
+//!    never lost.
+//!
+//! The same search reads an ACP `content` entry whose `content` is not one
+//! block (an array of blocks, a whole `CallToolResult`, a plain string).
 //!
 //! **Linear in the frame size**: every string is visited once and base64 is
 //! only measured, never scanned (a quadratic scan once froze a panel for
@@ -85,23 +94,56 @@ impl Rendered {
         }
     }
 
+    /// A list of content blocks; a plain string among them is text.
     fn blocks(&mut self, blocks: &[Value]) {
         for b in blocks {
-            self.block(b);
+            match b.as_str() {
+                Some(s) => self.plain_text(s),
+                None => self.block(b),
+            }
         }
     }
 
     /// One entry of an ACP tool call's `content` list.
     fn tool_call_content(&mut self, item: &Value) {
         match item["type"].as_str().unwrap_or("") {
-            "content" => self.block(&item["content"]),
+            "content" => self.nested(&item["content"]),
             "diff" => self.texts.push(render_diff(item)),
             "terminal" => self.texts.push(format!(
                 "[terminal {}]",
                 item["terminalId"].as_str().unwrap_or("?")
             )),
-            // a bare content block where a wrapped one belongs: read it anyway
-            _ => self.block(item),
+            // a bare content block (or a plain string) where a wrapped one
+            // belongs: read it anyway
+            _ => self.nested(item),
+        }
+    }
+
+    /// Whatever an ACP `content` entry carries: one block, an array of
+    /// blocks, a plain string, or an object holding blocks somewhere.
+    fn nested(&mut self, v: &Value) {
+        match v {
+            Value::String(s) => self.plain_text(s),
+            Value::Array(items) => self.blocks(items),
+            Value::Object(o) if !o.contains_key("type") => {
+                if let Some(blocks) = find_blocks(v) {
+                    self.blocks(blocks);
+                } else if let Some(text) = error_of(v) {
+                    self.texts.push(text);
+                } else {
+                    self.block(v);
+                }
+            }
+            _ => self.block(v),
+        }
+    }
+
+    /// A plain string: text, with any inlined image URIs turned into images.
+    fn plain_text(&mut self, s: &str) {
+        if s.contains("data:image/") {
+            self.text_with_data_uris(s);
+        } else {
+            self.texts.push(s.to_string());
         }
     }
 
@@ -218,7 +260,101 @@ fn raw_output(r: &mut Rendered, raw: &Value, compat: &Compat) {
         && let Some(message) = raw["message"].as_str()
     {
         r.texts.push(message.to_string());
+        return;
     }
+    if !compat.mcp_raw_output_wrapper {
+        return;
+    }
+    if let Some(blocks) = find_blocks(raw) {
+        r.blocks(blocks);
+    } else if let Some(text) = error_of(raw) {
+        r.texts.push(text);
+    }
+}
+
+/// How deep [`find_blocks`] looks: agents nest results a few levels at most,
+/// and a bound keeps a hostile frame from costing more than one pass.
+const MAX_NESTING: usize = 8;
+
+/// Whether `v` is an MCP / ACP content block.
+fn is_content_block(v: &Value) -> bool {
+    match v["type"].as_str() {
+        Some("text") => v["text"].is_string(),
+        Some("image" | "audio") => v["data"].is_string(),
+        Some("resource") => v["resource"].is_object(),
+        Some("resource_link") => v["uri"].is_string(),
+        _ => false,
+    }
+}
+
+/// The shallowest array of content blocks in `v` (breadth-first, keys in
+/// the agent's order): every item a block or a plain string, one at least a
+/// block. Visits each value once.
+fn find_blocks(v: &Value) -> Option<&Vec<Value>> {
+    let mut level: Vec<&Value> = vec![v];
+    for _ in 0..=MAX_NESTING {
+        let mut next = Vec::new();
+        for v in level {
+            match v {
+                Value::Array(items) => {
+                    if items.iter().any(is_content_block)
+                        && items.iter().all(|i| i.is_string() || is_content_block(i))
+                    {
+                        return Some(items);
+                    }
+                    next.extend(items.iter().filter(|i| i.is_object() || i.is_array()));
+                }
+                Value::Object(o) => {
+                    next.extend(o.values().filter(|i| i.is_object() || i.is_array()))
+                }
+                _ => {}
+            }
+        }
+        if next.is_empty() {
+            return None;
+        }
+        level = next;
+    }
+    None
+}
+
+/// An error object (`message` with `code` and/or `data`, as JSON-RPC and MCP
+/// shape them) as readable text: `message (code N)`, then `data` on its own
+/// line. A bare `{message}` counts only under an `error` key, which the
+/// caller passes in.
+fn error_text(v: &Value) -> Option<String> {
+    let message = v["message"].as_str()?;
+    let code = match &v["code"] {
+        Value::Null => None,
+        Value::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
+    };
+    let data = match &v["data"] {
+        Value::Null => None,
+        Value::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
+    };
+    let mut out = message.to_string();
+    if let Some(code) = code {
+        out.push_str(&format!(" (code {code})"));
+    }
+    if let Some(data) = data {
+        out.push('\n');
+        out.push_str(&data);
+    }
+    Some(out)
+}
+
+/// The error text of `v` when it is an error object or holds one under `error`.
+fn error_of(v: &Value) -> Option<String> {
+    error_text(v)
+        .filter(|_| is_error_object(v))
+        .or_else(|| error_text(&v["error"]))
+}
+
+/// Whether `v` is an error object on its own (not just any `{message}`).
+fn is_error_object(v: &Value) -> bool {
+    v["message"].is_string() && (!v["code"].is_null() || !v["data"].is_null())
 }
 
 /// The Claude `tool_result` content for a finished call. `call` holds the
@@ -240,7 +376,7 @@ pub fn tool_result_content_with(call: &Value, compat: &Compat) -> Value {
         if r.is_empty() {
             match raw {
                 Value::Null => {}
-                Value::String(s) => r.texts.push(s.clone()),
+                Value::String(s) => r.plain_text(s),
                 other => r.texts.push(other.to_string()),
             }
         }
@@ -260,6 +396,8 @@ pub fn is_error(call: &Value) -> bool {
         || (raw.get("result").is_some_and(Value::is_null) && raw["error"].is_object())
         || (raw["type"] == "MCP" && raw["output"]["Error"].is_string())
         || (raw["error"].is_string() && raw["message"].is_string())
+        || is_error_object(raw)
+        || (raw["error"]["message"].is_string() && raw["result"]["content"].is_null())
 }
 #[cfg(test)]
 mod tests {
