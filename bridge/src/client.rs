@@ -32,8 +32,18 @@ pub enum PermissionIntent {
 /// `session/set_config_option` route.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ModeChange {
-    SetMode { mode_id: String },
-    SetConfigOption { config_id: String, value: String },
+    SetMode {
+        mode_id: String,
+    },
+    SetConfigOption {
+        config_id: String,
+        value: String,
+    },
+    /// A boolean config option (an allow-all or read-only switch).
+    SetConfigSwitch {
+        config_id: String,
+        value: bool,
+    },
 }
 
 /// How to switch the agent's model.
@@ -404,27 +414,6 @@ pub fn permission_cancelled() -> Value {
 
 // ---------------------------------------------------------------- modes and models
 
-/// Claude permission mode -> agent mode ids to try, in order (bridge.md synonym table).
-fn mode_synonyms(claude_mode: &str) -> Vec<&str> {
-    let mut v = vec![claude_mode];
-    v.extend_from_slice(match claude_mode {
-        "acceptEdits" => &["auto-edit", "auto"][..],
-        "bypassPermissions" => &["yolo", "full-access", "agent-full-access"][..],
-        "default" => &["default", "ask", "read-only"][..],
-        "plan" => &["plan"][..],
-        _ => &[][..],
-    });
-    v
-}
-
-/// Mode ids compare loosely: `autoEdit`, `auto-edit` and `auto_edit` are one id.
-fn loose(s: &str) -> String {
-    s.chars()
-        .filter(|c| c.is_alphanumeric())
-        .flat_map(char::to_lowercase)
-        .collect()
-}
-
 /// The values of a select config option, flat or grouped.
 fn config_values(opt: &Value) -> Vec<(String, String, Option<String>)> {
     let mut out = Vec::new();
@@ -457,37 +446,9 @@ fn config_option_of_category<'a>(session_result: &'a Value, category: &str) -> O
         .find(|o| o["category"].as_str() == Some(category))
 }
 
-/// How to put the agent into the Claude permission mode `claude_mode`: the
-/// first synonym the agent advertises, through its `mode` config option when
-/// it has one, else `session/set_mode` over `modes.availableModes`. `None`
-/// when the agent advertises nothing that matches.
-pub fn resolve_permission_mode(claude_mode: &str, session_result: &Value) -> Option<ModeChange> {
-    let synonyms = mode_synonyms(claude_mode);
-    if let Some(opt) = config_option_of_category(session_result, "mode") {
-        let values = config_values(opt);
-        for syn in &synonyms {
-            if let Some((v, _, _)) = values.iter().find(|(v, _, _)| loose(v) == loose(syn)) {
-                return Some(ModeChange::SetConfigOption {
-                    config_id: opt["id"].as_str().unwrap_or("mode").to_string(),
-                    value: v.clone(),
-                });
-            }
-        }
-    }
-    let modes = session_result["modes"]["availableModes"].as_array()?;
-    for syn in &synonyms {
-        if let Some(id) = modes
-            .iter()
-            .filter_map(|m| m["id"].as_str())
-            .find(|id| loose(id) == loose(syn))
-        {
-            return Some(ModeChange::SetMode {
-                mode_id: id.to_string(),
-            });
-        }
-    }
-    None
-}
+pub use crate::permission_mode::{
+    already_in_effect as mode_already_in_effect, resolve_permission_mode,
+};
 
 /// The models the agent offers: `models.availableModels`, else a config option
 /// of category `model`.
@@ -561,6 +522,10 @@ pub fn mode_change_request(session_id: &str, change: &ModeChange) -> (&'static s
         ModeChange::SetConfigOption { config_id, value } => (
             "session/set_config_option",
             json!({"sessionId": session_id, "configId": config_id, "value": value}),
+        ),
+        ModeChange::SetConfigSwitch { config_id, value } => (
+            "session/set_config_option",
+            json!({"sessionId": session_id, "configId": config_id, "type": "boolean", "value": value}),
         ),
     }
 }

@@ -490,18 +490,6 @@ fn error_details(data: &Value) -> Option<String> {
     (!text.trim().is_empty()).then_some(text)
 }
 
-fn current_mode(session_result: &Value) -> Option<String> {
-    if let Some(opt) = session_result["configOptions"]
-        .as_array()
-        .and_then(|a| a.iter().find(|o| o["category"] == "mode"))
-    {
-        return opt["currentValue"].as_str().map(str::to_string);
-    }
-    session_result["modes"]["currentModeId"]
-        .as_str()
-        .map(str::to_string)
-}
-
 /// The text and images of a panel `user` message (`content` is a string or blocks).
 fn user_content(content: &Value) -> (String, Vec<PromptImage>) {
     match content {

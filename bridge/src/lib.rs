@@ -6,6 +6,7 @@ pub mod client;
 mod core;
 mod ids;
 mod permission;
+mod permission_mode;
 pub mod script_gate;
 pub mod stream_json;
 mod tool_calls;

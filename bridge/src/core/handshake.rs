@@ -162,12 +162,14 @@ impl Bridge {
         if let Some(mode) = self.spec.permission_mode.clone() {
             match client::resolve_permission_mode(&mode, &self.session_result) {
                 Some(change) => {
-                    let current = current_mode(&self.session_result);
-                    let target = match &change {
-                        ModeChange::SetMode { mode_id } => mode_id.clone(),
-                        ModeChange::SetConfigOption { value, .. } => value.clone(),
-                    };
-                    if current.as_deref() != Some(target.as_str()) {
+                    if !client::mode_already_in_effect(&change, &self.session_result) {
+                        let target = match &change {
+                            ModeChange::SetMode { mode_id } => mode_id.clone(),
+                            ModeChange::SetConfigOption { value, .. } => value.clone(),
+                            ModeChange::SetConfigSwitch { config_id, value } => {
+                                format!("{config_id}={value}")
+                            }
+                        };
                         let (m, p) = client::mode_change_request(&sid, &change);
                         self.request(
                             m,

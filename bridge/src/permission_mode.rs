@@ -1,0 +1,311 @@
+//! Maps a Claude permission mode onto whatever the agent offers: one of its
+//! modes (any id; matched by id, then name, then description), a value of a
+//! select config option about modes or permissions, or a boolean config
+//! option that means allow-all or read-only. Generic over agents: the rule
+//! is the table of meanings below, read against the agent's own structure.
+
+use serde_json::Value;
+
+use crate::client::ModeChange;
+
+/// What a Claude permission mode means to an agent.
+struct Meaning {
+    claude: &'static str,
+    /// Mode / value ids and names meaning it, most specific first (compared
+    /// loosely: case, `-`, `_` and spaces ignored).
+    words: &'static [&'static str],
+    /// Phrases that, inside a description, mean it (last resort).
+    phrases: &'static [&'static str],
+    /// The value an allow-all switch takes in this mode.
+    allow_all: bool,
+    /// The value a read-only switch takes in this mode.
+    read_only: bool,
+}
+
+/// The table: Claude's four modes.
+const MEANINGS: &[Meaning] = &[
+    Meaning {
+        claude: "default",
+        words: &[
+            "default",
+            "ask",
+            "read-only",
+            "ask-always",
+            "manual",
+            "normal",
+        ],
+        phrases: &[
+            "ask before",
+            "asks before",
+            "approval for each",
+            "confirm each",
+        ],
+        allow_all: false,
+        read_only: false,
+    },
+    Meaning {
+        claude: "acceptEdits",
+        words: &[
+            "acceptEdits",
+            "auto-edit",
+            "auto",
+            "accept-edits",
+            "edit-automatically",
+        ],
+        phrases: &[
+            "accept edits",
+            "accepts edits",
+            "auto-accept edits",
+            "edits automatically",
+        ],
+        allow_all: false,
+        read_only: false,
+    },
+    Meaning {
+        claude: "bypassPermissions",
+        words: &[
+            "bypassPermissions",
+            "yolo",
+            "full-access",
+            "agent-full-access",
+            "bypass",
+            "allow-all",
+            "dangerously-skip-permissions",
+        ],
+        phrases: &[
+            "bypass permission",
+            "allow all",
+            "allows all",
+            "skip all permission",
+            "skips all permission",
+            "without asking",
+            "never ask",
+            "never asks",
+        ],
+        allow_all: true,
+        read_only: false,
+    },
+    Meaning {
+        claude: "plan",
+        words: &["plan", "planning", "plan-mode"],
+        phrases: &[
+            "plan only",
+            "plans only",
+            "planning mode",
+            "read-only planning",
+        ],
+        allow_all: false,
+        read_only: true,
+    },
+];
+
+/// Names of a boolean option that switches every permission prompt off.
+const ALLOW_ALL_SWITCH: &[&str] = &[
+    "bypass permission",
+    "allow all",
+    "yolo",
+    "auto approve",
+    "auto-approve",
+    "skip permission",
+    "full access",
+    "dangerously",
+];
+
+/// Names of a boolean option that makes the agent read-only.
+const READ_ONLY_SWITCH: &[&str] = &["read only", "read-only", "readonly"];
+
+/// Names of a select option about permissions when it has no `mode` category.
+const PERMISSION_SELECT: &[&str] = &["permission", "approval", "mode"];
+
+/// Ids compare loosely: `autoEdit`, `auto-edit` and `auto_edit` are one id.
+fn loose(s: &str) -> String {
+    s.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// The last segment of an id that is a path or URI (`modes/ask`, `x#ask`).
+fn tail(id: &str) -> &str {
+    id.rsplit(['/', '#', ':', '.']).next().unwrap_or(id)
+}
+
+/// One thing the agent offers: a mode or a select value.
+struct Choice {
+    id: String,
+    name: String,
+    description: String,
+}
+
+/// The best choice for `m`: by id (or its last segment), then by name, then
+/// by a phrase in the description; within a rung, the table's word order.
+fn pick<'a>(m: &Meaning, choices: &'a [Choice]) -> Option<&'a Choice> {
+    for word in m.words {
+        let w = loose(word);
+        if let Some(c) = choices
+            .iter()
+            .find(|c| loose(&c.id) == w || loose(tail(&c.id)) == w)
+        {
+            return Some(c);
+        }
+    }
+    for word in m.words {
+        let w = loose(word);
+        if let Some(c) = choices.iter().find(|c| loose(&c.name) == w) {
+            return Some(c);
+        }
+    }
+    for phrase in m.phrases {
+        let p = loose(phrase);
+        if let Some(c) = choices
+            .iter()
+            .find(|c| loose(&c.name).contains(&p) || loose(&c.description).contains(&p))
+        {
+            return Some(c);
+        }
+    }
+    None
+}
+
+fn text(v: &Value, key: &str) -> String {
+    v[key].as_str().unwrap_or("").to_string()
+}
+
+/// The values of a select config option, flat or grouped.
+fn select_values(opt: &Value) -> Vec<Choice> {
+    let mut out = Vec::new();
+    for o in opt["options"].as_array().into_iter().flatten() {
+        let items = match o["options"].as_array() {
+            Some(group) => group.iter().collect::<Vec<_>>(),
+            None => vec![o],
+        };
+        for v in items {
+            if let Some(id) = v["value"].as_str() {
+                out.push(Choice {
+                    id: id.into(),
+                    name: v["name"].as_str().unwrap_or(id).into(),
+                    description: text(v, "description"),
+                });
+            }
+        }
+    }
+    out
+}
+
+fn config_options(session_result: &Value) -> impl Iterator<Item = &Value> {
+    session_result["configOptions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+}
+
+/// Whether an option's id, name or description contains one of `names`.
+fn option_says(opt: &Value, names: &[&str]) -> bool {
+    let hay = [text(opt, "id"), text(opt, "name"), text(opt, "description")].map(|s| loose(&s));
+    names
+        .iter()
+        .any(|n| hay.iter().any(|h| h.contains(&loose(n))))
+}
+
+fn is_bool_option(opt: &Value) -> bool {
+    opt["type"] == "boolean" || opt["currentValue"].is_boolean()
+}
+
+/// A boolean switch meaning `names`, with its id and current value.
+fn switch<'a>(session_result: &'a Value, names: &[&str]) -> Option<(&'a str, Option<bool>)> {
+    config_options(session_result)
+        .filter(|o| is_bool_option(o) && option_says(o, names))
+        .find_map(|o| Some((o["id"].as_str()?, o["currentValue"].as_bool())))
+}
+
+/// How to put the agent into the Claude permission mode `claude_mode`, in
+/// order: a value of the agent's mode select option (category `mode`, else
+/// one named for permissions or approval), one of its modes, then an
+/// allow-all or read-only switch set to what the mode means (turned off
+/// only when it is on). `None` when nothing the agent offers fits.
+pub fn resolve_permission_mode(claude_mode: &str, session_result: &Value) -> Option<ModeChange> {
+    let meaning = MEANINGS.iter().find(|m| m.claude == claude_mode);
+    // an unknown Claude mode still matches an agent mode of the same id
+    let unknown = Meaning {
+        claude: "",
+        words: &[],
+        phrases: &[],
+        allow_all: false,
+        read_only: false,
+    };
+    let m = meaning.unwrap_or(&unknown);
+    let exact = Choice {
+        id: claude_mode.into(),
+        name: String::new(),
+        description: String::new(),
+    };
+    let pick_in = |choices: &[Choice]| -> Option<String> {
+        choices
+            .iter()
+            .find(|c| c.id == exact.id)
+            .or_else(|| pick(m, choices))
+            .map(|c| c.id.clone())
+    };
+    let select = config_options(session_result)
+        .filter(|o| !is_bool_option(o))
+        .find(|o| o["category"] == "mode")
+        .or_else(|| {
+            config_options(session_result).find(|o| {
+                !is_bool_option(o)
+                    && o["category"].as_str().is_none_or(|c| c != "model")
+                    && option_says(o, PERMISSION_SELECT)
+            })
+        });
+    if let Some(opt) = select
+        && let Some(value) = pick_in(&select_values(opt))
+    {
+        return Some(ModeChange::SetConfigOption {
+            config_id: opt["id"].as_str().unwrap_or("mode").to_string(),
+            value,
+        });
+    }
+    if let Some(modes) = session_result["modes"]["availableModes"].as_array() {
+        let choices: Vec<Choice> = modes
+            .iter()
+            .filter_map(|v| {
+                let id = v["id"].as_str()?;
+                Some(Choice {
+                    id: id.into(),
+                    name: text(v, "name"),
+                    description: text(v, "description"),
+                })
+            })
+            .collect();
+        if let Some(mode_id) = pick_in(&choices) {
+            return Some(ModeChange::SetMode { mode_id });
+        }
+    }
+    let meaning = meaning?;
+    for (names, want) in [
+        (ALLOW_ALL_SWITCH, meaning.allow_all),
+        (READ_ONLY_SWITCH, meaning.read_only),
+    ] {
+        if let Some((id, current)) = switch(session_result, names)
+            && (want || current == Some(true))
+        {
+            return Some(ModeChange::SetConfigSwitch {
+                config_id: id.to_string(),
+                value: want,
+            });
+        }
+    }
+    None
+}
+
+/// Whether `change` is already in effect according to the session result.
+pub fn already_in_effect(change: &ModeChange, session_result: &Value) -> bool {
+    match change {
+        ModeChange::SetMode { mode_id } => {
+            session_result["modes"]["currentModeId"].as_str() == Some(mode_id)
+        }
+        ModeChange::SetConfigOption { config_id, value } => config_options(session_result)
+            .any(|o| o["id"] == config_id.as_str() && o["currentValue"] == value.as_str()),
+        ModeChange::SetConfigSwitch { config_id, value } => config_options(session_result)
+            .any(|o| o["id"] == config_id.as_str() && o["currentValue"] == *value),
+    }
+}
