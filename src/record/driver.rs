@@ -20,6 +20,7 @@ use tokio::time::Instant;
 use crate::acp_client::{AgentProcess, Incoming, Tap, Tapped};
 use crate::profile::{Launch, Ready, Stop};
 use crate::recording::{Dir, Exit, Leg, Outcome};
+use crate::scenario::call_ledger::CallLedger;
 use crate::scenario::{Decision, Point, Prompt, Scenario, Step};
 
 /// How long a step may wait for a permission request or a point in the turn.
@@ -91,6 +92,8 @@ struct TurnPoints {
     mcp_calls_at_start: u64,
     permission: bool,
     chunks: u32,
+    /// The turn's tool calls: whether each asked and ran.
+    calls: CallLedger,
 }
 
 struct Driver<'a> {
@@ -156,15 +159,24 @@ impl Driver<'_> {
                     decision,
                     option_id,
                 } => {
+                    let mark = self.turn.calls.mark();
                     self.wait_until(
                         STEP_TIMEOUT,
                         &format!("step {n}: a permission request"),
-                        |d| !d.permissions.is_empty() || d.idle(),
+                        |d| {
+                            !d.permissions.is_empty()
+                                || d.idle()
+                                || d.turn.calls.unasked_since(mark).is_some()
+                        },
                     )
                     .await?;
                     if self.permissions.is_empty() {
+                        let why = match self.turn.calls.unasked_since(mark) {
+                            Some(call) => format!("tool call {call} ran without one"),
+                            None => "the turn ended without one".to_string(),
+                        };
                         self.note(format!(
-                            "step {n}: the turn ended without a permission request; decision {decision:?} not used"
+                            "step {n}: no permission request is coming ({why}); decision {decision:?} not used"
                         ));
                         continue;
                     }
@@ -419,6 +431,7 @@ impl Driver<'_> {
             Ok(None) => {
                 // Mark the new count seen, or `changed()` would fire at once again.
                 self.setup.mcp_calls.borrow_and_update();
+                self.turn.calls.unasked_ran();
                 return Ok(());
             }
             Ok(Some(None)) | Ok(Some(Some(Incoming::Closed))) => {
@@ -459,6 +472,9 @@ impl Driver<'_> {
                     if frame["params"].get("toolCall").is_some() {
                         self.turn.tool_call = true;
                     }
+                    if let Some(call) = frame["params"]["toolCall"]["toolCallId"].as_str() {
+                        self.turn.calls.asked(call);
+                    }
                     self.permissions.push_back((id, options));
                 } else {
                     // We declared no fs and no terminal: refuse anything else.
@@ -473,9 +489,17 @@ impl Driver<'_> {
                         Some("agent_message_chunk") => self.turn.chunks += 1,
                         Some("tool_call") | Some("tool_call_update") => {
                             self.turn.tool_call = true;
-                            let status = frame["params"]["update"]["status"].as_str();
+                            let update = &frame["params"]["update"];
+                            let call = update["toolCallId"].as_str();
+                            if let Some(call) = call {
+                                self.turn.calls.seen(call);
+                            }
+                            let status = update["status"].as_str();
                             if matches!(status, Some("completed") | Some("failed")) {
                                 self.turn.tool_done = true;
+                                if let Some(call) = call {
+                                    self.turn.calls.ran(call);
+                                }
                             }
                         }
                         _ => {}

@@ -181,6 +181,10 @@ pub fn replay_with_compat(recording: &Recording, scenario: &Scenario, compat: Co
                 if run.fire_deadlines(&mut process, &mut driver) {
                     continue;
                 }
+                if let Some(why) = driver.on_bridge_quiet() {
+                    run.transcript.note(why);
+                    continue;
+                }
                 run.transcript.push(Entry::Divergence(Divergence::Stalled {
                     step,
                     step_kind: step_kind.to_string(),
@@ -338,7 +342,11 @@ impl Run<'_> {
                 .push(Entry::AgentToBridge(released.line.clone()));
             let out = process.bridge.on_agent_line(&released.line, self.now);
             self.transcribe(process, driver, out, &mut queue);
-            if let Some(lines) = driver.poll_now() {
+            let lines = driver.poll_now();
+            for note in driver.take_notes() {
+                self.transcript.note(note);
+            }
+            if let Some(lines) = lines {
                 for line in lines {
                     self.transcript.push(Entry::Panel(line.clone()));
                     let out = process.bridge.on_panel_line(&line, self.now);

@@ -13,6 +13,7 @@
 //! field, because a scenario that silently means something else produces
 //! recordings nobody can trust.
 
+pub mod call_ledger;
 mod error;
 mod fixtures;
 pub mod panel_driver;

@@ -8,6 +8,7 @@ use std::collections::VecDeque;
 
 use serde_json::{Value, json};
 
+use crate::scenario::call_ledger::CallLedger;
 use crate::scenario::{Decision, Point, Prompt, Scenario, Step};
 
 /// What the replayer should do next for the panel.
@@ -46,6 +47,8 @@ struct Turn {
     tool_uses: usize,
     permissions: usize,
     text_deltas: usize,
+    /// The turn's tool calls by `tool_use` id: whether each asked and ran.
+    calls: CallLedger,
 }
 
 /// The panel side of one replay.
@@ -63,6 +66,10 @@ pub struct PanelDriver<'a> {
     turn: Turn,
     pending: VecDeque<PendingPermission>,
     session_id: Option<String>,
+    /// [`CallLedger::mark`] when the current step began.
+    step_mark: usize,
+    /// Notes of steps passed inside [`PanelDriver::poll_now`].
+    notes: Vec<String>,
 }
 
 impl<'a> PanelDriver<'a> {
@@ -77,6 +84,8 @@ impl<'a> PanelDriver<'a> {
             turn: Turn::default(),
             pending: VecDeque::new(),
             session_id: None,
+            step_mark: 0,
+            notes: Vec::new(),
         }
     }
 
@@ -118,6 +127,9 @@ impl<'a> PanelDriver<'a> {
                     == Some("can_use_tool") =>
             {
                 self.turn.permissions += 1;
+                if let Some(id) = v.pointer("/request/tool_use_id").and_then(Value::as_str) {
+                    self.turn.calls.asked(id);
+                }
                 self.pending.push_back(PendingPermission {
                     request_id: v
                         .get("request_id")
@@ -139,15 +151,19 @@ impl<'a> PanelDriver<'a> {
                 self.learn_session(&v);
             }
             "assistant" => {
-                let blocks = v.pointer("/message/content").and_then(Value::as_array);
-                let tool_uses = blocks
-                    .map(|b| {
-                        b.iter()
-                            .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
-                            .count()
-                    })
-                    .unwrap_or(0);
-                self.turn.tool_uses += tool_uses;
+                for block in blocks_of_type(&v, "tool_use") {
+                    self.turn.tool_uses += 1;
+                    if let Some(id) = block.get("id").and_then(Value::as_str) {
+                        self.turn.calls.seen(id);
+                    }
+                }
+            }
+            "user" => {
+                for block in blocks_of_type(&v, "tool_result") {
+                    if let Some(id) = block.get("tool_use_id").and_then(Value::as_str) {
+                        self.turn.calls.ran(id);
+                    }
+                }
             }
             "stream_event"
                 if v.pointer("/event/delta/type").and_then(Value::as_str) == Some("text_delta") =>
@@ -215,9 +231,23 @@ impl<'a> PanelDriver<'a> {
     /// released batch would let the turn end first and turn the steer into a
     /// new turn. Interrupts and permission answers do not need this: their
     /// recorded client frames end the batch where they were sent.
+    /// A permission step whose call went ahead unasked is passed here too
+    /// (its note kept for [`PanelDriver::take_notes`]), so a steer behind it
+    /// still lands in the running turn.
     pub fn poll_now(&mut self) -> Option<Vec<String>> {
         if self.awaiting.is_some() || self.needs_initialize || !self.turn_running {
             return None;
+        }
+        if let Some(Step::Permission { .. }) = self.scenario.steps.get(self.next_step)
+            && self.pending.is_empty()
+            && let Some(call) = self.turn.calls.unasked_since(self.step_mark)
+        {
+            let n = self.next_step + 1;
+            self.notes.push(format!(
+                "step {n} (permission): tool call {call} ran without a permission request"
+            ));
+            self.next_step += 1;
+            self.step_mark = self.turn.calls.mark();
         }
         match self.scenario.steps.get(self.next_step)? {
             Step::Steer { at, prompt } if self.reached(*at) => {
@@ -227,6 +257,11 @@ impl<'a> PanelDriver<'a> {
             }
             _ => None,
         }
+    }
+
+    /// Notes of steps passed since the last call, for the transcript.
+    pub fn take_notes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notes)
     }
 
     /// The next thing to do, given what the bridge has emitted so far.
@@ -273,7 +308,12 @@ impl<'a> PanelDriver<'a> {
                 None if !self.turn_running => Action::Skip(format!(
                     "step {n} (permission): the turn ended without a permission request"
                 )),
-                None => return self.wait("a can_use_tool request"),
+                None => match self.turn.calls.unasked_since(self.step_mark) {
+                    Some(call) => Action::Skip(format!(
+                        "step {n} (permission): tool call {call} ran without a permission request"
+                    )),
+                    None => return self.wait("a can_use_tool request"),
+                },
             },
             Step::Interrupt { at } => {
                 if self.reached(*at) {
@@ -326,8 +366,44 @@ impl<'a> PanelDriver<'a> {
             }
         };
         self.next_step += 1;
+        self.step_mark = self.turn.calls.mark();
         action
     }
+
+    /// The bridge emitted everything it will until the panel acts (in
+    /// replay: the recorded agent waits for the client's next frame). A
+    /// permission step waiting then has its evidence that no request is
+    /// coming: it is skipped, as the recorder skipped it when the call went
+    /// ahead unasked. Returns the note saying so; `None` when the current
+    /// step is no such wait.
+    pub fn on_bridge_quiet(&mut self) -> Option<String> {
+        let waiting = self.awaiting.is_none()
+            && !self.needs_initialize
+            && self.turn_running
+            && self.pending.is_empty()
+            && matches!(
+                self.scenario.steps.get(self.next_step),
+                Some(Step::Permission { .. })
+            );
+        if !waiting {
+            return None;
+        }
+        let n = self.next_step + 1;
+        self.next_step += 1;
+        self.step_mark = self.turn.calls.mark();
+        Some(format!(
+            "step {n} (permission): the agent went quiet without a permission request"
+        ))
+    }
+}
+
+/// The content blocks of type `ty` in a stream-json message line.
+fn blocks_of_type<'v>(v: &'v Value, ty: &'v str) -> impl Iterator<Item = &'v Value> + 'v {
+    v.pointer("/message/content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(move |b| b.get("type").and_then(Value::as_str) == Some(ty))
 }
 
 fn describe(at: Point) -> String {

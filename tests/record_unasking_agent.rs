@@ -1,0 +1,221 @@
+//! A test double that asks no permission (as an agent that honours a tool's
+//! `readOnlyHint` does): the interrupt and steering scenarios' permission
+//! steps must not wait for the turn's end. Recording must end quickly with
+//! the interrupt or steer landing while the turn runs, and the replay of
+//! that recording must follow the same steps: no stall, no divergence, one
+//! result per turn.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use acp_harness::recording;
+use acp_harness::replay::replayer::replay;
+use acp_harness::scenario;
+
+/// A whole `record` run may take at most this long (a stalled permission
+/// step would wait the recorder's 90 s step timeout).
+const RUN_LIMIT: Duration = Duration::from_secs(40);
+
+/// The double: on a prompt it reports one MCP tool call that completes
+/// without asking, then holds the turn open for 2 s (a slow model) unless
+/// `session/cancel` ends it first.
+const DOUBLE: &str = r#"
+S=sess-1; OPEN=""
+say() { printf '%s\n' "$1"; }
+upd() { say '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"'"$S"'","update":'"$1"'}}'; }
+finish() { upd '{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"done"}}'; say '{"jsonrpc":"2.0","id":'"$OPEN"',"result":{"stopReason":"end_turn"}}'; OPEN=""; }
+while true; do
+  read -t 2 -r line; rc=$?
+  if [ $rc -ne 0 ]; then
+    [ $rc -gt 128 ] || break
+    [ -n "$OPEN" ] && finish
+    continue
+  fi
+  id=$(printf '%s' "$line" | sed -n 's/^{"jsonrpc":"2.0","id":\([0-9]*\).*/\1/p')
+  case "$line" in
+  *'"method":"initialize"'*) say '{"jsonrpc":"2.0","id":'"$id"',"result":{"protocolVersion":1,"agentInfo":{"name":"unasking-double","version":"1.0.0"},"agentCapabilities":{"mcpCapabilities":{"http":true}}}}';;
+  *'"method":"session/new"'*) say '{"jsonrpc":"2.0","id":'"$id"',"result":{"sessionId":"'"$S"'"}}';;
+  *'"method":"session/cancel"'*) [ -n "$OPEN" ] && say '{"jsonrpc":"2.0","id":'"$OPEN"',"result":{"stopReason":"cancelled"}}'; OPEN="";;
+  *'"method":"session/prompt"'*)
+    [ -n "$OPEN" ] && finish
+    case "$line" in
+    *'Run the slow'*)
+      upd '{"sessionUpdate":"tool_call","toolCallId":"call_ro_'"$id"'","title":"mcp__unity-ops__uap_slow","kind":"read","status":"pending","rawInput":{"ms":20000}}'
+      upd '{"sessionUpdate":"tool_call_update","toolCallId":"call_ro_'"$id"'","status":"completed","rawOutput":{"content":[{"type":"text","text":"slept"}]}}'
+      OPEN="$id";;
+    *)
+      upd '{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"still-here"}}'
+      say '{"jsonrpc":"2.0","id":'"$id"',"result":{"stopReason":"end_turn"}}';;
+    esac;;
+  esac
+done
+"#;
+
+const PROFILE: &str = r#"id = "test-double-unasking"
+default_version = "1.0.0"
+[model]
+flavour = "responses"
+tool_naming = { form = "namespace", namespace = "mcp__unity_ops" }
+[ready]
+timeout_ms = 1500
+handshake_timeout_ms = 1500
+[stop]
+eof_grace_ms = 300
+term_grace_ms = 300
+[[recipe]]
+versions = "*"
+program = "bash"
+"#;
+
+/// Scenarios in the shape of interrupt-slow-tool and steering: a permission
+/// step placed before the interrupt / steer.
+const SCENARIOS: &[(&str, &str)] = &[
+    (
+        "unasked-interrupt",
+        r#"name = "unasked-interrupt"
+summary = "A permission step before an interrupt, against an agent that asks nothing."
+tools = ["uap_slow"]
+[[step]]
+panel = "prompt"
+text = "Run the slow Unity operation."
+  [[step.model]]
+  text = "x"
+[[step]]
+panel = "permission"
+decision = "allow"
+[[step]]
+panel = "interrupt"
+at = "first_tool_call"
+[[step]]
+panel = "prompt"
+text = "Reply with the single word: still-here"
+  [[step.model]]
+  text = "still-here"
+[[expect]]
+kind = "result"
+count = 2
+why = "one result per prompt"
+"#,
+    ),
+    (
+        "unasked-steer",
+        r#"name = "unasked-steer"
+summary = "A permission step before a steer, against an agent that asks nothing."
+tools = ["uap_slow"]
+[[step]]
+panel = "prompt"
+text = "Run the slow Unity operation."
+  [[step.model]]
+  text = "x"
+[[step]]
+panel = "permission"
+decision = "allow"
+[[step]]
+panel = "steer"
+at = "first_tool_call"
+text = "Also reply with the word: hello"
+  [[step.model]]
+  text = "hello"
+[[expect]]
+kind = "result"
+count = 1
+why = "the steer folds into the running turn"
+"#,
+    ),
+];
+
+fn record(root: &Path, out: &Path, scenario: &str) -> (Option<i32>, String, Duration) {
+    let stderr_path = out.join(format!("{scenario}.stderr"));
+    std::fs::create_dir_all(out).unwrap();
+    let started = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_acp-harness"))
+        .args([
+            "record",
+            "--agent",
+            "test-double-unasking",
+            "--scenario",
+            scenario,
+        ])
+        .arg("--allow-network")
+        .arg("--root")
+        .arg(root)
+        .arg("--out")
+        .arg(out)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&stderr_path).unwrap())
+        .spawn()
+        .unwrap();
+    let code = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code();
+        }
+        if started.elapsed() > RUN_LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    (
+        code,
+        std::fs::read_to_string(&stderr_path).unwrap_or_default(),
+        started.elapsed(),
+    )
+}
+
+#[test]
+fn permission_steps_never_wait_for_the_turn_end_when_the_agent_asks_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir_all(root.join("profiles")).unwrap();
+    std::fs::create_dir_all(root.join("scenarios")).unwrap();
+    let profile = format!("{PROFILE}args = [\"-c\", '''{DOUBLE}''']\n");
+    std::fs::write(root.join("profiles/test-double-unasking.toml"), profile).unwrap();
+    let out = dir.path().join("out");
+    for (name, text) in SCENARIOS {
+        let path = root.join("scenarios").join(format!("{name}.toml"));
+        std::fs::write(&path, text).unwrap();
+        let (code, stderr, took) = record(&root, &out, name);
+        assert_eq!(
+            code,
+            Some(0),
+            "{name}: record failed after {took:?}:\n{stderr}"
+        );
+        let file = out.join(format!("test-double-unasking/1.0.0/{name}.jsonl"));
+        let rec = recording::read(&file).unwrap();
+        let notes: Vec<&str> = rec
+            .events
+            .iter()
+            .filter(|e| e.leg == recording::Leg::Harness)
+            .map(|e| e.raw.as_str())
+            .collect();
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("no permission request is coming (tool call")),
+            "{name}: the permission step should end on the unasked call: {notes:?}"
+        );
+        let scenario = scenario::load(&path).unwrap();
+        let replayed = replay(&rec, &scenario);
+        let divergences: Vec<_> = replayed.transcript.divergences().collect();
+        assert!(
+            divergences.is_empty(),
+            "{name}: replay diverged:\n{}",
+            replayed.transcript.render()
+        );
+        let results = replayed
+            .panel_lines
+            .iter()
+            .filter(|l| l.starts_with("{\"type\":\"result\""))
+            .count();
+        let want = if *name == "unasked-steer" { 1 } else { 2 };
+        assert_eq!(
+            results,
+            want,
+            "{name}: results in replay:\n{}",
+            replayed.transcript.render()
+        );
+    }
+}
