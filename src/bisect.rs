@@ -301,7 +301,7 @@ pub fn versions(root: &Path, agent: &str, offline: bool) -> anyhow::Result<Vec<V
             .collect()
     } else {
         let profile = Profile::find(root, agent)?;
-        crate::registry::profile_versions(&profile, crate::registry::npm_versions)?
+        crate::registry::profile_versions(&profile, crate::registry::versions)?
     };
     out.sort();
     out.dedup();

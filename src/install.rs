@@ -1,21 +1,21 @@
-//! Agent install cache: `npm install` of `package@version` into a per-user
-//! cache outside the repository (`$XDG_CACHE_HOME/acp-harness/agents/`, else
-//! `~/.cache/acp-harness/agents/`), versions side by side, reused across runs
-//! and CI. An install goes into a temporary sibling directory that is renamed
-//! into place only when npm succeeded, so a half-finished install is never
-//! mistaken for a good one.
+//! Agent install cache: `package@version` from its registry
+//! ([`crate::install_source`]: npm, or PyPI into a virtualenv under `pypi/`)
+//! in a per-user cache outside the repository
+//! (`$XDG_CACHE_HOME/acp-harness/agents/`, else `~/.cache/acp-harness/agents/`),
+//! versions side by side, reused across runs and CI. An install is complete
+//! only once its marker is written last: an npm install goes into a
+//! temporary sibling renamed into place, a virtualenv (which cannot move) is
+//! made in place after clearing any unfinished one, so a half-finished
+//! install is never mistaken for a good one.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode, Stdio};
-use std::time::{Duration, Instant};
+use std::process::ExitCode;
+use std::time::Instant;
 
 use anyhow::{Context, bail};
 
+use crate::install_source::{self, split_key};
 use crate::profile::{AgentSpec, Profile, Recipe, Vars};
-
-/// How long one `npm install` may take.
-const NPM_TIMEOUT: Duration = Duration::from_secs(900);
 
 /// Marker written last into a finished install.
 pub const COMPLETE_MARKER: &str = ".acp-harness-complete";
@@ -53,9 +53,18 @@ pub fn cache_root() -> anyhow::Result<PathBuf> {
     Ok(base.join("acp-harness").join("agents"))
 }
 
-/// Where `package@version` lives in the cache (scoped packages nest, as in npm).
+/// Where `package@version` lives in the cache (scoped packages nest, as in
+/// npm; a `pypi:` key lives under `pypi/`).
 pub fn package_dir(package: &str, version: &semver::Version) -> anyhow::Result<PathBuf> {
-    Ok(cache_root()?.join(format!("{package}@{version}")))
+    Ok(cache_root()?.join(cache_name(package, version)))
+}
+
+/// A package key's place in the cache, relative to its root.
+fn cache_name(package: &str, version: &semver::Version) -> PathBuf {
+    match split_key(package) {
+        (crate::profile::Source::Pypi, name) => Path::new("pypi").join(format!("{name}@{version}")),
+        (crate::profile::Source::Npm, name) => PathBuf::from(format!("{name}@{version}")),
+    }
 }
 
 /// The versions of `package` the cache holds finished installs of (no
@@ -66,6 +75,10 @@ pub fn installed_versions(package: &str) -> anyhow::Result<Vec<semver::Version>>
 
 /// [`installed_versions`] under the cache root `root`.
 pub fn installed_versions_in(root: &Path, package: &str) -> Vec<semver::Version> {
+    let (root, package) = match split_key(package) {
+        (crate::profile::Source::Pypi, name) => (root.join("pypi"), name),
+        (crate::profile::Source::Npm, name) => (root.to_path_buf(), name),
+    };
     let (dir, name) = match package.rsplit_once('/') {
         Some((scope, name)) => (root.join(scope), name),
         None => (root.to_path_buf(), package),
@@ -91,11 +104,12 @@ pub fn installed_versions_in(root: &Path, package: &str) -> Vec<semver::Version>
 pub fn ensure_installed(recipe: &Recipe, version: &semver::Version) -> anyhow::Result<PathBuf> {
     if recipe.package.is_empty() {
         bail!(
-            "the recipe for versions {} names no npm package; there is nothing to install",
+            "the recipe for versions {} names no package; there is nothing to install",
             recipe.versions
         );
     }
-    let dir = package_dir(&recipe.package, version)?;
+    let key = recipe.package_key();
+    let dir = package_dir(&key, version)?;
     let spec = format!("{}@{version}", recipe.package);
     if dir.join(COMPLETE_MARKER).is_file() {
         eprintln!("[install] {spec}: cached in {}", dir.display());
@@ -104,35 +118,45 @@ pub fn ensure_installed(recipe: &Recipe, version: &semver::Version) -> anyhow::R
     }
     let parent = dir.parent().context("cache dir has no parent")?;
     std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
-    let tmp = parent.join(format!(
-        ".tmp-{}-{}",
-        dir.file_name().unwrap_or_default().to_string_lossy(),
-        std::process::id()
-    ));
-    if tmp.exists() {
-        std::fs::remove_dir_all(&tmp).with_context(|| format!("clearing {}", tmp.display()))?;
+    let relocatable = install_source::relocatable(recipe.source);
+    let work = if relocatable {
+        parent.join(format!(
+            ".tmp-{}-{}",
+            dir.file_name().unwrap_or_default().to_string_lossy(),
+            std::process::id()
+        ))
+    } else {
+        dir.clone()
+    };
+    if work.exists() {
+        std::fs::remove_dir_all(&work).with_context(|| format!("clearing {}", work.display()))?;
     }
-    std::fs::create_dir_all(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-    eprintln!("[install] {spec}: npm install into {} ...", dir.display());
+    std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
+    eprintln!(
+        "[install] {spec}: {:?} install into {} ...",
+        recipe.source,
+        dir.display()
+    );
     let started = Instant::now();
-    let result = npm_install(&spec, &tmp);
-    if let Err(err) = result {
-        let _ = std::fs::remove_dir_all(&tmp);
+    if let Err(err) = install_source::install(recipe.source, &recipe.package, version, &work) {
+        let _ = std::fs::remove_dir_all(&work);
         return Err(err);
     }
-    std::fs::write(tmp.join(COMPLETE_MARKER), format!("{spec}\n"))
-        .with_context(|| format!("marking {}", tmp.display()))?;
-    if dir.exists() {
-        // Someone else finished first (or a broken leftover without marker).
-        if dir.join(COMPLETE_MARKER).is_file() {
-            let _ = std::fs::remove_dir_all(&tmp);
-            return Ok(dir);
+    std::fs::write(work.join(COMPLETE_MARKER), format!("{spec}\n"))
+        .with_context(|| format!("marking {}", work.display()))?;
+    if relocatable {
+        if dir.exists() {
+            // Someone else finished first (or a broken leftover without marker).
+            if dir.join(COMPLETE_MARKER).is_file() {
+                let _ = std::fs::remove_dir_all(&work);
+                return Ok(dir);
+            }
+            std::fs::remove_dir_all(&dir)
+                .with_context(|| format!("removing broken {}", dir.display()))?;
         }
-        std::fs::remove_dir_all(&dir)
-            .with_context(|| format!("removing broken {}", dir.display()))?;
+        std::fs::rename(&work, &dir)
+            .with_context(|| format!("moving {} to {}", work.display(), dir.display()))?;
     }
-    std::fs::rename(&tmp, &dir)
-        .with_context(|| format!("moving {} to {}", tmp.display(), dir.display()))?;
     eprintln!(
         "[install] {spec}: done in {:.1} s",
         started.elapsed().as_secs_f64()
@@ -150,7 +174,7 @@ fn check_program(recipe: &Recipe, version: &semver::Version, dir: &Path) -> anyh
     };
     let mut candidates = vec![vars.fill(&recipe.program, "program")?];
     for arg in &recipe.args {
-        if arg.contains("{package_dir}") {
+        if arg.contains("{package_dir}") || arg.contains("{install_dir}") {
             candidates.push(vars.fill(arg, "args")?);
         }
     }
@@ -162,54 +186,6 @@ fn check_program(recipe: &Recipe, version: &semver::Version, dir: &Path) -> anyh
                 dir.display()
             );
         }
-    }
-    Ok(())
-}
-
-fn npm_install(spec: &str, prefix: &Path) -> anyhow::Result<()> {
-    let mut child = Command::new("npm")
-        .arg("install")
-        .arg("--prefix")
-        .arg(prefix)
-        .args(["--no-audit", "--no-fund", "--no-save", "--loglevel=http"])
-        .arg(spec)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .context("starting npm (is Node.js installed?)")?;
-    // Relay npm's output as progress, prefixed, from both pipes.
-    let relay = |pipe: Option<Box<dyn std::io::Read + Send>>| {
-        pipe.map(|p| {
-            std::thread::spawn(move || {
-                for line in BufReader::new(p).lines().map_while(Result::ok) {
-                    eprintln!("[npm] {line}");
-                }
-            })
-        })
-    };
-    let out = relay(child.stdout.take().map(|p| Box::new(p) as _));
-    let err = relay(child.stderr.take().map(|p| Box::new(p) as _));
-    let deadline = Instant::now() + NPM_TIMEOUT;
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            bail!(
-                "npm install {spec} took longer than {} s; stopped it",
-                NPM_TIMEOUT.as_secs()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    for t in [out, err].into_iter().flatten() {
-        let _ = t.join();
-    }
-    if !status.success() {
-        bail!("npm install {spec} failed ({status})");
     }
     Ok(())
 }

@@ -7,6 +7,7 @@ pub mod contract;
 pub mod drift;
 pub mod expect;
 pub mod install;
+pub mod install_source;
 pub mod isolation;
 pub mod judge;
 pub mod model_server;

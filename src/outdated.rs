@@ -116,7 +116,7 @@ pub fn published(profile: &Profile, offline: bool) -> anyhow::Result<Vec<Version
     if offline {
         crate::registry::profile_versions(profile, crate::registry::offline_versions)
     } else {
-        crate::registry::profile_versions(profile, crate::registry::npm_versions_saved)
+        crate::registry::profile_versions(profile, crate::registry::versions_saved)
     }
 }
 
@@ -132,10 +132,7 @@ pub fn rows(root: &Path, agents: &[String], pre: bool, offline: bool) -> anyhow:
             Err(e) => (Vec::new(), Some(format!("{e:#}"))),
         };
         let (newest_recorded, newer, unrecorded_older) = compare(&recorded, &list, pre);
-        let packages = crate::registry::profile_packages(&profile)
-            .into_iter()
-            .map(String::from)
-            .collect();
+        let packages = crate::registry::profile_packages(&profile);
         out.push(Row {
             agent: agent.clone(),
             protocol: match profile.protocol {

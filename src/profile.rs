@@ -5,7 +5,8 @@
 //! A profile holds one or more launch recipes, each for a semver range of
 //! the agent (codex-acp changed npm package and launch style at 1.0.0); the
 //! first recipe whose range holds the version wins. Strings may use the
-//! placeholders `{home}`, `{workspace}`, `{package_dir}`, `{model_url}`,
+//! placeholders `{home}`, `{workspace}`, `{package_dir}` (alias
+//! `{install_dir}`: where the installed program lives), `{model_url}`,
 //! `{mcp_url}`, `{mcp_token}`, `{api_key}` and `{version}`, filled in by [`Launch::resolve`].
 
 use std::collections::BTreeMap;
@@ -146,10 +147,13 @@ pub struct FileSpec {
 pub struct Recipe {
     /// Semver range, e.g. `>=0.4.4, <1.0.0`.
     pub versions: String,
-    /// npm package name (installed as `package@version`); empty for a
-    /// program that is not installed from npm (e.g. a test double).
+    /// Package name (installed as `package@version` from `source`); empty
+    /// for a program that is not installed (e.g. a test double).
     #[serde(default)]
     pub package: String,
+    /// The registry the package comes from: `npm` (default) or `pypi`.
+    #[serde(default)]
+    pub source: Source,
     /// The program to run; a bare name is looked up on PATH.
     pub program: String,
     #[serde(default)]
@@ -161,6 +165,34 @@ pub struct Recipe {
     #[serde(default)]
     pub stop: StopPartial,
 }
+
+/// Where a recipe's package is published, and so how it is installed.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    /// `npm install package@version` into a prefix.
+    #[default]
+    Npm,
+    /// `pip install package==version` into a virtualenv (the program is
+    /// then e.g. `{install_dir}/bin/python`).
+    Pypi,
+}
+
+impl Recipe {
+    /// The package as the install cache and registry look-ups key it:
+    /// `name` for npm, `pypi:name` for PyPI (npm names never hold `:`).
+    /// Empty when the recipe installs nothing.
+    pub fn package_key(&self) -> String {
+        match (self.source, self.package.is_empty()) {
+            (_, true) => String::new(),
+            (Source::Npm, false) => self.package.clone(),
+            (Source::Pypi, false) => format!("{PYPI_PREFIX}{}", self.package),
+        }
+    }
+}
+
+/// The prefix of a PyPI package key ([`Recipe::package_key`]).
+pub const PYPI_PREFIX: &str = "pypi:";
 
 /// A profile file.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -385,7 +417,8 @@ impl Vars {
             let value = match name {
                 "home" => &self.home,
                 "workspace" => &self.workspace,
-                "package_dir" => &self.package_dir,
+                // where the program lives: the npm prefix or the venv
+                "package_dir" | "install_dir" => &self.package_dir,
                 "model_url" => &self.model_url,
                 "mcp_url" => &self.mcp_url,
                 "mcp_token" => &self.mcp_token,

@@ -1,7 +1,8 @@
-//! Published versions of an agent's npm packages, for bisect, `outdated`
-//! and `update`: `npm view <package> versions --json` through npm itself
-//! (its config, proxy and cache apply), bounded by a timeout. Each answer is
-//! also saved beside the install cache, so `outdated --offline` can tell
+//! Published versions of an agent's packages, for bisect, `outdated` and
+//! `update`: `npm view <package> versions --json` through npm itself (its
+//! config, proxy and cache apply), bounded by a timeout, or for a `pypi:`
+//! package key `pip index versions` ([`crate::install_source`]). Each answer
+//! is also saved beside the install cache, so `outdated --offline` can tell
 //! what the registry last said.
 
 use std::path::{Path, PathBuf};
@@ -89,9 +90,9 @@ pub fn profile_versions<E>(
     let mut all = Vec::new();
     for p in profile_packages(profile) {
         all.extend(
-            fetch(p)?
+            fetch(&p)?
                 .into_iter()
-                .filter(|v| profile.recipe(v).map_or(true, |r| r.package == p)),
+                .filter(|v| profile.recipe(v).map_or(true, |r| r.package_key() == p)),
         );
     }
     all.sort();
@@ -99,12 +100,13 @@ pub fn profile_versions<E>(
     Ok(all)
 }
 
-/// The npm packages a profile's recipes install, sorted, once each.
-pub fn profile_packages(profile: &crate::profile::Profile) -> Vec<&str> {
-    let mut packages: Vec<&str> = profile
+/// The package keys ([`crate::profile::Recipe::package_key`]) a profile's
+/// recipes install, sorted, once each.
+pub fn profile_packages(profile: &crate::profile::Profile) -> Vec<String> {
+    let mut packages: Vec<String> = profile
         .recipes
         .iter()
-        .map(|r| r.package.as_str())
+        .map(|r| r.package_key())
         .filter(|p| !p.is_empty())
         .collect();
     packages.sort();
@@ -119,10 +121,19 @@ pub fn saved_answer_path(agents: &Path, package: &str) -> PathBuf {
     base.join(format!("{}.json", package.replace('/', "__")))
 }
 
-/// [`npm_versions`], saving the answer for offline use (a failed save is
+/// The published versions of a package key from its registry: npm, or
+/// PyPI for a `pypi:` key.
+pub fn versions(package: &str) -> anyhow::Result<Vec<semver::Version>> {
+    match crate::install_source::split_key(package) {
+        (crate::profile::Source::Pypi, name) => crate::install_source::pypi_versions(name),
+        (crate::profile::Source::Npm, name) => Ok(npm_versions(name)?),
+    }
+}
+
+/// [`versions`], saving the answer for offline use (a failed save is
 /// only a warning: the answer is still good).
-pub fn npm_versions_saved(package: &str) -> anyhow::Result<Vec<semver::Version>> {
-    let versions = npm_versions(package)?;
+pub fn versions_saved(package: &str) -> anyhow::Result<Vec<semver::Version>> {
+    let versions = versions(package)?;
     let saved =
         crate::install::cache_root().and_then(|agents| save_answer(&agents, package, &versions));
     if let Err(e) = saved {

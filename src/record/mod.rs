@@ -495,7 +495,7 @@ async fn record_one(ctx: &RunContext<'_>) -> anyhow::Result<(PathBuf, Outcome)> 
         package: if ctx.recipe.package.is_empty() {
             String::new()
         } else {
-            format!("{}@{}", ctx.recipe.package, ctx.version)
+            format!("{}@{}", ctx.recipe.package_key(), ctx.version)
         },
         argv: argv.iter().map(|a| scrubber.scrub(a)).collect(),
         scenario: ctx.scenario.name.clone(),
