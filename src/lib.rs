@@ -20,3 +20,4 @@ pub mod replay;
 pub mod scenario;
 pub mod update;
 pub mod verdicts;
+pub mod workspace_fixture;

@@ -213,6 +213,10 @@ pub struct Profile {
     /// Environment for every recipe (a recipe's own env wins).
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Directories and files the agent needs in the workspace, laid out
+    /// before it starts (before the scenario's own).
+    #[serde(default)]
+    pub workspace: Vec<crate::workspace_fixture::WorkspaceEntry>,
     #[serde(rename = "recipe")]
     pub recipes: Vec<Recipe>,
     #[serde(skip)]
@@ -336,6 +340,13 @@ impl Profile {
                 message: e.to_string(),
             })?;
         }
+        crate::workspace_fixture::check_all(&profile.workspace, "workspace").map_err(
+            |message| ProfileError::Parse {
+                path: path.to_path_buf(),
+                line: 0,
+                message,
+            },
+        )?;
         semver::Version::parse(&profile.default_version).map_err(|_| ProfileError::BadVersion {
             spec: format!(
                 "{}:{}: default_version",

@@ -289,6 +289,20 @@ const BAD: &[(&str, &str, usize, &str, &str)] = &[
         "must be 1..=",
     ),
     (
+        "workspace fixture outside the workspace",
+        "name = \"t\"\nsummary = \"s\"\n[[workspace]]\ndir = \"../x\"\n[[step]]\npanel = \"resume\"\n",
+        3,
+        "workspace[0]",
+        "not a relative path inside the workspace",
+    ),
+    (
+        "workspace fixture that is neither dir nor file",
+        "name = \"t\"\nsummary = \"s\"\n[[workspace]]\ncontent = \"x\"\n[[step]]\npanel = \"resume\"\n",
+        3,
+        "workspace[0]",
+        "give `dir",
+    ),
+    (
         "toml syntax error",
         "name = \"t\"\nsummary = \n",
         2,

@@ -388,6 +388,10 @@ async fn record_one(ctx: &RunContext<'_>) -> anyhow::Result<(PathBuf, Outcome)> 
     let workspace = run_path.join("workspace");
     std::fs::create_dir_all(&home)?;
     std::fs::create_dir_all(&workspace)?;
+    crate::workspace_fixture::lay_out(&workspace, &ctx.profile.workspace)
+        .context("the profile's workspace fixtures")?;
+    crate::workspace_fixture::lay_out(&workspace, &ctx.scenario.workspace)
+        .context("the scenario's workspace fixtures")?;
     let workspace_s = workspace.display().to_string();
 
     let token = uuid_token();

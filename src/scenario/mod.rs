@@ -43,6 +43,9 @@ pub struct Scenario {
     /// agent's profile routes them through a meta-tool (`mcp_call` role,
     /// Grok's `use_tool`): `mcp_calls = "direct"`.
     pub direct_mcp_calls: bool,
+    /// Directories and files the recorder lays out in the workspace before
+    /// the agent starts (`[[workspace]] dir = "..."` / `file = "..."`).
+    pub workspace: Vec<crate::workspace_fixture::WorkspaceEntry>,
     /// The panel's steps, in order.
     pub steps: Vec<Step>,
     /// What must hold of the bridge's panel output, whatever the agent version.

@@ -31,6 +31,9 @@ struct RawFile {
     script_gate: bool,
     #[serde(default)]
     mcp_calls: Option<Spanned<String>>,
+    /// Directories and files laid out in the workspace before the agent starts.
+    #[serde(default)]
+    workspace: Vec<Spanned<crate::workspace_fixture::WorkspaceEntry>>,
     #[serde(default)]
     step: Vec<Spanned<RawStep>>,
     #[serde(default)]
@@ -283,6 +286,14 @@ fn validate(ctx: &Ctx, raw: RawFile, sha256: String) -> R<Scenario> {
         tools.push(tool);
     }
 
+    let mut workspace = Vec::new();
+    for (i, w) in raw.workspace.iter().enumerate() {
+        if let Err(why) = w.get_ref().check() {
+            return Err(ctx.err(w.span(), format!("workspace[{i}]"), why));
+        }
+        workspace.push(w.get_ref().clone());
+    }
+
     if raw.step.is_empty() {
         return Err(ctx.err(0..0, "step", "a scenario needs at least one `[[step]]`"));
     }
@@ -320,6 +331,7 @@ fn validate(ctx: &Ctx, raw: RawFile, sha256: String) -> R<Scenario> {
         tools,
         script_gate: raw.script_gate,
         direct_mcp_calls,
+        workspace,
         steps,
         expect,
         sha256,

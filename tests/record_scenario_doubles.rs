@@ -1,9 +1,13 @@
-//! A test double that asks no permission (as an agent that honours a tool's
-//! `readOnlyHint` does): the interrupt and steering scenarios' permission
-//! steps must not wait for the turn's end. Recording must end quickly with
-//! the interrupt or steer landing while the turn runs, and the replay of
-//! that recording must follow the same steps: no stall, no divergence, one
-//! result per turn.
+//! The recorder's scenario-level behaviour against test doubles (short bash
+//! scripts behind test profiles, never real agents):
+//! - a double that asks no permission (as an agent that honours a tool's
+//!   `readOnlyHint` does): the interrupt and steering scenarios' permission
+//!   steps must not wait for the turn's end. Recording ends quickly with the
+//!   interrupt or steer landing while the turn runs, and the replay of that
+//!   recording follows the same steps: no stall, no divergence, one result
+//!   per turn;
+//! - workspace fixtures of the profile and the scenario exist in the
+//!   agent's cwd before it starts.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -52,11 +56,16 @@ while true; do
 done
 "#;
 
-const PROFILE: &str = r#"id = "test-double-unasking"
+/// A test profile running `script` with bash; `extra` (e.g. `[[workspace]]`
+/// entries) goes before its other tables.
+fn profile(id: &str, script: &str, extra: &str) -> String {
+    format!(
+        r#"id = "{id}"
 default_version = "1.0.0"
+{extra}
 [model]
 flavour = "responses"
-tool_naming = { form = "namespace", namespace = "mcp__unity_ops" }
+tool_naming = {{ form = "namespace", namespace = "mcp__unity_ops" }}
 [ready]
 timeout_ms = 1500
 handshake_timeout_ms = 1500
@@ -66,7 +75,10 @@ term_grace_ms = 300
 [[recipe]]
 versions = "*"
 program = "bash"
-"#;
+args = ["-c", '''{script}''']
+"#
+    )
+}
 
 /// Scenarios in the shape of interrupt-slow-tool and steering: a permission
 /// step placed before the interrupt / steer.
@@ -125,18 +137,12 @@ why = "the steer folds into the running turn"
     ),
 ];
 
-fn record(root: &Path, out: &Path, scenario: &str) -> (Option<i32>, String, Duration) {
+fn record(root: &Path, out: &Path, agent: &str, scenario: &str) -> (Option<i32>, String, Duration) {
     let stderr_path = out.join(format!("{scenario}.stderr"));
     std::fs::create_dir_all(out).unwrap();
     let started = Instant::now();
     let mut child = Command::new(env!("CARGO_BIN_EXE_acp-harness"))
-        .args([
-            "record",
-            "--agent",
-            "test-double-unasking",
-            "--scenario",
-            scenario,
-        ])
+        .args(["record", "--agent", agent, "--scenario", scenario])
         .arg("--allow-network")
         .arg("--root")
         .arg(root)
@@ -171,13 +177,13 @@ fn permission_steps_never_wait_for_the_turn_end_when_the_agent_asks_nothing() {
     let root = dir.path().join("root");
     std::fs::create_dir_all(root.join("profiles")).unwrap();
     std::fs::create_dir_all(root.join("scenarios")).unwrap();
-    let profile = format!("{PROFILE}args = [\"-c\", '''{DOUBLE}''']\n");
-    std::fs::write(root.join("profiles/test-double-unasking.toml"), profile).unwrap();
+    let text = profile("test-double-unasking", DOUBLE, "");
+    std::fs::write(root.join("profiles/test-double-unasking.toml"), text).unwrap();
     let out = dir.path().join("out");
     for (name, text) in SCENARIOS {
         let path = root.join("scenarios").join(format!("{name}.toml"));
         std::fs::write(&path, text).unwrap();
-        let (code, stderr, took) = record(&root, &out, name);
+        let (code, stderr, took) = record(&root, &out, "test-double-unasking", name);
         assert_eq!(
             code,
             Some(0),
@@ -218,4 +224,61 @@ fn permission_steps_never_wait_for_the_turn_end_when_the_agent_asks_nothing() {
             replayed.transcript.render()
         );
     }
+}
+
+/// Answers each prompt with `present` when the profile's and the
+/// scenario's fixtures are all in its cwd, else `missing`.
+const FIXTURE_DOUBLE: &str = r#"
+while read -r line; do
+  id=$(printf '%s' "$line" | sed -n 's/^{"jsonrpc":"2.0","id":\([0-9]*\).*/\1/p')
+  case "$line" in
+  *'"method":"initialize"'*) printf '%s\n' '{"jsonrpc":"2.0","id":'"$id"',"result":{"protocolVersion":1,"agentInfo":{"name":"fixture-double","version":"1.0.0"}}}';;
+  *'"method":"session/new"'*) printf '%s\n' '{"jsonrpc":"2.0","id":'"$id"',"result":{"sessionId":"s"}}';;
+  *'"method":"session/prompt"'*)
+    w=missing
+    [ -d Assets/Scripts ] && [ "$(cat UapStaging/Editor/Gate.cs)" = "// staged" ] && [ -f .agent-state/ready ] && w=present
+    printf '%s\n' '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"'"$w"'"}}}}'
+    printf '%s\n' '{"jsonrpc":"2.0","id":'"$id"',"result":{"stopReason":"end_turn"}}';;
+  esac
+done
+"#;
+
+#[test]
+fn workspace_fixtures_of_profile_and_scenario_exist_before_the_agent_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir_all(root.join("profiles")).unwrap();
+    std::fs::create_dir_all(root.join("scenarios")).unwrap();
+    let text = profile(
+        "test-double-fixtures",
+        FIXTURE_DOUBLE,
+        "[[workspace]]\nfile = \".agent-state/ready\"\n",
+    );
+    std::fs::write(root.join("profiles/test-double-fixtures.toml"), text).unwrap();
+    std::fs::write(
+        root.join("scenarios/fixtures.toml"),
+        r#"name = "fixtures"
+summary = "The workspace holds the scenario's and the profile's fixtures."
+[[workspace]]
+dir = "Assets/Scripts"
+[[workspace]]
+file = "UapStaging/Editor/Gate.cs"
+content = "// staged"
+[[step]]
+panel = "prompt"
+text = "Are the fixtures there?"
+  [[step.model]]
+  text = "x"
+"#,
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let (code, stderr, _) = record(&root, &out, "test-double-fixtures", "fixtures");
+    assert_eq!(code, Some(0), "record failed:\n{stderr}");
+    let rec =
+        std::fs::read_to_string(out.join("test-double-fixtures/1.0.0/fixtures.jsonl")).unwrap();
+    assert!(
+        rec.contains(r#"\"text\":\"present\""#),
+        "the double did not find its fixtures:\n{rec}"
+    );
 }
