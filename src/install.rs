@@ -207,4 +207,32 @@ mod tests {
             root.join("@agentclientprotocol").join("codex-acp@2.6.0")
         );
     }
+
+    #[test]
+    fn pypi_packages_live_under_pypi_and_list_only_finished_installs() {
+        let v = semver::Version::new(0, 12, 1);
+        assert_eq!(
+            package_dir("pypi:agent-client-protocol", &v).unwrap(),
+            cache_root()
+                .unwrap()
+                .join("pypi")
+                .join("agent-client-protocol@0.12.1")
+        );
+        let root = tempfile::tempdir().unwrap();
+        for (name, finished) in [
+            ("agent-client-protocol@0.12.1", true),
+            ("agent-client-protocol@0.12.0", false),
+        ] {
+            let dir = root.path().join("pypi").join(name);
+            std::fs::create_dir_all(&dir).unwrap();
+            if finished {
+                std::fs::write(dir.join(COMPLETE_MARKER), "").unwrap();
+            }
+        }
+        assert_eq!(
+            installed_versions_in(root.path(), "pypi:agent-client-protocol"),
+            vec![v]
+        );
+        assert!(installed_versions_in(root.path(), "agent-client-protocol").is_empty());
+    }
 }
