@@ -154,15 +154,17 @@ pub fn rows(root: &Path, agents: &[String], pre: bool, offline: bool) -> anyhow:
     Ok(out)
 }
 
+/// Versions from a space-separated list, for tests.
+#[cfg(test)]
+pub(crate) fn vs(list: &str) -> Vec<Version> {
+    list.split_whitespace()
+        .map(|v| Version::parse(v).unwrap())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn vs(list: &str) -> Vec<Version> {
-        list.split_whitespace()
-            .map(|v| Version::parse(v).unwrap())
-            .collect()
-    }
 
     fn show(v: &[Version]) -> String {
         v.iter()

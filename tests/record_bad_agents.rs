@@ -4,9 +4,12 @@
 //! recording must hold everything up to that point plus a trailer that says
 //! what happened.
 
+#[path = "support/record_run.rs"]
+mod record_run;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use acp_harness::recording::{self, Leg, Outcome};
 
@@ -148,51 +151,19 @@ fn run_record(root: &Path, out: &Path, agent: &str) -> (Option<i32>, String) {
     run_record_with(root, out, agent, &[])
 }
 
-/// Waits for `child` at most RUN_LIMIT; its exit code, or None when we had
-/// to kill it (a hang).
-fn wait_bounded(mut child: std::process::Child) -> Option<i32> {
-    let started = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status.code();
-        }
-        if started.elapsed() > RUN_LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 /// Runs `record` of the text-only scenario for `agent` with `extra`
 /// arguments, bounded by RUN_LIMIT; returns its exit code (None = killed by
 /// us, i.e. a hang) and stderr.
 fn run_record_with(root: &Path, out: &Path, agent: &str, extra: &[&str]) -> (Option<i32>, String) {
     let stderr_path = out.with_extension("stderr");
-    let child = Command::new(env!("CARGO_BIN_EXE_acp-harness"))
-        .args([
-            "record",
-            "--agent",
-            agent,
-            "--scenario",
-            "text-only",
-            "--allow-network",
-        ])
-        .args(extra)
-        .arg("--root")
-        .arg(root)
-        .arg("--out")
-        .arg(out)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&stderr_path).unwrap())
-        .spawn()
-        .unwrap();
-    let code = wait_bounded(child);
-    (
-        code,
-        std::fs::read_to_string(&stderr_path).unwrap_or_default(),
+    record_run::run_record(
+        root,
+        out,
+        agent,
+        "text-only",
+        extra,
+        &stderr_path,
+        RUN_LIMIT,
     )
 }
 
@@ -404,7 +375,7 @@ fn run_update(
         .stderr(std::fs::File::create(&err_path).unwrap())
         .spawn()
         .unwrap();
-    let code = wait_bounded(child);
+    let code = record_run::wait_bounded(child, RUN_LIMIT);
     let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
     (code, read(&out_path), read(&err_path))
 }

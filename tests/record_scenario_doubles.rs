@@ -9,8 +9,10 @@
 //! - workspace fixtures of the profile and the scenario exist in the
 //!   agent's cwd before it starts.
 
+#[path = "support/record_run.rs"]
+mod record_run;
+
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use acp_harness::recording;
@@ -138,37 +140,12 @@ why = "the steer folds into the running turn"
 ];
 
 fn record(root: &Path, out: &Path, agent: &str, scenario: &str) -> (Option<i32>, String, Duration) {
-    let stderr_path = out.join(format!("{scenario}.stderr"));
     std::fs::create_dir_all(out).unwrap();
     let started = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_acp-harness"))
-        .args(["record", "--agent", agent, "--scenario", scenario])
-        .arg("--allow-network")
-        .arg("--root")
-        .arg(root)
-        .arg("--out")
-        .arg(out)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&stderr_path).unwrap())
-        .spawn()
-        .unwrap();
-    let code = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status.code();
-        }
-        if started.elapsed() > RUN_LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    (
-        code,
-        std::fs::read_to_string(&stderr_path).unwrap_or_default(),
-        started.elapsed(),
-    )
+    let stderr_path = out.join(format!("{scenario}.stderr"));
+    let (code, stderr) =
+        record_run::run_record(root, out, agent, scenario, &[], &stderr_path, RUN_LIMIT);
+    (code, stderr, started.elapsed())
 }
 
 #[test]

@@ -115,13 +115,7 @@ pub fn run(args: OutdatedArgs) -> anyhow::Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::outdated::compare;
-
-    fn vs(list: &str) -> Vec<Version> {
-        list.split_whitespace()
-            .map(|v| Version::parse(v).unwrap())
-            .collect()
-    }
+    use crate::outdated::{compare, vs};
 
     #[test]
     fn the_npm_answer_parses_into_rows_as_json_and_table() {

@@ -259,20 +259,9 @@ pub fn render(cases: &[Case], extras: &Extras) -> String {
     out
 }
 
-/// HTML-escapes text.
+/// HTML-escapes text: the XML escaping JUnit uses is valid HTML too.
 pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for ch in s.chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
+    super::junit::escape(s)
 }
 
 fn slug(s: &str) -> String {
