@@ -180,10 +180,23 @@ impl Outcome {
 }
 
 /// The agent's exit status (the last process's).
+///
+/// `describe` words it for people: `exited with code 0`, `was ended by
+/// signal 15`, `exited with no status recorded`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Exit {
     pub code: Option<i32>,
     pub signal: Option<i32>,
+}
+
+impl Exit {
+    pub fn describe(&self) -> String {
+        match (self.code, self.signal) {
+            (Some(c), _) => format!("exited with code {c}"),
+            (None, Some(s)) => format!("was ended by signal {s}"),
+            (None, None) => "exited with no status recorded".into(),
+        }
+    }
 }
 
 /// The last line of a complete recording.

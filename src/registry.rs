@@ -21,7 +21,7 @@ pub enum RegistryError {
     },
     #[error("npm view {package} versions: no answer within {secs} s")]
     Timeout { package: String, secs: u64 },
-    #[error("npm view {package} versions: exit {code:?}: {stderr}")]
+    #[error("npm view {package} versions: {}: {stderr}", exit_text(*code))]
     Failed {
         package: String,
         code: Option<i32>,
@@ -193,6 +193,13 @@ pub fn parse_versions(json: &str) -> Result<Vec<semver::Version>, String> {
     out.sort();
     out.dedup();
     Ok(out)
+}
+
+fn exit_text(code: Option<i32>) -> String {
+    match code {
+        Some(c) => format!("exit {c}"),
+        None => "ended by a signal".into(),
+    }
 }
 
 #[cfg(test)]

@@ -441,7 +441,7 @@ fn update_records_what_is_missing_and_sets_aside_what_could_not_be_recorded() {
     assert!(
         std::fs::read_to_string(&saved)
             .unwrap()
-            .contains("AgentCrashed")
+            .contains("the recording ended agent_crashed")
     );
 
     // judging after the merge: unrunnable with the reason, a row in UNRUNNABLE.md
@@ -463,7 +463,7 @@ fn update_records_what_is_missing_and_sets_aside_what_could_not_be_recorded() {
     );
     let unrunnable = std::fs::read_to_string(&unrunnable_md).unwrap();
     assert!(
-        unrunnable.contains("| 1.0.0 | text-only | the recording ended AgentCrashed"),
+        unrunnable.contains("| 1.0.0 | text-only | the recording ended agent_crashed"),
         "{unrunnable}"
     );
 }

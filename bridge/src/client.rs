@@ -27,6 +27,16 @@ pub enum PermissionIntent {
     Deny,
 }
 
+impl std::fmt::Display for PermissionIntent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PermissionIntent::AllowOnce => "allow once",
+            PermissionIntent::AllowAlways => "allow always",
+            PermissionIntent::Deny => "deny",
+        })
+    }
+}
+
 /// How to switch the agent's permission mode (or model): the classic
 /// `session/set_mode` / `session/set_model` call or the newer
 /// `session/set_config_option` route.

@@ -132,7 +132,7 @@ pub fn differences(claude: &Shape, bridge: &Shape) -> Vec<Difference> {
         if c != b {
             out.push(Difference {
                 key: key.to_string(),
-                detail: format!("Claude {c:?}, bridge {b:?}"),
+                detail: format!("Claude [{}], bridge [{}]", c.join(", "), b.join(", ")),
             });
         }
     }

@@ -252,7 +252,10 @@ pub fn normalise(rec: &Recording) -> BTreeMap<String, Vec<String>> {
             format!("agent_info {}", h.agent_info),
             format!("scenario {} sha256 {}", h.scenario, h.scenario_sha256),
             format!("model_mode {} isolation {}", h.model_mode, h.isolation),
-            format!("argv {:?}", h.argv),
+            format!(
+                "argv {}",
+                serde_json::to_string(&h.argv).unwrap_or_default()
+            ),
         ],
     );
     for e in &rec.events {
@@ -287,11 +290,11 @@ pub fn normalise(rec: &Recording) -> BTreeMap<String, Vec<String>> {
                 })
                 .collect();
             http_line = format!(
-                "   http {} {} {} {:?}",
+                "   http {} {} {} {}",
                 http.method.as_deref().unwrap_or(""),
                 http.path.as_deref().map(|p| l.text(p)).unwrap_or_default(),
                 http.status.map(|s| s.to_string()).unwrap_or_default(),
-                headers
+                serde_json::to_string(&headers).unwrap_or_default()
             );
             line.push('\n');
             line.push_str(&http_line);
@@ -346,7 +349,7 @@ pub fn normalise(rec: &Recording) -> BTreeMap<String, Vec<String>> {
     legs.insert(
         "trailer".into(),
         vec![match &rec.trailer {
-            Some(t) => format!("outcome {:?} exit {:?}", t.outcome, t.exit),
+            Some(t) => format!("outcome {}, {}", t.outcome.as_str(), t.exit.describe()),
             None => "truncated (no trailer)".into(),
         }],
     );

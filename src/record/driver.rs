@@ -176,7 +176,7 @@ impl Driver<'_> {
                             None => "the turn ended without one".to_string(),
                         };
                         self.note(format!(
-                            "step {n}: no permission request is coming ({why}); decision {decision:?} not used"
+                            "step {n}: no permission request is coming ({why}); decision {decision} not used"
                         ));
                         continue;
                     }
@@ -302,7 +302,7 @@ impl Driver<'_> {
             Some(o) => frames::permission_selected(o),
             None => {
                 self.note(format!(
-                    "no option fits {decision:?} among {}; answered cancelled",
+                    "no option fits {decision} among {}; answered cancelled",
                     Value::Array(options.clone())
                 ));
                 frames::permission_cancelled()
@@ -363,14 +363,14 @@ impl Driver<'_> {
         };
         self.wait_until(
             STEP_TIMEOUT,
-            &format!("step {n}: {at:?} in the running turn"),
+            &format!("step {n}: {at} in the running turn"),
             |d| reached(d) || d.running.is_none(),
         )
         .await?;
         if reached(self) {
             Ok(true)
         } else {
-            self.note(format!("step {n}: the turn ended before {at:?}"));
+            self.note(format!("step {n}: the turn ended before {at}"));
             Ok(false)
         }
     }

@@ -231,7 +231,7 @@ pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
             out_root: &out_root,
         };
         let (path, outcome) = runtime.block_on(record_one(&ctx))?;
-        eprintln!("[record] {}: {outcome:?}", path.display());
+        eprintln!("[record] {}: {}", path.display(), outcome.as_str());
         if let Some(previous) = &previous {
             report_rerecord(previous.path(), &path);
         }

@@ -15,7 +15,7 @@ use acp_bridge::{Bridge, Compat, CounterIds, LaunchSpec, McpEndpoint, Output};
 use super::divergence::Divergence;
 use super::fake_agent::{AcpFrame, Direction, FakeAgent, Released, Served};
 use super::transcript::{Entry, Transcript};
-use crate::recording::{Dir, Header, Leg, Outcome, Recording};
+use crate::recording::{Dir, Exit, Header, Leg, Outcome, Recording};
 use crate::scenario::Scenario;
 use crate::scenario::panel_driver::{Action, PanelDriver};
 
@@ -164,7 +164,14 @@ pub fn replay_with_compat(recording: &Recording, scenario: &Scenario, compat: Co
             }
             Action::Skip(why) => run.transcript.note(why),
             Action::Resume { session_id } => {
-                run.end_process(&mut process, &mut driver, Some(0));
+                run.end_process(
+                    &mut process,
+                    &mut driver,
+                    Exit {
+                        code: Some(0),
+                        signal: None,
+                    },
+                );
                 let next = process.number + 1;
                 if session_id.is_none() {
                     run.transcript.note(
@@ -198,12 +205,14 @@ pub fn replay_with_compat(recording: &Recording, scenario: &Scenario, compat: Co
     let exit = recording.trailer.as_ref().map(|t| {
         run.now = run.now.max(Duration::from_millis(t.ms));
         if t.outcome != Outcome::Ok {
-            run.transcript
-                .note(format!("the recording ended with outcome {:?}", t.outcome));
+            run.transcript.note(format!(
+                "the recording ended with outcome {}",
+                t.outcome.as_str()
+            ));
         }
-        t.exit.code
+        t.exit
     });
-    run.end_process(&mut process, &mut driver, exit.flatten());
+    run.end_process(&mut process, &mut driver, exit.unwrap_or_default());
     Replay {
         transcript: run.transcript,
         panel_lines: run.panel_lines,
@@ -251,14 +260,16 @@ impl Run<'_> {
         process
     }
 
-    /// Panel EOF, then the agent's exit (`code`), then what was left unplayed.
-    fn end_process(&mut self, process: &mut Process, driver: &mut PanelDriver, code: Option<i32>) {
+    /// Panel EOF, then the agent's exit, then what was left unplayed.
+    fn end_process(&mut self, process: &mut Process, driver: &mut PanelDriver, exit: Exit) {
+        let code = exit.code;
         let out = process.bridge.on_panel_eof(self.now);
         self.output(process, driver, out);
         if self.recording.trailer.is_some() || process.number < self.last_process() {
             self.transcript.note(format!(
-                "agent process {} exited with code {code:?}",
-                process.number
+                "agent process {} {}",
+                process.number,
+                exit.describe()
             ));
             let out = process.bridge.on_agent_exit(code, self.now);
             self.output(process, driver, out);
@@ -445,7 +456,7 @@ mod tests {
         let text = replay.transcript.render();
         assert_eq!(replay.divergences().count(), 0, "{text}");
         assert!(
-            text.contains("-- agent process 1 exited with code Some(0)"),
+            text.contains("-- agent process 1 exited with code 0"),
             "{text}"
         );
         assert!(

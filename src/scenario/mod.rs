@@ -161,6 +161,17 @@ pub enum Point {
     Chunks(u32),
 }
 
+impl std::fmt::Display for Point {
+    /// As a scenario writes it (`at = "chunks:3"`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Point::FirstToolCall => f.write_str("first_tool_call"),
+            Point::Permission => f.write_str("permission"),
+            Point::Chunks(n) => write!(f, "chunks:{n}"),
+        }
+    }
+}
+
 /// A permission decision by intent; the client picks the option from it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decision {
@@ -169,6 +180,18 @@ pub enum Decision {
     Deny,
     /// Deny and interrupt the turn.
     Cancel,
+}
+
+impl std::fmt::Display for Decision {
+    /// As a scenario writes it (`decision = "allow_always"`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Decision::Allow => "allow",
+            Decision::AllowAlways => "allow_always",
+            Decision::Deny => "deny",
+            Decision::Cancel => "cancel",
+        })
+    }
 }
 
 /// What kind of panel output an expectation selects.

@@ -223,8 +223,8 @@ impl Runner {
                 Some(t) => {
                     self.set_aside(job);
                     JobResult::Unrunnable(format!(
-                        "the recording ended {:?}{}",
-                        t.outcome,
+                        "the recording ended {}{}",
+                        t.outcome.as_str(),
                         if t.notes.is_empty() {
                             String::new()
                         } else {

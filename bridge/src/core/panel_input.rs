@@ -356,7 +356,7 @@ impl Bridge {
             Some(id) => client::permission_selected(id),
             None => {
                 self.diag(format!(
-                    "no permission option of the agent fits {intent:?} for {}; answering cancelled",
+                    "no permission option of the agent fits {intent} for {}; answering cancelled",
                     p.tool_use_id
                 ));
                 client::permission_cancelled()
