@@ -3,7 +3,7 @@
 //! is text only, else text and Anthropic image blocks
 //! (`{"type":"image","source":{"type":"base64","media_type":...,"data":...}}`).
 //!
-//! Sources, in order (bridge.md "MCP results in rawOutput", seed 003):
+//! Sources, in order (docs/bridge-behaviour.md, "Tool results"):
 //! 1. ACP `content` (content blocks, diff, terminal);
 //! 2. only when that produced nothing and no image was seen, `rawOutput`, the
 //!    MCP `CallToolResult` in whichever shape the agent sends it:

@@ -1,4 +1,4 @@
-//! The script gate (seed 001) against its data files in
+//! The script gate (docs/bridge-behaviour.md, "Script gate") against its data files in
 //! `tests/data/script_gate/`: every case runs and every mismatch is reported
 //! by name, so one failing idiom does not hide the others.
 
@@ -56,7 +56,7 @@ fn shell_writes_into_assets_are_denied_naming_the_target() {
 }
 
 #[test]
-fn seed_001_asks_for_at_least_15_powershell_idioms_and_the_bash_ones() {
+fn at_least_15_powershell_idioms_and_every_bash_idiom_have_a_case() {
     let file = data("policy/shell_writes.toml");
     let count = |idiom: &str| cases(&file).iter().filter(|c| c["idiom"] == idiom).count();
     assert!(
@@ -88,7 +88,7 @@ fn reads_non_scripts_staging_dynamic_code_and_unparsable_commands_are_allowed() 
     let file = data("policy/shell_allowed.toml");
     assert!(
         cases(&file).len() >= 7,
-        "seed 001 asks for at least 7 allowed cases"
+        "at least 7 allowed cases (reads, non-scripts, staging, dynamic code, unparsable)"
     );
     let mut failures = Vec::new();
     for case in cases(&file) {

@@ -1,4 +1,4 @@
-//! Tool results against `tests/data/tool_result/results.json`: the seed 003
+//! Tool results against `tests/data/tool_result/results.json`: the
 //! cases and every rawOutput shape the agents send, plus the invariant that
 //! base64 never lands in result text.
 

@@ -1,5 +1,5 @@
 //! Metamorphic cases: real MCP results from the recorded corpus, moved into
-//! every nesting an agent might use (the seed 003 wrapper, a bare
+//! every nesting an agent might use (the codex-acp wrapper, a bare
 //! `CallToolResult`, an array under a key of its own at some depth, the bare
 //! array, ACP `content` entries holding arrays or whole results), must render
 //! to the same panel `tool_result` as the recorded shape.
@@ -65,7 +65,7 @@ fn nestings(blocks: &Value, status: &Value) -> Vec<(&'static str, Value)> {
         .map(|b| json!({"type": "content", "content": b}))
         .collect();
     vec![
-        ("seed 003 wrapper", json!({"rawOutput": {"result": {"content": blocks, "structuredContent": null}, "error": null}})),
+        ("codex-acp wrapper", json!({"rawOutput": {"result": {"content": blocks, "structuredContent": null}, "error": null}})),
         ("bare CallToolResult", json!({"rawOutput": {"content": blocks, "isError": false}})),
         ("array under an unknown key", json!({"rawOutput": {"tool": "x", "output": {"items": blocks}}})),
         ("array inside an array of objects", json!({"rawOutput": {"results": [{"value": blocks}]}})),

@@ -3,7 +3,8 @@
 use std::net::{Ipv4Addr, SocketAddr};
 use std::str::FromStr;
 
-/// Base64 length of the screenshot in seed 003 (a real codex-acp capture).
+/// Base64 length of a real codex-acp screenshot capture (the size that once
+/// froze a panel; docs/bridge-behaviour.md, "Tool results").
 pub const DEFAULT_SCREENSHOT_BASE64_LEN: usize = 560_068;
 /// Largest request body accepted; bigger ones get 413.
 pub const DEFAULT_BODY_LIMIT: usize = 4 * 1024 * 1024;

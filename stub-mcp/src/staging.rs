@@ -1,7 +1,7 @@
 //! The fixed "compile" rule of `uap_scripts_commit`.
 //!
 //! The real tool compiles what the agent staged under `UapStaging/` and moves
-//! it into `Assets/` only if it compiles (seed 001). The stub never touches
+//! it into `Assets/` only if it compiles (docs/bridge-behaviour.md, "Script gate"). The stub never touches
 //! the disk: the outcome follows from the paths alone, so recordings repeat.
 //!
 //! Rule, per path (backslashes read as `/`):

@@ -62,7 +62,8 @@ impl Bridge {
 
     /// A script-gate note for the panel: a text block of the `assistant`
     /// message that carried the call's `tool_use`, so the panel renders it
-    /// right after that tool card, not after the whole turn (seed 001 §4).
+    /// right after that tool card, not after the whole turn (docs/bridge-behaviour.md,
+    /// "Script gate").
     pub(super) fn gate_note(&mut self, call_id: &str, text: String) {
         let msg_id = match self
             .tool_calls

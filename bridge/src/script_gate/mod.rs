@@ -1,4 +1,4 @@
-//! The script gate (seed 001): agents must not write `*.cs` / `*.asmdef`
+//! The script gate (docs/bridge-behaviour.md, "Script gate"): agents must not write `*.cs` / `*.asmdef`
 //! under `Assets/` directly. They stage scripts in [`STAGING_FOLDER`] and call
 //! [`COMMIT_TOOL`], which moves them into `Assets/` only if they compile.
 //!
