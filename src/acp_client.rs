@@ -75,9 +75,9 @@ impl AgentProcess {
             .env_clear()
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true);
+            .stderr(Stdio::piped());
+        // not tied to the spawning thread: the recorder's runtime has several
+        process_group::in_own_group(&mut cmd, false);
         if let Some(path) = std::env::var_os("PATH") {
             cmd.env("PATH", path);
         }
@@ -190,46 +190,37 @@ impl AgentProcess {
         self.child.try_wait().ok().flatten().map(exit_of)
     }
 
-    /// Ends the agent: close stdin, wait `eof_grace`, SIGTERM the group, wait
-    /// `term_grace`, SIGKILL the group. Returns how it exited and what it took.
+    /// Ends the agent by the shared ladder: close stdin, wait `eof_grace`,
+    /// SIGTERM the group, wait `term_grace`, SIGKILL the group (always swept,
+    /// so helpers the agent started never outlive it). Returns how it exited
+    /// and notes on each rung it took.
     pub async fn stop(mut self, stop: Stop) -> (Exit, Vec<String>) {
         let mut notes = Vec::new();
-        drop(self.stdin.take());
-        let mut exit = match tokio::time::timeout(stop.eof_grace, self.child.wait()).await {
-            Ok(Ok(status)) => Some(exit_of(status)),
-            _ => None,
+        let graces = process_group::Graces {
+            eof: stop.eof_grace,
+            term: stop.term_grace,
+            kill: Duration::from_secs(5),
         };
-        if exit.is_none() {
-            notes.push(format!(
-                "agent process {} still running {} ms after stdin closed; sent SIGTERM",
-                self.proc,
-                stop.eof_grace.as_millis()
-            ));
-            signal_group(self.pid, libc::SIGTERM);
-            exit = match tokio::time::timeout(stop.term_grace, self.child.wait()).await {
-                Ok(Ok(status)) => Some(exit_of(status)),
-                _ => None,
-            };
-        }
-        if exit.is_none() {
-            notes.push(format!(
-                "agent process {} ignored SIGTERM for {} ms; sent SIGKILL",
-                self.proc,
-                stop.term_grace.as_millis()
-            ));
-        }
-        // Always sweep the group: helpers the agent started must not outlive it.
-        signal_group(self.pid, libc::SIGKILL);
-        let exit = match exit {
-            Some(e) => e,
-            None => match tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await {
-                Ok(Ok(status)) => exit_of(status),
-                _ => {
-                    notes.push(format!("agent process {} could not be reaped", self.proc));
-                    Exit::default()
+        let stopped =
+            process_group::stop(&mut self.child, self.pid, self.stdin.take(), graces).await;
+        for rung in &stopped.rungs {
+            notes.push(match rung {
+                process_group::Rung::Terminate => format!(
+                    "agent process {} still running {} ms after stdin closed; sent SIGTERM",
+                    self.proc,
+                    stop.eof_grace.as_millis()
+                ),
+                process_group::Rung::Kill => format!(
+                    "agent process {} ignored SIGTERM for {} ms; sent SIGKILL",
+                    self.proc,
+                    stop.term_grace.as_millis()
+                ),
+                process_group::Rung::GiveUp => {
+                    format!("agent process {} could not be reaped", self.proc)
                 }
-            },
-        };
+            });
+        }
+        let exit = stopped.status.map(exit_of).unwrap_or_default();
         // Let the readers deliver the last lines (bounded).
         for reader in self.readers.drain(..) {
             if tokio::time::timeout(Duration::from_secs(3), reader)
@@ -243,15 +234,6 @@ impl AgentProcess {
             }
         }
         (exit, notes)
-    }
-}
-
-fn signal_group(pid: i32, signal: i32) {
-    if pid > 0 {
-        // SAFETY: plain kill(2) on the process group we created; ESRCH is fine.
-        unsafe {
-            libc::kill(-pid, signal);
-        }
     }
 }
 

@@ -10,8 +10,8 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+
+use std::time::Duration;
 
 use anyhow::Context as _;
 use semver::Version;
@@ -258,8 +258,8 @@ impl Judge {
     /// child, into the committed corpus, killed at the timeout.
     fn record(&self, version: &Version, timeout: Duration) -> anyhow::Result<()> {
         let exe = std::env::current_exe().context("finding the harness executable")?;
-        let mut child = Command::new(exe)
-            .arg("record")
+        let mut cmd = tokio::process::Command::new(exe);
+        cmd.arg("record")
             .arg("--agent")
             .arg(format!("{}@{version}", self.agent))
             .arg("--scenario")
@@ -267,23 +267,11 @@ impl Judge {
             .arg("--root")
             .arg(&self.corpus.root)
             .arg("--out")
-            .arg(&self.corpus.recordings)
-            .stdin(Stdio::null())
-            .spawn()
-            .context("starting record")?;
-        let started = Instant::now();
-        loop {
-            if let Some(status) = child.try_wait()? {
-                anyhow::ensure!(status.success(), "record exited with {status}");
-                return Ok(());
-            }
-            if started.elapsed() > timeout {
-                let _ = child.kill();
-                let _ = child.wait();
-                anyhow::bail!("record took over {} s; stopped", timeout.as_secs());
-            }
-            std::thread::sleep(Duration::from_millis(200));
-        }
+            .arg(&self.corpus.recordings);
+        let out = process_group::output_blocking(cmd, timeout, process_group::Pipes::AsGiven)
+            .context("record")?;
+        anyhow::ensure!(out.status.success(), "record exited with {}", out.status);
+        Ok(())
     }
 }
 

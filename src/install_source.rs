@@ -5,12 +5,12 @@
 //! `update`. Both run the registry's ordinary client, bounded by a timeout,
 //! with its output relayed to stderr as progress.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use anyhow::{Context, bail};
+use process_group::{Pipes, RunError};
 
 use crate::profile::{PYPI_PREFIX, Source};
 
@@ -83,46 +83,21 @@ fn python() -> String {
         .unwrap_or_else(|| "python3".into())
 }
 
-/// Runs `cmd` to its end within [`INSTALL_TIMEOUT`], relaying its output to
-/// stderr prefixed `[prefix]`; `what` names it in errors.
+/// Runs `cmd` to its end within [`INSTALL_TIMEOUT`] (its own process group,
+/// ended at the timeout), relaying its output to stderr prefixed `[prefix]`
+/// while it runs; `what` names it in errors.
 fn run_relayed(cmd: &mut Command, what: &str, prefix: &'static str) -> anyhow::Result<()> {
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .with_context(|| format!("{what}: cannot start it"))?;
-    let relay = |pipe: Option<Box<dyn std::io::Read + Send>>| {
-        pipe.map(|p| {
-            std::thread::spawn(move || {
-                for line in BufReader::new(p).lines().map_while(Result::ok) {
-                    eprintln!("[{prefix}] {line}");
-                }
-            })
-        })
+    let cmd = tokio::process::Command::from(std::mem::replace(cmd, Command::new("")));
+    let out = match process_group::output_blocking(cmd, INSTALL_TIMEOUT, Pipes::Relay(prefix)) {
+        Ok(out) => out,
+        Err(RunError::Timeout(_)) => bail!(
+            "{what} took longer than {} s; stopped it",
+            INSTALL_TIMEOUT.as_secs()
+        ),
+        Err(e) => bail!("{what}: {e}"),
     };
-    let out = relay(child.stdout.take().map(|p| Box::new(p) as _));
-    let err = relay(child.stderr.take().map(|p| Box::new(p) as _));
-    let deadline = Instant::now() + INSTALL_TIMEOUT;
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            bail!(
-                "{what} took longer than {} s; stopped it",
-                INSTALL_TIMEOUT.as_secs()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    for t in [out, err].into_iter().flatten() {
-        let _ = t.join();
-    }
-    if !status.success() {
-        bail!("{what} failed ({status})");
+    if !out.status.success() {
+        bail!("{what} failed ({})", out.status);
     }
     Ok(())
 }
@@ -132,34 +107,27 @@ fn run_relayed(cmd: &mut Command, what: &str, prefix: &'static str) -> anyhow::R
 /// index apply), bounded by [`LIST_TIMEOUT`].
 pub fn pypi_versions(name: &str) -> anyhow::Result<Vec<semver::Version>> {
     let what = format!("pip index versions {name}");
-    let mut child = Command::new(python())
-        .args([
-            "-m",
-            "pip",
-            "index",
-            "versions",
-            "--disable-pip-version-check",
-            name,
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .with_context(|| format!("{what}: cannot start it"))?;
-    let started = Instant::now();
-    while child.try_wait()?.is_none() {
-        if started.elapsed() > LIST_TIMEOUT {
-            let _ = child.kill();
-            let _ = child.wait();
-            bail!("{what}: no answer within {} s", LIST_TIMEOUT.as_secs());
+    let mut cmd = tokio::process::Command::new(python());
+    cmd.args([
+        "-m",
+        "pip",
+        "index",
+        "versions",
+        "--disable-pip-version-check",
+        name,
+    ]);
+    // the answer is read while pip runs, so a long one never stalls it
+    let out = match process_group::output_blocking(cmd, LIST_TIMEOUT, Pipes::Capture) {
+        Ok(out) => out,
+        Err(RunError::Timeout(_)) => {
+            bail!("{what}: no answer within {} s", LIST_TIMEOUT.as_secs())
         }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let out = child.wait_with_output()?;
+        Err(e) => bail!("{what}: {e}"),
+    };
     if !out.status.success() {
         bail!(
-            "{what}: exit {:?}: {}",
-            out.status.code(),
+            "{what}: {}: {}",
+            out.status,
             String::from_utf8_lossy(&out.stderr).trim()
         );
     }

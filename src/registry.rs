@@ -6,8 +6,10 @@
 //! what the registry last said.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use process_group::{Pipes, RunError};
+use tokio::process::Command;
 
 /// How long one `npm view` may take.
 pub const NPM_TIMEOUT: Duration = Duration::from_secs(60);
@@ -32,40 +34,26 @@ pub enum RegistryError {
 }
 
 /// Every published version of `package` that parses as semver, ascending.
+/// npm's output is read while it runs (a long version list never stalls it
+/// on a full pipe), and npm is stopped at [`NPM_TIMEOUT`].
 pub fn npm_versions(package: &str) -> Result<Vec<semver::Version>, RegistryError> {
-    let mut child = Command::new("npm")
-        .args(["view", package, "versions", "--json"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|source| RegistryError::Spawn {
-            package: package.into(),
-            source,
-        })?;
-    let started = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if started.elapsed() < NPM_TIMEOUT => {
-                std::thread::sleep(Duration::from_millis(100))
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(RegistryError::Timeout {
-                    package: package.into(),
-                    secs: NPM_TIMEOUT.as_secs(),
-                });
-            }
+    let mut cmd = Command::new("npm");
+    cmd.args(["view", package, "versions", "--json"]);
+    let out = match process_group::output_blocking(cmd, NPM_TIMEOUT, Pipes::Capture) {
+        Ok(out) => out,
+        Err(RunError::Timeout(_)) => {
+            return Err(RegistryError::Timeout {
+                package: package.into(),
+                secs: NPM_TIMEOUT.as_secs(),
+            });
         }
-    }
-    let out = child
-        .wait_with_output()
-        .map_err(|source| RegistryError::Spawn {
-            package: package.into(),
-            source,
-        })?;
+        Err(RunError::Spawn(source) | RunError::Wait(source)) => {
+            return Err(RegistryError::Spawn {
+                package: package.into(),
+                source,
+            });
+        }
+    };
     if !out.status.success() {
         return Err(RegistryError::Failed {
             package: package.into(),

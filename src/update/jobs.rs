@@ -8,19 +8,15 @@
 
 use std::collections::VecDeque;
 use std::fs::File;
-use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+use process_group::{Pipes, RunError};
 
 use super::plan::Job;
 use crate::recording::{self, Outcome};
-
-/// How a child that outlived its timeout is given a chance to stop its agent.
-const TERM_GRACE: Duration = Duration::from_secs(10);
 
 /// Where and how jobs run.
 pub struct Runner {
@@ -155,8 +151,8 @@ impl Runner {
         let err = file
             .try_clone()
             .map_err(|e| format!("creating {}: {e}", log.display()))?;
-        let mut child = Command::new(&self.exe)
-            .arg("record")
+        let mut cmd = tokio::process::Command::new(&self.exe);
+        cmd.arg("record")
             .arg("--agent")
             .arg(format!("{}@{}", job.agent, job.version))
             .arg("--scenario")
@@ -168,34 +164,21 @@ impl Runner {
             .arg("--out")
             .arg(self.root.join("recordings"))
             .args(self.allow_network.then_some("--allow-network"))
-            .stdin(Stdio::null())
             .stdout(file)
-            .stderr(err)
-            .process_group(0)
-            .spawn()
-            .map_err(|e| format!("starting {} record: {e}", self.exe.display()))?;
-        let deadline = Instant::now() + self.timeout;
-        loop {
-            match child.try_wait() {
-                Ok(Some(status)) if status.success() => return Ok(()),
-                Ok(Some(status)) => {
-                    return Err(format!("record exited with {status}: {}", last_words(log)));
-                }
-                Ok(None) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(200))
-                }
-                Ok(None) => {
-                    end_group(&mut child);
-                    return Err(format!(
-                        "record took longer than {} s; its process group was ended",
-                        self.timeout.as_secs()
-                    ));
-                }
-                Err(e) => {
-                    end_group(&mut child);
-                    return Err(format!("waiting for record: {e}"));
-                }
-            }
+            .stderr(err);
+        // its own process group, SIGTERM then SIGKILL to it at the timeout
+        match process_group::output_blocking(cmd, self.timeout, Pipes::AsGiven) {
+            Ok(out) if out.status.success() => Ok(()),
+            Ok(out) => Err(format!(
+                "record exited with {}: {}",
+                out.status,
+                last_words(log)
+            )),
+            Err(RunError::Timeout(_)) => Err(format!(
+                "record took longer than {} s; its process group was ended",
+                self.timeout.as_secs()
+            )),
+            Err(e) => Err(format!("{} record: {e}", self.exe.display())),
         }
     }
 
@@ -262,23 +245,6 @@ impl Runner {
             }
         }
     }
-}
-
-/// SIGTERM to the child's process group, then SIGKILL after a grace.
-fn end_group(child: &mut Child) {
-    let group = child.id() as libc::pid_t;
-    // SAFETY: kill(2) with a negative pid signals that process group only.
-    unsafe { libc::kill(-group, libc::SIGTERM) };
-    let until = Instant::now() + TERM_GRACE;
-    while Instant::now() < until {
-        if let Ok(Some(_)) = child.try_wait() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    // SAFETY: as above.
-    unsafe { libc::kill(-group, libc::SIGKILL) };
-    let _ = child.wait();
 }
 
 /// The line of a job log that says why it failed: the harness's own error

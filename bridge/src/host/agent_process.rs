@@ -1,5 +1,6 @@
-//! The agent child process: spawned in its own process group so the whole
-//! tree it starts (npx shims, node, helper processes) can be signalled at once.
+//! The agent child process with piped stdio, spawned in its own process
+//! group (`process_group`) so the whole tree it starts (npx shims, node,
+//! helper processes) can be signalled at once.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -26,21 +27,11 @@ pub fn spawn(argv: &[String], cwd: &Path) -> Result<AgentProcess> {
         .current_dir(cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        // Last resort only: the host ends the group itself on every path.
-        .kill_on_drop(true);
-    #[cfg(target_os = "linux")]
-    // SAFETY: prctl is async-signal-safe and touches only the child's own state.
-    unsafe {
-        // If the host dies without cleaning up (it was SIGKILLed), the agent
-        // is killed too instead of living on as an orphan. This is tied to
-        // the spawning thread, which is the runtime's only (main) thread.
-        command.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            Ok(())
-        });
-    }
+        .stderr(Stdio::piped());
+    // Killed on drop as a last resort only (the host ends the group itself on
+    // every path), and killed by the kernel if the host dies without cleaning
+    // up: that is tied to the spawning thread, the runtime's only one.
+    process_group::in_own_group(&mut command, true);
     let mut child = command
         .spawn()
         .with_context(|| format!("cannot start the agent {program:?} (in {})", cwd.display()))?;
@@ -57,17 +48,4 @@ pub fn spawn(argv: &[String], cwd: &Path) -> Result<AgentProcess> {
         stdout,
         stderr,
     })
-}
-
-/// Sends `signal` to every process in group `pgid`. Returns false when no
-/// process is left in the group.
-pub fn signal_group(pgid: i32, signal: i32) -> bool {
-    // SAFETY: plain syscall; a negative pid addresses the group.
-    let rc = unsafe { libc::kill(-pgid, signal) };
-    rc == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
-}
-
-/// True while any process of group `pgid` exists (zombies included).
-pub fn group_alive(pgid: i32) -> bool {
-    signal_group(pgid, 0)
 }

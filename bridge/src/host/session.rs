@@ -24,7 +24,9 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::{Instant, sleep_until, timeout};
 
-use super::agent_process::{self, group_alive, signal_group};
+use process_group::{Graces, Ladder, Rung, group_alive, signal_group};
+
+use super::agent_process;
 use super::args::HostConfig;
 use super::line_io::{Line, WriteCmd, read_lines, write_lines};
 use super::random_ids::RandomIds;
@@ -72,17 +74,6 @@ enum Event {
     AgentStderr(Line),
     AgentStderrEnd,
     AgentStdinBroken(String),
-}
-
-/// The next step of ending the agent, and when it is due.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Step {
-    /// The running turn took too long after panel EOF: close the agent's stdin.
-    CloseStdin,
-    Terminate,
-    Kill,
-    /// SIGKILL did not get it reaped either.
-    GiveUp,
 }
 
 /// Why the session ended, for the exit code.
@@ -200,7 +191,8 @@ pub async fn run(config: HostConfig) -> Result<i32> {
         dropped_agent_lines: 0,
         synthetic_init: false,
         cause: None,
-        step: None,
+        drain_until: None,
+        ladder: None,
         grace: timing.grace,
         signalled: false,
     };
@@ -241,7 +233,13 @@ pub async fn run(config: HostConfig) -> Result<i32> {
         let deadline = core_deadline
             .filter(|d| Some(*d) != ticked_deadline)
             .map(|d| Instant::from_std(start + d));
-        let step_due = host.step.map(|(_, at)| at);
+        let step_due = [
+            host.drain_until,
+            host.ladder.as_ref().and_then(Ladder::deadline),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
         let exit_drain_due = agent_exit.map(|(_, at)| at + STDOUT_DRAIN_AFTER_EXIT);
         tokio::select! {
             event = events.recv(), if events_open => match event {
@@ -380,7 +378,11 @@ struct Host {
     /// True until the reply to our own `-p` initialize request is swallowed.
     synthetic_init: bool,
     cause: Option<EndCause>,
-    step: Option<(Step, Instant)>,
+    /// After panel EOF: when the running turn has taken too long and the
+    /// agent's stdin is closed anyway.
+    drain_until: Option<Instant>,
+    /// Once the agent's stdin is closed: the shared stop ladder.
+    ladder: Option<Ladder>,
     grace: Duration,
     /// We sent the agent's group a signal.
     signalled: bool,
@@ -431,7 +433,7 @@ impl Host {
         self.apply(out);
         if !self.stdin_closed {
             // The core keeps the agent for the running turn; bound that wait.
-            self.step = Some((Step::CloseStdin, Instant::now() + eof_drain));
+            self.drain_until = Some(Instant::now() + eof_drain);
         }
     }
 
@@ -443,51 +445,60 @@ impl Host {
         self.stdin_closed = true;
         let _ = self.agent_tx.send(WriteCmd::Close);
         self.log.note("closed the agent's stdin");
-        self.step = Some((Step::Terminate, Instant::now() + self.grace));
+        self.drain_until = None;
+        let graces = Graces {
+            eof: self.grace,
+            term: self.grace,
+            kill: self.grace,
+        };
+        self.ladder = Some(Ladder::after_stdin_closed(graces, Instant::now()));
     }
 
     fn on_signal(&mut self, signal: i32) {
         if matches!(self.cause, Some(EndCause::Signal(_))) {
             // Asked again: no more patience.
             self.diag(&format!("got signal {signal} again; killing the agent"));
-            self.signal(libc::SIGKILL);
-            self.step = Some((Step::GiveUp, Instant::now() + self.grace));
+            if let Some(ladder) = self.ladder.as_mut() {
+                ladder.kill_now(Instant::now());
+            }
             return;
         }
         self.diag(&format!("got signal {signal}; ending the agent"));
         self.cause = Some(EndCause::Signal(signal));
         self.close_agent_stdin();
-        self.step = Some((Step::Terminate, Instant::now()));
+        if let Some(ladder) = self.ladder.as_mut() {
+            ladder.hurry(Instant::now());
+        }
     }
 
-    /// Runs the due step; true when there is nothing left to try.
+    /// Runs what is due; true when there is nothing left to try.
     fn escalate(&mut self) -> bool {
-        let Some((step, _)) = self.step.take() else {
-            return false;
-        };
+        let now = Instant::now();
         let grace = self.grace;
         let with_grace = |s: &str| format!("{s} (grace {} ms)", grace.as_millis());
-        match step {
-            Step::CloseStdin => {
-                self.diag(&with_grace(
-                    "the running turn did not end after stdin closed; closing the agent's stdin",
-                ));
-                self.close_agent_stdin();
-            }
-            Step::Terminate => {
+        if self.drain_until.is_some_and(|at| at <= now) {
+            self.diag(&with_grace(
+                "the running turn did not end after stdin closed; closing the agent's stdin",
+            ));
+            self.close_agent_stdin();
+            return false;
+        }
+        let Some(rung) = self.ladder.as_mut().and_then(|l| l.due(now)) else {
+            return false;
+        };
+        match rung {
+            Rung::Terminate => {
                 self.log
                     .note("sending SIGTERM to the agent's process group");
                 self.signal(libc::SIGTERM);
-                self.step = Some((Step::Kill, Instant::now() + grace));
             }
-            Step::Kill => {
+            Rung::Kill => {
                 self.diag(&with_grace(
                     "the agent ignored its stdin closing and SIGTERM; sending SIGKILL",
                 ));
                 self.signal(libc::SIGKILL);
-                self.step = Some((Step::GiveUp, Instant::now() + grace));
             }
-            Step::GiveUp => {
+            Rung::GiveUp => {
                 self.diag("the agent could not be reaped after SIGKILL; giving up on it");
                 return true;
             }
