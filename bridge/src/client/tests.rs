@@ -1,0 +1,402 @@
+//! The frame builders' tests.
+
+use super::*;
+
+fn opts(list: &[(&str, &str)]) -> Vec<Value> {
+    list.iter()
+        .map(|(id, kind)| json!({"optionId": id, "name": id, "kind": kind}))
+        .collect()
+}
+
+fn init(http: bool, image: bool, load: bool) -> Value {
+    json!({"protocolVersion": 1, "agentCapabilities": {
+        "loadSession": load,
+        "mcpCapabilities": {"http": http},
+        "promptCapabilities": {"image": image}}})
+}
+
+fn endpoint() -> McpEndpoint {
+    McpEndpoint {
+        name: "unity-ops".into(),
+        url: "http://127.0.0.1:9/mcp".into(),
+        authorization: Some("Bearer t".into()),
+    }
+}
+
+#[test]
+fn initialize_declares_no_fs_and_no_terminal() {
+    assert_eq!(
+        initialize_params(),
+        json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false}})
+    );
+}
+
+#[test]
+fn new_session_registers_unity_ops_only_with_http_mcp() {
+    let ep = endpoint();
+    assert_eq!(
+        new_session_params("/w", Some(&ep), &init(true, false, false)),
+        json!({"cwd": "/w", "mcpServers": [{"type": "http", "name": "unity-ops", "url": "http://127.0.0.1:9/mcp",
+            "headers": [{"name": "Authorization", "value": "Bearer t"}]}]})
+    );
+    assert_eq!(
+        new_session_params("/w", Some(&ep), &init(false, false, false)),
+        json!({"cwd": "/w", "mcpServers": []})
+    );
+    assert_eq!(
+        new_session_params("/w", None, &init(true, false, false)),
+        json!({"cwd": "/w", "mcpServers": []})
+    );
+    assert_eq!(
+        load_session_params("s1", "/w", Some(&ep), &init(true, false, true))["sessionId"],
+        json!("s1")
+    );
+}
+
+#[test]
+fn prompt_prepends_instructions_and_drops_images_without_capability() {
+    let img = [PromptImage {
+        media_type: "image/png".into(),
+        data_base64: "AAAA".into(),
+    }];
+    assert_eq!(
+        prompt_blocks("hi", &img, Some("be brief"), &init(false, true, false)),
+        vec![
+            json!({"type": "text", "text": "be brief"}),
+            json!({"type": "text", "text": "hi"}),
+            json!({"type": "image", "mimeType": "image/png", "data": "AAAA"})
+        ]
+    );
+    assert_eq!(
+        prompt_blocks("hi", &img, None, &init(false, false, false)),
+        vec![json!({"type": "text", "text": "hi"})]
+    );
+    assert_eq!(
+        prompt_blocks("", &img, None, &init(false, true, false)),
+        vec![json!({"type": "image", "mimeType": "image/png", "data": "AAAA"})]
+    );
+}
+
+#[test]
+fn permission_choice_by_intent_for_real_option_lists() {
+    use PermissionIntent::*;
+    // (agent, options, allow once, allow always, deny)
+    type Case<'a> = (
+        &'a str,
+        Vec<Value>,
+        Option<&'a str>,
+        Option<&'a str>,
+        Option<&'a str>,
+    );
+    let cases: Vec<Case> = vec![
+        (
+            "codex 0.x",
+            opts(&[
+                ("approved", "allow_once"),
+                ("approved-for-session", "allow_always"),
+                ("approved-always", "allow_always"),
+                ("cancel", "reject_once"),
+            ]),
+            Some("approved"),
+            Some("approved-for-session"),
+            Some("cancel"),
+        ),
+        (
+            "codex 1.x",
+            opts(&[
+                ("allow_once", "allow_once"),
+                ("allow_session", "allow_always"),
+                ("allow_always", "allow_always"),
+                ("decline", "reject_once"),
+            ]),
+            Some("allow_once"),
+            Some("allow_session"),
+            Some("decline"),
+        ),
+        (
+            "gemini",
+            opts(&[
+                ("proceed_always_server", "allow_always"),
+                ("proceed_always_tool", "allow_always"),
+                ("proceed_once", "allow_once"),
+                ("cancel", "reject_once"),
+            ]),
+            Some("proceed_once"),
+            Some("proceed_always_tool"),
+            Some("cancel"),
+        ),
+        (
+            "grok",
+            opts(&[
+                ("enable-always-approve", "allow_once"),
+                ("always-allow", "allow_always"),
+                ("allow-once", "allow_once"),
+                ("reject-once", "reject_once"),
+            ]),
+            Some("allow-once"),
+            Some("always-allow"),
+            Some("reject-once"),
+        ),
+        (
+            "only a widening allow_once",
+            opts(&[
+                ("enable-always-approve", "allow_once"),
+                ("reject-once", "reject_once"),
+            ]),
+            None,
+            None,
+            Some("reject-once"),
+        ),
+        (
+            "only allow_always",
+            opts(&[("always", "allow_always")]),
+            None,
+            Some("always"),
+            None,
+        ),
+        (
+            "gemini without a per-tool option: server-wide is wider than the panel's rule",
+            opts(&[
+                ("proceed_always_server", "allow_always"),
+                ("proceed_once", "allow_once"),
+                ("cancel", "reject_once"),
+            ]),
+            Some("proceed_once"),
+            Some("proceed_once"),
+            Some("cancel"),
+        ),
+    ];
+    for (agent, options, once, always, deny) in cases {
+        assert_eq!(
+            choose_permission_option(&options, AllowOnce).as_deref(),
+            once,
+            "{agent} allow once"
+        );
+        assert_eq!(
+            choose_permission_option(&options, AllowAlways).as_deref(),
+            always,
+            "{agent} allow always"
+        );
+        assert_eq!(
+            choose_permission_option(&options, Deny).as_deref(),
+            deny,
+            "{agent} deny"
+        );
+    }
+}
+
+#[test]
+fn permission_options_without_kind_are_classified_by_id() {
+    let options = vec![
+        json!({"optionId": "allow-once"}),
+        json!({"optionId": "reject-once"}),
+    ];
+    assert_eq!(
+        choose_permission_option(&options, PermissionIntent::AllowOnce).as_deref(),
+        Some("allow-once")
+    );
+    assert_eq!(
+        choose_permission_option(&options, PermissionIntent::Deny).as_deref(),
+        Some("reject-once")
+    );
+}
+
+#[test]
+fn permission_mode_resolves_through_synonyms() {
+    let codex = json!({"modes": {"currentModeId": "read-only", "availableModes": [{"id": "read-only"}, {"id": "auto"}, {"id": "full-access"}]}});
+    let gemini = json!({"modes": {"availableModes": [{"id": "default"}, {"id": "autoEdit"}, {"id": "yolo"}]}});
+    let config = json!({"modes": {"availableModes": [{"id": "ask"}]}, "configOptions": [
+        {"id": "approval", "name": "Mode", "category": "mode", "type": "select", "currentValue": "ask",
+         "options": [{"value": "ask", "name": "Ask"}, {"value": "yolo", "name": "YOLO"}]}]});
+    // codex-acp 2.6.0: the mode config option, bypass as `agent-full-access`.
+    let codex2 = json!({"configOptions": [{"id": "mode", "category": "mode", "type": "select", "currentValue": "read-only",
+         "options": [{"value": "read-only"}, {"value": "workspace-write"}, {"value": "agent"}, {"value": "agent-full-access"}]}]});
+    let cases = [
+        (
+            "bypassPermissions",
+            &codex2,
+            Some(ModeChange::SetConfigOption {
+                config_id: "mode".into(),
+                value: "agent-full-access".into(),
+            }),
+        ),
+        (
+            "acceptEdits",
+            &codex,
+            Some(ModeChange::SetMode {
+                mode_id: "auto".into(),
+            }),
+        ),
+        (
+            "bypassPermissions",
+            &codex,
+            Some(ModeChange::SetMode {
+                mode_id: "full-access".into(),
+            }),
+        ),
+        (
+            "default",
+            &codex,
+            Some(ModeChange::SetMode {
+                mode_id: "read-only".into(),
+            }),
+        ),
+        (
+            "acceptEdits",
+            &gemini,
+            Some(ModeChange::SetMode {
+                mode_id: "autoEdit".into(),
+            }),
+        ),
+        (
+            "bypassPermissions",
+            &gemini,
+            Some(ModeChange::SetMode {
+                mode_id: "yolo".into(),
+            }),
+        ),
+        ("plan", &gemini, None),
+        (
+            "bypassPermissions",
+            &config,
+            Some(ModeChange::SetConfigOption {
+                config_id: "approval".into(),
+                value: "yolo".into(),
+            }),
+        ),
+        (
+            "default",
+            &config,
+            Some(ModeChange::SetConfigOption {
+                config_id: "approval".into(),
+                value: "ask".into(),
+            }),
+        ),
+        ("acceptEdits", &config, None),
+        ("default", &json!({}), None),
+    ];
+    for (mode, session, want) in cases {
+        assert_eq!(
+            resolve_permission_mode(mode, session),
+            want,
+            "{mode} in {session}"
+        );
+    }
+}
+
+#[test]
+fn models_come_from_models_or_a_model_config_option() {
+    let classic = json!({"models": {"currentModelId": "m1", "availableModels": [{"modelId": "m1", "name": "Model One"}, {"modelId": "m2", "name": "Two"}]}});
+    let config = json!({"configOptions": [{"id": "model", "name": "Model", "category": "model", "type": "select", "currentValue": "a",
+        "options": [{"group": "g", "name": "G", "options": [{"value": "a", "name": "A"}, {"value": "b", "name": "B"}]}]}]});
+    assert_eq!(available_models(&classic).len(), 2);
+    assert_eq!(current_model(&classic).as_deref(), Some("m1"));
+    assert_eq!(
+        resolve_model("two", &classic),
+        Some(ModelChange::SetModel {
+            model_id: "m2".into()
+        })
+    );
+    assert_eq!(
+        available_models(&config)
+            .iter()
+            .map(|m| m.id.as_str())
+            .collect::<Vec<_>>(),
+        ["a", "b"]
+    );
+    assert_eq!(current_model(&config).as_deref(), Some("a"));
+    assert_eq!(
+        resolve_model("b", &config),
+        Some(ModelChange::SetConfigOption {
+            config_id: "model".into(),
+            value: "b".into()
+        })
+    );
+    assert_eq!(resolve_model("x", &config), None);
+    assert!(available_models(&json!({})).is_empty());
+}
+
+#[test]
+fn auth_errors_and_methods() {
+    assert!(is_auth_error(&json!({"code": -32000, "message": "x"})));
+    assert!(is_auth_error(
+        &json!({"code": -32603, "message": "Authentication required"})
+    ));
+    assert!(!is_auth_error(&json!({"code": -32603, "message": "boom"})));
+    let i = json!({"authMethods": [{"id": "oauth"}, {"id": "key"}]});
+    assert_eq!(auth_method(None, &i).as_deref(), Some("oauth"));
+    assert_eq!(auth_method(Some("key"), &i).as_deref(), Some("key"));
+    assert_eq!(auth_method(None, &json!({})), None);
+}
+
+#[test]
+fn first_prompt_instructions_join_the_gate_steering_only_when_on() {
+    assert_eq!(
+        first_prompt_instructions(Some("ci"), false).as_deref(),
+        Some("ci")
+    );
+    assert_eq!(first_prompt_instructions(None, false), None);
+    assert_eq!(first_prompt_instructions(Some(""), false), None);
+    let on = first_prompt_instructions(Some("ci"), true).unwrap();
+    assert!(
+        on.starts_with("ci\n\n") && on.contains(crate::script_gate::STAGING_FOLDER),
+        "{on}"
+    );
+    assert_eq!(
+        first_prompt_instructions(None, true),
+        Some(crate::script_gate::steering_text(true))
+    );
+}
+
+#[test]
+fn frames_echo_ids_verbatim() {
+    assert_eq!(
+        method_not_found(&json!("f"), "fs/read_text_file")["error"]["code"],
+        json!(-32601)
+    );
+    assert_eq!(
+        rpc_result(&json!("abc"), permission_cancelled())["id"],
+        json!("abc")
+    );
+    assert_eq!(
+        rpc_error(&json!(7), -32601, "no")["error"]["code"],
+        json!(-32601)
+    );
+    assert_eq!(
+        rpc_notification("session/cancel", cancel_params("s")),
+        json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}})
+    );
+    assert_eq!(permission_selected("o")["outcome"]["optionId"], json!("o"));
+}
+
+mod compat {
+    use super::*;
+
+    #[test]
+    fn deny_by_id_alone_finds_decline_but_not_cancel() {
+        let off = crate::Compat {
+            reject_option_by_kind: false,
+            ..crate::Compat::default()
+        };
+        let v1 = [
+            json!({"optionId": "allow_once", "kind": "allow_once"}),
+            json!({"optionId": "decline", "kind": "reject_once"}),
+        ];
+        let v2 = [
+            json!({"optionId": "allow_once", "kind": "allow_once"}),
+            json!({"optionId": "cancel", "kind": "reject_once"}),
+        ];
+        assert_eq!(
+            choose_permission_option_with(&v1, PermissionIntent::Deny, &off).as_deref(),
+            Some("decline")
+        );
+        assert_eq!(
+            choose_permission_option_with(&v2, PermissionIntent::Deny, &off),
+            None
+        );
+        assert_eq!(
+            choose_permission_option(&v2, PermissionIntent::Deny).as_deref(),
+            Some("cancel")
+        );
+    }
+}

@@ -1,0 +1,201 @@
+//! The drift report as Markdown: the agent's structural changes grouped by
+//! kind and category with one example frame each, then the bridge output
+//! diff per scenario.
+
+use std::fmt::Write as _;
+
+use super::*;
+
+impl Report {
+    /// Whether anything differs: a structural change or a bridge output diff.
+    pub fn differs(&self) -> bool {
+        !self.changes.is_empty() || self.bridge_diffs.iter().any(|(_, d)| !d.is_empty())
+    }
+
+    /// The report as JSON: `{title, differs, changes: [{change, category,
+    /// key, values | removed + added}], bridge: [{scenario, same, diff}]}`,
+    /// each value with its example's source.
+    pub fn to_json(&self) -> Value {
+        let values = |v: &[(String, Example)]| -> Value {
+            v.iter()
+                .map(|(value, ex)| {
+                    serde_json::json!({"value": value, "example": ex.source, "frame": ex.frame})
+                })
+                .collect()
+        };
+        let changes: Vec<Value> = self
+            .changes
+            .iter()
+            .map(|c| match c {
+                Change::Added { values: v, .. } | Change::Removed { values: v, .. } => {
+                    serde_json::json!({
+                        "change": if matches!(c, Change::Added { .. }) { "added" } else { "removed" },
+                        "category": c.category().label(),
+                        "key": c.key(),
+                        "values": values(v),
+                    })
+                }
+                Change::Changed { removed, added, .. } => serde_json::json!({
+                    "change": "changed",
+                    "category": c.category().label(),
+                    "key": c.key(),
+                    "removed": values(removed),
+                    "added": values(added),
+                }),
+            })
+            .collect();
+        let bridge: Vec<Value> = self
+            .bridge_diffs
+            .iter()
+            .map(|(scenario, diff)| {
+                serde_json::json!({"scenario": scenario, "same": diff.is_empty(), "diff": diff})
+            })
+            .collect();
+        serde_json::json!({
+            "title": self.title,
+            "differs": self.differs(),
+            "changes": changes,
+            "bridge": bridge,
+        })
+    }
+
+    /// Markdown: the agent's structural drift, then the bridge output diff.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "# Drift: {}\n", self.title);
+        let _ = writeln!(
+            out,
+            "What the agent sent, compared structurally (methods, update kinds, fields per message type, enum values, capabilities, tool-call shapes), then what the bridge made of it for the panel. Written by `acp-harness drift`.\n"
+        );
+        let count = |f: fn(&Change) -> bool| self.changes.iter().filter(|c| f(c)).count();
+        let _ = writeln!(
+            out,
+            "{} added, {} removed, {} changed.\n",
+            count(|c| matches!(c, Change::Added { .. })),
+            count(|c| matches!(c, Change::Removed { .. })),
+            count(|c| matches!(c, Change::Changed { .. }))
+        );
+        for (heading, pick) in [
+            (
+                "Added",
+                (|c: &Change| matches!(c, Change::Added { .. })) as fn(&Change) -> bool,
+            ),
+            ("Removed", |c: &Change| matches!(c, Change::Removed { .. })),
+            ("Changed", |c: &Change| matches!(c, Change::Changed { .. })),
+        ] {
+            let items: Vec<&Change> = self.changes.iter().filter(|c| pick(c)).collect();
+            let _ = writeln!(out, "## {heading} ({})\n", items.len());
+            let mut last_cat = None;
+            let mut i = 0;
+            while i < items.len() {
+                let c = items[i];
+                i += 1;
+                if last_cat != Some(c.category()) {
+                    let _ = writeln!(out, "### {}\n", c.category().label());
+                    last_cat = Some(c.category());
+                }
+                match c {
+                    Change::Added { key, values, .. } | Change::Removed { key, values, .. } => {
+                        let vals: Vec<String> = values
+                            .iter()
+                            .filter(|(v, _)| !v.is_empty())
+                            .map(|(v, _)| format!("`{v}`"))
+                            .collect();
+                        let mut line = format!(
+                            "- `{key}`{}",
+                            if vals.is_empty() {
+                                String::new()
+                            } else {
+                                format!(": {}", vals.join(", "))
+                            }
+                        );
+                        // following fields shown by the same frame share its example
+                        let ex = values.first().map(|(_, e)| e);
+                        while let Some(next) = items.get(i)
+                            && next.category() == c.category()
+                            && c.category() == Category::Field
+                            && first_example(next) == ex
+                        {
+                            let (msg, _) = split_field(key);
+                            let (next_msg, path) = split_field(next.key());
+                            if msg != next_msg {
+                                break;
+                            }
+                            let _ = write!(line, ", `{path}`");
+                            i += 1;
+                        }
+                        let _ = writeln!(out, "{line}");
+                        if let Some(ex) = ex {
+                            example(&mut out, ex);
+                        }
+                    }
+                    Change::Changed {
+                        key,
+                        removed,
+                        added,
+                        ..
+                    } => {
+                        let show = |v: &[(String, Example)]| {
+                            if v.is_empty() {
+                                "(none)".to_string()
+                            } else {
+                                v.iter()
+                                    .map(|(v, _)| format!("`{v}`"))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            }
+                        };
+                        let _ = writeln!(out, "- `{key}`: {} -> {}", show(removed), show(added));
+                        if let Some((_, ex)) = removed.first() {
+                            example(&mut out, ex);
+                        }
+                        if let Some((_, ex)) = added.first() {
+                            example(&mut out, ex);
+                        }
+                    }
+                }
+            }
+            out.push('\n');
+        }
+        let _ = writeln!(out, "## Bridge output (what the panel sees)\n");
+        if self.bridge_diffs.is_empty() {
+            let _ = writeln!(out, "No scenario recorded on both sides.\n");
+        }
+        for (name, diff) in &self.bridge_diffs {
+            if diff.is_empty() {
+                let _ = writeln!(out, "### {name}: same\n");
+            } else {
+                let _ = writeln!(out, "### {name}\n\n```diff\n{}```\n", diff);
+            }
+        }
+        out
+    }
+}
+
+fn first_example(c: &Change) -> Option<&Example> {
+    match c {
+        Change::Added { values, .. } | Change::Removed { values, .. } => {
+            values.first().map(|(_, e)| e)
+        }
+        Change::Changed { added, .. } => added.first().map(|(_, e)| e),
+    }
+}
+
+/// A field key's message type and path (`session/prompt result`, `usage/inputTokens`).
+fn split_field(key: &str) -> (&str, &str) {
+    for marker in [" params ", " result ", " error "] {
+        if let Some(at) = key.find(marker) {
+            return (&key[..at + marker.len() - 1], &key[at + marker.len()..]);
+        }
+    }
+    (key, "")
+}
+
+fn example(out: &mut String, ex: &Example) {
+    let _ = writeln!(
+        out,
+        "  - e.g. {}: `{}`",
+        ex.source,
+        ex.frame.replace('`', "'")
+    );
+}

@@ -1,0 +1,62 @@
+//! Tidy checks over the workspace's own source, run as tests so CI and a
+//! local `cargo test --workspace` enforce them alike.
+
+use std::path::{Path, PathBuf};
+
+/// A source file longer than this wants to be a folder.
+const MAX_LINES: usize = 800;
+
+/// Where non-test source lives, from the workspace root.
+const SOURCE_DIRS: &[&str] = &[
+    "src",
+    "benches",
+    "bridge/src",
+    "bridge/benches",
+    "process-group/src",
+    "stub-mcp/src",
+    "stub-mcp/benches",
+];
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn no_non_test_source_file_is_over_800_lines() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in SOURCE_DIRS {
+        rust_files(&root.join(dir), &mut files);
+    }
+    assert!(files.len() > 50, "found only {} source files", files.len());
+    let mut long: Vec<String> = files
+        .iter()
+        // a module's tests in their own file (`foo/tests.rs`) are test source
+        .filter(|p| p.file_name().is_some_and(|n| n != "tests.rs"))
+        .filter_map(|p| {
+            let lines = std::fs::read_to_string(p).ok()?.lines().count();
+            (lines > MAX_LINES).then(|| {
+                format!(
+                    "{}: {lines} lines",
+                    p.strip_prefix(root).unwrap_or(p).display()
+                )
+            })
+        })
+        .collect();
+    long.sort();
+    assert!(
+        long.is_empty(),
+        "over {MAX_LINES} lines (split them into a folder of modules):\n{}",
+        long.join("\n")
+    );
+}
