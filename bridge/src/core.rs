@@ -141,16 +141,11 @@ pub struct Bridge {
     late_prompts: Vec<u64>,
 }
 
+/// How much of an offending line a diagnostic quotes.
+const QUOTED_LINE_MAX: usize = 200;
+
 fn truncate(s: &str) -> String {
-    const MAX: usize = 200;
-    if s.len() <= MAX {
-        return s.to_string();
-    }
-    let mut end = MAX;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}... ({} bytes)", &s[..end], s.len())
+    crate::shorten::shorten(s, QUOTED_LINE_MAX)
 }
 
 impl Bridge {

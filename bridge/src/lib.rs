@@ -8,6 +8,7 @@ mod ids;
 mod permission;
 mod permission_mode;
 pub mod script_gate;
+pub mod shorten;
 pub mod stream_json;
 mod tool_calls;
 pub mod tool_name;

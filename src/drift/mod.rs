@@ -321,15 +321,7 @@ fn title_form(title: &str) -> String {
 }
 
 fn shorten(raw: &str) -> String {
-    let s = normalise::digest_base64_runs(raw);
-    if s.len() <= EXAMPLE_MAX {
-        return s;
-    }
-    let mut end = EXAMPLE_MAX;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}… ({} bytes)", &s[..end], s.len())
+    acp_bridge::shorten::shorten(&normalise::digest_base64_runs(raw), EXAMPLE_MAX)
 }
 
 /// One difference between two shapes.

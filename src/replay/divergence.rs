@@ -301,14 +301,7 @@ pub fn render_diff(d: &FieldDiff, show: &mut dyn FnMut(&Value) -> String) -> Str
     )
 }
 
-/// Cuts `s` to at most `max` characters, marking the cut.
-pub fn shorten(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_string();
-    }
-    let head: String = s.chars().take(max).collect();
-    format!("{head}… ({} chars)", s.chars().count())
-}
+pub use acp_bridge::shorten::shorten;
 
 #[cfg(test)]
 mod tests {
