@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 
-use crate::McpEndpoint;
+use crate::launch::McpEndpoint;
 
 /// The ACP protocol version this client speaks.
 pub const PROTOCOL_VERSION: u64 = 1;
@@ -360,7 +360,7 @@ fn always_rank(opt: &Value) -> u8 {
 /// `reject_once`. `None` when no option fits (the caller then answers
 /// `cancelled`, which agents treat as a refusal).
 pub fn choose_permission_option(options: &[Value], intent: PermissionIntent) -> Option<String> {
-    choose_permission_option_with(options, intent, &crate::Compat::default())
+    choose_permission_option_with(options, intent, &crate::launch::Compat::default())
 }
 
 /// The deny option ids a bridge matching by id alone knew (codex-acp 1.0 to
@@ -371,7 +371,7 @@ pub const LEGACY_REJECT_OPTION_IDS: &[&str] = &["decline", "reject", "deny"];
 pub fn choose_permission_option_with(
     options: &[Value],
     intent: PermissionIntent,
-    compat: &crate::Compat,
+    compat: &crate::launch::Compat,
 ) -> Option<String> {
     if intent == PermissionIntent::Deny && !compat.reject_option_by_kind {
         return options

@@ -11,11 +11,12 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::client::{self, ModeChange, ModelChange, PermissionIntent, PromptImage};
+use crate::ids::IdSource;
+use crate::launch::LaunchSpec;
 use crate::permission::{PanelAnswer, PendingPermission};
 use crate::stream_json::{self, InitInfo};
 use crate::tool_calls::ToolCalls;
 use crate::turn::{BlockKind, Turn};
-use crate::{IdSource, LaunchSpec};
 use crate::{script_gate, tool_name, tool_result};
 
 mod agent_input;

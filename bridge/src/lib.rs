@@ -5,6 +5,7 @@
 pub mod client;
 mod core;
 mod ids;
+mod launch;
 mod permission;
 mod permission_mode;
 pub mod script_gate;
@@ -17,59 +18,4 @@ mod turn;
 
 pub use crate::core::{Bridge, CONTROL_TIMEOUT, DEFAULT_CANCEL_GRACE, HANDSHAKE_TIMEOUT, Output};
 pub use crate::ids::{CounterIds, IdSource};
-
-/// What the bridge needs to know that a panel would pass to `claude` as flags.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LaunchSpec {
-    pub resume_session_id: Option<String>,
-    pub model: Option<String>,
-    pub permission_mode: Option<String>,
-    /// Custom instructions (system prompt); ACP has none, so they are
-    /// prepended to the first prompt of a new session. The panel's
-    /// `initialize` may carry its own (TypeScript Agent SDK): its
-    /// `systemPrompt` replaces these, its `appendSystemPrompt` is appended.
-    pub custom_instructions: Option<String>,
-    /// The panel's own MCP server ("unity-ops").
-    pub mcp: Option<McpEndpoint>,
-    pub cwd: String,
-    pub auth_method: Option<String>,
-    pub script_gate: bool,
-    /// How long the agent may take to answer a `session/prompt` after the
-    /// panel interrupted it before the turn ends without that answer
-    /// (`None`: [`DEFAULT_CANCEL_GRACE`]).
-    pub cancel_grace: Option<std::time::Duration>,
-    /// Agent-shape handling that tests switch off to rebuild an older bridge
-    /// (bisect proves it finds a real mapping break); always on in the binary.
-    pub compat: Compat,
-}
-
-/// Switches for handling that was added for a newer agent frame shape. All
-/// on by default; a test turns one off to get a bridge that lacks it, so a
-/// bisect over agent versions finds the version that needs it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Compat {
-    /// Read the MCP result in codex-acp 1.x+'s wrapped `rawOutput`
-    /// (`{"result":{"content":[...]},"error":...}`); off, it is stringified.
-    pub mcp_raw_output_wrapper: bool,
-    /// Choose the deny option by its `kind` (`reject_once`); off, only by the
-    /// id the codex-acp 1.0 line used ([`client::LEGACY_REJECT_OPTION_IDS`]).
-    pub reject_option_by_kind: bool,
-}
-
-impl Default for Compat {
-    fn default() -> Compat {
-        Compat {
-            mcp_raw_output_wrapper: true,
-            reject_option_by_kind: true,
-        }
-    }
-}
-
-/// An HTTP MCP server to register with the agent.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct McpEndpoint {
-    pub name: String,
-    pub url: String,
-    /// Full `Authorization` header value, e.g. `Bearer abc`.
-    pub authorization: Option<String>,
-}
+pub use crate::launch::{Compat, LaunchSpec, McpEndpoint};

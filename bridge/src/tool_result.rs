@@ -32,7 +32,7 @@
 
 use serde_json::{Value, json};
 
-use crate::Compat;
+use crate::launch::Compat;
 
 /// At most this many images per result; later ones leave `[image]`.
 pub const MAX_IMAGES: usize = 4;

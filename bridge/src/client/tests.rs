@@ -374,9 +374,9 @@ mod compat {
 
     #[test]
     fn deny_by_id_alone_finds_decline_but_not_cancel() {
-        let off = crate::Compat {
+        let off = crate::launch::Compat {
             reject_option_by_kind: false,
-            ..crate::Compat::default()
+            ..crate::launch::Compat::default()
         };
         let v1 = [
             json!({"optionId": "allow_once", "kind": "allow_once"}),
