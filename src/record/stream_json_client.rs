@@ -3,7 +3,7 @@
 //! i.e. the real `claude -p --input-format stream-json ...`), so the
 //! recording shows what the bridge's panel output should look like.
 //!
-//! The panel's side is the replayer's own [`PanelDriver`]: Claude gets
+//! The panel's side is the scenario's [`PanelDriver`], the one the replayer uses: Claude gets
 //! exactly the lines the replayer sends to the bridge for the same scenario
 //! (initialize, prompts, `can_use_tool` answers, interrupts, steering, mode
 //! changes), so the two outputs can be compared line kind by line kind. A
