@@ -7,8 +7,9 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 
-use super::exit::{EXIT_CODES, Exit, UsageError};
+use super::exit::{EXIT_CODES, Exit};
 use super::output::{Color, Out};
+use super::selection::judged;
 use crate::judge::{self, Case, Corpus};
 use crate::verdicts::{self, Summary, junit};
 
@@ -51,32 +52,6 @@ pub struct CheckArgs {
     /// Colour: auto (a terminal and NO_COLOR unset), always, never.
     #[arg(long, value_enum, default_value_t)]
     pub color: Color,
-}
-
-/// Judges every recording under the corpus (those matching `filter`), sorted
-/// by agent, version (semver) and scenario. A filter that matches nothing
-/// is a usage error; an empty corpus is no error (`check` still validates
-/// the profiles).
-pub fn judged(corpus: &Corpus, filter: Option<&str>) -> anyhow::Result<Vec<Case>> {
-    let paths = corpus
-        .recordings()
-        .context("the corpus (run from the repository root, or pass --root)")?;
-    let mut cases: Vec<Case> = paths
-        .iter()
-        .filter(|p| filter.is_none_or(|f| corpus.id_of(p, None).trial_name().contains(f)))
-        .map(|p| corpus.judge(p))
-        .collect();
-    if cases.is_empty()
-        && let Some(f) = filter
-    {
-        return Err(UsageError(format!(
-            "no recording under {} matches --filter {f:?}",
-            corpus.recordings.display()
-        ))
-        .into());
-    }
-    verdicts::sort(&mut cases);
-    Ok(cases)
 }
 
 /// `acp-harness check`: exit 0 when every recording passes, 1 when one

@@ -14,4 +14,5 @@ pub mod outdated;
 pub mod output;
 pub mod replay;
 pub mod report;
+pub mod selection;
 pub mod update;

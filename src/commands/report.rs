@@ -7,8 +7,8 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 
-use super::check::judged;
 use super::exit::{EXIT_CODES, Exit};
+use super::selection::judged;
 use crate::drift;
 use crate::judge::{Case, Corpus};
 use crate::verdicts::{html, version_order};
