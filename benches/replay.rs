@@ -1,17 +1,36 @@
 //! Replay speed: judging each committed recording (read, replay through the
-//! bridge, render, golden compare, expectations) and the whole corpus. Each
-//! recording must stay in milliseconds so `cargo test` and `check` take
-//! seconds. Run: `cargo bench -p acp-harness --bench replay`.
+//! bridge, render, golden compare, expectations) and the whole corpus, on one
+//! core and on every core (`check`'s `judge_each`). Each recording must stay
+//! in milliseconds so `cargo test` and `check` take seconds.
+//!
+//! The scale part grows a corpus synthetically: every committed recording
+//! below 128 KiB (the screenshot recordings would make x100 gigabytes of
+//! temp files), copied x1, x10 and x100 into a temp dir under relabelled
+//! versions (`<version>+synN`), each marked `"synthetic": true` in its
+//! header, with its golden copied under the new name, and judged as `check`
+//! judges (every core, cases lightened). Linear time means ms per recording
+//! stays flat; bounded memory means the peak RSS does not grow with the copies.
+//!
+//! Run: `cargo bench -p acp-harness --bench replay` (criterion, per
+//! recording), or with `BENCH_REPORT=1` (the quick mode `.ci/benchmarks`
+//! uses: the paired table as markdown).
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use acp_harness::judge::Corpus;
-use criterion::{Criterion, criterion_group, criterion_main};
+use acp_harness::judge::golden::RecordingId;
+use acp_harness::judge::{Case, Corpus};
+use criterion::Criterion;
+
+/// Base recordings for the scaled corpus are below this size.
+const SCALE_BASE_MAX_BYTES: u64 = 128 * 1024;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
 
 fn corpus() -> (Corpus, Vec<PathBuf>) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let corpus = Corpus::at(root);
+    let corpus = Corpus::at(root());
     let mut paths = if corpus.recordings.exists() {
         corpus.recordings().unwrap_or_default()
     } else {
@@ -19,19 +38,18 @@ fn corpus() -> (Corpus, Vec<PathBuf>) {
     };
     if paths.is_empty() {
         // An empty corpus still measures the pipeline, on the synthetic fixture.
-        paths.push(root.join("tests/fixtures/synthetic-text-only.jsonl"));
+        paths.push(root().join("tests/fixtures/synthetic-text-only.jsonl"));
     }
     (corpus, paths)
 }
 
-fn bench(c: &mut Criterion) {
-    let (corpus, paths) = corpus();
+fn criterion_bench(c: &mut Criterion, corpus: &Corpus, paths: &[PathBuf]) {
     let mut group = c.benchmark_group("replay");
     group
         .warm_up_time(Duration::from_millis(300))
         .measurement_time(Duration::from_secs(1))
         .sample_size(20);
-    for path in &paths {
+    for path in paths {
         let name = corpus.id_of(path, None).trial_name();
         group.bench_function(name, |b| b.iter(|| corpus.judge(path)));
     }
@@ -47,5 +65,172 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench);
-criterion_main!(benches);
+/// Wall time of judging `paths` with `jobs` workers as `check` does, and how
+/// many passed.
+fn judge_corpus(corpus: &Corpus, paths: &[PathBuf], jobs: usize) -> (Duration, usize) {
+    let start = Instant::now();
+    let passed = corpus
+        .judge_each(paths, jobs, Case::lightened)
+        .iter()
+        .filter(|c| c.passed())
+        .count();
+    (start.elapsed(), passed)
+}
+
+/// Peak resident set size of this process so far, in MiB.
+fn peak_rss_mib() -> f64 {
+    // SAFETY: getrusage writes into the zeroed struct we own.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    usage.ru_maxrss as f64 / 1024.0
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+/// Copies the small recordings `copies` times into `dir` (recordings and
+/// goldens), relabelled and marked synthetic; returns the corpus over them.
+fn synthetic_corpus(corpus: &Corpus, base: &[PathBuf], copies: usize, dir: &Path) -> Corpus {
+    let recordings = dir.join("recordings");
+    let snapshots = dir.join("snapshots");
+    std::fs::create_dir_all(&snapshots).expect("temp dir");
+    for path in base {
+        let id = corpus.id_of(path, None);
+        let text = std::fs::read_to_string(path).expect("a committed recording");
+        let (header, rest) = text.split_once('\n').unwrap_or((&text, ""));
+        let mut header: serde_json::Value = serde_json::from_str(header).expect("a header");
+        header["synthetic"] = serde_json::Value::Bool(true);
+        let text = format!("{header}\n{rest}");
+        let golden = std::fs::read(id.snapshot_path(&corpus.snapshots)).ok();
+        let limitations = path
+            .parent()
+            .and_then(Path::parent)
+            .map(|agent| agent.join("KNOWN_LIMITATIONS.toml"))
+            .filter(|f| f.exists());
+        for k in 0..copies {
+            let copy = RecordingId {
+                agent: id.agent.clone(),
+                version: format!("{}+syn{k}", id.version),
+                scenario: id.scenario.clone(),
+            };
+            let agent_dir = recordings.join(&copy.agent);
+            let file = agent_dir
+                .join(&copy.version)
+                .join(format!("{}.jsonl", copy.scenario));
+            std::fs::create_dir_all(file.parent().expect("a parent")).expect("temp dir");
+            std::fs::write(&file, &text).expect("temp file");
+            if let Some(g) = &golden {
+                std::fs::write(copy.snapshot_path(&snapshots), g).expect("temp file");
+            }
+            if let Some(l) = &limitations {
+                let _ = std::fs::copy(l, agent_dir.join("KNOWN_LIMITATIONS.toml"));
+            }
+        }
+    }
+    Corpus::at(&corpus.root)
+        .with_recordings(&recordings)
+        .with_snapshots(&snapshots)
+}
+
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+fn report(corpus: &Corpus, paths: &[PathBuf]) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // Warm the shared loads (scenarios, contract) and the page cache.
+    judge_corpus(corpus, paths, 0);
+    let (mut one, mut all) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        one.push(judge_corpus(corpus, paths, 1).0);
+        all.push(judge_corpus(corpus, paths, 0).0);
+    }
+    let (one, all) = (median(one), median(all));
+    let per = |d: Duration, n: usize| d.as_secs_f64() * 1e3 / n as f64;
+    println!("<!-- report:begin -->");
+    println!("## Replay (`check`'s judge)\n");
+    println!(
+        "| corpus | recordings | MiB | 1 core: s | ms/recording | {cores} cores: s | ms/recording (wall) | speed-up |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    let mib = |ps: &[PathBuf]| {
+        ps.iter()
+            .filter_map(|p| p.metadata().ok())
+            .map(|m| m.len())
+            .sum::<u64>() as f64
+            / (1024.0 * 1024.0)
+    };
+    println!(
+        "| committed | {} | {:.1} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2}x |",
+        paths.len(),
+        mib(paths),
+        one.as_secs_f64(),
+        per(one, paths.len()),
+        all.as_secs_f64(),
+        per(all, paths.len()),
+        one.as_secs_f64() / all.as_secs_f64()
+    );
+    println!(
+        "\nMedians of 3 runs each, interleaved; load average after: {}.\n",
+        load()
+    );
+
+    let base: Vec<PathBuf> = paths
+        .iter()
+        .filter(|p| p.metadata().is_ok_and(|m| m.len() < SCALE_BASE_MAX_BYTES))
+        .cloned()
+        .collect();
+    println!(
+        "### Scaled corpus (synthetic copies of the {} recordings below {} KiB)\n",
+        base.len(),
+        SCALE_BASE_MAX_BYTES / 1024
+    );
+    println!(
+        "| scale | recordings | MiB | {cores} cores: s | ms/recording (wall) | 1 core: ms/recording | peak RSS MiB |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    for copies in [1usize, 10, 100] {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let scaled = synthetic_corpus(corpus, &base, copies, dir.path());
+        let scaled_paths = scaled.recordings().expect("the synthetic corpus");
+        judge_corpus(
+            &scaled,
+            &scaled_paths[..scaled_paths.len().min(base.len())],
+            0,
+        );
+        let (wall, _) = judge_corpus(&scaled, &scaled_paths, 0);
+        // One core on the first x1 share only: the per-recording cost, not the wall.
+        let share = &scaled_paths[..scaled_paths.len().min(base.len())];
+        let (single, _) = judge_corpus(&scaled, share, 1);
+        println!(
+            "| x{copies} | {} | {:.1} | {:.2} | {:.3} | {:.3} | {:.0} |",
+            scaled_paths.len(),
+            mib(&scaled_paths),
+            wall.as_secs_f64(),
+            per(wall, scaled_paths.len()),
+            per(single, share.len()),
+            peak_rss_mib()
+        );
+    }
+    println!(
+        "\nPeak RSS is the process's high-water mark so far (it includes the committed corpus runs above); \
+         load average after: {}.",
+        load()
+    );
+    println!("<!-- report:end -->");
+}
+
+fn main() {
+    let (corpus, paths) = corpus();
+    if std::env::var_os("BENCH_REPORT").is_some() {
+        report(&corpus, &paths);
+        return;
+    }
+    let mut c = Criterion::default().configure_from_args();
+    criterion_bench(&mut c, &corpus, &paths);
+    c.final_summary();
+}

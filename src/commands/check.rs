@@ -9,7 +9,7 @@ use anyhow::Context as _;
 
 use super::exit::{EXIT_CODES, Exit};
 use super::output::{Color, Out};
-use super::selection::judged;
+use super::selection::judged_with;
 use crate::judge::{self, Case, Corpus};
 use crate::verdicts::{self, Summary, junit};
 
@@ -52,6 +52,10 @@ pub struct CheckArgs {
     /// Colour: auto (a terminal and NO_COLOR unset), always, never.
     #[arg(long, value_enum, default_value_t)]
     pub color: Color,
+    /// Recordings judged at once (0: one per core). The output is the same
+    /// for every value.
+    #[arg(long, default_value_t = 0)]
+    pub jobs: usize,
 }
 
 /// `acp-harness check`: exit 0 when every recording passes, 1 when one
@@ -63,7 +67,13 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|e| e.to_string())
         .collect();
-    let cases = judged(&corpus, args.filter.as_deref())?;
+    // the HTML report reads passed cases' transcripts; nothing else does
+    let keep: fn(Case) -> Case = if args.report.is_some() {
+        |c| c
+    } else {
+        Case::lightened
+    };
+    let cases = judged_with(&corpus, args.filter.as_deref(), args.jobs, keep)?;
     if cases.is_empty() {
         for e in &profile_errors {
             println!("profile error: {e}");

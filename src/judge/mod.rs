@@ -15,6 +15,7 @@ pub mod known_limitations;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use golden::{Comparison, RecordingId};
@@ -166,6 +167,56 @@ impl Corpus {
                     .to_string(),
             },
         }
+    }
+
+    /// Judges every path with `jobs` workers (0: one per core), hands each
+    /// case to `keep` inside the worker, and returns what was kept in the
+    /// order of `paths`: the result never depends on which worker finished
+    /// first, and `keep` can drop a case's bulk (replay, transcript) at once,
+    /// so memory grows with the workers, not with the corpus.
+    pub fn judge_each<T: Send>(
+        &self,
+        paths: &[PathBuf],
+        jobs: usize,
+        keep: impl Fn(Case) -> T + Sync,
+    ) -> Vec<T> {
+        let jobs = if jobs == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            jobs
+        }
+        .min(paths.len());
+        if jobs <= 1 {
+            return paths.iter().map(|p| keep(self.judge(p))).collect();
+        }
+        let next = AtomicUsize::new(0);
+        let mut slots: Vec<Option<T>> = std::iter::repeat_with(|| None).take(paths.len()).collect();
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..jobs)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut done = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(path) = paths.get(i) else { break };
+                            done.push((i, keep(self.judge(path))));
+                        }
+                        done
+                    })
+                })
+                .collect();
+            for w in workers {
+                match w.join() {
+                    Ok(done) => {
+                        for (i, kept) in done {
+                            slots[i] = Some(kept);
+                        }
+                    }
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+        });
+        slots.into_iter().flatten().collect()
     }
 
     /// Replays one recording and judges it against its golden, its
@@ -400,6 +451,18 @@ impl Case {
             s.push(Status::Pass);
         }
         s
+    }
+
+    /// The case without what only a failing case's report reads (the
+    /// replay, transcript and golden text) when it passed: what `check`
+    /// keeps of each recording, so a large corpus is never held whole.
+    pub fn lightened(mut self) -> Case {
+        if self.passed() {
+            self.replay = None;
+            self.transcript = String::new();
+            self.golden_text = None;
+        }
+        self
     }
 
     /// Passing, or failing exactly as a known-limitations entry says.
