@@ -127,6 +127,12 @@ impl ToolCalls {
     /// Merges `update`'s fields (all but `sessionUpdate`) into the call,
     /// creating it; a closed call keeps no fields.
     pub fn merge(&mut self, id: &str, update: &Value) -> &mut ToolCall {
+        self.merge_owned(id, update.clone())
+    }
+
+    /// [`ToolCalls::merge`] taking the update: its values move into the
+    /// call, so a large result (an image) is not copied.
+    pub fn merge_owned(&mut self, id: &str, update: Value) -> &mut ToolCall {
         let idx = match self.calls.iter().position(|c| c.id == id) {
             Some(i) => i,
             None => {
@@ -149,11 +155,11 @@ impl ToolCalls {
         let call = &mut self.calls[idx];
         if !call.closed {
             call.frames += 1;
-            tool_name::merge_tool_call(&mut call.fields, update);
             let finished = matches!(update["status"].as_str(), Some("completed" | "failed"));
             if !finished && call.content_arguments.is_none() {
-                call.content_arguments = tool_name::json_text_arguments(update, true);
+                call.content_arguments = tool_name::json_text_arguments(&update, true);
             }
+            tool_name::merge_tool_call_owned(&mut call.fields, update);
         }
         call
     }

@@ -72,7 +72,15 @@ impl McpCall {
 /// retitling update carries `variant` and `tool_name` but may leave out
 /// `tool_input`); every other field is replaced.
 pub fn merge_tool_call(known: &mut Value, frame: &Value) {
-    let Some(frame) = frame.as_object() else {
+    if frame.is_object() {
+        merge_tool_call_owned(known, frame.clone());
+    }
+}
+
+/// [`merge_tool_call`] taking the frame: its values move into `known`, so a
+/// large result (an image) is not copied.
+pub fn merge_tool_call_owned(known: &mut Value, frame: Value) {
+    let Value::Object(frame) = frame else {
         return;
     };
     if !known.is_object() {
@@ -83,14 +91,14 @@ pub fn merge_tool_call(known: &mut Value, frame: &Value) {
         if key == "sessionUpdate" || key == "toolCallId" || value.is_null() {
             continue;
         }
-        match (key.as_str(), known.get_mut(key), value) {
-            ("rawInput", Some(Value::Object(old)), Value::Object(new)) => {
+        match (known.get_mut(&key), value) {
+            (Some(Value::Object(old)), Value::Object(new)) if key == "rawInput" => {
                 for (k, v) in new {
-                    old.insert(k.clone(), v.clone());
+                    old.insert(k, v);
                 }
             }
-            _ => {
-                known.insert(key.clone(), value.clone());
+            (_, value) => {
+                known.insert(key, value);
             }
         }
     }

@@ -9,16 +9,26 @@ impl Bridge {
         if line.trim().is_empty() {
             return;
         }
-        let v: Value = match serde_json::from_str(line) {
+        let mut v: Value = match serde_json::from_str(line) {
             Ok(v @ Value::Object(_)) => v,
             Ok(_) => return self.malformed("agent", "not a JSON object", line),
             Err(e) => return self.malformed("agent", &e.to_string(), line),
         };
         let method = v["method"].as_str();
         let has_id = v.get("id").is_some_and(|id| !id.is_null());
+        if !has_id && method == Some("session/update") {
+            // the update is moved, not copied, into the tool call it reports
+            // (a tool result may carry megabytes of image data)
+            let update = v
+                .get_mut("params")
+                .and_then(|p| p.get_mut("update"))
+                .map(Value::take)
+                .unwrap_or(Value::Null);
+            return self.session_update(update, now);
+        }
         match (method, has_id) {
             (Some(m), true) => self.agent_request(m, &v),
-            (Some(m), false) => self.agent_notification(m, &v, now),
+            (Some(m), false) => self.agent_notification(m),
             (None, true) => self.agent_response(&v, now),
             (None, false) => self.diag(format!(
                 "agent line is neither request, notification nor response: {}",
@@ -131,17 +141,14 @@ impl Bridge {
         });
     }
 
-    pub(super) fn agent_notification(&mut self, method: &str, v: &Value, now: Duration) {
-        if method == "session/update" {
-            return self.session_update(&v["params"]["update"], now);
-        }
+    pub(super) fn agent_notification(&mut self, method: &str) {
         if method.starts_with('_') {
             return; // extension notifications (`_x.ai/...`): ignored by design
         }
         self.diag(format!("unknown agent notification {method} skipped"));
     }
 
-    pub(super) fn session_update(&mut self, u: &Value, now: Duration) {
+    pub(super) fn session_update(&mut self, u: Value, now: Duration) {
         let kind = u["sessionUpdate"].as_str().unwrap_or("");
         let loading = self
             .pending
@@ -220,8 +227,8 @@ impl Bridge {
                     delta,
                 });
             }
-            "tool_call" | "tool_call_update" => match crate::tool_name::mcp_startup_server(u) {
-                Some(server) => self.mcp_startup(&server, u),
+            "tool_call" | "tool_call_update" => match crate::tool_name::mcp_startup_server(&u) {
+                Some(server) => self.mcp_startup(&server, &u),
                 None => self.tool_call_update(u, now),
             },
             "available_commands_update" => {

@@ -94,7 +94,7 @@ impl Bridge {
         )));
     }
 
-    pub(super) fn tool_call_update(&mut self, u: &Value, _now: Duration) {
+    pub(super) fn tool_call_update(&mut self, u: Value, _now: Duration) {
         let Some(call_id) = u["toolCallId"].as_str().map(str::to_string) else {
             return self.diag("tool call without toolCallId skipped".to_string());
         };
@@ -102,7 +102,8 @@ impl Bridge {
             return self.diag(format!("tool call {call_id} outside a turn skipped"));
         }
         let servers = self.tool_calls.servers.clone();
-        let call = self.tool_calls.merge(&call_id, u);
+        let in_progress = u["status"] == "in_progress";
+        let call = self.tool_calls.merge_owned(&call_id, u);
         call.reported = true;
         if call.closed {
             return;
@@ -116,7 +117,7 @@ impl Bridge {
             // a kind until a frame brings the kind or an MCP identity, or a
             // later frame says it runs; at the latest until anything that
             // must follow it
-            let runs = call.frames > 1 && u["status"] == "in_progress";
+            let runs = call.frames > 1 && in_progress;
             let hold = !finished
                 && if tool_name::identity_pending_among(&call.fields, &servers) {
                     true
