@@ -162,7 +162,7 @@ fn tool_call_burst() -> Vec<String> {
             [
                 update(json!({"sessionUpdate":"tool_call","toolCallId":id,"title":format!("cat file-{i}.txt"),
                     "kind":"execute","status":"pending",
-                    "rawInput":{"command":["bash","-lc",format!("cat file-{i}.txt")],"cwd":"/work"}})),
+                    "rawInput":{"command":["bash","-lc",format!("cat file-{i}.txt")],"cwd":"/project"}})),
                 update(json!({"sessionUpdate":"tool_call_update","toolCallId":id,"status":"in_progress"})),
                 update(json!({"sessionUpdate":"tool_call_update","toolCallId":id,"status":"completed",
                     "content":[{"type":"content","content":{"type":"text","text":format!("contents of file {i}\n").repeat(8)}}],
