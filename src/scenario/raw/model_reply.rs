@@ -87,17 +87,7 @@ pub(super) fn reply(
             ));
         }
         if agent_tool.is_some() {
-            let arguments = match &c.arguments {
-                Some(a) if a.get_ref().is_object() => a.get_ref().clone(),
-                Some(a) => {
-                    return Err(ctx.err(
-                        a.span(),
-                        format!("{cf}.arguments"),
-                        "must be a table (e.g. `{}`)",
-                    ));
-                }
-                None => serde_json::Value::Object(Default::default()),
-            };
+            let arguments = arguments_table(ctx, &c.arguments, &cf)?;
             tool_calls.push(ScriptedToolCall {
                 tool,
                 agent_tool,
@@ -117,29 +107,17 @@ pub(super) fn reply(
                 ),
             ));
         }
-        let arguments = match &c.arguments {
-            Some(a) if a.get_ref().is_object() => {
-                if let Some(unknown) = unknown_argument(&tool, a.get_ref()) {
-                    return Err(ctx.err(
-                        a.span(),
-                        format!("{cf}.arguments"),
-                        format!(
-                            "`{tool}` takes no argument `{unknown}` (its schema names: {})",
-                            argument_names(&tool).join(", ")
-                        ),
-                    ));
-                }
-                a.get_ref().clone()
-            }
-            Some(a) => {
-                return Err(ctx.err(
-                    a.span(),
-                    format!("{cf}.arguments"),
-                    "must be a table (e.g. `{}`)",
-                ));
-            }
-            None => serde_json::Value::Object(Default::default()),
-        };
+        let arguments = arguments_table(ctx, &c.arguments, &cf)?;
+        if let (Some(a), Some(unknown)) = (&c.arguments, unknown_argument(&tool, &arguments)) {
+            return Err(ctx.err(
+                a.span(),
+                format!("{cf}.arguments"),
+                format!(
+                    "`{tool}` takes no argument `{unknown}` (its schema names: {})",
+                    argument_names(&tool).join(", ")
+                ),
+            ));
+        }
         tool_calls.push(ScriptedToolCall {
             tool,
             agent_tool: None,
@@ -197,6 +175,23 @@ fn argument_names(tool: &str) -> Vec<String> {
                 .map(|p| p.keys().cloned().collect())
         })
         .unwrap_or_default()
+}
+
+/// A call's `arguments`: a table, `{}` when absent.
+fn arguments_table(
+    ctx: &Ctx,
+    arguments: &Option<Spanned<serde_json::Value>>,
+    cf: &str,
+) -> R<serde_json::Value> {
+    match arguments {
+        Some(a) if a.get_ref().is_object() => Ok(a.get_ref().clone()),
+        Some(a) => Err(ctx.err(
+            a.span(),
+            format!("{cf}.arguments"),
+            "must be a table (e.g. `{}`)",
+        )),
+        None => Ok(serde_json::Value::Object(Default::default())),
+    }
 }
 
 /// An argument the tool's schema does not declare (a typo the agent would
