@@ -28,7 +28,7 @@ enum Command {
     Drift(acp_harness::commands::drift::DriftArgs),
     /// Find the first agent version that breaks a scenario in the bridge.
     Bisect(acp_harness::commands::bisect::BisectArgs),
-    /// Per agent: the newest recorded version and the newer versions published on npm.
+    /// Per agent: the newest recorded version and the newer versions published (npm, PyPI).
     Outdated(acp_harness::commands::outdated::OutdatedArgs),
     /// Record the versions not yet recorded, judge them against the previous version, write drift reports.
     Update(acp_harness::commands::update::UpdateArgs),

@@ -29,7 +29,8 @@ pub struct Row {
     /// Published before the newest recorded version, never recorded.
     #[serde(serialize_with = "versions")]
     pub unrecorded_older: Vec<Version>,
-    /// `npm` or `install cache`.
+    /// Where the published versions come from: the registries of the
+    /// profile's packages (`npm`, `PyPI`), or `install cache` offline.
     pub source: &'static str,
     /// Why the published versions are unknown (the row then lists none).
     pub error: Option<String>,
@@ -133,6 +134,11 @@ pub fn rows(root: &Path, agents: &[String], pre: bool, offline: bool) -> anyhow:
         };
         let (newest_recorded, newer, unrecorded_older) = compare(&recorded, &list, pre);
         let packages = crate::registry::profile_packages(&profile);
+        let source = if offline {
+            "install cache"
+        } else {
+            crate::registry::registries(&packages)
+        };
         out.push(Row {
             agent: agent.clone(),
             protocol: match profile.protocol {
@@ -147,7 +153,7 @@ pub fn rows(root: &Path, agents: &[String], pre: bool, offline: bool) -> anyhow:
             } else {
                 unrecorded_older
             },
-            source: if offline { "install cache" } else { "npm" },
+            source,
             error,
         });
     }

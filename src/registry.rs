@@ -102,6 +102,17 @@ pub fn profile_packages(profile: &crate::profile::Profile) -> Vec<String> {
     packages
 }
 
+/// The registries that publish these package keys, for people: `npm`,
+/// `PyPI`, or both.
+pub fn registries(packages: &[String]) -> &'static str {
+    let pypi = |p: &String| crate::install_source::split_key(p).0 == crate::profile::Source::Pypi;
+    match (packages.iter().any(pypi), packages.iter().all(pypi)) {
+        (true, true) => "PyPI",
+        (true, false) => "npm, PyPI",
+        _ => "npm",
+    }
+}
+
 /// Where the last registry answer for `package` is kept: beside the
 /// install cache `agents` (`<cache>/acp-harness/registry/`).
 pub fn saved_answer_path(agents: &Path, package: &str) -> PathBuf {
@@ -203,6 +214,17 @@ mod tests {
         );
         assert_eq!(parse_versions(r#""2.6.0""#).unwrap().len(), 1);
         assert!(parse_versions("{}").is_err());
+    }
+
+    #[test]
+    fn the_registries_are_named_from_the_package_keys() {
+        let keys = |k: &[&str]| k.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(registries(&keys(&["@google/gemini-cli"])), "npm");
+        assert_eq!(registries(&keys(&["pypi:agent-client-protocol"])), "PyPI");
+        assert_eq!(
+            registries(&keys(&["@zed-industries/codex-acp", "pypi:x"])),
+            "npm, PyPI"
+        );
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! `acp-harness outdated`: per agent profile, the newest recorded version
-//! and the newer versions published on npm, as a table or JSON.
+//! and the newer versions published in its registry (npm, PyPI), as a
+//! table or JSON.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -40,7 +41,7 @@ pub fn table(rows: &[Row]) -> String {
     let headers = [
         "agent",
         "newest recorded",
-        "newer on npm",
+        "newer published",
         "older, not recorded",
     ];
     let cells: Vec<[String; 4]> = rows
