@@ -389,27 +389,6 @@ fn prepare(corpus: &Corpus, path: &Path, golden: &str) -> Result<Base, String> {
             }
         }
     }
-    // A call whose can_use_tool input differs from its tool_use input had its
-    // arguments arrive after the bridge announced it (the first frame carried
-    // `rawInput: {}`): its tool_use input is not its arguments, so it cannot
-    // be respelled from them (a known gap of the bridge's announcement, listed
-    // in contracts/roundtrip.toml).
-    for line in &replay.panel_lines {
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
-        let request = &v["request"];
-        if request["subtype"] != "can_use_tool" {
-            continue;
-        }
-        if let Some(id) = request["tool_use_id"].as_str()
-            && calls
-                .get(id)
-                .is_some_and(|c| c.arguments != request["input"])
-        {
-            calls.remove(id);
-        }
-    }
     let mut asked = HashSet::new();
     let mut seen = HashSet::new();
     let mut reported_first = HashSet::new();

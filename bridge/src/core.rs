@@ -204,6 +204,8 @@ impl Bridge {
 
     /// One line the panel wrote (no trailing newline needed).
     pub fn on_panel_line(&mut self, line: &str, now: Duration) -> Output {
+        // whatever the panel's line makes the bridge say comes after them
+        self.announce_held_back();
         self.panel_line(line, now);
         self.take()
     }

@@ -44,6 +44,13 @@ pub(crate) struct ToolCall {
     /// Whether the agent sent a `tool_call` / `tool_call_update` for the
     /// call (not only a permission request).
     pub reported: bool,
+    /// Frames so far that carried a rawInput: an empty one in the first
+    /// frame may be a placeholder for arguments that follow.
+    raw_input_frames: u32,
+    /// The call's finishing frame brought no content, so the content it has
+    /// came from frames before it ran: a proposal (the diff shown for
+    /// approval) rather than the result.
+    content_before_finish: bool,
 }
 
 impl ToolCall {
@@ -62,6 +69,8 @@ impl ToolCall {
             content_arguments: None,
             frames: 0,
             reported: false,
+            raw_input_frames: 0,
+            content_before_finish: false,
         }
     }
 
@@ -73,10 +82,27 @@ impl ToolCall {
         }
     }
 
-    /// The MCP call's arguments, when some frame carried them.
+    /// The MCP call's arguments, when some frame carried them; an empty
+    /// rawInput counts only when no other source has arguments.
     fn mcp_arguments(&self, decoration: Option<&Value>) -> Option<Value> {
-        tool_name::mcp_arguments(&self.fields, decoration, false)
-            .or_else(|| self.content_arguments.clone())
+        match tool_name::mcp_arguments(&self.fields, decoration, false) {
+            Some(Value::Object(m)) if m.is_empty() && self.content_arguments.is_some() => {
+                self.content_arguments.clone()
+            }
+            None => self.content_arguments.clone(),
+            found => found,
+        }
+    }
+
+    /// Whether the call's rawInput is not known yet: none came, or only one
+    /// frame carried it and it was empty (`{}`), which an agent may send
+    /// before the arguments it fills in with the next frame.
+    fn raw_input_pending(&self) -> bool {
+        match &self.fields["rawInput"] {
+            Value::Null => true,
+            Value::Object(m) => m.is_empty() && self.raw_input_frames <= 1,
+            _ => false,
+        }
     }
 
     /// The `tool_use` input: an MCP call's arguments (`{}` when no frame
@@ -90,12 +116,36 @@ impl ToolCall {
         }
     }
 
-    /// Whether the call is an MCP call whose arguments no frame carried yet.
+    /// Whether the call's arguments are not known yet: for an MCP call, no
+    /// frame carried any (an empty rawInput that only the first frame
+    /// carried does not count); for any other call, its rawInput is
+    /// pending.
     pub fn awaits_arguments(&self, servers: &[String]) -> bool {
         match tool_name::identity(&self.fields, servers) {
-            Some((_, _, decoration)) => self.mcp_arguments(decoration.as_ref()).is_none(),
-            None => false,
+            Some((_, _, decoration)) => match self.mcp_arguments(decoration.as_ref()) {
+                None => true,
+                Some(Value::Object(m)) if m.is_empty() => {
+                    // the empty object is that rawInput, no other source's
+                    self.fields["rawInput"].is_object()
+                        && self.raw_input_pending()
+                        && self.content_arguments.is_none()
+                        && tool_name::other_arguments(&self.fields, decoration.as_ref(), false)
+                            .is_none()
+                }
+                Some(_) => false,
+            },
+            None => self.raw_input_pending(),
         }
+    }
+
+    /// Whether the call's content is what an earlier frame proposed (see
+    /// `content_before_finish`): its result is then its rawOutput.
+    pub fn content_is_proposal(&self) -> bool {
+        self.content_before_finish
+            && !self.fields["rawOutput"].is_null()
+            && self.fields["content"].as_array().is_some_and(|blocks| {
+                !blocks.is_empty() && blocks.iter().all(|b| b["type"] == "diff")
+            })
     }
 
     /// Whether an MCP identity is known for the call.
@@ -148,6 +198,8 @@ impl ToolCalls {
                     content_arguments: None,
                     frames: 0,
                     reported: false,
+                    raw_input_frames: 0,
+                    content_before_finish: false,
                 });
                 self.calls.len() - 1
             }
@@ -158,6 +210,13 @@ impl ToolCalls {
             let finished = matches!(update["status"].as_str(), Some("completed" | "failed"));
             if !finished && call.content_arguments.is_none() {
                 call.content_arguments = tool_name::json_text_arguments(&update, true);
+            }
+            if !update["rawInput"].is_null() {
+                call.raw_input_frames += 1;
+            }
+            if finished {
+                call.content_before_finish =
+                    update["content"].is_null() && call.fields["content"].is_array();
             }
             tool_name::merge_tool_call_owned(&mut call.fields, update);
         }

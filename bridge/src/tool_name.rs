@@ -415,13 +415,25 @@ pub const PERMISSION_META: &str = "permissionMeta";
 /// rawInput that holds only the identity is a call without arguments), else
 /// the identity's decoration, a title that is a JSON object, or a JSON
 /// object text block of the permission request (or, with `with_content`, of
-/// the call's content: not once the content is the tool's result).
+/// the call's content: not once the content is the tool's result). An empty
+/// rawInput (`{}`) counts only when no other source has arguments.
 pub fn mcp_arguments(
     call: &Value,
     decoration: Option<&Value>,
     with_content: bool,
 ) -> Option<Value> {
     let raw = &call["rawInput"];
+    let raw_arguments = raw_input_arguments(raw);
+    if raw_arguments.is_some() && raw.as_object().is_some_and(|m| !m.is_empty()) {
+        return raw_arguments;
+    }
+    // an empty rawInput says least: another source's arguments win over it
+    other_arguments(call, decoration, with_content).or(raw_arguments)
+}
+
+/// An MCP call's arguments as its rawInput carries them: an argument key,
+/// else rawInput minus identity keys.
+fn raw_input_arguments(raw: &Value) -> Option<Value> {
     for key in ARGUMENT_KEYS {
         match &raw[*key] {
             v @ Value::Object(_) => return Some(v.clone()),
@@ -441,6 +453,16 @@ pub fn mcp_arguments(
             .collect();
         return Some(Value::Object(rest));
     }
+    None
+}
+
+/// An MCP call's arguments from anywhere but its rawInput: the identity's
+/// decoration, a JSON object title, a JSON object text block.
+pub fn other_arguments(
+    call: &Value,
+    decoration: Option<&Value>,
+    with_content: bool,
+) -> Option<Value> {
     if let Some(v) = decoration {
         return Some(v.clone());
     }
@@ -501,10 +523,14 @@ pub fn claude_tool_name(call: &Value) -> String {
 }
 
 /// [`claude_tool_name`] knowing the panel's MCP servers: an MCP identity
-/// wins over any kind or title.
+/// wins over any kind or title, and a built-in name in `_meta` (see
+/// [`meta_builtin_name`]) over the kind.
 pub fn claude_tool_name_among(call: &Value, servers: &[String]) -> String {
     if let Some(mcp) = mcp_call_among(call, servers) {
         return mcp.claude_name();
+    }
+    if let Some(name) = meta_builtin_name(call) {
+        return name.to_string();
     }
     if let Some(name) = kind(call).and_then(name_for_kind) {
         return name.to_string();
@@ -513,6 +539,49 @@ pub fn claude_tool_name_among(call: &Value, servers: &[String]) -> String {
         Some(title) => title.to_string(),
         None => "Tool".to_string(),
     }
+}
+
+/// Claude Code's built-in tool names: a `_meta` name field holding exactly
+/// one of them names the call so (an ACP kind is coarser: `edit` is Write,
+/// Edit or MultiEdit).
+const CLAUDE_BUILTIN_TOOLS: &[&str] = &[
+    "Agent",
+    "AskUserQuestion",
+    "Bash",
+    "BashOutput",
+    "Edit",
+    "EnterPlanMode",
+    "ExitPlanMode",
+    "Glob",
+    "Grep",
+    "KillShell",
+    "LS",
+    "MultiEdit",
+    "NotebookEdit",
+    "NotebookRead",
+    "Read",
+    "Skill",
+    "Task",
+    "TodoWrite",
+    "WebFetch",
+    "WebSearch",
+    "Write",
+];
+
+/// The Claude built-in tool a call's `_meta` (or its permission request's)
+/// names in a tool-name field (`toolName`, `tool_name`, `tool`, `name`, at
+/// any depth up to 3), the whole string exactly one of
+/// [`CLAUDE_BUILTIN_TOOLS`]: structure, whoever sends it.
+pub fn meta_builtin_name(call: &Value) -> Option<&'static str> {
+    fn find(v: &Value, depth: usize) -> Option<&'static str> {
+        let map = v.as_object().filter(|_| depth > 0)?;
+        let named = TOOL_KEYS
+            .iter()
+            .filter_map(|k| map.get(*k).and_then(Value::as_str))
+            .find_map(|s| CLAUDE_BUILTIN_TOOLS.iter().find(|b| **b == s).copied());
+        named.or_else(|| map.values().find_map(|x| find(x, depth - 1)))
+    }
+    find(&call["_meta"], 3).or_else(|| find(&call[PERMISSION_META], 3))
 }
 
 /// The `input` of the call's `tool_use`: an MCP call's real arguments; for
@@ -600,168 +669,4 @@ pub fn identity_pending_among(call: &Value, servers: &[String]) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn input_is_raw_input_plus_title_kind_and_path() {
-        let mut call = Value::Null;
-        merge_tool_call(
-            &mut call,
-            &json!({"sessionUpdate": "tool_call", "toolCallId": "c", "kind": "read", "title": "Read a", "rawInput": {"file_path": "a", "title": "mine"}}),
-        );
-        merge_tool_call(
-            &mut call,
-            &json!({"sessionUpdate": "tool_call_update", "toolCallId": "c", "locations": [{"path": "/p/a"}]}),
-        );
-        assert_eq!(
-            tool_input(&call),
-            json!({"file_path": "a", "title": "mine", "kind": "read", "path": "/p/a"})
-        );
-        assert_eq!(
-            tool_input(&json!({"rawInput": "ls -la"})),
-            json!({"rawInput": "ls -la"})
-        );
-    }
-
-    #[test]
-    fn the_identity_is_any_whole_field_in_any_spelling_and_never_a_mention() {
-        let ours = ["unity-ops".to_string()];
-        let ping = Some("mcp__unity-ops__uap_ping");
-        let cases: &[(Value, &[String], Option<&str>)] = &[
-            (json!({"title": "mcp__unity-ops__uap_ping"}), &[], ping),
-            (json!({"title": "unity-ops__uap_ping"}), &[], ping),
-            (json!({"title": "mcp.unity-ops.uap_ping"}), &[], ping),
-            (json!({"title": "Tool: unity-ops/uap_ping"}), &[], ping),
-            (
-                json!({"title": "uap_ping (unity-ops MCP Server)"}),
-                &[],
-                ping,
-            ),
-            (json!({"title": "unity-ops_uap_ping"}), &ours, ping),
-            (json!({"title": "unity-ops.uap_ping"}), &ours, ping),
-            (json!({"title": "unity-ops/uap_ping"}), &ours, ping),
-            (json!({"title": "unity-ops:uap_ping"}), &ours, ping),
-            (json!({"title": "unity-ops::uap_ping"}), &ours, ping),
-            (json!({"title": "mcp_unity-ops_uap_ping"}), &ours, ping),
-            (
-                json!({"title": "unity-ops/uap_ping: {\"a\":1}"}),
-                &ours,
-                ping,
-            ),
-            (
-                json!({"title": "ToolCall", "kind": "read", "_meta": {"toolName": "unity-ops__uap_ping"}}),
-                &[],
-                ping,
-            ),
-            (
-                json!({"title": "x", "_meta": {"a": {"b": {"name": "mcp__unity-ops__uap_ping"}}}}),
-                &[],
-                ping,
-            ),
-            (
-                json!({"rawInput": {"server": "unity-ops", "tool": "uap_ping"}}),
-                &[],
-                ping,
-            ),
-            (
-                json!({"rawInput": {"tool_name": "unity-ops_uap_ping"}}),
-                &ours,
-                ping,
-            ),
-            (
-                json!({"permissionTitle": "{}", "permissionOptions": [{"name": "Allow mcp.unity-ops.uap_ping"}]}),
-                &[],
-                ping,
-            ),
-            // ambiguous separators name only the panel's own servers
-            (json!({"title": "unity-ops_uap_ping"}), &[], None),
-            (json!({"title": "src/main.rs", "kind": "read"}), &ours, None),
-            // a mention is not an identity
-            (
-                json!({"title": "echo unity-ops__uap_ping", "kind": "execute"}),
-                &ours,
-                None,
-            ),
-            (
-                json!({"title": "Calling unity-ops/uap_ping now"}),
-                &ours,
-                None,
-            ),
-            (
-                json!({"title": "unity-ops/uap_ping: it answered pong"}),
-                &ours,
-                None,
-            ),
-            (
-                json!({"rawInput": {"server": "prod", "name": "api"}}),
-                &ours,
-                None,
-            ),
-            (
-                json!({"title": "mcp__unity-ops__startup", "kind": "other"}),
-                &ours,
-                None,
-            ),
-        ];
-        for (call, servers, want) in cases {
-            let got = mcp_call_among(call, servers).map(|m| m.claude_name());
-            assert_eq!(got.as_deref(), *want, "{call} with servers {servers:?}");
-        }
-        let decorated = json!({"title": "unity-ops/uap_ping: {\"a\":1}"});
-        assert_eq!(
-            mcp_call_among(&decorated, &ours).unwrap().arguments,
-            json!({"a": 1})
-        );
-    }
-
-    #[test]
-    fn a_permission_request_never_renames_a_call_nor_makes_an_mcp_call_read() {
-        let mut call = Value::Null;
-        merge_tool_call(
-            &mut call,
-            &json!({"toolCallId": "c", "title": "ls -la", "kind": "execute", "rawInput": {"command": "ls -la"}}),
-        );
-        merge_tool_call(
-            &mut call,
-            &permission_tool_call(&json!({"toolCallId": "c", "title": "{}", "kind": "read"})),
-        );
-        assert_eq!(claude_tool_name(&call), "Bash");
-        let mut mcp = json!({"title": "ToolCall", "_meta": {"tool_name": "unity-ops__uap_ping"}});
-        merge_tool_call(
-            &mut mcp,
-            &permission_tool_call(&json!({"toolCallId": "c", "kind": "read"})),
-        );
-        assert_eq!(claude_tool_name(&mcp), "mcp__unity-ops__uap_ping");
-    }
-
-    #[test]
-    fn kinds_map_to_claude_names_and_other_uses_the_title() {
-        let cases = [
-            (json!({"kind": "read", "title": "x"}), "Read"),
-            (json!({"kind": "edit"}), "Edit"),
-            (json!({"kind": "execute", "title": "ls"}), "Bash"),
-            (json!({"kind": "fetch"}), "WebFetch"),
-            (json!({"kind": "search"}), "Search"),
-            (json!({"kind": "delete"}), "Delete"),
-            (json!({"kind": "move"}), "Move"),
-            (json!({"kind": "think"}), "Think"),
-            (json!({"kind": "other", "title": "use_tool"}), "use_tool"),
-            (
-                json!({"kind": "other", "title": "Tool: unity ops/uap_ping"}),
-                "Tool: unity ops/uap_ping",
-            ),
-            (
-                json!({"title": "uap_ping (unity-ops MCP Server)"}),
-                "mcp__unity-ops__uap_ping",
-            ),
-            (json!({"kind": "brand_new_kind", "title": "t"}), "t"),
-            (json!({"kind": "other"}), "Tool"),
-            (json!({}), "Tool"),
-        ];
-        for (call, want) in cases {
-            assert_eq!(claude_tool_name(&call), want, "{call}");
-        }
-    }
-}
+mod tests;

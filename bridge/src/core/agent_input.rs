@@ -305,6 +305,13 @@ impl Bridge {
             ));
         };
         let (_, pending) = self.pending.remove(pos);
+        if matches!(
+            pending,
+            Pending::PanelSetMode { .. } | Pending::PanelSetModel { .. }
+        ) {
+            // a held `tool_use` goes out before the `control_response`
+            self.announce_held_back();
+        }
         let error = v.get("error").filter(|e| !e.is_null());
         let result = v.get("result").cloned().unwrap_or(Value::Null);
         match pending {

@@ -420,6 +420,7 @@ impl Bridge {
                     CONTROL_TIMEOUT.as_secs()
                 );
                 self.diag(format!("control request {request_id}: {why}"));
+                self.announce_held_back();
                 self.emit(stream_json::control_error(&request_id, &why, None));
             }
         }

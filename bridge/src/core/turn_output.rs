@@ -18,7 +18,8 @@ impl Bridge {
         }
     }
 
-    /// Announces calls still held back for a name, so each gets its result.
+    /// Announces calls still held back for a name or input, so each gets
+    /// its result and goes out before the panel line that follows.
     pub(super) fn announce_held_back(&mut self) {
         self.release_held_except("");
     }
@@ -41,7 +42,7 @@ impl Bridge {
     /// Emits the `tool_use` for a call.
     pub(super) fn announce(&mut self, call_id: &str) {
         let servers = self.tool_calls.servers.clone();
-        let Some(call) = self.tool_calls.get_mut(call_id) else {
+        let Some(call) = self.tool_calls.get_mut(call_id).filter(|c| !c.announced) else {
             return;
         };
         call.announced = true;
@@ -113,10 +114,10 @@ impl Bridge {
         if !call.announced {
             // the `tool_use` waits until its name and input are known: an
             // MCP call until a frame carries its arguments, a meta-tool call
-            // (`use_tool`) until the tool it calls is named, a call without
-            // a kind until a frame brings the kind or an MCP identity, or a
-            // later frame says it runs; at the latest until anything that
-            // must follow it
+            // (`use_tool`) until the tool it calls is named, any other call
+            // until a frame brings its kind (or an MCP identity) and its
+            // rawInput, or a later frame says it runs; at the latest until
+            // anything that must follow it
             let runs = call.frames > 1 && in_progress;
             let hold = !finished
                 && if tool_name::identity_pending_among(&call.fields, &servers) {
@@ -124,7 +125,7 @@ impl Bridge {
                 } else if call.is_mcp(&servers) {
                     call.awaits_arguments(&servers)
                 } else {
-                    !tool_name::has_kind(&call.fields) && !runs
+                    (!tool_name::has_kind(&call.fields) || call.awaits_arguments(&servers)) && !runs
                 };
             if hold {
                 return;
@@ -137,7 +138,7 @@ impl Bridge {
             // `user` line never lands inside an open streamed message
             self.fold_message("end_turn");
         }
-        let Some(call) = self.tool_calls.get(&call_id) else {
+        let Some(call) = self.tool_calls.get_mut(&call_id) else {
             return;
         };
         if finished {
@@ -151,6 +152,10 @@ impl Bridge {
                     )
                 })
                 .flatten();
+            if call.content_is_proposal() {
+                // a diff shown before the call ran is no result; its rawOutput is
+                call.fields["content"] = json!([]);
+            }
             let content = tool_result::tool_result_content_with(&call.fields, &self.spec.compat);
             // failed, or a result that says the tool failed (MCP isError, error shapes)
             let is_error = tool_result::is_error(&call.fields);

@@ -1,0 +1,165 @@
+//! The tool naming rules' tests.
+
+use super::*;
+use serde_json::json;
+
+#[test]
+fn input_is_raw_input_plus_title_kind_and_path() {
+    let mut call = Value::Null;
+    merge_tool_call(
+        &mut call,
+        &json!({"sessionUpdate": "tool_call", "toolCallId": "c", "kind": "read", "title": "Read a", "rawInput": {"file_path": "a", "title": "mine"}}),
+    );
+    merge_tool_call(
+        &mut call,
+        &json!({"sessionUpdate": "tool_call_update", "toolCallId": "c", "locations": [{"path": "/p/a"}]}),
+    );
+    assert_eq!(
+        tool_input(&call),
+        json!({"file_path": "a", "title": "mine", "kind": "read", "path": "/p/a"})
+    );
+    assert_eq!(
+        tool_input(&json!({"rawInput": "ls -la"})),
+        json!({"rawInput": "ls -la"})
+    );
+}
+
+#[test]
+fn the_identity_is_any_whole_field_in_any_spelling_and_never_a_mention() {
+    let ours = ["unity-ops".to_string()];
+    let ping = Some("mcp__unity-ops__uap_ping");
+    let cases: &[(Value, &[String], Option<&str>)] = &[
+        (json!({"title": "mcp__unity-ops__uap_ping"}), &[], ping),
+        (json!({"title": "unity-ops__uap_ping"}), &[], ping),
+        (json!({"title": "mcp.unity-ops.uap_ping"}), &[], ping),
+        (json!({"title": "Tool: unity-ops/uap_ping"}), &[], ping),
+        (
+            json!({"title": "uap_ping (unity-ops MCP Server)"}),
+            &[],
+            ping,
+        ),
+        (json!({"title": "unity-ops_uap_ping"}), &ours, ping),
+        (json!({"title": "unity-ops.uap_ping"}), &ours, ping),
+        (json!({"title": "unity-ops/uap_ping"}), &ours, ping),
+        (json!({"title": "unity-ops:uap_ping"}), &ours, ping),
+        (json!({"title": "unity-ops::uap_ping"}), &ours, ping),
+        (json!({"title": "mcp_unity-ops_uap_ping"}), &ours, ping),
+        (
+            json!({"title": "unity-ops/uap_ping: {\"a\":1}"}),
+            &ours,
+            ping,
+        ),
+        (
+            json!({"title": "ToolCall", "kind": "read", "_meta": {"toolName": "unity-ops__uap_ping"}}),
+            &[],
+            ping,
+        ),
+        (
+            json!({"title": "x", "_meta": {"a": {"b": {"name": "mcp__unity-ops__uap_ping"}}}}),
+            &[],
+            ping,
+        ),
+        (
+            json!({"rawInput": {"server": "unity-ops", "tool": "uap_ping"}}),
+            &[],
+            ping,
+        ),
+        (
+            json!({"rawInput": {"tool_name": "unity-ops_uap_ping"}}),
+            &ours,
+            ping,
+        ),
+        (
+            json!({"permissionTitle": "{}", "permissionOptions": [{"name": "Allow mcp.unity-ops.uap_ping"}]}),
+            &[],
+            ping,
+        ),
+        // ambiguous separators name only the panel's own servers
+        (json!({"title": "unity-ops_uap_ping"}), &[], None),
+        (json!({"title": "src/main.rs", "kind": "read"}), &ours, None),
+        // a mention is not an identity
+        (
+            json!({"title": "echo unity-ops__uap_ping", "kind": "execute"}),
+            &ours,
+            None,
+        ),
+        (
+            json!({"title": "Calling unity-ops/uap_ping now"}),
+            &ours,
+            None,
+        ),
+        (
+            json!({"title": "unity-ops/uap_ping: it answered pong"}),
+            &ours,
+            None,
+        ),
+        (
+            json!({"rawInput": {"server": "prod", "name": "api"}}),
+            &ours,
+            None,
+        ),
+        (
+            json!({"title": "mcp__unity-ops__startup", "kind": "other"}),
+            &ours,
+            None,
+        ),
+    ];
+    for (call, servers, want) in cases {
+        let got = mcp_call_among(call, servers).map(|m| m.claude_name());
+        assert_eq!(got.as_deref(), *want, "{call} with servers {servers:?}");
+    }
+    let decorated = json!({"title": "unity-ops/uap_ping: {\"a\":1}"});
+    assert_eq!(
+        mcp_call_among(&decorated, &ours).unwrap().arguments,
+        json!({"a": 1})
+    );
+}
+
+#[test]
+fn a_permission_request_never_renames_a_call_nor_makes_an_mcp_call_read() {
+    let mut call = Value::Null;
+    merge_tool_call(
+        &mut call,
+        &json!({"toolCallId": "c", "title": "ls -la", "kind": "execute", "rawInput": {"command": "ls -la"}}),
+    );
+    merge_tool_call(
+        &mut call,
+        &permission_tool_call(&json!({"toolCallId": "c", "title": "{}", "kind": "read"})),
+    );
+    assert_eq!(claude_tool_name(&call), "Bash");
+    let mut mcp = json!({"title": "ToolCall", "_meta": {"tool_name": "unity-ops__uap_ping"}});
+    merge_tool_call(
+        &mut mcp,
+        &permission_tool_call(&json!({"toolCallId": "c", "kind": "read"})),
+    );
+    assert_eq!(claude_tool_name(&mcp), "mcp__unity-ops__uap_ping");
+}
+
+#[test]
+fn kinds_map_to_claude_names_and_other_uses_the_title() {
+    let cases = [
+        (json!({"kind": "read", "title": "x"}), "Read"),
+        (json!({"kind": "edit"}), "Edit"),
+        (json!({"kind": "execute", "title": "ls"}), "Bash"),
+        (json!({"kind": "fetch"}), "WebFetch"),
+        (json!({"kind": "search"}), "Search"),
+        (json!({"kind": "delete"}), "Delete"),
+        (json!({"kind": "move"}), "Move"),
+        (json!({"kind": "think"}), "Think"),
+        (json!({"kind": "other", "title": "use_tool"}), "use_tool"),
+        (
+            json!({"kind": "other", "title": "Tool: unity ops/uap_ping"}),
+            "Tool: unity ops/uap_ping",
+        ),
+        (
+            json!({"title": "uap_ping (unity-ops MCP Server)"}),
+            "mcp__unity-ops__uap_ping",
+        ),
+        (json!({"kind": "brand_new_kind", "title": "t"}), "t"),
+        (json!({"kind": "other"}), "Tool"),
+        (json!({}), "Tool"),
+    ];
+    for (call, want) in cases {
+        assert_eq!(claude_tool_name(&call), want, "{call}");
+    }
+}
