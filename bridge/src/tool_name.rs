@@ -26,7 +26,8 @@
 //! put I/O into the sans-IO core for a case no agent has shown.
 //!
 //! An MCP call's input is its arguments (see [`mcp_arguments`]); anything
-//! else maps by ACP `kind`, and by title when the kind is `other` or missing.
+//! else is named by a Claude built-in name in `_meta` ([`meta_builtin_name`]),
+//! else by ACP `kind`, and by title when the kind is `other` or missing.
 //! A permission request's title and kind never rename a call: they stand in
 //! only while the call has none ([`PERMISSION_TITLE`], [`PERMISSION_KIND`]).
 
