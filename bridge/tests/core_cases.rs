@@ -37,6 +37,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use acp_bridge::{Bridge, CounterIds, LaunchSpec, McpEndpoint, Output};
@@ -442,13 +443,21 @@ fn blessed_lines(b: &Block) -> Vec<String> {
     out
 }
 
-/// Rewrites the failing blocks' expectations in their files. A block whose
-/// input or expectations live in a shared `_*.steps` file is not rewritten
-/// (other cases use those lines): that is an error to fix by hand.
+/// Blessing edits: file -> (line -> replacement), where replacing the first
+/// expectation line inserts the block and the others are dropped. Line
+/// numbers are those of the files as loaded.
+type Edits = BTreeMap<PathBuf, BTreeMap<usize, Option<Vec<String>>>>;
+
+/// Every trial's edits, written once after all trials ran: trials run in
+/// parallel and several may bless the same file, so each writing the file
+/// at once would race and shift the line numbers the others hold.
+static PENDING_BLESS: Mutex<Edits> = Mutex::new(BTreeMap::new());
+
+/// Queues the failing blocks' new expectations. A block whose input or
+/// expectations live in a shared `_*.steps` file is not rewritten (other
+/// cases use those lines): that is an error to fix by hand.
 fn bless(blocks: &[Block]) -> Result<(), String> {
-    // file -> (line -> replacement), where replacing the first expectation
-    // line inserts the block and the others are dropped
-    let mut edits: BTreeMap<PathBuf, BTreeMap<usize, Option<Vec<String>>>> = BTreeMap::new();
+    let mut edits = Edits::new();
     for b in blocks.iter().filter(|b| b.error.is_some()) {
         if b.expectations.iter().any(|e| e.file != b.input.file)
             || b.input
@@ -478,6 +487,15 @@ fn bless(blocks: &[Block]) -> Result<(), String> {
             }
         }
     }
+    let mut pending = PENDING_BLESS.lock().unwrap_or_else(|e| e.into_inner());
+    for (path, file) in edits {
+        pending.entry(path).or_default().extend(file);
+    }
+    Ok(())
+}
+
+/// Writes the queued edits, each file rewritten once from its loaded text.
+fn write_blessed(edits: Edits) -> Result<(), String> {
     for (path, file_edits) in edits {
         let text =
             std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -520,7 +538,7 @@ fn case_trial(case: &Case) -> Result<(), Failed> {
     if std::env::var_os("CORE_CASES_BLESS").is_some() {
         bless(&blocks)?;
         eprintln!(
-            "blessed {} ({} input(s) rewritten)",
+            "blessed {} ({} input(s) to rewrite after the run)",
             case.name,
             failures.len()
         );
@@ -568,5 +586,11 @@ fn main() {
             }
         }
     }
-    libtest_mimic::run(&args, trials).exit();
+    let conclusion = libtest_mimic::run(&args, trials);
+    let edits = std::mem::take(&mut *PENDING_BLESS.lock().unwrap_or_else(|e| e.into_inner()));
+    if let Err(e) = write_blessed(edits) {
+        eprintln!("blessing failed: {e}");
+        std::process::exit(101);
+    }
+    conclusion.exit();
 }
