@@ -3,6 +3,7 @@
 //! Claude Code's reference recordings, and removing a key Claude always sends
 //! from one bridge line makes the check fail naming that line and key.
 
+use sha2::Digest;
 use std::path::Path;
 
 use acp_harness::contract::{self, Contract};
@@ -170,31 +171,50 @@ fn a_replay_with_a_broken_line_is_judged_contract_broken() {
 }
 
 #[test]
-fn a_claude_comparison_table_is_not_part_of_the_scenario_sha256() {
-    // Editing a justification must not make the scenario's recordings stale.
+fn judge_only_tables_are_not_part_of_the_scenario_sha256() {
+    // Editing an expectation or a justification changes no recorded frame,
+    // so it must not make the scenario's recordings stale.
     let path = root().join("scenarios/text-only.toml");
     let file = std::fs::read_to_string(&path).unwrap();
-    // The scenario without its own table, then with one.
-    let text = file
-        .split("[claude_comparison]")
-        .next()
-        .unwrap()
-        .to_string();
-    let plain = scenario::parse(&path, text.as_bytes()).unwrap();
-    assert_eq!(
-        plain.sha256,
-        scenario::parse(&path, file.as_bytes()).unwrap().sha256
-    );
-    let with = format!(
-        "{text}[claude_comparison]\njustified = [\n  {{ key = \"results\", why = \"a test\" }},\n]\n"
-    );
-    let justified = scenario::parse(&path, with.as_bytes()).unwrap();
-    assert_eq!(plain.sha256, justified.sha256);
-    let changed = scenario::parse(&path, format!("{text}\n# a comment\n").as_bytes()).unwrap();
+    // The scenario up to its first judge-only table: prompt and steps.
+    let steps = file.split("[[expect]]").next().unwrap().to_string();
+    let plain = scenario::parse(&path, steps.as_bytes()).unwrap();
+    let tables = [
+        "[claude_comparison]\njustified = [\n  { key = \"results\", why = \"a test\" },\n]\n",
+        "[[expect]]\nkind = \"result\"\ncount = 1\nwhy = \"a test\"\n",
+        "[[expect]]\nkind = \"result\"\ncount = 1\nwhy = \"another reason\"\n",
+    ];
+    for table in tables {
+        let with = scenario::parse(&path, format!("{steps}{table}").as_bytes()).unwrap();
+        assert_eq!(plain.sha256, with.sha256, "{table}");
+        assert!(!with.changed_since(&plain.sha256), "{table}");
+    }
+    let full = scenario::parse(&path, file.as_bytes()).unwrap();
+    assert_eq!(plain.sha256, full.sha256);
+    let changed = scenario::parse(&path, format!("{steps}\n# a comment\n").as_bytes()).unwrap();
     assert_ne!(
         plain.sha256, changed.sha256,
         "the rest of the file is still hashed"
     );
+    assert!(full.changed_since(&changed.sha256));
+}
+
+#[test]
+fn a_recording_hashed_with_its_expectations_is_still_made_from_the_scenario() {
+    // Recordings made while the hash still covered `[[expect]]` hold the
+    // hash of the file without its `[claude_comparison]` table alone.
+    let path = root().join("scenarios/text-only.toml");
+    let file = std::fs::read_to_string(&path).unwrap();
+    let without_comparison = file.split("[claude_comparison]").next().unwrap();
+    let legacy: String = sha2::Sha256::digest(without_comparison.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let scenario = scenario::parse(&path, file.as_bytes()).unwrap();
+    assert_ne!(legacy, scenario.sha256);
+    assert!(!scenario.changed_since(&legacy));
+    assert!(!scenario.changed_since(""), "no hash: never stale");
+    assert!(scenario.changed_since(&"0".repeat(64)));
 }
 
 #[test]

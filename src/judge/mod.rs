@@ -273,8 +273,7 @@ impl Corpus {
                 return case;
             }
         };
-        case.stale_scenario = !recording.header.scenario_sha256.is_empty()
-            && recording.header.scenario_sha256 != scenario.sha256;
+        case.stale_scenario = scenario.changed_since(&recording.header.scenario_sha256);
         let replay = replayer::replay_with_compat(&recording, &scenario, compat);
         case.transcript = render(path, &recording, &replay);
         case.divergences = replay.divergences().count();

@@ -250,7 +250,11 @@ pub fn normalise(rec: &Recording) -> BTreeMap<String, Vec<String>> {
         vec![
             format!("agent {} package {}", h.agent, h.package),
             format!("agent_info {}", h.agent_info),
-            format!("scenario {} sha256 {}", h.scenario, h.scenario_sha256),
+            // the scenario by name, not by hash: hashes of one scenario may
+            // differ in judge-only tables or in how they are taken
+            // (`Scenario::changed_since`), and a change that matters shows
+            // in the frames
+            format!("scenario {}", h.scenario),
             format!("model_mode {} isolation {}", h.model_mode, h.isolation),
             format!(
                 "argv {}",

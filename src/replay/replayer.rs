@@ -141,9 +141,7 @@ pub fn replay_with_compat(recording: &Recording, scenario: &Scenario, compat: Co
             recording.events.len()
         ));
     }
-    if !recording.header.scenario_sha256.is_empty()
-        && recording.header.scenario_sha256 != scenario.sha256
-    {
+    if scenario.changed_since(&recording.header.scenario_sha256) {
         run.transcript
             .note("the scenario file changed since this recording was made");
     }

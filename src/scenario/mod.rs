@@ -50,10 +50,24 @@ pub struct Scenario {
     pub steps: Vec<Step>,
     /// What must hold of the bridge's panel output, whatever the agent version.
     pub expect: Vec<Expectation>,
-    /// Lowercase hex SHA-256 of the file bytes (goes into a recording's header).
+    /// Lowercase hex SHA-256 of the file bytes the recorder depends on
+    /// (judge-only tables left out); goes into a recording's header.
     pub sha256: String,
+    /// The hash recordings made before the `[[expect]]` tables were left
+    /// out hold; such a recording is still made from this scenario.
+    pub sha256_with_expectations: String,
     /// Where the scenario was loaded from.
     pub path: PathBuf,
+}
+
+impl Scenario {
+    /// Whether a recording whose header holds `recorded` (its
+    /// `scenario_sha256`) was made from another version of this file: one
+    /// that differs beyond the judge-only tables. A header without a hash
+    /// (hand-made recordings) is never stale.
+    pub fn changed_since(&self, recorded: &str) -> bool {
+        !recorded.is_empty() && recorded != self.sha256 && recorded != self.sha256_with_expectations
+    }
 }
 
 /// One thing the panel does, in order. A prompt waits for the previous

@@ -196,20 +196,44 @@ pub(super) fn parse(file: &Path, bytes: &[u8]) -> R<Scenario> {
         };
         ctx.err(span, field, e.message().trim().to_owned())
     })?;
-    let sha256 = hex(&sha2::Sha256::digest(without_claude_comparison(bytes)));
+    let sha256 = RecordingHashes {
+        current: hex(&sha2::Sha256::digest(without_tables(
+            bytes,
+            JUDGE_ONLY_TABLES,
+        ))),
+        with_expectations: hex(&sha2::Sha256::digest(without_tables(
+            bytes,
+            &["[claude_comparison]"],
+        ))),
+    };
     validate(&ctx, raw, sha256)
 }
 
-/// The file without its `[claude_comparison]` table: the justifications are
-/// read only by the comparison with Claude Code, so editing one does not make
-/// the recordings of the scenario stale (their `scenario_sha256`).
-fn without_claude_comparison(bytes: &[u8]) -> Vec<u8> {
+/// The tables only the judge reads: the expectations and the justifications
+/// of the comparison with Claude Code. Editing one changes no frame a
+/// recording holds, so it does not make the scenario's recordings stale.
+const JUDGE_ONLY_TABLES: &[&str] = &["[[expect]]", "[claude_comparison]"];
+
+/// The scenario hashes a recording header may hold. `current` leaves out
+/// every judge-only table; `with_expectations` hashes the `[[expect]]`
+/// tables too, as recordings made before expectations were left out do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct RecordingHashes {
+    current: String,
+    with_expectations: String,
+}
+
+/// The file without the tables whose header line is one of `tables`
+/// (each up to the next table header).
+fn without_tables(bytes: &[u8], tables: &[&str]) -> Vec<u8> {
     let mut out = Vec::with_capacity(bytes.len());
     let mut inside = false;
     for line in bytes.split_inclusive(|b| *b == b'\n') {
         let trimmed = line.trim_ascii();
+        // a `[[step.model]]` sub-table belongs to its step; any other header
+        // starts a new table
         if trimmed.starts_with(b"[") {
-            inside = trimmed == b"[claude_comparison]";
+            inside = tables.iter().any(|t| trimmed == t.as_bytes());
         }
         if !inside {
             out.extend_from_slice(line);
@@ -229,7 +253,7 @@ fn non_empty(ctx: &Ctx, v: &Spanned<String>, field: &str) -> R<String> {
     Ok(v.get_ref().clone())
 }
 
-fn validate(ctx: &Ctx, raw: RawFile, sha256: String) -> R<Scenario> {
+fn validate(ctx: &Ctx, raw: RawFile, sha256: RecordingHashes) -> R<Scenario> {
     let stem = ctx
         .file
         .file_stem()
@@ -340,7 +364,8 @@ fn validate(ctx: &Ctx, raw: RawFile, sha256: String) -> R<Scenario> {
         workspace,
         steps,
         expect,
-        sha256,
+        sha256: sha256.current,
+        sha256_with_expectations: sha256.with_expectations,
         path: ctx.file.to_path_buf(),
     })
 }
