@@ -95,9 +95,26 @@ pub fn system_init(info: &InitInfo<'_>) -> Value {
     })
 }
 
+/// An object of `(key, value)` pairs in this order, the values moved in:
+/// `json!` serialises an interpolated `Value` into a deep copy, which for a
+/// tool result means copying its images.
+fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
+    Value::Object(
+        entries
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    )
+}
+
 /// A partial-message event (`--include-partial-messages`).
 pub fn stream_event(event: Value) -> Value {
-    json!({"type": "stream_event", "event": event, "session_id": null, "parent_tool_use_id": null})
+    object([
+        ("type", json!("stream_event")),
+        ("event", event),
+        ("session_id", Value::Null),
+        ("parent_tool_use_id", Value::Null),
+    ])
 }
 
 /// A `content_block_delta` event, serialised straight from borrowed text: one
@@ -155,33 +172,48 @@ pub fn message_object(
     content: Vec<Value>,
     stop_reason: Option<&str>,
 ) -> Value {
-    json!({
-        "id": id,
-        "type": "message",
-        "role": "assistant",
-        "model": model,
-        "content": content,
-        "stop_reason": stop_reason,
-        "stop_sequence": null,
-        "usage": Usage::default().to_json()
-    })
+    object([
+        ("id", json!(id)),
+        ("type", json!("message")),
+        ("role", json!("assistant")),
+        ("model", json!(model)),
+        ("content", Value::Array(content)),
+        ("stop_reason", json!(stop_reason)),
+        ("stop_sequence", Value::Null),
+        ("usage", Usage::default().to_json()),
+    ])
 }
 
 /// An `assistant` line.
 pub fn assistant(message: Value) -> Value {
-    json!({"type": "assistant", "message": message, "parent_tool_use_id": null, "session_id": null})
+    object([
+        ("type", json!("assistant")),
+        ("message", message),
+        ("parent_tool_use_id", Value::Null),
+        ("session_id", Value::Null),
+    ])
 }
 
 /// A `user` line with one `tool_result`.
 pub fn tool_result(tool_use_id: &str, content: Value, is_error: bool) -> Value {
-    json!({
-        "type": "user",
-        "message": {"role": "user", "content": [{
-            "type": "tool_result", "tool_use_id": tool_use_id, "content": content, "is_error": is_error
-        }]},
-        "parent_tool_use_id": null,
-        "session_id": null
-    })
+    let block = object([
+        ("type", json!("tool_result")),
+        ("tool_use_id", json!(tool_use_id)),
+        ("content", content),
+        ("is_error", json!(is_error)),
+    ]);
+    object([
+        ("type", json!("user")),
+        (
+            "message",
+            object([
+                ("role", json!("user")),
+                ("content", Value::Array(vec![block])),
+            ]),
+        ),
+        ("parent_tool_use_id", Value::Null),
+        ("session_id", Value::Null),
+    ])
 }
 
 /// Everything a `result` line reports about one turn.
@@ -225,7 +257,12 @@ pub fn result(r: &TurnResult) -> Value {
 /// A success answer to a panel `control_request`; `request_id` is echoed as
 /// the panel sent it (a string or a number).
 pub fn control_success(request_id: &Value, response: Value) -> Value {
-    json!({"type": "control_response", "response": {"subtype": "success", "request_id": request_id, "response": response}})
+    let response = object([
+        ("subtype", json!("success")),
+        ("request_id", request_id.clone()),
+        ("response", response),
+    ]);
+    object([("type", json!("control_response")), ("response", response)])
 }
 
 /// An error answer to a panel `control_request` (`request_id` as sent).
@@ -234,7 +271,7 @@ pub fn control_error(request_id: &Value, error: &str, error_code: Option<&str>) 
     if let Some(code) = error_code {
         resp["error_code"] = json!(code);
     }
-    json!({"type": "control_response", "response": resp})
+    object([("type", json!("control_response")), ("response", resp)])
 }
 
 /// A `can_use_tool` permission request to the panel.
@@ -245,12 +282,20 @@ pub fn can_use_tool(
     suggestions: Option<Value>,
     tool_use_id: &str,
 ) -> Value {
-    let mut req = json!({"subtype": "can_use_tool", "tool_name": tool_name, "input": input});
+    let mut req = object([
+        ("subtype", json!("can_use_tool")),
+        ("tool_name", json!(tool_name)),
+        ("input", input),
+    ]);
     if let Some(s) = suggestions {
         req["permission_suggestions"] = s;
     }
     req["tool_use_id"] = json!(tool_use_id);
-    json!({"type": "control_request", "request_id": request_id, "request": req})
+    object([
+        ("type", json!("control_request")),
+        ("request_id", json!(request_id)),
+        ("request", req),
+    ])
 }
 
 /// The `addRules` suggestion that makes the panel's "always allow" menu work.
