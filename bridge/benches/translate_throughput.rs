@@ -10,7 +10,7 @@
 //!
 //! Linear in frame size means MB/s stays flat as the image grows; the bridge
 //! is meant to stay within 1.2x of the baseline. Besides criterion's own
-//! report, a table of MB/s and the bridge/baseline time ratio is printed at
+//! report, a table of MB/s and the bridge/baseline CPU-time ratio is printed at
 //! the end (only when run with `cargo bench`). `BENCH_REPORT=1` is the quick
 //! mode: no criterion sampling, only the paired table, as markdown between
 //! report markers (`.ci/benchmarks` writes it into `docs/benchmarks.md`).
@@ -214,20 +214,35 @@ fn bench(c: &mut Criterion, workloads: &[(String, Vec<String>)]) {
     }
 }
 
-/// Median wall times of the bridge and of the baseline on `frames`, runs
-/// interleaved (bridge, baseline, bridge, ...) so a busy machine slows both
-/// alike; at least 9 pairs and about two seconds of measuring.
+/// CPU time of this thread. On a busy machine a longer run is preempted
+/// more often than a short one, so wall time would inflate the ratio of
+/// whichever side is slower; CPU time does not count the time others ran.
+fn thread_cpu_time() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec for the call's duration.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// Median CPU times ([`thread_cpu_time`]) of the bridge and of the baseline
+/// on `frames`, runs interleaved (bridge, baseline, bridge, ...) so cache
+/// and frequency effects hit both alike; at least 9 pairs and about two
+/// seconds of measuring.
 fn paired_medians(frames: &[String]) -> (Duration, Duration) {
     let (mut bridge, mut serde) = (Vec::new(), Vec::new());
     let budget = Instant::now();
     while bridge.len() < 9 || (budget.elapsed() < Duration::from_secs(2) && bridge.len() < 1000) {
         let mut b = bridge_in_turn();
-        let start = Instant::now();
+        let start = thread_cpu_time();
         black_box(translate(&mut b, frames));
-        bridge.push(start.elapsed());
-        let start = Instant::now();
+        bridge.push(thread_cpu_time() - start);
+        let start = thread_cpu_time();
         black_box(serde_round_trip(frames));
-        serde.push(start.elapsed());
+        serde.push(thread_cpu_time() - start);
     }
     bridge.sort();
     serde.sort();
@@ -258,8 +273,8 @@ fn ratio_table(workloads: &[(String, Vec<String>)]) {
         );
     }
     println!(
-        "\nratio = median bridge time / median serde_json parse+serialise time for the same \
-         frames, runs interleaved; target <= 1.2x. The panel/agent bytes column is how much the \
+        "\nratio = median bridge CPU time / median serde_json parse+serialise CPU time for \
+         the same frames, runs interleaved; target <= 1.2x. The panel/agent bytes column is how much the \
          bridge writes per byte it reads (the baseline writes 1.0): where it is well above 1, the \
          panel protocol's own volume (stream events, a tool_use and a tool_result line per call) \
          is the floor."
