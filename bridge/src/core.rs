@@ -377,16 +377,38 @@ impl Bridge {
     /// stamps a `Value` one (same bytes), without building `Value` maps.
     fn emit_stream_event<E: serde::Serialize>(&mut self, event: &E) {
         let uuid = self.ids.next_uuid();
-        let line = stream_json::StampedStreamEvent {
+        let line = serde_json::to_string(&stream_json::StampedStreamEvent {
             kind: stream_json::StreamEventType::StreamEvent,
             event,
             session_id: self.stamp_session_id(),
             parent_tool_use_id: (),
             uuid: &uuid,
-        };
-        match serde_json::to_string(&line) {
+        });
+        self.push_typed_line(line, "stream_event");
+    }
+
+    /// Writes one typed `assistant` / `user` line, stamped like
+    /// [`Bridge::emit`] stamps a `Value` one (same bytes).
+    fn emit_message<M: serde::Serialize>(
+        &mut self,
+        kind: stream_json::MessageLineType,
+        message: &M,
+    ) {
+        let uuid = self.ids.next_uuid();
+        let line = serde_json::to_string(&stream_json::StampedMessage {
+            kind,
+            message,
+            parent_tool_use_id: (),
+            session_id: self.stamp_session_id(),
+            uuid: &uuid,
+        });
+        self.push_typed_line(line, "message");
+    }
+
+    fn push_typed_line(&mut self, line: serde_json::Result<String>, what: &str) {
+        match line {
             Ok(l) => self.out.to_panel.push(l),
-            Err(e) => self.diag(format!("stream_event not serialisable ({e}); dropped")),
+            Err(e) => self.diag(format!("{what} not serialisable ({e}); dropped")),
         }
     }
 

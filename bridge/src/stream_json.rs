@@ -5,27 +5,28 @@
 //! Lines that carry `session_id` / `uuid` are built with `session_id: null`
 //! and no `uuid`; the core stamps both (see `Bridge::emit`), so only the core
 //! touches the id source and these builders stay pure and order-stable.
+//!
+//! The lines a stream or a burst of tool calls writes many of (text deltas,
+//! `tool_use`, `tool_result`) are also typed: serialised from borrowed
+//! structs, stamps included, with the bytes of the `Value` form (tests pin
+//! it), so no `Value` tree is built and no tool output is copied for them.
 
 use serde::Serialize;
 use serde_json::{Value, json};
 
-/// Token counts in Claude's `usage` shape.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+/// Token counts in Claude's `usage` shape (serialised in its key order).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Usage {
     pub input_tokens: u64,
-    pub output_tokens: u64,
     pub cache_creation_input_tokens: u64,
     pub cache_read_input_tokens: u64,
+    pub output_tokens: u64,
 }
 
 impl Usage {
     pub fn to_json(self) -> Value {
-        json!({
-            "input_tokens": self.input_tokens,
-            "cache_creation_input_tokens": self.cache_creation_input_tokens,
-            "cache_read_input_tokens": self.cache_read_input_tokens,
-            "output_tokens": self.output_tokens
-        })
+        // a struct of integers always serialises
+        serde_json::to_value(self).unwrap_or_default()
     }
 
     /// Adds an ACP `Usage` (`PromptResponse.usage`): thought tokens count as output.
@@ -165,6 +166,148 @@ pub enum StreamEventType {
     StreamEvent,
 }
 
+/// A whole `assistant` or `user` line with its stamps, for typed messages:
+/// the keys in the order [`assistant`] / the `user` lines plus the core's
+/// stamping give them.
+#[derive(Debug, Serialize)]
+pub struct StampedMessage<'a, M> {
+    #[serde(rename = "type")]
+    pub kind: MessageLineType,
+    pub message: &'a M,
+    /// Always `null` (no subagents).
+    pub parent_tool_use_id: (),
+    pub session_id: &'a str,
+    pub uuid: &'a str,
+}
+
+/// The `type` of a [`StampedMessage`].
+#[derive(Debug, Clone, Copy, Serialize)]
+pub enum MessageLineType {
+    #[serde(rename = "assistant")]
+    Assistant,
+    #[serde(rename = "user")]
+    User,
+}
+
+/// An `assistant` message holding one `tool_use` block: the fields of
+/// [`message_object`] with `[{"type":"tool_use",...}]` as `content`.
+#[derive(Debug, Serialize)]
+pub struct ToolUseMessage<'a> {
+    pub id: &'a str,
+    #[serde(rename = "type")]
+    pub kind: MessageType,
+    pub role: AssistantRole,
+    pub model: &'a str,
+    pub content: [ToolUse<'a>; 1],
+    pub stop_reason: Option<&'a str>,
+    pub stop_sequence: (),
+    pub usage: Usage,
+}
+
+/// The constant `type` of a [`ToolUseMessage`].
+#[derive(Debug, Serialize)]
+pub enum MessageType {
+    #[serde(rename = "message")]
+    Message,
+}
+
+/// The constant `role` of a [`ToolUseMessage`].
+#[derive(Debug, Serialize)]
+pub enum AssistantRole {
+    #[serde(rename = "assistant")]
+    Assistant,
+}
+
+/// A `tool_use` content block.
+#[derive(Debug, Serialize)]
+pub struct ToolUse<'a> {
+    #[serde(rename = "type")]
+    pub kind: ToolUseType,
+    pub id: &'a str,
+    pub name: &'a str,
+    pub input: &'a Value,
+}
+
+/// The constant `type` of a [`ToolUse`].
+#[derive(Debug, Serialize)]
+pub enum ToolUseType {
+    #[serde(rename = "tool_use")]
+    ToolUse,
+}
+
+impl<'a> ToolUseMessage<'a> {
+    pub fn new(
+        id: &'a str,
+        model: &'a str,
+        tool_use_id: &'a str,
+        name: &'a str,
+        input: &'a Value,
+    ) -> Self {
+        ToolUseMessage {
+            id,
+            kind: MessageType::Message,
+            role: AssistantRole::Assistant,
+            model,
+            content: [ToolUse {
+                kind: ToolUseType::ToolUse,
+                id: tool_use_id,
+                name,
+                input,
+            }],
+            stop_reason: None,
+            stop_sequence: (),
+            usage: Usage::default(),
+        }
+    }
+}
+
+/// The `message` of a `user` line with one `tool_result`; `content` is a
+/// string or blocks (a `Value`, or a borrowed rendering such as
+/// [`crate::tool_result::ToolResultContent`]).
+#[derive(Debug, Serialize)]
+pub struct ToolResultMessage<'a, C> {
+    pub role: UserRole,
+    pub content: [ToolResultBlock<'a, C>; 1],
+}
+
+/// The constant `role` of a [`ToolResultMessage`].
+#[derive(Debug, Serialize)]
+pub enum UserRole {
+    #[serde(rename = "user")]
+    User,
+}
+
+/// A `tool_result` content block.
+#[derive(Debug, Serialize)]
+pub struct ToolResultBlock<'a, C> {
+    #[serde(rename = "type")]
+    pub kind: ToolResultType,
+    pub tool_use_id: &'a str,
+    pub content: &'a C,
+    pub is_error: bool,
+}
+
+/// The constant `type` of a [`ToolResultBlock`].
+#[derive(Debug, Serialize)]
+pub enum ToolResultType {
+    #[serde(rename = "tool_result")]
+    ToolResult,
+}
+
+impl<'a, C> ToolResultMessage<'a, C> {
+    pub fn new(tool_use_id: &'a str, content: &'a C, is_error: bool) -> Self {
+        ToolResultMessage {
+            role: UserRole::User,
+            content: [ToolResultBlock {
+                kind: ToolResultType::ToolResult,
+                tool_use_id,
+                content,
+                is_error,
+            }],
+        }
+    }
+}
+
 /// An Anthropic `message` object as carried by `assistant` and `message_start`.
 pub fn message_object(
     id: &str,
@@ -189,28 +332,6 @@ pub fn assistant(message: Value) -> Value {
     object([
         ("type", json!("assistant")),
         ("message", message),
-        ("parent_tool_use_id", Value::Null),
-        ("session_id", Value::Null),
-    ])
-}
-
-/// A `user` line with one `tool_result`.
-pub fn tool_result(tool_use_id: &str, content: Value, is_error: bool) -> Value {
-    let block = object([
-        ("type", json!("tool_result")),
-        ("tool_use_id", json!(tool_use_id)),
-        ("content", content),
-        ("is_error", json!(is_error)),
-    ]);
-    object([
-        ("type", json!("user")),
-        (
-            "message",
-            object([
-                ("role", json!("user")),
-                ("content", Value::Array(vec![block])),
-            ]),
-        ),
         ("parent_tool_use_id", Value::Null),
         ("session_id", Value::Null),
     ])
@@ -347,6 +468,62 @@ mod tests {
             v["session_id"] = json!("S1");
             v["uuid"] = json!("u-1");
             assert_eq!(typed, v.to_string());
+        }
+    }
+
+    /// A `Value` line with the core's stamps (see `Bridge::emit`).
+    fn stamped(mut v: Value) -> String {
+        v["session_id"] = json!("S1");
+        v["uuid"] = json!("u-1");
+        v.to_string()
+    }
+
+    fn stamped_message<M: Serialize>(kind: MessageLineType, message: &M) -> String {
+        serde_json::to_string(&StampedMessage {
+            kind,
+            message,
+            parent_tool_use_id: (),
+            session_id: "S1",
+            uuid: "u-1",
+        })
+        .unwrap()
+    }
+
+    /// The typed `tool_use` and `tool_result` lines must be byte-identical to
+    /// the `Value` lines they replace (goldens pin the bytes).
+    #[test]
+    fn typed_tool_use_and_tool_result_lines_have_the_bytes_of_the_value_form() {
+        let input = json!({"command": "cat \"a b\"", "n": 1.5, "list": [true, null], "é": {}});
+        let typed = stamped_message(
+            MessageLineType::Assistant,
+            &ToolUseMessage::new("msg_acp_1", "gpt-5", "call-1", "Bash", &input),
+        );
+        let value = assistant(message_object(
+            "msg_acp_1",
+            "gpt-5",
+            vec![json!({"type": "tool_use", "id": "call-1", "name": "Bash", "input": input})],
+            None,
+        ));
+        assert_eq!(typed, stamped(value));
+
+        for (content, is_error) in [
+            (json!("out \"q\"\n"), false),
+            (json!([{"type": "text", "text": "t"}]), true),
+            (json!(""), false),
+        ] {
+            let typed = stamped_message(
+                MessageLineType::User,
+                &ToolResultMessage::new("call-1", &content, is_error),
+            );
+            let value = json!({
+                "type": "user",
+                "message": {"role": "user", "content": [{
+                    "type": "tool_result", "tool_use_id": "call-1", "content": content, "is_error": is_error
+                }]},
+                "parent_tool_use_id": null,
+                "session_id": null
+            });
+            assert_eq!(typed, stamped(value));
         }
     }
 }

@@ -28,8 +28,13 @@
 //! **Linear in the frame size**: every string is visited once and base64 is
 //! only measured, never scanned (a quadratic scan once froze a panel for
 //! minutes on a 500 KB image). **Base64 never lands in text**: images become
-//! image blocks or the `[image]` placeholder.
+//! image blocks or the `[image]` placeholder. The rendering borrows from the
+//! call's fields ([`ToolResultContent`]), so the bridge serialises an image
+//! straight from the frame it parsed, never from a copy.
 
+use std::borrow::Cow;
+
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Value, json};
 
 use crate::launch::Compat;
@@ -41,17 +46,28 @@ pub const MAX_IMAGE_BASE64: usize = 8 * 1024 * 1024;
 /// The text a dropped image leaves behind.
 pub const IMAGE_PLACEHOLDER: &str = "[image]";
 
-#[derive(Default)]
-struct Rendered {
-    texts: Vec<String>,
-    images: Vec<Value>,
+/// A finished call's `tool_result` content, borrowed from the call's ACP
+/// fields: texts (joined by newlines) and kept images. Serialises as a
+/// string when there is no image, else as `[text block?, image blocks...]`;
+/// [`ToolResultContent::into_value`] is the same as a `Value`.
+#[derive(Debug, Default)]
+pub struct ToolResultContent<'a> {
+    texts: Vec<Cow<'a, str>>,
+    images: Vec<Image<'a>>,
     /// Images seen, kept or not: rawOutput is only read when none was (an
     /// update may resend the rawOutput of an image-only result).
     images_seen: usize,
 }
 
-impl Rendered {
-    fn image(&mut self, mime: &str, data: &str) {
+/// A kept image: its MIME type and base64 data.
+#[derive(Debug)]
+struct Image<'a> {
+    mime: Cow<'a, str>,
+    data: &'a str,
+}
+
+impl<'a> ToolResultContent<'a> {
+    fn image(&mut self, mime: Cow<'a, str>, data: &'a str) {
         self.images_seen += 1;
         // an image without data (withheld by the agent) is no image block:
         // the panel would get an invalid one; the marker says what was there
@@ -59,43 +75,43 @@ impl Rendered {
             || data.len() > MAX_IMAGE_BASE64
             || self.images.len() >= MAX_IMAGES
         {
-            self.texts.push(IMAGE_PLACEHOLDER.to_string());
+            self.texts.push(Cow::Borrowed(IMAGE_PLACEHOLDER));
         } else {
-            self.images.push(json!({"type": "image", "source": {"type": "base64", "media_type": mime, "data": data}}));
+            self.images.push(Image { mime, data });
         }
     }
 
     /// One ACP / MCP content block (the two share this shape).
-    fn block(&mut self, block: &Value) {
+    fn block(&mut self, block: &'a Value) {
         match block["type"].as_str().unwrap_or("") {
             "text" => self
                 .texts
-                .push(block["text"].as_str().unwrap_or("").to_string()),
+                .push(Cow::Borrowed(block["text"].as_str().unwrap_or(""))),
             "image" => self.image(
-                block["mimeType"].as_str().unwrap_or("image/png"),
+                Cow::Borrowed(block["mimeType"].as_str().unwrap_or("image/png")),
                 block["data"].as_str().unwrap_or(""),
             ),
             "resource" => {
                 let r = &block["resource"];
                 let text = r["text"].as_str().or(r["uri"].as_str()).unwrap_or("");
-                self.texts.push(text.to_string());
+                self.texts.push(Cow::Borrowed(text));
             }
             "resource_link" => {
                 let text = block["uri"]
                     .as_str()
                     .or(block["name"].as_str())
                     .unwrap_or("");
-                self.texts.push(text.to_string());
+                self.texts.push(Cow::Borrowed(text));
             }
-            other => self.texts.push(format!(
+            other => self.texts.push(Cow::Owned(format!(
                 "[{}]",
                 if other.is_empty() { "content" } else { other }
-            )),
+            ))),
         }
     }
 
     /// A list of content blocks; a plain string among them is text.
-    fn blocks(&mut self, blocks: &[Value]) {
+    fn blocks(&mut self, blocks: &'a [Value]) {
         for b in blocks {
             match b.as_str() {
                 Some(s) => self.plain_text(s),
@@ -105,14 +121,14 @@ impl Rendered {
     }
 
     /// One entry of an ACP tool call's `content` list.
-    fn tool_call_content(&mut self, item: &Value) {
+    fn tool_call_content(&mut self, item: &'a Value) {
         match item["type"].as_str().unwrap_or("") {
             "content" => self.nested(&item["content"]),
-            "diff" => self.texts.push(render_diff(item)),
-            "terminal" => self.texts.push(format!(
+            "diff" => self.texts.push(Cow::Owned(render_diff(item))),
+            "terminal" => self.texts.push(Cow::Owned(format!(
                 "[terminal {}]",
                 item["terminalId"].as_str().unwrap_or("?")
-            )),
+            ))),
             // a bare content block (or a plain string) where a wrapped one
             // belongs: read it anyway
             _ => self.nested(item),
@@ -121,7 +137,7 @@ impl Rendered {
 
     /// Whatever an ACP `content` entry carries: one block, an array of
     /// blocks, a plain string, or an object holding blocks somewhere.
-    fn nested(&mut self, v: &Value) {
+    fn nested(&mut self, v: &'a Value) {
         match v {
             Value::String(s) => self.plain_text(s),
             Value::Array(items) => self.blocks(items),
@@ -129,7 +145,7 @@ impl Rendered {
                 if let Some(blocks) = find_blocks(v) {
                     self.blocks(blocks);
                 } else if let Some(text) = error_of(v) {
-                    self.texts.push(text);
+                    self.texts.push(Cow::Owned(text));
                 } else {
                     self.block(v);
                 }
@@ -139,18 +155,18 @@ impl Rendered {
     }
 
     /// A plain string: text, with any inlined image URIs turned into images.
-    fn plain_text(&mut self, s: &str) {
+    fn plain_text(&mut self, s: &'a str) {
         if s.contains("data:image/") {
             self.text_with_data_uris(s);
         } else {
-            self.texts.push(s.to_string());
+            self.texts.push(Cow::Borrowed(s));
         }
     }
 
     /// Text that may inline images as `data:image/<type>;base64,<data>` URIs
     /// (Grok): each URI becomes an image (or `[image]`), the rest stays text.
     /// One pass: each search starts where the previous match ended.
-    fn text_with_data_uris(&mut self, text: &str) {
+    fn text_with_data_uris(&mut self, text: &'a str) {
         const PREFIX: &str = "data:image/";
         let mut rest = text;
         let mut kept = String::new();
@@ -165,15 +181,11 @@ impl Rendered {
                 rest = after_prefix;
                 continue;
             };
-            // bytes, not chars: base64 is ASCII and this is the hot loop of a multi-MiB text
-            let data_len = data
-                .bytes()
-                .position(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=')))
-                .unwrap_or(data.len());
+            let data_len = base64_run(data.as_bytes());
             kept.push_str(&rest[..at]);
             let mime = format!("image/{}", &after_prefix[..subtype_len]);
             let before = self.images.len();
-            self.image(&mime, &data[..data_len]);
+            self.image(Cow::Owned(mime), &data[..data_len]);
             if self.images.len() > before {
                 // the image went to a block: no trace in the text
             } else {
@@ -186,7 +198,7 @@ impl Rendered {
         kept.push_str(rest);
         let kept = kept.trim();
         if !kept.is_empty() {
-            self.texts.push(kept.to_string());
+            self.texts.push(Cow::Owned(kept.to_string()));
         }
     }
 
@@ -194,8 +206,18 @@ impl Rendered {
         self.texts.is_empty() && self.images_seen == 0
     }
 
-    fn into_content(self) -> Value {
-        let text = self.texts.join("\n");
+    /// The texts joined by newlines (borrowed when there is only one).
+    fn text(&self) -> Cow<'_, str> {
+        match self.texts.as_slice() {
+            [] => Cow::Borrowed(""),
+            [one] => Cow::Borrowed(one),
+            many => Cow::Owned(many.join("\n")),
+        }
+    }
+
+    /// The content as a `Value` (copies the texts and images).
+    pub fn into_value(self) -> Value {
+        let text = self.text().into_owned();
         if self.images.is_empty() {
             return Value::String(text);
         }
@@ -203,9 +225,86 @@ impl Rendered {
         if !text.is_empty() {
             blocks.push(json!({"type": "text", "text": text}));
         }
-        blocks.extend(self.images);
+        blocks.extend(self.images.iter().map(|i| {
+            json!({"type": "image", "source": {"type": "base64", "media_type": i.mime, "data": i.data}})
+        }));
         Value::Array(blocks)
     }
+}
+
+impl Serialize for ToolResultContent<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let text = self.text();
+        if self.images.is_empty() {
+            return s.serialize_str(&text);
+        }
+        let mut seq = s.serialize_seq(Some(self.images.len() + usize::from(!text.is_empty())))?;
+        if !text.is_empty() {
+            seq.serialize_element(&TextBlock { text: &text })?;
+        }
+        for image in &self.images {
+            seq.serialize_element(image)?;
+        }
+        seq.end()
+    }
+}
+
+/// `{"type":"text","text":...}`
+struct TextBlock<'a> {
+    text: &'a str,
+}
+
+impl Serialize for TextBlock<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("type", "text")?;
+        m.serialize_entry("text", self.text)?;
+        m.end()
+    }
+}
+
+/// `{"type":"image","source":{"type":"base64","media_type":...,"data":...}}`
+impl Serialize for Image<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        struct Source<'b>(&'b Image<'b>);
+        impl Serialize for Source<'_> {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut m = s.serialize_map(Some(3))?;
+                m.serialize_entry("type", "base64")?;
+                m.serialize_entry("media_type", &self.0.mime)?;
+                m.serialize_entry("data", self.0.data)?;
+                m.end()
+            }
+        }
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("type", "image")?;
+        m.serialize_entry("source", &Source(self))?;
+        m.end()
+    }
+}
+
+/// Whether `b` is a base64 character (standard alphabet and padding).
+fn is_base64(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=')
+}
+
+/// How many leading bytes of `data` are base64. The hot loop of a multi-MiB
+/// text: whole blocks are checked without an early exit, which the compiler
+/// turns into vector compares (several times the speed of a byte loop);
+/// only the block holding the end is walked byte by byte.
+fn base64_run(data: &[u8]) -> usize {
+    const BLOCK: usize = 64;
+    let mut len = 0;
+    for block in data.chunks_exact(BLOCK) {
+        if !block.iter().fold(true, |all, &b| all & is_base64(b)) {
+            break;
+        }
+        len += BLOCK;
+    }
+    len + data[len..]
+        .iter()
+        .position(|&b| !is_base64(b))
+        .unwrap_or(data.len() - len)
 }
 
 /// A diff as text: the path, then removed lines with `-` and added ones with `+`.
@@ -225,7 +324,7 @@ fn render_diff(item: &Value) -> String {
 
 /// Reads `rawOutput` as an MCP result in any of the shapes agents send.
 /// Leaves `r` empty when the shape is not one of them.
-fn raw_output(r: &mut Rendered, raw: &Value, compat: &Compat) {
+fn raw_output<'a>(r: &mut ToolResultContent<'a>, raw: &'a Value, compat: &Compat) {
     // wrapped CallToolResult (current codex-acp)
     if let Some(blocks) = raw["result"]["content"].as_array()
         && compat.mcp_raw_output_wrapper
@@ -237,7 +336,7 @@ fn raw_output(r: &mut Rendered, raw: &Value, compat: &Compat) {
         && raw.get("result").is_some_and(Value::is_null)
         && let Some(message) = raw["error"]["message"].as_str()
     {
-        r.texts.push(message.to_string());
+        r.texts.push(Cow::Borrowed(message));
         return;
     }
     // bare CallToolResult (codex-acp 0.x)
@@ -251,7 +350,7 @@ fn raw_output(r: &mut Rendered, raw: &Value, compat: &Compat) {
         if let Some(text) = output["OkayOutput"].as_str().or(output.as_str()) {
             r.text_with_data_uris(text);
         } else if let Some(text) = output["Error"].as_str() {
-            r.texts.push(text.to_string());
+            r.texts.push(Cow::Borrowed(text));
         }
         return;
     }
@@ -259,7 +358,7 @@ fn raw_output(r: &mut Rendered, raw: &Value, compat: &Compat) {
     if raw["error"].is_string()
         && let Some(message) = raw["message"].as_str()
     {
-        r.texts.push(message.to_string());
+        r.texts.push(Cow::Borrowed(message));
         return;
     }
     if !compat.mcp_raw_output_wrapper {
@@ -268,7 +367,7 @@ fn raw_output(r: &mut Rendered, raw: &Value, compat: &Compat) {
     if let Some(blocks) = find_blocks(raw) {
         r.blocks(blocks);
     } else if let Some(text) = error_of(raw) {
-        r.texts.push(text);
+        r.texts.push(Cow::Owned(text));
     }
 }
 
@@ -366,7 +465,13 @@ pub fn tool_result_content(call: &Value) -> Value {
 
 /// [`tool_result_content`] with some agent-shape handling switched off.
 pub fn tool_result_content_with(call: &Value, compat: &Compat) -> Value {
-    let mut r = Rendered::default();
+    render(call, compat).into_value()
+}
+
+/// [`tool_result_content_with`] borrowed from `call`, to serialise without
+/// copying the call's texts and images.
+pub fn render<'a>(call: &'a Value, compat: &Compat) -> ToolResultContent<'a> {
+    let mut r = ToolResultContent::default();
     for item in call["content"].as_array().into_iter().flatten() {
         r.tool_call_content(item);
     }
@@ -377,11 +482,11 @@ pub fn tool_result_content_with(call: &Value, compat: &Compat) -> Value {
             match raw {
                 Value::Null => {}
                 Value::String(s) => r.plain_text(s),
-                other => r.texts.push(other.to_string()),
+                other => r.texts.push(Cow::Owned(other.to_string())),
             }
         }
     }
-    r.into_content()
+    r
 }
 
 /// Whether the `tool_result` is an error: the call failed, or its rawOutput
@@ -459,6 +564,50 @@ mod tests {
         ];
         for (name, call, want) in cases {
             assert_eq!(tool_result_content(&call), want, "{name}");
+            assert_serialises_as_its_value(&call);
+        }
+    }
+
+    /// The borrowed rendering the core serialises has the bytes of the `Value`.
+    fn assert_serialises_as_its_value(call: &Value) {
+        let typed = serde_json::to_string(&render(call, &Compat::default())).unwrap();
+        assert_eq!(typed, tool_result_content(call).to_string(), "{call}");
+    }
+
+    #[test]
+    fn borrowed_rendering_has_the_bytes_of_the_value_form() {
+        let uri = |data: &str| format!("data:image/png;base64,{data}");
+        let calls = [
+            json!({"rawOutput": {"result": {"content": [img("QUJD"), img("REVG")]}}}),
+            json!({"rawOutput": {"result": {"content": [{"type": "text", "text": "a \"q\" \\ é\n"}, {"type": "text", "text": "b"}, img("QUJD")]}}}),
+            json!({"rawOutput": {"type": "MCP", "output": {"OkayOutput": format!("shot\n{}\nsaved", uri("QUJD"))}}}),
+            json!({"rawOutput": {"type": "MCP", "output": {"OkayOutput": uri("QUJD")}}}),
+            json!({"rawOutput": {"type": "MCP", "output": {"OkayOutput": format!("{} and {}", uri(""), uri("QQ=="))}}}),
+            json!({"content": [{"type": "content", "content": img("")}]}),
+            json!({"content": [{"type": "diff", "path": "p", "oldText": "a", "newText": "b"}, {"type": "terminal", "terminalId": "t"}]}),
+            json!({"rawOutput": {"error": {"message": "boom", "code": -32000, "data": {"x": 1}}}}),
+            json!({"rawOutput": [1, 2]}),
+            json!({"rawOutput": null}),
+            json!({"content": []}),
+        ];
+        for call in &calls {
+            assert_serialises_as_its_value(call);
+        }
+    }
+
+    #[test]
+    fn base64_run_stops_at_the_first_non_base64_byte_in_any_block_position() {
+        let body: String = (0..200).map(|i| b"AZaz09+/="[i % 9] as char).collect();
+        for end in [0, 1, 63, 64, 65, 127, 128, 199, 200] {
+            for stop in ["\n", "\"", " ", ",", "-", "_", "é"] {
+                let text = format!("{}{stop}QUJD", &body[..end]);
+                assert_eq!(base64_run(text.as_bytes()), end, "end {end}, stop {stop:?}");
+            }
+            assert_eq!(
+                base64_run(&body.as_bytes()[..end]),
+                end,
+                "end {end} at the end"
+            );
         }
     }
 
@@ -466,7 +615,9 @@ mod tests {
     fn images_are_capped_and_oversized_ones_leave_a_placeholder() {
         let mut blocks: Vec<Value> = (0..5).map(|_| img("QQ==")).collect();
         blocks.push(img(&"A".repeat(MAX_IMAGE_BASE64 + 1)));
-        let out = tool_result_content(&json!({"rawOutput": {"result": {"content": blocks}}}));
+        let call = json!({"rawOutput": {"result": {"content": blocks}}});
+        assert_serialises_as_its_value(&call);
+        let out = tool_result_content(&call);
         let arr = out.as_array().unwrap();
         assert_eq!(arr[0], json!({"type": "text", "text": "[image]\n[image]"}));
         assert_eq!(arr.len(), 1 + MAX_IMAGES);

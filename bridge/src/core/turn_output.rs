@@ -54,11 +54,10 @@ impl Bridge {
             c.message_id = Some(msg_id.clone());
         }
         let model = self.model_name();
-        let content =
-            vec![json!({"type": "tool_use", "id": call_id, "name": name, "input": input})];
-        self.emit(stream_json::assistant(stream_json::message_object(
-            &msg_id, &model, content, None,
-        )));
+        self.emit_message(
+            stream_json::MessageLineType::Assistant,
+            &stream_json::ToolUseMessage::new(&msg_id, &model, call_id, &name, &input),
+        );
     }
 
     /// A script-gate note for the panel: a text block of the `assistant`
@@ -156,13 +155,15 @@ impl Bridge {
                 // a diff shown before the call ran is no result; its rawOutput is
                 call.fields["content"] = json!([]);
             }
-            let content = tool_result::tool_result_content_with(&call.fields, &self.spec.compat);
             // failed, or a result that says the tool failed (MCP isError, error shapes)
             let is_error = tool_result::is_error(&call.fields);
             if let Some(target) = unasked_gated {
                 self.gate_note(&call_id, script_gate::unasked_write_text(&target));
             }
-            self.close_call(&call_id, content, is_error);
+            // the result is serialised from the call's own fields (an image is not copied)
+            let fields = self.close_fields(&call_id);
+            let content = tool_result::render(&fields, &self.spec.compat);
+            self.emit_tool_result(&call_id, &content, is_error);
         }
     }
 
@@ -182,13 +183,34 @@ impl Bridge {
     }
 
     pub(super) fn close_call(&mut self, call_id: &str, content: Value, is_error: bool) {
-        if let Some(c) = self.tool_calls.get_mut(call_id) {
-            c.closed = true;
-            // a closed call only needs its id (late frames for it are dropped);
-            // its fields may hold megabytes of image data
-            c.fields = Value::Null;
+        self.close_fields(call_id);
+        self.emit_tool_result(call_id, &content, is_error);
+    }
+
+    /// Marks the call closed and takes its fields: a closed call only needs
+    /// its id (late frames for it are dropped); its fields may hold
+    /// megabytes of image data.
+    fn close_fields(&mut self, call_id: &str) -> Value {
+        match self.tool_calls.get_mut(call_id) {
+            Some(c) => {
+                c.closed = true;
+                std::mem::take(&mut c.fields)
+            }
+            None => Value::Null,
         }
-        self.emit(stream_json::tool_result(call_id, content, is_error));
+    }
+
+    /// The `user` line with the call's one `tool_result`.
+    fn emit_tool_result<C: serde::Serialize>(
+        &mut self,
+        call_id: &str,
+        content: &C,
+        is_error: bool,
+    ) {
+        self.emit_message(
+            stream_json::MessageLineType::User,
+            &stream_json::ToolResultMessage::new(call_id, content, is_error),
+        );
     }
 
     pub(super) fn prompt_returned(&mut self, error: Option<&Value>, result: &Value, now: Duration) {
