@@ -3,11 +3,16 @@
 //! responses to our requests.
 
 use super::*;
+use crate::chunk_frame::{ChunkFrame, ChunkKind};
 
 impl Bridge {
     pub(super) fn agent_line(&mut self, line: &str, now: Duration) {
         if line.trim().is_empty() {
             return;
+        }
+        // the frame a stream is made of skips the `Value` tree
+        if let Some(chunk) = crate::chunk_frame::parse(line) {
+            return self.chunk_frame(&chunk);
         }
         let mut v: Value = match serde_json::from_str(line) {
             Ok(v @ Value::Object(_)) => v,
@@ -148,19 +153,43 @@ impl Bridge {
         self.diag(format!("unknown agent notification {method} skipped"));
     }
 
-    pub(super) fn session_update(&mut self, u: Value, now: Duration) {
-        let kind = u["sessionUpdate"].as_str().unwrap_or("");
+    /// Whether a `session/update` of this kind is dropped unread: replayed
+    /// history, or a late update of an interrupted prompt.
+    fn update_dropped(&mut self, kind: &str) -> bool {
         let loading = self
             .pending
             .iter()
             .any(|(_, p)| matches!(p, Pending::LoadSession { .. }));
         if loading && kind != "available_commands_update" {
-            return; // session/load replays the history the panel already shows
+            return true; // session/load replays the history the panel already shows
         }
         if !self.late_prompts.is_empty() && is_turn_update(kind) {
-            return self.diag(format!(
+            self.diag(format!(
                 "late {kind} of an interrupted prompt dropped (its turn already ended)"
             ));
+            return true;
+        }
+        false
+    }
+
+    /// A text or thought chunk of non-empty text read the fast way: what
+    /// [`Bridge::session_update`] does with one.
+    fn chunk_frame(&mut self, chunk: &ChunkFrame<'_>) {
+        let kind = chunk.kind.as_str();
+        if self.update_dropped(kind) {
+            return;
+        }
+        // a held `tool_use` goes out before any later panel line
+        if self.turn.is_some() {
+            self.release_held_except(chunk.tool_call_id.as_deref().unwrap_or(""));
+        }
+        self.text_chunk(chunk.kind, &chunk.text, chunk.message_id.as_deref());
+    }
+
+    pub(super) fn session_update(&mut self, u: Value, now: Duration) {
+        let kind = u["sessionUpdate"].as_str().unwrap_or("");
+        if self.update_dropped(kind) {
+            return;
         }
         // a held `tool_use` goes out before any later panel line
         let emits = match kind {
@@ -175,10 +204,10 @@ impl Bridge {
         }
         match kind {
             "agent_message_chunk" | "agent_thought_chunk" => {
-                let block_kind = if kind == "agent_message_chunk" {
-                    BlockKind::Text
+                let chunk_kind = if kind == "agent_message_chunk" {
+                    ChunkKind::Message
                 } else {
-                    BlockKind::Thinking
+                    ChunkKind::Thought
                 };
                 let content = &u["content"];
                 let Some(text) = content["text"]
@@ -187,45 +216,16 @@ impl Bridge {
                 else {
                     return self.diag(format!("{kind} with non-text content skipped"));
                 };
-                if self.turn.is_none() {
-                    return self.diag(format!("{kind} outside a turn skipped: {}", truncate(text)));
-                }
-                if text.is_empty() {
+                if text.is_empty()
+                    && let Some(t) = self.turn.as_mut()
+                {
                     // no block for no text; usage it carries counts
-                    if let Some(usage) = stream_json::Usage::from_meta(&u["_meta"])
-                        && let Some(t) = self.turn.as_mut()
-                    {
+                    if let Some(usage) = stream_json::Usage::from_meta(&u["_meta"]) {
                         t.meta_usage = Some(usage);
                     }
                     return;
                 }
-                let acp_id = u["messageId"].as_str();
-                if self
-                    .turn
-                    .as_ref()
-                    .is_some_and(|t| t.message.is_other_message(acp_id))
-                {
-                    self.fold_message("end_turn");
-                }
-                let model = self.model.as_deref().unwrap_or(DEFAULT_MODEL);
-                let next_msg = &mut self.next_msg;
-                let Some(t) = self.turn.as_mut() else { return };
-                let (lines, index) = t.message.chunk(block_kind, text, acp_id, model, || {
-                    *next_msg += 1;
-                    format!("msg_acp_{}", *next_msg)
-                });
-                for l in lines {
-                    self.emit(l);
-                }
-                let delta = match block_kind {
-                    BlockKind::Text => stream_json::Delta::Text { text },
-                    BlockKind::Thinking => stream_json::Delta::Thinking { thinking: text },
-                };
-                self.emit_stream_event(&stream_json::BlockDelta {
-                    kind: stream_json::BlockDeltaType::ContentBlockDelta,
-                    index,
-                    delta,
-                });
+                self.text_chunk(chunk_kind, text, u["messageId"].as_str());
             }
             "tool_call" | "tool_call_update" => match crate::tool_name::mcp_startup_server(&u) {
                 Some(server) => self.mcp_startup(&server, &u),
@@ -281,6 +281,42 @@ impl Bridge {
             "user_message_chunk" | "plan" | "session_info_update" => {}
             other => self.diag(format!("unknown session/update kind {other:?} skipped")),
         }
+    }
+
+    /// A chunk of text (non-empty within a turn): streamed to the panel as a delta of the
+    /// open message's block (opening message and block as needed).
+    fn text_chunk(&mut self, chunk_kind: ChunkKind, text: &str, acp_id: Option<&str>) {
+        if self.turn.is_none() {
+            let kind = chunk_kind.as_str();
+            return self.diag(format!("{kind} outside a turn skipped: {}", truncate(text)));
+        }
+        if self
+            .turn
+            .as_ref()
+            .is_some_and(|t| t.message.is_other_message(acp_id))
+        {
+            self.fold_message("end_turn");
+        }
+        let block_kind = chunk_kind.block_kind();
+        let model = self.model.as_deref().unwrap_or(DEFAULT_MODEL);
+        let next_msg = &mut self.next_msg;
+        let Some(t) = self.turn.as_mut() else { return };
+        let (lines, index) = t.message.chunk(block_kind, text, acp_id, model, || {
+            *next_msg += 1;
+            format!("msg_acp_{}", *next_msg)
+        });
+        for l in lines {
+            self.emit(l);
+        }
+        let delta = match block_kind {
+            BlockKind::Text => stream_json::Delta::Text { text },
+            BlockKind::Thinking => stream_json::Delta::Thinking { thinking: text },
+        };
+        self.emit_stream_event(&stream_json::BlockDelta {
+            kind: stream_json::BlockDeltaType::ContentBlockDelta,
+            index,
+            delta,
+        });
     }
 
     pub(super) fn agent_response(&mut self, v: &Value, now: Duration) {
