@@ -7,7 +7,9 @@
 //! method or kind, an `id`, a field of another type, a missing one, a
 //! duplicate key, an array where an object belongs, non-text content, empty
 //! text) is `None`, and the caller reads the line the generic `Value` way,
-//! which owns every tolerance rule; so both ways behave the same.
+//! which owns every tolerance rule; so both ways behave the same. A failed
+//! typed read costs an error value (formatted, its position computed), so a
+//! line whose start does not name a chunk kind is not tried at all.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -52,8 +54,26 @@ impl ChunkKind {
     }
 }
 
+/// How far into a line the chunk kind is looked for before the typed read is
+/// tried. Agents put `sessionUpdate` first or after a short id; a chunk frame
+/// that names its kind later is read the generic way, just more slowly.
+const KIND_WINDOW: usize = 1024;
+
+/// Whether the line's start names a chunk kind (`..._chunk"`): a cheap test
+/// that keeps tool calls, responses and megabyte frames off the typed read.
+fn names_a_chunk_kind(line: &str) -> bool {
+    let mut end = line.len().min(KIND_WINDOW);
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    line[..end].contains("_chunk\"")
+}
+
 /// The line as a chunk frame, or `None` when it is anything else.
 pub(crate) fn parse(line: &str) -> Option<ChunkFrame<'_>> {
+    if !names_a_chunk_kind(line) {
+        return None;
+    }
     let Object(frame) = serde_json::from_str::<Object<Frame<'_>>>(line).ok()?;
     let Object(update) = frame.params.0.update;
     let Object(content) = update.content;
@@ -216,6 +236,19 @@ mod tests {
                 "{line}"
             );
         }
+    }
+
+    #[test]
+    fn a_chunk_kind_named_only_past_the_window_is_left_to_the_generic_path() {
+        let line = |pad: usize| {
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"pad":"{}","update":{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":"é"}}}}}}}}"#,
+                "é".repeat(pad)
+            )
+        };
+        assert!(chunk(&line(10)).is_some());
+        assert!(chunk(&line(KIND_WINDOW)).is_none());
+        assert!(!names_a_chunk_kind(&"é".repeat(KIND_WINDOW)));
     }
 
     #[test]
