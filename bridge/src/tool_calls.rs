@@ -183,7 +183,7 @@ impl ToolCalls {
     /// [`ToolCalls::merge`] taking the update: its values move into the
     /// call, so a large result (an image) is not copied.
     pub fn merge_owned(&mut self, id: &str, update: Value) -> &mut ToolCall {
-        let idx = match self.calls.iter().position(|c| c.id == id) {
+        let idx = match self.calls.iter().rposition(|c| c.id == id) {
             Some(i) => i,
             None => {
                 self.calls.push(ToolCall {
@@ -223,12 +223,13 @@ impl ToolCalls {
         call
     }
 
+    // Ids are unique; the newest calls are looked up most, so from the back.
     pub fn get(&self, id: &str) -> Option<&ToolCall> {
-        self.calls.iter().find(|c| c.id == id)
+        self.calls.iter().rev().find(|c| c.id == id)
     }
 
     pub fn get_mut(&mut self, id: &str) -> Option<&mut ToolCall> {
-        self.calls.iter_mut().find(|c| c.id == id)
+        self.calls.iter_mut().rev().find(|c| c.id == id)
     }
 
     /// Ids of calls held back (identity pending) and not yet announced.

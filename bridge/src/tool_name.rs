@@ -81,11 +81,16 @@ pub fn merge_tool_call(known: &mut Value, frame: &Value) {
 /// [`merge_tool_call`] taking the frame: its values move into `known`, so a
 /// large result (an image) is not copied.
 pub fn merge_tool_call_owned(known: &mut Value, frame: Value) {
-    let Value::Object(frame) = frame else {
+    let Value::Object(mut frame) = frame else {
         return;
     };
-    if !known.is_object() {
-        *known = Value::Object(Map::new());
+    if known.as_object().is_none_or(Map::is_empty) {
+        // the first frame is the fields, as inserting them one by one would
+        // make them, without hashing each key again
+        frame
+            .retain(|key, value| key != "sessionUpdate" && key != "toolCallId" && !value.is_null());
+        *known = Value::Object(frame);
+        return;
     }
     let known = known.as_object_mut().expect("made an object above");
     for (key, value) in frame {
