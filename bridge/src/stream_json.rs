@@ -354,25 +354,40 @@ pub struct TurnResult {
     pub errors: Vec<String>,
 }
 
-pub fn result(r: &TurnResult) -> Value {
-    let mut line = json!({
-        "type": "result",
-        "subtype": r.subtype,
-        "is_error": r.is_error,
-        "duration_ms": r.duration_ms,
-        "duration_api_ms": r.duration_ms,
-        "num_turns": r.num_turns,
-        "result": r.result,
-        "stop_reason": r.stop_reason,
-        "session_id": null,
-        "total_cost_usd": r.total_cost_usd,
-        "usage": r.usage.to_json(),
-        "permission_denials": r.permission_denials
-    });
+/// The `result` line; the texts move in (a turn's last text can be megabytes).
+pub fn result(r: TurnResult) -> Value {
+    let mut line = object([
+        ("type", json!("result")),
+        ("subtype", json!(r.subtype)),
+        ("is_error", json!(r.is_error)),
+        ("duration_ms", json!(r.duration_ms)),
+        ("duration_api_ms", json!(r.duration_ms)),
+        ("num_turns", json!(r.num_turns)),
+        ("result", Value::String(r.result)),
+        ("stop_reason", json!(r.stop_reason)),
+        ("session_id", Value::Null),
+        ("total_cost_usd", json!(r.total_cost_usd)),
+        ("usage", r.usage.to_json()),
+        ("permission_denials", Value::Array(r.permission_denials)),
+    ]);
     if r.subtype != "success" {
         line["errors"] = json!(r.errors);
     }
     line
+}
+
+/// A `text` content block; the text moves in.
+pub fn text_block(text: String) -> Value {
+    object([("type", json!("text")), ("text", Value::String(text))])
+}
+
+/// A `thinking` content block (no signature); the thinking moves in.
+pub fn thinking_block(thinking: String) -> Value {
+    object([
+        ("type", json!("thinking")),
+        ("thinking", Value::String(thinking)),
+        ("signature", json!("")),
+    ])
 }
 
 /// A success answer to a panel `control_request`; `request_id` is echoed as

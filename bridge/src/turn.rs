@@ -120,11 +120,9 @@ impl StreamingMessage {
             .map(|(kind, body)| match kind {
                 BlockKind::Text => {
                     text.push_str(&body);
-                    json!({"type": "text", "text": body})
+                    stream_json::text_block(body)
                 }
-                BlockKind::Thinking => {
-                    json!({"type": "thinking", "thinking": body, "signature": ""})
-                }
+                BlockKind::Thinking => stream_json::thinking_block(body),
             })
             .collect();
         lines.push(stream_json::assistant(stream_json::message_object(
@@ -227,8 +225,8 @@ impl Turn {
         }
     }
 
-    /// The `result` line for this turn, ended at `now`.
-    pub fn result(&self, now: Duration) -> Value {
+    /// The `result` line for this turn, ended at `now` (its texts move in).
+    pub fn result(self, now: Duration) -> Value {
         let is_error = self.error.is_some()
             || self.prompt_error.is_some()
             || self.interrupted
@@ -250,25 +248,25 @@ impl Turn {
         }
         let result = match self.error.as_ref().or(self.prompt_error.as_ref()) {
             Some(e) => e.clone(),
-            None => self.last_text.clone(),
+            None => self.last_text,
         };
-        let mut errors = self.errors.clone();
+        let mut errors = self.errors;
         if errors.is_empty() && self.max_turns {
             errors.push(MAX_TURNS_TEXT.to_string());
         }
         if self.interrupted && subtype == "error_during_execution" && errors.is_empty() {
             errors.push(INTERRUPTED_TEXT.to_string());
         }
-        stream_json::result(&stream_json::TurnResult {
+        stream_json::result(stream_json::TurnResult {
             is_error,
             subtype,
             duration_ms: now.saturating_sub(self.started).as_millis() as u64,
             num_turns: self.prompts_sent.max(1),
             result,
-            stop_reason: self.stop_reason.clone(),
+            stop_reason: self.stop_reason,
             total_cost_usd: self.cost_usd.unwrap_or(0.0),
             usage,
-            permission_denials: self.permission_denials.clone(),
+            permission_denials: self.permission_denials,
             errors,
         })
     }
