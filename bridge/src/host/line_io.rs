@@ -1,8 +1,11 @@
 //! Line-framed pipes. Readers run as their own tasks and hand whole lines to
-//! the session loop over a channel; writers run as their own tasks fed by
-//! unbounded channels. So the session loop never waits on a pipe: a slow or
-//! stuck peer cannot block the other direction (no pipe deadlock), and the
-//! channel receive it selects on is cancel-safe.
+//! the session loop over a channel; writers run as their own tasks (or, for
+//! our stdout, a blocking thread) fed by unbounded channels. So the session
+//! loop never waits on a pipe: a slow or stuck peer cannot block the other
+//! direction (no pipe deadlock), and the channel receive it selects on is
+//! cancel-safe.
+
+use std::io::Write;
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::mpsc;
@@ -86,6 +89,34 @@ where
     flushed
 }
 
+/// [`write_lines`] on a blocking writer, for a thread of its own (not an
+/// async task): our stdout. tokio writes stdout on a blocking thread anyway,
+/// but in 2 MiB pieces each handed over by the runtime's one thread, so a
+/// large line stalled whenever the core was busy; here the whole line is
+/// written while the core goes on.
+pub fn write_lines_blocking<W: Write>(
+    writer: W,
+    mut commands: mpsc::UnboundedReceiver<WriteCmd>,
+) -> Option<std::io::Error> {
+    let mut writer = std::io::BufWriter::with_capacity(1 << 16, writer);
+    while let Some(cmd) = commands.blocking_recv() {
+        let result = match cmd {
+            WriteCmd::Line(line) => writer
+                .write_all(line.as_bytes())
+                .and_then(|()| writer.write_all(b"\n"))
+                .and_then(|()| match commands.is_empty() {
+                    true => writer.flush(),
+                    false => Ok(()),
+                }),
+            WriteCmd::Close => break,
+        };
+        if let Err(e) = result {
+            return Some(e);
+        }
+    }
+    writer.flush().err()
+}
+
 async fn write_line<W: AsyncWrite + Unpin>(
     writer: &mut BufWriter<W>,
     line: &str,
@@ -140,15 +171,31 @@ mod tests {
         assert_eq!(got[1], Ev::Line("\u{fffd}\u{fffd} bad".into(), true));
     }
 
+    /// Two lines, a close, and a line after it (never written).
+    fn lines_then_close() -> mpsc::UnboundedReceiver<WriteCmd> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        for cmd in [
+            WriteCmd::Line("one".into()),
+            WriteCmd::Line("two".into()),
+            WriteCmd::Close,
+            WriteCmd::Line("after close".into()),
+        ] {
+            tx.send(cmd).unwrap();
+        }
+        rx
+    }
+
     #[tokio::test]
     async fn writer_terminates_each_line_and_stops_at_close() {
-        let (tx, rx) = mpsc::unbounded_channel();
-        tx.send(WriteCmd::Line("one".into())).unwrap();
-        tx.send(WriteCmd::Line("two".into())).unwrap();
-        tx.send(WriteCmd::Close).unwrap();
-        tx.send(WriteCmd::Line("after close".into())).unwrap();
         let mut out = Vec::new();
-        assert!(write_lines(&mut out, rx).await.is_none());
+        assert!(write_lines(&mut out, lines_then_close()).await.is_none());
+        assert_eq!(out, b"one\ntwo\n");
+    }
+
+    #[test]
+    fn blocking_writer_terminates_each_line_and_stops_at_close() {
+        let mut out = Vec::new();
+        assert!(write_lines_blocking(&mut out, lines_then_close()).is_none());
         assert_eq!(out, b"one\ntwo\n");
     }
 }

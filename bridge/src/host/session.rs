@@ -28,7 +28,7 @@ use process_group::{Graces, Ladder, Rung, group_alive, signal_group};
 
 use super::agent_process;
 use super::args::HostConfig;
-use super::line_io::{Line, WriteCmd, read_lines, write_lines};
+use super::line_io::{Line, WriteCmd, read_lines, write_lines, write_lines_blocking};
 use super::random_ids::RandomIds;
 use super::stderr_sink::StderrSink;
 use super::traffic_log::TrafficLog;
@@ -154,9 +154,10 @@ pub async fn run(config: HostConfig) -> Result<i32> {
     let (panel_tx, panel_rx) = mpsc::unbounded_channel();
     let panel_writer = {
         let events_tx = events_tx.clone();
-        tokio::spawn(async move {
-            if let Some(e) = write_lines(tokio::io::stdout(), panel_rx).await {
-                let _ = events_tx.send(Event::PanelGone(e.to_string())).await;
+        // a thread of its own: a large line goes out while the core works on
+        tokio::task::spawn_blocking(move || {
+            if let Some(e) = write_lines_blocking(std::io::stdout(), panel_rx) {
+                let _ = events_tx.blocking_send(Event::PanelGone(e.to_string()));
             }
         })
     };
