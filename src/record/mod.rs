@@ -15,7 +15,7 @@ pub mod compare;
 mod driver;
 pub mod mode;
 mod stream_json_client;
-mod timeline;
+pub mod timeline;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
