@@ -104,17 +104,19 @@ impl AgentProcess {
                         if line.is_empty() {
                             continue;
                         }
+                        // parsed first so the line itself moves into the tap
+                        // (no copy of a large frame); the tap still comes first
+                        let incoming = match serde_json::from_str::<Value>(&line) {
+                            Ok(v) if v.is_object() => Incoming::Frame(v),
+                            _ => Incoming::Garbage(line.clone()),
+                        };
                         let _ = out_tap.send(Tapped {
                             leg: Leg::Acp,
                             dir: Dir::FromAgent,
                             proc,
-                            raw: line.clone(),
+                            raw: line,
                             http: None,
                         });
-                        let incoming = match serde_json::from_str::<Value>(&line) {
-                            Ok(v) if v.is_object() => Incoming::Frame(v),
-                            _ => Incoming::Garbage(line),
-                        };
                         let _ = tx.send(incoming);
                     }
                 }

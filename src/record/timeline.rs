@@ -120,7 +120,13 @@ impl State {
         loop {
             tokio::select! {
                 biased;
-                Some(event) = tap_rx.recv() => self.event(event),
+                Some(event) = tap_rx.recv() => {
+                    self.event(event);
+                    // a batch goes to disk once nothing more is queued
+                    if tap_rx.is_empty() {
+                        self.flush();
+                    }
+                }
                 Some(control) = control_rx.recv() => match control {
                     Control::AgentInfo { agent_info, protocol_version } => {
                         self.header.agent_info = agent_info;
@@ -160,9 +166,18 @@ impl State {
         let Some(writer) = self.writer.as_mut() else {
             return;
         };
-        let raw = self.scrubber.scrub(&event.raw);
+        let raw = self.scrubber.scrub_owned(event.raw);
         let http = event.http.map(|h| self.scrubber.scrub_http(h));
         if let Err(e) = writer.event(ms, event.leg, event.dir, event.proc, raw, http)
+            && self.error.is_none()
+        {
+            self.error = Some(e);
+        }
+    }
+
+    fn flush(&mut self) {
+        if let Some(writer) = self.writer.as_mut()
+            && let Err(e) = writer.flush()
             && self.error.is_none()
         {
             self.error = Some(e);
@@ -194,6 +209,7 @@ impl State {
                 for (ms, event) in std::mem::take(&mut self.pending) {
                     self.write(ms, event);
                 }
+                self.flush();
             }
             Err(e) => self.error = Some(e),
         }

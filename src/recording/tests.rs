@@ -283,3 +283,15 @@ fn scrubber_replaces_a_percent_encoded_path() {
         "sessions/<workspace>/x.json"
     );
 }
+
+#[test]
+fn buffered_lines_reach_the_file_at_each_flush() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.jsonl");
+    let mut w = RecordingWriter::create(&path, &header()).unwrap();
+    w.event(0, Leg::Harness, Dir::Note, 1, "one".into(), None)
+        .unwrap();
+    w.flush().unwrap();
+    let rec = read(&path).unwrap();
+    assert_eq!((rec.events.len(), rec.is_truncated()), (1, true));
+}
