@@ -11,14 +11,19 @@
 //! judges (every core, cases lightened). Linear time means ms per recording
 //! stays flat; bounded memory means the peak RSS does not grow with the copies.
 //!
+//! The phase table times the judge's steps one by one (read, replay,
+//! render, expectations, contract, golden) on one core: where a recording's
+//! milliseconds go.
+//!
 //! Run: `cargo bench -p acp-harness --bench replay` (criterion, per
 //! recording), or with `BENCH_REPORT=1` (the quick mode `.ci/benchmarks`
-//! uses: the paired table as markdown).
+//! uses: the paired table as markdown; `REPLAY_BENCH_SCALES=1,10` measures
+//! only those scales).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use acp_harness::judge::golden::RecordingId;
+use acp_harness::judge::golden::{self, RecordingId};
 use acp_harness::judge::{Case, Corpus};
 use criterion::Criterion;
 
@@ -153,6 +158,61 @@ fn load() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
+/// Seconds each phase of the judge takes over `paths` on one core, judged
+/// phase by phase as `Corpus::judge` does: read, replay, render (normalise),
+/// expectations, contract, golden (read and compare).
+fn phases(corpus: &Corpus, paths: &[PathBuf]) -> [(&'static str, Duration); 6] {
+    let mut t = [Duration::ZERO; 6];
+    let mut lap = |i: usize, start: &mut Instant| {
+        let now = Instant::now();
+        t[i] += now - *start;
+        *start = now;
+    };
+    let contract = corpus.contract().ok().flatten();
+    for path in paths {
+        let mut at = Instant::now();
+        let acp = acp_harness::recording::Leg::Acp;
+        let Ok(recording) = acp_harness::recording::read(path) else {
+            continue;
+        };
+        lap(0, &mut at);
+        let Ok(scenario) = corpus.scenario(&recording.header.scenario) else {
+            continue;
+        };
+        if !recording.leg(acp).any(|e| e.proc == 1) {
+            continue;
+        }
+        let replay = acp_harness::replay::replayer::replay(&recording, &scenario);
+        lap(1, &mut at);
+        let transcript = acp_harness::judge::render(path, &recording, &replay);
+        lap(2, &mut at);
+        std::hint::black_box(acp_harness::expect::evaluate(
+            &scenario.expect,
+            &replay.panel_lines,
+        ));
+        lap(3, &mut at);
+        if let Some(c) = &contract {
+            std::hint::black_box(c.check(&replay.panel_lines));
+        }
+        lap(4, &mut at);
+        let id = corpus.id_of(path, Some(&recording));
+        let golden = golden::read(&id.snapshot_path(&corpus.snapshots))
+            .ok()
+            .flatten();
+        std::hint::black_box(golden::compare(golden.as_deref(), &transcript));
+        lap(5, &mut at);
+    }
+    let names = [
+        "read the recording",
+        "replay through the bridge",
+        "render the transcript (normalise)",
+        "expectations",
+        "stream-json contract",
+        "golden: read and compare",
+    ];
+    std::array::from_fn(|i| (names[i], t[i]))
+}
+
 fn report(corpus: &Corpus, paths: &[PathBuf]) {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     // Warm the shared loads (scenarios, contract) and the page cache.
@@ -192,6 +252,25 @@ fn report(corpus: &Corpus, paths: &[PathBuf]) {
         "\nMedians of 3 runs each, interleaved; load average after: {}.\n",
         load()
     );
+    let runs: Vec<_> = (0..3).map(|_| phases(corpus, paths)).collect();
+    println!("### Where the time goes (committed corpus, one core)\n");
+    println!("| phase | ms/recording | share |");
+    println!("|---|---:|---:|");
+    let medians: Vec<(&str, Duration)> = (0..6)
+        .map(|i| (runs[0][i].0, median(runs.iter().map(|r| r[i].1).collect())))
+        .collect();
+    let total: Duration = medians.iter().map(|(_, d)| *d).sum();
+    for (name, d) in &medians {
+        println!(
+            "| {name} | {:.3} | {:.0} % |",
+            per(*d, paths.len()),
+            100.0 * d.as_secs_f64() / total.as_secs_f64()
+        );
+    }
+    println!(
+        "| sum | {:.3} | |\n\nMedians of 3 runs, each phase timed per recording.\n",
+        per(total, paths.len())
+    );
 
     let base: Vec<PathBuf> = paths
         .iter()
@@ -207,7 +286,11 @@ fn report(corpus: &Corpus, paths: &[PathBuf]) {
         "| scale | recordings | passed | MiB | {cores} cores: s | ms/recording (wall) | 1 core: ms/recording | peak RSS MiB |"
     );
     println!("|---|---:|---:|---:|---:|---:|---:|---:|");
-    for copies in [1usize, 10, 100] {
+    // REPLAY_BENCH_SCALES="1,10" measures fewer scales (an empty list: none)
+    let scales: Vec<usize> = std::env::var("REPLAY_BENCH_SCALES")
+        .map(|s| s.split(',').filter_map(|n| n.trim().parse().ok()).collect())
+        .unwrap_or_else(|_| vec![1, 10, 100]);
+    for copies in scales {
         let dir = tempfile::tempdir().expect("a temp dir");
         let scaled = synthetic_corpus(corpus, &base, copies, dir.path());
         let scaled_paths = scaled.recordings().expect("the synthetic corpus");

@@ -104,7 +104,11 @@ impl Kind {
 
 struct Slot {
     frame: AcpFrame,
+    /// A client frame, parsed; an agent frame only when it is a response
+    /// (its id may need remapping): the others are released as recorded,
+    /// and their payloads (images of megabytes) are never built as values.
     parsed: Option<Value>,
+    /// A client frame's kind; an agent frame's is `Response` or `Other`.
     kind: Kind,
     /// Client frame: matched. Agent frame: released.
     done: bool,
@@ -127,7 +131,9 @@ impl FakeAgent {
         let slots = frames
             .into_iter()
             .map(|frame| {
-                let parsed = serde_json::from_str::<Value>(&frame.raw).ok();
+                let parsed = (frame.dir == Direction::ToAgent || may_be_response(&frame.raw))
+                    .then(|| serde_json::from_str::<Value>(&frame.raw).ok())
+                    .flatten();
                 let kind = parsed.as_ref().map(Kind::of).unwrap_or(Kind::Other);
                 if frame.dir == Direction::ToAgent
                     && let Kind::Request { id, .. } = &kind
@@ -228,8 +234,9 @@ impl FakeAgent {
                 continue;
             }
             self.slots[j].done = true;
+            // released once: the line moves out of the slot
+            let mut line = std::mem::take(&mut self.slots[j].frame.raw);
             let slot = &self.slots[j];
-            let mut line = slot.frame.raw.clone();
             if let (Kind::Response { id }, Some(parsed)) = (&slot.kind, &slot.parsed) {
                 let key = id.to_string();
                 match self.ids.get(&key) {
@@ -310,6 +317,44 @@ impl FakeAgent {
     }
 }
 
+/// Whether an agent line may be a JSON-RPC response (what [`Kind::of`]
+/// calls one: an `id` that is not null, a `result` or `error`, no string
+/// `method`), read without building its values. A line this cannot read
+/// may be one: the full parse decides.
+fn may_be_response(raw: &str) -> bool {
+    use serde::de::{Deserializer as _, IgnoredAny, MapAccess, Visitor};
+
+    struct Top;
+    impl<'de> Visitor<'de> for Top {
+        type Value = bool;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+            let (mut method, mut id, mut answer) = (false, false, false);
+            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                // a repeated key counts as its last value, as in a parsed Value
+                match key.as_ref() {
+                    "method" => method = map.next_value::<Value>()?.is_string(),
+                    "id" => id = !map.next_value::<Value>()?.is_null(),
+                    "result" | "error" => {
+                        map.next_value::<IgnoredAny>()?;
+                        answer = true;
+                    }
+                    _ => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+            }
+            Ok(!method && id && answer)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(raw);
+    let read = (&mut de).deserialize_map(Top);
+    read.and_then(|response| de.end().map(|()| response))
+        .unwrap_or(true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -329,6 +374,29 @@ mod tests {
     }
 
     use Direction::{FromAgent as A, ToAgent as C};
+
+    #[test]
+    fn an_agent_line_may_be_a_response_exactly_when_its_parsed_value_is_one() {
+        for line in [
+            r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}"#,
+            r#"{"jsonrpc":"2.0","id":"a","error":{"code":-1}}"#,
+            r#"{"id":3,"result":null}"#,
+            r#"{"id":null,"result":{}}"#,
+            r#"{"id":3,"method":"session/request_permission","params":{}}"#,
+            r#"{"id":3,"method":7,"result":{}}"#,
+            r#"{"method":"session/update","params":{"update":{"data":"AAAA"}}}"#,
+            r#"{"id":3}"#,
+            r#"{"id":3,"result":{},"id":null}"#,
+        ] {
+            let parsed: Value = serde_json::from_str(line).unwrap();
+            let response = matches!(Kind::of(&parsed), Kind::Response { .. });
+            assert_eq!(may_be_response(line), response, "{line}");
+        }
+        // what it cannot read as an object, the full parse decides
+        for line in ["{not json", "[1,2]", r#""id""#] {
+            assert!(may_be_response(line), "{line}");
+        }
+    }
 
     fn lines(s: &Served) -> Vec<&str> {
         s.released.iter().map(|r| r.line.as_str()).collect()

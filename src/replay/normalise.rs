@@ -55,6 +55,9 @@ impl LabelKind {
 pub struct Labeller {
     labels: HashMap<String, String>,
     counts: HashMap<LabelKind, usize>,
+    /// The longest labelled value: a longer string (a base64 image) is no
+    /// label's value, and is not hashed to find that out.
+    longest: usize,
 }
 
 impl Labeller {
@@ -69,6 +72,7 @@ impl Labeller {
         let n = self.counts.entry(kind).or_insert(0);
         *n += 1;
         let label = format!("<{} {}>", kind.name(), n);
+        self.longest = self.longest.max(value.len());
         self.labels.insert(value.to_string(), label.clone());
         label
     }
@@ -104,19 +108,15 @@ impl Labeller {
             }
             Value::Array(items) => items.iter_mut().for_each(|v| self.value(v)),
             Value::String(s) => {
-                if let Some(label) = self
-                    .labels
-                    .get(s.as_str())
-                    .filter(|_| s.len() >= GLOBAL_LABEL_MIN)
+                if let Some(label) = Some(s.len())
+                    .filter(|n| (GLOBAL_LABEL_MIN..=self.longest).contains(n))
+                    .and_then(|_| self.labels.get(s.as_str()))
                 {
                     *s = label.clone();
                 } else if is_uuid(s) {
                     *s = self.label(LabelKind::Uuid, s);
-                } else {
-                    let digested = digest_base64_runs(s);
-                    if digested.len() != s.len() {
-                        *s = digested;
-                    }
+                } else if let Some(d) = digested(s) {
+                    *s = d;
                 }
             }
             _ => {}
@@ -138,37 +138,54 @@ pub fn is_uuid(s: &str) -> bool {
         })
 }
 
-fn is_base64_byte(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'=' | b'-' | b'_')
-}
+/// The base64 alphabet (standard and URL-safe, with padding) as a lookup
+/// table: the scan below runs over every byte of every transcript string.
+const BASE64_BYTE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        table[c] = b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'-' | b'_');
+        c += 1;
+    }
+    table
+};
 
 /// Replaces every run of at least [`BASE64_DIGEST_MIN`] base64 characters by
 /// `<base64 N chars sha256:…>`. One pass, linear in the input.
 pub fn digest_base64_runs(s: &str) -> String {
+    digested(s).unwrap_or_else(|| s.to_string())
+}
+
+/// [`digest_base64_runs`], `None` when no run is long enough (nothing to copy).
+fn digested(s: &str) -> Option<String> {
     let bytes = s.as_bytes();
     if bytes.len() < BASE64_DIGEST_MIN {
-        return s.to_string();
+        return None;
     }
-    let mut out = String::with_capacity(s.len().min(4096));
+    let is_base64 = |c: &u8| BASE64_BYTE[*c as usize];
+    let mut out: Option<String> = None;
     let mut i = 0;
     let mut copied = 0;
     while i < bytes.len() {
-        if is_base64_byte(bytes[i]) {
-            let start = i;
-            while i < bytes.len() && is_base64_byte(bytes[i]) {
-                i += 1;
-            }
-            if i - start >= BASE64_DIGEST_MIN {
-                out.push_str(&s[copied..start]);
-                out.push_str(&digest(&s[start..i]));
-                copied = i;
-            }
-        } else {
-            i += 1;
+        let Some(start) = bytes[i..].iter().position(is_base64).map(|k| i + k) else {
+            break;
+        };
+        let end = bytes[start..]
+            .iter()
+            .position(|c| !is_base64(c))
+            .map_or(bytes.len(), |k| start + k);
+        if end - start >= BASE64_DIGEST_MIN {
+            let out = out.get_or_insert_with(|| String::with_capacity(s.len().min(4096)));
+            out.push_str(&s[copied..start]);
+            out.push_str(&digest(&s[start..end]));
+            copied = end;
         }
+        i = end;
     }
+    let mut out = out?;
     out.push_str(&s[copied..]);
-    out
+    Some(out)
 }
 
 /// `<base64 N chars sha256:first 12 hex>`.

@@ -347,9 +347,9 @@ impl Run<'_> {
                 }
             }
             self.now = self.now.max(at);
-            self.transcript
-                .push(Entry::AgentToBridge(released.line.clone()));
             let out = process.bridge.on_agent_line(&released.line, self.now);
+            // before what the bridge made of it (the line moves, not copied)
+            self.transcript.push(Entry::AgentToBridge(released.line));
             self.transcribe(process, driver, out, &mut queue);
             let lines = driver.poll_now();
             for note in driver.take_notes() {
