@@ -395,14 +395,25 @@ impl Bridge {
         message: &M,
     ) {
         let uuid = self.ids.next_uuid();
-        let line = serde_json::to_string(&stream_json::StampedMessage {
+        let line = self.stamped_message(kind, message, &uuid);
+        self.push_typed_line(line, "message");
+    }
+
+    /// The text of a typed `assistant` / `user` line (see [`Bridge::emit_message`]),
+    /// for a message borrowed from the bridge's own state.
+    fn stamped_message<M: serde::Serialize>(
+        &self,
+        kind: stream_json::MessageLineType,
+        message: &M,
+        uuid: &str,
+    ) -> serde_json::Result<String> {
+        serde_json::to_string(&stream_json::StampedMessage {
             kind,
             message,
             parent_tool_use_id: (),
             session_id: self.stamp_session_id(),
-            uuid: &uuid,
-        });
-        self.push_typed_line(line, "message");
+            uuid,
+        })
     }
 
     fn push_typed_line(&mut self, line: serde_json::Result<String>, what: &str) {

@@ -14,15 +14,22 @@
 //! agent's own failed update, which says more; any frame for a call already
 //! closed is dropped, so a late update never makes a second result.
 
+use std::cell::OnceCell;
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use serde_json::{Value, json};
 
-use crate::tool_name;
+use crate::tool_name::{self, Identity};
 
 #[derive(Debug)]
 pub(crate) struct ToolCall {
     pub id: String,
     /// ACP fields seen so far (`title`, `kind`, `rawInput`, `content`, ...).
-    pub fields: Value,
+    fields: Value,
+    /// What is read from `fields` (and the counters beside them), worked out
+    /// on first use and forgotten whenever they change.
+    derived: Derived,
     pub announced: bool,
     pub closed: bool,
     /// The `assistant` message that carried the call's `tool_use`; notes
@@ -53,17 +60,29 @@ pub(crate) struct ToolCall {
     content_before_finish: bool,
 }
 
+/// A call's values derived from its fields: asked for several times per
+/// frame (hold or announce, the `tool_use`, the script gate), each worked
+/// out once per change of the fields. The session's MCP servers never
+/// change, so they are no part of the key.
+#[derive(Debug, Default)]
+struct Derived {
+    identity: OnceCell<Option<Identity>>,
+    name: OnceCell<String>,
+    input: OnceCell<Value>,
+    awaits_arguments: OnceCell<bool>,
+    identity_pending: OnceCell<bool>,
+}
+
 impl ToolCall {
-    /// A call known only from `fields` (a permission request without a
-    /// `toolCallId`), kept nowhere.
-    pub fn detached(fields: Value) -> ToolCall {
+    fn new(id: String, fields: Value) -> ToolCall {
         ToolCall {
-            id: String::new(),
+            id,
             fields,
-            announced: true,
+            derived: Derived::default(),
+            announced: false,
             closed: false,
             message_id: None,
-            asked: true,
+            asked: false,
             gate_denial: None,
             announced_name: None,
             content_arguments: None,
@@ -74,11 +93,51 @@ impl ToolCall {
         }
     }
 
+    /// A call known only from `fields` (a permission request without a
+    /// `toolCallId`), kept nowhere.
+    pub fn detached(fields: Value) -> ToolCall {
+        ToolCall {
+            announced: true,
+            asked: true,
+            ..ToolCall::new(String::new(), fields)
+        }
+    }
+
+    /// The ACP fields seen so far.
+    pub fn fields(&self) -> &Value {
+        &self.fields
+    }
+
+    /// Takes the fields out (the call is closed: a result may hold megabytes).
+    pub fn take_fields(&mut self) -> Value {
+        self.derived = Derived::default();
+        std::mem::take(&mut self.fields)
+    }
+
+    /// Empties the call's content (a proposal, no result).
+    pub fn clear_content(&mut self) {
+        self.derived = Derived::default();
+        self.fields["content"] = json!([]);
+    }
+
+    fn identity(&self, servers: &[String]) -> Option<&Identity> {
+        self.derived
+            .identity
+            .get_or_init(|| tool_name::identity(&self.fields, servers))
+            .as_ref()
+    }
+
     /// The call's Claude name: the announced one once announced.
     pub fn name(&self, servers: &[String]) -> String {
         match &self.announced_name {
             Some(name) => name.clone(),
-            None => tool_name::claude_tool_name_among(&self.fields, servers),
+            None => self
+                .derived
+                .name
+                .get_or_init(|| {
+                    tool_name::claude_tool_name_known(&self.fields, self.identity(servers))
+                })
+                .clone(),
         }
     }
 
@@ -107,13 +166,15 @@ impl ToolCall {
 
     /// The `tool_use` input: an MCP call's arguments (`{}` when no frame
     /// carried any), else rawInput in Claude's shape.
-    pub fn input(&self, servers: &[String]) -> Value {
-        match tool_name::identity(&self.fields, servers) {
-            Some((_, _, decoration)) => self
-                .mcp_arguments(decoration.as_ref())
-                .unwrap_or_else(|| json!({})),
-            None => tool_name::agent_tool_input(&self.fields),
-        }
+    pub fn input(&self, servers: &[String]) -> &Value {
+        self.derived
+            .input
+            .get_or_init(|| match self.identity(servers) {
+                Some((_, _, decoration)) => self
+                    .mcp_arguments(decoration.as_ref())
+                    .unwrap_or_else(|| json!({})),
+                None => tool_name::agent_tool_input(&self.fields),
+            })
     }
 
     /// Whether the call's arguments are not known yet: for an MCP call, no
@@ -121,7 +182,14 @@ impl ToolCall {
     /// carried does not count); for any other call, its rawInput is
     /// pending.
     pub fn awaits_arguments(&self, servers: &[String]) -> bool {
-        match tool_name::identity(&self.fields, servers) {
+        *self
+            .derived
+            .awaits_arguments
+            .get_or_init(|| self.find_awaits_arguments(servers))
+    }
+
+    fn find_awaits_arguments(&self, servers: &[String]) -> bool {
+        match self.identity(servers) {
             Some((_, _, decoration)) => match self.mcp_arguments(decoration.as_ref()) {
                 None => true,
                 Some(Value::Object(m)) if m.is_empty() => {
@@ -150,7 +218,16 @@ impl ToolCall {
 
     /// Whether an MCP identity is known for the call.
     pub fn is_mcp(&self, servers: &[String]) -> bool {
-        tool_name::identity(&self.fields, servers).is_some()
+        self.identity(servers).is_some()
+    }
+
+    /// Whether the call's identity may still change (see
+    /// [`tool_name::identity_pending_among`]).
+    pub fn identity_pending(&self, servers: &[String]) -> bool {
+        *self
+            .derived
+            .identity_pending
+            .get_or_init(|| tool_name::identity_pending_among(&self.fields, servers))
     }
 
     pub fn status(&self) -> Option<&str> {
@@ -162,15 +239,23 @@ impl ToolCall {
 #[derive(Debug, Default)]
 pub(crate) struct ToolCalls {
     calls: Vec<ToolCall>,
-    /// The panel's MCP servers the bridge registered with the agent.
-    pub servers: Vec<String>,
+    /// Where each call is in `calls`, by id.
+    index: HashMap<String, usize>,
+    /// How many calls at the start of `calls` are closed: scans for open
+    /// calls start after them.
+    closed_prefix: usize,
+    /// The panel's MCP servers the bridge registered with the agent (shared:
+    /// handed to every call's lookups without copying).
+    pub servers: Arc<[String]>,
 }
 
 impl ToolCalls {
     pub fn new(servers: Vec<String>) -> ToolCalls {
         ToolCalls {
             calls: Vec::new(),
-            servers,
+            index: HashMap::new(),
+            closed_prefix: 0,
+            servers: servers.into(),
         }
     }
 
@@ -183,29 +268,17 @@ impl ToolCalls {
     /// [`ToolCalls::merge`] taking the update: its values move into the
     /// call, so a large result (an image) is not copied.
     pub fn merge_owned(&mut self, id: &str, update: Value) -> &mut ToolCall {
-        let idx = match self.calls.iter().rposition(|c| c.id == id) {
-            Some(i) => i,
+        let idx = match self.index.get(id) {
+            Some(&i) => i,
             None => {
-                self.calls.push(ToolCall {
-                    id: id.to_string(),
-                    fields: json!({}),
-                    announced: false,
-                    closed: false,
-                    message_id: None,
-                    asked: false,
-                    gate_denial: None,
-                    announced_name: None,
-                    content_arguments: None,
-                    frames: 0,
-                    reported: false,
-                    raw_input_frames: 0,
-                    content_before_finish: false,
-                });
+                self.calls.push(ToolCall::new(id.to_string(), json!({})));
+                self.index.insert(id.to_string(), self.calls.len() - 1);
                 self.calls.len() - 1
             }
         };
         let call = &mut self.calls[idx];
         if !call.closed {
+            call.derived = Derived::default();
             call.frames += 1;
             let finished = matches!(update["status"].as_str(), Some("completed" | "failed"));
             if !finished && call.content_arguments.is_none() {
@@ -223,29 +296,36 @@ impl ToolCalls {
         call
     }
 
-    // Ids are unique; the newest calls are looked up most, so from the back.
     pub fn get(&self, id: &str) -> Option<&ToolCall> {
-        self.calls.iter().rev().find(|c| c.id == id)
+        self.index.get(id).map(|&i| &self.calls[i])
     }
 
     pub fn get_mut(&mut self, id: &str) -> Option<&mut ToolCall> {
-        self.calls.iter_mut().rev().find(|c| c.id == id)
+        self.index.get(id).map(|&i| &mut self.calls[i])
+    }
+
+    /// The calls not closed yet, in order (a closed call never reopens).
+    fn open_calls(&mut self) -> impl Iterator<Item = &ToolCall> {
+        while self.calls.get(self.closed_prefix).is_some_and(|c| c.closed) {
+            self.closed_prefix += 1;
+        }
+        self.calls[self.closed_prefix..]
+            .iter()
+            .filter(|c| !c.closed)
     }
 
     /// Ids of calls held back (identity pending) and not yet announced.
-    pub fn unannounced_ids(&self) -> Vec<String> {
-        self.calls
-            .iter()
-            .filter(|c| !c.announced && !c.closed)
+    pub fn unannounced_ids(&mut self) -> Vec<String> {
+        self.open_calls()
+            .filter(|c| !c.announced)
             .map(|c| c.id.clone())
             .collect()
     }
 
     /// Ids of calls announced to the panel but not yet given a result.
-    pub fn open_ids(&self) -> Vec<String> {
-        self.calls
-            .iter()
-            .filter(|c| c.announced && !c.closed)
+    pub fn open_ids(&mut self) -> Vec<String> {
+        self.open_calls()
+            .filter(|c| c.announced)
             .map(|c| c.id.clone())
             .collect()
     }

@@ -268,11 +268,15 @@ fn spelled_identity(s: &str, servers: &[String]) -> Option<(String, String)> {
     split_double_underscore(s)
 }
 
+/// An MCP call's server, tool and the arguments its decoration carries
+/// (see [`field_identity`]).
+pub type Identity = (String, String, Option<Value>);
+
 /// An MCP identity in one whole field, possibly followed by a decoration
 /// (`: <arguments JSON>`, ` <arguments JSON>`), with the arguments the
 /// decoration carries. A field that merely mentions a tool (a shell command,
 /// free text) is no identity.
-pub fn field_identity(s: &str, servers: &[String]) -> Option<(String, String, Option<Value>)> {
+pub fn field_identity(s: &str, servers: &[String]) -> Option<Identity> {
     let s = s.trim();
     if let Some((server, tool)) = spelled_identity(s, servers) {
         return Some((server, tool, None));
@@ -330,11 +334,7 @@ fn keyed_identity(obj: &Value) -> Option<(String, String)> {
 
 /// The first identity among the string values of `v` (objects and arrays
 /// searched to a small depth), each taken as a whole field.
-fn identity_in_values(
-    v: &Value,
-    servers: &[String],
-    depth: usize,
-) -> Option<(String, String, Option<Value>)> {
+fn identity_in_values(v: &Value, servers: &[String], depth: usize) -> Option<Identity> {
     match v {
         Value::String(s) => field_identity(s, servers),
         Value::Object(map) if depth > 0 => {
@@ -355,7 +355,7 @@ fn identity_in_values(
 /// of its structural fields, in this order: rawInput `server` + `tool`,
 /// rawInput's name fields, the title, any string in `_meta`, the permission
 /// request's title, `_meta` and option names.
-pub fn identity(call: &Value, servers: &[String]) -> Option<(String, String, Option<Value>)> {
+pub fn identity(call: &Value, servers: &[String]) -> Option<Identity> {
     if mcp_startup_server(call).is_some() {
         return None;
     }
@@ -532,8 +532,13 @@ pub fn claude_tool_name(call: &Value) -> String {
 /// wins over any kind or title, and a built-in name in `_meta` (see
 /// [`meta_builtin_name`]) over the kind.
 pub fn claude_tool_name_among(call: &Value, servers: &[String]) -> String {
-    if let Some(mcp) = mcp_call_among(call, servers) {
-        return mcp.claude_name();
+    claude_tool_name_known(call, identity(call, servers).as_ref())
+}
+
+/// [`claude_tool_name_among`] with the call's [`identity`] already worked out.
+pub fn claude_tool_name_known(call: &Value, identity: Option<&Identity>) -> String {
+    if let Some((server, tool, _)) = identity {
+        return format!("mcp__{server}__{tool}");
     }
     if let Some(name) = meta_builtin_name(call) {
         return name.to_string();
@@ -625,9 +630,8 @@ pub fn agent_tool_input(call: &Value) -> Value {
             .entry("kind")
             .or_insert_with(|| Value::String(kind.to_string()));
     }
-    if let Some(argv) = input.get("command").filter(|c| c.is_array())
-        && let Some(command) =
-            crate::script_gate::shell_command(&serde_json::json!({ "command": argv }))
+    if let Some(Value::Array(argv)) = input.get("command")
+        && let Some(command) = crate::script_gate::argv_command(argv)
     {
         input.insert("command".into(), Value::String(command));
     }

@@ -71,11 +71,15 @@ impl Bridge {
             let mut fields = Value::Null;
             crate::tool_name::merge_tool_call(&mut fields, tc);
             let call = crate::tool_calls::ToolCall::detached(fields);
-            (call.name(&servers), call.input(&servers), true)
+            (call.name(&servers), call.input(&servers).clone(), true)
         } else {
             let call = self.tool_calls.merge(&call_id, tc);
             call.asked = true;
-            (call.name(&servers), call.input(&servers), call.announced)
+            (
+                call.name(&servers),
+                call.input(&servers).clone(),
+                call.announced,
+            )
         };
         if !announced && self.turn.is_some() {
             self.fold_message("tool_use");
@@ -83,7 +87,7 @@ impl Bridge {
             // one name per call: the request carries the `tool_use`'s
             if let Some(call) = self.tool_calls.get(&call_id) {
                 name = call.name(&servers);
-                input = call.input(&servers);
+                input = call.input(&servers).clone();
             }
         }
         if self.panel_eof {
@@ -96,7 +100,7 @@ impl Bridge {
             let fields = self
                 .tool_calls
                 .get(&call_id)
-                .map_or(&Value::Null, |c| &c.fields);
+                .map_or(&Value::Null, |c| c.fields());
             script_gate::gated_target_in_call(&name, &input, fields)
         });
         if let Some(target) = gated.flatten() {

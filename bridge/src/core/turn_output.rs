@@ -46,18 +46,21 @@ impl Bridge {
             return;
         };
         call.announced = true;
-        let (name, input) = (call.name(&servers), call.input(&servers));
+        let name = call.name(&servers);
         call.announced_name = Some(name.clone());
         self.next_msg += 1;
         let msg_id = format!("msg_acp_{}", self.next_msg);
-        if let Some(c) = self.tool_calls.get_mut(call_id) {
-            c.message_id = Some(msg_id.clone());
-        }
+        call.message_id = Some(msg_id.clone());
         let model = self.model_name();
-        self.emit_message(
-            stream_json::MessageLineType::Assistant,
-            &stream_json::ToolUseMessage::new(&msg_id, &model, call_id, &name, &input),
-        );
+        let uuid = self.ids.next_uuid();
+        let Some(call) = self.tool_calls.get(call_id) else {
+            return;
+        };
+        // the input is serialised where the call keeps it
+        let message =
+            stream_json::ToolUseMessage::new(&msg_id, &model, call_id, &name, call.input(&servers));
+        let line = self.stamped_message(stream_json::MessageLineType::Assistant, &message, &uuid);
+        self.push_typed_line(line, "message");
     }
 
     /// A script-gate note for the panel: a text block of the `assistant`
@@ -119,12 +122,13 @@ impl Bridge {
             // anything that must follow it
             let runs = call.frames > 1 && in_progress;
             let hold = !finished
-                && if tool_name::identity_pending_among(&call.fields, &servers) {
+                && if call.identity_pending(&servers) {
                     true
                 } else if call.is_mcp(&servers) {
                     call.awaits_arguments(&servers)
                 } else {
-                    (!tool_name::has_kind(&call.fields) || call.awaits_arguments(&servers)) && !runs
+                    (!tool_name::has_kind(call.fields()) || call.awaits_arguments(&servers))
+                        && !runs
                 };
             if hold {
                 return;
@@ -146,17 +150,17 @@ impl Bridge {
                 .then(|| {
                     script_gate::gated_target_in_call(
                         &call.name(&servers),
-                        &call.input(&servers),
-                        &call.fields,
+                        call.input(&servers),
+                        call.fields(),
                     )
                 })
                 .flatten();
             if call.content_is_proposal() {
                 // a diff shown before the call ran is no result; its rawOutput is
-                call.fields["content"] = json!([]);
+                call.clear_content();
             }
             // failed, or a result that says the tool failed (MCP isError, error shapes)
-            let is_error = tool_result::is_error(&call.fields);
+            let is_error = tool_result::is_error(call.fields());
             if let Some(target) = unasked_gated {
                 self.gate_note(&call_id, script_gate::unasked_write_text(&target));
             }
@@ -194,7 +198,7 @@ impl Bridge {
         match self.tool_calls.get_mut(call_id) {
             Some(c) => {
                 c.closed = true;
-                std::mem::take(&mut c.fields)
+                c.take_fields()
             }
             None => Value::Null,
         }

@@ -52,13 +52,7 @@ pub fn shell_command(input: &Value) -> Option<String> {
             Value::String(s) if !s.trim().is_empty() => {
                 return Some(unquoted_script(s).unwrap_or_else(|| s.clone()));
             }
-            Value::Array(items) => {
-                let words: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
-                if words.len() != items.len() || words.is_empty() {
-                    return None;
-                }
-                return Some(argv_script(&words));
-            }
+            Value::Array(items) => return argv_command(items),
             _ => {}
         }
     }
@@ -69,6 +63,16 @@ pub fn shell_command(input: &Value) -> Option<String> {
         return input["title"].as_str().map(str::to_string);
     }
     None
+}
+
+/// The command line of an argv (`["bash", "-lc", "..."]`): none unless every
+/// item is a string.
+pub fn argv_command(items: &[Value]) -> Option<String> {
+    let words: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
+    if words.len() != items.len() || words.is_empty() {
+        return None;
+    }
+    Some(argv_script(&words))
 }
 
 /// The script an argv runs: the word after `-c`/`-lc`/`-ic`/`-Command`/`/c`
