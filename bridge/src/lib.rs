@@ -6,6 +6,7 @@ mod chunk_frame;
 pub mod client;
 mod core;
 mod ids;
+mod json_field;
 mod launch;
 mod permission;
 mod permission_mode;

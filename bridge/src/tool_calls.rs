@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use crate::json_field::field;
 use crate::tool_name::{self, Identity};
 
 #[derive(Debug)]
@@ -157,7 +158,7 @@ impl ToolCall {
     /// frame carried it and it was empty (`{}`), which an agent may send
     /// before the arguments it fills in with the next frame.
     fn raw_input_pending(&self) -> bool {
-        match &self.fields["rawInput"] {
+        match field(&self.fields, "rawInput") {
             Value::Null => true,
             Value::Object(m) => m.is_empty() && self.raw_input_frames <= 1,
             _ => false,
@@ -194,7 +195,7 @@ impl ToolCall {
                 None => true,
                 Some(Value::Object(m)) if m.is_empty() => {
                     // the empty object is that rawInput, no other source's
-                    self.fields["rawInput"].is_object()
+                    field(&self.fields, "rawInput").is_object()
                         && self.raw_input_pending()
                         && self.content_arguments.is_none()
                         && tool_name::other_arguments(&self.fields, decoration.as_ref(), false)
@@ -210,10 +211,12 @@ impl ToolCall {
     /// `content_before_finish`): its result is then its rawOutput.
     pub fn content_is_proposal(&self) -> bool {
         self.content_before_finish
-            && !self.fields["rawOutput"].is_null()
-            && self.fields["content"].as_array().is_some_and(|blocks| {
-                !blocks.is_empty() && blocks.iter().all(|b| b["type"] == "diff")
-            })
+            && !field(&self.fields, "rawOutput").is_null()
+            && field(&self.fields, "content")
+                .as_array()
+                .is_some_and(|blocks| {
+                    !blocks.is_empty() && blocks.iter().all(|b| field(b, "type") == "diff")
+                })
     }
 
     /// Whether an MCP identity is known for the call.
@@ -231,7 +234,7 @@ impl ToolCall {
     }
 
     pub fn status(&self) -> Option<&str> {
-        self.fields["status"].as_str()
+        field(&self.fields, "status").as_str()
     }
 }
 
@@ -280,16 +283,19 @@ impl ToolCalls {
         if !call.closed {
             call.derived = Derived::default();
             call.frames += 1;
-            let finished = matches!(update["status"].as_str(), Some("completed" | "failed"));
+            let finished = matches!(
+                field(&update, "status").as_str(),
+                Some("completed" | "failed")
+            );
             if !finished && call.content_arguments.is_none() {
                 call.content_arguments = tool_name::json_text_arguments(&update, true);
             }
-            if !update["rawInput"].is_null() {
+            if !field(&update, "rawInput").is_null() {
                 call.raw_input_frames += 1;
             }
             if finished {
-                call.content_before_finish =
-                    update["content"].is_null() && call.fields["content"].is_array();
+                call.content_before_finish = field(&update, "content").is_null()
+                    && field(&call.fields, "content").is_array();
             }
             tool_name::merge_tool_call_owned(&mut call.fields, update);
         }

@@ -33,6 +33,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::json_field::{field, field_mut};
+
 /// The Claude name for an ACP kind, `None` for `other`, a missing kind or a
 /// kind this table does not know (then the agent's title is the name).
 pub fn name_for_kind(kind: &str) -> Option<&'static str> {
@@ -97,13 +99,15 @@ pub fn merge_tool_call_owned(known: &mut Value, frame: Value) {
         if key == "sessionUpdate" || key == "toolCallId" || value.is_null() {
             continue;
         }
-        match (known.get_mut(&key), value) {
+        // a key the call has is replaced in place: inserting it would hash it
+        match (field_mut(known, &key), value) {
             (Some(Value::Object(old)), Value::Object(new)) if key == "rawInput" => {
                 for (k, v) in new {
                     old.insert(k, v);
                 }
             }
-            (_, value) => {
+            (Some(slot), value) => *slot = value,
+            (None, value) => {
                 known.insert(key, value);
             }
         }
@@ -146,8 +150,8 @@ pub const PERMISSION_OPTIONS: &str = "permissionOptions";
 /// [`PERMISSION_OPTIONS`], because Gemini CLI before 0.36 names the MCP tool
 /// and server only in the option names.
 pub fn permission_request_fields(params: &Value) -> Value {
-    let mut fields = permission_tool_call(&params["toolCall"]);
-    if let Some(options) = params["options"].as_array()
+    let mut fields = permission_tool_call(field(params, "toolCall"));
+    if let Some(options) = field(params, "options").as_array()
         && let Some(map) = fields.as_object_mut()
     {
         map.insert(PERMISSION_OPTIONS.into(), Value::Array(options.clone()));
@@ -163,10 +167,10 @@ pub fn permission_request_fields(params: &Value) -> Value {
 /// The `<x>` of the option named `Always Allow <x>` whose `optionId` is
 /// `option_id` (Gemini's structural ids), if `<x>` is an id.
 fn always_allow_subject<'a>(call: &'a Value, option_id: &str) -> Option<&'a str> {
-    call[PERMISSION_OPTIONS]
+    field(call, PERMISSION_OPTIONS)
         .as_array()?
         .iter()
-        .find(|o| o["optionId"] == option_id)?["name"]
+        .find(|o| field(o, "optionId") == option_id)?["name"]
         .as_str()?
         .strip_prefix("Always Allow ")
         .map(str::trim)
@@ -185,14 +189,14 @@ fn non_empty(v: &Value) -> Option<&str> {
 
 /// The call's title: its own, else the permission request's.
 fn title(call: &Value) -> Option<&str> {
-    non_empty(&call["title"]).or_else(|| non_empty(&call[PERMISSION_TITLE]))
+    non_empty(field(call, "title")).or_else(|| non_empty(field(call, PERMISSION_TITLE)))
 }
 
 /// The call's kind: its own, else the permission request's.
 fn kind(call: &Value) -> Option<&str> {
-    call["kind"]
+    field(call, "kind")
         .as_str()
-        .or_else(|| call[PERMISSION_KIND].as_str())
+        .or_else(|| field(call, PERMISSION_KIND).as_str())
 }
 
 /// A name part as agents spell server and tool ids: no whitespace, no
@@ -327,8 +331,10 @@ const ARGUMENT_KEYS: &[&str] = &[
 
 /// A server + tool pair of keys in one object (`{server, tool}`).
 fn keyed_identity(obj: &Value) -> Option<(String, String)> {
-    let server = SERVER_KEYS.iter().find_map(|k| obj[*k].as_str())?;
-    let tool = PAIRED_TOOL_KEYS.iter().find_map(|k| obj[*k].as_str())?;
+    let server = SERVER_KEYS.iter().find_map(|k| field(obj, k).as_str())?;
+    let tool = PAIRED_TOOL_KEYS
+        .iter()
+        .find_map(|k| field(obj, k).as_str())?;
     (is_id(server) && is_id(tool)).then(|| (server.to_string(), tool.to_string()))
 }
 
@@ -359,7 +365,7 @@ pub fn identity(call: &Value, servers: &[String]) -> Option<Identity> {
     if mcp_startup_server(call).is_some() {
         return None;
     }
-    let raw = &call["rawInput"];
+    let raw = field(call, "rawInput");
     if let Some((s, t)) = keyed_identity(raw)
         && field_identity(&t, servers).is_none()
     {
@@ -367,26 +373,30 @@ pub fn identity(call: &Value, servers: &[String]) -> Option<Identity> {
     }
     let named = TOOL_KEYS
         .iter()
-        .filter_map(|k| raw[*k].as_str())
-        .chain(non_empty(&call["title"]))
+        .filter_map(|k| field(raw, k).as_str())
+        .chain(non_empty(field(call, "title")))
         .find_map(|s| field_identity(s, servers));
     if named.is_some() {
         return named;
     }
-    if let Some(found) = identity_in_values(&call["_meta"], servers, 3) {
+    if let Some(found) = identity_in_values(field(call, "_meta"), servers, 3) {
         return Some(found);
     }
-    if let Some(found) = non_empty(&call[PERMISSION_TITLE]).and_then(|s| field_identity(s, servers))
+    if let Some(found) =
+        non_empty(field(call, PERMISSION_TITLE)).and_then(|s| field_identity(s, servers))
     {
         return Some(found);
     }
-    if let Some(found) = identity_in_values(&call[PERMISSION_META], servers, 3) {
+    if let Some(found) = identity_in_values(field(call, PERMISSION_META), servers, 3) {
         return Some(found);
     }
     // an option name ending in an identity (`Always allow mcp__s__t`)
-    let options = call[PERMISSION_OPTIONS].as_array().into_iter().flatten();
+    let options = field(call, PERMISSION_OPTIONS)
+        .as_array()
+        .into_iter()
+        .flatten();
     if let Some(found) = options
-        .filter_map(|o| o["name"].as_str())
+        .filter_map(|o| field(o, "name").as_str())
         .filter_map(|n| n.split_whitespace().last())
         .find_map(|last| spelled_identity(last, servers))
     {
@@ -407,10 +417,10 @@ pub fn identity(call: &Value, servers: &[String]) -> Option<Identity> {
 /// other or none, no rawInput: codex reports starting each server so), if
 /// `call` is one: no tool the model called.
 pub fn mcp_startup_server(call: &Value) -> Option<String> {
-    let title = call["title"].as_str()?;
+    let title = field(call, "title").as_str()?;
     let server = title.strip_prefix("mcp__")?.strip_suffix("__startup")?;
-    let other = matches!(call["kind"].as_str(), None | Some("other"));
-    (other && call["rawInput"].is_null() && !server.is_empty()).then(|| server.to_string())
+    let other = matches!(field(call, "kind").as_str(), None | Some("other"));
+    (other && field(call, "rawInput").is_null() && !server.is_empty()).then(|| server.to_string())
 }
 
 /// Where [`permission_request_fields`] keeps the permission request's `_meta`.
@@ -428,7 +438,7 @@ pub fn mcp_arguments(
     decoration: Option<&Value>,
     with_content: bool,
 ) -> Option<Value> {
-    let raw = &call["rawInput"];
+    let raw = field(call, "rawInput");
     let raw_arguments = raw_input_arguments(raw);
     if raw_arguments.is_some() && raw.as_object().is_some_and(|m| !m.is_empty()) {
         return raw_arguments;
@@ -441,7 +451,7 @@ pub fn mcp_arguments(
 /// else rawInput minus identity keys.
 fn raw_input_arguments(raw: &Value) -> Option<Value> {
     for key in ARGUMENT_KEYS {
-        match &raw[*key] {
+        match field(raw, key) {
             v @ Value::Object(_) => return Some(v.clone()),
             Value::String(s) => {
                 if let Ok(v @ Value::Object(_)) = serde_json::from_str::<Value>(s) {
@@ -472,7 +482,7 @@ pub fn other_arguments(
     if let Some(v) = decoration {
         return Some(v.clone());
     }
-    let titles = [&call["title"], &call[PERMISSION_TITLE]];
+    let titles = [field(call, "title"), field(call, PERMISSION_TITLE)];
     for t in titles.into_iter().filter_map(non_empty) {
         if let Ok(v @ Value::Object(_)) = serde_json::from_str::<Value>(t) {
             return Some(v);
@@ -503,15 +513,20 @@ pub fn mcp_call(call: &Value) -> Option<McpCall> {
 /// JSON arguments in a text block: the permission request's content first,
 /// then (with `with_content`) the call's.
 pub fn json_text_arguments(call: &Value, with_content: bool) -> Option<Value> {
-    let own = with_content.then(|| call["content"].as_array()).flatten();
-    let blocks = call[PERMISSION_CONTENT].as_array().into_iter().chain(own);
+    let own = with_content
+        .then(|| field(call, "content").as_array())
+        .flatten();
+    let blocks = field(call, PERMISSION_CONTENT)
+        .as_array()
+        .into_iter()
+        .chain(own);
     for item in blocks.flatten() {
-        let block = if item["type"] == "content" {
-            &item["content"]
+        let block = if field(item, "type") == "content" {
+            field(item, "content")
         } else {
             item
         };
-        if let Some(text) = block["text"].as_str()
+        if let Some(text) = field(block, "text").as_str()
             && let Ok(v @ Value::Object(_)) = serde_json::from_str::<Value>(text)
         {
             return Some(v);
@@ -592,7 +607,7 @@ pub fn meta_builtin_name(call: &Value) -> Option<&'static str> {
             .find_map(|s| CLAUDE_BUILTIN_TOOLS.iter().find(|b| **b == s).copied());
         named.or_else(|| map.values().find_map(|x| find(x, depth - 1)))
     }
-    find(&call["_meta"], 3).or_else(|| find(&call[PERMISSION_META], 3))
+    find(field(call, "_meta"), 3).or_else(|| find(field(call, PERMISSION_META), 3))
 }
 
 /// The `input` of the call's `tool_use`: an MCP call's real arguments; for
@@ -611,7 +626,7 @@ pub fn tool_input(call: &Value) -> Value {
 /// The `input` of a call that is no MCP call: its rawInput in Claude's
 /// shape (see [`tool_input`]).
 pub fn agent_tool_input(call: &Value) -> Value {
-    let mut input = match &call["rawInput"] {
+    let mut input = match field(call, "rawInput") {
         Value::Object(map) => map.clone(),
         Value::Null => Map::new(),
         other => {
@@ -635,10 +650,10 @@ pub fn agent_tool_input(call: &Value) -> Value {
     {
         input.insert("command".into(), Value::String(command));
     }
-    let location = call["locations"]
+    let location = field(call, "locations")
         .as_array()
         .and_then(|l| l.first())
-        .and_then(|l| l["path"].as_str());
+        .and_then(|l| field(l, "path").as_str());
     if let Some(path) = location {
         input
             .entry("path")
@@ -675,7 +690,7 @@ pub fn identity_pending_among(call: &Value, servers: &[String]) -> bool {
     if title(call) == Some("use_tool") {
         return mcp_call_among(call, servers).is_none();
     }
-    title(call).is_none() && kind(call).is_none() && call["rawInput"].is_null()
+    title(call).is_none() && kind(call).is_none() && field(call, "rawInput").is_null()
 }
 
 #[cfg(test)]

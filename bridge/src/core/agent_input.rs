@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::chunk_frame::{ChunkFrame, ChunkKind};
+use crate::json_field::{field, field_mut};
 
 impl Bridge {
     pub(super) fn agent_line(&mut self, line: &str, now: Duration) {
@@ -19,16 +20,19 @@ impl Bridge {
             Ok(_) => return self.malformed("agent", "not a JSON object", line),
             Err(e) => return self.malformed("agent", &e.to_string(), line),
         };
-        let method = v["method"].as_str();
-        let has_id = v.get("id").is_some_and(|id| !id.is_null());
+        let method = field(&v, "method").as_str();
+        let has_id = !field(&v, "id").is_null();
         if !has_id && method == Some("session/update") {
             // the update is moved, not copied, into the tool call it reports
             // (a tool result may carry megabytes of image data)
-            let update = v
-                .get_mut("params")
-                .and_then(|p| p.get_mut("update"))
-                .map(Value::take)
-                .unwrap_or(Value::Null);
+            let update = match &mut v {
+                Value::Object(frame) => field_mut(frame, "params")
+                    .and_then(Value::as_object_mut)
+                    .and_then(|p| field_mut(p, "update"))
+                    .map(Value::take)
+                    .unwrap_or(Value::Null),
+                _ => Value::Null,
+            };
             return self.session_update(update, now);
         }
         match (method, has_id) {
@@ -191,7 +195,7 @@ impl Bridge {
     }
 
     pub(super) fn session_update(&mut self, u: Value, now: Duration) {
-        let kind = u["sessionUpdate"].as_str().unwrap_or("");
+        let kind = field(&u, "sessionUpdate").as_str().unwrap_or("");
         if self.update_dropped(kind) {
             return;
         }
@@ -204,7 +208,7 @@ impl Bridge {
             _ => false,
         };
         if emits && self.turn.is_some() {
-            self.release_held_except(u["toolCallId"].as_str().unwrap_or(""));
+            self.release_held_except(field(&u, "toolCallId").as_str().unwrap_or(""));
         }
         match kind {
             "agent_message_chunk" | "agent_thought_chunk" => {

@@ -3,6 +3,7 @@
 //! `result` when the last queued prompt returns.
 
 use super::*;
+use crate::json_field::field;
 
 impl Bridge {
     /// Folds the streamed message (if any) into an `assistant` line.
@@ -98,21 +99,21 @@ impl Bridge {
     }
 
     pub(super) fn tool_call_update(&mut self, u: Value, _now: Duration) {
-        let Some(call_id) = u["toolCallId"].as_str().map(str::to_string) else {
+        let Some(call_id) = field(&u, "toolCallId").as_str().map(str::to_string) else {
             return self.diag("tool call without toolCallId skipped".to_string());
         };
         if self.turn.is_none() {
             return self.diag(format!("tool call {call_id} outside a turn skipped"));
         }
         let servers = self.tool_calls.servers.clone();
-        let in_progress = u["status"] == "in_progress";
+        let in_progress = field(&u, "status") == "in_progress";
         let call = self.tool_calls.merge_owned(&call_id, u);
         call.reported = true;
         if call.closed {
             return;
         }
-        let status = call.status().unwrap_or("").to_string();
-        let finished = status == "completed" || status == "failed";
+        let completed = call.status() == Some("completed");
+        let finished = completed || call.status() == Some("failed");
         if !call.announced {
             // the `tool_use` waits until its name and input are known: an
             // MCP call until a frame carries its arguments, a meta-tool call
@@ -146,7 +147,7 @@ impl Bridge {
         };
         if finished {
             // a script write the agent made without asking (auto-approve): report it
-            let unasked_gated = (self.spec.script_gate && status == "completed" && !call.asked)
+            let unasked_gated = (self.spec.script_gate && completed && !call.asked)
                 .then(|| {
                     script_gate::gated_target_in_call(
                         &call.name(&servers),

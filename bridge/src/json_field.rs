@@ -1,0 +1,63 @@
+//! A field of a JSON object read as `value["key"]` reads it, without hashing
+//! the key: the objects of a frame hold a handful of keys, and comparing them
+//! costs less than hashing the key (SipHash) and probing the index. Larger
+//! objects are read through their index.
+
+use serde_json::{Map, Value};
+
+/// Objects of up to this many keys are scanned.
+const SCAN_MAX: usize = 16;
+
+static NULL: Value = Value::Null;
+
+/// `v[key]`: the field's value, `Null` when `v` is no object or has no `key`.
+pub(crate) fn field<'a>(v: &'a Value, key: &str) -> &'a Value {
+    match v {
+        Value::Object(map) if map.len() <= SCAN_MAX => map
+            .iter()
+            .find(|(k, _)| k.as_str() == key)
+            .map_or(&NULL, |(_, x)| x),
+        _ => &v[key],
+    }
+}
+
+/// `map.get_mut(key)`, scanning a small map.
+pub(crate) fn field_mut<'a>(map: &'a mut Map<String, Value>, key: &str) -> Option<&'a mut Value> {
+    if map.len() > SCAN_MAX {
+        return map.get_mut(key);
+    }
+    map.iter_mut()
+        .find(|(k, _)| k.as_str() == key)
+        .map(|(_, x)| x)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn reads_as_indexing_does_for_small_large_and_non_objects() {
+        let large: Map<String, Value> = (0..40).map(|i| (format!("k{i}"), json!(i))).collect();
+        let cases = [
+            json!({"a": 1, "b": {"c": 2}}),
+            Value::Object(large),
+            json!([1, 2]),
+            json!("text"),
+            Value::Null,
+        ];
+        for v in &cases {
+            for key in ["a", "b", "c", "k0", "k39", "k40", ""] {
+                assert_eq!(field(v, key), &v[key], "{key} of {v}");
+                if let Value::Object(map) = &mut v.clone() {
+                    assert_eq!(
+                        field_mut(map, key).cloned(),
+                        v.get(key).cloned(),
+                        "{key} of {v}"
+                    );
+                }
+            }
+        }
+    }
+}
