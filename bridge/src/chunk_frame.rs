@@ -99,8 +99,9 @@ struct Frame<'a> {
     params: Object<Params<'a>>,
 }
 
+/// The one `method` of a frame read typed.
 #[derive(serde::Deserialize)]
-enum UpdateMethod {
+pub(crate) enum UpdateMethod {
     #[serde(rename = "session/update")]
     SessionUpdate,
 }
@@ -140,11 +141,11 @@ enum TextType {
 
 /// A value that fails to read whatever it is (`Option<Rejected>` accepts
 /// only `null` or a missing field).
-struct Rejected;
+pub(crate) struct Rejected;
 
 impl<'de> Deserialize<'de> for Rejected {
     fn deserialize<D: Deserializer<'de>>(_: D) -> Result<Self, D::Error> {
-        Err(de::Error::custom("not a chunk frame"))
+        Err(de::Error::custom("not a notification"))
     }
 }
 
@@ -175,7 +176,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
 
 /// `T` read only from a JSON object: serde would also fill a struct from an
 /// array, which the `Value` path never reads as one.
-struct Object<T>(T);
+pub(crate) struct Object<T>(pub T);
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

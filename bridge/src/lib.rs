@@ -17,6 +17,7 @@ mod tool_calls;
 pub mod tool_name;
 pub mod tool_result;
 mod turn;
+mod update_frame;
 
 pub use crate::core::{Bridge, CONTROL_TIMEOUT, DEFAULT_CANCEL_GRACE, HANDSHAKE_TIMEOUT, Output};
 pub use crate::ids::{CounterIds, IdSource};

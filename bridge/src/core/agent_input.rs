@@ -15,6 +15,10 @@ impl Bridge {
         if let Some(chunk) = crate::chunk_frame::parse(line) {
             return self.chunk_frame(&chunk);
         }
+        // any other update: only the update becomes a `Value` tree
+        if let Some(update) = crate::update_frame::parse(line) {
+            return self.session_update(update, now);
+        }
         let mut v: Value = match serde_json::from_str(line) {
             Ok(v @ Value::Object(_)) => v,
             Ok(_) => return self.malformed("agent", "not a JSON object", line),

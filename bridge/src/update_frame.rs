@@ -1,0 +1,120 @@
+//! A `session/update` notification of any kind read with its envelope typed:
+//! only the update itself becomes a `Value` tree. The envelope's keys
+//! (`jsonrpc`, `method`, `params`, `sessionId`, `update`) would otherwise be
+//! hashed into two maps and their strings allocated, for every frame, only
+//! to be dropped; on a burst of small tool-call frames that is a third of
+//! the parse.
+//!
+//! Only that exact shape is read here: a notification (no `id` but `null`)
+//! whose `method` is `session/update` and whose `params` object holds an
+//! `update`. Anything else (another method, an `id`, a duplicate key, an
+//! array for an object, no `update`) is `None` and the caller reads the line
+//! the generic `Value` way, which owns every tolerance rule; the update taken
+//! is the one that way takes. A failed typed read costs an error value, so a
+//! line whose start does not name the method is not tried at all.
+
+use serde_json::Value;
+
+use crate::chunk_frame::{Object, Rejected, UpdateMethod};
+
+/// How far into a line the method is looked for before the typed read is
+/// tried: agents put `method` before `params`.
+const METHOD_WINDOW: usize = 256;
+
+/// Whether the line's start names the `session/update` method.
+fn names_the_method(line: &str) -> bool {
+    let mut end = line.len().min(METHOD_WINDOW);
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    line[..end].contains("\"session/update\"")
+}
+
+/// The update of a `session/update` notification, or `None` when the line
+/// is anything else.
+pub(crate) fn parse(line: &str) -> Option<Value> {
+    if !names_the_method(line) {
+        return None;
+    }
+    let Object(frame) = serde_json::from_str::<Object<Frame>>(line).ok()?;
+    let Object(params) = frame.params;
+    Some(params.update)
+}
+
+#[derive(serde::Deserialize)]
+struct Frame {
+    #[allow(dead_code)] // only its value is checked
+    method: UpdateMethod,
+    /// A request or response is no notification: any `id` but `null` fails.
+    #[allow(dead_code)]
+    id: Option<Rejected>,
+    params: Object<Params>,
+}
+
+#[derive(serde::Deserialize)]
+struct Params {
+    update: Value,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the generic path takes from the line as a `session/update`
+    /// notification's update.
+    fn generic(line: &str) -> Option<Value> {
+        let mut v: Value = serde_json::from_str(line).ok()?;
+        let notification =
+            v.get("id").is_none_or(Value::is_null) && v["method"] == "session/update";
+        notification.then(|| v["params"]["update"].take())
+    }
+
+    #[test]
+    fn a_notification_gives_the_update_the_generic_path_gives() {
+        for line in [
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call","toolCallId":"c1","status":"pending"}}}"#,
+            r#"{"jsonrpc":"2.0","method":"session/update","id":null,"params":{"update":{"sessionUpdate":"plan","entries":[]},"sessionId":"s1"},"_meta":{"x":1}}"#,
+            r#"{"method":"session/update","params":{"update":null}}"#,
+            r#"{"method":"session/update","params":{"update":[1,2]}}"#,
+        ] {
+            let typed = parse(line);
+            assert!(typed.is_some(), "{line}");
+            assert_eq!(typed, generic(line), "{line}");
+        }
+    }
+
+    #[test]
+    fn any_other_shape_is_left_to_the_generic_path() {
+        for line in [
+            // a request, a response
+            r#"{"jsonrpc":"2.0","id":3,"method":"session/update","params":{"update":{}}}"#,
+            r#"{"jsonrpc":"2.0","method":"session/update","id":"a","params":{"update":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"result":{"note":"session/update"}}"#,
+            // another method
+            r#"{"jsonrpc":"2.0","method":"session/request_permission","params":{"update":{}},"x":"session/update"}"#,
+            // no update, no params, params not an object
+            r#"{"method":"session/update","params":{"sessionId":"s1"}}"#,
+            r#"{"method":"session/update"}"#,
+            r#"{"method":"session/update","params":[{"update":{}}]}"#,
+            // duplicate keys: the generic path takes the last
+            r#"{"method":"session/update","params":{"update":{"a":1},"update":{"a":2}}}"#,
+            r#"{"method":"session/update","params":{"update":{}},"params":{"update":{"b":1}}}"#,
+            // an array for the frame, bad JSON, trailing text
+            r#"["session/update",{"update":{}}]"#,
+            r#"{"method":"session/update","params":{"update":{}}"#,
+            r#"{"method":"session/update","params":{"update":{}}} x"#,
+        ] {
+            assert_eq!(parse(line), None, "{line}");
+        }
+    }
+
+    #[test]
+    fn a_method_named_only_past_the_window_is_left_to_the_generic_path() {
+        let pad = "x".repeat(METHOD_WINDOW);
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","pad":"{pad}","method":"session/update","params":{{"update":{{}}}}}}"#
+        );
+        assert_eq!(parse(&line), None);
+        assert!(generic(&line).is_some());
+    }
+}
