@@ -271,8 +271,8 @@ impl ToolCalls {
     /// [`ToolCalls::merge`] taking the update: its values move into the
     /// call, so a large result (an image) is not copied.
     pub fn merge_owned(&mut self, id: &str, update: Value) -> &mut ToolCall {
-        let idx = match self.index.get(id) {
-            Some(&i) => i,
+        let idx = match self.position(id) {
+            Some(i) => i,
             None => {
                 self.calls.push(ToolCall::new(id.to_string(), json!({})));
                 self.index.insert(id.to_string(), self.calls.len() - 1);
@@ -302,12 +302,21 @@ impl ToolCalls {
         call
     }
 
+    /// Where the call `id` is: the newest call is looked up most (its frames
+    /// follow each other), so it is compared before the index is hashed.
+    fn position(&self, id: &str) -> Option<usize> {
+        match self.calls.last() {
+            Some(newest) if newest.id == id => Some(self.calls.len() - 1),
+            _ => self.index.get(id).copied(),
+        }
+    }
+
     pub fn get(&self, id: &str) -> Option<&ToolCall> {
-        self.index.get(id).map(|&i| &self.calls[i])
+        self.position(id).map(|i| &self.calls[i])
     }
 
     pub fn get_mut(&mut self, id: &str) -> Option<&mut ToolCall> {
-        self.index.get(id).map(|&i| &mut self.calls[i])
+        self.position(id).map(|i| &mut self.calls[i])
     }
 
     /// The calls not closed yet, in order (a closed call never reopens).

@@ -34,6 +34,7 @@
 
 use std::borrow::Cow;
 
+use crate::json_field::field;
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Value, json};
 
@@ -83,23 +84,26 @@ impl<'a> ToolResultContent<'a> {
 
     /// One ACP / MCP content block (the two share this shape).
     fn block(&mut self, block: &'a Value) {
-        match block["type"].as_str().unwrap_or("") {
+        match field(block, "type").as_str().unwrap_or("") {
             "text" => self
                 .texts
-                .push(Cow::Borrowed(block["text"].as_str().unwrap_or(""))),
+                .push(Cow::Borrowed(field(block, "text").as_str().unwrap_or(""))),
             "image" => self.image(
-                Cow::Borrowed(block["mimeType"].as_str().unwrap_or("image/png")),
-                block["data"].as_str().unwrap_or(""),
+                Cow::Borrowed(field(block, "mimeType").as_str().unwrap_or("image/png")),
+                field(block, "data").as_str().unwrap_or(""),
             ),
             "resource" => {
-                let r = &block["resource"];
-                let text = r["text"].as_str().or(r["uri"].as_str()).unwrap_or("");
+                let r = field(block, "resource");
+                let text = field(r, "text")
+                    .as_str()
+                    .or(field(r, "uri").as_str())
+                    .unwrap_or("");
                 self.texts.push(Cow::Borrowed(text));
             }
             "resource_link" => {
-                let text = block["uri"]
+                let text = field(block, "uri")
                     .as_str()
-                    .or(block["name"].as_str())
+                    .or(field(block, "name").as_str())
                     .unwrap_or("");
                 self.texts.push(Cow::Borrowed(text));
             }
@@ -122,12 +126,12 @@ impl<'a> ToolResultContent<'a> {
 
     /// One entry of an ACP tool call's `content` list.
     fn tool_call_content(&mut self, item: &'a Value) {
-        match item["type"].as_str().unwrap_or("") {
-            "content" => self.nested(&item["content"]),
+        match field(item, "type").as_str().unwrap_or("") {
+            "content" => self.nested(field(item, "content")),
             "diff" => self.texts.push(Cow::Owned(render_diff(item))),
             "terminal" => self.texts.push(Cow::Owned(format!(
                 "[terminal {}]",
-                item["terminalId"].as_str().unwrap_or("?")
+                field(item, "terminalId").as_str().unwrap_or("?")
             ))),
             // a bare content block (or a plain string) where a wrapped one
             // belongs: read it anyway
@@ -309,13 +313,13 @@ fn base64_run(data: &[u8]) -> usize {
 
 /// A diff as text: the path, then removed lines with `-` and added ones with `+`.
 fn render_diff(item: &Value) -> String {
-    let path = item["path"].as_str().unwrap_or("");
+    let path = field(item, "path").as_str().unwrap_or("");
     let mut out = String::from(path);
-    for line in item["oldText"].as_str().unwrap_or("").lines() {
+    for line in field(item, "oldText").as_str().unwrap_or("").lines() {
         out.push_str("\n-");
         out.push_str(line);
     }
-    for line in item["newText"].as_str().unwrap_or("").lines() {
+    for line in field(item, "newText").as_str().unwrap_or("").lines() {
         out.push_str("\n+");
         out.push_str(line);
     }
@@ -326,7 +330,7 @@ fn render_diff(item: &Value) -> String {
 /// Leaves `r` empty when the shape is not one of them.
 fn raw_output<'a>(r: &mut ToolResultContent<'a>, raw: &'a Value, compat: &Compat) {
     // wrapped CallToolResult (current codex-acp)
-    if let Some(blocks) = raw["result"]["content"].as_array()
+    if let Some(blocks) = field(field(raw, "result"), "content").as_array()
         && compat.mcp_raw_output_wrapper
     {
         r.blocks(blocks);
@@ -334,29 +338,29 @@ fn raw_output<'a>(r: &mut ToolResultContent<'a>, raw: &'a Value, compat: &Compat
     }
     if compat.mcp_raw_output_wrapper
         && raw.get("result").is_some_and(Value::is_null)
-        && let Some(message) = raw["error"]["message"].as_str()
+        && let Some(message) = field(field(raw, "error"), "message").as_str()
     {
         r.texts.push(Cow::Borrowed(message));
         return;
     }
     // bare CallToolResult (codex-acp 0.x)
-    if let Some(blocks) = raw["content"].as_array() {
+    if let Some(blocks) = field(raw, "content").as_array() {
         r.blocks(blocks);
         return;
     }
     // Grok: {"type":"MCP", ..., "output": {"OkayOutput": "..."} | {"Error": "..."}}
-    if raw["type"] == "MCP" {
-        let output = &raw["output"];
-        if let Some(text) = output["OkayOutput"].as_str().or(output.as_str()) {
+    if field(raw, "type") == "MCP" {
+        let output = field(raw, "output");
+        if let Some(text) = field(output, "OkayOutput").as_str().or(output.as_str()) {
             r.text_with_data_uris(text);
-        } else if let Some(text) = output["Error"].as_str() {
+        } else if let Some(text) = field(output, "Error").as_str() {
             r.texts.push(Cow::Borrowed(text));
         }
         return;
     }
     // Grok failure: {"error": "tool_execution_failed", "message": "..."}
-    if raw["error"].is_string()
-        && let Some(message) = raw["message"].as_str()
+    if field(raw, "error").is_string()
+        && let Some(message) = field(raw, "message").as_str()
     {
         r.texts.push(Cow::Borrowed(message));
         return;
@@ -377,11 +381,11 @@ const MAX_NESTING: usize = 8;
 
 /// Whether `v` is an MCP / ACP content block.
 fn is_content_block(v: &Value) -> bool {
-    match v["type"].as_str() {
-        Some("text") => v["text"].is_string(),
-        Some("image" | "audio") => v["data"].is_string(),
-        Some("resource") => v["resource"].is_object(),
-        Some("resource_link") => v["uri"].is_string(),
+    match field(v, "type").as_str() {
+        Some("text") => field(v, "text").is_string(),
+        Some("image" | "audio") => field(v, "data").is_string(),
+        Some("resource") => field(v, "resource").is_object(),
+        Some("resource_link") => field(v, "uri").is_string(),
         _ => false,
     }
 }
@@ -422,13 +426,13 @@ fn find_blocks(v: &Value) -> Option<&Vec<Value>> {
 /// line. A bare `{message}` counts only under an `error` key, which the
 /// caller passes in.
 fn error_text(v: &Value) -> Option<String> {
-    let message = v["message"].as_str()?;
-    let code = match &v["code"] {
+    let message = field(v, "message").as_str()?;
+    let code = match field(v, "code") {
         Value::Null => None,
         Value::String(s) => Some(s.clone()),
         other => Some(other.to_string()),
     };
-    let data = match &v["data"] {
+    let data = match field(v, "data") {
         Value::Null => None,
         Value::String(s) => Some(s.clone()),
         other => Some(other.to_string()),
@@ -448,12 +452,12 @@ fn error_text(v: &Value) -> Option<String> {
 fn error_of(v: &Value) -> Option<String> {
     error_text(v)
         .filter(|_| is_error_object(v))
-        .or_else(|| error_text(&v["error"]))
+        .or_else(|| error_text(field(v, "error")))
 }
 
 /// Whether `v` is an error object on its own (not just any `{message}`).
 fn is_error_object(v: &Value) -> bool {
-    v["message"].is_string() && (!v["code"].is_null() || !v["data"].is_null())
+    field(v, "message").is_string() && (!field(v, "code").is_null() || !field(v, "data").is_null())
 }
 
 /// The Claude `tool_result` content for a finished call. `call` holds the
@@ -472,11 +476,11 @@ pub fn tool_result_content_with(call: &Value, compat: &Compat) -> Value {
 /// copying the call's texts and images.
 pub fn render<'a>(call: &'a Value, compat: &Compat) -> ToolResultContent<'a> {
     let mut r = ToolResultContent::default();
-    for item in call["content"].as_array().into_iter().flatten() {
+    for item in field(call, "content").as_array().into_iter().flatten() {
         r.tool_call_content(item);
     }
     if r.is_empty() {
-        let raw = &call["rawOutput"];
+        let raw = field(call, "rawOutput");
         raw_output(&mut r, raw, compat);
         if r.is_empty() {
             match raw {
@@ -492,17 +496,18 @@ pub fn render<'a>(call: &'a Value, compat: &Compat) -> ToolResultContent<'a> {
 /// Whether the `tool_result` is an error: the call failed, or its rawOutput
 /// says the tool did (MCP `isError`, a JSON-RPC error, Grok's error shapes).
 pub fn is_error(call: &Value) -> bool {
-    if call["status"] == "failed" {
+    if field(call, "status") == "failed" {
         return true;
     }
-    let raw = &call["rawOutput"];
-    raw["isError"] == true
-        || raw["result"]["isError"] == true
-        || (raw.get("result").is_some_and(Value::is_null) && raw["error"].is_object())
-        || (raw["type"] == "MCP" && raw["output"]["Error"].is_string())
-        || (raw["error"].is_string() && raw["message"].is_string())
+    let raw = field(call, "rawOutput");
+    field(raw, "isError") == true
+        || field(field(raw, "result"), "isError") == true
+        || (raw.get("result").is_some_and(Value::is_null) && field(raw, "error").is_object())
+        || (field(raw, "type") == "MCP" && field(field(raw, "output"), "Error").is_string())
+        || (field(raw, "error").is_string() && field(raw, "message").is_string())
         || is_error_object(raw)
-        || (raw["error"]["message"].is_string() && raw["result"]["content"].is_null())
+        || (field(field(raw, "error"), "message").is_string()
+            && field(field(raw, "result"), "content").is_null())
 }
 #[cfg(test)]
 mod tests {
