@@ -32,7 +32,8 @@ pub(crate) struct ToolCall {
     /// on first use and forgotten whenever they change.
     derived: Derived,
     pub announced: bool,
-    pub closed: bool,
+    /// Set by [`ToolCalls::close`] only, which keeps the open list.
+    closed: bool,
     /// The `assistant` message that carried the call's `tool_use`; notes
     /// about the call (the script gate's) join it as further blocks.
     pub message_id: Option<String>,
@@ -109,10 +110,9 @@ impl ToolCall {
         &self.fields
     }
 
-    /// Takes the fields out (the call is closed: a result may hold megabytes).
-    pub fn take_fields(&mut self) -> Value {
-        self.derived = Derived::default();
-        std::mem::take(&mut self.fields)
+    /// Whether the call has its result (late frames for it are dropped).
+    pub fn is_closed(&self) -> bool {
+        self.closed
     }
 
     /// Empties the call's content (a proposal, no result).
@@ -244,9 +244,9 @@ pub(crate) struct ToolCalls {
     calls: Vec<ToolCall>,
     /// Where each call is in `calls`, by id.
     index: HashMap<String, usize>,
-    /// How many calls at the start of `calls` are closed: scans for open
-    /// calls start after them.
-    closed_prefix: usize,
+    /// Where the calls not closed yet are in `calls`, in order: few, while
+    /// a session may have made hundreds.
+    open: Vec<usize>,
     /// The panel's MCP servers the bridge registered with the agent (shared:
     /// handed to every call's lookups without copying).
     pub servers: Arc<[String]>,
@@ -257,7 +257,7 @@ impl ToolCalls {
         ToolCalls {
             calls: Vec::new(),
             index: HashMap::new(),
-            closed_prefix: 0,
+            open: Vec::new(),
             servers: servers.into(),
         }
     }
@@ -274,9 +274,11 @@ impl ToolCalls {
         let idx = match self.position(id) {
             Some(i) => i,
             None => {
+                let idx = self.calls.len();
                 self.calls.push(ToolCall::new(id.to_string(), json!({})));
-                self.index.insert(id.to_string(), self.calls.len() - 1);
-                self.calls.len() - 1
+                self.index.insert(id.to_string(), idx);
+                self.open.push(idx);
+                idx
             }
         };
         let call = &mut self.calls[idx];
@@ -319,18 +321,27 @@ impl ToolCalls {
         self.position(id).map(|i| &mut self.calls[i])
     }
 
-    /// The calls not closed yet, in order (a closed call never reopens).
-    fn open_calls(&mut self) -> impl Iterator<Item = &ToolCall> {
-        while self.calls.get(self.closed_prefix).is_some_and(|c| c.closed) {
-            self.closed_prefix += 1;
-        }
-        self.calls[self.closed_prefix..]
-            .iter()
-            .filter(|c| !c.closed)
+    /// Marks the call closed and takes its fields: a closed call only needs
+    /// its id (late frames for it are dropped); its fields may hold
+    /// megabytes of image data. `Null` for an unknown call.
+    pub fn close(&mut self, id: &str) -> Value {
+        let Some(idx) = self.position(id) else {
+            return Value::Null;
+        };
+        self.open.retain(|&i| i != idx);
+        let call = &mut self.calls[idx];
+        call.closed = true;
+        call.derived = Derived::default();
+        std::mem::take(&mut call.fields)
+    }
+
+    /// The calls not closed yet, in order.
+    fn open_calls(&self) -> impl Iterator<Item = &ToolCall> {
+        self.open.iter().map(|&i| &self.calls[i])
     }
 
     /// Ids of calls held back (identity pending) and not yet announced.
-    pub fn unannounced_ids(&mut self) -> Vec<String> {
+    pub fn unannounced_ids(&self) -> Vec<String> {
         self.open_calls()
             .filter(|c| !c.announced)
             .map(|c| c.id.clone())
@@ -338,7 +349,7 @@ impl ToolCalls {
     }
 
     /// Ids of calls announced to the panel but not yet given a result.
-    pub fn open_ids(&mut self) -> Vec<String> {
+    pub fn open_ids(&self) -> Vec<String> {
         self.open_calls()
             .filter(|c| c.announced)
             .map(|c| c.id.clone())

@@ -109,7 +109,7 @@ impl Bridge {
         let in_progress = field(&u, "status") == "in_progress";
         let call = self.tool_calls.merge_owned(&call_id, u);
         call.reported = true;
-        if call.closed {
+        if call.is_closed() {
             return;
         }
         let completed = call.status() == Some("completed");
@@ -180,7 +180,7 @@ impl Bridge {
         let Some(c) = self.tool_calls.get(call_id) else {
             return;
         };
-        if c.reported || c.closed || !c.announced {
+        if c.reported || c.is_closed() || !c.announced {
             return;
         }
         self.fold_message("end_turn");
@@ -192,17 +192,9 @@ impl Bridge {
         self.emit_tool_result(call_id, &content, is_error);
     }
 
-    /// Marks the call closed and takes its fields: a closed call only needs
-    /// its id (late frames for it are dropped); its fields may hold
-    /// megabytes of image data.
+    /// Marks the call closed and takes its fields (see [`ToolCalls::close`]).
     fn close_fields(&mut self, call_id: &str) -> Value {
-        match self.tool_calls.get_mut(call_id) {
-            Some(c) => {
-                c.closed = true;
-                c.take_fields()
-            }
-            None => Value::Null,
-        }
+        self.tool_calls.close(call_id)
     }
 
     /// The `user` line with the call's one `tool_result`.
