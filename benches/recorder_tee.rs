@@ -34,6 +34,10 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
+#[allow(dead_code)] // each bench uses a part of it
+mod measure;
+use measure::{env_u64, load, monotonic_ns, percentile};
+
 const ROLE: &str = "RECORDER_TEE_ROLE";
 /// Frames per second (0: as fast as the pipe takes them), how many, and the
 /// text size of one frame.
@@ -43,23 +47,6 @@ const BYTES: &str = "RECORDER_TEE_BYTES";
 const MARK: &str = "lat:";
 /// The longest one run may take before it counts as failed.
 const WAIT: Duration = Duration::from_secs(120);
-
-fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes into the timespec we own.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 /// The agent: on its first stdin line, writes the frames (paced or flooding),
 /// then the prompt's answer; ends when stdin closes.
@@ -351,20 +338,6 @@ fn run(
         Client::Direct => rt.block_on(direct(rate, count, bytes)),
         Client::Tee => rt.block_on(tee(rate, count, bytes)),
     }
-}
-
-fn percentile(sorted: &[u64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
-    sorted[i] as f64 / 1e3
-}
-
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "unknown".into())
 }
 
 /// Pooled results of one client over the rounds.

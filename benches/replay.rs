@@ -27,6 +27,10 @@ use acp_harness::judge::golden::{self, RecordingId};
 use acp_harness::judge::{Case, Corpus};
 use criterion::Criterion;
 
+#[allow(dead_code)] // each bench uses a part of it
+mod measure;
+use measure::load;
+
 /// Base recordings for the scaled corpus are below this size.
 const SCALE_BASE_MAX_BYTES: u64 = 128 * 1024;
 
@@ -150,12 +154,6 @@ fn synthetic_corpus(corpus: &Corpus, base: &[PathBuf], copies: usize, dir: &Path
     Corpus::at(&corpus.root)
         .with_recordings(&recordings)
         .with_snapshots(&snapshots)
-}
-
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "unknown".into())
 }
 
 /// Seconds each phase of the judge takes over `paths` on one core, judged

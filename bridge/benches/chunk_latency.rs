@@ -21,6 +21,11 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
+#[allow(dead_code)] // each bench uses a part of it
+#[path = "../../benches/measure/mod.rs"]
+mod measure;
+use measure::{env_u64, load, monotonic_ns, percentile};
+
 const ROLE: &str = "CHUNK_LATENCY_ROLE";
 /// Chunks per second the agent writes, how many, and the size of one big chunk (0: a stream).
 const RATE: &str = "CHUNK_LATENCY_RATE";
@@ -28,23 +33,6 @@ const COUNT: &str = "CHUNK_LATENCY_COUNT";
 const BIG: &str = "CHUNK_LATENCY_BIG";
 const MARK: &str = "lat:";
 const WAIT: Duration = Duration::from_secs(120);
-
-fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes into the timespec we own.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 /// The agent: answers the handshake, and streams on `session/prompt`.
 fn agent() {
@@ -284,20 +272,6 @@ fn run(between: Between, rate: u64, count: u64, big: usize) -> Result<Run, Strin
         }
     }
     result
-}
-
-fn percentile(sorted: &[u64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
-    sorted[i] as f64 / 1e3
-}
-
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "unknown".into())
 }
 
 fn main() {
