@@ -15,9 +15,10 @@ use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
 
-use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
+use serde::de::{self, Deserialize, Deserializer, Visitor};
 
 use crate::turn::BlockKind;
+use crate::update_frame::{Notification, Object, named_near_start};
 
 /// A text or thought chunk, borrowed from its line where it holds no escapes.
 #[derive(Debug, PartialEq, Eq)]
@@ -62,11 +63,7 @@ const KIND_WINDOW: usize = 1024;
 /// Whether the line's start names a chunk kind (`..._chunk"`): a cheap test
 /// that keeps tool calls, responses and megabyte frames off the typed read.
 fn names_a_chunk_kind(line: &str) -> bool {
-    let mut end = line.len().min(KIND_WINDOW);
-    while !line.is_char_boundary(end) {
-        end -= 1;
-    }
-    line[..end].contains("_chunk\"")
+    named_near_start(line, KIND_WINDOW, "_chunk\"")
 }
 
 /// The line as a chunk frame, or `None` when it is anything else.
@@ -74,7 +71,7 @@ pub(crate) fn parse(line: &str) -> Option<ChunkFrame<'_>> {
     if !names_a_chunk_kind(line) {
         return None;
     }
-    let Object(frame) = serde_json::from_str::<Object<Frame<'_>>>(line).ok()?;
+    let Object(frame) = serde_json::from_str::<Object<Notification<Params<'_>>>>(line).ok()?;
     let Object(update) = frame.params.0.update;
     let Object(content) = update.content;
     if content.text.0.is_empty() {
@@ -86,24 +83,6 @@ pub(crate) fn parse(line: &str) -> Option<ChunkFrame<'_>> {
         message_id: update.message_id.map(|s| s.0),
         tool_call_id: update.tool_call_id.map(|s| s.0),
     })
-}
-
-#[derive(serde::Deserialize)]
-struct Frame<'a> {
-    #[allow(dead_code)] // only its value is checked
-    method: UpdateMethod,
-    /// A request or response is no notification: any `id` but `null` fails.
-    #[allow(dead_code)]
-    id: Option<Rejected>,
-    #[serde(borrow)]
-    params: Object<Params<'a>>,
-}
-
-/// The one `method` of a frame read typed.
-#[derive(serde::Deserialize)]
-pub(crate) enum UpdateMethod {
-    #[serde(rename = "session/update")]
-    SessionUpdate,
 }
 
 #[derive(serde::Deserialize)]
@@ -139,16 +118,6 @@ enum TextType {
     Text,
 }
 
-/// A value that fails to read whatever it is (`Option<Rejected>` accepts
-/// only `null` or a missing field).
-pub(crate) struct Rejected;
-
-impl<'de> Deserialize<'de> for Rejected {
-    fn deserialize<D: Deserializer<'de>>(_: D) -> Result<Self, D::Error> {
-        Err(de::Error::custom("not a notification"))
-    }
-}
-
 /// A string, borrowed from the line when it holds no escapes.
 struct Str<'a>(Cow<'a, str>);
 
@@ -171,26 +140,6 @@ impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
             }
         }
         d.deserialize_str(StrVisitor(PhantomData))
-    }
-}
-
-/// `T` read only from a JSON object: serde would also fill a struct from an
-/// array, which the `Value` path never reads as one.
-pub(crate) struct Object<T>(pub T);
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct ObjectVisitor<T>(PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> Visitor<'de> for ObjectVisitor<T> {
-            type Value = T;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
-                T::deserialize(de::value::MapAccessDeserializer::new(map))
-            }
-        }
-        d.deserialize_map(ObjectVisitor(PhantomData)).map(Object)
     }
 }
 

@@ -13,9 +13,11 @@
 //! is the one that way takes. A failed typed read costs an error value, so a
 //! line whose start does not name the method is not tried at all.
 
-use serde_json::Value;
+use std::fmt;
+use std::marker::PhantomData;
 
-use crate::chunk_frame::{Object, Rejected, UpdateMethod};
+use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
+use serde_json::Value;
 
 /// How far into a line the method is looked for before the typed read is
 /// tried: agents put `method` before `params`.
@@ -23,11 +25,17 @@ const METHOD_WINDOW: usize = 256;
 
 /// Whether the line's start names the `session/update` method.
 fn names_the_method(line: &str) -> bool {
-    let mut end = line.len().min(METHOD_WINDOW);
+    named_near_start(line, METHOD_WINDOW, "\"session/update\"")
+}
+
+/// Whether `needle` occurs in the first `window` bytes of `line` (cut at a
+/// character boundary): the cheap test before a typed read is tried.
+pub(crate) fn named_near_start(line: &str, window: usize, needle: &str) -> bool {
+    let mut end = line.len().min(window);
     while !line.is_char_boundary(end) {
         end -= 1;
     }
-    line[..end].contains("\"session/update\"")
+    line[..end].contains(needle)
 }
 
 /// The update of a `session/update` notification, or `None` when the line
@@ -36,24 +44,63 @@ pub(crate) fn parse(line: &str) -> Option<Value> {
     if !names_the_method(line) {
         return None;
     }
-    let Object(frame) = serde_json::from_str::<Object<Frame>>(line).ok()?;
+    let Object(frame) = serde_json::from_str::<Object<Notification<Params>>>(line).ok()?;
     let Object(params) = frame.params;
     Some(params.update)
 }
 
+/// A `session/update` notification whose `params` read as `P`: the
+/// envelope every typed read of an update shares.
 #[derive(serde::Deserialize)]
-struct Frame {
+pub(crate) struct Notification<P> {
     #[allow(dead_code)] // only its value is checked
     method: UpdateMethod,
     /// A request or response is no notification: any `id` but `null` fails.
     #[allow(dead_code)]
     id: Option<Rejected>,
-    params: Object<Params>,
+    pub params: Object<P>,
+}
+
+/// The one `method` of a frame read typed.
+#[derive(serde::Deserialize)]
+enum UpdateMethod {
+    #[serde(rename = "session/update")]
+    SessionUpdate,
 }
 
 #[derive(serde::Deserialize)]
 struct Params {
     update: Value,
+}
+
+/// A value that fails to read whatever it is (`Option<Rejected>` accepts
+/// only `null` or a missing field).
+struct Rejected;
+
+impl<'de> Deserialize<'de> for Rejected {
+    fn deserialize<D: Deserializer<'de>>(_: D) -> Result<Self, D::Error> {
+        Err(de::Error::custom("not a notification"))
+    }
+}
+
+/// `T` read only from a JSON object: serde would also fill a struct from an
+/// array, which the `Value` path never reads as one.
+pub(crate) struct Object<T>(pub T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct ObjectVisitor<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for ObjectVisitor<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        d.deserialize_map(ObjectVisitor(PhantomData)).map(Object)
+    }
 }
 
 #[cfg(test)]
