@@ -429,10 +429,15 @@ impl RecordingWriter {
 
     /// Hands every buffered line to the OS.
     pub fn flush(&mut self) -> Result<(), RecordingError> {
-        self.file.flush().map_err(|source| RecordingError::Io {
+        self.file.flush().map_err(|e| self.io_error(e))
+    }
+
+    /// An io error on this recording, naming its path.
+    fn io_error(&self, source: std::io::Error) -> RecordingError {
+        RecordingError::Io {
             path: self.path.clone(),
             source,
-        })
+        }
     }
 
     pub fn path(&self) -> &Path {
@@ -486,10 +491,7 @@ impl RecordingWriter {
         self.file
             .get_ref()
             .sync_all()
-            .map_err(|source| RecordingError::Io {
-                path: self.path.clone(),
-                source,
-            })?;
+            .map_err(|e| self.io_error(e))?;
         Ok(self.path)
     }
 
@@ -499,12 +501,8 @@ impl RecordingWriter {
         // Whole lines into the buffer (a line longer than it is written
         // through at once): the file never ends in half a line of ours
         // between flushes.
-        self.file
-            .write_all(text.as_bytes())
-            .map_err(|source| RecordingError::Io {
-                path: self.path.clone(),
-                source,
-            })
+        let written = self.file.write_all(text.as_bytes());
+        written.map_err(|e| self.io_error(e))
     }
 }
 
