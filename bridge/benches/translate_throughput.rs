@@ -15,7 +15,9 @@
 //! mode: no criterion sampling, only the paired table, as markdown between
 //! report markers (`.ci/benchmarks` writes it into `docs/benchmarks.md`).
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use acp_bridge::{Bridge, CounterIds, LaunchSpec};
@@ -27,6 +29,52 @@ const MIB: usize = 1024 * 1024;
 const IMAGE_SIZES: &[usize] = &[MIB, 2 * MIB, 4 * MIB, 8 * MIB];
 const TEXT_CHUNKS: usize = 20_000;
 const BURST_CALLS: usize = 200;
+
+/// The allocator, counting allocations (and reallocations) while
+/// [`COUNTING`] is set, for the report's allocations per frame: heap traffic
+/// is a large share of a small frame's cost. Timed runs leave it unset, so
+/// they pay one flag read per allocation.
+struct CountingAlloc;
+
+static COUNTING: AtomicBool = AtomicBool::new(false);
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+fn count() {
+    if COUNTING.load(Ordering::Relaxed) {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+// SAFETY: every call is forwarded unchanged to `System`.
+unsafe impl GlobalAlloc for CountingAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count();
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        count();
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count();
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: CountingAlloc = CountingAlloc;
+
+/// How many allocations `f` makes.
+fn allocations<T>(f: impl FnOnce() -> T) -> (T, u64) {
+    ALLOCATIONS.store(0, Ordering::Relaxed);
+    COUNTING.store(true, Ordering::Relaxed);
+    let out = f();
+    COUNTING.store(false, Ordering::Relaxed);
+    (out, ALLOCATIONS.load(Ordering::Relaxed))
+}
 
 /// A bridge with a session open and a prompt running, and the tool call the
 /// update refers to already announced.
@@ -253,20 +301,25 @@ fn ratio_table(workloads: &[(String, Vec<String>)]) {
     println!("<!-- report:begin -->");
     println!("## Bridge core vs serde_json (`translate_throughput`)\n");
     println!(
-        "| workload | frames | MiB | panel bytes / agent bytes | bridge MB/s | serde_json MB/s | ratio |"
+        "| workload | frames | MiB | panel bytes / agent bytes | allocations / frame (bridge, serde_json) | bridge MB/s | serde_json MB/s | ratio |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
     for (name, frames) in workloads {
         let size = bytes(frames) as f64;
         let (bridge, serde) = paired_medians(frames);
         let mbps = |d: Duration| size / d.as_secs_f64() / 1e6;
-        let emitted = translate(&mut bridge_in_turn(), frames) as f64;
+        let mut b = bridge_in_turn();
+        let (emitted, bridge_allocs) = allocations(|| translate(&mut b, frames));
+        let (_, serde_allocs) = allocations(|| serde_round_trip(frames));
+        let per_frame = |n: u64| n as f64 / frames.len() as f64;
         println!(
-            "| {} | {} | {:.2} | {:.2} | {:.1} | {:.1} | {:.2}x |",
+            "| {} | {} | {:.2} | {:.2} | {:.1}, {:.1} | {:.1} | {:.1} | {:.2}x |",
             name,
             frames.len(),
             size / MIB as f64,
-            emitted / size,
+            emitted as f64 / size,
+            per_frame(bridge_allocs),
+            per_frame(serde_allocs),
             mbps(bridge),
             mbps(serde),
             bridge.as_secs_f64() / serde.as_secs_f64()
@@ -277,7 +330,8 @@ fn ratio_table(workloads: &[(String, Vec<String>)]) {
          the same frames, runs interleaved; target <= 1.2x. The panel/agent bytes column is how much the \
          bridge writes per byte it reads (the baseline writes 1.0): where it is well above 1, the \
          panel protocol's own volume (stream events, a tool_use and a tool_result line per call) \
-         is the floor."
+         is the floor. Allocations / frame counts heap allocations and reallocations per agent \
+         frame, of one untimed run of each side."
     );
     println!("<!-- report:end -->");
 }
