@@ -370,14 +370,15 @@ impl Bridge {
             let uuid = uuid.unwrap_or_else(|| self.ids.next_uuid());
             obj.insert("uuid".into(), json!(uuid));
         }
-        self.out.to_panel.push(v.to_string());
+        let line = line_text(&v);
+        self.push_typed_line(line, "line");
     }
 
     /// Writes one typed `stream_event` line, stamped like [`Bridge::emit`]
     /// stamps a `Value` one (same bytes), without building `Value` maps.
     fn emit_stream_event<E: serde::Serialize>(&mut self, event: &E) {
         let uuid = self.ids.next_uuid();
-        let line = serde_json::to_string(&stream_json::StampedStreamEvent {
+        let line = line_text(&stream_json::StampedStreamEvent {
             kind: stream_json::StreamEventType::StreamEvent,
             event,
             session_id: self.stamp_session_id(),
@@ -407,7 +408,7 @@ impl Bridge {
         message: &M,
         uuid: &str,
     ) -> serde_json::Result<String> {
-        serde_json::to_string(&stream_json::StampedMessage {
+        line_text(&stream_json::StampedMessage {
             kind,
             message,
             parent_tool_use_id: (),
@@ -475,6 +476,18 @@ impl Bridge {
     // ------------------------------------------------------------ handshake
 
     // ------------------------------------------------------------ agent side
+}
+
+/// Bytes reserved for a panel line's text before it is written: the lines
+/// of a turn (a delta, a `tool_use`, a `tool_result`) mostly fit, so their
+/// text is not regrown and copied on the way (serde_json starts at 128).
+const LINE_CAPACITY: usize = 1024;
+
+/// `value` as the text of one line.
+fn line_text<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
+    let mut text = Vec::with_capacity(LINE_CAPACITY);
+    serde_json::to_writer(&mut text, value)?;
+    String::from_utf8(text).map_err(serde::ser::Error::custom)
 }
 
 /// A JSON-RPC error as text: its message and code, plus the details in its

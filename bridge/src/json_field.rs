@@ -31,6 +31,16 @@ pub(crate) fn field_mut<'a>(map: &'a mut Map<String, Value>, key: &str) -> Optio
         .map(|(_, x)| x)
 }
 
+/// `v[key]` moved out of `v` when it is a string (an empty one left in its
+/// place), so an id read from a frame that is consumed next is not copied.
+pub(crate) fn take_string(v: &mut Value, key: &str) -> Option<String> {
+    let Value::Object(map) = v else { return None };
+    match field_mut(map, key)? {
+        Value::String(s) => Some(std::mem::take(s)),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -58,6 +68,20 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn takes_a_string_field_only() {
+        let cases = [
+            (json!({"id": "c1", "x": 1}), Some("c1")),
+            (json!({"id": 7}), None),
+            (json!({"x": "c1"}), None),
+            (json!(["id"]), None),
+        ];
+        for (mut v, want) in cases {
+            let before = v.clone();
+            assert_eq!(take_string(&mut v, "id").as_deref(), want, "{before}");
         }
     }
 }

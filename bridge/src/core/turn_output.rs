@@ -3,14 +3,14 @@
 //! `result` when the last queued prompt returns.
 
 use super::*;
-use crate::json_field::field;
+use crate::json_field::{field, take_string};
 
 impl Bridge {
     /// Folds the streamed message (if any) into an `assistant` line.
     pub(super) fn fold_message(&mut self, stop_reason: &str) {
-        let model = self.model_name();
+        let model = self.model.as_deref().unwrap_or(DEFAULT_MODEL);
         let Some(t) = self.turn.as_mut() else { return };
-        let (lines, text) = t.message.fold(&model, stop_reason);
+        let (lines, text) = t.message.fold(model, stop_reason);
         if let Some(text) = text {
             t.last_text = text;
         }
@@ -47,19 +47,20 @@ impl Bridge {
             return;
         };
         call.announced = true;
-        let name = call.name(&servers);
-        call.announced_name = Some(name.clone());
+        call.announced_name = Some(call.name(&servers));
         self.next_msg += 1;
-        let msg_id = format!("msg_acp_{}", self.next_msg);
-        call.message_id = Some(msg_id.clone());
-        let model = self.model_name();
+        call.message_id = Some(format!("msg_acp_{}", self.next_msg));
         let uuid = self.ids.next_uuid();
         let Some(call) = self.tool_calls.get(call_id) else {
             return;
         };
-        // the input is serialised where the call keeps it
+        // name, ids and input are serialised where the call keeps them
+        let (Some(msg_id), Some(name)) = (&call.message_id, &call.announced_name) else {
+            return;
+        };
+        let model = self.model.as_deref().unwrap_or(DEFAULT_MODEL);
         let message =
-            stream_json::ToolUseMessage::new(&msg_id, &model, call_id, &name, call.input(&servers));
+            stream_json::ToolUseMessage::new(msg_id, model, call_id, name, call.input(&servers));
         let line = self.stamped_message(stream_json::MessageLineType::Assistant, &message, &uuid);
         self.push_typed_line(line, "message");
     }
@@ -98,8 +99,9 @@ impl Bridge {
         )));
     }
 
-    pub(super) fn tool_call_update(&mut self, u: Value, _now: Duration) {
-        let Some(call_id) = field(&u, "toolCallId").as_str().map(str::to_string) else {
+    pub(super) fn tool_call_update(&mut self, mut u: Value, _now: Duration) {
+        // the id moves out of the update (merging skips it anyway)
+        let Some(call_id) = take_string(&mut u, "toolCallId") else {
             return self.diag("tool call without toolCallId skipped".to_string());
         };
         if self.turn.is_none() {
