@@ -15,7 +15,6 @@
 //! closed is dropped, so a late update never makes a second result.
 
 use std::cell::OnceCell;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -242,8 +241,11 @@ impl ToolCall {
 #[derive(Debug, Default)]
 pub(crate) struct ToolCalls {
     calls: Vec<ToolCall>,
-    /// Where each call is in `calls`, by id.
-    index: HashMap<String, usize>,
+    /// Where each call is in `calls`, by id. foldhash, not SipHash: a
+    /// burst of calls hashes an id per new call; its random seed still
+    /// keeps colliding ids from being chosen ahead, and only the table's
+    /// layout depends on it, never what the bridge emits.
+    index: foldhash::HashMap<String, usize>,
     /// Where the calls not closed yet are in `calls`, in order: few, while
     /// a session may have made hundreds.
     open: Vec<usize>,
@@ -256,7 +258,7 @@ impl ToolCalls {
     pub fn new(servers: Vec<String>) -> ToolCalls {
         ToolCalls {
             calls: Vec::new(),
-            index: HashMap::new(),
+            index: foldhash::HashMap::default(),
             open: Vec::new(),
             servers: servers.into(),
         }
