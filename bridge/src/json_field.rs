@@ -13,12 +13,27 @@ static NULL: Value = Value::Null;
 /// `v[key]`: the field's value, `Null` when `v` is no object or has no `key`.
 pub(crate) fn field<'a>(v: &'a Value, key: &str) -> &'a Value {
     match v {
-        Value::Object(map) if map.len() <= SCAN_MAX => map
-            .iter()
-            .find(|(k, _)| k.as_str() == key)
-            .map_or(&NULL, |(_, x)| x),
-        _ => &v[key],
+        Value::Object(map) => map_field(map, key),
+        _ => &NULL,
     }
+}
+
+/// `map[key]`, scanning a small map: `Null` when it has no `key`.
+pub(crate) fn map_field<'a>(map: &'a Map<String, Value>, key: &str) -> &'a Value {
+    if map.len() > SCAN_MAX {
+        return map.get(key).unwrap_or(&NULL);
+    }
+    map.iter()
+        .find(|(k, _)| k.as_str() == key)
+        .map_or(&NULL, |(_, x)| x)
+}
+
+/// Whether `map` has `key` (its value may be `null`), scanning a small map.
+pub(crate) fn has_key(map: &Map<String, Value>, key: &str) -> bool {
+    if map.len() > SCAN_MAX {
+        return map.contains_key(key);
+    }
+    map.keys().any(|k| k == key)
 }
 
 /// `map.get_mut(key)`, scanning a small map.
@@ -48,7 +63,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_as_indexing_does_for_small_large_and_non_objects() {
+    fn reads_as_indexing_and_map_lookups_do_for_small_large_and_non_objects() {
         let large: Map<String, Value> = (0..40).map(|i| (format!("k{i}"), json!(i))).collect();
         let cases = [
             json!({"a": 1, "b": {"c": 2}}),
@@ -61,6 +76,7 @@ mod tests {
             for key in ["a", "b", "c", "k0", "k39", "k40", ""] {
                 assert_eq!(field(v, key), &v[key], "{key} of {v}");
                 if let Value::Object(map) = &mut v.clone() {
+                    assert_eq!(has_key(map, key), map.contains_key(key), "{key} of {v}");
                     assert_eq!(
                         field_mut(map, key).cloned(),
                         v.get(key).cloned(),

@@ -192,13 +192,13 @@ pub enum MessageLineType {
 /// An `assistant` message holding one `tool_use` block: the fields of
 /// [`message_object`] with `[{"type":"tool_use",...}]` as `content`.
 #[derive(Debug, Serialize)]
-pub struct ToolUseMessage<'a> {
+pub struct ToolUseMessage<'a, I = Value> {
     pub id: &'a str,
     #[serde(rename = "type")]
     pub kind: MessageType,
     pub role: AssistantRole,
     pub model: &'a str,
-    pub content: [ToolUse<'a>; 1],
+    pub content: [ToolUse<'a, I>; 1],
     pub stop_reason: Option<&'a str>,
     pub stop_sequence: (),
     pub usage: Usage,
@@ -218,14 +218,15 @@ pub enum AssistantRole {
     Assistant,
 }
 
-/// A `tool_use` content block.
+/// A `tool_use` content block; `input` is a `Value`, or a borrowed form
+/// that serialises as one (such as [`crate::tool_name::AgentToolInput`]).
 #[derive(Debug, Serialize)]
-pub struct ToolUse<'a> {
+pub struct ToolUse<'a, I = Value> {
     #[serde(rename = "type")]
     pub kind: ToolUseType,
     pub id: &'a str,
     pub name: &'a str,
-    pub input: &'a Value,
+    pub input: &'a I,
 }
 
 /// The constant `type` of a [`ToolUse`].
@@ -235,13 +236,13 @@ pub enum ToolUseType {
     ToolUse,
 }
 
-impl<'a> ToolUseMessage<'a> {
+impl<'a, I> ToolUseMessage<'a, I> {
     pub fn new(
         id: &'a str,
         model: &'a str,
         tool_use_id: &'a str,
         name: &'a str,
-        input: &'a Value,
+        input: &'a I,
     ) -> Self {
         ToolUseMessage {
             id,

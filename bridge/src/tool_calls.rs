@@ -177,6 +177,19 @@ impl ToolCall {
             })
     }
 
+    /// The `tool_use` input to write: [`ToolCall::input`] once worked out
+    /// or for an MCP call, else an agent tool's borrowed from its fields
+    /// (the same bytes, without building a map for them).
+    pub fn input_to_write(&self, servers: &[String]) -> ToolInput<'_> {
+        match self.derived.input.get() {
+            Some(input) => ToolInput::Built(input),
+            None if !self.is_mcp(servers) => {
+                ToolInput::Agent(tool_name::AgentToolInput::new(&self.fields))
+            }
+            None => ToolInput::Built(self.input(servers)),
+        }
+    }
+
     /// Whether the call's arguments are not known yet: for an MCP call, no
     /// frame carried any (an empty rawInput that only the first frame
     /// carried does not count); for any other call, its rawInput is
@@ -235,6 +248,14 @@ impl ToolCall {
     pub fn status(&self) -> Option<&str> {
         field(&self.fields, "status").as_str()
     }
+}
+
+/// A call's `tool_use` input (see [`ToolCall::input_to_write`]).
+#[derive(Debug, serde::Serialize)]
+#[serde(untagged)]
+pub(crate) enum ToolInput<'a> {
+    Built(&'a Value),
+    Agent(tool_name::AgentToolInput<'a>),
 }
 
 /// All tool calls of the session, in the order they appeared.

@@ -33,7 +33,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::json_field::{field, field_mut};
+use crate::json_field::{field, field_mut, has_key, map_field};
 
 /// The Claude name for an ACP kind, `None` for `other`, a missing kind or a
 /// kind this table does not know (then the agent's title is the name).
@@ -626,49 +626,137 @@ pub fn tool_input(call: &Value) -> Value {
 /// The `input` of a call that is no MCP call: its rawInput in Claude's
 /// shape (see [`tool_input`]).
 pub fn agent_tool_input(call: &Value) -> Value {
-    let mut input = match field(call, "rawInput") {
-        Value::Object(map) => map.clone(),
-        Value::Null => Map::new(),
-        other => {
-            let mut m = Map::new();
-            m.insert("rawInput".into(), other.clone());
-            m
+    AgentToolInput::new(call).to_value()
+}
+
+/// [`agent_tool_input`] borrowed from the call's fields: serialising it
+/// writes the same bytes without copying rawInput into a map of its own
+/// first (every agent tool call's `tool_use` is written so).
+#[derive(Debug)]
+pub struct AgentToolInput<'a> {
+    raw: RawInput<'a>,
+    /// An argv `command` (codex's form) as one string, in rawInput's place.
+    command: Option<String>,
+    /// Added after rawInput's keys, in this order, where rawInput has no
+    /// such key.
+    title: Option<&'a str>,
+    kind: Option<&'a str>,
+    path: Option<&'a str>,
+    file_path: Option<&'a str>,
+}
+
+/// What a call's rawInput gives its input.
+#[derive(Debug, Clone, Copy)]
+enum RawInput<'a> {
+    /// Its keys and values.
+    Object(&'a Map<String, Value>),
+    /// A value that is no object, kept under `rawInput`.
+    Other(&'a Value),
+    Absent,
+}
+
+/// One value of an [`AgentToolInput`]: borrowed from the call, or text.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+#[serde(untagged)]
+pub enum InputValue<'a> {
+    Value(&'a Value),
+    Text(&'a str),
+}
+
+impl<'a> AgentToolInput<'a> {
+    pub fn new(call: &'a Value) -> AgentToolInput<'a> {
+        let raw = match field(call, "rawInput") {
+            Value::Object(map) => RawInput::Object(map),
+            Value::Null => RawInput::Absent,
+            other => RawInput::Other(other),
+        };
+        let has = |key: &str| match raw {
+            RawInput::Object(map) => has_key(map, key),
+            RawInput::Other(_) => key == "rawInput",
+            RawInput::Absent => false,
+        };
+        let raw_field = |key: &str| match raw {
+            RawInput::Object(map) => map_field(map, key),
+            _ => &Value::Null,
+        };
+        let command = match raw_field("command") {
+            Value::Array(argv) => crate::script_gate::argv_command(argv),
+            _ => None,
+        };
+        let location = field(call, "locations")
+            .as_array()
+            .and_then(|l| l.first())
+            .and_then(|l| field(l, "path").as_str());
+        let path = location.filter(|_| !has("path"));
+        let file_path = (matches!(kind(call), Some("read" | "edit" | "delete"))
+            && !has("file_path"))
+        .then(|| {
+            if has("path") {
+                raw_field("path").as_str()
+            } else {
+                path
+            }
+        })
+        .flatten();
+        AgentToolInput {
+            raw,
+            command,
+            title: title(call).filter(|_| !has("title")),
+            kind: kind(call).filter(|_| !has("kind")),
+            path,
+            file_path,
         }
-    };
-    if let Some(t) = title(call) {
-        input
-            .entry("title")
-            .or_insert_with(|| Value::String(t.to_string()));
     }
-    if let Some(kind) = kind(call) {
-        input
-            .entry("kind")
-            .or_insert_with(|| Value::String(kind.to_string()));
+
+    /// The input's keys and values in order: rawInput's (an argv `command`
+    /// as its string), then `title`, `kind`, `path`, `file_path`.
+    pub fn entries(&self) -> impl Iterator<Item = (&str, InputValue<'_>)> {
+        let raw = match self.raw {
+            RawInput::Object(map) => Some(map.iter()),
+            _ => None,
+        };
+        let raw = raw.into_iter().flatten().map(|(k, v)| {
+            let value = match &self.command {
+                Some(command) if k == "command" => InputValue::Text(command),
+                _ => InputValue::Value(v),
+            };
+            (k.as_str(), value)
+        });
+        let other = match self.raw {
+            RawInput::Other(v) => Some(("rawInput", InputValue::Value(v))),
+            _ => None,
+        };
+        let added = [
+            ("title", self.title),
+            ("kind", self.kind),
+            ("path", self.path),
+            ("file_path", self.file_path),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| Some((k, InputValue::Text(v?))));
+        raw.chain(other).chain(added)
     }
-    if let Some(Value::Array(argv)) = input.get("command")
-        && let Some(command) = crate::script_gate::argv_command(argv)
-    {
-        input.insert("command".into(), Value::String(command));
+
+    /// The input as a `Value` (what [`agent_tool_input`] returns).
+    pub fn to_value(&self) -> Value {
+        let map = self
+            .entries()
+            .map(|(k, v)| {
+                let v = match v {
+                    InputValue::Value(v) => v.clone(),
+                    InputValue::Text(t) => Value::String(t.to_string()),
+                };
+                (k.to_string(), v)
+            })
+            .collect();
+        Value::Object(map)
     }
-    let location = field(call, "locations")
-        .as_array()
-        .and_then(|l| l.first())
-        .and_then(|l| field(l, "path").as_str());
-    if let Some(path) = location {
-        input
-            .entry("path")
-            .or_insert_with(|| Value::String(path.to_string()));
+}
+
+impl serde::Serialize for AgentToolInput<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.entries())
     }
-    if matches!(kind(call), Some("read" | "edit" | "delete")) && !input.contains_key("file_path") {
-        let path = input
-            .get("path")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        if let Some(path) = path {
-            input.insert("file_path".into(), Value::String(path));
-        }
-    }
-    Value::Object(input)
 }
 
 /// Whether the call's identity may still change: a call titled `use_tool`

@@ -59,8 +59,8 @@ impl Bridge {
             return;
         };
         let model = self.model.as_deref().unwrap_or(DEFAULT_MODEL);
-        let message =
-            stream_json::ToolUseMessage::new(msg_id, model, call_id, name, call.input(&servers));
+        let input = call.input_to_write(&servers);
+        let message = stream_json::ToolUseMessage::new(msg_id, model, call_id, name, &input);
         let line = self.stamped_message(stream_json::MessageLineType::Assistant, &message, &uuid);
         self.push_typed_line(line, "message");
     }

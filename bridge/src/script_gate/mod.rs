@@ -79,11 +79,12 @@ pub fn argv_command(items: &[Value]) -> Option<String> {
 /// when it is the last but one, else the words joined by spaces.
 fn argv_script(words: &[&str]) -> String {
     let n = words.len();
-    if n >= 2 {
-        let flag = words[n - 2].to_ascii_lowercase();
-        if matches!(flag.as_str(), "-c" | "-lc" | "-ic" | "-command" | "/c") {
-            return words[n - 1].to_string();
-        }
+    if n >= 2
+        && ["-c", "-lc", "-ic", "-command", "/c"]
+            .iter()
+            .any(|flag| words[n - 2].eq_ignore_ascii_case(flag))
+    {
+        return words[n - 1].to_string();
     }
     words.join(" ")
 }

@@ -163,3 +163,54 @@ fn kinds_map_to_claude_names_and_other_uses_the_title() {
         assert_eq!(claude_tool_name(&call), want, "{call}");
     }
 }
+
+/// The bytes of an agent tool's `tool_use` input, key order included (the
+/// panel shows the input as sent; goldens compare bytes, `Value` equality
+/// does not see order).
+#[test]
+fn agent_tool_input_keeps_raw_input_order_then_title_kind_path_file_path() {
+    let cases = [
+        (
+            json!({"title": "cat f", "kind": "execute", "rawInput": {"command": ["bash", "-lc", "cat f"], "cwd": "/p"}}),
+            r#"{"command":"cat f","cwd":"/p","title":"cat f","kind":"execute"}"#,
+        ),
+        (
+            json!({"kind": "read", "title": "Read a", "rawInput": {"file_path": "a", "title": "mine"}, "locations": [{"path": "/p/a"}]}),
+            r#"{"file_path":"a","title":"mine","kind":"read","path":"/p/a"}"#,
+        ),
+        (
+            json!({"kind": "read", "title": "Read", "locations": [{"path": "/p/a"}, {"path": "/p/b"}]}),
+            r#"{"title":"Read","kind":"read","path":"/p/a","file_path":"/p/a"}"#,
+        ),
+        (
+            json!({"kind": "delete", "rawInput": {"path": "x", "kind": null}}),
+            r#"{"path":"x","kind":null,"file_path":"x"}"#,
+        ),
+        (
+            json!({"kind": "edit", "rawInput": {"path": 5}, "locations": [{"path": "/p/a"}]}),
+            r#"{"path":5,"kind":"edit"}"#,
+        ),
+        (
+            json!({"title": "ls", "rawInput": "ls -la"}),
+            r#"{"rawInput":"ls -la","title":"ls"}"#,
+        ),
+        (
+            json!({"kind": "read", "rawInput": ["a", 1], "locations": [{"path": "/p/a"}]}),
+            r#"{"rawInput":["a",1],"kind":"read","path":"/p/a","file_path":"/p/a"}"#,
+        ),
+        (
+            json!({"permissionTitle": "Run ls", "permissionKind": "execute", "rawInput": {"command": ["ls", 1]}}),
+            r#"{"command":["ls",1],"title":"Run ls","kind":"execute"}"#,
+        ),
+        (
+            json!({"title": "  ", "rawInput": {"command": "ls"}}),
+            r#"{"command":"ls"}"#,
+        ),
+        (json!({}), r#"{}"#),
+    ];
+    for (call, want) in cases {
+        assert_eq!(agent_tool_input(&call).to_string(), want, "{call}");
+        let borrowed = serde_json::to_string(&AgentToolInput::new(&call)).unwrap();
+        assert_eq!(borrowed, want, "{call}");
+    }
+}
