@@ -1,6 +1,7 @@
 //! The bridge state machine: one panel line or one agent line in, lines for
-//! both sides out. No I/O, no clock, no randomness: time and ids come in from
-//! the host, so replay gives the same output for the same input.
+//! both sides out. No I/O, no clock, no output that depends on randomness:
+//! time and ids come in from the host, so replay gives the same output for
+//! the same input.
 //!
 //! Tolerance: a line that does not parse, an unknown method or update kind,
 //! or a field of the wrong type gives a diagnostic and is skipped; nothing

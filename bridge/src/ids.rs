@@ -1,4 +1,5 @@
-//! Id sources: the core never draws random numbers, so ids come from outside.
+//! Id sources: the core mints no ids of its own (no output of it depends on
+//! randomness), so ids come from outside.
 
 /// Supplies the uuids the bridge stamps on stream-json messages.
 pub trait IdSource {
