@@ -31,6 +31,10 @@ use criterion::Criterion;
 mod measure;
 use measure::load;
 
+/// The allocator the `acp-harness` binary runs `check` with.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Base recordings for the scaled corpus are below this size.
 const SCALE_BASE_MAX_BYTES: u64 = 128 * 1024;
 

@@ -5,6 +5,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// mimalloc keeps freed memory for reuse: glibc maps every allocation over
+/// 128 KiB afresh, so each big frame a replay copies (base64 images of up to
+/// megabytes) would cost a new mapping, page faults and zeroing.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(name = "acp-harness", version, about, after_help = acp_harness::commands::exit::EXIT_CODES)]
 struct Cli {
