@@ -215,6 +215,52 @@ fn phases(corpus: &Corpus, paths: &[PathBuf]) -> [(&'static str, Duration); 6] {
     std::array::from_fn(|i| (names[i], t[i]))
 }
 
+/// Seconds the floors under the judge take over `paths` on one core: the
+/// least any replay of this corpus does. Reading every file from the page
+/// cache; that plus one serde_json pass over every line (scanning only, and
+/// building a `Value`); and one `Value` parse + serialise of every agent
+/// frame, the work the translate bench holds the bridge against.
+fn floors(paths: &[PathBuf]) -> [(&'static str, Duration); 4] {
+    use acp_harness::recording::{Dir, Leg};
+    let mut t = [Duration::ZERO; 4];
+    for path in paths {
+        let start = Instant::now();
+        let Ok(bytes) = std::fs::read(path) else {
+            continue;
+        };
+        let read = start.elapsed();
+        t[0] += read;
+        let start = Instant::now();
+        for line in bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+            let _ = std::hint::black_box(serde_json::from_slice::<serde::de::IgnoredAny>(line));
+        }
+        t[1] += read + start.elapsed();
+        let start = Instant::now();
+        for line in bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+            let _ = std::hint::black_box(serde_json::from_slice::<serde_json::Value>(line));
+        }
+        t[2] += read + start.elapsed();
+        drop(bytes);
+        let Ok(recording) = acp_harness::recording::read(path) else {
+            continue;
+        };
+        let start = Instant::now();
+        for e in recording.leg(Leg::Acp).filter(|e| e.dir == Dir::FromAgent) {
+            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&e.raw) {
+                std::hint::black_box(serde_json::to_string(&v).ok());
+            }
+        }
+        t[3] += start.elapsed();
+    }
+    let names = [
+        "floor: read every file (page cache)",
+        "floor: read + scan every line once (serde_json, IgnoredAny)",
+        "floor: read + parse every line once (serde_json::Value)",
+        "floor: Value parse + serialise of every agent frame (the bridge's floor)",
+    ];
+    std::array::from_fn(|i| (names[i], t[i]))
+}
+
 fn report(corpus: &Corpus, paths: &[PathBuf]) {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     // Warm the shared loads (scenarios, contract) and the page cache.
@@ -273,6 +319,15 @@ fn report(corpus: &Corpus, paths: &[PathBuf]) {
         "| sum | {:.3} | |\n\nMedians of 3 runs, each phase timed per recording.\n",
         per(total, paths.len())
     );
+    let runs: Vec<_> = (0..3).map(|_| floors(paths)).collect();
+    println!("### The floor: reading at the speed of reading (committed corpus, one core)\n");
+    println!("| floor | ms/recording |");
+    println!("|---|---:|");
+    for i in 0..runs[0].len() {
+        let d = median(runs.iter().map(|r| r[i].1).collect());
+        println!("| {} | {:.3} |", runs[0][i].0, per(d, paths.len()));
+    }
+    println!("\nMedians of 3 runs; load average after: {}.\n", load());
 
     let base: Vec<PathBuf> = paths
         .iter()
