@@ -7,12 +7,19 @@
 //! base64 payloads are replaced by a digest so goldens stay readable.
 
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::ops::Range;
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 /// Base64 runs at least this long are replaced by a digest.
 pub const BASE64_DIGEST_MIN: usize = 200;
+
+/// Runs at least this long have their digest memoised per transcript (an
+/// image is in the agent's frame and again in the bridge's tool result);
+/// shorter ones cost less to hash again than to remember.
+const MEMO_RUN_MIN: usize = 16 * 1024;
 
 /// A labelled value is also replaced where it appears under other keys, but
 /// only when it is at least this long (a short id could be ordinary text).
@@ -35,14 +42,13 @@ impl LabelKind {
         }
     }
 
-    /// The label kind of a value stored under `key` in `parent`, if any.
-    fn of_key(key: &str, parent: &serde_json::Map<String, Value>) -> Option<LabelKind> {
+    /// The label kind of a value stored under `key` in an object whose
+    /// `type` is `tool_use` or not, if any.
+    fn of_key(key: &str, in_tool_use: bool) -> Option<LabelKind> {
         match key {
             "sessionId" | "session_id" => Some(LabelKind::Session),
             "toolCallId" | "tool_use_id" => Some(LabelKind::ToolCall),
-            "id" if parent.get("type").and_then(Value::as_str) == Some("tool_use") => {
-                Some(LabelKind::ToolCall)
-            }
+            "id" if in_tool_use => Some(LabelKind::ToolCall),
             "uuid" => Some(LabelKind::Uuid),
             _ => None,
         }
@@ -58,6 +64,7 @@ pub struct Labeller {
     /// The longest labelled value: a longer string (a base64 image) is no
     /// label's value, and is not hashed to find that out.
     longest: usize,
+    digests: DigestMemo,
 }
 
 impl Labeller {
@@ -93,16 +100,19 @@ impl Labeller {
     pub fn value(&mut self, value: &mut Value) {
         match value {
             Value::Object(map) => {
-                let keys: Vec<String> = map.keys().cloned().collect();
-                for key in keys {
-                    let kind = LabelKind::of_key(&key, map);
-                    let slot = map.get_mut(&key).expect("key listed from this map");
-                    match (kind, &*slot) {
+                // `type` as it reads when each key is reached: normalising
+                // the `type` value itself could change it
+                let mut in_tool_use = map.get("type").and_then(Value::as_str) == Some("tool_use");
+                for (key, slot) in map.iter_mut() {
+                    match (LabelKind::of_key(key, in_tool_use), &*slot) {
                         (Some(kind), Value::String(s)) if !s.is_empty() && !is_label(s) => {
                             let label = self.label(kind, s);
                             *slot = Value::String(label);
                         }
                         _ => self.value(slot),
+                    }
+                    if key == "type" {
+                        in_tool_use = slot.as_str() == Some("tool_use");
                     }
                 }
             }
@@ -115,8 +125,8 @@ impl Labeller {
                     *s = label.clone();
                 } else if is_uuid(s) {
                     *s = self.label(LabelKind::Uuid, s);
-                } else if let Some(d) = digested(s) {
-                    *s = d;
+                } else {
+                    self.digests.digest_runs(s);
                 }
             }
             _ => {}
@@ -154,31 +164,32 @@ const BASE64_BYTE: [bool; 256] = {
 /// Replaces every run of at least [`BASE64_DIGEST_MIN`] base64 characters by
 /// `<base64 N chars sha256:…>`. One pass, linear in the input.
 pub fn digest_base64_runs(s: &str) -> String {
-    digested(s).unwrap_or_else(|| s.to_string())
+    digested(s, |range| digest(&s[range])).unwrap_or_else(|| s.to_string())
 }
 
-/// [`digest_base64_runs`], `None` when no run is long enough (nothing to copy).
-fn digested(s: &str) -> Option<String> {
+/// [`digest_base64_runs`], `None` when no run is long enough (nothing to
+/// copy); `digest_run` makes the digest of the run at a range of `s`.
+fn digested(s: &str, mut digest_run: impl FnMut(Range<usize>) -> String) -> Option<String> {
     let bytes = s.as_bytes();
     if bytes.len() < BASE64_DIGEST_MIN {
         return None;
     }
-    let is_base64 = |c: &u8| BASE64_BYTE[*c as usize];
     let mut out: Option<String> = None;
     let mut i = 0;
     let mut copied = 0;
     while i < bytes.len() {
-        let Some(start) = bytes[i..].iter().position(is_base64).map(|k| i + k) else {
+        let Some(start) = bytes[i..]
+            .iter()
+            .position(|c| BASE64_BYTE[*c as usize])
+            .map(|k| i + k)
+        else {
             break;
         };
-        let end = bytes[start..]
-            .iter()
-            .position(|c| !is_base64(c))
-            .map_or(bytes.len(), |k| start + k);
+        let end = run_end(bytes, start);
         if end - start >= BASE64_DIGEST_MIN {
             let out = out.get_or_insert_with(|| String::with_capacity(s.len().min(4096)));
             out.push_str(&s[copied..start]);
-            out.push_str(&digest(&s[start..end]));
+            out.push_str(&digest_run(start..end));
             copied = end;
         }
         i = end;
@@ -186,6 +197,109 @@ fn digested(s: &str) -> Option<String> {
     let mut out = out?;
     out.push_str(&s[copied..]);
     Some(out)
+}
+
+/// Where the base64 run from `start` ends: first a block of bytes at a time
+/// with a branch-free test the compiler vectorises (an image is one run of
+/// megabytes), then byte by byte.
+fn run_end(bytes: &[u8], start: usize) -> usize {
+    const BLOCK: usize = 32;
+    let is_base64 = |b: u8| {
+        b.is_ascii_lowercase()
+            | b.is_ascii_uppercase()
+            | b.is_ascii_digit()
+            | (b == b'+')
+            | (b == b'/')
+            | (b == b'=')
+            | (b == b'-')
+            | (b == b'_')
+    };
+    let mut i = start;
+    while let Some(block) = bytes.get(i..).and_then(<[u8]>::first_chunk::<BLOCK>) {
+        if !block.iter().fold(true, |all, b| all & is_base64(*b)) {
+            break;
+        }
+        i += BLOCK;
+    }
+    bytes[i..]
+        .iter()
+        .position(|c| !BASE64_BYTE[*c as usize])
+        .map_or(bytes.len(), |k| i + k)
+}
+
+/// Digests of the long runs already seen in one transcript, found by a cheap
+/// fingerprint and confirmed by comparing the bytes, so a hit is exact.
+#[derive(Debug, Default)]
+struct DigestMemo {
+    /// The strings the memoised runs were cut out of (moved here once
+    /// digested, never copied).
+    sources: Vec<String>,
+    runs: HashMap<u64, Vec<MemoRun>>,
+}
+
+#[derive(Debug)]
+struct MemoRun {
+    source: usize,
+    range: Range<usize>,
+    digest: String,
+}
+
+impl DigestMemo {
+    /// Replaces the base64 runs of `s` by their digests, hashing only the
+    /// long runs not seen before.
+    fn digest_runs(&mut self, s: &mut String) {
+        let mut fresh = Vec::new();
+        let Some(new) = digested(s, |range| {
+            let run = &s[range.clone()];
+            if run.len() < MEMO_RUN_MIN {
+                return digest(run);
+            }
+            if let Some(d) = self.find(run) {
+                return d.to_string();
+            }
+            let d = digest(run);
+            fresh.push((range, d.clone()));
+            d
+        }) else {
+            return;
+        };
+        let old = std::mem::replace(s, new);
+        if fresh.is_empty() {
+            return;
+        }
+        let source = self.sources.len();
+        for (range, digest) in fresh {
+            let key = fingerprint(&old[range.clone()]);
+            self.runs.entry(key).or_default().push(MemoRun {
+                source,
+                range,
+                digest,
+            });
+        }
+        self.sources.push(old);
+    }
+
+    fn find(&self, run: &str) -> Option<&str> {
+        self.runs
+            .get(&fingerprint(run))?
+            .iter()
+            .find(|m| &self.sources[m.source][m.range.clone()] == run)
+            .map(|m| m.digest.as_str())
+    }
+}
+
+/// A hash of a run's length and a few slices of it: cheap next to hashing
+/// megabytes, and only a hint (a hit is confirmed byte for byte).
+fn fingerprint(run: &str) -> u64 {
+    const SLICE: usize = 64;
+    let b = run.as_bytes();
+    let mid = b.len() / 2;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    b.len().hash(&mut h);
+    b[..SLICE.min(b.len())].hash(&mut h);
+    b[mid..(mid + SLICE).min(b.len())].hash(&mut h);
+    b[b.len().saturating_sub(SLICE)..].hash(&mut h);
+    h.finish()
 }
 
 /// `<base64 N chars sha256:first 12 hex>`.
@@ -254,6 +368,97 @@ mod tests {
             format!(r#"{{"data":"{d}","text":"hello","uri":"data:image/png;base64,{d}"}}"#)
         );
         assert!(d.starts_with("<base64 550 chars sha256:"));
+    }
+
+    /// The run scan as it reads in the spec: byte by byte, the same table.
+    fn digested_byte_by_byte(s: &str) -> String {
+        let b = s.as_bytes();
+        let (mut out, mut i, mut copied) = (String::new(), 0, 0);
+        while i < b.len() {
+            if !BASE64_BYTE[b[i] as usize] {
+                i += 1;
+                continue;
+            }
+            let mut end = i;
+            while end < b.len() && BASE64_BYTE[b[end] as usize] {
+                end += 1;
+            }
+            if end - i >= BASE64_DIGEST_MIN {
+                out.push_str(&s[copied..i]);
+                out.push_str(&digest(&s[i..end]));
+                copied = end;
+            }
+            i = end;
+        }
+        out.push_str(&s[copied..]);
+        out
+    }
+
+    #[test]
+    fn the_block_scan_finds_the_same_runs_as_a_byte_by_byte_scan() {
+        let run = |n: usize| "aZ09+/=-_".chars().cycle().take(n).collect::<String>();
+        let mut inputs = Vec::new();
+        for n in [
+            0, 1, 31, 32, 33, 63, 64, 199, 200, 201, 231, 232, 233, 4096, 70_000,
+        ] {
+            for (before, after) in [
+                ("", ""),
+                ("\n", "\n"),
+                ("\\u00e9", "\u{e9}"),
+                ("é", "\\/"),
+                ("data:image/png;base64,", "\""),
+                (" ", "\t"),
+            ] {
+                inputs.push(format!("{before}{}{after}", run(n)));
+                inputs.push(format!("{before}{}\n{}{after}", run(n), run(n + 7)));
+            }
+        }
+        // a break at every offset of the first blocks of a long run
+        for at in 0..70 {
+            let mut s = run(400).into_bytes();
+            s[at] = b'.';
+            inputs.push(String::from_utf8(s).unwrap());
+        }
+        for s in &inputs {
+            assert_eq!(digest_base64_runs(s), digested_byte_by_byte(s), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn an_image_seen_twice_gets_the_same_digest_and_a_look_alike_its_own() {
+        let image = "iVBORw0KGgo".repeat(4000);
+        // same length, same first, middle and last bytes: the same fingerprint
+        let mut look_alike = image.clone().into_bytes();
+        look_alike[1000] = if look_alike[1000] == b'A' { b'B' } else { b'A' };
+        let look_alike = String::from_utf8(look_alike).unwrap();
+        assert_eq!(fingerprint(&image), fingerprint(&look_alike));
+        let mut l = Labeller::new();
+        let lines = [
+            format!(r#"{{"data":"{image}"}}"#),
+            format!(r#"{{"content":[{{"data":"{image}","x":"{look_alike}"}}]}}"#),
+            format!(r#"{{"data":"{look_alike}","text":"\n{image}\u00e9"}}"#),
+        ];
+        let (d, e) = (digest(&image), digest(&look_alike));
+        assert_ne!(d, e);
+        let out: Vec<String> = lines.iter().map(|line| l.line(line)).collect();
+        assert_eq!(
+            out,
+            [
+                format!(r#"{{"data":"{d}"}}"#),
+                format!(r#"{{"content":[{{"data":"{d}","x":"{e}"}}]}}"#),
+                format!(r#"{{"data":"{e}","text":"\n{d}é"}}"#),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_id_before_its_tool_use_type_is_still_a_tool_call_id() {
+        let mut l = Labeller::new();
+        let a = l.line(r#"{"id":"call_7","type":"tool_use","x":{"id":"call_7","type":"text"}}"#);
+        assert_eq!(
+            a,
+            r#"{"id":"<tool-call 1>","type":"tool_use","x":{"id":"<tool-call 1>","type":"text"}}"#
+        );
     }
 
     #[test]
