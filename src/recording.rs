@@ -13,7 +13,7 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -272,11 +272,13 @@ impl RecordingError {
 
 /// Reads a recording file.
 pub fn read(path: &Path) -> Result<Recording, RecordingError> {
-    let file = File::open(path).map_err(|source| RecordingError::Io {
+    // One read and one UTF-8 check for the whole file; lines are borrowed
+    // from it, so only the strings a line holds are copied.
+    let bytes = std::fs::read(path).map_err(|source| RecordingError::Io {
         path: path.to_path_buf(),
         source,
     })?;
-    parse(BufReader::new(file), path)
+    parse(&bytes, path)
 }
 
 /// Parses recording text; `path` only names the source in errors.
@@ -284,27 +286,51 @@ pub fn parse_str(text: &str, path: &Path) -> Result<Recording, RecordingError> {
     parse(text.as_bytes(), path)
 }
 
-fn parse(reader: impl BufRead, path: &Path) -> Result<Recording, RecordingError> {
+fn parse(bytes: &[u8], path: &Path) -> Result<Recording, RecordingError> {
+    // Lines before one that is not UTF-8 are read first: an error in them
+    // is the one to report.
+    let (text, not_utf8) = match std::str::from_utf8(bytes) {
+        Ok(text) => (text, None),
+        Err(e) => {
+            let valid = e.valid_up_to();
+            let line_start = bytes[..valid]
+                .iter()
+                .rposition(|b| *b == b'\n')
+                .map_or(0, |i| i + 1);
+            let text = std::str::from_utf8(&bytes[..line_start]).unwrap_or_default();
+            (text, Some(valid - line_start))
+        }
+    };
+    let (header, events, trailer) = parse_lines(text, path)?;
+    if let Some(column) = not_utf8 {
+        return Err(RecordingError::parse(
+            path,
+            text.matches('\n').count() + 1,
+            format!("not valid UTF-8 (invalid byte at column {})", column + 1),
+        ));
+    }
+    let header = header.ok_or_else(|| RecordingError::Empty {
+        path: path.to_path_buf(),
+    })?;
+    Ok(Recording {
+        header,
+        events,
+        trailer,
+    })
+}
+
+/// What the lines of a recording hold: header, events, trailer.
+type Lines = (Option<Header>, Vec<Event>, Option<Trailer>);
+
+/// The lines of `text` in order; the header is checked for by the caller
+/// (a file whose first line is not UTF-8 has none yet).
+fn parse_lines(text: &str, path: &Path) -> Result<Lines, RecordingError> {
     let mut header: Option<Header> = None;
     let mut events = Vec::new();
     let mut trailer: Option<Trailer> = None;
     let mut last_seq = 0u64;
-    for (index, bytes) in reader.split(b'\n').enumerate() {
+    for (index, line) in text.split('\n').enumerate() {
         let number = index + 1;
-        let bytes = bytes.map_err(|source| RecordingError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let line = String::from_utf8(bytes).map_err(|e| {
-            RecordingError::parse(
-                path,
-                number,
-                format!(
-                    "not valid UTF-8 (invalid byte at column {})",
-                    e.utf8_error().valid_up_to() + 1
-                ),
-            )
-        })?;
         if line.trim().is_empty() {
             continue;
         }
@@ -315,7 +341,7 @@ fn parse(reader: impl BufRead, path: &Path) -> Result<Recording, RecordingError>
                 "line after the trailer",
             ));
         }
-        let parsed: Line = serde_json::from_str(&line).map_err(|e| {
+        let parsed: Line = serde_json::from_str(line).map_err(|e| {
             RecordingError::parse(path, number, format!("not a recording line: {e}"))
         })?;
         match parsed {
@@ -381,14 +407,7 @@ fn parse(reader: impl BufRead, path: &Path) -> Result<Recording, RecordingError>
             }
         }
     }
-    let header = header.ok_or_else(|| RecordingError::Empty {
-        path: path.to_path_buf(),
-    })?;
-    Ok(Recording {
-        header,
-        events,
-        trailer,
-    })
+    Ok((header, events, trailer))
 }
 
 /// Appends lines to a recording file and numbers events itself so `seq` is

@@ -183,6 +183,31 @@ fn malformed_files_are_reported_with_file_and_line() {
         err.starts_with("bad.jsonl:3: not valid UTF-8 (invalid byte at column 24)"),
         "{err:?}"
     );
+    // the first bad line is the one named, whichever way it is bad
+    let bad_line = b"{\"type\":\"event\",\"raw\":\"\xff\"}\n";
+    let mut earlier_error =
+        format!("{h}\n{}\n", ev(1).replace("\"ms\":0", "\"ms\":-3")).into_bytes();
+    earlier_error.extend_from_slice(bad_line);
+    let mut first_line = b"\xef".to_vec();
+    first_line.extend_from_slice(format!("{h}\n").as_bytes());
+    for (bytes, expected) in [
+        (
+            earlier_error,
+            "bad.jsonl:2: not a recording line: invalid value",
+        ),
+        (
+            first_line,
+            "bad.jsonl:1: not valid UTF-8 (invalid byte at column 1)",
+        ),
+    ] {
+        let err = parse(&bytes, Path::new("bad.jsonl"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(expected),
+            "{err:?} should start with {expected:?}"
+        );
+    }
     for (text, expected) in cases {
         let err = parse_str(&text, Path::new("bad.jsonl"))
             .unwrap_err()
