@@ -188,13 +188,13 @@ fn phases(corpus: &Corpus, paths: &[PathBuf]) -> [(&'static str, Duration); 6] {
         lap(1, &mut at);
         let transcript = acp_harness::judge::render(path, &recording, &replay);
         lap(2, &mut at);
-        std::hint::black_box(acp_harness::expect::evaluate(
+        std::hint::black_box(acp_harness::expect::evaluate_parsed(
             &scenario.expect,
-            &replay.panel_lines,
+            &replay.panel_values,
         ));
         lap(3, &mut at);
         if let Some(c) = &contract {
-            std::hint::black_box(c.check(&replay.panel_lines));
+            std::hint::black_box(c.check_parsed(&replay.panel_values));
         }
         lap(4, &mut at);
         let id = corpus.id_of(path, Some(&recording));

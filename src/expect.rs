@@ -63,9 +63,23 @@ impl fmt::Display for Failure {
 
 /// Checks every expectation; returns the ones that failed.
 pub fn evaluate(expectations: &[Expectation], panel_lines: &[String]) -> Vec<Failure> {
-    let lines: Vec<Value> = panel_lines
+    let parsed: Vec<Option<Value>> = panel_lines
         .iter()
-        .map(|l| serde_json::from_str(l).unwrap_or(Value::Null))
+        .map(|l| serde_json::from_str(l).ok())
+        .collect();
+    evaluate_parsed(expectations, &parsed)
+}
+
+/// [`evaluate`] over lines already parsed (`None`: not JSON), as the replay
+/// keeps them: a tool result's image is not parsed again.
+pub fn evaluate_parsed(
+    expectations: &[Expectation],
+    panel_lines: &[Option<Value>],
+) -> Vec<Failure> {
+    static NOT_JSON: Value = Value::Null;
+    let lines: Vec<&Value> = panel_lines
+        .iter()
+        .map(|l| l.as_ref().unwrap_or(&NOT_JSON))
         .collect();
     let names = tool_names(&lines);
     expectations
@@ -75,7 +89,7 @@ pub fn evaluate(expectations: &[Expectation], panel_lines: &[String]) -> Vec<Fai
 }
 
 /// tool_use id -> tool name, over the whole output.
-fn tool_names(lines: &[Value]) -> HashMap<String, String> {
+fn tool_names(lines: &[&Value]) -> HashMap<String, String> {
     let mut names = HashMap::new();
     for v in lines.iter().filter(|v| ty(v) == "assistant") {
         for b in blocks(v) {
@@ -109,7 +123,7 @@ fn is_echo(v: &Value) -> bool {
 }
 
 /// The items of `kind`, before filters.
-fn select(kind: ExpectKind, lines: &[Value]) -> Vec<Item> {
+fn select(kind: ExpectKind, lines: &[&Value]) -> Vec<Item> {
     let mut items = Vec::new();
     let mut push = |line: usize, value: &Value, is_error: Option<bool>| {
         items.push(Item {
@@ -167,7 +181,7 @@ fn select(kind: ExpectKind, lines: &[Value]) -> Vec<Item> {
 fn passes_filters(
     e: &Expectation,
     item: &Item,
-    lines: &[Value],
+    lines: &[&Value],
     names: &HashMap<String, String>,
 ) -> bool {
     let v = &item.value;
@@ -194,7 +208,7 @@ fn passes_filters(
     if let Some(subtype) = &e.subtype {
         let actual = match e.kind {
             ExpectKind::StreamEvent => v.pointer("/event/type").and_then(Value::as_str),
-            _ => str_at(&lines[item.line], "subtype"),
+            _ => str_at(lines[item.line], "subtype"),
         };
         if actual != Some(subtype.as_str()) {
             return false;
@@ -295,7 +309,7 @@ fn describe(e: &Expectation) -> String {
     format!("[{}]", parts.join(" "))
 }
 
-fn check(e: &Expectation, lines: &[Value], names: &HashMap<String, String>) -> Option<Failure> {
+fn check(e: &Expectation, lines: &[&Value], names: &HashMap<String, String>) -> Option<Failure> {
     let (items, others): (Vec<Item>, Vec<Item>) = select(e.kind, lines)
         .into_iter()
         .partition(|item| passes_filters(e, item, lines, names));

@@ -315,9 +315,17 @@ impl Contract {
 
     /// Checks every line the bridge emitted; reports per line.
     pub fn check(&self, lines: &[String]) -> Conformance {
+        let parsed: Vec<Option<Value>> =
+            lines.iter().map(|l| serde_json::from_str(l).ok()).collect();
+        self.check_parsed(&parsed)
+    }
+
+    /// [`Contract::check`] over lines already parsed (`None`: not JSON), as
+    /// the replay keeps them.
+    pub fn check_parsed(&self, lines: &[Option<Value>]) -> Conformance {
         let mut report = Conformance::default();
         for (index, line) in lines.iter().enumerate() {
-            let Ok(v) = serde_json::from_str::<Value>(line) else {
+            let Some(v) = line else {
                 report.lines.push(LineConformance {
                     line: index + 1,
                     kind: "?".into(),
@@ -328,7 +336,7 @@ impl Contract {
                 });
                 continue;
             };
-            for item in items(&v) {
+            for item in items(v) {
                 if let Some(envelope) = item.kind.strip_suffix("/?") {
                     // The key the panel dispatches on is absent.
                     report.lines.push(LineConformance {

@@ -11,6 +11,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use acp_bridge::{Bridge, Compat, CounterIds, LaunchSpec, McpEndpoint, Output};
+use serde_json::Value;
 
 use super::divergence::Divergence;
 use super::fake_agent::{AcpFrame, Direction, FakeAgent, Released, Served};
@@ -40,6 +41,9 @@ pub struct Replay {
     pub transcript: Transcript,
     /// Every line the bridge emitted for the panel, over all processes.
     pub panel_lines: Vec<String>,
+    /// The same lines parsed once (`None`: not JSON) for the judges that
+    /// read them (expectations, the contract).
+    pub panel_values: Vec<Option<Value>>,
     /// The bridge's diagnostics (stderr text); not part of the golden.
     pub diagnostics: Vec<String>,
     /// The recording has no trailer.
@@ -113,6 +117,7 @@ struct Run<'a> {
     now: Duration,
     transcript: Transcript,
     panel_lines: Vec<String>,
+    panel_values: Vec<Option<Value>>,
     diagnostics: Vec<String>,
     compat: Compat,
 }
@@ -132,6 +137,7 @@ pub fn replay_with_compat(recording: &Recording, scenario: &Scenario, compat: Co
         now: Duration::ZERO,
         transcript: Transcript::default(),
         panel_lines: Vec::new(),
+        panel_values: Vec::new(),
         diagnostics: Vec::new(),
     };
     let truncated = recording.is_truncated();
@@ -214,6 +220,7 @@ pub fn replay_with_compat(recording: &Recording, scenario: &Scenario, compat: Co
     Replay {
         transcript: run.transcript,
         panel_lines: run.panel_lines,
+        panel_values: run.panel_values,
         diagnostics: run.diagnostics,
         truncated,
     }
@@ -386,7 +393,11 @@ impl Run<'_> {
         }
         for line in out.to_panel {
             self.transcript.push(Entry::BridgeToPanel(line.clone()));
-            driver.observe(&line);
+            let value = serde_json::from_str::<Value>(&line).ok();
+            if let Some(v) = &value {
+                driver.observe_value(v);
+            }
+            self.panel_values.push(value);
             self.panel_lines.push(line);
         }
     }

@@ -111,9 +111,13 @@ impl<'a> PanelDriver<'a> {
 
     /// Takes note of one line the bridge emitted for the panel.
     pub fn observe(&mut self, line: &str) {
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
-            return;
-        };
+        if let Ok(v) = serde_json::from_str::<Value>(line) {
+            self.observe_value(&v);
+        }
+    }
+
+    /// [`PanelDriver::observe`] of a line already parsed.
+    pub fn observe_value(&mut self, v: &Value) {
         let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
         match ty {
             "control_response" => {
@@ -148,10 +152,10 @@ impl<'a> PanelDriver<'a> {
                 self.pending.retain(|p| Some(p.request_id.as_str()) != id);
             }
             "system" if v.get("subtype").and_then(Value::as_str) == Some("init") => {
-                self.learn_session(&v);
+                self.learn_session(v);
             }
             "assistant" => {
-                for block in blocks_of_type(&v, "tool_use") {
+                for block in blocks_of_type(v, "tool_use") {
                     self.turn.tool_uses += 1;
                     if let Some(id) = block.get("id").and_then(Value::as_str) {
                         self.turn.calls.seen(id);
@@ -159,7 +163,7 @@ impl<'a> PanelDriver<'a> {
                 }
             }
             "user" => {
-                for block in blocks_of_type(&v, "tool_result") {
+                for block in blocks_of_type(v, "tool_result") {
                     if let Some(id) = block.get("tool_use_id").and_then(Value::as_str) {
                         self.turn.calls.ran(id);
                     }
@@ -171,7 +175,7 @@ impl<'a> PanelDriver<'a> {
                 self.turn.text_deltas += 1;
             }
             "result" => {
-                self.learn_session(&v);
+                self.learn_session(v);
                 self.turn_running = false;
                 // A permission request left open when the turn ended is moot.
                 self.pending.clear();
