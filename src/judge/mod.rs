@@ -737,7 +737,7 @@ pub fn render(path: &Path, recording: &Recording, replay: &Replay) -> String {
             None => "missing".into(),
         }
     );
-    out.push_str(&replay.transcript.render());
+    out.push_str(&replay.transcript.render_parsed(&replay.panel_values));
     out
 }
 

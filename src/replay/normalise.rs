@@ -88,12 +88,19 @@ impl Labeller {
     /// A line that is not JSON is kept as text (digested where it holds base64).
     pub fn line(&mut self, raw: &str) -> String {
         match serde_json::from_str::<Value>(raw) {
-            Ok(mut value) => {
-                self.value(&mut value);
-                serde_json::to_string(&value).unwrap_or_else(|_| raw.to_string())
-            }
+            Ok(value) => self.normalised(raw, value),
             Err(_) => format!("(not JSON) {}", digest_base64_runs(raw)),
         }
+    }
+
+    /// [`Labeller::line`] of a line already parsed into `parsed`.
+    pub fn parsed_line(&mut self, raw: &str, parsed: &Value) -> String {
+        self.normalised(raw, parsed.clone())
+    }
+
+    fn normalised(&mut self, raw: &str, mut value: Value) -> String {
+        self.value(&mut value);
+        serde_json::to_string(&value).unwrap_or_else(|_| raw.to_string())
     }
 
     /// Normalises a JSON value in place.

@@ -53,12 +53,31 @@ impl Transcript {
     /// indented line per differing field). Labels are assigned first-seen
     /// over the whole transcript.
     pub fn render(&self) -> String {
+        self.render_parsed(&[])
+    }
+
+    /// [`Transcript::render`] given the bridge's panel lines already parsed
+    /// (`None`: not JSON), one per `BridgeToPanel` entry in order, as the
+    /// replay keeps them; any other count and every line is parsed here.
+    pub fn render_parsed(&self, panel_values: &[Option<Value>]) -> String {
         let mut labels = Labeller::new();
         let mut out = String::new();
+        let to_panel = self
+            .entries
+            .iter()
+            .filter(|e| matches!(e, Entry::BridgeToPanel(_)))
+            .count();
+        let mut parsed = (to_panel == panel_values.len()).then(|| panel_values.iter());
         for entry in &self.entries {
             match entry {
                 Entry::Panel(l) => push_line(&mut out, "panel> ", &labels.line(l)),
-                Entry::BridgeToPanel(l) => push_line(&mut out, "bridge>panel ", &labels.line(l)),
+                Entry::BridgeToPanel(l) => {
+                    let line = match parsed.as_mut().and_then(Iterator::next) {
+                        Some(Some(v)) => labels.parsed_line(l, v),
+                        _ => labels.line(l),
+                    };
+                    push_line(&mut out, "bridge>panel ", &line)
+                }
                 Entry::BridgeToAgent(l) => push_line(&mut out, "bridge>agent ", &labels.line(l)),
                 Entry::AgentToBridge(l) => push_line(&mut out, "agent>bridge ", &labels.line(l)),
                 Entry::Note(n) => push_line(&mut out, "-- ", n),
@@ -117,5 +136,27 @@ mod tests {
                 "-- agent process 1 exited\n",
             )
         );
+    }
+
+    #[test]
+    fn lines_parsed_by_the_replay_render_as_lines_parsed_here() {
+        let image = "iVBORw0KGgo".repeat(100);
+        let mut t = Transcript::default();
+        let lines = [
+            format!(
+                r#"{{"type":"user","session_id":"S","content":[{{"data":"{image}\u00e9\/"}}]}}"#
+            ),
+            "not json".to_string(),
+            r#"{"type":"result","session_id":"S"}"#.to_string(),
+        ];
+        t.push(Entry::AgentToBridge(format!(r#"{{"data":"{image}"}}"#)));
+        for l in &lines {
+            t.push(Entry::BridgeToPanel(l.clone()));
+        }
+        let parsed: Vec<Option<Value>> =
+            lines.iter().map(|l| serde_json::from_str(l).ok()).collect();
+        assert_eq!(t.render_parsed(&parsed), t.render());
+        // a count that does not match the entries: every line parsed here
+        assert_eq!(t.render_parsed(&parsed[..1]), t.render());
     }
 }
