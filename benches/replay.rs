@@ -184,9 +184,9 @@ fn phases(corpus: &Corpus, paths: &[PathBuf]) -> [(&'static str, Duration); 6] {
         if !recording.leg(acp).any(|e| e.proc == 1) {
             continue;
         }
-        let replay = acp_harness::replay::replayer::replay(&recording, &scenario);
+        let mut replay = acp_harness::replay::replayer::replay(&recording, &scenario);
         lap(1, &mut at);
-        let transcript = acp_harness::judge::render(path, &recording, &replay);
+        let transcript = acp_harness::judge::render(path, &recording, &mut replay);
         lap(2, &mut at);
         std::hint::black_box(acp_harness::expect::evaluate_parsed(
             &scenario.expect,

@@ -274,8 +274,8 @@ impl Corpus {
             }
         };
         case.stale_scenario = scenario.changed_since(&recording.header.scenario_sha256);
-        let replay = replayer::replay_with_compat(&recording, &scenario, compat);
-        case.transcript = render(path, &recording, &replay);
+        let mut replay = replayer::replay_with_compat(&recording, &scenario, compat);
+        case.transcript = render(path, &recording, &mut replay);
         case.divergences = replay.divergences().count();
         case.failures = expect::evaluate_parsed(&scenario.expect, &replay.panel_values);
         match self.limitation(&case.id) {
@@ -722,8 +722,9 @@ pub fn replay_with(recording: &Recording, scenario: &Scenario) -> Replay {
 }
 
 /// The golden text of a replay: a header naming the recording, then the
-/// normalised transcript.
-pub fn render(path: &Path, recording: &Recording, replay: &Replay) -> String {
+/// normalised transcript. It takes the replay's parsed agent lines (they
+/// are normalised in place); a second render parses the lines again.
+pub fn render(path: &Path, recording: &Recording, replay: &mut Replay) -> String {
     let h = &recording.header;
     let mut out = format!(
         "# replay of {} (agent {} {}, scenario {}, synthetic: {}, trailer: {})\n",
@@ -737,7 +738,10 @@ pub fn render(path: &Path, recording: &Recording, replay: &Replay) -> String {
             None => "missing".into(),
         }
     );
-    out.push_str(&replay.transcript.render_parsed(&replay.panel_values));
+    out.push_str(&replay.transcript.render_parsed(
+        &replay.panel_values,
+        std::mem::take(&mut replay.agent_values),
+    ));
     out
 }
 

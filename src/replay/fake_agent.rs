@@ -33,11 +33,14 @@ pub struct AcpFrame {
 }
 
 /// An agent line to hand to the client, with the recorded time it was sent.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Released {
     pub seq: u64,
     pub ms: u64,
     pub line: String,
+    /// `line` parsed (`None`: not JSON), so the transcript's render reads
+    /// it without parsing the line again.
+    pub value: Option<Value>,
 }
 
 /// What one client line produced.
@@ -104,11 +107,12 @@ impl Kind {
 
 struct Slot {
     frame: AcpFrame,
-    /// A client frame, parsed; an agent frame only when it is a response
-    /// (its id may need remapping): the others are released as recorded,
-    /// and their payloads (images of megabytes) are never built as values.
+    /// The frame parsed (`None`: not JSON). An agent frame's value leaves
+    /// with it when it is released: the replay's render reads it, so each
+    /// agent frame is parsed once.
     parsed: Option<Value>,
-    /// A client frame's kind; an agent frame's is `Response` or `Other`.
+    /// The frame's JSON-RPC kind (an agent frame's matters only when it is
+    /// a response: its id may need remapping).
     kind: Kind,
     /// Client frame: matched. Agent frame: released.
     done: bool,
@@ -131,9 +135,7 @@ impl FakeAgent {
         let slots = frames
             .into_iter()
             .map(|frame| {
-                let parsed = (frame.dir == Direction::ToAgent || may_be_response(&frame.raw))
-                    .then(|| serde_json::from_str::<Value>(&frame.raw).ok())
-                    .flatten();
+                let parsed = serde_json::from_str::<Value>(&frame.raw).ok();
                 let kind = parsed.as_ref().map(Kind::of).unwrap_or(Kind::Other);
                 if frame.dir == Direction::ToAgent
                     && let Kind::Request { id, .. } = &kind
@@ -236,14 +238,14 @@ impl FakeAgent {
             self.slots[j].done = true;
             // released once: the line moves out of the slot
             let mut line = std::mem::take(&mut self.slots[j].frame.raw);
+            let mut value = self.slots[j].parsed.take();
             let slot = &self.slots[j];
-            if let (Kind::Response { id }, Some(parsed)) = (&slot.kind, &slot.parsed) {
+            if let (Kind::Response { id }, Some(v)) = (&slot.kind, &mut value) {
                 let key = id.to_string();
                 match self.ids.get(&key) {
                     Some(sent_id) if sent_id != id => {
-                        let mut v = parsed.clone();
                         v["id"] = sent_id.clone();
-                        line = serde_json::to_string(&v).unwrap_or(line);
+                        line = serde_json::to_string(v).unwrap_or(line);
                     }
                     Some(_) => {}
                     None if self.recorded_request_ids.contains_key(&key) => {
@@ -259,6 +261,7 @@ impl FakeAgent {
                 seq: slot.frame.seq,
                 ms: slot.frame.ms,
                 line,
+                value,
             });
         }
     }
@@ -317,44 +320,6 @@ impl FakeAgent {
     }
 }
 
-/// Whether an agent line may be a JSON-RPC response (what [`Kind::of`]
-/// calls one: an `id` that is not null, a `result` or `error`, no string
-/// `method`), read without building its values. A line this cannot read
-/// may be one: the full parse decides.
-fn may_be_response(raw: &str) -> bool {
-    use serde::de::{Deserializer as _, IgnoredAny, MapAccess, Visitor};
-
-    struct Top;
-    impl<'de> Visitor<'de> for Top {
-        type Value = bool;
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("a JSON object")
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
-            let (mut method, mut id, mut answer) = (false, false, false);
-            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                // a repeated key counts as its last value, as in a parsed Value
-                match key.as_ref() {
-                    "method" => method = map.next_value::<Value>()?.is_string(),
-                    "id" => id = !map.next_value::<Value>()?.is_null(),
-                    "result" | "error" => {
-                        map.next_value::<IgnoredAny>()?;
-                        answer = true;
-                    }
-                    _ => {
-                        map.next_value::<IgnoredAny>()?;
-                    }
-                }
-            }
-            Ok(!method && id && answer)
-        }
-    }
-    let mut de = serde_json::Deserializer::from_str(raw);
-    let read = (&mut de).deserialize_map(Top);
-    read.and_then(|response| de.end().map(|()| response))
-        .unwrap_or(true)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -376,25 +341,40 @@ mod tests {
     use Direction::{FromAgent as A, ToAgent as C};
 
     #[test]
-    fn an_agent_line_may_be_a_response_exactly_when_its_parsed_value_is_one() {
-        for line in [
-            r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}"#,
-            r#"{"jsonrpc":"2.0","id":"a","error":{"code":-1}}"#,
-            r#"{"id":3,"result":null}"#,
-            r#"{"id":null,"result":{}}"#,
-            r#"{"id":3,"method":"session/request_permission","params":{}}"#,
-            r#"{"id":3,"method":7,"result":{}}"#,
-            r#"{"method":"session/update","params":{"update":{"data":"AAAA"}}}"#,
-            r#"{"id":3}"#,
-            r#"{"id":3,"result":{},"id":null}"#,
-        ] {
-            let parsed: Value = serde_json::from_str(line).unwrap();
-            let response = matches!(Kind::of(&parsed), Kind::Response { .. });
-            assert_eq!(may_be_response(line), response, "{line}");
-        }
-        // what it cannot read as an object, the full parse decides
-        for line in ["{not json", "[1,2]", r#""id""#] {
-            assert!(may_be_response(line), "{line}");
+    fn a_released_frame_carries_its_line_parsed_also_when_its_id_is_remapped() {
+        let mut fake = FakeAgent::new(leg(&[
+            (
+                C,
+                r#"{"jsonrpc":"2.0","id":7,"method":"initialize","params":{}}"#,
+            ),
+            (A, r#"{"jsonrpc":"2.0","id":7,"result":{"v":1.5e300}}"#),
+            (
+                A,
+                r#"{"method":"session/update","params":{"d":"\u00e9\/"}}"#,
+            ),
+            (A, "not json"),
+            (
+                C,
+                r#"{"jsonrpc":"2.0","id":8,"method":"session/new","params":{}}"#,
+            ),
+            (A, r#"{"jsonrpc":"2.0","id":8,"result":{"sessionId":"s"}}"#),
+        ]));
+        let mut released = fake
+            .on_client_line(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#)
+            .released;
+        released.extend(
+            fake.on_client_line(r#"{"jsonrpc":"2.0","id":8,"method":"session/new","params":{}}"#)
+                .released,
+        );
+        assert_eq!(released.len(), 4);
+        assert!(released[0].line.contains(r#""id":0"#), "remapped");
+        for r in &released {
+            assert_eq!(
+                r.value,
+                serde_json::from_str::<Value>(&r.line).ok(),
+                "{}",
+                r.line
+            );
         }
     }
 

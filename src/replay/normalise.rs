@@ -98,6 +98,12 @@ impl Labeller {
         self.normalised(raw, parsed.clone())
     }
 
+    /// [`Labeller::line`] of a line already parsed into `parsed`, which is
+    /// normalised in place (no copy of its strings).
+    pub fn owned_line(&mut self, raw: &str, parsed: Value) -> String {
+        self.normalised(raw, parsed)
+    }
+
     fn normalised(&mut self, raw: &str, mut value: Value) -> String {
         self.value(&mut value);
         serde_json::to_string(&value).unwrap_or_else(|_| raw.to_string())

@@ -44,6 +44,9 @@ pub struct Replay {
     /// The same lines parsed once (`None`: not JSON) for the judges that
     /// read them (expectations, the contract).
     pub panel_values: Vec<Option<Value>>,
+    /// Each agent line the fake agent released, parsed once there (`None`:
+    /// not JSON), one per `AgentToBridge` entry, for the render.
+    pub agent_values: Vec<Option<Value>>,
     /// The bridge's diagnostics (stderr text); not part of the golden.
     pub diagnostics: Vec<String>,
     /// The recording has no trailer.
@@ -118,6 +121,7 @@ struct Run<'a> {
     transcript: Transcript,
     panel_lines: Vec<String>,
     panel_values: Vec<Option<Value>>,
+    agent_values: Vec<Option<Value>>,
     diagnostics: Vec<String>,
     compat: Compat,
 }
@@ -138,6 +142,7 @@ pub fn replay_with_compat(recording: &Recording, scenario: &Scenario, compat: Co
         transcript: Transcript::default(),
         panel_lines: Vec::new(),
         panel_values: Vec::new(),
+        agent_values: Vec::new(),
         diagnostics: Vec::new(),
     };
     let truncated = recording.is_truncated();
@@ -221,6 +226,7 @@ pub fn replay_with_compat(recording: &Recording, scenario: &Scenario, compat: Co
         transcript: run.transcript,
         panel_lines: run.panel_lines,
         panel_values: run.panel_values,
+        agent_values: run.agent_values,
         diagnostics: run.diagnostics,
         truncated,
     }
@@ -357,6 +363,7 @@ impl Run<'_> {
             let out = process.bridge.on_agent_line(&released.line, self.now);
             // before what the bridge made of it (the line moves, not copied)
             self.transcript.push(Entry::AgentToBridge(released.line));
+            self.agent_values.push(released.value);
             self.transcribe(process, driver, out, &mut queue);
             let lines = driver.poll_now();
             for note in driver.take_notes() {
@@ -483,6 +490,19 @@ mod tests {
             .filter(|l| l.contains(r#""type":"result""#))
             .count();
         assert_eq!(results, 2, "{text}");
+    }
+
+    #[test]
+    fn the_render_from_the_values_the_replay_parsed_is_the_render_from_the_lines() {
+        let mut replay = replay(&resume_recording(), &resume_scenario());
+        let agent_values = std::mem::take(&mut replay.agent_values);
+        assert!(!agent_values.is_empty());
+        assert_eq!(
+            replay
+                .transcript
+                .render_parsed(&replay.panel_values, agent_values),
+            replay.transcript.render()
+        );
     }
 
     #[test]

@@ -53,33 +53,45 @@ impl Transcript {
     /// indented line per differing field). Labels are assigned first-seen
     /// over the whole transcript.
     pub fn render(&self) -> String {
-        self.render_parsed(&[])
+        self.render_parsed(&[], Vec::new())
     }
 
-    /// [`Transcript::render`] given the bridge's panel lines already parsed
-    /// (`None`: not JSON), one per `BridgeToPanel` entry in order, as the
-    /// replay keeps them; any other count and every line is parsed here.
-    pub fn render_parsed(&self, panel_values: &[Option<Value>]) -> String {
+    /// [`Transcript::render`] given the bridge's panel lines and the agent's
+    /// released lines already parsed (`None`: not JSON), one per
+    /// `BridgeToPanel` and `AgentToBridge` entry in order, as the replay
+    /// keeps them; for a kind with any other count every line is parsed here.
+    /// The agent's values are normalised in place (an image frame's
+    /// megabytes are not copied): nothing else reads them.
+    pub fn render_parsed(
+        &self,
+        panel_values: &[Option<Value>],
+        agent_values: Vec<Option<Value>>,
+    ) -> String {
         let mut labels = Labeller::new();
         let mut out = String::new();
-        let to_panel = self
-            .entries
-            .iter()
-            .filter(|e| matches!(e, Entry::BridgeToPanel(_)))
-            .count();
-        let mut parsed = (to_panel == panel_values.len()).then(|| panel_values.iter());
+        let count = |kind: fn(&Entry) -> bool| self.entries.iter().filter(|e| kind(e)).count();
+        let to_panel = count(|e| matches!(e, Entry::BridgeToPanel(_)));
+        let to_bridge = count(|e| matches!(e, Entry::AgentToBridge(_)));
+        let mut panel_parsed = (to_panel == panel_values.len()).then(|| panel_values.iter());
+        let mut agent_parsed = (to_bridge == agent_values.len()).then(|| agent_values.into_iter());
         for entry in &self.entries {
             match entry {
                 Entry::Panel(l) => push_line(&mut out, "panel> ", &labels.line(l)),
                 Entry::BridgeToPanel(l) => {
-                    let line = match parsed.as_mut().and_then(Iterator::next) {
+                    let line = match panel_parsed.as_mut().and_then(Iterator::next) {
                         Some(Some(v)) => labels.parsed_line(l, v),
                         _ => labels.line(l),
                     };
                     push_line(&mut out, "bridge>panel ", &line)
                 }
                 Entry::BridgeToAgent(l) => push_line(&mut out, "bridge>agent ", &labels.line(l)),
-                Entry::AgentToBridge(l) => push_line(&mut out, "agent>bridge ", &labels.line(l)),
+                Entry::AgentToBridge(l) => {
+                    let line = match agent_parsed.as_mut().and_then(Iterator::next) {
+                        Some(Some(v)) => labels.owned_line(l, v),
+                        _ => labels.line(l),
+                    };
+                    push_line(&mut out, "agent>bridge ", &line)
+                }
                 Entry::Note(n) => push_line(&mut out, "-- ", n),
                 Entry::Divergence(d) => {
                     push_line(&mut out, "!! divergence: ", &d.headline());
@@ -149,14 +161,15 @@ mod tests {
             "not json".to_string(),
             r#"{"type":"result","session_id":"S"}"#.to_string(),
         ];
-        t.push(Entry::AgentToBridge(format!(r#"{{"data":"{image}"}}"#)));
         for l in &lines {
+            t.push(Entry::AgentToBridge(l.clone()));
             t.push(Entry::BridgeToPanel(l.clone()));
         }
         let parsed: Vec<Option<Value>> =
             lines.iter().map(|l| serde_json::from_str(l).ok()).collect();
-        assert_eq!(t.render_parsed(&parsed), t.render());
+        assert_eq!(t.render_parsed(&parsed, parsed.clone()), t.render());
         // a count that does not match the entries: every line parsed here
-        assert_eq!(t.render_parsed(&parsed[..1]), t.render());
+        assert_eq!(t.render_parsed(&parsed[..1], parsed.clone()), t.render());
+        assert_eq!(t.render_parsed(&parsed, Vec::new()), t.render());
     }
 }
