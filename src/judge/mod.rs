@@ -275,7 +275,6 @@ impl Corpus {
         };
         case.stale_scenario = scenario.changed_since(&recording.header.scenario_sha256);
         let mut replay = replayer::replay_with_compat(&recording, &scenario, compat);
-        case.transcript = render(path, &recording, &mut replay);
         case.divergences = replay.divergences().count();
         case.failures = expect::evaluate_parsed(&scenario.expect, &replay.panel_values);
         match self.limitation(&case.id) {
@@ -287,6 +286,8 @@ impl Corpus {
             Ok(None) => {}
             Err(e) => case.error = Some(format!("stream-json contract: {e}")),
         }
+        // last: the render takes the parsed lines
+        case.transcript = render(path, &recording, &mut replay);
         let golden = golden::read(&case.id.snapshot_path(&self.snapshots));
         case.golden = Some(match &golden {
             Ok(g) => golden::compare(g.as_deref(), &case.transcript),
@@ -722,8 +723,8 @@ pub fn replay_with(recording: &Recording, scenario: &Scenario) -> Replay {
 }
 
 /// The golden text of a replay: a header naming the recording, then the
-/// normalised transcript. It takes the replay's parsed agent lines (they
-/// are normalised in place); a second render parses the lines again.
+/// normalised transcript. It takes the replay's parsed lines (they are
+/// normalised in place); a second render parses the lines again.
 pub fn render(path: &Path, recording: &Recording, replay: &mut Replay) -> String {
     let h = &recording.header;
     let mut out = format!(
@@ -739,7 +740,7 @@ pub fn render(path: &Path, recording: &Recording, replay: &mut Replay) -> String
         }
     );
     out.push_str(&replay.transcript.render_parsed(
-        &replay.panel_values,
+        std::mem::take(&mut replay.panel_values),
         std::mem::take(&mut replay.agent_values),
     ));
     out

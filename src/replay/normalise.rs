@@ -93,14 +93,9 @@ impl Labeller {
         }
     }
 
-    /// [`Labeller::line`] of a line already parsed into `parsed`.
-    pub fn parsed_line(&mut self, raw: &str, parsed: &Value) -> String {
-        self.normalised(raw, parsed.clone())
-    }
-
     /// [`Labeller::line`] of a line already parsed into `parsed`, which is
     /// normalised in place (no copy of its strings).
-    pub fn owned_line(&mut self, raw: &str, parsed: Value) -> String {
+    pub fn parsed_line(&mut self, raw: &str, parsed: Value) -> String {
         self.normalised(raw, parsed)
     }
 

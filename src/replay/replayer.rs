@@ -42,7 +42,8 @@ pub struct Replay {
     /// Every line the bridge emitted for the panel, over all processes.
     pub panel_lines: Vec<String>,
     /// The same lines parsed once (`None`: not JSON) for the judges that
-    /// read them (expectations, the contract).
+    /// read them (expectations, the contract, then the render, which takes
+    /// them).
     pub panel_values: Vec<Option<Value>>,
     /// Each agent line the fake agent released, parsed once there (`None`:
     /// not JSON), one per `AgentToBridge` entry, for the render.
@@ -496,11 +497,10 @@ mod tests {
     fn the_render_from_the_values_the_replay_parsed_is_the_render_from_the_lines() {
         let mut replay = replay(&resume_recording(), &resume_scenario());
         let agent_values = std::mem::take(&mut replay.agent_values);
-        assert!(!agent_values.is_empty());
+        let panel_values = std::mem::take(&mut replay.panel_values);
+        assert!(!agent_values.is_empty() && !panel_values.is_empty());
         assert_eq!(
-            replay
-                .transcript
-                .render_parsed(&replay.panel_values, agent_values),
+            replay.transcript.render_parsed(panel_values, agent_values),
             replay.transcript.render()
         );
     }

@@ -53,18 +53,18 @@ impl Transcript {
     /// indented line per differing field). Labels are assigned first-seen
     /// over the whole transcript.
     pub fn render(&self) -> String {
-        self.render_parsed(&[], Vec::new())
+        self.render_parsed(Vec::new(), Vec::new())
     }
 
     /// [`Transcript::render`] given the bridge's panel lines and the agent's
     /// released lines already parsed (`None`: not JSON), one per
     /// `BridgeToPanel` and `AgentToBridge` entry in order, as the replay
     /// keeps them; for a kind with any other count every line is parsed here.
-    /// The agent's values are normalised in place (an image frame's
-    /// megabytes are not copied): nothing else reads them.
+    /// The values are normalised in place (an image's megabytes are not
+    /// copied), so the render is their last reader.
     pub fn render_parsed(
         &self,
-        panel_values: &[Option<Value>],
+        panel_values: Vec<Option<Value>>,
         agent_values: Vec<Option<Value>>,
     ) -> String {
         let mut labels = Labeller::new();
@@ -72,7 +72,7 @@ impl Transcript {
         let count = |kind: fn(&Entry) -> bool| self.entries.iter().filter(|e| kind(e)).count();
         let to_panel = count(|e| matches!(e, Entry::BridgeToPanel(_)));
         let to_bridge = count(|e| matches!(e, Entry::AgentToBridge(_)));
-        let mut panel_parsed = (to_panel == panel_values.len()).then(|| panel_values.iter());
+        let mut panel_parsed = (to_panel == panel_values.len()).then(|| panel_values.into_iter());
         let mut agent_parsed = (to_bridge == agent_values.len()).then(|| agent_values.into_iter());
         for entry in &self.entries {
             match entry {
@@ -87,7 +87,7 @@ impl Transcript {
                 Entry::BridgeToAgent(l) => push_line(&mut out, "bridge>agent ", &labels.line(l)),
                 Entry::AgentToBridge(l) => {
                     let line = match agent_parsed.as_mut().and_then(Iterator::next) {
-                        Some(Some(v)) => labels.owned_line(l, v),
+                        Some(Some(v)) => labels.parsed_line(l, v),
                         _ => labels.line(l),
                     };
                     push_line(&mut out, "agent>bridge ", &line)
@@ -167,9 +167,12 @@ mod tests {
         }
         let parsed: Vec<Option<Value>> =
             lines.iter().map(|l| serde_json::from_str(l).ok()).collect();
-        assert_eq!(t.render_parsed(&parsed, parsed.clone()), t.render());
+        assert_eq!(t.render_parsed(parsed.clone(), parsed.clone()), t.render());
         // a count that does not match the entries: every line parsed here
-        assert_eq!(t.render_parsed(&parsed[..1], parsed.clone()), t.render());
-        assert_eq!(t.render_parsed(&parsed, Vec::new()), t.render());
+        assert_eq!(
+            t.render_parsed(parsed[..1].to_vec(), parsed.clone()),
+            t.render()
+        );
+        assert_eq!(t.render_parsed(parsed.clone(), Vec::new()), t.render());
     }
 }
