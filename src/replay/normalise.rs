@@ -265,7 +265,7 @@ impl DigestMemo {
             if let Some(d) = self.find(run) {
                 return d.to_string();
             }
-            let d = digest(run);
+            let d = shared_digest(run);
             fresh.push((range, d.clone()));
             d
         }) else {
@@ -294,6 +294,41 @@ impl DigestMemo {
             .find(|m| &self.sources[m.source][m.range.clone()] == run)
             .map(|m| m.digest.as_str())
     }
+}
+
+/// At most this many bytes of long runs are remembered across transcripts:
+/// the corpus's images repeat between recordings (the unity-ops screenshot
+/// is the same fixed-seed image in every one).
+const SHARED_MEMO_MAX_BYTES: usize = 8 * 1024 * 1024;
+
+/// Long runs digested by any transcript of this process, oldest first
+/// (fingerprint, run, digest), within [`SHARED_MEMO_MAX_BYTES`].
+static SHARED_MEMO: std::sync::Mutex<Vec<(u64, Box<str>, String)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// [`digest`] of a long run, remembered across transcripts; a hit is
+/// confirmed byte for byte, so it is exact.
+fn shared_digest(run: &str) -> String {
+    let key = fingerprint(run);
+    let hit = SHARED_MEMO.lock().ok().and_then(|memo| {
+        memo.iter()
+            .find(|(k, r, _)| *k == key && &**r == run)
+            .map(|(_, _, d)| d.clone())
+    });
+    if let Some(d) = hit {
+        return d;
+    }
+    let d = digest(run);
+    if run.len() <= SHARED_MEMO_MAX_BYTES
+        && let Ok(mut memo) = SHARED_MEMO.lock()
+    {
+        let mut held: usize = memo.iter().map(|(_, r, _)| r.len()).sum();
+        while held + run.len() > SHARED_MEMO_MAX_BYTES && !memo.is_empty() {
+            held -= memo.remove(0).1.len();
+        }
+        memo.push((key, run.into(), d.clone()));
+    }
+    d
 }
 
 /// A hash of a run's length and a few slices of it: cheap next to hashing
@@ -400,6 +435,27 @@ mod tests {
         }
         out.push_str(&s[copied..]);
         out
+    }
+
+    #[test]
+    fn a_long_run_remembered_across_transcripts_digests_as_computed_and_a_lookalike_does_not_hit() {
+        let run = "QUJD".repeat(MEMO_RUN_MIN);
+        // same length, fingerprint slices and ends: differs only inside
+        let mut lookalike = run.clone().into_bytes();
+        lookalike[run.len() / 4] = b'x';
+        let lookalike = String::from_utf8(lookalike).unwrap();
+        assert_eq!(fingerprint(&run), fingerprint(&lookalike));
+        for _ in 0..2 {
+            for s in [&run, &lookalike] {
+                let mut l = Labeller::new();
+                let line = format!(r#"{{"data":"{s}"}}"#);
+                assert_eq!(
+                    l.line(&line),
+                    format!(r#"{{"data":"{}"}}"#, digest(s)),
+                    "a fresh labeller each time: only the shared memo remembers"
+                );
+            }
+        }
     }
 
     #[test]
