@@ -19,8 +19,6 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-mod event_line;
-
 /// The format version this module writes and understands.
 pub const FORMAT: u32 = 1;
 
@@ -343,12 +341,9 @@ fn parse_lines(text: &str, path: &Path) -> Result<Lines, RecordingError> {
                 "line after the trailer",
             ));
         }
-        let parsed = match event_line::read(line) {
-            Some(event) => Line::Event(event),
-            None => serde_json::from_str::<Line>(line).map_err(|e| {
-                RecordingError::parse(path, number, format!("not a recording line: {e}"))
-            })?,
-        };
+        let parsed: Line = serde_json::from_str(line).map_err(|e| {
+            RecordingError::parse(path, number, format!("not a recording line: {e}"))
+        })?;
         match parsed {
             Line::Header(h) => {
                 if header.is_some() || !events.is_empty() {
