@@ -36,7 +36,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 #[allow(dead_code)] // each bench uses a part of it
 mod measure;
-use measure::{env_u64, load, monotonic_ns, percentile};
+use measure::{env_u64, load, median, monotonic_ns, percentile};
 
 const ROLE: &str = "RECORDER_TEE_ROLE";
 /// Frames per second (0: as fast as the pipe takes them), how many, and the
@@ -399,12 +399,6 @@ fn paired(
         p.complete_after.sort_unstable();
     }
     (pools, added)
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.retain(|x| !x.is_nan());
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
 fn main() {

@@ -31,6 +31,13 @@ pub fn percentile(sorted: &[u64], p: f64) -> f64 {
     sorted[i] as f64 / 1e3
 }
 
+/// The median of figures (NaN, a failed run's, left out).
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.retain(|x| !x.is_nan());
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
 /// The load averages (1, 5, 15 min) printed with each figure: a busy
 /// machine explains a slow one.
 pub fn load() -> String {
