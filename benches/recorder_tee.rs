@@ -240,13 +240,7 @@ fn scrubber(run: &Path) -> Scrubber {
     s.placeholder("127.0.0.1:41234", "<mcp-addr>");
     s.placeholder("http://127.0.0.1:41235/v1", "<model-url>");
     s.placeholder("127.0.0.1:41235", "<model-addr>");
-    s.placeholder(&workspace, "<workspace>");
-    let slug: String = workspace
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
-    s.placeholder(slug, "<workspace-slug>");
-    s.hashes_of(&workspace, "<workspace-hash>");
+    s.workspace(&workspace);
     s.run_temp(
         vec![std::env::temp_dir().display().to_string()],
         std::time::SystemTime::now(),

@@ -653,6 +653,20 @@ impl Scrubber {
             .ok();
     }
 
+    /// Replaces the run's workspace path, its slug (every character but
+    /// ASCII letters and digits as `-`, as agents name project directories)
+    /// and its hex digests by `<workspace>`, `<workspace-slug>` and
+    /// `<workspace-hash>`.
+    pub fn workspace(&mut self, workspace: &str) {
+        self.placeholder(workspace, "<workspace>");
+        let slug: String = workspace
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        self.placeholder(slug, "<workspace-slug>");
+        self.hashes_of(workspace, "<workspace-hash>");
+    }
+
     /// Replaces the hex digests of `value` (sha256, sha1, md5, and sha256's
     /// first 16 characters), as agents name directories after a hash of the
     /// workspace path, by `placeholder`.

@@ -475,14 +475,8 @@ async fn record_one(ctx: &RunContext<'_>) -> anyhow::Result<(PathBuf, Outcome)> 
         scrubber.placeholder(m.url(), "<model-url>");
         scrubber.placeholder(m.addr().to_string(), "<model-addr>");
     }
-    scrubber.placeholder(&workspace_s, "<workspace>");
-    let slug: String = workspace_s
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
-    scrubber.placeholder(slug, "<workspace-slug>");
-    // agents name directories after a hash of the workspace path
-    scrubber.hashes_of(&workspace_s, "<workspace-hash>");
+    // agents name directories after the workspace path's slug or hash
+    scrubber.workspace(&workspace_s);
     // sockets and files the run leaves under the system temp dir (pid- or time-named)
     scrubber.run_temp(temp_roots(), run_started);
     scrubber.placeholder(home.display().to_string(), "<home>");
