@@ -186,13 +186,13 @@ fn phases(corpus: &Corpus, paths: &[PathBuf]) -> [(&'static str, Duration); 6] {
         }
         let mut replay = acp_harness::replay::replayer::replay(&recording, &scenario);
         lap(1, &mut at);
-        std::hint::black_box(acp_harness::expect::evaluate_parsed(
+        std::hint::black_box(acp_harness::expect::evaluate(
             &scenario.expect,
             &replay.panel_values,
         ));
         lap(3, &mut at);
         if let Some(c) = &contract {
-            std::hint::black_box(c.check_parsed(&replay.panel_values));
+            std::hint::black_box(c.check(&replay.panel_values));
         }
         lap(4, &mut at);
         // last, as in the judge: the render takes the parsed lines

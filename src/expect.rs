@@ -61,21 +61,10 @@ impl fmt::Display for Failure {
     }
 }
 
-/// Checks every expectation; returns the ones that failed.
-pub fn evaluate(expectations: &[Expectation], panel_lines: &[String]) -> Vec<Failure> {
-    let parsed: Vec<Option<Value>> = panel_lines
-        .iter()
-        .map(|l| serde_json::from_str(l).ok())
-        .collect();
-    evaluate_parsed(expectations, &parsed)
-}
-
-/// [`evaluate`] over lines already parsed (`None`: not JSON), as the replay
-/// keeps them: a tool result's image is not parsed again.
-pub fn evaluate_parsed(
-    expectations: &[Expectation],
-    panel_lines: &[Option<Value>],
-) -> Vec<Failure> {
+/// Checks every expectation against the panel lines, parsed (`None`: not
+/// JSON) as the replay keeps them, so a tool result's image is parsed once;
+/// returns the ones that failed.
+pub fn evaluate(expectations: &[Expectation], panel_lines: &[Option<Value>]) -> Vec<Failure> {
     static NOT_JSON: Value = Value::Null;
     let lines: Vec<&Value> = panel_lines
         .iter()
@@ -430,6 +419,13 @@ mod tests {
         scenario::parse(Path::new("t.toml"), text.as_bytes())
             .expect("test scenario parses")
             .expect
+    }
+
+    /// [`super::evaluate`] over lines as text.
+    fn evaluate(expectations: &[Expectation], lines: &[String]) -> Vec<Failure> {
+        let parsed: Vec<Option<Value>> =
+            lines.iter().map(|l| serde_json::from_str(l).ok()).collect();
+        super::evaluate(expectations, &parsed)
     }
 
     fn output() -> Vec<String> {

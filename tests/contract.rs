@@ -9,6 +9,7 @@ use std::path::Path;
 use acp_harness::contract::{self, Contract};
 use acp_harness::judge::{self, Corpus};
 use acp_harness::recording;
+use acp_harness::replay::replayer::panel_value;
 use acp_harness::scenario;
 use serde_json::Value;
 
@@ -101,6 +102,12 @@ const REMOVALS: &[(&str, &str, &str, &str)] = &[
     ),
 ];
 
+/// [`Contract::check`] over lines as text.
+fn check(contract: &Contract, lines: &[String]) -> contract::Conformance {
+    let parsed: Vec<_> = lines.iter().map(|l| panel_value(l)).collect();
+    contract.check(&parsed)
+}
+
 fn remove(v: &mut Value, pointer: &str) -> bool {
     let (parent, key) = pointer.rsplit_once('/').unwrap();
     match v.pointer_mut(parent) {
@@ -114,7 +121,7 @@ fn removing_a_required_key_from_a_bridge_line_fails_the_check_naming_line_and_ke
     let contract = committed_contract();
     for (rel, ty, pointer, expect) in REMOVALS {
         let mut lines = bridge_lines(rel);
-        let clean = contract.check(&lines);
+        let clean = check(&contract, &lines);
         assert!(
             !clean.fails(),
             "{rel} must meet the contract before damage:\n{}",
@@ -130,7 +137,7 @@ fn removing_a_required_key_from_a_bridge_line_fails_the_check_naming_line_and_ke
         let mut v: Value = serde_json::from_str(&lines[index]).unwrap();
         assert!(remove(&mut v, pointer));
         lines[index] = v.to_string();
-        let report = contract.check(&lines);
+        let report = check(&contract, &lines);
         assert!(
             report.fails(),
             "{rel}: removing {pointer} from line {} must fail",
@@ -157,7 +164,7 @@ fn a_replay_with_a_broken_line_is_judged_contract_broken() {
     let mut v: Value = serde_json::from_str(&lines[i]).unwrap();
     v.as_object_mut().unwrap().remove("session_id");
     lines[i] = v.to_string();
-    let report = contract.check(&lines);
+    let report = check(&contract, &lines);
     let corpus = Corpus::at(root());
     let mut case = corpus.judge(&root().join("recordings/codex-acp/2.6.0/text-only.jsonl"));
     assert!(case.passed(), "{}", case.report());

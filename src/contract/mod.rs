@@ -313,16 +313,9 @@ impl Contract {
         serde_json::to_string_pretty(self).unwrap_or_default() + "\n"
     }
 
-    /// Checks every line the bridge emitted; reports per line.
-    pub fn check(&self, lines: &[String]) -> Conformance {
-        let parsed: Vec<Option<Value>> =
-            lines.iter().map(|l| serde_json::from_str(l).ok()).collect();
-        self.check_parsed(&parsed)
-    }
-
-    /// [`Contract::check`] over lines already parsed (`None`: not JSON), as
-    /// the replay keeps them.
-    pub fn check_parsed(&self, lines: &[Option<Value>]) -> Conformance {
+    /// Checks every line the bridge emitted, parsed (`None`: not JSON) as
+    /// the replay keeps them; reports per line.
+    pub fn check(&self, lines: &[Option<Value>]) -> Conformance {
         let mut report = Conformance::default();
         for (index, line) in lines.iter().enumerate() {
             let Some(v) = line else {
@@ -553,6 +546,13 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// [`Contract::check`] over lines as text.
+    fn check(c: &Contract, lines: &[String]) -> Conformance {
+        let parsed: Vec<Option<Value>> =
+            lines.iter().map(|l| serde_json::from_str(l).ok()).collect();
+        c.check(&parsed)
+    }
+
     fn contract_of(lines: &[Value]) -> Contract {
         let mut c = Contract::default();
         let mut acc: BTreeMap<String, Vec<BTreeMap<String, &'static str>>> = BTreeMap::new();
@@ -621,13 +621,19 @@ mod tests {
         ]);
         assert!(c.kinds["result/success"].keys["session_id"].required);
         assert!(!c.kinds["result/success"].keys["extra"].required);
-        let report =
-            c.check(&[json!({"type":"result","subtype":"success","num_turns":1}).to_string()]);
+        let report = check(
+            &c,
+            &[json!({"type":"result","subtype":"success","num_turns":1}).to_string()],
+        );
         assert!(report.fails());
         assert_eq!(report.lines[0].missing, vec!["session_id"]);
-        let ok = c.check(&[
-            json!({"type":"result","subtype":"success","session_id":"x","num_turns":1}).to_string(),
-        ]);
+        let ok = check(
+            &c,
+            &[
+                json!({"type":"result","subtype":"success","session_id":"x","num_turns":1})
+                    .to_string(),
+            ],
+        );
         assert!(!ok.fails(), "{}", ok.render());
     }
 
@@ -641,19 +647,26 @@ mod tests {
             keys: vec!["modelUsage".into()],
             why: "no ACP counterpart".into(),
         }];
-        let report =
-            c.check(&[json!({"type":"result","subtype":"success","session_id":"x"}).to_string()]);
+        let report = check(
+            &c,
+            &[json!({"type":"result","subtype":"success","session_id":"x"}).to_string()],
+        );
         assert!(!report.fails(), "{}", report.render());
         assert_eq!(report.waived, 1);
-        let report = c.check(&[json!({"type":"result","subtype":"success"}).to_string()]);
+        let report = check(
+            &c,
+            &[json!({"type":"result","subtype":"success"}).to_string()],
+        );
         assert_eq!(report.lines[0].missing, vec!["session_id"]);
     }
 
     #[test]
     fn a_type_claude_never_used_is_reported_but_does_not_fail() {
         let c = contract_of(&[json!({"type":"result","subtype":"success","num_turns":1})]);
-        let report =
-            c.check(&[json!({"type":"result","subtype":"success","num_turns":"1"}).to_string()]);
+        let report = check(
+            &c,
+            &[json!({"type":"result","subtype":"success","num_turns":"1"}).to_string()],
+        );
         assert!(!report.fails());
         assert_eq!(report.lines[0].mismatched[0].key, "num_turns");
         assert!(
@@ -673,7 +686,7 @@ mod tests {
         let line = json!({"type":"user","message":{"role":"user","content":[
             {"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"x"},{"type":"image"}]}
         ]}});
-        let report = c.check(&[line.to_string()]);
+        let report = check(&c, &[line.to_string()]);
         assert!(report.fails());
         assert_eq!(report.lines[0].kind, "tool_result.content/image");
         assert_eq!(
@@ -685,13 +698,16 @@ mod tests {
     #[test]
     fn a_kind_claude_never_sent_and_a_non_json_line_are_reported() {
         let c = contract_of(&[json!({"type":"result","subtype":"success"})]);
-        let report = c.check(&[
-            "{\"type\":\"system\",\"subtype\":\"status\"}".into(),
-            "nope".into(),
-        ]);
+        let report = check(
+            &c,
+            &[
+                "{\"type\":\"system\",\"subtype\":\"status\"}".into(),
+                "nope".into(),
+            ],
+        );
         assert!(report.lines[0].unknown_kind && !report.lines[0].fails());
         assert!(report.lines[1].not_json && report.lines[1].fails());
-        let report = c.check(&["{\"type\":\"stream_event\",\"event\":{}}".into()]);
+        let report = check(&c, &["{\"type\":\"stream_event\",\"event\":{}}".into()]);
         assert_eq!(report.lines[0].missing, vec!["event.type"]);
     }
 }

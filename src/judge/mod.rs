@@ -276,13 +276,13 @@ impl Corpus {
         case.stale_scenario = scenario.changed_since(&recording.header.scenario_sha256);
         let mut replay = replayer::replay_with_compat(&recording, &scenario, compat);
         case.divergences = replay.divergences().count();
-        case.failures = expect::evaluate_parsed(&scenario.expect, &replay.panel_values);
+        case.failures = expect::evaluate(&scenario.expect, &replay.panel_values);
         match self.limitation(&case.id) {
             Ok(l) => case.limitation = l,
             Err(e) => case.error = Some(format!("known limitations: {e}")),
         }
         match self.contract() {
-            Ok(Some(contract)) => case.contract = Some(contract.check_parsed(&replay.panel_values)),
+            Ok(Some(contract)) => case.contract = Some(contract.check(&replay.panel_values)),
             Ok(None) => {}
             Err(e) => case.error = Some(format!("stream-json contract: {e}")),
         }

@@ -60,6 +60,12 @@ impl Replay {
     }
 }
 
+/// A bridge line for the panel as a replay keeps it beside the text
+/// ([`Replay::panel_values`]): parsed, `None` when it is not JSON.
+pub fn panel_value(line: &str) -> Option<Value> {
+    serde_json::from_str(line).ok()
+}
+
 /// The acp leg of agent process `proc` (events written without a process
 /// number count as process 1).
 pub fn acp_frames(recording: &Recording, proc: u32) -> Vec<AcpFrame> {
@@ -401,7 +407,7 @@ impl Run<'_> {
         }
         for line in out.to_panel {
             self.transcript.push(Entry::BridgeToPanel(line.clone()));
-            let value = serde_json::from_str::<Value>(&line).ok();
+            let value = panel_value(&line);
             if let Some(v) = &value {
                 driver.observe_value(v);
             }
