@@ -71,3 +71,27 @@ fn check_passes_the_committed_profiles() {
     let (code, out) = check(dir.path());
     assert_eq!(code, Some(0), "{out}");
 }
+
+#[test]
+fn check_output_is_the_same_for_any_number_of_workers() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let run = |jobs: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_acp-harness"))
+            .args(["check", "--color", "never", "--format", "json"])
+            .args(["--filter", "gemini-cli/0.61.0", "--jobs", jobs, "--root"])
+            .arg(repo)
+            .output()
+            .unwrap();
+        (out.status.code(), out.stdout)
+    };
+    let (one_code, one) = run("1");
+    let (three_code, three) = run("3");
+    assert_eq!(one_code, three_code);
+    assert!(!one.is_empty(), "check printed nothing");
+    assert!(
+        one == three,
+        "--jobs 1 and --jobs 3 differ:\n{}\n---\n{}",
+        String::from_utf8_lossy(&one),
+        String::from_utf8_lossy(&three)
+    );
+}

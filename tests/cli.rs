@@ -4,9 +4,12 @@
 //! tool error) and the output formats. Most cases run against the committed
 //! corpus from the repository root; `golden-diff.in/` is a corpus whose
 //! golden is wrong on purpose. `TRYCMD=overwrite cargo test --test cli`
-//! rewrites the expected files; read the diff before committing.
+//! rewrites the expected files; read the diff before committing. README.md's
+//! `console` blocks (the first ten minutes) run the same way, so they stay true.
 
 #[test]
 fn cli_cases() {
-    trycmd::TestCases::new().case("tests/cmd/*.toml");
+    trycmd::TestCases::new()
+        .case("tests/cmd/*.toml")
+        .case("README.md");
 }

@@ -60,3 +60,36 @@ fn no_non_test_source_file_is_over_800_lines() {
         long.join("\n")
     );
 }
+
+/// ARCHITECTURE.md is a map a newcomer reads in ten minutes; the rules it
+/// points at live in docs/.
+const ARCHITECTURE_MAX_LINES: usize = 450;
+
+#[test]
+fn architecture_md_stays_a_map_of_at_most_450_lines() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let lines = text.lines().count();
+    assert!(
+        lines <= ARCHITECTURE_MAX_LINES,
+        "ARCHITECTURE.md has {lines} lines (at most {ARCHITECTURE_MAX_LINES}): \
+         move the detail into docs/ and link it"
+    );
+}
+
+#[test]
+fn every_doc_architecture_md_links_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let missing: Vec<&str> = text
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|s| s.starts_with("docs/") && s.ends_with(".md"))
+        .filter(|s| !root.join(s).is_file())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md names missing pages: {missing:?}"
+    );
+}
