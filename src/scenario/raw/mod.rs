@@ -11,13 +11,14 @@ use std::path::Path;
 
 use base64::Engine as _;
 use serde::Deserialize;
-use sha2::Digest as _;
 use toml::Spanned;
 
 mod expectation;
+mod file_hash;
 mod model_reply;
 
 use expectation::expectation;
+use file_hash::RecordingHashes;
 use model_reply::{reply, stub_tool};
 
 use super::error::{ScenarioError, line_col, path_at};
@@ -196,54 +197,8 @@ pub(super) fn parse(file: &Path, bytes: &[u8]) -> R<Scenario> {
         };
         ctx.err(span, field, e.message().trim().to_owned())
     })?;
-    let sha256 = RecordingHashes {
-        current: hex(&sha2::Sha256::digest(without_tables(
-            bytes,
-            JUDGE_ONLY_TABLES,
-        ))),
-        with_expectations: hex(&sha2::Sha256::digest(without_tables(
-            bytes,
-            &["[claude_comparison]"],
-        ))),
-    };
+    let sha256 = RecordingHashes::of(bytes);
     validate(&ctx, raw, sha256)
-}
-
-/// The tables only the judge reads: the expectations and the justifications
-/// of the comparison with Claude Code. Editing one changes no frame a
-/// recording holds, so it does not make the scenario's recordings stale.
-const JUDGE_ONLY_TABLES: &[&str] = &["[[expect]]", "[claude_comparison]"];
-
-/// The scenario hashes a recording header may hold. `current` leaves out
-/// every judge-only table; `with_expectations` hashes the `[[expect]]`
-/// tables too, as recordings made before expectations were left out do.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct RecordingHashes {
-    current: String,
-    with_expectations: String,
-}
-
-/// The file without the tables whose header line is one of `tables`
-/// (each up to the next table header).
-fn without_tables(bytes: &[u8], tables: &[&str]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut inside = false;
-    for line in bytes.split_inclusive(|b| *b == b'\n') {
-        let trimmed = line.trim_ascii();
-        // a `[[step.model]]` sub-table belongs to its step; any other header
-        // starts a new table
-        if trimmed.starts_with(b"[") {
-            inside = tables.iter().any(|t| trimmed == t.as_bytes());
-        }
-        if !inside {
-            out.extend_from_slice(line);
-        }
-    }
-    out
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn non_empty(ctx: &Ctx, v: &Spanned<String>, field: &str) -> R<String> {
