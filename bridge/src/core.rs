@@ -22,6 +22,7 @@ use crate::{script_gate, tool_name, tool_result};
 
 mod agent_input;
 mod handshake;
+mod line_cap;
 mod panel_input;
 mod turn_output;
 

@@ -12,6 +12,7 @@
 //! | `at <ms>` | sets the clock |
 //! | `panel> {json}` / `agent> <line>` | feeds one line (any text: malformed lines too) |
 //! | `agent-exit <code>` / `agent-killed` / `agent-stdout-closed` / `panel-eof` / `tick` | the other inputs |
+//! | `agent-over-cap <bytes>` / `panel-over-cap <bytes>` | a line from that side passed the host's line cap |
 //! | `to-agent: {json}` | the next line sent to the agent (subset match) |
 //! | `to-panel: {json}` | the next line sent to the panel (subset match) |
 //! | `to-panel=: {json}` | the next line sent to the panel (exact match) |
@@ -56,6 +57,8 @@ enum Step {
     Agent(String),
     AgentExit(Option<i32>),
     AgentStdoutClosed,
+    AgentOverCap(usize),
+    PanelOverCap(usize),
     PanelEof,
     Tick,
     ToAgent(Value),
@@ -130,6 +133,10 @@ fn parse_steps(
             Step::AgentExit(None)
         } else if line == "agent-stdout-closed" {
             Step::AgentStdoutClosed
+        } else if let Some(r) = line.strip_prefix("agent-over-cap ") {
+            Step::AgentOverCap(r.trim().parse().map_err(|e| format!("{at}: {e}"))?)
+        } else if let Some(r) = line.strip_prefix("panel-over-cap ") {
+            Step::PanelOverCap(r.trim().parse().map_err(|e| format!("{at}: {e}"))?)
         } else if line == "panel-eof" {
             Step::PanelEof
         } else if line == "tick" {
@@ -286,6 +293,8 @@ fn run_case(case: &Case) -> Result<Vec<Block>, String> {
                 | Step::Agent(_)
                 | Step::AgentExit(_)
                 | Step::AgentStdoutClosed
+                | Step::AgentOverCap(_)
+                | Step::PanelOverCap(_)
                 | Step::PanelEof
                 | Step::Tick
         );
@@ -301,6 +310,8 @@ fn run_case(case: &Case) -> Result<Vec<Block>, String> {
                 Step::Agent(l) => b.on_agent_line(l, now),
                 Step::AgentExit(c) => b.on_agent_exit(*c, now),
                 Step::AgentStdoutClosed => b.on_agent_stdout_closed(now),
+                Step::AgentOverCap(cap) => b.on_agent_line_over_cap(*cap, now),
+                Step::PanelOverCap(cap) => b.on_panel_line_over_cap(*cap, now),
                 Step::PanelEof => b.on_panel_eof(now),
                 Step::Tick => b.on_tick(now),
                 _ => unreachable!(),

@@ -17,6 +17,26 @@ use super::mcp_config;
 
 /// Environment variable holding the agent command line when `--agent-cmd` is absent.
 pub const AGENT_ENV: &str = "ACP_BRIDGE_AGENT";
+/// Environment variable holding the line cap when `--max-line-bytes` is absent.
+pub const MAX_LINE_ENV: &str = "ACP_BRIDGE_MAX_LINE_BYTES";
+
+/// The variables of ours the command line falls back to.
+#[derive(Debug, Default, Clone)]
+pub struct Env {
+    /// [`AGENT_ENV`]
+    pub agent: Option<String>,
+    /// [`MAX_LINE_ENV`]
+    pub max_line_bytes: Option<String>,
+}
+
+impl Env {
+    pub fn from_process() -> Env {
+        Env {
+            agent: std::env::var(AGENT_ENV).ok(),
+            max_line_bytes: std::env::var(MAX_LINE_ENV).ok(),
+        }
+    }
+}
 
 /// What the command line asked for.
 #[derive(Debug)]
@@ -38,6 +58,9 @@ pub struct HostConfig {
     pub timing: Timing,
     /// Optional traffic log: every line in and out, with its direction.
     pub bridge_log: Option<PathBuf>,
+    /// The longest line read from the panel or the agent; a longer one is
+    /// skipped and reported.
+    pub max_line_bytes: usize,
     /// `-p "<prompt>"` (print mode with a positional prompt, as older SDKs and
     /// shell users run `claude`): sent as the only user message; stdin is not read.
     pub print_prompt: Option<String>,
@@ -84,6 +107,7 @@ const VALUE_FLAGS: &[&str] = &[
     "--agent-grace-ms",
     "--eof-drain-ms",
     "--cancel-grace-ms",
+    "--max-line-bytes",
 ];
 
 /// Claude flags known to take no value; listed so they never skip a token.
@@ -111,9 +135,9 @@ const BOOL_FLAGS: &[&str] = &[
     "--session-mirror",
 ];
 
-/// Parses `args` (without the program name). `env_agent` is the value of
-/// [`AGENT_ENV`]; `current_dir` anchors relative paths.
-pub fn parse(args: &[String], env_agent: Option<String>, current_dir: &Path) -> Result<Invocation> {
+/// Parses `args` (without the program name) with `env`'s fallbacks;
+/// `current_dir` anchors relative paths.
+pub fn parse(args: &[String], env: Env, current_dir: &Path) -> Result<Invocation> {
     let mut model = None;
     let mut permission_mode = None;
     let mut mcp_configs = Vec::new();
@@ -127,6 +151,7 @@ pub fn parse(args: &[String], env_agent: Option<String>, current_dir: &Path) -> 
     let mut bridge_log = None;
     let mut timing = Timing::default();
     let mut cancel_grace = None;
+    let mut max_line = None;
     let mut skip_permissions = false;
     let mut notes = Vec::new();
     let mut ignored = Vec::new();
@@ -216,6 +241,7 @@ pub fn parse(args: &[String], env_agent: Option<String>, current_dir: &Path) -> 
                     "--agent-grace-ms" => timing.grace = millis(&value, n)?,
                     "--eof-drain-ms" => timing.eof_drain = millis(&value, n)?,
                     "--cancel-grace-ms" => cancel_grace = Some(millis(&value, n)?),
+                    "--max-line-bytes" => max_line = Some(line_cap(&value, n)?),
                     _ => unreachable!("every VALUE_FLAGS entry is matched above"),
                 }
             }
@@ -233,7 +259,12 @@ pub fn parse(args: &[String], env_agent: Option<String>, current_dir: &Path) -> 
         }
     }
 
-    let (agent_line, source) = match (agent_cmd, env_agent) {
+    let max_line_bytes = match (max_line, env.max_line_bytes) {
+        (Some(cap), _) => cap,
+        (None, Some(v)) if !v.trim().is_empty() => line_cap(v.trim(), MAX_LINE_ENV)?,
+        _ => super::line_io::DEFAULT_MAX_LINE,
+    };
+    let (agent_line, source) = match (agent_cmd, env.agent) {
         (Some(cmd), _) => (cmd, "--agent-cmd"),
         (None, Some(env)) if !env.trim().is_empty() => (env, AGENT_ENV),
         _ => bail!("no agent command: pass --agent-cmd \"<command line>\" or set {AGENT_ENV}"),
@@ -297,6 +328,7 @@ pub fn parse(args: &[String], env_agent: Option<String>, current_dir: &Path) -> 
         cwd,
         timing,
         bridge_log,
+        max_line_bytes,
         print_prompt,
         notes,
     })))
@@ -307,6 +339,13 @@ fn millis(value: &str, flag: &str) -> Result<Duration> {
         .parse()
         .map_err(|_| anyhow!("{flag} takes a whole number of milliseconds, got {value:?}"))?;
     Ok(Duration::from_millis(ms))
+}
+
+fn line_cap(value: &str, what: &str) -> Result<usize> {
+    match value.parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => bail!("{what} takes a positive whole number of bytes, got {value:?}"),
+    }
 }
 
 fn read_text(path: &str, flag: &str, current_dir: &Path) -> Result<String> {
@@ -330,7 +369,10 @@ Bridge flags: --cwd <dir>, --auth-method <id>, --script-gate[=true|false],
 --bridge-log <file>, --agent-grace-ms <ms> (default 2000),
 --eof-drain-ms <ms> (longest wait for a running turn after stdin closes; default 600000),
 --cancel-grace-ms <ms> (longest wait for the agent to answer an interrupted prompt
-before the turn ends without it; default 10000).
+before the turn ends without it; default 10000),
+--max-line-bytes <n> (longest line read from the panel or the agent, also from
+ACP_BRIDGE_MAX_LINE_BYTES; default 134217728 = 128 MiB: a longer line is skipped
+and reported, and a running turn ends with an is_error result saying so).
 
 acp-bridge gate-hook: the script gate as a Claude Code PreToolUse hook (stdin -> stdout).
 ";
@@ -345,7 +387,7 @@ mod tests {
     }
 
     fn run(s: &str) -> HostConfig {
-        match parse(&argv(s), None, &std::env::temp_dir()).unwrap() {
+        match parse(&argv(s), Env::default(), &std::env::temp_dir()).unwrap() {
             Invocation::Run(c) => *c,
             other => panic!("expected Run for {s:?}, got {other:?}"),
         }
@@ -499,18 +541,53 @@ mod tests {
                 "--cwd".into(),
                 "/".into(),
             ];
-            match parse(&args, None, start).unwrap() {
+            match parse(&args, Env::default(), start).unwrap() {
                 Invocation::Run(c) => assert_eq!(c.agent_argv[0], program, "{line}"),
                 other => panic!("{other:?}"),
             }
         }
     }
 
+    fn agent_env(agent: &str) -> Env {
+        Env {
+            agent: Some(agent.into()),
+            max_line_bytes: None,
+        }
+    }
+
+    #[test]
+    fn the_line_cap_comes_from_the_flag_then_the_environment() {
+        let cap = |args: &str, env: Option<&str>| {
+            let env = Env {
+                agent: None,
+                max_line_bytes: env.map(String::from),
+            };
+            match parse(&argv(args), env, &std::env::temp_dir()) {
+                Ok(Invocation::Run(c)) => Ok(c.max_line_bytes),
+                Ok(other) => panic!("{other:?}"),
+                Err(e) => Err(format!("{e:#}")),
+            }
+        };
+        assert_eq!(cap("--agent-cmd x", None), Ok(128 << 20));
+        assert_eq!(cap("--agent-cmd x", Some("4096")), Ok(4096));
+        assert_eq!(
+            cap("--agent-cmd x --max-line-bytes=1024", Some("4096")),
+            Ok(1024)
+        );
+        let bad = cap("--agent-cmd x --max-line-bytes 0", None).unwrap_err();
+        assert!(bad.contains("--max-line-bytes takes a positive"), "{bad}");
+        let bad = cap("--agent-cmd x", Some("lots")).unwrap_err();
+        assert!(
+            bad.contains("ACP_BRIDGE_MAX_LINE_BYTES takes a positive"),
+            "{bad}"
+        );
+    }
+
     #[test]
     fn agent_command_falls_back_to_the_environment() {
         let parsed = parse(
             &argv("--model m"),
-            Some("gemini --experimental-acp".into()),
+            agent_env("gemini --experimental-acp"),
             &std::env::temp_dir(),
         );
         match parsed.unwrap() {
@@ -520,7 +597,7 @@ mod tests {
         // The flag wins over the environment.
         match parse(
             &argv("--agent-cmd a"),
-            Some("b".into()),
+            agent_env("b"),
             &std::env::temp_dir(),
         )
         .unwrap()
@@ -535,14 +612,14 @@ mod tests {
         for line in ["--version", "-v", "--verbose -v", "--model m --version"] {
             assert!(
                 matches!(
-                    parse(&argv(line), None, Path::new(".")).unwrap(),
+                    parse(&argv(line), Env::default(), Path::new(".")).unwrap(),
                     Invocation::Version
                 ),
                 "{line}"
             );
         }
         assert!(matches!(
-            parse(&argv("--help"), None, Path::new(".")).unwrap(),
+            parse(&argv("--help"), Env::default(), Path::new(".")).unwrap(),
             Invocation::Help
         ));
     }
@@ -580,7 +657,11 @@ mod tests {
             ),
         ];
         for (line, env, want) in cases {
-            let err = parse(&argv(line), env.map(String::from), &std::env::temp_dir()).unwrap_err();
+            let env = Env {
+                agent: env.map(String::from),
+                max_line_bytes: None,
+            };
+            let err = parse(&argv(line), env, &std::env::temp_dir()).unwrap_err();
             let text = format!("{err:#}");
             assert!(text.contains(want), "{line:?}: {text:?} lacks {want:?}");
         }

@@ -4,6 +4,7 @@
 mod agent_process;
 mod args;
 mod line_io;
+mod line_queue;
 mod mcp_config;
 mod random_ids;
 mod session;
@@ -23,7 +24,7 @@ pub fn main_entry() -> ExitCode {
         Ok(d) => d,
         Err(e) => return fail(&format!("cannot read the current directory: {e}")),
     };
-    let config = match args::parse(&argv, std::env::var(args::AGENT_ENV).ok(), &current_dir) {
+    let config = match args::parse(&argv, args::Env::from_process(), &current_dir) {
         Ok(Invocation::Version) => {
             println!("{} (acp-bridge)", env!("CARGO_PKG_VERSION"));
             return ExitCode::SUCCESS;

@@ -7,7 +7,15 @@
 //! escalation timer and our own termination signals. Only that task ever
 //! touches the core, so both directions are serialised without a lock, and it
 //! never waits on a pipe or on the child: writes go to writer tasks through
-//! unbounded queues, the child is reaped by its own task.
+//! queues, the child is reaped by its own task.
+//!
+//! Backpressure: the panel's and the agent's lines come on channels of their
+//! own, taken only while the queues their output goes to are under budget
+//! (agent lines: the panel's queue; panel lines: both), so a panel that stops
+//! reading stops the agent at its pipe and a fast agent runs at the panel's
+//! pace ([`super::line_queue`]). A line over the cap (`--max-line-bytes`) is
+//! skipped by its reader; the core is told when the cap is passed and ends a
+//! running turn, the host reports the line's length when it ends.
 //!
 //! Ending: when the panel's stdin closes the core is told (`on_panel_eof`)
 //! and decides when the agent's stdin may close (`close_agent_stdin`, after
@@ -28,7 +36,8 @@ use process_group::{Graces, Ladder, Rung, group_alive, signal_group};
 
 use super::agent_process;
 use super::args::HostConfig;
-use super::line_io::{Line, WriteCmd, read_lines, write_lines, write_lines_blocking};
+use super::line_io::{Line, Read, read_lines, write_lines, write_lines_blocking};
+use super::line_queue::{LineQueue, READ_BUDGET, ReadBudget, WRITE_BUDGET, line_queue};
 use super::random_ids::RandomIds;
 use super::stderr_sink::StderrSink;
 use super::traffic_log::TrafficLog;
@@ -64,15 +73,12 @@ const STDERR_FLUSH: Duration = Duration::from_secs(1);
 /// How long the panel writer may take to flush our last lines.
 const PANEL_FLUSH: Duration = Duration::from_secs(5);
 
+/// What comes besides the panel's and the agent's lines (which have
+/// channels of their own, for backpressure).
 enum Event {
-    Panel(Line),
-    PanelEnd(Option<String>),
     /// Our stdout broke: nobody reads what we write any more.
     PanelGone(String),
-    Agent(Line),
-    AgentEnd(Option<String>),
-    AgentStderr(Line),
-    AgentStderrEnd,
+    AgentStderr(Read),
     AgentStdinBroken(String),
 }
 
@@ -129,29 +135,31 @@ pub async fn run(config: HostConfig) -> Result<i32> {
         config.agent_argv
     ));
 
+    let cap = config.max_line_bytes;
     let (events_tx, mut events) = mpsc::channel::<Event>(64);
+    let (panel_lines_tx, mut panel_lines) = mpsc::channel::<Read>(64);
     if config.print_prompt.is_none() {
+        let budget = Some(ReadBudget::new(READ_BUDGET));
         tokio::spawn(read_lines(
             tokio::io::stdin(),
-            events_tx.clone(),
-            Event::Panel,
-            Event::PanelEnd,
+            cap,
+            budget,
+            panel_lines_tx,
+            |r| r,
         ));
     }
-    tokio::spawn(read_lines(
-        agent.stdout,
-        events_tx.clone(),
-        Event::Agent,
-        Event::AgentEnd,
-    ));
+    let (agent_lines_tx, mut agent_lines) = mpsc::channel::<Read>(64);
+    let budget = Some(ReadBudget::new(READ_BUDGET));
+    tokio::spawn(read_lines(agent.stdout, cap, budget, agent_lines_tx, |r| r));
     tokio::spawn(read_lines(
         agent.stderr,
+        cap,
+        None,
         events_tx.clone(),
         Event::AgentStderr,
-        |_| Event::AgentStderrEnd,
     ));
 
-    let (panel_tx, panel_rx) = mpsc::unbounded_channel();
+    let (panel_tx, panel_rx) = line_queue(WRITE_BUDGET);
     let panel_writer = {
         let events_tx = events_tx.clone();
         // a thread of its own: a large line goes out while the core works on
@@ -161,7 +169,7 @@ pub async fn run(config: HostConfig) -> Result<i32> {
             }
         })
     };
-    let (agent_tx, agent_rx) = mpsc::unbounded_channel();
+    let (agent_tx, agent_rx) = line_queue(WRITE_BUDGET);
     {
         let events_tx = events_tx.clone();
         let stdin = agent.stdin;
@@ -186,7 +194,9 @@ pub async fn run(config: HostConfig) -> Result<i32> {
         log,
         stderr,
         pgid,
+        cap,
         panel_open: true,
+        panel_gone: false,
         panel_eof_seen: false,
         stdin_closed: false,
         dropped_agent_lines: 0,
@@ -215,6 +225,7 @@ pub async fn run(config: HostConfig) -> Result<i32> {
     }
 
     let mut events_open = true;
+    let mut panel_reading = config.print_prompt.is_none();
     let mut ticked_deadline: Option<Duration> = None;
     let mut spin_reported = false;
     let mut agent_stdout_open = true;
@@ -242,40 +253,19 @@ pub async fn run(config: HostConfig) -> Result<i32> {
         .flatten()
         .min();
         let exit_drain_due = agent_exit.map(|(_, at)| at + STDOUT_DRAIN_AFTER_EXIT);
+        let panel_room = host.panel_room();
+        let agent_room = host.agent_room();
         tokio::select! {
-            event = events.recv(), if events_open => match event {
-                Some(Event::Panel(line)) => {
-                    if line.lossy {
-                        host.diag("a panel line was not valid UTF-8; invalid bytes replaced");
-                    }
-                    host.log.record("panel>", &line.text);
-                    if host.panel_open {
-                        let out = host.bridge.on_panel_line(&line.text, now());
-                        host.apply(out);
-                    }
-                }
-                Some(Event::PanelEnd(error)) => {
-                    if let Some(e) = error {
-                        host.diag(&format!("reading stdin failed ({e}); treating it as closed"));
-                    }
-                    host.panel_eof(now(), timing.eof_drain);
-                }
-                Some(Event::PanelGone(e)) => {
-                    host.diag(&format!("writing stdout failed ({e}); ending the session"));
-                    host.panel_open = false;
-                    host.panel_eof(now(), timing.eof_drain);
-                    host.close_agent_stdin();
-                }
-                Some(Event::Agent(line)) => {
-                    if line.lossy {
-                        host.diag("an agent line was not valid UTF-8; invalid bytes replaced");
-                    }
-                    host.log.record("<agent", &line.text);
-                    let out = host.bridge.on_agent_line(&line.text, now());
+            read = agent_lines.recv(), if agent_stdout_open && panel_room => match read {
+                Some(Read::Line(line)) => host.agent_line(line, now()),
+                Some(Read::OverCap) => {
+                    host.log.note(&format!("<agent line over the cap of {cap} bytes; skipping it"));
+                    let out = host.bridge.on_agent_line_over_cap(cap, now());
                     host.apply(out);
                 }
-                Some(Event::AgentEnd(error)) => {
-                    if let Some(e) = error {
+                Some(Read::Skipped { bytes }) => host.skipped("the agent", bytes),
+                end => {
+                    if let Some(Read::End(Some(e))) = end {
                         host.diag(&format!("reading the agent's stdout failed: {e}"));
                     }
                     agent_stdout_open = false;
@@ -283,11 +273,44 @@ pub async fn run(config: HostConfig) -> Result<i32> {
                     // closely; an agent that lives on is told to the core soon
                     stdout_closed_due = Some(Instant::now() + STDOUT_EOF_SETTLE);
                 }
-                Some(Event::AgentStderr(line)) => {
+            },
+            read = panel_lines.recv(), if panel_reading && panel_room && agent_room => match read {
+                Some(Read::Line(line)) => host.panel_line(line, now()),
+                Some(Read::OverCap) => {
+                    host.log.note(&format!("panel> line over the cap of {cap} bytes; skipping it"));
+                    if host.panel_open {
+                        let out = host.bridge.on_panel_line_over_cap(cap, now());
+                        host.apply(out);
+                    }
+                }
+                Some(Read::Skipped { bytes }) => host.skipped("the panel", bytes),
+                end => {
+                    if let Some(Read::End(Some(e))) = end {
+                        host.diag(&format!("reading stdin failed ({e}); treating it as closed"));
+                    }
+                    panel_reading = false;
+                    host.panel_eof(now(), timing.eof_drain);
+                }
+            },
+            _ = host.panel_tx.room(), if !panel_room => {}
+            _ = host.agent_tx.room(), if !agent_room => {}
+            event = events.recv(), if events_open => match event {
+                Some(Event::PanelGone(e)) => {
+                    host.diag(&format!("writing stdout failed ({e}); ending the session"));
+                    host.panel_open = false;
+                    host.panel_gone = true;
+                    host.panel_eof(now(), timing.eof_drain);
+                    host.close_agent_stdin();
+                }
+                Some(Event::AgentStderr(Read::Line(line))) => {
                     host.stderr.line(format!("[agent] {}", line.text));
                     host.log.record("agent-stderr", &line.text);
                 }
-                Some(Event::AgentStderrEnd) => agent_stderr_open = false,
+                Some(Event::AgentStderr(Read::Skipped { bytes })) => {
+                    host.skipped("the agent's stderr", bytes)
+                }
+                Some(Event::AgentStderr(Read::OverCap)) => {}
+                Some(Event::AgentStderr(Read::End(_))) => agent_stderr_open = false,
                 Some(Event::AgentStdinBroken(e)) => {
                     host.diag(&format!("writing to the agent failed ({e}); it may have exited"));
                     host.stdin_closed = true;
@@ -342,8 +365,8 @@ pub async fn run(config: HostConfig) -> Result<i32> {
             let code = status.and_then(|s| s.code());
             let out = host.bridge.on_agent_exit(code, now());
             host.apply(out);
-            if host.panel_open && events_open {
-                answer_late_panel_lines(&mut host, &mut events, &now).await;
+            if host.panel_open && panel_reading {
+                answer_late_panel_lines(&mut host, &mut panel_lines, &now).await;
             }
             end_leftovers(pgid, timing.grace, &mut host).await;
             let exit_code = host.exit_code(status);
@@ -366,14 +389,18 @@ pub async fn run(config: HostConfig) -> Result<i32> {
 /// State the loop mutates, with the ways it reacts.
 struct Host {
     bridge: Bridge,
-    panel_tx: mpsc::UnboundedSender<WriteCmd>,
-    agent_tx: mpsc::UnboundedSender<WriteCmd>,
+    panel_tx: LineQueue,
+    agent_tx: LineQueue,
     log: TrafficLog,
     stderr: StderrSink,
     pgid: i32,
+    /// The longest line either way (`--max-line-bytes`).
+    cap: usize,
     panel_eof_seen: bool,
     /// False once the panel's stdin closed or its stdout broke.
     panel_open: bool,
+    /// Our stdout broke: what would go to the panel is dropped.
+    panel_gone: bool,
     stdin_closed: bool,
     dropped_agent_lines: usize,
     /// True until the reply to our own `-p` initialize request is swallowed.
@@ -390,6 +417,44 @@ struct Host {
 }
 
 impl Host {
+    /// Whether the panel's queue may take more (a dead writer takes nothing
+    /// but holds nobody up).
+    fn panel_room(&self) -> bool {
+        self.panel_gone || self.panel_tx.has_room()
+    }
+
+    fn agent_room(&self) -> bool {
+        self.stdin_closed || self.agent_tx.has_room()
+    }
+
+    fn agent_line(&mut self, line: Line, now: Duration) {
+        if line.lossy {
+            self.diag("an agent line was not valid UTF-8; invalid bytes replaced");
+        }
+        self.log.record("<agent", &line.text);
+        let out = self.bridge.on_agent_line(&line.text, now);
+        self.apply(out);
+    }
+
+    fn panel_line(&mut self, line: Line, now: Duration) {
+        if line.lossy {
+            self.diag("a panel line was not valid UTF-8; invalid bytes replaced");
+        }
+        self.log.record("panel>", &line.text);
+        if self.panel_open {
+            let out = self.bridge.on_panel_line(&line.text, now);
+            self.apply(out);
+        }
+    }
+
+    /// An over-cap line from `from` ended after `bytes` bytes.
+    fn skipped(&mut self, from: &str, bytes: u64) {
+        self.diag(&format!(
+            "skipped a line of {bytes} bytes from {from}: over the line cap of {} bytes (--max-line-bytes)",
+            self.cap
+        ));
+    }
+
     fn apply(&mut self, out: Output) {
         for line in out.to_agent {
             if self.stdin_closed {
@@ -397,7 +462,7 @@ impl Host {
                 continue;
             }
             self.log.record("agent<", &line);
-            let _ = self.agent_tx.send(WriteCmd::Line(line));
+            self.agent_tx.push(line);
         }
         for line in out.to_panel {
             if self.synthetic_init && is_reply_to(&line, PRINT_INIT_ID) {
@@ -406,7 +471,9 @@ impl Host {
                 continue;
             }
             self.log.record("<panel", &line);
-            let _ = self.panel_tx.send(WriteCmd::Line(line));
+            if !self.panel_gone {
+                self.panel_tx.push(line);
+            }
         }
         for d in &out.diagnostics {
             diagnostic(&mut self.stderr, &mut self.log, d);
@@ -444,7 +511,7 @@ impl Host {
             return;
         }
         self.stdin_closed = true;
-        let _ = self.agent_tx.send(WriteCmd::Close);
+        self.agent_tx.close();
         self.log.note("closed the agent's stdin");
         self.drain_until = None;
         let graces = Graces {
@@ -534,20 +601,20 @@ impl Host {
 /// stays quiet for [`PANEL_LINGER`] (at most [`PANEL_LINGER_MAX`] in all).
 async fn answer_late_panel_lines(
     host: &mut Host,
-    events: &mut mpsc::Receiver<Event>,
+    panel_lines: &mut mpsc::Receiver<Read>,
     now: &impl Fn() -> Duration,
 ) {
     let until = Instant::now() + PANEL_LINGER_MAX;
     while host.panel_open && Instant::now() < until {
         let quiet = PANEL_LINGER.min(until.saturating_duration_since(Instant::now()));
-        match timeout(quiet, events.recv()).await {
-            Ok(Some(Event::Panel(line))) => {
-                host.log.record("panel>", &line.text);
-                let out = host.bridge.on_panel_line(&line.text, now());
+        match timeout(quiet, panel_lines.recv()).await {
+            Ok(Some(Read::Line(line))) => host.panel_line(line, now()),
+            Ok(Some(Read::OverCap)) => {
+                let out = host.bridge.on_panel_line_over_cap(host.cap, now());
                 host.apply(out);
             }
-            Ok(Some(Event::PanelEnd(_) | Event::PanelGone(_))) | Ok(None) | Err(_) => break,
-            Ok(Some(_)) => {}
+            Ok(Some(Read::Skipped { bytes })) => host.skipped("the panel", bytes),
+            Ok(Some(Read::End(_)) | None) | Err(_) => break,
         }
     }
 }
@@ -584,7 +651,7 @@ async fn finish(mut host: Host, panel_writer: tokio::task::JoinHandle<()>, code:
             "{n} line(s) for the agent were dropped because its stdin was already closed"
         ));
     }
-    let _ = host.panel_tx.send(WriteCmd::Close);
+    host.panel_tx.close();
     if timeout(PANEL_FLUSH, panel_writer).await.is_err() {
         host.diag("stdout could not be flushed in time");
     }

@@ -1,0 +1,77 @@
+//! A line over the host's line cap (`--max-line-bytes`): the host skips it
+//! unread and tells the core as soon as the cap is passed. What the line
+//! said is lost, so a running turn cannot be trusted to finish: it ends
+//! `is_error` with a text naming the cap, the agent's prompt is cancelled
+//! and its late answer dropped (as after an interrupt's grace). A panel line
+//! lost with no turn running was most likely a prompt: it gets an `is_error`
+//! result too, so the panel is not left waiting.
+
+use std::time::Duration;
+
+use super::{Bridge, Pending, Phase};
+use crate::client;
+use crate::turn::Turn;
+
+impl Bridge {
+    /// A line from the agent grew past `cap` bytes and is being skipped.
+    pub fn on_agent_line_over_cap(&mut self, cap: usize, now: Duration) -> crate::Output {
+        self.diag(over_cap_text("the agent", cap));
+        if self.turn.is_some() {
+            self.end_turn_for_lost_line(over_cap_text("the agent", cap), now);
+        }
+        self.take()
+    }
+
+    /// A line from the panel grew past `cap` bytes and is being skipped.
+    pub fn on_panel_line_over_cap(&mut self, cap: usize, now: Duration) -> crate::Output {
+        self.announce_held_back();
+        let why = over_cap_text("the panel", cap);
+        self.diag(why.clone());
+        if self.turn.is_some() {
+            self.end_turn_for_lost_line(why, now);
+        } else if matches!(self.phase, Phase::Ready | Phase::Failed) && self.deferred.is_empty() {
+            let mut t = Turn::new(now);
+            t.fail(format!("{why}; if it was a prompt, it was not sent"));
+            self.turn = Some(t);
+            self.end_turn(now);
+        }
+        self.take()
+    }
+
+    fn end_turn_for_lost_line(&mut self, why: String, now: Duration) {
+        if self.phase == Phase::Ready
+            && let Some(sid) = self.session_id.clone()
+        {
+            self.send(client::rpc_notification(
+                "session/cancel",
+                client::cancel_params(&sid),
+            ));
+        }
+        let mut given_up = Vec::new();
+        self.pending.retain(|(id, p)| {
+            let prompt = matches!(p, Pending::Prompt);
+            if prompt {
+                given_up.push(*id);
+            }
+            !prompt
+        });
+        self.late_prompts.extend(given_up);
+        if let Some(t) = self.turn.as_mut() {
+            let queued = std::mem::take(&mut t.queue).len();
+            t.fail(format!("{why}; the turn was ended"));
+            if queued > 0 {
+                self.diag(format!(
+                    "{queued} queued prompt(s) dropped with the turn a skipped line ended"
+                ));
+            }
+        }
+        self.end_turn(now);
+    }
+}
+
+fn over_cap_text(from: &str, cap: usize) -> String {
+    format!(
+        "a line from {from} was longer than the line cap of {cap} bytes (--max-line-bytes); \
+         the bridge skipped it"
+    )
+}
