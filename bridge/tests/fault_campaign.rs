@@ -2,7 +2,8 @@
 //! derived from the committed recordings, and against malformed and hostile
 //! panel input. Deterministic (a fixed seed picks recordings, mutations and
 //! fault points; `FAULT_CAMPAIGN_SEED` explores others), bounded in count
-//! (`FAULT_CAMPAIGN_PER_KIND`, default 6 cases per kind) and in time (every wait has a deadline; new cases stop after
+//! (`FAULT_CAMPAIGN_PER_KIND`, default 6 cases per kind; `FAULT_CAMPAIGN_KINDS`
+//! names the kinds to run, comma-separated) and in time (every wait has a deadline; new cases stop after
 //! [`WALL_LIMIT`], which is reported).
 //!
 //! Every case asserts: no panic, every stdout line is JSON, exactly one
@@ -13,7 +14,10 @@
 //! is left. Liveness: a turn whose agent closed its stdout ends without the
 //! panel closing anything; an interrupted turn whose agent never answers
 //! ends within the cancel grace; a prompt sent after the agent exited gets
-//! its (error) result.
+//! its (error) result. Floods (see [`floods`]): an endless line, and 64 KiB
+//! chunks to a panel that stops reading or reads slowly, keep the bridge's
+//! peak memory bounded and the agent held at its pipe, and the bridge answers
+//! after them.
 //!
 //! The mutated agent is this test binary itself (`--fault-agent <plan>`): it
 //! plays one recorded agent process like the replayer's fake agent (each
@@ -29,6 +33,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+
+#[path = "fault_campaign/floods.rs"]
+mod floods;
 
 const BRIDGE: &str = env!("CARGO_BIN_EXE_acp-bridge");
 const SEED: u64 = 0x005e_ed13;
@@ -128,6 +135,11 @@ enum AgentFault {
     ExitIdle,
     /// Write 20 000 text chunks at the fault point.
     Flood,
+    /// Write one line of [`floods::ENDLESS_BYTES`] (far over the case's
+    /// line cap) at the fault point, then go on.
+    EndlessLine,
+    /// Write [`floods::FLOOD_CHUNKS`] 64 KiB text chunks at the fault point.
+    BigFlood,
 }
 
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
@@ -258,6 +270,8 @@ fn fault_agent(plan_path: &Path) -> i32 {
                             );
                         }
                     }
+                    AgentFault::EndlessLine => floods::write_endless_line(out),
+                    AgentFault::BigFlood => floods::write_big_flood(out),
                     AgentFault::None | AgentFault::ExitIdle => {}
                 }
             }
@@ -341,6 +355,9 @@ enum Kind {
     PanelMalformed,
     PanelHostileControl,
     PanelWrongTypes,
+    EndlessLine,
+    FloodUnreadPanel,
+    FloodSlowPanel,
 }
 
 const KINDS: &[Kind] = &[
@@ -365,6 +382,9 @@ const KINDS: &[Kind] = &[
     Kind::PanelMalformed,
     Kind::PanelHostileControl,
     Kind::PanelWrongTypes,
+    Kind::EndlessLine,
+    Kind::FloodUnreadPanel,
+    Kind::FloodSlowPanel,
 ];
 
 impl Kind {
@@ -380,7 +400,16 @@ impl Kind {
                 | Kind::HangMidTurn
                 | Kind::HangIgnoringEofAndSigterm
                 | Kind::CloseStdoutMidTurn
+                | Kind::EndlessLine
         )
+    }
+
+    /// The heavy kinds run fewer cases.
+    fn cases(self, per_kind: usize) -> usize {
+        match self {
+            Kind::EndlessLine | Kind::FloodUnreadPanel | Kind::FloodSlowPanel => per_kind.min(2),
+            _ => per_kind,
+        }
     }
 }
 
@@ -541,6 +570,10 @@ fn mutate(kind: Kind, batches: &mut [Batch], rng: &mut Rng) -> (AgentFault, usiz
         }
         Kind::ExitIdleThenPrompt => (fault, fb, ff) = (AgentFault::ExitIdle, prompt, usize::MAX),
         Kind::Flood => (fault, fb, ff) = (AgentFault::Flood, prompt, first_turn_frame),
+        Kind::EndlessLine => (fault, fb, ff) = (AgentFault::EndlessLine, prompt, first_turn_frame),
+        Kind::FloodUnreadPanel | Kind::FloodSlowPanel => {
+            (fault, fb, ff) = (AgentFault::BigFlood, prompt, first_turn_frame)
+        }
         // a mutation that found no frame to work on leaves the agent clean
         _ => {}
     }
@@ -619,6 +652,8 @@ struct Session {
     lines: Receiver<String>,
     stderr: Arc<Mutex<String>>,
     seen: Vec<String>,
+    /// How the panel reads its stdout (see [`floods::Pace`]).
+    pace: floods::Pace,
 }
 
 impl Session {
@@ -658,7 +693,7 @@ fn shorten(s: &str) -> String {
     format!("{}... ({} bytes)", &s[..end], s.len())
 }
 
-fn start_bridge(dir: &Path, plan_path: &Path) -> Session {
+fn start_bridge(dir: &Path, plan_path: &Path, extra_args: &[String]) -> Session {
     let me = std::env::current_exe().unwrap();
     let agent = shell_words::join([
         me.to_str().unwrap(),
@@ -683,7 +718,9 @@ fn start_bridge(dir: &Path, plan_path: &Path) -> Session {
             "--eof-drain-ms",
             &EOF_DRAIN_MS.to_string(),
         ])
+        .args(extra_args)
         .env_remove("ACP_BRIDGE_AGENT")
+        .env_remove("ACP_BRIDGE_MAX_LINE_BYTES")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -691,15 +728,19 @@ fn start_bridge(dir: &Path, plan_path: &Path) -> Session {
         .expect("start acp-bridge");
     let stdout = child.stdout.take().unwrap();
     let (tx, lines) = channel();
+    let pace = floods::Pace::default();
+    let reader_pace = pace.clone();
     std::thread::spawn(move || {
         // lines of any length; invalid UTF-8 is a failure the case reports
         let mut reader = BufReader::new(stdout);
         let mut buf = Vec::new();
         loop {
+            reader_pace.wait();
             buf.clear();
             match reader.read_until(b'\n', &mut buf) {
                 Ok(0) | Err(_) => break,
-                Ok(_) => {
+                Ok(n) => {
+                    reader_pace.took(n);
                     let line = String::from_utf8_lossy(&buf).trim_end().to_string();
                     if tx.send(line).is_err() {
                         break;
@@ -723,6 +764,7 @@ fn start_bridge(dir: &Path, plan_path: &Path) -> Session {
         lines,
         stderr,
         seen: Vec::new(),
+        pace,
     }
 }
 
@@ -804,7 +846,7 @@ fn run_case(case: &Case, dir: &Path) -> Result<Stats, String> {
     let plan_path = dir.join("plan.json");
     std::fs::write(&plan_path, serde_json::to_string(&case.plan).unwrap())
         .map_err(|e| e.to_string())?;
-    let mut s = start_bridge(dir, &plan_path);
+    let mut s = start_bridge(dir, &plan_path, &floods::bridge_args(case.kind));
     let result = drive_case(case, &mut s);
     // whatever happened: the bridge is ended and nothing of the agent is left
     let agent_pid: Option<i32> = std::fs::read_to_string(&case.plan.pid_file)
@@ -917,6 +959,9 @@ fn drive_case(case: &Case, s: &mut Session) -> Result<Stats, String> {
         if !s.send(prompt) {
             return Err(format!("stdin closed before prompt {n}"));
         }
+        if n == 0 {
+            floods::watch(case, s)?;
+        }
         let r = drive_turn(s, &mut out)?;
         out.results.push(r);
     }
@@ -1026,6 +1071,8 @@ fn check(case: &Case, s: &Session, out: &Outcome, sent: &[Value]) -> Result<Stat
             "broken agent input must end the turn is_error with readable text: {first}"
         ));
     }
+    floods::check_result(case.kind, first)?;
+    floods::check_seen(case.kind, &s.seen)?;
     if case.kind == Kind::ExitIdleThenPrompt {
         let answer = lines.iter().find(|v| {
             v["type"] == "control_response" && v["response"]["request_id"] == "after-exit"
@@ -1092,10 +1139,18 @@ fn build_cases(per_kind: usize, scratch: &Path) -> Vec<Case> {
     );
     let mut cache: HashMap<PathBuf, Option<Vec<Batch>>> = HashMap::new();
     let mut cases = Vec::new();
+    // `FAULT_CAMPAIGN_KINDS=EndlessLine,Flood` runs only those kinds
+    let only = std::env::var("FAULT_CAMPAIGN_KINDS").ok();
     for &kind in KINDS {
+        if only
+            .as_deref()
+            .is_some_and(|o| !o.split(',').any(|k| k.trim() == format!("{kind:?}")))
+        {
+            continue;
+        }
         let mut made = 0;
         let mut tries = 0;
-        while made < per_kind && tries < per_kind * 20 {
+        while made < kind.cases(per_kind) && tries < per_kind * 20 {
             tries += 1;
             let path = all[rng.below(all.len())].clone();
             let Some(batches) = cache
