@@ -314,3 +314,40 @@ fn interrupt_during_a_permission_prompt_cancels_and_ends_the_turn_once() {
     assert_peer_kept_to_script(&stderr);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_panel_line_over_the_cap_is_skipped_and_reported_and_the_next_prompt_runs() {
+    let dir = scratch("panel-over-cap");
+    let (mut bridge, peer_pids) =
+        Bridge::start_with_peer(&dir, "text_only_turn.json", &["--max-line-bytes", "65536"]);
+    bridge.send(
+        r#"{"type":"control_request","request_id":"req_1","request":{"subtype":"initialize"}}"#,
+    );
+    bridge.wait_for("system/init", |v| is(v, "system") && v["subtype"] == "init");
+    let huge = json!({"type":"user","message":{"role":"user","content":"x".repeat(200_000)}});
+    bridge.send(&huge.to_string());
+    let lost = bridge.wait_for("the result for the skipped line", |v| is(v, "result"));
+    assert_eq!(lost["is_error"], true, "{lost}");
+    let text = lost["result"].as_str().unwrap_or("");
+    assert!(text.contains("line cap of 65536 bytes"), "{lost}");
+    bridge.send(r#"{"type":"user","message":{"role":"user","content":"ping the editor"},"parent_tool_use_id":null,"session_id":"default"}"#);
+    let result = bridge.wait_for("the next prompt's result", |v| is(v, "result"));
+    assert_eq!(result["is_error"], false, "{result}");
+    assert_eq!(result["result"], "pong", "{result}");
+    bridge.close_stdin();
+    let (status, left) = bridge.read_to_exit(&peer_pids);
+    assert!(
+        status.success(),
+        "exit {status}\nstderr:\n{}",
+        bridge.stderr()
+    );
+    assert!(left.is_empty(), "agent still running: {left:?}");
+    let stderr = bridge.stderr();
+    let skipped = format!(
+        "skipped a line of {} bytes from the panel",
+        huge.to_string().len()
+    );
+    assert!(stderr.contains(&skipped), "{stderr}");
+    assert_peer_kept_to_script(&stderr);
+    let _ = std::fs::remove_dir_all(&dir);
+}
