@@ -102,8 +102,10 @@ impl LineQueue {
     /// before taking the input this line answers).
     pub fn push(&self, line: String) {
         let len = line.len();
-        if self.tx.send(WriteCmd::Line(line)).is_ok() {
-            self.level.queued.fetch_add(len, Ordering::AcqRel);
+        // counted before it can be taken, so the writer never counts below zero
+        self.level.queued.fetch_add(len, Ordering::AcqRel);
+        if self.tx.send(WriteCmd::Line(line)).is_err() {
+            self.level.queued.fetch_sub(len, Ordering::AcqRel);
         }
     }
 
@@ -141,7 +143,7 @@ impl QueueRx {
     pub fn written(&self, len: usize) {
         let before = self.level.queued.fetch_sub(len, Ordering::AcqRel);
         let low = self.level.budget / 2;
-        if before >= low && before - len < low {
+        if before >= low && before.saturating_sub(len) < low {
             // a stored permit if the loop is not waiting yet: no lost wake-up
             self.level.room.notify_one();
         }
