@@ -154,7 +154,7 @@ pub async fn run(config: HostConfig) -> Result<i32> {
     tokio::spawn(read_lines(
         agent.stderr,
         cap,
-        None,
+        Some(ReadBudget::new(READ_BUDGET)),
         events_tx.clone(),
         Event::AgentStderr,
     ));
