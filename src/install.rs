@@ -6,8 +6,13 @@
 //! only once its marker is written last: an npm install goes into a
 //! temporary sibling renamed into place, a virtualenv (which cannot move) is
 //! made in place after clearing any unfinished one, so a half-finished
-//! install is never mistaken for a good one.
+//! install is never mistaken for a good one. [`prepare`] installs all a
+//! recipe needs: its runtimes ([`crate::runtime`]), its main package and
+//! its pinned side packages, each in its own directory; a PyPI install
+//! records the pin overrides it was made with, and is made afresh when
+//! they, or the Python range its virtualenv must meet, change.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -15,7 +20,8 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 
 use crate::install_source::{self, split_key};
-use crate::profile::{AgentSpec, Profile, Recipe, Vars};
+use crate::profile::{AgentSpec, Profile, Recipe, Source, Vars};
+use crate::runtime;
 
 /// Marker written last into a finished install.
 pub const COMPLETE_MARKER: &str = ".acp-harness-complete";
@@ -34,8 +40,25 @@ pub fn run(args: InstallArgs) -> anyhow::Result<ExitCode> {
     let profile = Profile::find(&args.root, &spec.agent)?;
     let version = profile.version_for(&spec);
     let recipe = profile.recipe(&version)?;
-    let dir = ensure_installed(recipe, &version)?;
-    println!("{}", dir.display());
+    if recipe.package.is_empty()
+        && recipe.packages.is_empty()
+        && recipe.runtime.over(&profile.runtime) == Default::default()
+    {
+        bail!(
+            "the recipe for versions {} names no package and no runtime; there is nothing to install",
+            recipe.versions
+        );
+    }
+    let installed = prepare(&profile, recipe, &version)?;
+    if let Some(n) = &installed.node {
+        eprintln!("[install] node {}: {}", n.version, n.bin_dir.display());
+    }
+    for (alias, p) in &installed.packages {
+        eprintln!("[install] {alias} ({}): {}", p.spec, p.dir.display());
+    }
+    if let Some(dir) = &installed.main {
+        println!("{}", dir.display());
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -99,26 +122,269 @@ pub fn installed_versions_in(root: &Path, package: &str) -> Vec<semver::Version>
     out
 }
 
-/// Installs `recipe.package@version` unless the cache already holds it;
-/// returns the package dir. Progress goes to stderr.
-pub fn ensure_installed(recipe: &Recipe, version: &semver::Version) -> anyhow::Result<PathBuf> {
-    if recipe.package.is_empty() {
-        bail!(
-            "the recipe for versions {} names no package; there is nothing to install",
-            recipe.versions
-        );
+/// Manifest written into a finished install before its marker: what the
+/// install was made with beyond `package@version` (a changed value makes
+/// the next use install it afresh).
+pub const INSTALL_MANIFEST: &str = ".acp-harness-install.json";
+
+/// What an install was made with beyond `package@version`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct Manifest {
+    /// The PyPI pin overrides applied.
+    #[serde(default)]
+    overrides: Vec<String>,
+}
+
+/// One package to install into the cache.
+#[derive(Debug, Clone)]
+pub struct PackageJob<'a> {
+    pub source: Source,
+    pub name: &'a str,
+    pub version: &'a semver::Version,
+    /// Directories first on PATH while installing (a runtime's `bin`, for
+    /// the package's install scripts).
+    pub path_prefix: Vec<PathBuf>,
+    /// The Python range its virtualenv needs (PyPI).
+    pub python: Option<&'a str>,
+    /// PyPI pin overrides (`name==version`), each replacing the package's
+    /// own pin of that dependency.
+    pub overrides: &'a [String],
+}
+
+impl<'a> PackageJob<'a> {
+    /// An npm package with nothing else asked of it.
+    pub fn npm(name: &'a str, version: &'a semver::Version) -> Self {
+        PackageJob {
+            source: Source::Npm,
+            name,
+            version,
+            path_prefix: Vec::new(),
+            python: None,
+            overrides: &[],
+        }
     }
-    let key = recipe.package_key();
+
+    fn key(&self) -> String {
+        match self.source {
+            Source::Npm => self.name.to_string(),
+            Source::Pypi => format!("{}{}", crate::profile::PYPI_PREFIX, self.name),
+        }
+    }
+}
+
+/// A side package installed for a recipe.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SideInstalled {
+    /// `name@version` as the header names it (`pypi:` for PyPI).
+    pub spec: String,
+    pub dir: PathBuf,
+    /// Its programs' directory, when it goes on the agent's PATH.
+    pub bin_dir: Option<PathBuf>,
+}
+
+/// Everything a recipe needs, installed: the main package, its side
+/// packages, the runtimes.
+#[derive(Debug, Clone, Default)]
+pub struct Installed {
+    /// The main package's directory (`{package_dir}`); `None` when the
+    /// recipe installs no package.
+    pub main: Option<PathBuf>,
+    /// Side packages by their `as` name (`{package_dir:<as>}`), recipe order.
+    pub packages: Vec<(String, SideInstalled)>,
+    pub node: Option<runtime::Node>,
+    /// The Python the main package's virtualenv was made with (PyPI).
+    pub python: Option<semver::Version>,
+    /// The PyPI pin overrides applied to the main package.
+    pub overrides: Vec<String>,
+}
+
+impl Installed {
+    /// Directories first on the agent's PATH, in order: the Node runtime's,
+    /// then each side package's that goes on PATH.
+    pub fn path_prefix(&self) -> Vec<PathBuf> {
+        self.node
+            .iter()
+            .map(|n| n.bin_dir.clone())
+            .chain(self.packages.iter().filter_map(|(_, p)| p.bin_dir.clone()))
+            .collect()
+    }
+
+    /// `base` (a PATH value) with [`Installed::path_prefix`] in front;
+    /// `None` when there is nothing to put in front.
+    pub fn path_with_prefix(&self, base: &str) -> Option<String> {
+        let prefix = self.path_prefix();
+        if prefix.is_empty() {
+            return None;
+        }
+        let mut parts: Vec<String> = prefix.iter().map(|p| p.display().to_string()).collect();
+        if !base.is_empty() {
+            parts.push(base.to_string());
+        }
+        Some(parts.join(":"))
+    }
+
+    /// Side package directories by `as` name, as placeholders fill them.
+    pub fn package_dirs(&self) -> BTreeMap<String, String> {
+        self.packages
+            .iter()
+            .map(|(alias, p)| (alias.clone(), p.dir.display().to_string()))
+            .collect()
+    }
+
+    /// The recording header's account of it: `runtime` (versions by
+    /// runtime), `packages` (side packages by `as` name), `overrides`;
+    /// each only when there is something to say.
+    pub fn header_fields(&self) -> serde_json::Map<String, serde_json::Value> {
+        use serde_json::{Value, json};
+        let mut out = serde_json::Map::new();
+        let mut runtimes = serde_json::Map::new();
+        if let Some(n) = &self.node {
+            runtimes.insert("node".into(), Value::String(n.version.to_string()));
+        }
+        if let Some(p) = &self.python {
+            runtimes.insert("python".into(), Value::String(p.to_string()));
+        }
+        if !runtimes.is_empty() {
+            out.insert("runtime".into(), Value::Object(runtimes));
+        }
+        if !self.packages.is_empty() {
+            let packages: serde_json::Map<String, Value> = self
+                .packages
+                .iter()
+                .map(|(alias, p)| (alias.clone(), Value::String(p.spec.clone())))
+                .collect();
+            out.insert("packages".into(), Value::Object(packages));
+        }
+        if !self.overrides.is_empty() {
+            out.insert("overrides".into(), json!(self.overrides));
+        }
+        out
+    }
+}
+
+/// Installs what `recipe` needs for `version` unless the cache holds it:
+/// its runtimes first (so a missing Node fails before anything else is
+/// fetched), then the main package (with the Node on PATH for its install
+/// scripts), then its side packages. Progress goes to stderr.
+pub fn prepare(
+    profile: &Profile,
+    recipe: &Recipe,
+    version: &semver::Version,
+) -> anyhow::Result<Installed> {
+    let needs = recipe.runtime.over(&profile.runtime);
+    let node = needs
+        .node
+        .as_deref()
+        .map(runtime::ensure_node)
+        .transpose()?;
+    let path_prefix: Vec<PathBuf> = node.iter().map(|n| n.bin_dir.clone()).collect();
+    let overrides = profile.overrides_for(recipe);
+    let mut installed = Installed {
+        node,
+        ..Installed::default()
+    };
+    for side in &recipe.packages {
+        let v = semver::Version::parse(&side.version).with_context(|| {
+            format!(
+                "package `{}` (as {:?}): version {:?}",
+                side.name, side.alias, side.version
+            )
+        })?;
+        let dir = ensure_package(&PackageJob {
+            source: side.source,
+            name: &side.name,
+            version: &v,
+            path_prefix: path_prefix.clone(),
+            python: needs.python.as_deref(),
+            overrides: &[],
+        })?;
+        let bin_dir = side.on_path.then(|| match side.source {
+            Source::Npm => dir.join("node_modules").join(".bin"),
+            Source::Pypi => dir.join("bin"),
+        });
+        let spec = match side.source {
+            Source::Npm => format!("{}@{v}", side.name),
+            Source::Pypi => format!("{}{}@{v}", crate::profile::PYPI_PREFIX, side.name),
+        };
+        installed
+            .packages
+            .push((side.alias.clone(), SideInstalled { spec, dir, bin_dir }));
+    }
+    if !recipe.package.is_empty() {
+        let dir = ensure_package(&PackageJob {
+            source: recipe.source,
+            name: &recipe.package,
+            version,
+            path_prefix,
+            python: needs.python.as_deref(),
+            overrides: &overrides,
+        })?;
+        if recipe.source == Source::Pypi {
+            installed.python = runtime::venv_python(&dir);
+            installed.overrides = overrides;
+        }
+        installed.main = Some(dir);
+    }
+    if installed.main.is_some() || !installed.packages.is_empty() {
+        check_program(recipe, version, &installed)?;
+    }
+    Ok(installed)
+}
+
+/// Whether the cached install in `dir` serves `job` as it is.
+fn reusable(job: &PackageJob, dir: &Path) -> Result<(), String> {
+    if !dir.join(COMPLETE_MARKER).is_file() {
+        return Err("not installed".into());
+    }
+    if job.source != Source::Pypi {
+        return Ok(());
+    }
+    let made: Manifest = std::fs::read_to_string(dir.join(INSTALL_MANIFEST))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default();
+    if made.overrides != job.overrides {
+        return Err(format!(
+            "it was made with the overrides {:?}, not {:?}",
+            made.overrides, job.overrides
+        ));
+    }
+    let python = runtime::venv_python(dir);
+    if !runtime::python_satisfies(job.python, python.as_ref()) {
+        return Err(format!(
+            "its virtualenv has Python {}, not {}",
+            python.map_or_else(|| "(unknown)".to_string(), |v| v.to_string()),
+            job.python.unwrap_or_default()
+        ));
+    }
+    Ok(())
+}
+
+/// Installs one package unless the cache already holds it as `job` asks;
+/// returns its directory. Progress goes to stderr.
+pub fn ensure_package(job: &PackageJob) -> anyhow::Result<PathBuf> {
+    let key = job.key();
+    let version = job.version;
     let dir = package_dir(&key, version)?;
-    let spec = format!("{}@{version}", recipe.package);
-    if dir.join(COMPLETE_MARKER).is_file() {
-        eprintln!("[install] {spec}: cached in {}", dir.display());
-        check_program(recipe, version, &dir)?;
-        return Ok(dir);
+    let spec = format!("{}@{version}", job.name);
+    match reusable(job, &dir) {
+        Ok(()) => {
+            eprintln!("[install] {spec}: cached in {}", dir.display());
+            return Ok(dir);
+        }
+        Err(why) if dir.exists() => {
+            eprintln!("[install] {spec}: installing afresh: {why}");
+        }
+        Err(_) => {}
     }
+    // the interpreter is found before anything is cleared or fetched
+    let python = match job.source {
+        Source::Pypi => Some(runtime::find_python(job.python)?),
+        Source::Npm => None,
+    };
     let parent = dir.parent().context("cache dir has no parent")?;
     std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
-    let relocatable = install_source::relocatable(recipe.source);
+    let relocatable = install_source::relocatable(job.source);
     let work = if relocatable {
         parent.join(format!(
             ".tmp-{}-{}",
@@ -134,14 +400,34 @@ pub fn ensure_installed(recipe: &Recipe, version: &semver::Version) -> anyhow::R
     std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
     eprintln!(
         "[install] {spec}: {:?} install into {} ...",
-        recipe.source,
+        job.source,
         dir.display()
     );
+    if let Some(p) = &python {
+        eprintln!(
+            "[install] {spec}: Python {} ({})",
+            p.version,
+            p.program.display()
+        );
+    }
     let started = Instant::now();
-    if let Err(err) = install_source::install(recipe.source, &recipe.package, version, &work) {
+    let options = install_source::Options {
+        path_prefix: &job.path_prefix,
+        python: python.as_ref().map(|p| p.program.as_path()),
+        overrides: job.overrides,
+    };
+    if let Err(err) = install_source::install(job.source, job.name, version, &work, &options) {
         let _ = std::fs::remove_dir_all(&work);
         return Err(err);
     }
+    let manifest = Manifest {
+        overrides: job.overrides.to_vec(),
+    };
+    std::fs::write(
+        work.join(INSTALL_MANIFEST),
+        serde_json::to_string(&manifest)?,
+    )
+    .with_context(|| format!("writing {}", work.join(INSTALL_MANIFEST).display()))?;
     std::fs::write(work.join(COMPLETE_MARKER), format!("{spec}\n"))
         .with_context(|| format!("marking {}", work.display()))?;
     if relocatable {
@@ -161,33 +447,67 @@ pub fn ensure_installed(recipe: &Recipe, version: &semver::Version) -> anyhow::R
         "[install] {spec}: done in {:.1} s",
         started.elapsed().as_secs_f64()
     );
-    check_program(recipe, version, &dir)?;
     Ok(dir)
 }
 
-/// A recipe whose program lives in the package must find it there.
-fn check_program(recipe: &Recipe, version: &semver::Version, dir: &Path) -> anyhow::Result<()> {
+/// A recipe whose program (or an argument naming a file) lives in one of
+/// its packages must find it there.
+fn check_program(
+    recipe: &Recipe,
+    version: &semver::Version,
+    installed: &Installed,
+) -> anyhow::Result<()> {
+    let main = installed.main.clone().unwrap_or_default();
     let vars = Vars {
-        package_dir: dir.display().to_string(),
+        package_dir: main.display().to_string(),
+        packages: installed.package_dirs(),
         version: version.to_string(),
         ..Vars::default()
     };
+    let names_a_package = |s: &str| s.contains("{package_dir") || s.contains("{install_dir}");
     let mut candidates = vec![vars.fill(&recipe.program, "program")?];
-    for arg in &recipe.args {
-        if arg.contains("{package_dir}") || arg.contains("{install_dir}") {
-            candidates.push(vars.fill(arg, "args")?);
-        }
+    for arg in recipe.args.iter().filter(|a| names_a_package(a)) {
+        candidates.push(vars.fill(arg, "args")?);
     }
     for path in candidates.iter().filter(|p| p.contains('/')) {
-        if !Path::new(path).exists() {
-            bail!(
+        if Path::new(path).exists() {
+            continue;
+        }
+        let script = Path::new(path)
+            .strip_prefix(main.join("bin"))
+            .ok()
+            .and_then(|s| s.to_str());
+        match (recipe.source, script) {
+            (Source::Pypi, Some(script)) if !main.as_os_str().is_empty() => {
+                let shipped = match install_source::console_scripts(&main, &recipe.package) {
+                    Ok(s) if s.is_empty() => "it ships no console scripts".to_string(),
+                    Ok(s) => format!("it ships {}", quoted_list(&s)),
+                    Err(e) => format!("its console scripts could not be listed: {e:#}"),
+                };
+                bail!(
+                    "{}=={version} is installed in {} but has no console script `{script}` ({shipped}); check the recipe's program",
+                    recipe.package,
+                    main.display()
+                );
+            }
+            _ => bail!(
                 "{}@{version} is installed in {} but {path} is missing (does the package ship this platform?)",
                 recipe.package,
-                dir.display()
-            );
+                main.display()
+            ),
         }
     }
     Ok(())
+}
+
+/// `a`, `b` and `c` as people write lists.
+fn quoted_list(items: &[String]) -> String {
+    let quoted: Vec<String> = items.iter().map(|s| format!("`{s}`")).collect();
+    match quoted.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+    }
 }
 
 #[cfg(test)]

@@ -1,14 +1,19 @@
-//! Network isolation for recording: the agent, stub-mcp and the model
-//! server all run inside a network namespace that has only loopback, so an
-//! agent can never reach the internet while it is recorded and a recording
-//! never depends on it (codex tries GitHub for a plugin sync; 0.9.2 fetches
-//! a model list).
+//! Isolation for recording: the agent, stub-mcp and the model server all
+//! run inside a network namespace that has only loopback, so an agent can
+//! never reach the internet while it is recorded and a recording never
+//! depends on it (codex tries GitHub for a plugin sync; 0.9.2 fetches a
+//! model list); and inside a PID namespace whose init is the recorder, so
+//! every process the agent starts (a daemon in its own session included)
+//! is the recorder's descendant, is ended after each run
+//! ([`process_group::end_descendants`]), and dies with the namespace when
+//! the recorder ends, taking the network namespace with it.
 //!
 //! The route is the simplest robust one: `record` (outside) installs what it
-//! needs, then re-executes itself as `unshare --net -- <self> record
-//! --inside-netns ...`; the inner process brings `lo` up and proves that a
-//! non-loopback address is unreachable before it records anything. Only a
-//! proven run says `netns-loopback` in its header.
+//! needs, then re-executes itself as `unshare --net --pid --fork
+//! --mount-proc --kill-child -- <self> record --inside-netns ...`; the inner
+//! process checks it is its namespace's init, brings `lo` up and proves
+//! that a non-loopback address is unreachable before it records anything.
+//! Only a proven run says `netns-loopback` in its header.
 
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Command, Stdio};
@@ -25,10 +30,15 @@ pub const HOST_NETWORK: &str = "none";
 /// range, the GitHub API's usual front): any success means we leak.
 const PROBES: &[&str] = &["1.1.1.1:443", "140.82.112.6:443", "10.255.255.1:80"];
 
-/// Whether `unshare --net` works here (needs root or user namespaces).
+/// What `unshare` is given: a network namespace, and a PID namespace (with
+/// its own `/proc`) whose init is killed when `unshare` dies.
+const UNSHARE_ARGS: &[&str] = &["--net", "--pid", "--fork", "--mount-proc", "--kill-child"];
+
+/// Whether `unshare` can make both namespaces here (needs root or user namespaces).
 pub fn available() -> bool {
     Command::new("unshare")
-        .args(["--net", "--", "true"])
+        .args(UNSHARE_ARGS)
+        .args(["--", "true"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -37,17 +47,25 @@ pub fn available() -> bool {
         .unwrap_or(false)
 }
 
-/// The command that re-runs this executable with `args` inside a fresh
-/// network namespace.
+/// The command that re-runs this executable with `args` inside fresh
+/// network and PID namespaces.
 pub fn reexec_command(args: &[std::ffi::OsString]) -> anyhow::Result<Command> {
     let exe = std::env::current_exe().context("finding the harness executable to re-run")?;
     let mut cmd = Command::new("unshare");
-    cmd.arg("--net").arg("--").arg(exe).args(args);
+    cmd.args(UNSHARE_ARGS).arg("--").arg(exe).args(args);
     Ok(cmd)
 }
 
-/// Inside the namespace: bring `lo` up, then prove isolation.
+/// Inside the namespaces: check this process is the PID namespace's init,
+/// bring `lo` up, then prove isolation.
 pub fn enter_inside() -> anyhow::Result<()> {
+    if std::process::id() != 1 {
+        bail!(
+            "the recorder is process {} inside its namespaces, not the init (1) of a PID namespace of its own",
+            std::process::id()
+        );
+    }
+    end_on_signals();
     let status = Command::new("ip")
         .args(["link", "set", "lo", "up"])
         .stdin(Stdio::null())
@@ -57,6 +75,20 @@ pub fn enter_inside() -> anyhow::Result<()> {
         bail!("`ip link set lo up` failed ({status})");
     }
     verify_loopback_only()
+}
+
+/// A namespace's init ignores signals it has no handler for, so SIGINT
+/// and SIGTERM get one that ends it at once; the kernel then ends every
+/// process of the namespace.
+fn end_on_signals() {
+    extern "C" fn end(signal: libc::c_int) {
+        // SAFETY: _exit is async-signal-safe.
+        unsafe { libc::_exit(128 + signal) }
+    }
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: installs a handler that only calls _exit.
+        unsafe { libc::signal(signal, end as *const () as libc::sighandler_t) };
+    }
 }
 
 /// Fails unless only loopback is reachable: every probe address must refuse

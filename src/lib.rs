@@ -17,6 +17,7 @@ pub mod record;
 pub mod recording;
 pub mod registry;
 pub mod replay;
+pub mod runtime;
 pub mod scenario;
 pub mod update;
 pub mod verdicts;

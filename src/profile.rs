@@ -4,9 +4,14 @@
 //!
 //! A profile holds one or more launch recipes, each for a semver range of
 //! the agent (codex-acp changed npm package and launch style at 1.0.0); the
-//! first recipe whose range holds the version wins. Strings may use the
-//! placeholders `{home}`, `{workspace}`, `{package_dir}` (alias
-//! `{install_dir}`: where the installed program lives), `{model_url}`,
+//! first recipe whose range holds the version wins. A recipe installs one
+//! main package (the agent, whose versions `outdated` and `update` follow)
+//! and may add pinned side packages (`[[recipe.packages]]`, e.g. the agent
+//! an ACP adapter starts from PATH), the runtimes it needs (`[runtime]`,
+//! [`crate::runtime`]) and, for PyPI, overrides of its dependency pins.
+//! Strings may use the placeholders `{home}`, `{workspace}`, `{package_dir}`
+//! (alias `{install_dir}`: where the main package lives),
+//! `{package_dir:<as>}` (a side package's directory), `{model_url}`,
 //! `{mcp_url}`, `{mcp_token}`, `{api_key}` and `{version}`, filled in by [`Launch::resolve`].
 
 use std::collections::BTreeMap;
@@ -51,6 +56,12 @@ pub enum ProfileError {
         path: PathBuf,
         version: String,
         ranges: String,
+    },
+    #[error("{path}: recipe {index}: {message}")]
+    Recipe {
+        path: PathBuf,
+        index: usize,
+        message: String,
     },
     #[error("unknown placeholder `{{{name}}}` in {what}")]
     Placeholder { name: String, what: String },
@@ -164,6 +175,41 @@ pub struct Recipe {
     pub files: Vec<FileSpec>,
     #[serde(default)]
     pub stop: StopPartial,
+    /// Runtimes this recipe needs; each key given here wins over the
+    /// profile's `[runtime]`.
+    #[serde(default)]
+    pub runtime: crate::runtime::Requirements,
+    /// Pinned packages installed beside the main one.
+    #[serde(default)]
+    pub packages: Vec<SidePackage>,
+    /// PyPI pin overrides for this recipe's main package (`name==version`),
+    /// over the profile's `overrides` of the same dependency.
+    #[serde(default)]
+    pub overrides: Vec<String>,
+}
+
+/// A package installed beside a recipe's main one, at a fixed version
+/// (`update` and `outdated` follow the main package only).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SidePackage {
+    /// The name its directory goes by: `{package_dir:<as>}`.
+    #[serde(rename = "as")]
+    pub alias: String,
+    pub name: String,
+    /// The exact version installed.
+    pub version: String,
+    #[serde(default)]
+    pub source: Source,
+    /// Whether its programs (npm's `node_modules/.bin`, a virtualenv's
+    /// `bin`) go first on the agent's PATH, so that what the main package
+    /// starts by name finds them (default true).
+    #[serde(default = "yes")]
+    pub on_path: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// Where a recipe's package is published, and so how it is installed.
@@ -217,6 +263,12 @@ pub struct Profile {
     /// before it starts (before the scenario's own).
     #[serde(default)]
     pub workspace: Vec<crate::workspace_fixture::WorkspaceEntry>,
+    /// Runtimes every recipe needs (Node from npm, Python for PyPI venvs).
+    #[serde(default)]
+    pub runtime: crate::runtime::Requirements,
+    /// PyPI pin overrides for every PyPI recipe (`name==version`).
+    #[serde(default)]
+    pub overrides: Vec<String>,
     #[serde(rename = "recipe")]
     pub recipes: Vec<Recipe>,
     #[serde(skip)]
@@ -340,6 +392,7 @@ impl Profile {
                 message: e.to_string(),
             })?;
         }
+        profile.check_recipes(text)?;
         crate::workspace_fixture::check_all(&profile.workspace, "workspace").map_err(
             |message| ProfileError::Parse {
                 path: path.to_path_buf(),
@@ -356,6 +409,83 @@ impl Profile {
             version: profile.default_version.clone(),
         })?;
         Ok(profile)
+    }
+
+    /// Runtimes, side packages and overrides: each well formed, with
+    /// `file:line` where the text shows it.
+    fn check_recipes(&self, text: &str) -> Result<(), ProfileError> {
+        let at = |key: &str, value: &str, message: String| ProfileError::Parse {
+            path: self.path.clone(),
+            line: line_of(text, key, value),
+            message,
+        };
+        if let Some((key, value, why)) = self.runtime.invalid().into_iter().next() {
+            return Err(at(
+                key,
+                &value,
+                format!("[runtime] {key} = {value:?} is not a semver range: {why}"),
+            ));
+        }
+        for o in &self.overrides {
+            crate::install_source::PinOverride::parse(o).map_err(|m| at("overrides", o, m))?;
+        }
+        for (i, recipe) in self.recipes.iter().enumerate() {
+            let err = |message: String| ProfileError::Recipe {
+                path: self.path.clone(),
+                index: i + 1,
+                message,
+            };
+            if let Some((key, value, why)) = recipe.runtime.invalid().into_iter().next() {
+                return Err(err(format!(
+                    "runtime {key} = {value:?} is not a semver range: {why}"
+                )));
+            }
+            for o in &recipe.overrides {
+                crate::install_source::PinOverride::parse(o).map_err(err)?;
+            }
+            let mut seen = std::collections::BTreeSet::new();
+            for p in &recipe.packages {
+                if p.alias.is_empty()
+                    || !p
+                        .alias
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+                {
+                    return Err(err(format!(
+                        "package `{}`: `as = {:?}` must be letters, digits, `_` or `-`",
+                        p.name, p.alias
+                    )));
+                }
+                if !seen.insert(p.alias.as_str()) {
+                    return Err(err(format!("two packages are `as = {:?}`", p.alias)));
+                }
+                if semver::Version::parse(&p.version).is_err() {
+                    return Err(err(format!(
+                        "package `{}`: `version = {:?}` is not an exact version (side packages are pinned)",
+                        p.name, p.version
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The PyPI pin overrides for `recipe`: the profile's, each replaced by
+    /// the recipe's of the same dependency, then the recipe's others.
+    pub fn overrides_for(&self, recipe: &Recipe) -> Vec<String> {
+        let name = |o: &String| {
+            crate::install_source::PinOverride::parse(o)
+                .map(|p| p.name)
+                .unwrap_or_default()
+        };
+        let mut out: Vec<String> = self
+            .overrides
+            .iter()
+            .filter(|o| !recipe.overrides.iter().any(|r| name(r) == name(o)))
+            .cloned()
+            .collect();
+        out.extend(recipe.overrides.iter().cloned());
+        out
     }
 
     /// The version to use for `spec` (its own, else the profile default).
@@ -403,6 +533,8 @@ pub struct Vars {
     pub home: String,
     pub workspace: String,
     pub package_dir: String,
+    /// Side packages' directories by their `as` name (`{package_dir:<as>}`).
+    pub packages: BTreeMap<String, String>,
     pub model_url: String,
     /// stub-mcp's URL and bearer token (for agents configured by file).
     pub mcp_url: String,
@@ -425,6 +557,17 @@ impl Vars {
                 break;
             };
             let name = &after[..end];
+            if let Some(alias) = name.strip_prefix("package_dir:") {
+                let Some(dir) = self.packages.get(alias) else {
+                    return Err(ProfileError::Placeholder {
+                        name: name.to_string(),
+                        what: what.to_string(),
+                    });
+                };
+                out.push_str(dir);
+                rest = &after[end + 1..];
+                continue;
+            }
             let value = match name {
                 "home" => &self.home,
                 "workspace" => &self.workspace,
@@ -503,232 +646,4 @@ impl Launch {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_committed_profile_is_valid() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let errors = validate_all(root).unwrap();
-        assert!(errors.is_empty(), "{errors:#?}");
-    }
-
-    /// Each broken profile and the `file:line: message` its error starts with.
-    #[test]
-    fn broken_profiles_are_reported_with_file_and_line() {
-        let good = std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles/grok.toml"),
-        )
-        .unwrap();
-        let line_of_text =
-            |needle: &str| good.lines().position(|l| l.contains(needle)).unwrap() + 1;
-        let flavour = line_of_text("flavour = ");
-        let versions = line_of_text("versions = ");
-        let default = line_of_text("default_version = ");
-        let cases = [
-            (
-                good.replace("flavour = ", "flavour == "),
-                format!("broken.toml:{flavour}: "),
-            ),
-            (
-                good.replace("flavour = ", "flavor = "),
-                format!("broken.toml:{flavour}: unknown field `flavor`"),
-            ),
-            (
-                good.replacen("versions = \"", "versions = \">>1.0 ", 1),
-                format!("broken.toml:{versions}: recipe 1: `versions = "),
-            ),
-            (
-                good.replace("default_version = \"1.0.41\"", "default_version = \"one\""),
-                format!("broken.toml:{default}: default_version"),
-            ),
-        ];
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join(PROFILES_DIR)).unwrap();
-        let file = dir.path().join(PROFILES_DIR).join("broken.toml");
-        for (text, want) in cases {
-            std::fs::write(&file, text).unwrap();
-            let errors = validate_all(dir.path()).unwrap();
-            assert_eq!(errors.len(), 1, "{want}: {errors:?}");
-            let got = errors[0].to_string();
-            let got = got.rsplit('/').next().unwrap();
-            assert!(got.contains(&want), "{got:?} should contain {want:?}");
-        }
-    }
-
-    fn codex() -> Profile {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        Profile::find(root, "codex-acp").unwrap()
-    }
-
-    /// (version, npm package, program ends with, eof grace ms, config mentions remote_models)
-    #[test]
-    fn codex_profile_chooses_package_and_recipe_by_version() {
-        let cases = [
-            (
-                "0.4.4",
-                "@zed-industries/codex-acp",
-                "bin/codex-acp",
-                10_000,
-                false,
-            ),
-            (
-                "0.9.2",
-                "@zed-industries/codex-acp",
-                "bin/codex-acp",
-                10_000,
-                true,
-            ),
-            (
-                "0.11.1",
-                "@zed-industries/codex-acp",
-                "bin/codex-acp",
-                10_000,
-                false,
-            ),
-            (
-                "0.16.0",
-                "@zed-industries/codex-acp",
-                "bin/codex-acp",
-                500,
-                false,
-            ),
-            (
-                "1.0.0",
-                "@agentclientprotocol/codex-acp",
-                "node",
-                10_000,
-                false,
-            ),
-            (
-                "2.6.0",
-                "@agentclientprotocol/codex-acp",
-                "node",
-                10_000,
-                false,
-            ),
-        ];
-        let p = codex();
-        for (version, package, program, grace, remote) in cases {
-            let v = semver::Version::parse(version).unwrap();
-            let r = p.recipe(&v).unwrap();
-            assert_eq!(r.package, package, "{version}");
-            assert!(r.program.ends_with(program), "{version}: {}", r.program);
-            assert_eq!(
-                p.stop_for(r).eof_grace,
-                Duration::from_millis(grace),
-                "{version}"
-            );
-            assert_eq!(
-                r.files[0].content.contains("remote_models"),
-                remote,
-                "{version}"
-            );
-        }
-        let err = p
-            .recipe(&semver::Version::parse("0.3.1").unwrap())
-            .unwrap_err();
-        assert!(
-            err.to_string().contains("no recipe covers version 0.3.1"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn launch_fills_placeholders_in_argv_env_and_files() {
-        let p = codex();
-        let r = p.recipe(&semver::Version::new(2, 6, 0)).unwrap();
-        let vars = Vars {
-            home: "/h".into(),
-            workspace: "/w".into(),
-            package_dir: "/pkg".into(),
-            model_url: "http://127.0.0.1:9".into(),
-            mcp_url: "http://127.0.0.1:8/mcp".into(),
-            mcp_token: "t".into(),
-            api_key: "k".into(),
-            version: "2.6.0".into(),
-        };
-        let l = Launch::resolve(&p, r, &vars).unwrap();
-        assert_eq!(
-            l.args,
-            ["/pkg/node_modules/@agentclientprotocol/codex-acp/dist/index.js"]
-        );
-        assert_eq!(l.env["CODEX_HOME"], "/h/.codex");
-        assert_eq!(l.env["INITIAL_AGENT_MODE"], "read-only");
-        assert_eq!(l.files[0].0, PathBuf::from("/h/.codex/config.toml"));
-        assert!(
-            l.files[0]
-                .1
-                .contains("base_url = \"http://127.0.0.1:9/v1\"")
-        );
-        let config: toml::Table = toml::from_str(&l.files[0].1).unwrap();
-        assert_eq!(
-            config["model_providers"]["mock"]["wire_api"].as_str(),
-            Some("responses")
-        );
-    }
-
-    #[test]
-    fn bad_profiles_name_file_and_line() {
-        let cases = [
-            (
-                "id = \"x\"\ndefault_version = \"1.0.0\"\n[model]\nflavour = \"f\"\ntool_naming = {}\ncolour = 1\n[[recipe]]\nversions = \"*\"\npackage = \"p\"\nprogram = \"x\"\n",
-                "p.toml:6: unknown field `colour`",
-            ),
-            (
-                "id = \"x\"\ndefault_version = \"1.0.0\"\n[model]\nflavour = \"f\"\ntool_naming = {}\n[[recipe]]\nversions = \"soon\"\npackage = \"p\"\nprogram = \"x\"\n",
-                "p.toml:7: recipe 1: `versions = \"soon\"` is not a semver range",
-            ),
-        ];
-        for (text, expected) in cases {
-            let err = Profile::parse(text, Path::new("p.toml"))
-                .unwrap_err()
-                .to_string();
-            assert!(
-                err.starts_with(expected),
-                "{err:?} should start with {expected:?}"
-            );
-        }
-        let err = Vars::default()
-            .fill("{nope}", "args")
-            .unwrap_err()
-            .to_string();
-        assert_eq!(err, "unknown placeholder `{nope}` in args");
-    }
-
-    /// Every profile shipped in `profiles/` loads, and its default version
-    /// has a recipe (adding an agent is adding a file here).
-    #[test]
-    fn every_shipped_profile_loads_and_covers_its_default_version() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(PROFILES_DIR);
-        let mut seen = 0;
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().and_then(|e| e.to_str()) != Some("toml") {
-                continue;
-            }
-            let p = Profile::load(&path).unwrap_or_else(|e| panic!("{e}"));
-            assert_eq!(
-                Some(p.id.as_str()),
-                path.file_stem().and_then(|s| s.to_str())
-            );
-            let v = semver::Version::parse(&p.default_version).unwrap();
-            p.recipe(&v).unwrap_or_else(|e| panic!("{e}"));
-            seen += 1;
-        }
-        assert!(
-            seen >= 3,
-            "expected the codex-acp, gemini-cli and grok profiles"
-        );
-    }
-
-    #[test]
-    fn agent_spec_parses_optional_version() {
-        assert_eq!(
-            AgentSpec::parse("codex-acp@0.16.0").unwrap().version,
-            Some(semver::Version::new(0, 16, 0))
-        );
-        assert_eq!(AgentSpec::parse("codex-acp").unwrap().version, None);
-        assert!(AgentSpec::parse("codex-acp@latest").is_err());
-    }
-}
+mod tests;

@@ -10,6 +10,10 @@
 //! [`output`] runs a short-lived command (npm) with both pipes read while it
 //! runs, so a chatty child never stalls on a full pipe until the timeout.
 
+mod descendants;
+
+pub use descendants::{Proc, Swept, become_subreaper, descendants, end_descendants, parse_stat};
+
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 

@@ -309,10 +309,10 @@ fn scenario_names(args: &UpdateArgs) -> anyhow::Result<Vec<String>> {
 /// Installs `version` into the cache; the error text is the unrunnable reason.
 fn install(profile: &Profile, version: &Version) -> Result<(), String> {
     let recipe = profile.recipe(version).map_err(|e| e.to_string())?;
-    if recipe.package.is_empty() {
+    if recipe.package.is_empty() && recipe.packages.is_empty() {
         return Ok(());
     }
-    crate::install::ensure_installed(recipe, version)
+    crate::install::prepare(profile, recipe, version)
         .map(|_| ())
         .map_err(|e| format!("install failed: {e:#}"))
 }

@@ -12,7 +12,9 @@
 //! `--mode` says what happens to recordings that already exist ([`mode`]).
 
 pub mod compare;
+mod date;
 mod driver;
+mod leftovers;
 pub mod mode;
 mod stream_json_client;
 pub mod timeline;
@@ -32,6 +34,8 @@ use crate::model_server::{
 use crate::profile::{AgentSpec, Launch, Profile, Recipe, Vars};
 use crate::recording::{self, Dir, Header, Http, Leg, Outcome, Scrubber};
 use crate::scenario::{self, Scenario};
+
+pub use date::today;
 
 /// The placeholder names a recording uses, with what each stands for.
 const PLACEHOLDERS: &[(&str, &str)] = &[
@@ -137,12 +141,10 @@ pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
         eprintln!("[record] every scenario asked is recorded already (--mode new); nothing to do");
         return Ok(ExitCode::SUCCESS);
     }
-    // A recipe without a package runs a program that is already there.
-    let package_dir = if recipe.package.is_empty() {
-        PathBuf::new()
-    } else {
-        crate::install::ensure_installed(&recipe, &version)?
-    };
+    // Runtimes and packages first (this needs the network; inside the
+    // namespace everything is cached and pinned). A recipe without a
+    // package runs a program that is already there.
+    let installed = crate::install::prepare(&profile, &recipe, &version)?;
 
     let isolation = if args.inside_netns {
         isolation::enter_inside().context("setting up the loopback-only network namespace")?;
@@ -176,6 +178,11 @@ pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
         );
     };
 
+    if !args.inside_netns {
+        // without a PID namespace of its own, orphans of the run still come
+        // to the recorder, so the sweep after each run finds them
+        process_group::become_subreaper();
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -224,7 +231,7 @@ pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
             profile: &profile,
             recipe: &recipe,
             version: &version,
-            package_dir: &package_dir,
+            installed: &installed,
             scenario,
             live,
             isolation,
@@ -358,7 +365,7 @@ struct RunContext<'a> {
     profile: &'a Profile,
     recipe: &'a Recipe,
     version: &'a semver::Version,
-    package_dir: &'a Path,
+    installed: &'a crate::install::Installed,
     scenario: &'a Scenario,
     live: bool,
     isolation: &'a str,
@@ -444,21 +451,31 @@ async fn record_one(ctx: &RunContext<'_>) -> anyhow::Result<(PathBuf, Outcome)> 
     };
     let model_url = model.as_ref().map(|m| m.url()).unwrap_or_default();
 
+    let package_dir = ctx.installed.main.clone().unwrap_or_default();
     let vars = Vars {
         home: home.display().to_string(),
         workspace: workspace_s.clone(),
-        package_dir: ctx.package_dir.display().to_string(),
+        package_dir: package_dir.display().to_string(),
+        packages: ctx.installed.package_dirs(),
         model_url: model_url.clone(),
         mcp_url: mcp_url.clone(),
         mcp_token: token.clone(),
         api_key: DUMMY_API_KEY.to_string(),
         version: ctx.version.to_string(),
     };
-    let launch = if ctx.live {
+    let mut launch = if ctx.live {
         live_launch(ctx.profile, ctx.recipe, &vars)?
     } else {
         Launch::resolve(ctx.profile, ctx.recipe, &vars)?
     };
+    // the runtime's and side packages' programs first on the agent's PATH
+    let base_path = match launch.env.get("PATH") {
+        Some(p) => p.clone(),
+        None => std::env::var("PATH").unwrap_or_default(),
+    };
+    if let Some(path) = ctx.installed.path_with_prefix(&base_path) {
+        launch.env.insert("PATH".into(), path);
+    }
     for (path, content) in &launch.files {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)?;
@@ -482,7 +499,22 @@ async fn record_one(ctx: &RunContext<'_>) -> anyhow::Result<(PathBuf, Outcome)> 
     scrubber.placeholder(home.display().to_string(), "<home>");
     scrubber.placeholder(run_path.display().to_string(), "<run>");
     scrubber.placeholder(run_dir.path().display().to_string(), "<run>");
-    scrubber.placeholder(ctx.package_dir.display().to_string(), "<package-dir>");
+    let mut run_placeholders = Vec::new();
+    for (alias, p) in &ctx.installed.packages {
+        let name = format!("<package-dir:{alias}>");
+        scrubber.placeholder(p.dir.display().to_string(), &name);
+        run_placeholders.push((name, format!("the install cache directory of {}", p.spec)));
+    }
+    if let Some(node) = &ctx.installed.node {
+        scrubber.placeholder(node.dir.display().to_string(), "<runtime-dir:node>");
+        run_placeholders.push((
+            "<runtime-dir:node>".to_string(),
+            format!("the install cache directory of Node {}", node.version),
+        ));
+    }
+    if let Some(main) = &ctx.installed.main {
+        scrubber.placeholder(main.display().to_string(), "<package-dir>");
+    }
 
     let mut argv = vec![launch.program.clone()];
     argv.extend(launch.args.iter().cloned());
@@ -509,8 +541,9 @@ async fn record_one(ctx: &RunContext<'_>) -> anyhow::Result<(PathBuf, Outcome)> 
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
-        extra: Default::default(),
+        extra: ctx.installed.header_fields(),
     };
+    header.placeholders.extend(run_placeholders);
     let stream_json = ctx.profile.protocol == crate::profile::Protocol::StreamJson;
     if stream_json {
         // A reference recording: the replayer skips it, the contract reads it.
@@ -597,7 +630,7 @@ async fn finish_run(
     forwards: [Option<tokio::task::JoinHandle<()>>; 2],
     tap: crate::acp_client::Tap,
     timeline: timeline::Timeline,
-    end: driver::RunEnd,
+    mut end: driver::RunEnd,
 ) -> anyhow::Result<(PathBuf, Outcome)> {
     if let Some(m) = model {
         m.shutdown().await;
@@ -606,6 +639,7 @@ async fn finish_run(
     for f in forwards.into_iter().flatten() {
         let _ = tokio::time::timeout(std::time::Duration::from_secs(5), f).await;
     }
+    leftovers::end_leftovers(&mut end).await;
     drop(tap);
     let path = timeline.finish(end.outcome, end.exit, end.notes).await?;
     Ok((path, end.outcome))
@@ -726,29 +760,6 @@ fn uuid_token() -> String {
     uuid::Uuid::new_v4().simple().to_string()
 }
 
-/// Today's UTC date as `YYYY-MM-DD`.
-pub fn today() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
-    civil_date(secs.div_euclid(86_400))
-}
-
-/// Days since 1970-01-01 -> `YYYY-MM-DD` (proleptic Gregorian).
-fn civil_date(days: i64) -> String {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}")
-}
-
 /// Parses a profile string into a model-server enum through its serde names.
 trait ParseAs {
     fn parse_as<T: serde::de::DeserializeOwned>(&self) -> anyhow::Result<T>;
@@ -758,21 +769,5 @@ impl ParseAs for String {
     fn parse_as<T: serde::de::DeserializeOwned>(&self) -> anyhow::Result<T> {
         serde_json::from_value(Value::String(self.clone()))
             .with_context(|| format!("unknown value {self:?}"))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn civil_date_matches_known_days() {
-        for (days, date) in [
-            (0, "1970-01-01"),
-            (11_016, "2000-02-29"),
-            (20_786, "2026-11-29"),
-        ] {
-            assert_eq!(civil_date(days), date);
-        }
     }
 }

@@ -1,0 +1,49 @@
+//! The sweep that ends what a run leaves behind, against a real double
+//! fork. Its own test binary: the sweep ends every process below the test
+//! process, so no other test may run beside it.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+/// A grandchild that left its parent (a double fork into its own session,
+/// stdio on /dev/null) is found below us as a subreaper and ended by the sweep.
+#[tokio::test]
+async fn a_double_forked_daemon_is_found_and_ended() {
+    assert!(process_group::become_subreaper());
+    let me = std::process::id() as i32;
+    let marker = format!("process-group-test-daemon-{me}");
+    let status = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "( setsid bash -c 'while :; do sleep 1; done' {marker} </dev/null >/dev/null 2>&1 & )"
+        ))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let daemon = || {
+        process_group::descendants(me)
+            .into_iter()
+            .filter(|p| p.cmdline.contains(&marker) && !p.zombie)
+            .collect::<Vec<_>>()
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while daemon().is_empty() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let found = daemon();
+    assert_eq!(found.len(), 1, "the daemon is below us: {found:?}");
+    assert_eq!(found[0].ppid, me, "the orphan was re-parented to us");
+    let swept =
+        process_group::end_descendants(Duration::from_millis(100), Duration::from_secs(5)).await;
+    assert!(
+        swept.ended.iter().any(|p| p.cmdline.contains(&marker)),
+        "{swept:?}"
+    );
+    assert!(swept.survivors.is_empty(), "{swept:?}");
+    assert!(daemon().is_empty(), "the daemon is gone");
+    assert!(
+        process_group::descendants(me).is_empty(),
+        "nothing is left, zombies included"
+    );
+}
