@@ -555,4 +555,40 @@ mod tests {
         );
         assert!(installed_versions_in(root.path(), "agent-client-protocol").is_empty());
     }
+
+    #[test]
+    fn the_header_names_runtimes_side_packages_and_overrides_and_path_puts_them_first() {
+        let installed = Installed {
+            main: Some(PathBuf::from("/c/main")),
+            packages: vec![(
+                "agent".into(),
+                SideInstalled {
+                    spec: "@x/agent@0.5.1".into(),
+                    dir: PathBuf::from("/c/agent"),
+                    bin_dir: Some(PathBuf::from("/c/agent/node_modules/.bin")),
+                },
+            )],
+            node: Some(runtime::Node {
+                version: semver::Version::new(22, 19, 0),
+                bin_dir: PathBuf::from("/c/node/bin"),
+                dir: PathBuf::from("/c/node"),
+            }),
+            python: Some(semver::Version::new(3, 12, 1)),
+            overrides: vec!["foo==1.0.post1".into()],
+        };
+        assert_eq!(
+            serde_json::Value::Object(installed.header_fields()),
+            serde_json::json!({
+                "runtime": {"node": "22.19.0", "python": "3.12.1"},
+                "packages": {"agent": "@x/agent@0.5.1"},
+                "overrides": ["foo==1.0.post1"],
+            })
+        );
+        assert_eq!(
+            installed.path_with_prefix("/usr/bin").as_deref(),
+            Some("/c/node/bin:/c/agent/node_modules/.bin:/usr/bin")
+        );
+        assert!(Installed::default().header_fields().is_empty());
+        assert_eq!(Installed::default().path_with_prefix("/usr/bin"), None);
+    }
 }

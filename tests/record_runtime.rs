@@ -266,3 +266,43 @@ fn a_node_runtime_is_installed_pinned_first_on_path_and_in_the_header() {
         "{stderr}"
     );
 }
+
+/// A PyPI recipe with a pin override and an npm side package: the side
+/// package lands beside it in the cache, the override stands in for the
+/// package's own requirement (`pydantic>=2.7` becomes `==2.11.7`), and a
+/// program the package does not ship is named with the console scripts it
+/// does ship.
+#[test]
+fn pypi_overrides_side_packages_and_a_missing_console_script() {
+    if !live_registry("pypi_overrides_side_packages_and_a_missing_console_script") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let id = "test-pypi-override";
+    let profile = format!(
+        "id = \"{id}\"\ndefault_version = \"0.12.1\"\noverrides = [\"pydantic==2.11.7\"]\n{MODEL}[[recipe]]\nversions = \"*\"\nsource = \"pypi\"\npackage = \"agent-client-protocol\"\nprogram = \"{{install_dir}}/bin/acp-agent\"\n[[recipe.packages]]\nas = \"semver\"\nname = \"semver\"\nversion = \"7.6.0\"\n"
+    );
+    let root = root_with_profile(dir.path(), id, &profile);
+    let root_s = root.display().to_string();
+    let (code, _, stderr) = harness(dir.path(), &["install", id, "--root", &root_s]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("has no console script `acp-agent` (it ships no console scripts)"),
+        "{stderr}"
+    );
+    let agents = dir.path().join("cache").join("acp-harness").join("agents");
+    assert!(
+        agents
+            .join("semver@7.6.0/node_modules/.bin/semver")
+            .exists()
+    );
+    let venv = agents.join("pypi").join("agent-client-protocol@0.12.1");
+    let out = Command::new(venv.join("bin").join("python"))
+        .args([
+            "-c",
+            "from importlib.metadata import version; print(version('pydantic'))",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "2.11.7");
+}
