@@ -264,8 +264,8 @@ impl Installed {
 
 /// Installs what `recipe` needs for `version` unless the cache holds it:
 /// its runtimes first (so a missing Node fails before anything else is
-/// fetched), then the main package (with the Node on PATH for its install
-/// scripts), then its side packages. Progress goes to stderr.
+/// fetched), then its side packages, then the main package (each with the
+/// Node on PATH for its install scripts). Progress goes to stderr.
 pub fn prepare(
     profile: &Profile,
     recipe: &Recipe,
