@@ -1,6 +1,7 @@
 //! The harness library: see ARCHITECTURE.md for the map.
 
 pub mod acp_client;
+pub mod atomic_file;
 pub mod bisect;
 pub mod commands;
 pub mod contract;
@@ -8,6 +9,7 @@ pub mod drift;
 pub mod expect;
 pub mod install;
 pub mod install_source;
+pub mod interrupt;
 pub mod isolation;
 pub mod judge;
 pub mod model_server;

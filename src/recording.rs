@@ -12,12 +12,13 @@
 //! (kept in `extra`, written back unchanged) and of unknown trailer outcomes.
 
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+use crate::atomic_file::AtomicFile;
 
 /// The format version this module writes and understands.
 pub const FORMAT: u32 = 1;
@@ -163,6 +164,8 @@ pub enum Outcome {
     Timeout,
     AgentCrashed,
     Error,
+    /// SIGINT or SIGTERM ended the run; never committed, never judged ok.
+    Interrupted,
     #[serde(other)]
     Other,
 }
@@ -175,6 +178,7 @@ impl Outcome {
             Outcome::Timeout => "timeout",
             Outcome::AgentCrashed => "agent_crashed",
             Outcome::Error => "error",
+            Outcome::Interrupted => "interrupted",
             Outcome::Other => "other",
         }
     }
@@ -410,32 +414,80 @@ fn parse_lines(text: &str, path: &Path) -> Result<Lines, RecordingError> {
     Ok((header, events, trailer))
 }
 
-/// Appends lines to a recording file and numbers events itself so `seq` is
-/// monotonic by construction. Lines are buffered (whole lines only) and go to
-/// the OS at [`RecordingWriter::flush`], when the buffer fills, and at the
-/// trailer: the recorder's timeline flushes whenever its queue is empty, so
-/// a flood of frames costs one write per batch instead of one per frame,
-/// and an idle run has everything on disk.
+/// Appends lines to a recording and numbers events itself so `seq` is
+/// monotonic by construction. The lines go to a temp file beside the
+/// recording's path ([`AtomicFile`]); only [`Finished::commit`] puts it at
+/// that path, so a run cut short never truncates or replaces a committed
+/// recording. Lines are buffered (whole lines only) and go to the OS at
+/// [`RecordingWriter::flush`], when the buffer fills, and at the trailer:
+/// the recorder's timeline flushes whenever its queue is empty, so a flood
+/// of frames costs one write per batch instead of one per frame, and an
+/// idle run has everything in the temp file.
 pub struct RecordingWriter {
     path: PathBuf,
-    file: BufWriter<File>,
+    file: BufWriter<AtomicFile>,
     seq: u64,
+}
+
+/// A recording with its trailer written, not yet at its path.
+pub struct Finished {
+    file: AtomicFile,
+}
+
+impl Finished {
+    /// The recording's path (where [`Finished::commit`] puts it).
+    pub fn path(&self) -> &Path {
+        self.file.target()
+    }
+
+    /// Where the finished recording is until it is committed.
+    pub fn temp_path(&self) -> &Path {
+        self.file.temp_path()
+    }
+
+    /// Puts the recording at its path (synced, then renamed over whatever
+    /// was there).
+    pub fn commit(self) -> Result<PathBuf, RecordingError> {
+        let path = self.path().to_path_buf();
+        self.file
+            .commit()
+            .map_err(|source| RecordingError::Io { path, source })
+    }
+
+    /// Keeps the recording beside its path under the name
+    /// [`interrupted_path`] gives, which no reader of the corpus picks up.
+    pub fn keep_interrupted(self) -> Result<PathBuf, RecordingError> {
+        let kept = interrupted_path(self.path());
+        self.file
+            .persist_as(&kept)
+            .map_err(|source| RecordingError::Io {
+                path: kept.clone(),
+                source,
+            })?;
+        Ok(kept)
+    }
+}
+
+/// Where an interrupted run keeps its recording: `<scenario>.jsonl.interrupted`
+/// beside the recording's path (not `.jsonl`, so never judged or counted).
+pub fn interrupted_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".interrupted");
+    path.with_file_name(name)
 }
 
 /// The writer's buffer: a batch of small frames, or one line past it.
 const WRITE_BUFFER: usize = 64 * 1024;
 
 impl RecordingWriter {
-    /// Creates (truncates) `path`, making parent directories, and writes the header.
+    /// Starts the recording for `path` (in a temp file beside it, making
+    /// parent directories) and writes the header.
     pub fn create(path: &Path, header: &Header) -> Result<Self, RecordingError> {
         let io = |source| RecordingError::Io {
             path: path.to_path_buf(),
             source,
         };
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(io)?;
-        }
-        let file = File::create(path).map_err(io)?;
+        let file = AtomicFile::create(path).map_err(io)?;
         let mut writer = RecordingWriter {
             path: path.to_path_buf(),
             file: BufWriter::with_capacity(WRITE_BUFFER, file),
@@ -444,6 +496,11 @@ impl RecordingWriter {
         writer.write_line(&Line::Header(header.clone()))?;
         writer.flush()?;
         Ok(writer)
+    }
+
+    /// Where the lines are while the recording is written.
+    pub fn temp_path(&self) -> &Path {
+        self.file.get_ref().temp_path()
     }
 
     /// Hands every buffered line to the OS.
@@ -488,14 +545,15 @@ impl RecordingWriter {
         Ok(self.seq)
     }
 
-    /// Writes the trailer (seq continues the event numbering) and closes the file.
+    /// Writes the trailer (seq continues the event numbering); the
+    /// recording is complete but not yet at its path.
     pub fn finish(
         mut self,
         ms: u64,
         outcome: Outcome,
         exit: Exit,
         notes: Vec<String>,
-    ) -> Result<PathBuf, RecordingError> {
+    ) -> Result<Finished, RecordingError> {
         self.seq += 1;
         let trailer = Trailer {
             seq: self.seq,
@@ -507,11 +565,12 @@ impl RecordingWriter {
         };
         self.write_line(&Line::Trailer(trailer))?;
         self.flush()?;
-        self.file
-            .get_ref()
-            .sync_all()
-            .map_err(|e| self.io_error(e))?;
-        Ok(self.path)
+        let path = self.path;
+        let file = self.file.into_inner().map_err(|e| RecordingError::Io {
+            path,
+            source: e.into_error(),
+        })?;
+        Ok(Finished { file })
     }
 
     fn write_line(&mut self, line: &Line) -> Result<(), RecordingError> {

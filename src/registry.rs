@@ -6,6 +6,8 @@
 //! what the registry last said.
 
 use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
 use std::time::Duration;
 
 use process_group::{Pipes, RunError};
@@ -148,11 +150,9 @@ pub fn save_answer(
     versions: &[semver::Version],
 ) -> anyhow::Result<()> {
     let path = saved_answer_path(agents, package);
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
     let list: Vec<String> = versions.iter().map(|v| v.to_string()).collect();
-    std::fs::write(&path, serde_json::to_string(&list)?)?;
+    crate::atomic_file::write(&path, serde_json::to_string(&list)?)
+        .with_context(|| format!("writing {}", path.display()))?;
     Ok(())
 }
 

@@ -145,8 +145,5 @@ fn print_table(out: &mut Out, cases: &[Case], orphans: &[PathBuf], quiet: bool) 
 }
 
 fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+    crate::atomic_file::write(path, text).with_context(|| format!("writing {}", path.display()))
 }

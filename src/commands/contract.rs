@@ -4,6 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
+use anyhow::Context as _;
+
 use crate::contract::compare::{self, Row, Shape, differences, is_justified, justified};
 use crate::contract::roundtrip::{self, Outcome};
 use crate::contract::{CONTRACT_PATH, Contract, reference_lines, reference_recordings};
@@ -60,10 +62,8 @@ pub fn run(args: ContractArgs) -> anyhow::Result<std::process::ExitCode> {
                 print!("{}", contract.to_json());
             } else {
                 let path = root.join(CONTRACT_PATH);
-                if let Some(dir) = path.parent() {
-                    std::fs::create_dir_all(dir)?;
-                }
-                std::fs::write(&path, contract.to_json())?;
+                crate::atomic_file::write(&path, contract.to_json())
+                    .with_context(|| format!("writing {}", path.display()))?;
                 eprintln!(
                     "[contract] {} kinds from {} recordings -> {}",
                     contract.kinds.len(),

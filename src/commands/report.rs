@@ -43,9 +43,8 @@ pub fn write(dir: &Path, cases: &[Case], corpus: &Corpus) -> anyhow::Result<Path
         drift: drift_between_versions(cases, corpus),
         notes: matrix_notes(cases, corpus),
     };
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let path = dir.join("index.html");
-    std::fs::write(&path, html::render(cases, &extras))
+    crate::atomic_file::write(&path, html::render(cases, &extras))
         .with_context(|| format!("writing {}", path.display()))?;
     Ok(path)
 }

@@ -18,6 +18,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::Instant;
 
 use crate::acp_client::{AgentProcess, Incoming, Tap, Tapped};
+use crate::interrupt::Interrupt;
 use crate::profile::{Launch, Ready, Stop};
 use crate::recording::{Dir, Exit, Leg, Outcome};
 use crate::scenario::call_ledger::CallLedger;
@@ -34,6 +35,8 @@ pub enum Halt {
     Timeout(String),
     AgentClosed(String),
     Error(anyhow::Error),
+    /// SIGINT or SIGTERM (named) asked the run to end.
+    Interrupted(&'static str),
 }
 
 impl From<anyhow::Error> for Halt {
@@ -55,6 +58,10 @@ impl Halt {
                 Some(format!("agent closed its output: {what}")),
             ),
             Err(Halt::Error(e)) => (Outcome::Error, Some(format!("error: {e:#}"))),
+            Err(Halt::Interrupted(signal)) => (
+                Outcome::Interrupted,
+                Some(format!("interrupted: {signal} received")),
+            ),
         }
     }
 }
@@ -112,8 +119,9 @@ struct Driver<'a> {
     notifications_seen: std::collections::HashSet<String>,
 }
 
-/// Runs `scenario` to its end (or until something halts it) and ends the agent.
-pub async fn run(scenario: &Scenario, setup: Setup<'_>) -> RunEnd {
+/// Runs `scenario` to its end (or until something halts it, `interrupt`
+/// included) and ends the agent.
+pub async fn run(scenario: &Scenario, setup: Setup<'_>, mut interrupt: Interrupt) -> RunEnd {
     let slot = AgentSlot::new(setup.tap.clone(), setup.stop);
     let mut d = Driver {
         setup,
@@ -129,7 +137,10 @@ pub async fn run(scenario: &Scenario, setup: Setup<'_>) -> RunEnd {
         sent_first_prompt: false,
         notifications_seen: Default::default(),
     };
-    let result = d.play(scenario).await;
+    let result = tokio::select! {
+        r = d.play(scenario) => r,
+        signal = interrupt.wait() => Err(Halt::Interrupted(signal)),
+    };
     d.slot.finish(result).await
 }
 

@@ -27,6 +27,7 @@ use anyhow::{Context, bail};
 use serde_json::Value;
 
 use crate::acp_client::Tapped;
+use crate::interrupt::{EXIT_INTERRUPTED, Interrupt};
 use crate::isolation;
 use crate::model_server::{
     AgentTools, Flavour, ModelExchange, ModelScript, ModelServer, ToolNaming,
@@ -158,14 +159,7 @@ pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
         let mut inner: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
         inner.push("--inside-netns".into());
         eprintln!("[record] entering a loopback-only network namespace");
-        let status = isolation::reexec_command(&inner)?
-            .status()
-            .context("running the recorder inside `unshare --net`")?;
-        return Ok(match status.code() {
-            Some(0) => ExitCode::SUCCESS,
-            Some(c) => ExitCode::from(c.clamp(1, 255) as u8),
-            None => ExitCode::FAILURE,
-        });
+        return run_inside_netns(isolation::reexec_command(&inner)?);
     } else if args.allow_network {
         eprintln!(
             "[record] network isolation unavailable; --allow-network given, recording with the host network"
@@ -188,6 +182,10 @@ pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
+    let interrupt = {
+        let _in_runtime = runtime.enter();
+        Interrupt::listen().context("taking over SIGINT and SIGTERM")?
+    };
     let check_dir = if args.check {
         Some(
             tempfile::Builder::new()
@@ -205,6 +203,9 @@ pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
     let mut failed = 0usize;
     let mut keep_check_dir = false;
     for (i, (scenario, action)) in scenarios.iter().zip(&actions).enumerate() {
+        if interrupt.requested().is_some() {
+            break;
+        }
         if *action == mode::Action::Keep {
             eprintln!(
                 "[record] ({}/{}) {}@{version} {}: recorded already, kept (--mode new)",
@@ -215,11 +216,6 @@ pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
             );
             continue;
         }
-        let previous = if *action == mode::Action::Rerecord {
-            Some(keep_previous(&targets[i])?)
-        } else {
-            None
-        };
         eprintln!(
             "[record] ({}/{}) {}@{version} {}",
             i + 1,
@@ -237,11 +233,23 @@ pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
             isolation,
             out_root: &out_root,
         };
-        let (path, outcome) = runtime.block_on(record_one(&ctx))?;
-        eprintln!("[record] {}: {}", path.display(), outcome.as_str());
-        if let Some(previous) = &previous {
-            report_rerecord(previous.path(), &path);
+        let (finished, outcome) = runtime.block_on(record_one(&ctx, interrupt.clone()))?;
+        if outcome == Outcome::Interrupted {
+            let target = finished.path().to_path_buf();
+            let kept = finished.keep_interrupted()?;
+            eprintln!(
+                "[record] interrupted: {} is left as it was; what the run recorded is in {}",
+                target.display(),
+                kept.display()
+            );
+            break;
         }
+        // The previous recording stays at its path until the new one is renamed over it.
+        if *action == mode::Action::Rerecord {
+            report_rerecord(&targets[i], finished.temp_path(), finished.path());
+        }
+        let path = finished.commit()?;
+        eprintln!("[record] {}: {}", path.display(), outcome.as_str());
         if outcome != Outcome::Ok {
             failed += 1;
             continue;
@@ -288,12 +296,64 @@ pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
             kept.display()
         );
     }
-    Ok(if failed == 0 {
+    Ok(if interrupt.requested().is_some() {
+        ExitCode::from(EXIT_INTERRUPTED)
+    } else if failed == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
 }
+
+/// Runs the recorder inside the namespace and waits for it. The inner
+/// process has its own process group (a terminal's Ctrl-C reaches only this
+/// one, which passes it on once) and gets SIGTERM should this process die,
+/// so however this one ends, the inner run ends as `interrupted` and never
+/// commits half a recording.
+fn run_inside_netns(cmd: std::process::Command) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async {
+        let mut interrupt = Interrupt::listen().context("taking over SIGINT and SIGTERM")?;
+        let mut cmd = tokio::process::Command::from(cmd);
+        cmd.process_group(0);
+        let parent = std::process::id();
+        // SAFETY: prctl and getppid are async-signal-safe and touch only the child.
+        unsafe {
+            cmd.pre_exec(move || {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+                if libc::getppid() as u32 != parent {
+                    return Err(std::io::Error::other("the recorder ended before its child started"));
+                }
+                Ok(())
+            });
+        }
+        let mut child = cmd
+            .spawn()
+            .context("running the recorder inside `unshare --net`")?;
+        let status = tokio::select! {
+            status = child.wait() => status,
+            signal = interrupt.wait() => {
+                if let Some(pid) = child.id() {
+                    let number = if signal == "SIGINT" { libc::SIGINT } else { libc::SIGTERM };
+                    // SAFETY: plain kill(2) of our own child.
+                    unsafe { libc::kill(pid as i32, number) };
+                }
+                child.wait().await
+            }
+        }
+        .context("waiting for the recorder inside `unshare --net`")?;
+        Ok(match status.code() {
+            _ if interrupt.requested().is_some() => ExitCode::from(EXIT_INTERRUPTED),
+            Some(0) => ExitCode::SUCCESS,
+            Some(c) => ExitCode::from(c.clamp(1, 255) as u8),
+            None => ExitCode::FAILURE,
+        })
+    })
+}
+
 
 /// Where `record` writes a scenario of `agent@version` under `out`.
 pub fn recording_path(
@@ -307,24 +367,12 @@ pub fn recording_path(
         .join(format!("{scenario}.jsonl"))
 }
 
-/// A copy of the recording about to be replaced, to compare with afterwards.
-fn keep_previous(path: &Path) -> anyhow::Result<tempfile::NamedTempFile> {
-    let copy = tempfile::Builder::new()
-        .prefix("acp-harness-previous-")
-        .suffix(".jsonl")
-        .tempfile()?;
-    std::fs::copy(path, copy.path()).with_context(|| {
-        format!(
-            "keeping a copy of {} before re-recording it",
-            path.display()
-        )
-    })?;
-    Ok(copy)
-}
-
-/// `--mode all`: what changed from the replaced recording, by `--check`'s rules.
-fn report_rerecord(previous: &Path, path: &Path) {
-    match compare::compare_files(previous, path) {
+/// `--mode all`: what changed from the recording at `previous` (still in
+/// place) to the new one at `new` (not yet renamed over it, shown as
+/// `shown`), by `--check`'s rules.
+fn report_rerecord(previous: &Path, new: &Path, shown: &Path) {
+    let path = shown;
+    match compare::compare_files(previous, new) {
         Ok(c) if c.matches() && c.informational.is_empty() => {
             eprintln!(
                 "[record] {}: re-recorded, unchanged after normalisation",
@@ -383,8 +431,12 @@ fn temp_roots() -> Vec<String> {
     roots
 }
 
-/// Records one scenario; returns the file written and how the run ended.
-async fn record_one(ctx: &RunContext<'_>) -> anyhow::Result<(PathBuf, Outcome)> {
+/// Records one scenario (until done or `interrupt`); returns the finished
+/// recording, not yet at its path, and how the run ended.
+async fn record_one(
+    ctx: &RunContext<'_>,
+    interrupt: Interrupt,
+) -> anyhow::Result<(recording::Finished, Outcome)> {
     // a little before the run: file times may be coarse
     let run_started = std::time::SystemTime::now() - std::time::Duration::from_secs(2);
     let run_dir = tempfile::Builder::new()
@@ -596,7 +648,7 @@ async fn record_one(ctx: &RunContext<'_>) -> anyhow::Result<(PathBuf, Outcome)> 
                 );
             }),
         };
-        let end = stream_json_client::run(ctx.scenario, setup).await;
+        let end = stream_json_client::run(ctx.scenario, setup, interrupt).await;
         return finish_run(model, mcp, [mcp_forward, model_forward], tap, timeline, end).await;
     }
     let setup = driver::Setup {
@@ -619,7 +671,7 @@ async fn record_one(ctx: &RunContext<'_>) -> anyhow::Result<(PathBuf, Outcome)> 
             );
         }),
     };
-    let end = driver::run(ctx.scenario, setup).await;
+    let end = driver::run(ctx.scenario, setup, interrupt).await;
     finish_run(model, mcp, [mcp_forward, model_forward], tap, timeline, end).await
 }
 
@@ -631,7 +683,7 @@ async fn finish_run(
     tap: crate::acp_client::Tap,
     timeline: timeline::Timeline,
     mut end: driver::RunEnd,
-) -> anyhow::Result<(PathBuf, Outcome)> {
+) -> anyhow::Result<(recording::Finished, Outcome)> {
     if let Some(m) = model {
         m.shutdown().await;
     }
@@ -641,8 +693,8 @@ async fn finish_run(
     }
     leftovers::end_leftovers(&mut end).await;
     drop(tap);
-    let path = timeline.finish(end.outcome, end.exit, end.notes).await?;
-    Ok((path, end.outcome))
+    let finished = timeline.finish(end.outcome, end.exit, end.notes).await?;
+    Ok((finished, end.outcome))
 }
 
 /// `--model live`: the agent keeps its own login and model, so nothing that

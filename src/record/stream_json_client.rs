@@ -21,6 +21,7 @@ use tokio::time::Instant;
 
 use super::driver::{AgentSlot, Halt, RunEnd};
 use crate::acp_client::{Incoming, Tap, Tapped};
+use crate::interrupt::Interrupt;
 use crate::profile::{Launch, Stop};
 use crate::recording::Leg;
 use crate::scenario::Scenario;
@@ -46,15 +47,19 @@ struct Client<'a> {
     initialized: bool,
 }
 
-/// Runs `scenario` against the stream-json agent and ends it.
-pub async fn run(scenario: &Scenario, setup: Setup<'_>) -> RunEnd {
+/// Runs `scenario` against the stream-json agent (until done or
+/// `interrupt`) and ends it.
+pub async fn run(scenario: &Scenario, setup: Setup<'_>, mut interrupt: Interrupt) -> RunEnd {
     let slot = AgentSlot::new(setup.tap.clone(), setup.stop);
     let mut c = Client {
         setup,
         slot,
         initialized: false,
     };
-    let result = c.play(scenario).await;
+    let result = tokio::select! {
+        r = c.play(scenario) => r,
+        signal = interrupt.wait() => Err(Halt::Interrupted(signal)),
+    };
     c.slot.finish(result).await
 }
 

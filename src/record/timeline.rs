@@ -18,7 +18,9 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::acp_client::Tapped;
-use crate::recording::{Exit, Header, Outcome, RecordingError, RecordingWriter, Scrubber};
+use crate::recording::{
+    Exit, Finished, Header, Outcome, RecordingError, RecordingWriter, Scrubber,
+};
 
 /// Control messages to the timeline.
 pub enum Control {
@@ -32,7 +34,7 @@ pub enum Control {
         outcome: Outcome,
         exit: Exit,
         notes: Vec<String>,
-        done: oneshot::Sender<Result<PathBuf, RecordingError>>,
+        done: oneshot::Sender<Result<Finished, RecordingError>>,
     },
 }
 
@@ -74,13 +76,14 @@ impl Timeline {
         });
     }
 
-    /// Writes the trailer after every event already sent; returns the file.
+    /// Writes the trailer after every event already sent; returns the
+    /// finished recording (not yet at its path).
     pub async fn finish(
         self,
         outcome: Outcome,
         exit: Exit,
         notes: Vec<String>,
-    ) -> Result<PathBuf, RecordingError> {
+    ) -> Result<Finished, RecordingError> {
         let (done, rx) = oneshot::channel();
         let _ = self.control.send(Control::Finish {
             outcome,
@@ -204,7 +207,11 @@ impl State {
         let path = self.path();
         match RecordingWriter::create(&path, &self.header) {
             Ok(w) => {
-                eprintln!("[record] writing {}", display_rel(&path));
+                eprintln!(
+                    "[record] writing {} (as {} until it is complete)",
+                    display_rel(&path),
+                    display_rel(w.temp_path())
+                );
                 self.writer = Some(w);
                 for (ms, event) in std::mem::take(&mut self.pending) {
                     self.write(ms, event);
@@ -220,7 +227,7 @@ impl State {
         outcome: Outcome,
         exit: Exit,
         notes: Vec<String>,
-    ) -> Result<PathBuf, RecordingError> {
+    ) -> Result<Finished, RecordingError> {
         self.open();
         if let Some(e) = self.error.take() {
             return Err(e);

@@ -62,6 +62,8 @@ fn written_recording_reads_back_identically() {
         },
         vec![],
     )
+    .unwrap()
+    .commit()
     .unwrap();
     let rec = read(&path).unwrap();
     assert_eq!(rec.header, header());
@@ -77,16 +79,41 @@ fn written_recording_reads_back_identically() {
 }
 
 #[test]
-fn file_without_trailer_reads_as_truncated() {
+fn a_recording_being_written_is_a_truncated_temp_file_and_never_at_its_path() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("x.jsonl");
+    std::fs::write(&path, "previous\n").unwrap();
     let mut w = RecordingWriter::create(&path, &header()).unwrap();
     w.event(0, Leg::Harness, Dir::Note, 1, "started".into(), None)
         .unwrap();
-    drop(w);
-    let rec = read(&path).unwrap();
+    w.flush().unwrap();
+    let temp = w.temp_path().to_path_buf();
+    let rec = read(&temp).unwrap();
     assert!(rec.is_truncated());
     assert_eq!(rec.events.len(), 1);
+    drop(w);
+    assert!(!temp.exists(), "an abandoned recording leaves no temp file");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "previous\n");
+}
+
+#[test]
+fn an_interrupted_recording_is_kept_beside_its_path_under_a_name_no_reader_takes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.jsonl");
+    std::fs::write(&path, "previous\n").unwrap();
+    let w = RecordingWriter::create(&path, &header()).unwrap();
+    let kept = w
+        .finish(1, Outcome::Interrupted, Exit::default(), vec![])
+        .unwrap()
+        .keep_interrupted()
+        .unwrap();
+    assert_eq!(kept, dir.path().join("x.jsonl.interrupted"));
+    assert_eq!(read(&kept).unwrap().trailer.unwrap().outcome, Outcome::Interrupted);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "previous\n");
+    assert_eq!(
+        crate::judge::list_recordings(dir.path()).unwrap(),
+        vec![path.clone()]
+    );
 }
 
 #[test]
@@ -317,6 +344,6 @@ fn buffered_lines_reach_the_file_at_each_flush() {
     w.event(0, Leg::Harness, Dir::Note, 1, "one".into(), None)
         .unwrap();
     w.flush().unwrap();
-    let rec = read(&path).unwrap();
+    let rec = read(w.temp_path()).unwrap();
     assert_eq!((rec.events.len(), rec.is_truncated()), (1, true));
 }
