@@ -97,7 +97,8 @@ pub fn run(args: DriftArgs) -> anyhow::Result<std::process::ExitCode> {
         ),
     }
     if let Some(out) = &args.out {
-        crate::atomic_file::write(out, &text).with_context(|| format!("writing {}", out.display()))?;
+        crate::atomic_file::write(out, &text)
+            .with_context(|| format!("writing {}", out.display()))?;
     }
     Ok(Exit::found_if(args.exit_code && report.differs()).into())
 }

@@ -325,7 +325,9 @@ fn run_inside_netns(cmd: std::process::Command) -> anyhow::Result<ExitCode> {
             cmd.pre_exec(move || {
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
                 if libc::getppid() as u32 != parent {
-                    return Err(std::io::Error::other("the recorder ended before its child started"));
+                    return Err(std::io::Error::other(
+                        "the recorder ended before its child started",
+                    ));
                 }
                 Ok(())
             });
@@ -353,7 +355,6 @@ fn run_inside_netns(cmd: std::process::Command) -> anyhow::Result<ExitCode> {
         })
     })
 }
-
 
 /// Where `record` writes a scenario of `agent@version` under `out`.
 pub fn recording_path(

@@ -108,7 +108,10 @@ fn an_interrupted_recording_is_kept_beside_its_path_under_a_name_no_reader_takes
         .keep_interrupted()
         .unwrap();
     assert_eq!(kept, dir.path().join("x.jsonl.interrupted"));
-    assert_eq!(read(&kept).unwrap().trailer.unwrap().outcome, Outcome::Interrupted);
+    assert_eq!(
+        read(&kept).unwrap().trailer.unwrap().outcome,
+        Outcome::Interrupted
+    );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "previous\n");
     assert_eq!(
         crate::judge::list_recordings(dir.path()).unwrap(),

@@ -1,0 +1,305 @@
+//! Runs of the harness killed at random points (SIGKILL, SIGTERM, SIGINT):
+//! a committed file stays byte-identical (or absent) unless the run
+//! completed, nothing at a final path claims `ok` unless its run completed,
+//! and an interrupted `record` exits non-zero. The points come from a
+//! seeded RNG (`ACP_KILL_SEED`, printed) and start from a condition of the
+//! run (a stderr line, the temp file existing), never a fixed sleep.
+//!
+//! The agent is `acp-harness fake-agent` serving a committed recording, so
+//! no npm install is needed.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use acp_harness::recording::{self, Outcome};
+
+/// Any wait of this test (a run's exit, its processes gone) is bounded by this.
+const LIMIT: Duration = Duration::from_secs(30);
+const SIGNALS: [(i32, &str); 3] = [
+    (libc::SIGKILL, "SIGKILL"),
+    (libc::SIGTERM, "SIGTERM"),
+    (libc::SIGINT, "SIGINT"),
+];
+const BIN: &str = env!("CARGO_BIN_EXE_acp-harness");
+
+/// xorshift64*, seeded from `ACP_KILL_SEED` (default 26), printed for a rerun.
+struct Rng(u64);
+
+impl Rng {
+    fn seeded() -> Rng {
+        let seed = std::env::var("ACP_KILL_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(26u64);
+        eprintln!("ACP_KILL_SEED={seed}");
+        Rng(seed.max(1))
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % n.max(1)
+    }
+}
+
+fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !cond() {
+        assert!(started.elapsed() < LIMIT, "waited {LIMIT:?} for {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Whether any process's command line mentions `marker` (this run's temp root).
+fn processes_mention(marker: &str) -> bool {
+    let me = std::process::id().to_string();
+    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            return false;
+        };
+        pid != me
+            && std::fs::read(e.path().join("cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(marker))
+    })
+}
+
+/// How a killed run ended.
+struct Ended {
+    /// It exited on its own before the signal was sent.
+    before_signal: bool,
+    code: Option<i32>,
+    stderr: String,
+}
+
+/// Sends `signal` to `child` `delay_ms` after `start` holds, then waits for
+/// it and for every process it started (all mention `marker`) to be gone.
+fn kill_at(
+    mut child: Child,
+    signal: i32,
+    start: impl FnMut() -> bool,
+    delay_ms: u64,
+    marker: &str,
+    stderr: &Path,
+) -> Ended {
+    let mut start = start;
+    let mut exited = None;
+    wait_for("the kill point", || {
+        exited = child.try_wait().unwrap();
+        exited.is_some() || start()
+    });
+    let until = Instant::now() + Duration::from_millis(delay_ms);
+    while exited.is_none() && Instant::now() < until {
+        exited = child.try_wait().unwrap();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let before_signal = exited.is_some();
+    if !before_signal {
+        // SAFETY: kill(2) of our own child.
+        unsafe { libc::kill(child.id() as i32, signal) };
+    }
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    wait_for("the run's processes to end", || !processes_mention(marker));
+    Ended {
+        before_signal,
+        code: status.code(),
+        stderr: std::fs::read_to_string(stderr).unwrap_or_default(),
+    }
+}
+
+/// A root with one profile, `served`, whose agent is `fake-agent` serving
+/// codex-acp 0.16.0's text-only recording, and the text-only scenario.
+fn served_root() -> tempfile::TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix("acp-harness-kill-")
+        .tempdir()
+        .unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("profiles")).unwrap();
+    std::fs::create_dir_all(root.join("scenarios")).unwrap();
+    std::fs::copy(
+        repo.join("scenarios/text-only.toml"),
+        root.join("scenarios/text-only.toml"),
+    )
+    .unwrap();
+    let served = root.join("served.jsonl");
+    std::fs::copy(
+        repo.join("recordings/codex-acp/0.16.0/text-only.jsonl"),
+        &served,
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("profiles/served.toml"),
+        format!(
+            r#"id = "served"
+default_version = "0.16.0"
+[model]
+flavour = "responses"
+tool_naming = {{ form = "namespace", namespace = "mcp__unity_ops" }}
+[ready]
+after = "session"
+settle_ms = 400
+timeout_ms = 10000
+handshake_timeout_ms = 10000
+[stop]
+eof_grace_ms = 300
+term_grace_ms = 300
+[[recipe]]
+versions = "*"
+program = "{BIN}"
+args = ["fake-agent", "{}"]
+"#,
+            served.display()
+        ),
+    )
+    .unwrap();
+    dir
+}
+
+fn spawn(root: &Path, args: &[&str], stderr: &Path) -> Child {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(stderr).unwrap())
+        .spawn()
+        .unwrap()
+}
+
+fn partial_exists(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().ends_with(".partial"))
+    })
+}
+
+fn outcome_of(path: &Path) -> Option<Outcome> {
+    recording::read(path).ok()?.trailer.map(|t| t.outcome)
+}
+
+/// The recording at `path` is `previous` unless the run committed a
+/// complete one (said so on stderr) that ended `ok`; the corpus sees no
+/// other recording beside it; a kept interrupted run never claims `ok`.
+fn assert_recording_safe(path: &Path, previous: Option<&[u8]>, ended: &Ended, what: &str) {
+    let name = path.file_name().unwrap().to_string_lossy();
+    let committed = ended
+        .stderr
+        .lines()
+        .any(|l| l.starts_with("[record] ") && l.ends_with(&format!("{name}: ok")));
+    eprintln!(
+        "{what}: exit {:?}, ended before the signal: {}, committed: {committed}",
+        ended.code, ended.before_signal
+    );
+    let now = std::fs::read(path).ok();
+    if committed {
+        assert_eq!(
+            outcome_of(path),
+            Some(Outcome::Ok),
+            "{what}: committed run is ok"
+        );
+    } else {
+        assert_eq!(
+            now.as_deref(),
+            previous,
+            "{what}: the committed file changed\n{}",
+            ended.stderr
+        );
+    }
+    let dir = path.parent().unwrap();
+    let listed = acp_harness::judge::list_recordings(dir).unwrap_or_default();
+    let expect: Vec<PathBuf> = now.iter().map(|_| path.to_path_buf()).collect();
+    assert_eq!(listed, expect, "{what}: nothing else in the corpus");
+    let kept = recording::interrupted_path(path);
+    if kept.exists() {
+        assert_ne!(
+            outcome_of(&kept),
+            Some(Outcome::Ok),
+            "{what}: a kept interrupted run is not ok"
+        );
+    }
+}
+
+#[test]
+fn record_killed_at_any_point_leaves_the_committed_recording_whole() {
+    let mut rng = Rng::seeded();
+    let dir = served_root();
+    let root = dir.path();
+    let marker = root.display().to_string();
+    let target = root.join("recordings/served/0.16.0/text-only.jsonl");
+    let stderr = root.join("record.stderr");
+    let record = [
+        "record",
+        "--agent",
+        "served",
+        "--scenario",
+        "text-only",
+        "--allow-network",
+    ];
+    let first = spawn(root, &record, &stderr);
+    let ended = kill_at(first, 0, || false, 0, &marker, &stderr);
+    assert!(
+        ended.before_signal && ended.code == Some(0),
+        "{}",
+        ended.stderr
+    );
+    assert_eq!(outcome_of(&target), Some(Outcome::Ok));
+
+    let version_dir = target.parent().unwrap().to_path_buf();
+    for (signal, name) in SIGNALS {
+        for point in 0..3 {
+            let previous = std::fs::read(&target).unwrap();
+            let mut args = record.to_vec();
+            args.extend(["--mode", "all"]);
+            let child = spawn(root, &args, &stderr);
+            let delay = rng.below(700);
+            let what = format!(
+                "record, {name} {delay} ms after {}",
+                ["start", "the temp file", "the temp file"][point]
+            );
+            let ended = if point == 0 {
+                kill_at(
+                    child,
+                    signal,
+                    || std::fs::read_to_string(&stderr).is_ok_and(|s| s.contains("(1/1)")),
+                    delay,
+                    &marker,
+                    &stderr,
+                )
+            } else {
+                kill_at(
+                    child,
+                    signal,
+                    || partial_exists(&version_dir),
+                    delay,
+                    &marker,
+                    &stderr,
+                )
+            };
+            assert_recording_safe(&target, Some(&previous), &ended, &what);
+            if !ended.before_signal {
+                assert_ne!(
+                    ended.code,
+                    Some(0),
+                    "{what}: an interrupted record fails\n{}",
+                    ended.stderr
+                );
+                if signal != libc::SIGKILL {
+                    assert_eq!(ended.code, Some(2), "{what}\n{}", ended.stderr);
+                }
+            }
+        }
+    }
+}
