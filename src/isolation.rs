@@ -10,13 +10,13 @@
 //!
 //! The route is the simplest robust one: `record` (outside) installs what it
 //! needs, then re-executes itself as `unshare --net --pid --fork
-//! --mount-proc --kill-child -- <self> record --inside-netns ...`; the inner
+//! --mount-proc --kill-child=SIGTERM -- <self> record --inside-netns ...`; the inner
 //! process checks it is its namespace's init, brings `lo` up and proves
 //! that a non-loopback address is unreachable before it records anything.
 //! Only a proven run says `netns-loopback` in its header.
 
 use std::net::{SocketAddr, TcpStream};
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitCode, Stdio};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
@@ -31,8 +31,15 @@ pub const HOST_NETWORK: &str = "none";
 const PROBES: &[&str] = &["1.1.1.1:443", "140.82.112.6:443", "10.255.255.1:80"];
 
 /// What `unshare` is given: a network namespace, and a PID namespace (with
-/// its own `/proc`) whose init is killed when `unshare` dies.
-const UNSHARE_ARGS: &[&str] = &["--net", "--pid", "--fork", "--mount-proc", "--kill-child"];
+/// its own `/proc`) whose init gets SIGTERM when `unshare` dies (it ends its
+/// run as `interrupted`; the kernel then ends the rest of the namespace).
+const UNSHARE_ARGS: &[&str] = &[
+    "--net",
+    "--pid",
+    "--fork",
+    "--mount-proc",
+    "--kill-child=SIGTERM",
+];
 
 /// Whether `unshare` can make both namespaces here (needs root or user namespaces).
 pub fn available() -> bool {
@@ -54,6 +61,62 @@ pub fn reexec_command(args: &[std::ffi::OsString]) -> anyhow::Result<Command> {
     let mut cmd = Command::new("unshare");
     cmd.args(UNSHARE_ARGS).arg("--").arg(exe).args(args);
     Ok(cmd)
+}
+
+/// Runs the recorder inside the namespaces and waits for it. `unshare` and
+/// the recorder it forks get a process group of their own (a terminal's
+/// Ctrl-C reaches only this process, which passes it on once to the group:
+/// `unshare` ignores it, the recorder ends its run as `interrupted`);
+/// `unshare` is SIGKILLed should this process die, and then the recorder
+/// gets SIGTERM (`--kill-child=SIGTERM`) and ends the same way. However
+/// this process ends, half a recording is never committed.
+pub fn run_reexec(cmd: Command) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async {
+        let mut interrupt =
+            crate::interrupt::Interrupt::listen().context("taking over SIGINT and SIGTERM")?;
+        let mut cmd = tokio::process::Command::from(cmd);
+        cmd.process_group(0);
+        let parent = std::process::id();
+        // SAFETY: prctl and getppid are async-signal-safe and touch only the child.
+        unsafe {
+            cmd.pre_exec(move || {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                if libc::getppid() as u32 != parent {
+                    return Err(std::io::Error::other(
+                        "the recorder ended before its child started",
+                    ));
+                }
+                Ok(())
+            });
+        }
+        let mut child = cmd
+            .spawn()
+            .context("running the recorder inside `unshare --net`")?;
+        let status = tokio::select! {
+            status = child.wait() => status,
+            signal = interrupt.wait() => {
+                if let Some(pid) = child.id() {
+                    let number = if signal == "SIGINT" { libc::SIGINT } else { libc::SIGTERM };
+                    // the group `unshare` leads: the recorder inside is in it
+                    process_group::signal_group(pid as i32, number);
+                }
+                child.wait().await
+            }
+        }
+        .context("waiting for the recorder inside `unshare --net`")?;
+        Ok(match status.code() {
+            _ if interrupt.requested().is_some() => {
+                ExitCode::from(crate::interrupt::EXIT_INTERRUPTED)
+            }
+            Some(0) => ExitCode::SUCCESS,
+            Some(c) => ExitCode::from(c.clamp(1, 255) as u8),
+            None => ExitCode::FAILURE,
+        })
+    })
 }
 
 /// Inside the namespaces: check this process is the PID namespace's init,
@@ -78,8 +141,9 @@ pub fn enter_inside() -> anyhow::Result<()> {
 }
 
 /// A namespace's init ignores signals it has no handler for, so SIGINT
-/// and SIGTERM get one that ends it at once; the kernel then ends every
-/// process of the namespace.
+/// and SIGTERM get one that ends it at once (the kernel then ends every
+/// process of the namespace) until the recorder's run takes them over
+/// ([`crate::interrupt::Interrupt::listen`]) to end the run cleanly.
 fn end_on_signals() {
     extern "C" fn end(signal: libc::c_int) {
         // SAFETY: _exit is async-signal-safe.

@@ -328,6 +328,14 @@ fn line_of(text: &str, key: &str, value: &str) -> usize {
         .map_or(0, |i| i + 1)
 }
 
+/// The key a `key = value` line (1-based) sets, if it is one.
+fn key_of_line(text: &str, line: usize) -> Option<&str> {
+    let l = text.lines().nth(line.checked_sub(1)?)?;
+    let key = l.split_once('=')?.0.trim();
+    let bare = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+    (!key.is_empty() && key.chars().all(bare)).then_some(key)
+}
+
 /// Loads every `profiles/*.toml` under `root` (syntax, unknown keys, recipe
 /// ranges, default version), so a broken profile is found by commands that
 /// never launch an agent; returns the errors, each naming `file:line`.
@@ -376,10 +384,17 @@ impl Profile {
                 .span()
                 .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
                 .unwrap_or(0);
+            let mut message = e.message().trim_end().to_string();
+            // a syntax error names no field: name the key of its line
+            if let Some(key) = key_of_line(text, line)
+                && !message.contains(&format!("`{key}`"))
+            {
+                message.push_str(&format!(" (in `{key}`)"));
+            }
             ProfileError::Parse {
                 path: path.to_path_buf(),
                 line,
-                message: e.message().to_string(),
+                message,
             }
         })?;
         profile.path = path.to_path_buf();

@@ -81,6 +81,8 @@ pub struct BisectArgs {
 /// `acp-harness bisect`: exit 1 when a bad version was found, 0 when none
 /// was, 2 when nothing could be tested or on an error.
 pub fn run(args: BisectArgs) -> anyhow::Result<ExitCode> {
+    // the profile is data every verdict trusts: a corrupt one judges nothing
+    crate::profile::Profile::find(&args.root, &args.agent)?;
     // a typo in the scenario name would otherwise make every version untestable
     scenario::find(args.root.join("scenarios"), &args.scenario)
         .with_context(|| format!("scenario {:?}", args.scenario))?;

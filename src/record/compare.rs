@@ -438,6 +438,36 @@ pub fn compare_files(expected: &Path, actual: &Path) -> Result<Comparison, Recor
     Ok(compare(&a, &b))
 }
 
+/// `--mode all`: what changed from the recording at `previous` (still in
+/// place) to the new one at `new` (not yet renamed over it, shown as
+/// `shown`), by `--check`'s rules.
+pub fn report_rerecord(previous: &Path, new: &Path, shown: &Path) {
+    let path = shown;
+    match compare_files(previous, new) {
+        Ok(c) if c.matches() && c.informational.is_empty() => {
+            eprintln!(
+                "[record] {}: re-recorded, unchanged after normalisation",
+                path.display()
+            )
+        }
+        Ok(c) if c.matches() => eprintln!(
+            "[record] {}: re-recorded; only the racy HTTP legs changed:\n{}",
+            path.display(),
+            c.informational
+        ),
+        Ok(c) => eprintln!(
+            "[record] {}: re-recorded, and it changed after normalisation:\n{}{}",
+            path.display(),
+            c.failing,
+            c.informational
+        ),
+        Err(e) => eprintln!(
+            "[record] {}: re-recorded; cannot compare with the previous one: {e}",
+            path.display()
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

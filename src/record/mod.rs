@@ -159,7 +159,7 @@ pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
         let mut inner: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
         inner.push("--inside-netns".into());
         eprintln!("[record] entering a loopback-only network namespace");
-        return run_inside_netns(isolation::reexec_command(&inner)?);
+        return isolation::run_reexec(isolation::reexec_command(&inner)?);
     } else if args.allow_network {
         eprintln!(
             "[record] network isolation unavailable; --allow-network given, recording with the host network"
@@ -246,7 +246,7 @@ pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
         }
         // The previous recording stays at its path until the new one is renamed over it.
         if *action == mode::Action::Rerecord {
-            report_rerecord(&targets[i], finished.temp_path(), finished.path());
+            compare::report_rerecord(&targets[i], finished.temp_path(), finished.path());
         }
         let path = finished.commit()?;
         eprintln!("[record] {}: {}", path.display(), outcome.as_str());
@@ -305,57 +305,6 @@ pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// Runs the recorder inside the namespace and waits for it. The inner
-/// process has its own process group (a terminal's Ctrl-C reaches only this
-/// one, which passes it on once) and gets SIGTERM should this process die,
-/// so however this one ends, the inner run ends as `interrupted` and never
-/// commits half a recording.
-fn run_inside_netns(cmd: std::process::Command) -> anyhow::Result<ExitCode> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
-    runtime.block_on(async {
-        let mut interrupt = Interrupt::listen().context("taking over SIGINT and SIGTERM")?;
-        let mut cmd = tokio::process::Command::from(cmd);
-        cmd.process_group(0);
-        let parent = std::process::id();
-        // SAFETY: prctl and getppid are async-signal-safe and touch only the child.
-        unsafe {
-            cmd.pre_exec(move || {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-                if libc::getppid() as u32 != parent {
-                    return Err(std::io::Error::other(
-                        "the recorder ended before its child started",
-                    ));
-                }
-                Ok(())
-            });
-        }
-        let mut child = cmd
-            .spawn()
-            .context("running the recorder inside `unshare --net`")?;
-        let status = tokio::select! {
-            status = child.wait() => status,
-            signal = interrupt.wait() => {
-                if let Some(pid) = child.id() {
-                    let number = if signal == "SIGINT" { libc::SIGINT } else { libc::SIGTERM };
-                    // SAFETY: plain kill(2) of our own child.
-                    unsafe { libc::kill(pid as i32, number) };
-                }
-                child.wait().await
-            }
-        }
-        .context("waiting for the recorder inside `unshare --net`")?;
-        Ok(match status.code() {
-            _ if interrupt.requested().is_some() => ExitCode::from(EXIT_INTERRUPTED),
-            Some(0) => ExitCode::SUCCESS,
-            Some(c) => ExitCode::from(c.clamp(1, 255) as u8),
-            None => ExitCode::FAILURE,
-        })
-    })
-}
-
 /// Where `record` writes a scenario of `agent@version` under `out`.
 pub fn recording_path(
     out: &Path,
@@ -366,36 +315,6 @@ pub fn recording_path(
     out.join(agent)
         .join(version.to_string())
         .join(format!("{scenario}.jsonl"))
-}
-
-/// `--mode all`: what changed from the recording at `previous` (still in
-/// place) to the new one at `new` (not yet renamed over it, shown as
-/// `shown`), by `--check`'s rules.
-fn report_rerecord(previous: &Path, new: &Path, shown: &Path) {
-    let path = shown;
-    match compare::compare_files(previous, new) {
-        Ok(c) if c.matches() && c.informational.is_empty() => {
-            eprintln!(
-                "[record] {}: re-recorded, unchanged after normalisation",
-                path.display()
-            )
-        }
-        Ok(c) if c.matches() => eprintln!(
-            "[record] {}: re-recorded; only the racy HTTP legs changed:\n{}",
-            path.display(),
-            c.informational
-        ),
-        Ok(c) => eprintln!(
-            "[record] {}: re-recorded, and it changed after normalisation:\n{}{}",
-            path.display(),
-            c.failing,
-            c.informational
-        ),
-        Err(e) => eprintln!(
-            "[record] {}: re-recorded; cannot compare with the previous one: {e}",
-            path.display()
-        ),
-    }
 }
 
 fn load_scenarios(args: &RecordArgs) -> anyhow::Result<Vec<Scenario>> {

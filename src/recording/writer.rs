@@ -1,0 +1,180 @@
+//! The recording writer: whole lines into a temp file beside the
+//! recording's path, committed by rename once the trailer is written.
+
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use serde_json::Map;
+
+use super::{Dir, Event, Exit, Header, Http, Leg, Line, Outcome, RecordingError, Trailer};
+use crate::atomic_file::AtomicFile;
+
+/// Appends lines to a recording and numbers events itself so `seq` is
+/// monotonic by construction. The lines go to a temp file beside the
+/// recording's path ([`AtomicFile`]); only [`Finished::commit`] puts it at
+/// that path, so a run cut short never truncates or replaces a committed
+/// recording. Lines are buffered (whole lines only) and go to the OS at
+/// [`RecordingWriter::flush`], when the buffer fills, and at the trailer:
+/// the recorder's timeline flushes whenever its queue is empty, so a flood
+/// of frames costs one write per batch instead of one per frame, and an
+/// idle run has everything in the temp file.
+pub struct RecordingWriter {
+    path: PathBuf,
+    file: BufWriter<AtomicFile>,
+    seq: u64,
+}
+
+/// A recording with its trailer written, not yet at its path.
+pub struct Finished {
+    file: AtomicFile,
+}
+
+impl Finished {
+    /// The recording's path (where [`Finished::commit`] puts it).
+    pub fn path(&self) -> &Path {
+        self.file.target()
+    }
+
+    /// Where the finished recording is until it is committed.
+    pub fn temp_path(&self) -> &Path {
+        self.file.temp_path()
+    }
+
+    /// Puts the recording at its path (synced, then renamed over whatever
+    /// was there).
+    pub fn commit(self) -> Result<PathBuf, RecordingError> {
+        let path = self.path().to_path_buf();
+        self.file
+            .commit()
+            .map_err(|source| RecordingError::Io { path, source })
+    }
+
+    /// Keeps the recording beside its path under the name
+    /// [`interrupted_path`] gives, which no reader of the corpus picks up.
+    pub fn keep_interrupted(self) -> Result<PathBuf, RecordingError> {
+        let kept = interrupted_path(self.path());
+        self.file
+            .persist_as(&kept)
+            .map_err(|source| RecordingError::Io {
+                path: kept.clone(),
+                source,
+            })?;
+        Ok(kept)
+    }
+}
+
+/// Where an interrupted run keeps its recording: `<scenario>.jsonl.interrupted`
+/// beside the recording's path (not `.jsonl`, so never judged or counted).
+pub fn interrupted_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".interrupted");
+    path.with_file_name(name)
+}
+
+/// The writer's buffer: a batch of small frames, or one line past it.
+const WRITE_BUFFER: usize = 64 * 1024;
+
+impl RecordingWriter {
+    /// Starts the recording for `path` (in a temp file beside it, making
+    /// parent directories) and writes the header.
+    pub fn create(path: &Path, header: &Header) -> Result<Self, RecordingError> {
+        let io = |source| RecordingError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = AtomicFile::create(path).map_err(io)?;
+        let mut writer = RecordingWriter {
+            path: path.to_path_buf(),
+            file: BufWriter::with_capacity(WRITE_BUFFER, file),
+            seq: 0,
+        };
+        writer.write_line(&Line::Header(header.clone()))?;
+        writer.flush()?;
+        Ok(writer)
+    }
+
+    /// Where the lines are while the recording is written.
+    pub fn temp_path(&self) -> &Path {
+        self.file.get_ref().temp_path()
+    }
+
+    /// Hands every buffered line to the OS.
+    pub fn flush(&mut self) -> Result<(), RecordingError> {
+        self.file.flush().map_err(|e| self.io_error(e))
+    }
+
+    /// An io error on this recording, naming its path.
+    fn io_error(&self, source: std::io::Error) -> RecordingError {
+        RecordingError::Io {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Writes one event, assigning the next `seq`. Returns the seq used.
+    pub fn event(
+        &mut self,
+        ms: u64,
+        leg: Leg,
+        dir: Dir,
+        proc: u32,
+        raw: String,
+        http: Option<Http>,
+    ) -> Result<u64, RecordingError> {
+        self.seq += 1;
+        let event = Event {
+            seq: self.seq,
+            ms,
+            leg,
+            dir,
+            proc,
+            raw,
+            http,
+            extra: Map::new(),
+        };
+        self.write_line(&Line::Event(event))?;
+        Ok(self.seq)
+    }
+
+    /// Writes the trailer (seq continues the event numbering); the
+    /// recording is complete but not yet at its path.
+    pub fn finish(
+        mut self,
+        ms: u64,
+        outcome: Outcome,
+        exit: Exit,
+        notes: Vec<String>,
+    ) -> Result<Finished, RecordingError> {
+        self.seq += 1;
+        let trailer = Trailer {
+            seq: self.seq,
+            ms,
+            outcome,
+            exit,
+            notes,
+            extra: Map::new(),
+        };
+        self.write_line(&Line::Trailer(trailer))?;
+        self.flush()?;
+        let path = self.path;
+        let file = self.file.into_inner().map_err(|e| RecordingError::Io {
+            path,
+            source: e.into_error(),
+        })?;
+        Ok(Finished { file })
+    }
+
+    fn write_line(&mut self, line: &Line) -> Result<(), RecordingError> {
+        let mut text = serde_json::to_string(line).expect("recording lines always serialise");
+        text.push('\n');
+        // Whole lines into the buffer (a line longer than it is written
+        // through at once): the file never ends in half a line of ours
+        // between flushes.
+        let written = self.file.write_all(text.as_bytes());
+        written.map_err(|e| self.io_error(e))
+    }
+}
