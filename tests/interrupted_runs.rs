@@ -193,7 +193,7 @@ fn outcome_of(path: &Path) -> Option<Outcome> {
 /// The recording at `path` is `previous` unless the run committed a
 /// complete one (said so on stderr) that ended `ok`; the corpus sees no
 /// other recording beside it; a kept interrupted run never claims `ok`.
-fn assert_recording_safe(path: &Path, previous: Option<&[u8]>, ended: &Ended, what: &str) {
+fn assert_recording_safe(path: &Path, previous: Option<&[u8]>, ended: &Ended, what: &str) -> bool {
     let name = path.file_name().unwrap().to_string_lossy();
     let committed = ended
         .stderr
@@ -230,6 +230,7 @@ fn assert_recording_safe(path: &Path, previous: Option<&[u8]>, ended: &Ended, wh
             "{what}: a kept interrupted run is not ok"
         );
     }
+    committed
 }
 
 #[test]
@@ -288,8 +289,9 @@ fn record_killed_at_any_point_leaves_the_committed_recording_whole() {
                     &stderr,
                 )
             };
-            assert_recording_safe(&target, Some(&previous), &ended, &what);
-            if !ended.before_signal {
+            let committed = assert_recording_safe(&target, Some(&previous), &ended, &what);
+            // a signal that lands as the run completes finds nothing to interrupt
+            if !ended.before_signal && !committed {
                 assert_ne!(
                     ended.code,
                     Some(0),
@@ -299,6 +301,203 @@ fn record_killed_at_any_point_leaves_the_committed_recording_whole() {
                 if signal != libc::SIGKILL {
                     assert_eq!(ended.code, Some(2), "{what}\n{}", ended.stderr);
                 }
+            }
+        }
+    }
+}
+
+#[test]
+fn update_killed_at_any_point_commits_only_whole_recordings_and_resumes() {
+    let mut rng = Rng::seeded();
+    let dir = served_root();
+    let root = dir.path();
+    let marker = root.display().to_string();
+    let target = root.join("recordings/served/0.16.0/text-only.jsonl");
+    let stderr = root.join("update.stderr");
+    let logs = root.join("logs");
+    let logs_arg = logs.display().to_string();
+    let update = [
+        "update",
+        "--agent",
+        "served",
+        "--version",
+        "0.16.0",
+        "--scenario",
+        "text-only",
+        "--allow-network",
+        "--log-dir",
+        &logs_arg,
+    ];
+    let version_dir = target.parent().unwrap().to_path_buf();
+    for (signal, name) in SIGNALS {
+        for point in 0..2 {
+            let _ = std::fs::remove_file(&target);
+            let child = spawn(root, &update, &stderr);
+            let delay = rng.below(700);
+            let what = format!(
+                "update, {name} {delay} ms after {}",
+                ["start", "the temp file"][point]
+            );
+            let ended = if point == 0 {
+                kill_at(child, signal, || true, delay, &marker, &stderr)
+            } else {
+                kill_at(
+                    child,
+                    signal,
+                    || partial_exists(&version_dir),
+                    delay,
+                    &marker,
+                    &stderr,
+                )
+            };
+            eprintln!(
+                "{what}: exit {:?}, ended before the signal: {}, recorded: {}",
+                ended.code,
+                ended.before_signal,
+                target.exists()
+            );
+            if target.exists() {
+                assert_eq!(
+                    outcome_of(&target),
+                    Some(Outcome::Ok),
+                    "{what}: a recording at its path is whole and ok\n{}",
+                    ended.stderr
+                );
+            }
+            let listed =
+                acp_harness::judge::list_recordings(&root.join("recordings")).unwrap_or_default();
+            let expect: Vec<PathBuf> = target
+                .exists()
+                .then(|| target.clone())
+                .into_iter()
+                .collect();
+            assert_eq!(listed, expect, "{what}: nothing else in the corpus");
+            if !target.exists() {
+                // the next run resumes: it records what is missing
+                let again = spawn(root, &update, &stderr);
+                let ended = kill_at(again, 0, || false, 0, &marker, &stderr);
+                assert_eq!(
+                    outcome_of(&target),
+                    Some(Outcome::Ok),
+                    "{what}: the next update records it\n{}",
+                    ended.stderr
+                );
+            }
+        }
+    }
+}
+
+/// Runs `args` (from the repository root) to its end; how long it took.
+fn run_whole(args: &[&str], stderr: &Path) -> Duration {
+    let started = Instant::now();
+    let child = spawn(Path::new(env!("CARGO_MANIFEST_DIR")), args, stderr);
+    let ended = kill_at(child, 0, || false, 0, "\u{0}never", stderr);
+    assert!(
+        matches!(ended.code, Some(0 | 1)),
+        "{args:?} runs: {}",
+        ended.stderr
+    );
+    started.elapsed()
+}
+
+#[test]
+fn drift_and_report_files_killed_at_any_point_are_the_previous_or_the_whole_file() {
+    let mut rng = Rng::seeded();
+    let dir = tempfile::Builder::new()
+        .prefix("acp-harness-kill-")
+        .tempdir()
+        .unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let stderr = dir.path().join("run.stderr");
+    let drift = out.join("drift.md");
+    let junit = out.join("check.xml");
+    let html_dir = out.join("html");
+    let html = html_dir.join("index.html");
+    let check_dir = out.join("check-html");
+    let check_html = check_dir.join("index.html");
+    let [drift_s, junit_s, html_s, check_s] =
+        [&drift, &junit, &html_dir, &check_dir].map(|p| p.display().to_string());
+    let check = |extra: [&'static str; 2], value: &str| -> Vec<String> {
+        ["check", "--filter", "grok/1.0.41/text-only", "--quiet"]
+            .into_iter()
+            .chain(extra.into_iter().take(1))
+            .map(String::from)
+            .chain([value.to_string()])
+            .collect()
+    };
+    let drift_args: Vec<String> = [
+        "drift",
+        "--agent",
+        "grok",
+        "--from",
+        "1.0.5",
+        "--to",
+        "1.0.41",
+        "--scenario",
+        "unity-call-allowed",
+        "--out",
+    ]
+    .into_iter()
+    .map(String::from)
+    .chain([drift_s])
+    .collect();
+    let report_args: Vec<String> = ["report", "--filter", "grok/1.0.41/text-only", "--out"]
+        .into_iter()
+        .map(String::from)
+        .chain([html_s])
+        .collect();
+    let cases: Vec<(&str, Vec<String>, &Path)> = vec![
+        ("drift --out", drift_args, &drift),
+        ("report", report_args, &html),
+        ("check --junit", check(["--junit", ""], &junit_s), &junit),
+        (
+            "check --report",
+            check(["--report", ""], &check_s),
+            &check_html,
+        ),
+    ];
+    for (name, args, file) in &cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let args = &args;
+        let took = run_whole(args, &stderr);
+        let whole = std::fs::read(file).unwrap();
+        for (signal, sig_name) in SIGNALS {
+            for _ in 0..2 {
+                std::fs::write(file, "previous\n").unwrap();
+                let delay = rng.below(took.as_millis() as u64 + 20);
+                let what = format!("{name}, {sig_name} {delay} ms after start");
+                let child = spawn(Path::new(env!("CARGO_MANIFEST_DIR")), args, &stderr);
+                let ended = kill_at(child, signal, || true, delay, "\u{0}never", &stderr);
+                let now = std::fs::read(file).unwrap();
+                eprintln!(
+                    "{what}: exit {:?}, ended before the signal: {}, replaced: {}",
+                    ended.code,
+                    ended.before_signal,
+                    now != b"previous\n"
+                );
+                assert!(
+                    now == b"previous\n" || now == whole,
+                    "{what}: {} is the previous or the whole file",
+                    file.display()
+                );
+                let visible: Vec<String> = std::fs::read_dir(file.parent().unwrap())
+                    .unwrap()
+                    .flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| !(n.starts_with('.') && n.ends_with(".partial")))
+                    .collect();
+                assert!(
+                    visible.iter().all(|n| [
+                        "drift.md",
+                        "check.xml",
+                        "html",
+                        "check-html",
+                        "index.html"
+                    ]
+                    .contains(&n.as_str())),
+                    "{what}: only finished files and hidden temp files: {visible:?}"
+                );
             }
         }
     }
