@@ -237,6 +237,8 @@ pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
         if outcome == Outcome::Interrupted {
             let target = finished.path().to_path_buf();
             let kept = finished.keep_interrupted()?;
+            // --check: the kept file is in the temporary directory, so keep that
+            keep_check_dir |= args.check;
             eprintln!(
                 "[record] interrupted: {} is left as it was; what the run recorded is in {}",
                 target.display(),

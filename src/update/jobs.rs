@@ -239,10 +239,21 @@ impl Runner {
             if std::fs::rename(&path, &kept).is_err() && std::fs::copy(&path, &kept).is_ok() {
                 let _ = std::fs::remove_file(&path);
             }
-            if let Some(dir) = path.parent() {
-                // an empty version directory would count as a recorded version
-                let _ = std::fs::remove_dir(dir);
+        }
+        // an interrupted child keeps its run beside the path: it goes to the log too
+        let interrupted = recording::interrupted_path(&path);
+        if interrupted.is_file() {
+            let kept = self.log_dir.join(format!(
+                "{}-{}-{}.jsonl.interrupted",
+                job.agent, job.version, job.scenario
+            ));
+            if std::fs::rename(&interrupted, &kept).is_err() {
+                let _ = std::fs::remove_file(&interrupted);
             }
+        }
+        if let Some(dir) = path.parent() {
+            // an empty version directory would count as a recorded version
+            let _ = std::fs::remove_dir(dir);
         }
     }
 }
