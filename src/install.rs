@@ -423,12 +423,12 @@ pub fn ensure_package(job: &PackageJob) -> anyhow::Result<PathBuf> {
     let manifest = Manifest {
         overrides: job.overrides.to_vec(),
     };
-    std::fs::write(
-        work.join(INSTALL_MANIFEST),
+    crate::atomic_file::write(
+        &work.join(INSTALL_MANIFEST),
         serde_json::to_string(&manifest)?,
     )
     .with_context(|| format!("writing {}", work.join(INSTALL_MANIFEST).display()))?;
-    std::fs::write(work.join(COMPLETE_MARKER), format!("{spec}\n"))
+    crate::atomic_file::write(&work.join(COMPLETE_MARKER), format!("{spec}\n"))
         .with_context(|| format!("marking {}", work.display()))?;
     if relocatable {
         if dir.exists() {
