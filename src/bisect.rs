@@ -275,16 +275,19 @@ impl Judge {
     }
 }
 
-/// The versions to bisect over: offline, those with at least one recording
-/// (a directory holding only an interrupted run's leftovers is none); else
-/// the registry's versions of the profile's packages that a recipe covers
-/// (versions no recipe covers are kept: they judge untestable).
+/// The versions to bisect over: offline, those with a recordings directory
+/// (one with no recording, such as an interrupted run's leftovers, judges
+/// untestable); else the registry's versions of the profile's packages that
+/// a recipe covers (versions no recipe covers are kept: they judge untestable).
 pub fn versions(root: &Path, agent: &str, offline: bool) -> anyhow::Result<Vec<Version>> {
     let mut out: Vec<Version> = if offline {
         let dir = root.join("recordings").join(agent);
         std::fs::read_dir(&dir)
-            .with_context(|| format!("{}: cannot list recorded versions", dir.display()))?;
-        crate::outdated::recorded_versions(&root.join("recordings"), agent)
+            .with_context(|| format!("{}: cannot list recorded versions", dir.display()))?
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().is_dir())
+            .filter_map(|e| Version::parse(e.file_name().to_str()?).ok())
+            .collect()
     } else {
         let profile = Profile::find(root, agent)?;
         crate::registry::profile_versions(&profile, crate::registry::versions)?

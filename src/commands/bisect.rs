@@ -82,7 +82,14 @@ pub struct BisectArgs {
 /// was, 2 when nothing could be tested or on an error.
 pub fn run(args: BisectArgs) -> anyhow::Result<ExitCode> {
     // the profile is data every verdict trusts: a corrupt one judges nothing
-    crate::profile::Profile::find(&args.root, &args.agent)?;
+    // (offline, a corpus may come without profiles: only recordings are read)
+    let profile = crate::profile::Profile::find(&args.root, &args.agent);
+    match profile {
+        Err(crate::profile::ProfileError::Unknown { .. }) if args.offline => {}
+        other => {
+            other?;
+        }
+    }
     // a typo in the scenario name would otherwise make every version untestable
     scenario::find(args.root.join("scenarios"), &args.scenario)
         .with_context(|| format!("scenario {:?}", args.scenario))?;
