@@ -84,7 +84,7 @@ fn kill_at(
     signal: i32,
     start: impl FnMut() -> bool,
     delay_ms: u64,
-    marker: &str,
+    marker: Option<&str>,
     stderr: &Path,
 ) -> Ended {
     let mut start = start;
@@ -109,7 +109,9 @@ fn kill_at(
         }
         std::thread::sleep(Duration::from_millis(5));
     };
-    wait_for("the run's processes to end", || !processes_mention(marker));
+    if let Some(marker) = marker {
+        wait_for("the run's processes to end", || !processes_mention(marker));
+    }
     Ended {
         before_signal,
         code: status.code(),
@@ -241,6 +243,7 @@ fn record_killed_at_any_point_leaves_the_committed_recording_whole() {
     let marker = root.display().to_string();
     let target = root.join("recordings/served/0.16.0/text-only.jsonl");
     let stderr = root.join("record.stderr");
+    // every process of the run names the root (`--root`, the served recording)
     let record = [
         "record",
         "--agent",
@@ -248,9 +251,11 @@ fn record_killed_at_any_point_leaves_the_committed_recording_whole() {
         "--scenario",
         "text-only",
         "--allow-network",
+        "--root",
+        &marker,
     ];
     let first = spawn(root, &record, &stderr);
-    let ended = kill_at(first, 0, || false, 0, &marker, &stderr);
+    let ended = kill_at(first, 0, || false, 0, Some(&marker), &stderr);
     assert!(
         ended.before_signal && ended.code == Some(0),
         "{}",
@@ -276,7 +281,7 @@ fn record_killed_at_any_point_leaves_the_committed_recording_whole() {
                     signal,
                     || std::fs::read_to_string(&stderr).is_ok_and(|s| s.contains("(1/1)")),
                     delay,
-                    &marker,
+                    Some(&marker),
                     &stderr,
                 )
             } else {
@@ -285,7 +290,7 @@ fn record_killed_at_any_point_leaves_the_committed_recording_whole() {
                     signal,
                     || partial_exists(&version_dir),
                     delay,
-                    &marker,
+                    Some(&marker),
                     &stderr,
                 )
             };
@@ -327,6 +332,9 @@ fn update_killed_at_any_point_commits_only_whole_recordings_and_resumes() {
         "--allow-network",
         "--log-dir",
         &logs_arg,
+        // passed on to each child `record`, so every process names the root
+        "--root",
+        &marker,
     ];
     let version_dir = target.parent().unwrap().to_path_buf();
     for (signal, name) in SIGNALS {
@@ -339,14 +347,14 @@ fn update_killed_at_any_point_commits_only_whole_recordings_and_resumes() {
                 ["start", "the temp file"][point]
             );
             let ended = if point == 0 {
-                kill_at(child, signal, || true, delay, &marker, &stderr)
+                kill_at(child, signal, || true, delay, Some(&marker), &stderr)
             } else {
                 kill_at(
                     child,
                     signal,
                     || partial_exists(&version_dir),
                     delay,
-                    &marker,
+                    Some(&marker),
                     &stderr,
                 )
             };
@@ -375,7 +383,7 @@ fn update_killed_at_any_point_commits_only_whole_recordings_and_resumes() {
             if !target.exists() {
                 // the next run resumes: it records what is missing
                 let again = spawn(root, &update, &stderr);
-                let ended = kill_at(again, 0, || false, 0, &marker, &stderr);
+                let ended = kill_at(again, 0, || false, 0, Some(&marker), &stderr);
                 assert_eq!(
                     outcome_of(&target),
                     Some(Outcome::Ok),
@@ -391,7 +399,7 @@ fn update_killed_at_any_point_commits_only_whole_recordings_and_resumes() {
 fn run_whole(args: &[&str], stderr: &Path) -> Duration {
     let started = Instant::now();
     let child = spawn(Path::new(env!("CARGO_MANIFEST_DIR")), args, stderr);
-    let ended = kill_at(child, 0, || false, 0, "\u{0}never", stderr);
+    let ended = kill_at(child, 0, || false, 0, None, stderr);
     assert!(
         matches!(ended.code, Some(0 | 1)),
         "{args:?} runs: {}",
@@ -468,7 +476,7 @@ fn drift_and_report_files_killed_at_any_point_are_the_previous_or_the_whole_file
                 let delay = rng.below(took.as_millis() as u64 + 20);
                 let what = format!("{name}, {sig_name} {delay} ms after start");
                 let child = spawn(Path::new(env!("CARGO_MANIFEST_DIR")), args, &stderr);
-                let ended = kill_at(child, signal, || true, delay, "\u{0}never", &stderr);
+                let ended = kill_at(child, signal, || true, delay, None, &stderr);
                 let now = std::fs::read(file).unwrap();
                 eprintln!(
                     "{what}: exit {:?}, ended before the signal: {}, replaced: {}",
