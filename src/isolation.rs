@@ -142,17 +142,30 @@ pub fn enter_inside() -> anyhow::Result<()> {
 
 /// A namespace's init ignores signals it has no handler for, so SIGINT
 /// and SIGTERM get one that ends it at once (the kernel then ends every
-/// process of the namespace) until the recorder's run takes them over
-/// ([`crate::interrupt::Interrupt::listen`]) to end the run cleanly.
+/// process of the namespace) until [`end_runs_cleanly`] says the recorder's
+/// run takes them over ([`crate::interrupt::Interrupt::listen`], whose
+/// registration still calls this handler after its own).
 fn end_on_signals() {
     extern "C" fn end(signal: libc::c_int) {
+        if CLEAN_END.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
         // SAFETY: _exit is async-signal-safe.
         unsafe { libc::_exit(128 + signal) }
     }
     for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: installs a handler that only calls _exit.
+        // SAFETY: installs a handler that only reads an atomic and calls _exit.
         unsafe { libc::signal(signal, end as *const () as libc::sighandler_t) };
     }
+}
+
+/// Set once the run ends itself on SIGINT/SIGTERM (SIGHUP still ends at once).
+static CLEAN_END: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// From now on SIGINT and SIGTERM no longer end this process at once: the
+/// caller has [`crate::interrupt::Interrupt`] end its run.
+pub fn end_runs_cleanly() {
+    CLEAN_END.store(true, std::sync::atomic::Ordering::SeqCst);
 }
 
 /// Fails unless only loopback is reachable: every probe address must refuse

@@ -184,7 +184,9 @@ pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
         .context("starting the async runtime")?;
     let interrupt = {
         let _in_runtime = runtime.enter();
-        Interrupt::listen().context("taking over SIGINT and SIGTERM")?
+        let interrupt = Interrupt::listen().context("taking over SIGINT and SIGTERM")?;
+        isolation::end_runs_cleanly();
+        interrupt
     };
     let check_dir = if args.check {
         Some(
