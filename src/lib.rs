@@ -15,6 +15,7 @@ pub mod judge;
 pub mod model_server;
 pub mod outdated;
 pub mod profile;
+pub mod readiness;
 pub mod record;
 pub mod recording;
 pub mod registry;

@@ -20,6 +20,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+pub use crate::readiness::{Ready, ReadyWait};
+
 /// Where profiles live, relative to the repository root.
 pub const PROFILES_DIR: &str = "profiles";
 
@@ -81,52 +83,12 @@ pub struct ModelSection {
     /// arguments = { ... }`, for scenarios that script calls of them.
     #[serde(default)]
     pub agent_tools: Option<toml::Value>,
-}
-
-/// What to wait for before the first prompt.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct Ready {
-    /// `session`: once session/new or session/load answered.
-    #[serde(default = "default_after")]
-    pub after: String,
-    /// A notification method to wait for after that (e.g. Grok's
-    /// `_x.ai/mcp_initialized`).
+    /// Model requests the agent sends beside its turns (session titles,
+    /// routing calls), in the model server's `SideRequests` form:
+    /// `[[model.side_requests]] name = ..., no_tools = true, ...`. Any other
+    /// request the scenario does not script ends the recording `off_script`.
     #[serde(default)]
-    pub notification: Option<String>,
-    /// Extra quiet time so asynchronous startup frames land before prompting.
-    #[serde(default)]
-    pub settle_ms: u64,
-    #[serde(default = "default_ready_timeout")]
-    pub timeout_ms: u64,
-    /// How long initialize, session/new, session/load and set_mode may take.
-    #[serde(default = "default_ready_timeout")]
-    pub handshake_timeout_ms: u64,
-    /// Start a resuming process only in a later wall-clock minute than the
-    /// one the previous process ended in (Gemini CLI: a session/load in the
-    /// minute the session was created finds no history).
-    #[serde(default)]
-    pub resume_in_new_minute: bool,
-}
-
-fn default_after() -> String {
-    "session".into()
-}
-fn default_ready_timeout() -> u64 {
-    60_000
-}
-
-impl Default for Ready {
-    fn default() -> Self {
-        Ready {
-            after: default_after(),
-            notification: None,
-            settle_ms: 0,
-            timeout_ms: default_ready_timeout(),
-            handshake_timeout_ms: default_ready_timeout(),
-            resume_in_new_minute: false,
-        }
-    }
+    pub side_requests: Vec<toml::Value>,
 }
 
 /// How to end the agent: close stdin, wait, SIGTERM, wait, SIGKILL.
@@ -408,6 +370,17 @@ impl Profile {
             })?;
         }
         profile.check_recipes(text)?;
+        profile
+            .ready
+            .check()
+            .map_err(|message| ProfileError::Parse {
+                path: path.to_path_buf(),
+                line: text
+                    .lines()
+                    .position(|l| l.trim() == "[[ready.wait]]")
+                    .map_or(0, |i| i + 1),
+                message,
+            })?;
         crate::workspace_fixture::check_all(&profile.workspace, "workspace").map_err(
             |message| ProfileError::Parse {
                 path: path.to_path_buf(),

@@ -163,6 +163,9 @@ pub enum Outcome {
     Error,
     /// SIGINT or SIGTERM ended the run; never committed, never judged ok.
     Interrupted,
+    /// The agent sent a model request the scenario does not script and the
+    /// profile does not declare as a side request (the trailer's notes name it).
+    OffScript,
     #[serde(other)]
     Other,
 }
@@ -176,6 +179,7 @@ impl Outcome {
             Outcome::AgentCrashed => "agent_crashed",
             Outcome::Error => "error",
             Outcome::Interrupted => "interrupted",
+            Outcome::OffScript => "off_script",
             Outcome::Other => "other",
         }
     }

@@ -28,10 +28,10 @@ fn check_fails_on_a_broken_profile_naming_file_and_line() {
             format!("broken.toml:{}: ", line("flavour = ")),
         ),
         (
-            good.replace("settle_ms = ", "settle_msec = "),
+            good.replace("timeout_ms = ", "timeout_msec = "),
             format!(
-                "broken.toml:{}: unknown field `settle_msec`",
-                line("settle_ms = ")
+                "broken.toml:{}: unknown field `timeout_msec`",
+                line("timeout_ms = ")
             ),
         ),
         (

@@ -300,13 +300,6 @@ async fn auxiliary_endpoints_answer_without_touching_the_script() {
             json!({}),
             "totalTokens",
         ),
-        (
-            Flavour::Gemini,
-            "POST",
-            "/v1beta/models/g:generateContent",
-            gemini_request("Ping the Unity editor.", false),
-            "complexity_score",
-        ),
     ];
     for (flavour, method, path, body, fragment) in cases {
         let server = start(flavour).await;
@@ -350,6 +343,48 @@ async fn gemini_api_keys_in_the_query_are_redacted() {
         path,
         "/v1beta/models/g:streamGenerateContent?alt=sse&key=<redacted>"
     );
+}
+
+/// Gemini CLI's router check (a non-streaming `generateContent` without
+/// tools) is answered from its profile's side-request declaration, in one
+/// JSON response; without the declaration the request, which carries the
+/// turn's conversation, would get the turn's reply (which is why profiles
+/// declare such requests).
+#[tokio::test]
+async fn gemini_router_checks_are_answered_from_the_profiles_side_request() {
+    use acp_harness::model_server::{AgentTools, ModelExchange, SideRequests};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles/gemini-cli.toml");
+    let profile = acp_harness::profile::Profile::load(&dir).unwrap();
+    let side: SideRequests = profile.model.side_requests.clone().try_into().unwrap();
+    let s = scenario::parse(Path::new("t.toml"), scenario_text().as_bytes()).unwrap();
+    let mut router = gemini_request("Ping the Unity editor.", false);
+    router.as_object_mut().unwrap().remove("tools");
+    for (declared, routed) in [(side, true), (SideRequests::default(), false)] {
+        let mut server = ModelServer::start_with_profile(
+            Flavour::Gemini,
+            ModelScript::from_scenario(&s),
+            ToolNaming::default(),
+            AgentTools::default(),
+            declared,
+        )
+        .await
+        .unwrap();
+        let mut events = server.take_events().unwrap();
+        let (status, body) = post(&server, "/v1beta/models/g:generateContent", &router).await;
+        assert_eq!(status, 200, "{body}");
+        let v: Value = serde_json::from_str(&body).unwrap();
+        let parts = &v["candidates"][0]["content"]["parts"];
+        while let Ok(e) = events.try_recv() {
+            assert!(!matches!(e, ModelExchange::OffScript { .. }), "{e:?}");
+        }
+        if routed {
+            let answer: Value = serde_json::from_str(parts[0]["text"].as_str().unwrap()).unwrap();
+            assert_eq!(answer["complexity_score"], 1, "{body}");
+        } else {
+            assert_eq!(parts[1]["text"], "Pinging.", "{body}");
+        }
+        server.shutdown().await;
+    }
 }
 
 /// Grok's model reaches MCP tools through `use_tool`: with the profile's
@@ -420,6 +455,12 @@ fn every_shipped_profile_names_a_flavour_and_tool_naming_the_model_server_speaks
         let p = acp_harness::profile::Profile::load(&path).unwrap_or_else(|e| panic!("{e}"));
         let _: Flavour = serde_json::from_value(Value::String(p.model.flavour.clone()))
             .unwrap_or_else(|e| panic!("{}: flavour: {e}", path.display()));
+        let _: acp_harness::model_server::SideRequests = p
+            .model
+            .side_requests
+            .clone()
+            .try_into()
+            .unwrap_or_else(|e| panic!("{}: side_requests: {e}", path.display()));
         let _: ToolNaming = p
             .model
             .tool_naming
@@ -430,3 +471,346 @@ fn every_shipped_profile_names_a_flavour_and_tool_naming_the_model_server_speaks
     }
     assert!(seen >= 3, "expected at least three profiles");
 }
+
+/// A conversation in no provider's shape; each flavour renders it the way
+/// its agents send it.
+#[derive(Clone, Copy)]
+enum M {
+    /// A user message with these text blocks.
+    User(&'static [&'static str]),
+    /// The assistant calls `uap_slow` (call id `call_1`).
+    Call,
+    /// The tool's text result.
+    Result,
+    /// The tool's result with an image (where the API cannot put one in a
+    /// tool result, the agent adds a user message holding only the image).
+    ImageResult,
+    /// A tool result and these text blocks in one user message (separate
+    /// messages where the API keeps them apart).
+    ResultThen(&'static [&'static str]),
+    /// The assistant's final answer.
+    Answer(&'static str),
+}
+
+const PNG: &str = "iVBORw0KGgo=";
+
+fn render_chat(conv: &[M]) -> Value {
+    let mut messages = vec![json!({"role": "system", "content": "You are an agent."})];
+    let user = |texts: &[&str]| json!({"role": "user", "content": texts.iter().map(|t| json!({"type": "text", "text": t})).collect::<Vec<_>>()});
+    let result = json!({"role": "tool", "tool_call_id": "call_1", "content": "pong"});
+    for m in conv {
+        match m {
+            M::User(t) => messages.push(user(t)),
+            M::Call => messages.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "unity-ops__uap_slow", "arguments": "{}"}}]})),
+            M::Result => messages.push(result.clone()),
+            M::ImageResult => {
+                messages.push(result.clone());
+                messages.push(json!({"role": "user", "content": [{"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{PNG}")}}]}));
+            }
+            M::ResultThen(t) => {
+                messages.push(result.clone());
+                messages.push(user(t));
+            }
+            M::Answer(t) => messages.push(json!({"role": "assistant", "content": t})),
+        }
+    }
+    json!({"model": "mock-model", "stream": true, "messages": messages,
+        "tools": [{"type": "function", "function": {"name": "unity-ops__uap_slow"}}]})
+}
+
+fn render_anthropic(conv: &[M]) -> Value {
+    let text = |t: &&str| json!({"type": "text", "text": t});
+    let result = |content: Value| json!({"type": "tool_result", "tool_use_id": "call_1", "content": content});
+    let messages: Vec<Value> = conv
+        .iter()
+        .map(|m| match m {
+            M::User(t) => json!({"role": "user", "content": t.iter().map(text).collect::<Vec<_>>()}),
+            M::Call => json!({"role": "assistant", "content": [{"type": "tool_use", "id": "call_1", "name": "mcp__unity-ops__uap_slow", "input": {}}]}),
+            M::Result => json!({"role": "user", "content": [result(json!("pong"))]}),
+            M::ImageResult => json!({"role": "user", "content": [result(json!([{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}}]))]}),
+            M::ResultThen(t) => {
+                let mut blocks = vec![result(json!("pong"))];
+                blocks.extend(t.iter().map(text));
+                json!({"role": "user", "content": blocks})
+            }
+            M::Answer(t) => json!({"role": "assistant", "content": [{"type": "text", "text": t}]}),
+        })
+        .collect();
+    json!({"model": "claude-test", "stream": true, "system": [{"type": "text", "text": "You are Claude Code."}],
+        "messages": messages, "tools": [{"name": "mcp__unity-ops__uap_slow", "input_schema": {}}]})
+}
+
+fn render_gemini(conv: &[M]) -> Value {
+    let text = |t: &&str| json!({"text": t});
+    let response = json!({"functionResponse": {"id": "call_1", "name": "mcp_unity-ops_uap_slow", "response": {"output": "pong"}}});
+    let contents: Vec<Value> = conv
+        .iter()
+        .map(|m| match m {
+            M::User(t) => json!({"role": "user", "parts": t.iter().map(text).collect::<Vec<_>>()}),
+            M::Call => json!({"role": "model", "parts": [{"functionCall": {"id": "call_1", "name": "mcp_unity-ops_uap_slow", "args": {}}}]}),
+            M::Result => json!({"role": "user", "parts": [response.clone()]}),
+            M::ImageResult => json!({"role": "user", "parts": [response.clone(), {"inlineData": {"mimeType": "image/png", "data": PNG}}]}),
+            M::ResultThen(t) => {
+                let mut parts = vec![response.clone()];
+                parts.extend(t.iter().map(text));
+                json!({"role": "user", "parts": parts})
+            }
+            M::Answer(t) => json!({"role": "model", "parts": [{"text": t}]}),
+        })
+        .collect();
+    json!({"contents": contents, "systemInstruction": {"parts": [{"text": "You are Gemini CLI."}]},
+        "tools": [{"functionDeclarations": [{"name": "mcp_unity-ops_uap_slow"}]}]})
+}
+
+fn render_responses(conv: &[M]) -> Value {
+    let user = |texts: &[&str]| json!({"type": "message", "role": "user", "content": texts.iter().map(|t| json!({"type": "input_text", "text": t})).collect::<Vec<_>>()});
+    let mut input = vec![
+        json!({"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "You are a coding agent."}]}),
+    ];
+    let output =
+        |o: Value| json!({"type": "function_call_output", "call_id": "call_1", "output": o});
+    for m in conv {
+        match m {
+            M::User(t) => input.push(user(t)),
+            M::Call => input.push(json!({"type": "function_call", "name": "uap_slow", "namespace": "mcp__unity_ops", "arguments": "{}", "call_id": "call_1"})),
+            M::Result => input.push(output(json!("pong"))),
+            M::ImageResult => input.push(output(json!([{"type": "input_image", "image_url": format!("data:image/png;base64,{PNG}")}]))),
+            M::ResultThen(t) => {
+                input.push(output(json!("pong")));
+                input.push(user(t));
+            }
+            M::Answer(t) => input.push(json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": t}]})),
+        }
+    }
+    json!({"model": "mock-model", "stream": true, "input": input,
+        "tools": [{"type": "namespace", "name": "mcp__unity_ops", "tools": [{"type": "function", "name": "uap_slow"}]}]})
+}
+
+fn responses_decode(body: &str) -> Decoded {
+    let mut d = Decoded::default();
+    for e in data_lines(body) {
+        match e["type"].as_str().unwrap_or_default() {
+            "response.output_text.delta" => d.text += e["delta"].as_str().unwrap(),
+            "response.reasoning_summary_text.delta" => d.thinking += e["delta"].as_str().unwrap(),
+            "response.output_item.done" if e["item"]["type"] == "function_call" => d.calls.push((
+                e["item"]["name"].as_str().unwrap().into(),
+                e["item"]["call_id"].as_str().unwrap().into(),
+                serde_json::from_str(e["item"]["arguments"].as_str().unwrap()).unwrap(),
+            )),
+            _ => {}
+        }
+    }
+    d
+}
+
+/// The prompt-finding scenario: turn 1 pings (a call, then an answer),
+/// turn 2 says hello.
+const PROMPT_FINDING_SCENARIO: &str = r#"
+name = "t"
+summary = "prompt finding"
+tools = ["uap_slow"]
+
+[[step]]
+panel = "prompt"
+text = "Ping the Unity editor."
+  [[step.model]]
+  text = "Pinging."
+  tool_calls = [{ tool = "uap_slow", arguments = {}, id = "call_1" }]
+  [[step.model]]
+  text = "The editor answered pong."
+
+[[step]]
+panel = "prompt"
+text = "Say hello."
+  [[step.model]]
+  text = "hello"
+"#;
+
+/// What a request must come to.
+#[derive(Debug, PartialEq)]
+enum Want {
+    /// A scripted reply with this text.
+    Reply(&'static str),
+    /// Off the script: answered neutrally, published as off-script.
+    OffScript,
+    /// A declared side request, answered with its reply.
+    Side(&'static str),
+}
+
+/// Prompt finding, the same in every flavour: the prompt counts in any user
+/// message, beside tool results, in blocks joined without separators and
+/// after an image result; trailing reminders do not hide it; a request about
+/// a finished turn or past the script is off script unless the profile
+/// declares it.
+#[tokio::test]
+async fn every_flavour_finds_the_prompt_wherever_the_request_carries_it() {
+    use acp_harness::model_server::{AgentTools, ModelExchange, SideRequests};
+    const P1: &str = "Ping the Unity editor.";
+    let cases: Vec<(&str, Vec<M>, Want)> = vec![
+        (
+            "the prompt alone",
+            vec![M::User(&[P1])],
+            Want::Reply("Pinging."),
+        ),
+        (
+            "a reminder message before the prompt",
+            vec![
+                M::User(&["<system-reminder>ctx</system-reminder>"]),
+                M::User(&[P1]),
+            ],
+            Want::Reply("Pinging."),
+        ),
+        (
+            "a trailing reminder message after the prompt",
+            vec![M::User(&[P1]), M::User(&[REMINDER])],
+            Want::Reply("Pinging."),
+        ),
+        (
+            "custom instructions and prompt as two blocks",
+            vec![M::User(&["Be brief.", P1])],
+            Want::Reply("Pinging."),
+        ),
+        (
+            "blocks joined without a separator",
+            vec![M::User(&["Be brief.Ping the Unity editor."])],
+            Want::Reply("Pinging."),
+        ),
+        (
+            "after the tool result",
+            vec![M::User(&[P1]), M::Call, M::Result],
+            Want::Reply("The editor answered pong."),
+        ),
+        (
+            "after an image tool result",
+            vec![M::User(&[P1]), M::Call, M::ImageResult],
+            Want::Reply("The editor answered pong."),
+        ),
+        (
+            "a reminder beside the tool result",
+            vec![M::User(&[P1]), M::Call, M::ResultThen(&[REMINDER])],
+            Want::Reply("The editor answered pong."),
+        ),
+        (
+            "the next prompt beside the previous turn's tool result",
+            vec![M::User(&[P1]), M::Call, M::ResultThen(&["Say hello."])],
+            Want::Reply("hello"),
+        ),
+        (
+            "the next prompt after an image tool result",
+            vec![
+                M::User(&[P1]),
+                M::Call,
+                M::ImageResult,
+                M::Answer("pong"),
+                M::User(&["Say hello."]),
+            ],
+            Want::Reply("hello"),
+        ),
+        (
+            "past the turn's last reply",
+            vec![M::User(&[P1]), M::Call, M::Result, M::Call, M::Result],
+            Want::OffScript,
+        ),
+        (
+            "a title request quoting the prompt in a sentence",
+            vec![
+                M::User(&[P1]),
+                M::Answer("Done."),
+                M::User(&["Write a title for: Ping the Unity editor."]),
+            ],
+            Want::OffScript,
+        ),
+        (
+            "a reminder-shaped request about the finished turn",
+            vec![
+                M::User(&[P1]),
+                M::Call,
+                M::Result,
+                M::Answer("pong"),
+                M::User(&["<system-reminder>Summarise the turn.</system-reminder>"]),
+            ],
+            Want::OffScript,
+        ),
+        (
+            "the same request, declared as a side request",
+            vec![
+                M::User(&[P1]),
+                M::Call,
+                M::Result,
+                M::Answer("pong"),
+                M::User(&["<system-reminder>Summarise this turn.</system-reminder>"]),
+            ],
+            Want::Side("Pinged."),
+        ),
+        (
+            "no prompt at all",
+            vec![M::User(&["Hello there."])],
+            Want::OffScript,
+        ),
+    ];
+    type Render = fn(&[M]) -> Value;
+    let flavours: [(Flavour, &str, Render, fn(&str) -> Decoded); 4] = [
+        (
+            Flavour::ChatCompletions,
+            "/v1/chat/completions",
+            render_chat,
+            chat_decode,
+        ),
+        (
+            Flavour::Anthropic,
+            "/v1/messages?beta=true",
+            render_anthropic,
+            anthropic_decode,
+        ),
+        (
+            Flavour::Gemini,
+            "/v1beta/models/g:streamGenerateContent?alt=sse",
+            render_gemini,
+            gemini_decode,
+        ),
+        (
+            Flavour::Responses,
+            "/v1/responses",
+            render_responses,
+            responses_decode,
+        ),
+    ];
+    let side: SideRequests = vec![
+        toml::Value::try_from(json!({"name": "turn summary", "last_user_matches": "Summarise this turn", "reply": "Pinged."}))
+            .unwrap(),
+    ]
+    .try_into()
+    .unwrap();
+    let s = scenario::parse(Path::new("t.toml"), PROMPT_FINDING_SCENARIO.as_bytes()).unwrap();
+    for (flavour, path, render, decode) in flavours {
+        let mut server = ModelServer::start_with_profile(
+            flavour,
+            ModelScript::from_scenario(&s),
+            ToolNaming::default(),
+            AgentTools::default(),
+            side.clone(),
+        )
+        .await
+        .unwrap();
+        let mut events = server.take_events().unwrap();
+        for (case, conv, want) in &cases {
+            let (status, body) = post(&server, path, &render(conv)).await;
+            assert_eq!(status, 200, "{flavour:?} {case}: {body}");
+            let text = decode(&body).text;
+            let mut off = false;
+            while let Ok(e) = events.try_recv() {
+                off |= matches!(e, ModelExchange::OffScript { .. });
+            }
+            let got = match (off, text.as_str()) {
+                (true, "OK.") => Want::OffScript,
+                (true, other) => panic!("{flavour:?} {case}: off script yet answered {other:?}"),
+                (false, "Pinged.") => Want::Side("Pinged."),
+                (false, _) => Want::Reply(Box::leak(text.into_boxed_str())),
+            };
+            assert_eq!(&got, want, "{flavour:?}: {case}");
+        }
+        server.shutdown().await;
+    }
+}
+
+const REMINDER: &str = "<system-reminder>\nThe tool list changed.\n</system-reminder>";

@@ -274,6 +274,7 @@ async fn every_exchange_is_published_with_secrets_redacted_and_unknown_paths_get
                 format!("{id} response {status}")
             }
             ModelExchange::Note { id, .. } => format!("{id} note"),
+            ModelExchange::OffScript { id, .. } => format!("{id} off script"),
         })
         .collect();
     assert_eq!(
@@ -389,6 +390,7 @@ async fn an_oversized_body_is_refused_with_413_and_still_recorded() {
                 "response"
             }
             ModelExchange::Note { .. } => "note",
+            ModelExchange::OffScript { .. } => "off script",
         });
     }
     assert_eq!(kinds, vec!["request", "note", "response"]);

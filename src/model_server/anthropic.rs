@@ -2,9 +2,10 @@
 //! `?beta=true`), for the Claude Code CLI as the reference panel peer.
 //!
 //! Requests: `messages` oldest first, `content` a string or blocks; a user
-//! message's `tool_result` blocks are tool outputs (text beside them, such
-//! as system reminders, is not read as a prompt). `tools` are flat
-//! (`mcp__unity-ops__uap_ping`).
+//! message's `tool_result` blocks are tool outputs and the text blocks
+//! beside them are read in order (a system reminder, or the next prompt
+//! beside the previous turn's results). `system` is a string or text
+//! blocks. `tools` are flat (`mcp__unity-ops__uap_ping`).
 //!
 //! Replies: `message_start`, per block `content_block_start` /
 //! `content_block_delta` (`thinking_delta` + `signature_delta`,
@@ -29,6 +30,35 @@ use super::{
     Entry, HttpReply, OfferedTool, ProviderApi, ReplyPlan, RequestView, input_tokens, stream_chunks,
 };
 use crate::scenario::ApiError;
+
+/// A user message's blocks in order: each `tool_result` is a tool output,
+/// each run of text blocks one user entry (a system reminder beside tool
+/// results, or the next prompt an agent sends beside the previous turn's
+/// results). Images and other blocks are neither.
+fn user_blocks(blocks: &[Value], conversation: &mut Vec<Entry>) {
+    let mut texts: Vec<String> = Vec::new();
+    let mut any_output = false;
+    for b in blocks {
+        match b.get("type").and_then(Value::as_str) {
+            Some("tool_result") => {
+                if !texts.is_empty() {
+                    conversation.push(Entry::User(std::mem::take(&mut texts)));
+                }
+                conversation.push(Entry::ToolOutput);
+                any_output = true;
+            }
+            Some("text") => {
+                if let Some(t) = b.get("text").and_then(Value::as_str) {
+                    texts.push(t.to_owned());
+                }
+            }
+            _ => {}
+        }
+    }
+    if !texts.is_empty() || !any_output {
+        conversation.push(Entry::User(texts));
+    }
+}
 
 /// The Anthropic Messages flavour.
 pub struct Anthropic;
@@ -55,32 +85,35 @@ impl ProviderApi for Anthropic {
             .ok_or("`messages` is missing or not an array")?;
         let mut conversation = Vec::new();
         for m in messages {
-            if m.get("role").and_then(Value::as_str) != Some("user") {
-                conversation.push(Entry::Other);
-                continue;
+            match m.get("role").and_then(Value::as_str) {
+                Some("user") => {}
+                Some("assistant") => {
+                    let calls = m.get("content").and_then(Value::as_array).is_some_and(|b| {
+                        b.iter()
+                            .any(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
+                    });
+                    conversation.push(if calls { Entry::Other } else { Entry::Answer });
+                    continue;
+                }
+                _ => {
+                    conversation.push(Entry::Other);
+                    continue;
+                }
             }
             match m.get("content") {
                 Some(Value::String(s)) => conversation.push(Entry::User(vec![s.clone()])),
-                Some(Value::Array(blocks)) => {
-                    let outputs = blocks
-                        .iter()
-                        .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
-                        .count();
-                    if outputs > 0 {
-                        // Text beside tool results (system reminders) is not a prompt.
-                        conversation.extend(std::iter::repeat_n(Entry::ToolOutput, outputs));
-                        continue;
-                    }
-                    let texts: Vec<String> = blocks
-                        .iter()
-                        .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-                        .filter_map(|b| b.get("text").and_then(Value::as_str).map(str::to_owned))
-                        .collect();
-                    conversation.push(Entry::User(texts));
-                }
+                Some(Value::Array(blocks)) => user_blocks(blocks, &mut conversation),
                 _ => conversation.push(Entry::Other),
             }
         }
+        let system = match v.get("system") {
+            Some(Value::String(s)) => vec![s.clone()],
+            Some(Value::Array(blocks)) => blocks
+                .iter()
+                .filter_map(|b| b.get("text").and_then(Value::as_str).map(str::to_owned))
+                .collect(),
+            _ => Vec::new(),
+        };
         let offered_tools = v
             .get("tools")
             .and_then(Value::as_array)
@@ -93,7 +126,7 @@ impl ProviderApi for Anthropic {
                 })
             })
             .collect();
-        Ok(RequestView::from_body(&v, conversation, offered_tools))
+        Ok(RequestView::from_body(&v, conversation, offered_tools).with_system(system))
     }
 
     fn render_reply(&self, plan: &ReplyPlan, view: &RequestView, seq: u64) -> HttpReply {

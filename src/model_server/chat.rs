@@ -24,7 +24,7 @@
 //! naming is `{ form = "flat", template = "unity-ops__{tool}" }` (with the
 //! default namespace rule Grok answers "Tool not found: uap_ping"). After a
 //! turn Grok sends a side request (a `<system-reminder>` user message asking
-//! for a dashboard line that quotes the prompt), answered as unscripted.
+//! for a session title), which its profile declares (`[[model.side_requests]]`).
 
 use axum::http::Method;
 use serde_json::{Value, json};
@@ -74,8 +74,25 @@ impl ProviderApi for ChatCompletions {
             .map(|m| match m.get("role").and_then(Value::as_str) {
                 Some("user") => Entry::User(content_texts(m.get("content"))),
                 Some("tool") | Some("function") => Entry::ToolOutput,
+                Some("assistant")
+                    if m.get("tool_calls")
+                        .is_none_or(|c| c.as_array().is_none_or(Vec::is_empty))
+                        && m.get("function_call").is_none() =>
+                {
+                    Entry::Answer
+                }
                 _ => Entry::Other,
             })
+            .collect();
+        let system = messages
+            .iter()
+            .filter(|m| {
+                matches!(
+                    m.get("role").and_then(Value::as_str),
+                    Some("system" | "developer")
+                )
+            })
+            .flat_map(|m| content_texts(m.get("content")))
             .collect();
         let offered_tools = v
             .get("tools")
@@ -93,7 +110,7 @@ impl ProviderApi for ChatCompletions {
                 })
             })
             .collect();
-        Ok(RequestView::from_body(&v, conversation, offered_tools))
+        Ok(RequestView::from_body(&v, conversation, offered_tools).with_system(system))
     }
 
     fn render_reply(&self, plan: &ReplyPlan, view: &RequestView, seq: u64) -> HttpReply {

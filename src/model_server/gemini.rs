@@ -11,11 +11,11 @@
 //! (`{"text":...,"thought":true}`), text parts, `functionCall` parts (with
 //! the script's call id as `id`, which Gemini CLI turns into the
 //! toolCallId), the last one with `finishReason` and `usageMetadata`.
-//! Auxiliary: `:generateContent` (non-streaming) is Gemini CLI's router /
-//! next-speaker / loop check, answered with one JSON text that satisfies
-//! each of them (`complexity_score` >= 1, `next_speaker` "user"), and
-//! `:countTokens` with a fixed count. Errors: an HTTP status with
-//! `{"error":{"code","message","status"}}`.
+//! `:generateContent` is the same request answered in one JSON response
+//! (Gemini CLI's router / next-speaker / loop checks use it; its profile
+//! declares them as side requests with the JSON text they expect).
+//! Auxiliary: `:countTokens`, answered with a fixed count. Errors: an HTTP
+//! status with `{"error":{"code","message","status"}}`.
 //!
 //! Seen from Gemini CLI 0.61.0 (2026-11-29): a router call
 //! `gemini-3.5-flash-lite:generateContent` before the turn, then
@@ -37,9 +37,6 @@ use crate::scenario::ApiError;
 /// The Gemini flavour.
 pub struct Gemini;
 
-/// The text answering every non-streaming `generateContent` call.
-pub const SIDE_CALL_TEXT: &str = r#"{"complexity_reasoning":"scripted model","complexity_score":1,"reasoning":"scripted model","next_speaker":"user","is_loop":false}"#;
-
 fn action(path: &str) -> Option<(&str, &str)> {
     let rest = path
         .strip_prefix("/v1beta/models/")
@@ -49,30 +46,19 @@ fn action(path: &str) -> Option<(&str, &str)> {
 
 impl ProviderApi for Gemini {
     fn serve_auxiliary(&self, method: &Method, path: &str, _body: &[u8]) -> Option<HttpReply> {
-        if method != Method::POST {
-            return None;
-        }
-        let (model, verb) = action(path)?;
-        let body = match verb {
-            "countTokens" => json!({"totalTokens": 100}),
-            "generateContent" => json!({
-                "candidates": [{"content": {"role": "model", "parts": [{"text": SIDE_CALL_TEXT}]},
-                    "finishReason": "STOP", "index": 0}],
-                "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 10, "totalTokenCount": 110},
-                "modelVersion": model,
-            }),
-            _ => return None,
-        };
-        Some(HttpReply {
-            status: 200,
-            content_type: "application/json",
-            body: body.to_string(),
-        })
+        (method == Method::POST && action(path).is_some_and(|(_, verb)| verb == "countTokens"))
+            .then(|| HttpReply {
+                status: 200,
+                content_type: "application/json",
+                body: json!({"totalTokens": 100}).to_string(),
+            })
     }
 
     fn is_model_request(&self, method: &Method, path: &str) -> bool {
         method == Method::POST
-            && action(path).is_some_and(|(_, verb)| verb == "streamGenerateContent")
+            && action(path).is_some_and(|(_, verb)| {
+                verb == "streamGenerateContent" || verb == "generateContent"
+            })
     }
 
     fn read_request(&self, path: &str, body: &[u8]) -> Result<RequestView, String> {
@@ -90,27 +76,37 @@ impl ProviderApi for Gemini {
                 .map(Vec::as_slice)
                 .unwrap_or_default();
             if c.get("role").and_then(Value::as_str) == Some("model") {
-                conversation.push(Entry::Other);
+                let calls = parts.iter().any(|p| p.get("functionCall").is_some());
+                conversation.push(if calls { Entry::Other } else { Entry::Answer });
                 continue;
             }
-            let outputs = parts
-                .iter()
-                .filter(|p| p.get("functionResponse").is_some())
-                .count();
-            if outputs > 0 {
-                // Text beside function responses is not a prompt.
-                conversation.extend(std::iter::repeat_n(Entry::ToolOutput, outputs));
-                continue;
+            // Parts in order: function responses are tool outputs, runs of
+            // text parts user entries (text beside responses included).
+            let mut texts: Vec<String> = Vec::new();
+            for p in parts {
+                if p.get("functionResponse").is_some() {
+                    if !texts.is_empty() {
+                        conversation.push(Entry::User(std::mem::take(&mut texts)));
+                    }
+                    conversation.push(Entry::ToolOutput);
+                } else if p.get("thought").and_then(Value::as_bool) != Some(true)
+                    && let Some(t) = p.get("text").and_then(Value::as_str)
+                {
+                    texts.push(t.to_owned());
+                }
             }
-            let texts: Vec<String> = parts
-                .iter()
-                .filter(|p| p.get("thought").and_then(Value::as_bool) != Some(true))
-                .filter_map(|p| p.get("text").and_then(Value::as_str).map(str::to_owned))
-                .collect();
             if !texts.is_empty() {
                 conversation.push(Entry::User(texts));
             }
         }
+        let system = v
+            .pointer("/systemInstruction/parts")
+            .or_else(|| v.pointer("/system_instruction/parts"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|p| p.get("text").and_then(Value::as_str).map(str::to_owned))
+            .collect();
         let offered_tools = v
             .get("tools")
             .and_then(Value::as_array)
@@ -132,8 +128,10 @@ impl ProviderApi for Gemini {
         Ok(RequestView {
             conversation,
             offered_tools,
-            stream: true,
+            // `generateContent` answers in one piece, `streamGenerateContent` streams.
+            stream: action(path).is_some_and(|(_, verb)| verb == "streamGenerateContent"),
             model: action(path).map(|(m, _)| m.to_owned()),
+            system,
         })
     }
 
@@ -166,6 +164,26 @@ impl ProviderApi for Gemini {
         last["candidates"][0]["finishReason"] = json!("STOP");
         last["usageMetadata"] = json!({"promptTokenCount": input, "candidatesTokenCount": output, "totalTokenCount": input + output});
         chunks.push(last);
+        if !view.stream {
+            // `generateContent`: the whole answer as one response, its text in one part.
+            let mut parts: Vec<Value> = Vec::new();
+            if let Some(t) = &plan.thinking {
+                parts.push(json!({"text": t, "thought": true}));
+            }
+            if let Some(t) = &plan.text {
+                parts.push(json!({"text": t}));
+            }
+            for c in &plan.calls {
+                parts.push(json!({"functionCall": {"id": c.call_id, "name": c.tool.name, "args": c.arguments_value}}));
+            }
+            let mut whole = chunks.pop().unwrap_or_default();
+            whole["candidates"][0]["content"]["parts"] = json!(parts);
+            return HttpReply {
+                status: 200,
+                content_type: "application/json",
+                body: whole.to_string(),
+            };
+        }
         let body = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
         HttpReply {
             status: 200,

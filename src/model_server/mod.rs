@@ -21,8 +21,10 @@ pub mod anthropic;
 pub mod chat;
 pub mod gemini;
 pub mod naming;
+pub mod reply_plan;
 pub mod responses;
 pub mod script;
+pub mod side_requests;
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -40,7 +42,10 @@ use tokio::task::JoinHandle;
 
 pub use agent_tools::{AgentTool, AgentToolError, AgentTools};
 pub use naming::{OfferedTool, ToolNaming, ToolRef};
+pub use reply_plan::{PlannedCall, ReplyPlan};
+use reply_plan::{plan, unscripted};
 pub use script::{Entry, ModelScript, ScriptTurn, Selection};
+pub use side_requests::{SideRequest, SideRequestError, SideRequests};
 
 use crate::scenario::{ApiError, ModelReply};
 
@@ -49,9 +54,10 @@ use crate::scenario::{ApiError, ModelReply};
 pub use stub_mcp::REDACTED;
 
 /// The answer to a model request that the script does not cover (a
-/// request past a turn's last reply, or one that is not a scripted turn,
-/// such as title generation). Short and neutral, so it cannot steer the
-/// agent; each use is published as a [`ModelExchange::Note`].
+/// request past a turn's last reply, one that is not a scripted turn) and
+/// the default answer to a declared side request. Short and neutral, so it
+/// cannot steer the agent; an off-script use is published as a
+/// [`ModelExchange::OffScript`], a side request as a [`ModelExchange::Note`].
 pub const UNSCRIPTED_TEXT: &str = "OK.";
 
 /// Largest request body accepted (requests carry whole conversations,
@@ -106,20 +112,28 @@ pub enum ModelExchange {
         text: String,
         at: SystemTime,
     },
+    /// Request `id` is neither a scripted turn nor a declared side request:
+    /// `text` names the request and why it did not match. The recorder ends
+    /// the run `off_script`.
+    OffScript {
+        id: u64,
+        text: String,
+        at: SystemTime,
+    },
 }
 
 impl ModelExchange {
     pub fn id(&self) -> u64 {
         match self {
             ModelExchange::Http(exchange) => exchange.id(),
-            ModelExchange::Note { id, .. } => *id,
+            ModelExchange::Note { id, .. } | ModelExchange::OffScript { id, .. } => *id,
         }
     }
 
     pub fn at(&self) -> SystemTime {
         match self {
             ModelExchange::Http(exchange) => exchange.at(),
-            ModelExchange::Note { at, .. } => *at,
+            ModelExchange::Note { at, .. } | ModelExchange::OffScript { at, .. } => *at,
         }
     }
 }
@@ -135,6 +149,9 @@ pub struct RequestView {
     pub stream: bool,
     /// The model the request names, echoed back in replies.
     pub model: Option<String>,
+    /// The system prompt's texts (`system`, `instructions`, system or
+    /// developer messages, `systemInstruction`), for side-request matchers.
+    pub system: Vec<String>,
 }
 
 impl RequestView {
@@ -151,7 +168,13 @@ impl RequestView {
             offered_tools,
             stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
             model: body.get("model").and_then(Value::as_str).map(str::to_owned),
+            system: Vec::new(),
         }
+    }
+
+    pub(crate) fn with_system(mut self, system: Vec<String>) -> Self {
+        self.system = system;
+        self
     }
 }
 
@@ -169,24 +192,6 @@ pub(crate) fn content_texts(content: Option<&Value>) -> Vec<String> {
     }
 }
 
-/// A reply ready to render: tool names already resolved to the form the
-/// agent offered them in, arguments already serialised.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ReplyPlan {
-    pub thinking: Option<String>,
-    pub text: Option<String>,
-    pub calls: Vec<PlannedCall>,
-}
-
-impl ReplyPlan {
-    /// A count for `usage` fields: words of thinking and text, 10 per call.
-    /// Deterministic, so recordings do not vary with it.
-    pub fn output_tokens(&self) -> u64 {
-        let words = |s: &Option<String>| s.as_deref().map_or(0, |s| s.split_whitespace().count());
-        (words(&self.thinking) + words(&self.text) + self.calls.len() * 10) as u64
-    }
-}
-
 /// Split text into word-sized deltas (each keeps its trailing space), so an
 /// agent streams several chunks and `chunks:N` points exist.
 pub fn stream_chunks(text: &str) -> Vec<&str> {
@@ -197,15 +202,6 @@ pub fn stream_chunks(text: &str) -> Vec<&str> {
 /// A deterministic `input_tokens` figure for request number `seq`.
 pub fn input_tokens(seq: u64) -> u64 {
     100 * seq
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct PlannedCall {
-    pub call_id: String,
-    pub tool: ToolRef,
-    /// The arguments as a JSON text (how most APIs carry them).
-    pub arguments: String,
-    pub arguments_value: serde_json::Value,
 }
 
 /// An HTTP answer from a flavour.
@@ -265,6 +261,25 @@ impl ModelServer {
         naming: ToolNaming,
         agent_tools: AgentTools,
     ) -> Result<Running, ModelServerError> {
+        Self::start_with_profile(
+            flavour,
+            script,
+            naming,
+            agent_tools,
+            SideRequests::default(),
+        )
+        .await
+    }
+
+    /// [`ModelServer::start_with_agent_tools`] with the profile's declared
+    /// side requests (answered, not off script).
+    pub async fn start_with_profile(
+        flavour: Flavour,
+        script: ModelScript,
+        naming: ToolNaming,
+        agent_tools: AgentTools,
+        side_requests: SideRequests,
+    ) -> Result<Running, ModelServerError> {
         let listener = tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
             .await
             .map_err(ModelServerError::Bind)?;
@@ -276,6 +291,7 @@ impl ModelServer {
             script,
             naming,
             agent_tools,
+            side_requests,
             events: tx,
             next_id: AtomicU64::new(1),
         });
@@ -352,6 +368,7 @@ struct ServerState {
     script: ModelScript,
     naming: ToolNaming,
     agent_tools: AgentTools,
+    side_requests: SideRequests,
     events: UnboundedSender<ModelExchange>,
     next_id: AtomicU64,
 }
@@ -522,6 +539,82 @@ fn paced(
     )
 }
 
+/// Where a request falls: what [`answer`] replies from, and what tests and
+/// corpus checks read without a server.
+#[derive(Debug)]
+pub enum Placement<'a> {
+    /// Not a model turn but an API endpoint the flavour answers itself.
+    Auxiliary(HttpReply),
+    /// No endpoint of this API.
+    NoEndpoint,
+    /// A model request whose body the flavour cannot read.
+    Unreadable(String),
+    /// A side request the profile declares.
+    Side(&'a SideRequest, RequestView),
+    /// A scripted turn's reply.
+    Turn {
+        turn: usize,
+        reply: usize,
+        model: &'a ModelReply,
+        view: RequestView,
+    },
+    /// Neither: `why` says what did not match.
+    OffScript { why: String, view: RequestView },
+}
+
+/// Places a request (`path` without its query) against the script and the
+/// profile's side requests; side requests are tried first, so one that
+/// quotes the prompt is not taken for the turn.
+pub fn place<'a>(
+    flavour: Flavour,
+    script: &'a ModelScript,
+    side_requests: &'a SideRequests,
+    method: &Method,
+    path: &str,
+    body: &[u8],
+) -> Placement<'a> {
+    place_with(
+        flavour.api().as_ref(),
+        script,
+        side_requests,
+        method,
+        path,
+        body,
+    )
+}
+
+fn place_with<'a>(
+    api: &dyn ProviderApi,
+    script: &'a ModelScript,
+    side_requests: &'a SideRequests,
+    method: &Method,
+    path: &str,
+    body: &[u8],
+) -> Placement<'a> {
+    if let Some(reply) = api.serve_auxiliary(method, path, body) {
+        return Placement::Auxiliary(reply);
+    }
+    if !api.is_model_request(method, path) {
+        return Placement::NoEndpoint;
+    }
+    let view = match api.read_request(path, body) {
+        Ok(view) => view,
+        Err(message) => return Placement::Unreadable(message),
+    };
+    if let Some(side) = side_requests.matching(path, &view) {
+        return Placement::Side(side, view);
+    }
+    match script.select(&view.conversation) {
+        Selection::Reply { turn, reply, model } => Placement::Turn {
+            turn,
+            reply,
+            model,
+            view,
+        },
+        Selection::OffScript { why } => Placement::OffScript { why, view },
+    }
+}
+
 /// The reply to one request, and the pace to stream it at (ms between
 /// events) when the script asks for one.
 fn answer(
@@ -532,159 +625,79 @@ fn answer(
     body: &[u8],
 ) -> (HttpReply, Option<u32>) {
     let api = state.api.as_ref();
-    if let Some(reply) = api.serve_auxiliary(method, path, body) {
-        return (reply, None);
-    }
-    if !api.is_model_request(method, path) {
-        state.note(
-            id,
-            format!("model server: no such endpoint: {method} {path} (404)"),
-        );
-        return (
-            api.render_protocol_error(404, &format!("no such endpoint: {method} {path}")),
-            None,
-        );
-    }
-    let view = match api.read_request(path, body) {
-        Ok(view) => view,
-        Err(message) => {
+    match place_with(api, &state.script, &state.side_requests, method, path, body) {
+        Placement::Auxiliary(reply) => (reply, None),
+        Placement::NoEndpoint => {
+            state.note(
+                id,
+                format!("model server: no such endpoint: {method} {path} (404)"),
+            );
+            (
+                api.render_protocol_error(404, &format!("no such endpoint: {method} {path}")),
+                None,
+            )
+        }
+        Placement::Unreadable(message) => {
             state.note(
                 id,
                 format!("model server: unreadable request: {message} (400)"),
             );
-            return (api.render_protocol_error(400, &message), None);
+            (api.render_protocol_error(400, &message), None)
         }
-    };
-    let mut pace = None;
-    let plan = match state.script.select(&view.conversation) {
-        Selection::Reply { turn, reply, model } => {
-            if let Some(error) = &model.error {
-                return (api.render_error(error), None);
-            }
-            pace = model.pace_ms;
-            plan(state, id, model, &view.offered_tools, turn, reply)
-        }
-        Selection::PastEnd { turn, outputs } => {
+        Placement::Side(side, view) => {
             state.note(
                 id,
                 format!(
-                    "model server: turn {} has no reply for a request after {outputs} tool output(s); answered {UNSCRIPTED_TEXT:?}",
-                    turn + 1
+                    "model server: side request `{}` (declared in the profile); answered {:?}",
+                    side.name,
+                    shorten(&side.reply)
                 ),
             );
-            unscripted()
+            let plan = ReplyPlan {
+                text: Some(side.reply.clone()),
+                ..Default::default()
+            };
+            (api.render_reply(&plan, &view, id), None)
         }
-        Selection::NotATurn => {
-            state.note(
+        Placement::Turn {
+            turn,
+            reply,
+            model,
+            view,
+        } => {
+            if let Some(error) = &model.error {
+                return (api.render_error(error), None);
+            }
+            let plan = plan(state, id, model, &view.offered_tools, turn, reply);
+            (api.render_reply(&plan, &view, id), model.pace_ms)
+        }
+        Placement::OffScript { why, view } => {
+            state.publish(ModelExchange::OffScript {
                 id,
-                format!("model server: request carries no scripted prompt text; answered {UNSCRIPTED_TEXT:?}"),
-            );
-            unscripted()
+                text: format!(
+                    "model request {id} ({method} {path}) is off script: {why}; no [[model.side_requests]] of the profile matches it; answered {UNSCRIPTED_TEXT:?}"
+                ),
+                at: SystemTime::now(),
+            });
+            (api.render_reply(&unscripted(), &view, id), None)
         }
-    };
-    (api.render_reply(&plan, &view, id), pace)
+    }
+}
+
+/// A reply text cut for a note.
+fn shorten(text: &str) -> String {
+    let cut: String = text.chars().take(60).collect();
+    if cut.len() < text.len() {
+        format!("{cut}...")
+    } else {
+        cut
+    }
 }
 
 /// The agent-tool role through which an agent's model reaches MCP tools,
 /// when the profile maps one (`{tool}`: the unity-ops tool name,
 /// `{arguments}`: the call's arguments object).
 pub const MCP_CALL_ROLE: &str = "mcp_call";
-
-fn unscripted() -> ReplyPlan {
-    ReplyPlan {
-        text: Some(UNSCRIPTED_TEXT.to_owned()),
-        ..Default::default()
-    }
-}
-
-fn plan(
-    state: &ServerState,
-    id: u64,
-    model: &ModelReply,
-    offered: &[OfferedTool],
-    turn: usize,
-    reply: usize,
-) -> ReplyPlan {
-    let calls = model
-        .tool_calls
-        .iter()
-        .map(|call| {
-            if let Some(role) = &call.agent_tool {
-                let (tool, arguments_value) = match state.agent_tools.render(role, &call.arguments)
-                {
-                    Ok(rendered) => rendered,
-                    Err(e) => {
-                        // Sent anyway under the role's name: the agent's
-                        // answer to an unknown tool is part of the record.
-                        state.note(
-                            id,
-                            format!("model server: turn {} reply {}: {e}", turn + 1, reply + 1),
-                        );
-                        (
-                            ToolRef {
-                                name: role.clone(),
-                                namespace: None,
-                            },
-                            call.arguments.clone(),
-                        )
-                    }
-                };
-                return PlannedCall {
-                    call_id: call.id.clone(),
-                    tool,
-                    arguments: serde_json::to_string(&arguments_value)
-                        .unwrap_or_else(|_| "{}".to_owned()),
-                    arguments_value,
-                };
-            }
-            // A unity-ops call through the agent's meta-tool (Grok's
-            // `use_tool`), when the profile maps one, the request offers it
-            // and the scenario does not ask for direct calls.
-            if !state.script.direct_mcp_calls
-                && let Some(meta) = state.agent_tools.0.get(MCP_CALL_ROLE)
-                && offered
-                    .iter()
-                    .any(|t| t.name == meta.name && t.namespace.is_none())
-            {
-                let role_args = serde_json::json!({"tool": call.tool, "arguments": call.arguments});
-                match state.agent_tools.render(MCP_CALL_ROLE, &role_args) {
-                    Ok((tool, arguments_value)) => {
-                        return PlannedCall {
-                            call_id: call.id.clone(),
-                            tool,
-                            arguments: serde_json::to_string(&arguments_value)
-                                .unwrap_or_else(|_| "{}".to_owned()),
-                            arguments_value,
-                        };
-                    }
-                    Err(e) => state.note(
-                        id,
-                        format!("model server: turn {} reply {}: {e}", turn + 1, reply + 1),
-                    ),
-                }
-            }
-            let (tool, how) = state.naming.resolve(&call.tool, offered);
-            if let Some(how) = how {
-                state.note(
-                    id,
-                    format!("model server: turn {} reply {}: {how}", turn + 1, reply + 1),
-                );
-            }
-            PlannedCall {
-                call_id: call.id.clone(),
-                tool,
-                arguments: serde_json::to_string(&call.arguments)
-                    .unwrap_or_else(|_| "{}".to_owned()),
-                arguments_value: call.arguments.clone(),
-            }
-        })
-        .collect();
-    ReplyPlan {
-        thinking: model.thinking.clone(),
-        text: model.text.clone(),
-        calls,
-    }
-}
 
 /// Header names whose values are secrets.
 pub fn is_secret_header(name: &str) -> bool {

@@ -46,8 +46,9 @@
 //!   and a 500 into a "high demand" message chunk, both with `end_turn`;
 //!   0.16.0 answers the prompt with JSON-RPC error -32603 whose
 //!   `data.message` is the body.
-//! - No title-generation request was seen (2.6.0 titles the session from the
-//!   prompt text); anything similar is answered [`super::UNSCRIPTED_TEXT`].
+//! - 2.6.0 asks for a session title beside the turn: a request without
+//!   tools whose last user message quotes the first prompt ("User's first
+//!   message:"), declared in its profile as a side request.
 //! - codex asks permission for an MCP call only from the tool's
 //!   annotations (`destructiveHint: true`, or `readOnlyHint: false` with
 //!   `destructiveHint` / `openWorldHint` absent or true); with
@@ -80,11 +81,26 @@ impl ProviderApi for Responses {
             None | Some(Value::Null) => Vec::new(),
             Some(_) => return Err("`input` is neither an array nor a string".to_owned()),
         };
-        Ok(RequestView::from_body(
-            &v,
-            input,
-            offered_tools(v.get("tools")),
-        ))
+        let mut system: Vec<String> = v
+            .get("instructions")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .into_iter()
+            .collect();
+        for item in v
+            .get("input")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if matches!(
+                item.get("role").and_then(Value::as_str),
+                Some("system" | "developer")
+            ) {
+                system.extend(content_texts(item.get("content")));
+            }
+        }
+        Ok(RequestView::from_body(&v, input, offered_tools(v.get("tools"))).with_system(system))
     }
 
     fn render_reply(&self, plan: &ReplyPlan, view: &RequestView, seq: u64) -> HttpReply {
@@ -242,6 +258,7 @@ fn entry(item: &Value) -> Entry {
     match (kind, role) {
         (Some("message") | None, Some("user")) => Entry::User(content_texts(item.get("content"))),
         (Some(k), _) if k.ends_with("_call_output") => Entry::ToolOutput,
+        (Some("message") | None, Some("assistant")) => Entry::Answer,
         _ => Entry::Other,
     }
 }

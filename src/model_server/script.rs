@@ -1,11 +1,13 @@
 //! The model script: which reply answers which model request.
 //!
 //! Selection reads only the request body, never the clock or the order of
-//! arrival, so a retried, duplicated or out-of-band request (title
-//! generation) cannot shift the script: find the last user message that
-//! carries one of the scenario's prompt texts, count the tool outputs that
-//! came back after it, and use that count as the index into the turn's
-//! replies.
+//! arrival, so a retried or duplicated request cannot shift the script:
+//! find the last user message that carries one of the scenario's prompt
+//! texts, count the tool outputs that came back after it, and use that count
+//! as the index into the turn's replies. A request the script cannot place
+//! is [`Selection::OffScript`] with the reason; the recorder ends such a run
+//! `off_script` unless the profile declared the request a side request
+//! ([`super::side_requests`]).
 
 use crate::scenario::{ModelReply, Scenario};
 
@@ -45,10 +47,14 @@ impl ModelScript {
 /// A flavour-neutral view of a request's conversation, oldest first.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Entry {
-    /// A user message: the texts of its text parts.
+    /// A user message (or the text blocks of one, where a message mixes
+    /// them with tool outputs): the texts of its text parts, in order. Empty
+    /// when it carries only images or files.
     User(Vec<String>),
     /// A tool output sent back to the model.
     ToolOutput,
+    /// An assistant message that calls no tool: a turn's final answer.
+    Answer,
     /// Anything else (assistant messages, tool calls, reasoning...).
     Other,
 }
@@ -62,34 +68,24 @@ pub enum Selection<'a> {
         reply: usize,
         model: &'a ModelReply,
     },
-    /// The turn is known but its replies are used up (`outputs` tool
-    /// outputs came back; the script has fewer replies than that + 1).
-    PastEnd { turn: usize, outputs: usize },
-    /// No user message carries a prompt text: not a scripted turn.
-    NotATurn,
+    /// The script cannot place the request; `why` says what did not match.
+    OffScript { why: String },
 }
 
 impl ModelScript {
     /// Choose the reply for a conversation. A user message belongs to a
-    /// turn when one of its text parts holds the turn's prompt text on lines
-    /// of its own (agents wrap it, e.g. Grok's `<user_query>` lines, or put
-    /// custom instructions before it; no prompt text contains another, the
-    /// loader checks); a prompt quoted inside a sentence does not count.
-    /// Searched from the end, so the newest turn wins. A request whose last
-    /// entry is a user message holding no prompt is not a turn (Grok's
-    /// dashboard-line request repeats the conversation and then asks).
+    /// turn when one of its text parts holds the turn's prompt text as a
+    /// block of its own ([`holds_prompt`]: on lines of its own, or joined to
+    /// the text before it after a finished sentence or a closing tag; no
+    /// prompt text contains another, the loader checks); a prompt quoted
+    /// inside a sentence does not count. Searched from the end, so the newest
+    /// turn wins. After the prompt, tool outputs count; user messages that
+    /// are only images, or only tagged reminders (`<system-reminder>...`),
+    /// are context the agent adds and do not hide the prompt; any other user
+    /// message after it, or an answer after its last tool output, makes the
+    /// request something else (a title or summary request about the
+    /// conversation), off the script.
     pub fn select(&self, conversation: &[Entry]) -> Selection<'_> {
-        // A turn's request ends with its prompt or with tool outputs; one that
-        // ends with some other user message is a side request (a title or
-        // dashboard line about the conversation), whatever came before.
-        if let Some(Entry::User(parts)) = conversation.last()
-            && !self
-                .turns
-                .iter()
-                .any(|t| parts.iter().any(|p| holds_as_lines(p, &t.prompt_text)))
-        {
-            return Selection::NotATurn;
-        }
         let found = conversation
             .iter()
             .enumerate()
@@ -102,13 +98,52 @@ impl ModelScript {
                 // turn's prompt and the next prompt into one user message.
                 self.turns
                     .iter()
-                    .rposition(|t| parts.iter().any(|p| holds_as_lines(p, &t.prompt_text)))
+                    .rposition(|t| parts.iter().any(|p| holds_prompt(p, &t.prompt_text)))
                     .map(|turn| (pos, turn))
             });
         let Some((pos, turn)) = found else {
-            return Selection::NotATurn;
+            let last = conversation.iter().rev().find_map(|e| match e {
+                Entry::User(parts) if !parts.is_empty() => Some(parts),
+                _ => None,
+            });
+            return Selection::OffScript {
+                why: match last {
+                    Some(parts) => format!(
+                        "no user message holds a scripted prompt (the last one says {})",
+                        excerpt(parts)
+                    ),
+                    None => "the request carries no user text at all".to_owned(),
+                },
+            };
         };
-        let outputs = conversation[pos + 1..]
+        let after = &conversation[pos + 1..];
+        if let Some(parts) = after.iter().find_map(|e| match e {
+            Entry::User(parts) if !parts.is_empty() && !is_reminder(parts) => Some(parts),
+            _ => None,
+        }) {
+            return Selection::OffScript {
+                why: format!(
+                    "after turn {}'s prompt comes a user message that is neither a prompt, a tool output nor a tagged reminder: {}",
+                    turn + 1,
+                    excerpt(parts)
+                ),
+            };
+        }
+        // An answer after the last tool output: the turn is over, and the
+        // request asks about it (a title, a summary, a dashboard line).
+        let last_output = after.iter().rposition(|e| matches!(e, Entry::ToolOutput));
+        if after[last_output.map_or(0, |i| i + 1)..]
+            .iter()
+            .any(|e| matches!(e, Entry::Answer))
+        {
+            return Selection::OffScript {
+                why: format!(
+                    "the conversation already holds turn {}'s answer after its last tool output: a request about the finished turn",
+                    turn + 1
+                ),
+            };
+        }
+        let outputs = after
             .iter()
             .filter(|e| matches!(e, Entry::ToolOutput))
             .count();
@@ -118,17 +153,58 @@ impl ModelScript {
                 reply: outputs,
                 model,
             },
-            None => Selection::PastEnd { turn, outputs },
+            None => Selection::OffScript {
+                why: format!(
+                    "turn {} scripts {} repl{} but the request carries {outputs} tool output(s) after the prompt",
+                    turn + 1,
+                    self.turns[turn].replies.len(),
+                    if self.turns[turn].replies.len() == 1 {
+                        "y"
+                    } else {
+                        "ies"
+                    },
+                ),
+            },
         }
     }
 }
 
-/// Whether `text` occurs in `part` with nothing but whitespace after it on
-/// its last line, and before it on its first line either nothing but
-/// whitespace or a finished sentence and a space: Grok Build joins the
-/// prompt's text blocks (custom instructions, then the prompt) with one
-/// space. A prompt quoted inside a sentence still does not count.
-fn holds_as_lines(part: &str, text: &str) -> bool {
+/// The first 120 characters of a message's text, quoted, for notes.
+fn excerpt(parts: &[String]) -> String {
+    let text = parts.join(" ");
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let cut: String = text.chars().take(120).collect();
+    if cut.len() < text.len() {
+        format!("{cut:?}...")
+    } else {
+        format!("{cut:?}")
+    }
+}
+
+/// Whether every text of a user message is one tagged block
+/// (`<system-reminder>...</system-reminder>`, `<turn_aborted>...`): context
+/// an agent injects, whatever the tag is called.
+fn is_reminder(parts: &[String]) -> bool {
+    parts.iter().all(|p| {
+        let p = p.trim();
+        let Some(rest) = p.strip_prefix('<') else {
+            return false;
+        };
+        let tag: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ':' | '.'))
+            .collect();
+        !tag.is_empty() && p.ends_with(&format!("</{tag}>"))
+    })
+}
+
+/// Whether `part` holds `text` as a block of its own. After it, the rest
+/// of its line is blank or a tag starts (`...</user_query>`, blocks joined
+/// without a separator). Before it, the line is blank so far, or ends a
+/// finished sentence (`.`, `!`, `?`, then a space or nothing: Grok Build
+/// joins blocks with one space, other agents with nothing) or a tag (`>`).
+/// A prompt quoted inside a sentence or glued to a word does not count.
+pub fn holds_prompt(part: &str, text: &str) -> bool {
     let text = text.trim();
     if text.is_empty() {
         return false;
@@ -138,9 +214,10 @@ fn holds_as_lines(part: &str, text: &str) -> bool {
         let after = &part[at + m.len()..];
         let line_before = before.rsplit('\n').next().unwrap_or_default();
         let line_after = after.split('\n').next().unwrap_or_default();
-        let after_sentence = line_before.ends_with(char::is_whitespace)
-            && line_before.trim_end().ends_with(['.', '!', '?']);
-        (line_before.trim().is_empty() || after_sentence) && line_after.trim().is_empty()
+        let joined_before = line_before.trim_end().ends_with(['.', '!', '?', '>']);
+        let starts_ok = line_before.trim().is_empty() || joined_before;
+        let ends_ok = line_after.trim().is_empty() || line_after.trim_start().starts_with('<');
+        starts_ok && ends_ok
     })
 }
 
@@ -178,8 +255,7 @@ mod tests {
     fn chosen(sel: Selection<'_>) -> String {
         match sel {
             Selection::Reply { turn, reply, .. } => format!("reply {turn}.{reply}"),
-            Selection::PastEnd { turn, outputs } => format!("past end {turn} after {outputs}"),
-            Selection::NotATurn => "not a turn".into(),
+            Selection::OffScript { why } => format!("off script: {why}"),
         }
     }
 
@@ -214,7 +290,7 @@ mod tests {
                     Entry::ToolOutput,
                     Entry::ToolOutput,
                 ],
-                "past end 0 after 2",
+                "off script: turn 1 scripts 2 replies but the request carries 2 tool output(s) after the prompt",
             ),
             (
                 "custom instructions merged into the part",
@@ -229,14 +305,24 @@ mod tests {
                 "reply 0.0",
             ),
             (
+                "blocks joined without a separator after a sentence",
+                vec![user("Be brief.Ping the editor.")],
+                "reply 0.0",
+            ),
+            (
+                "blocks joined without a separator between tags",
+                vec![user("<context>x</context>Ping the editor.</query>")],
+                "reply 0.0",
+            ),
+            (
                 "quoted inside a sentence",
                 vec![user("He said Ping the editor. Then left.")],
-                "not a turn",
+                "off script: no user message holds a scripted prompt (the last one says \"He said Ping the editor. Then left.\")",
             ),
             (
                 "glued to a word",
-                vec![user("Be brief.Ping the editor.")],
-                "not a turn",
+                vec![user("Be briefPing the editor.")],
+                "off script: no user message holds a scripted prompt (the last one says \"Be briefPing the editor.\")",
             ),
             (
                 "a reminder before the prompt does not hide it",
@@ -247,9 +333,37 @@ mod tests {
                 "reply 0.0",
             ),
             (
+                "a reminder after the prompt does not hide it",
+                vec![
+                    user("Ping the editor."),
+                    user("<system-reminder>\nmind the tools\n</system-reminder>"),
+                ],
+                "reply 0.0",
+            ),
+            (
+                "an image-only user message after a tool output does not hide the prompt",
+                vec![
+                    user("Ping the editor."),
+                    Entry::Other,
+                    Entry::ToolOutput,
+                    Entry::User(vec![]),
+                ],
+                "reply 0.1",
+            ),
+            (
+                "the next prompt beside the previous turn's tool output",
+                vec![
+                    user("Ping the editor."),
+                    Entry::Other,
+                    Entry::ToolOutput,
+                    user("Say hello."),
+                ],
+                "reply 1.0",
+            ),
+            (
                 "no prompt text at all",
                 vec![user("Generate a title")],
-                "not a turn",
+                "off script: no user message holds a scripted prompt (the last one says \"Generate a title\")",
             ),
             (
                 "wrapped on lines of its own (Grok)",
@@ -257,15 +371,13 @@ mod tests {
                 "reply 0.0",
             ),
             (
-                "ends with a user message holding no prompt: a side request",
+                "a user message after the prompt that is neither a prompt nor a reminder",
                 vec![
                     user("<user_query>\nPing the editor.\n</user_query>"),
                     Entry::ToolOutput,
-                    user(
-                        "Write a dashboard line for the reply after \"user_query Ping the editor. /user_query\".",
-                    ),
+                    user("Write a dashboard line for the reply."),
                 ],
-                "not a turn",
+                "off script: after turn 1's prompt comes a user message that is neither a prompt, a tool output nor a tagged reminder: \"Write a dashboard line for the reply.\"",
             ),
             (
                 "a failed turn's prompt and the next in one message (Claude Code): the later turn",
@@ -275,7 +387,32 @@ mod tests {
                 ])],
                 "reply 1.0",
             ),
-            ("empty conversation", vec![], "not a turn"),
+            (
+                "a reminder after the turn's answer: a request about the finished turn",
+                vec![
+                    user("Ping the editor."),
+                    Entry::Other,
+                    Entry::ToolOutput,
+                    Entry::Answer,
+                    user("<system-reminder>Generate a session title.</system-reminder>"),
+                ],
+                "off script: the conversation already holds turn 1's answer after its last tool output: a request about the finished turn",
+            ),
+            (
+                "an answer before a tool output is a reply with text and a call",
+                vec![
+                    user("Ping the editor."),
+                    Entry::Answer,
+                    Entry::Other,
+                    Entry::ToolOutput,
+                ],
+                "reply 0.1",
+            ),
+            (
+                "empty conversation",
+                vec![],
+                "off script: the request carries no user text at all",
+            ),
         ];
         for (case, conversation, want) in cases {
             assert_eq!(chosen(s.select(conversation)), *want, "{case}");

@@ -20,6 +20,7 @@ use tokio::time::Instant;
 use crate::acp_client::{AgentProcess, Incoming, Tap, Tapped};
 use crate::interrupt::Interrupt;
 use crate::profile::{Launch, Ready, Stop};
+use crate::readiness::Condition;
 use crate::recording::{Dir, Exit, Leg, Outcome};
 use crate::scenario::call_ledger::CallLedger;
 use crate::scenario::{Decision, Point, Prompt, Scenario, Step};
@@ -28,6 +29,13 @@ use crate::scenario::{Decision, Point, Prompt, Scenario, Step};
 const STEP_TIMEOUT: Duration = Duration::from_secs(90);
 /// How long a turn may take to finish.
 const TURN_TIMEOUT: Duration = Duration::from_secs(150);
+
+/// What woke a pump.
+enum Wake {
+    Agent(Option<Incoming>),
+    ToolCall,
+    Mcp,
+}
 
 /// Why the driver stopped early.
 #[derive(Debug)]
@@ -85,6 +93,11 @@ pub struct Setup<'a> {
     /// Running count of `tools/call` requests stub-mcp received: a tool is
     /// really running once its call reached the server.
     pub mcp_calls: tokio::sync::watch::Receiver<u64>,
+    /// Requests per MCP method stub-mcp received (for `[[ready.wait]]`
+    /// `mcp_request` and the no-MCP-server note).
+    pub mcp_methods: tokio::sync::watch::Receiver<super::http_legs::McpMethods>,
+    /// The `[ready]` conditions for this agent version.
+    pub ready_conditions: Vec<Condition>,
     /// Called once with the first initialize result (fills the header).
     pub on_initialized: Box<dyn FnMut(&Value) + Send + 'a>,
 }
@@ -117,6 +130,13 @@ struct Driver<'a> {
     sent_first_prompt: bool,
     /// Methods of the notifications this agent process sent (for `[ready]`).
     notifications_seen: std::collections::HashSet<String>,
+    /// Kinds of the `session/update`s this agent process sent (for `[ready]`).
+    updates_seen: std::collections::HashSet<String>,
+    /// stub-mcp's request counts when this agent process started.
+    mcp_at_start: super::http_legs::McpMethods,
+    /// Client methods the agent called that this client did not declare
+    /// (noted once each).
+    undeclared_seen: std::collections::HashSet<String>,
 }
 
 /// Runs `scenario` to its end (or until something halts it, `interrupt`
@@ -136,11 +156,19 @@ pub async fn run(scenario: &Scenario, setup: Setup<'_>, mut interrupt: Interrupt
         turn: TurnPoints::default(),
         sent_first_prompt: false,
         notifications_seen: Default::default(),
+        updates_seen: Default::default(),
+        mcp_at_start: Default::default(),
+        undeclared_seen: Default::default(),
     };
     let result = tokio::select! {
         r = d.play(scenario) => r,
         signal = interrupt.wait() => Err(Halt::Interrupted(signal)),
     };
+    if !d.setup.live && d.setup.mcp_methods.borrow().is_empty() {
+        d.note(
+            "stub-mcp received no request: the agent never connected to the unity-ops MCP server it was given".into(),
+        );
+    }
     d.slot.finish(result).await
 }
 
@@ -429,27 +457,33 @@ impl Driver<'_> {
             .as_mut()
             .ok_or_else(|| Halt::AgentClosed("no agent process".into()))?;
         let mcp_calls = &mut self.setup.mcp_calls;
+        let mcp_methods = &mut self.setup.mcp_methods;
         let received = tokio::time::timeout_at(deadline, async {
             tokio::select! {
-                incoming = rx.recv() => Some(incoming),
+                incoming = rx.recv() => Wake::Agent(incoming),
                 // A tool call reached stub-mcp: let the caller re-check its condition.
-                Ok(()) = mcp_calls.changed() => None,
+                Ok(()) = mcp_calls.changed() => Wake::ToolCall,
+                Ok(()) = mcp_methods.changed() => Wake::Mcp,
             }
         })
         .await;
         let incoming = match received {
             Err(_) => return Err(Halt::Timeout(format!("waited {what}"))),
-            Ok(None) => {
+            Ok(Wake::ToolCall) => {
                 // Mark the new count seen, or `changed()` would fire at once again.
                 self.setup.mcp_calls.borrow_and_update();
                 self.turn.calls.unasked_ran();
                 return Ok(());
             }
-            Ok(Some(None)) | Ok(Some(Some(Incoming::Closed))) => {
+            Ok(Wake::Mcp) => {
+                self.setup.mcp_methods.borrow_and_update();
+                return Ok(());
+            }
+            Ok(Wake::Agent(None)) | Ok(Wake::Agent(Some(Incoming::Closed))) => {
                 self.slot.rx = None;
                 return Err(Halt::AgentClosed(format!("while waiting for {what}")));
             }
-            Ok(Some(Some(i))) => i,
+            Ok(Wake::Agent(Some(i))) => i,
         };
         match incoming {
             Incoming::Garbage(line) => {
@@ -489,12 +523,21 @@ impl Driver<'_> {
                     self.permissions.push_back((id, options));
                 } else {
                     // We declared no fs and no terminal: refuse anything else.
+                    if self.undeclared_seen.insert(method.clone()) {
+                        self.note(format!(
+                            "the agent called {method}, a method this client did not declare (clientCapabilities {}); answered -32601",
+                            frames::initialize_params()["clientCapabilities"]
+                        ));
+                    }
                     let answer = frames::method_not_found(&id, &method);
                     self.agent()?.send(&answer).await?;
                 }
             }
             (Some(method), None) => {
                 self.notifications_seen.insert(method.clone());
+                if let Some(kind) = frame["params"]["update"]["sessionUpdate"].as_str() {
+                    self.updates_seen.insert(kind.to_owned());
+                }
                 if method == "session/update" {
                     match frame["params"]["update"]["sessionUpdate"].as_str() {
                         Some("agent_message_chunk") => self.turn.chunks += 1,
@@ -555,6 +598,8 @@ impl Driver<'_> {
         self.responses.clear();
         self.permissions.clear();
         self.notifications_seen.clear();
+        self.updates_seen.clear();
+        self.mcp_at_start = self.setup.mcp_methods.borrow().clone();
 
         let init = self
             .call(
@@ -568,6 +613,12 @@ impl Driver<'_> {
         };
         if self.slot.proc == 1 {
             (self.setup.on_initialized)(&result);
+            if result.pointer("/agentCapabilities/mcpCapabilities/http") != Some(&Value::Bool(true))
+            {
+                self.note(
+                    "the agent advertises no agentCapabilities.mcpCapabilities.http: it may not take the unity-ops MCP server (HTTP) from session/new".into(),
+                );
+            }
         }
         self.init_result = result;
 
@@ -609,13 +660,16 @@ impl Driver<'_> {
         self.wait_ready().await
     }
 
-    /// What the profile says to wait for before the first prompt.
+    /// What the profile says to wait for before the first prompt: each
+    /// condition seen on this process, bounded by `timeout_ms` in all.
     async fn wait_ready(&mut self) -> Result<(), Halt> {
         let ready = self.setup.ready.clone();
-        if let Some(method) = &ready.notification {
-            let timeout = Duration::from_millis(ready.timeout_ms);
-            let what = format!("the {method} notification before prompting");
-            self.wait_until(timeout, &what, |d| d.notifications_seen.contains(method))
+        let timeout = Duration::from_millis(ready.timeout_ms);
+        let started = Instant::now();
+        for condition in self.setup.ready_conditions.clone() {
+            let what = format!("{} before prompting", condition.describe());
+            let left = timeout.saturating_sub(started.elapsed());
+            self.wait_until(left, &what, |d| d.ready_holds(&condition))
                 .await?;
         }
         if ready.settle_ms > 0 {
@@ -629,6 +683,18 @@ impl Driver<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Whether a `[ready]` condition has happened on this agent process.
+    fn ready_holds(&self, condition: &Condition) -> bool {
+        match condition {
+            Condition::Notification(m) => self.notifications_seen.contains(m),
+            Condition::SessionUpdate(k) => self.updates_seen.contains(k),
+            Condition::McpRequest(m) => {
+                let now = self.setup.mcp_methods.borrow().get(m).copied().unwrap_or(0);
+                now > self.mcp_at_start.get(m).copied().unwrap_or(0)
+            }
+        }
     }
 
     async fn end_process(&mut self) {

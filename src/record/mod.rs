@@ -14,26 +14,25 @@
 pub mod compare;
 mod date;
 mod driver;
+mod http_legs;
 mod leftovers;
 pub mod mode;
 mod stream_json_client;
 pub mod timeline;
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use serde_json::Value;
 
-use crate::acp_client::Tapped;
 use crate::interrupt::{EXIT_INTERRUPTED, Interrupt};
 use crate::isolation;
 use crate::model_server::{
-    AgentTools, Flavour, ModelExchange, ModelScript, ModelServer, ToolNaming,
+    AgentTools, Flavour, ModelExchange, ModelScript, ModelServer, SideRequests, ToolNaming,
 };
 use crate::profile::{AgentSpec, Launch, Profile, Recipe, Vars};
-use crate::recording::{self, Dir, Header, Http, Leg, Outcome, Scrubber};
+use crate::recording::{self, Header, Outcome, Scrubber};
 use crate::scenario::{self, Scenario};
 
 pub use date::today;
@@ -411,15 +410,23 @@ async fn record_one(
                 .try_into()
                 .with_context(|| format!("{}: [model.agent_tools]", ctx.profile.path.display()))?,
         };
+        let side_requests: SideRequests = ctx
+            .profile
+            .model
+            .side_requests
+            .clone()
+            .try_into()
+            .with_context(|| format!("{}: [[model.side_requests]]", ctx.profile.path.display()))?;
         let home_s = home.display().to_string();
         let agent_tools =
             agent_tools.with_run_values(&[("workspace", &workspace_s), ("home", &home_s)]);
         Some(
-            ModelServer::start_with_agent_tools(
+            ModelServer::start_with_profile(
                 flavour,
                 ModelScript::from_scenario(ctx.scenario),
                 naming,
                 agent_tools,
+                side_requests,
             )
             .await
             .context("starting the scripted model server")?,
@@ -535,25 +542,38 @@ async fn record_one(
     let tap = timeline.tap.clone();
 
     let (mcp_calls_tx, mcp_calls) = tokio::sync::watch::channel(0u64);
+    let (mcp_methods_tx, mcp_methods) = tokio::sync::watch::channel(http_legs::McpMethods::new());
     let mcp_forward = mcp.take_events().map(|mut rx| {
         let tap = tap.clone();
         tokio::spawn(async move {
             while let Some(ex) = rx.recv().await {
                 // Tap first, so the call is on the timeline before the
                 // driver acts on it.
-                let call = is_tool_call(&ex);
-                let _ = tap.send(mcp_event(ex));
-                if call {
-                    mcp_calls_tx.send_modify(|n| *n += 1);
+                let method = http_legs::mcp_method(&ex);
+                let _ = tap.send(http_legs::mcp_event(ex));
+                if let Some(method) = method {
+                    if method == "tools/call" {
+                        mcp_calls_tx.send_modify(|n| *n += 1);
+                    }
+                    mcp_methods_tx.send_modify(|m| *m.entry(method).or_default() += 1);
                 }
             }
         })
     });
+    let off_script = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
     let model_forward = model.as_mut().and_then(|m| m.take_events()).map(|mut rx| {
         let tap = tap.clone();
+        let off_script = off_script.clone();
         tokio::spawn(async move {
             while let Some(ex) = rx.recv().await {
-                let _ = tap.send(model_event(ex));
+                if let ModelExchange::OffScript { text, .. } = &ex {
+                    eprintln!("[record] {text}");
+                    off_script
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(text.clone());
+                }
+                let _ = tap.send(http_legs::model_event(ex));
             }
         })
     });
@@ -573,12 +593,14 @@ async fn record_one(
             }),
         };
         let end = stream_json_client::run(ctx.scenario, setup, interrupt).await;
-        return finish_run(model, mcp, [mcp_forward, model_forward], tap, timeline, end).await;
+        let forwards = [mcp_forward, model_forward];
+        return finish_run(model, mcp, forwards, tap, timeline, end, &off_script).await;
     }
     let setup = driver::Setup {
         launch: &launch,
         stop: ctx.profile.stop_for(ctx.recipe),
         ready: &ctx.profile.ready,
+        ready_conditions: ctx.profile.ready.conditions(ctx.version),
         workspace: workspace_s.clone(),
         mcp: acp_bridge::McpEndpoint {
             name: "unity-ops".into(),
@@ -588,6 +610,7 @@ async fn record_one(
         live: ctx.live,
         tap: tap.clone(),
         mcp_calls,
+        mcp_methods,
         on_initialized: Box::new(move |result: &Value| {
             timeline_ref.agent_info(
                 result.get("agentInfo").cloned().unwrap_or(Value::Null),
@@ -596,10 +619,13 @@ async fn record_one(
         }),
     };
     let end = driver::run(ctx.scenario, setup, interrupt).await;
-    finish_run(model, mcp, [mcp_forward, model_forward], tap, timeline, end).await
+    let forwards = [mcp_forward, model_forward];
+    finish_run(model, mcp, forwards, tap, timeline, end, &off_script).await
 }
 
-/// Servers down, their taps drained, then the trailer.
+/// Servers down, their taps drained, then the trailer: a run that played
+/// to its end but answered a model request off the script is `off_script`,
+/// each such request named in the notes.
 async fn finish_run(
     model: Option<crate::model_server::Running>,
     mcp: stub_mcp::Running,
@@ -607,6 +633,7 @@ async fn finish_run(
     tap: crate::acp_client::Tap,
     timeline: timeline::Timeline,
     mut end: driver::RunEnd,
+    off_script: &std::sync::Mutex<Vec<String>>,
 ) -> anyhow::Result<(recording::Finished, Outcome)> {
     if let Some(m) = model {
         m.shutdown().await;
@@ -617,6 +644,11 @@ async fn finish_run(
     }
     leftovers::end_leftovers(&mut end).await;
     drop(tap);
+    let off = std::mem::take(&mut *off_script.lock().unwrap_or_else(|e| e.into_inner()));
+    if !off.is_empty() && end.outcome == Outcome::Ok {
+        end.outcome = Outcome::OffScript;
+    }
+    end.notes.extend(off);
     let finished = timeline.finish(end.outcome, end.exit, end.notes).await?;
     Ok((finished, end.outcome))
 }
@@ -642,93 +674,6 @@ fn live_launch(profile: &Profile, recipe: &Recipe, vars: &Vars) -> anyhow::Resul
         }
     }
     Ok(launch)
-}
-
-/// Whether an exchange is the request half of an MCP `tools/call`.
-fn is_tool_call(ex: &stub_mcp::Exchange) -> bool {
-    match ex {
-        stub_mcp::Exchange::Request { body, .. } => serde_json::from_str::<Value>(body)
-            .map(|v| v.get("method").and_then(Value::as_str) == Some("tools/call"))
-            .unwrap_or(false),
-        stub_mcp::Exchange::Response { .. } => false,
-    }
-}
-
-fn mcp_event(ex: stub_mcp::Exchange) -> Tapped {
-    http_event(Leg::Mcp, ex)
-}
-
-fn model_event(ex: ModelExchange) -> Tapped {
-    match ex {
-        ModelExchange::Http(ex) => http_event(Leg::Model, ex),
-        ModelExchange::Note { text, .. } => Tapped {
-            leg: Leg::Harness,
-            dir: Dir::Note,
-            proc: 0,
-            raw: if text.starts_with("model server") {
-                text
-            } else {
-                format!("model server: {text}")
-            },
-            http: None,
-        },
-    }
-}
-
-/// One half of an HTTP exchange on `leg` (the MCP or the model leg) as a
-/// timeline event.
-fn http_event(leg: Leg, ex: stub_mcp::Exchange) -> Tapped {
-    match ex {
-        stub_mcp::Exchange::Request {
-            method,
-            path,
-            headers,
-            body,
-            ..
-        } => Tapped {
-            leg,
-            dir: Dir::Request,
-            proc: 0,
-            raw: body,
-            http: Some(http(Some(method), Some(path), None, headers)),
-        },
-        stub_mcp::Exchange::Response {
-            status,
-            headers,
-            body,
-            ..
-        } => Tapped {
-            leg,
-            dir: Dir::Response,
-            proc: 0,
-            raw: body,
-            http: Some(http(None, None, Some(status), headers)),
-        },
-    }
-}
-
-fn http(
-    method: Option<String>,
-    path: Option<String>,
-    status: Option<u16>,
-    headers: Vec<(String, String)>,
-) -> Http {
-    let mut map = BTreeMap::new();
-    for (k, v) in headers {
-        map.entry(k.to_ascii_lowercase())
-            .and_modify(|e: &mut String| {
-                e.push_str(", ");
-                e.push_str(&v);
-            })
-            .or_insert(v);
-    }
-    Http {
-        method,
-        path,
-        status,
-        headers: map,
-        extra: Default::default(),
-    }
 }
 
 /// A fresh bearer token for stub-mcp (replaced by `<mcp-token>` on disk).
