@@ -241,6 +241,14 @@ fn a_justification_without_a_reason_is_an_error_naming_the_file_and_entry() {
             "[claude_comparison]\nexcused = []\n",
             "unknown key `excused`",
         ),
+        (
+            "[claude_comparison]\njustified = [{ key = \"tool-use-names\", why = \"x\" }]\n",
+            "justified[0]: `tool-use-names` is justified by value: add `values",
+        ),
+        (
+            "[claude_comparison]\njustified = [{ key = \"results\", why = \"x\", values = \"(\" }]\n",
+            "justified[0].values: regex parse error",
+        ),
     ];
     for (text, want) in cases {
         std::fs::write(&path, text).unwrap();
@@ -255,10 +263,12 @@ fn a_justification_without_a_reason_is_an_error_naming_the_file_and_entry() {
         "[claude_comparison]\njustified = [{ key = \"kind-missing:*\", why = \"inherent\" }]\n",
     )
     .unwrap();
-    assert_eq!(
-        contract::compare::justified(&path).unwrap(),
-        ["kind-missing:*"]
-    );
+    let keys: Vec<String> = contract::compare::justified(&path)
+        .unwrap()
+        .into_iter()
+        .map(|j| j.key)
+        .collect();
+    assert_eq!(keys, ["kind-missing:*"]);
 }
 
 /// The unjustified differences the README lists for the bridge to decide

@@ -6,7 +6,12 @@
 //! What counts as a machine path: an absolute path under a per-machine root
 //! (`/tmp`, `/var/tmp`, `/var/folders`, `/private`, `/root`, `/home`,
 //! `/Users`, `/run/user`), or a path segment that is a hex digest (32+ hex
-//! characters, e.g. `<home>/.gemini/tmp/<sha256>`). Example paths that agents
+//! characters, e.g. `<home>/.gemini/tmp/<sha256>`), or, in any text of any
+//! leg (stderr included), a trace with no root: a relative form of the run's
+//! directory (`tmp/acp-harness-run-.../workspace`, `../../tmp/...`), a
+//! short digest named after the workspace (`wd_workspace_<12 hex>`), or an
+//! install-cache path (`.cache/acp-harness/...`, an install's
+//! `node_modules` or venv `site-packages` outside `<package-dir>`/`<cache>`). Example paths that agents
 //! write into their own prompts are the same everywhere; they are listed in
 //! [`AGENT_PROMPT_LITERALS`] and allowed.
 
@@ -61,6 +66,14 @@ fn machine_paths(line: &str) -> Vec<String> {
     });
     static HASHED: LazyLock<Regex> =
         LazyLock::new(|| Regex::new(r"/([0-9a-f]{32,})(?:[/.\\]|$)").unwrap());
+    // Traces without a per-machine root: the run directory's name, a short
+    // workspace digest, the install cache.
+    static UNROOTED: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r#"(acp-harness-run-[A-Za-z0-9]+|(?i:workspace)[_-][0-9a-f]{8,}\b|\.cache/acp-harness[^\s"'`\\)\],;]*|acp-harness/(?:agents|pypi|node)/[^\s"'`\\)\],;]*)"#,
+        )
+        .unwrap()
+    });
     let (rooted, hashed) = (&*ROOTED, &*HASHED);
     let line = if line.contains("\\/") {
         std::borrow::Cow::Owned(line.replace("\\/", "/"))
@@ -77,6 +90,7 @@ fn machine_paths(line: &str) -> Vec<String> {
             .captures_iter(&line)
             .map(|c| format!(".../{}", &c[1])),
     );
+    found.extend(UNROOTED.captures_iter(&line).map(|c| c[1].to_string()));
     found
 }
 
@@ -102,6 +116,19 @@ fn machine_path_detection_finds_traces_and_spares_prompt_literals() {
             &[],
         ),
         ("see https://example.com/tmp/x", &[]),
+        (
+            "cd ../../tmp/acp-harness-run-Ab12/workspace",
+            &["acp-harness-run-Ab12"],
+        ),
+        (
+            "mkdir wd_workspace_3f2a9c81d0e4",
+            &["workspace_3f2a9c81d0e4"],
+        ),
+        (
+            "at ../.cache/acp-harness/agents/x@1/node_modules/y.js:1",
+            &[".cache/acp-harness/agents/x@1/node_modules/y.js:1"],
+        ),
+        ("<cache>/agents/x@1 and <workspace-relative>", &[]),
     ];
     for (line, want) in cases {
         assert_eq!(machine_paths(line), *want, "{line}");

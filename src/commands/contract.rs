@@ -188,7 +188,7 @@ pub fn rows(corpus: &Corpus) -> anyhow::Result<Vec<Row>> {
                 row.unjustified = row
                     .differences
                     .iter()
-                    .filter(|d| !is_justified(&d.key, &justified))
+                    .filter(|d| !is_justified(d, &justified))
                     .cloned()
                     .collect();
             }

@@ -8,7 +8,11 @@
 //! Each difference has a stable key (e.g. `kind-missing:stream_event/message_delta`,
 //! `tool-use-names`) so a scenario can justify it under
 //! `[claude_comparison] justified = [{ key = "...", why = "..." }]`; a key
-//! ending in `*` justifies every key with that prefix.
+//! ending in `*` justifies every key with that prefix. A difference of a list
+//! (`tool-use-names`, `tool-result-structure`, `permission-flow`, `results`)
+//! is justified by its values too: the entry's `values = "<regex>"` must
+//! match every value the bridge sent (e.g. `^(Bash|Edit)$`), so a justified
+//! kind of difference does not also let a garbage tool name through.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -25,6 +29,26 @@ pub struct Difference {
     pub key: String,
     /// What differs, for people.
     pub detail: String,
+    /// The bridge's values of a list difference (tool names, result
+    /// shapes, ...), which a justification's `values` pattern must match;
+    /// empty for a kind difference (its key names the kind).
+    pub values: Vec<String>,
+}
+
+/// The list differences, justified only with a `values` pattern.
+pub const LIST_KEYS: &[&str] = &[
+    "tool-use-names",
+    "tool-result-structure",
+    "permission-flow",
+    "results",
+];
+
+/// One `[claude_comparison] justified` entry.
+#[derive(Debug, Clone)]
+pub struct Justification {
+    pub key: String,
+    /// What every bridge value of a list difference must match.
+    pub values: Option<regex::Regex>,
 }
 
 /// The shape of one run's panel output, as the comparison sees it.
@@ -110,12 +134,14 @@ pub fn differences(claude: &Shape, bridge: &Shape) -> Vec<Difference> {
         out.push(Difference {
             key: format!("kind-missing:{k}"),
             detail: format!("Claude sent `{k}` lines, the bridge none"),
+            values: Vec::new(),
         });
     }
     for k in bridge.kinds.difference(&claude.kinds) {
         out.push(Difference {
             key: format!("kind-extra:{k}"),
             detail: format!("the bridge sent `{k}` lines, Claude none"),
+            values: Vec::new(),
         });
     }
     let mut pairs = [
@@ -133,24 +159,35 @@ pub fn differences(claude: &Shape, bridge: &Shape) -> Vec<Difference> {
             out.push(Difference {
                 key: key.to_string(),
                 detail: format!("Claude [{}], bridge [{}]", c.join(", "), b.join(", ")),
+                values: b.to_vec(),
             });
         }
     }
     out
 }
 
-/// Whether `key` is justified by one of the scenario's `justified` keys.
-pub fn is_justified(key: &str, justified: &[String]) -> bool {
-    justified.iter().any(|j| match j.strip_suffix('*') {
-        Some(prefix) => key.starts_with(prefix),
-        None => key == j,
+/// Whether a difference is justified by one of the scenario's entries: its
+/// key matches (exactly, or a `*` prefix) and, for a list difference, every
+/// bridge value matches the entry's `values` pattern.
+pub fn is_justified(d: &Difference, justified: &[Justification]) -> bool {
+    justified.iter().any(|j| {
+        let key = match j.key.strip_suffix('*') {
+            Some(prefix) => d.key.starts_with(prefix),
+            None => d.key == j.key,
+        };
+        let values = match &j.values {
+            Some(re) => d.values.iter().all(|v| re.is_match(v)),
+            None => !LIST_KEYS.contains(&d.key.as_str()),
+        };
+        key && values
     })
 }
 
 /// The keys a scenario file justifies: `[claude_comparison] justified =
-/// [{ key = "...", why = "..." }]`. Every entry needs a non-empty `why`;
-/// anything else in the table is an error naming the file and the entry.
-pub fn justified(scenario_file: &Path) -> anyhow::Result<Vec<String>> {
+/// [{ key = "...", why = "...", values = "..." }]`. Every entry needs a
+/// non-empty `why`, and one of a list key a `values` pattern; anything else
+/// in the table is an error naming the file and the entry.
+pub fn justified(scenario_file: &Path) -> anyhow::Result<Vec<Justification>> {
     let text = std::fs::read_to_string(scenario_file)?;
     let doc: toml::Table =
         toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", scenario_file.display()))?;
@@ -174,11 +211,26 @@ pub fn justified(scenario_file: &Path) -> anyhow::Result<Vec<String>> {
         let t = e
             .as_table()
             .ok_or_else(|| bad(format!("justified[{i}] must be a table {{ key, why }}")))?;
-        if let Some(k) = t.keys().find(|k| *k != "key" && *k != "why") {
+        if let Some(k) = t
+            .keys()
+            .find(|k| !["key", "why", "values"].contains(&k.as_str()))
+        {
             return Err(bad(format!(
-                "justified[{i}]: unknown key `{k}` (expected key, why)"
+                "justified[{i}]: unknown key `{k}` (expected key, why, values)"
             )));
         }
+        let values = match t.get("values") {
+            None => None,
+            Some(v) => {
+                let pattern = v
+                    .as_str()
+                    .ok_or_else(|| bad(format!("justified[{i}].values must be a regex string")))?;
+                Some(
+                    regex::Regex::new(pattern)
+                        .map_err(|e| bad(format!("justified[{i}].values: {e}")))?,
+                )
+            }
+        };
         let key = t
             .get("key")
             .and_then(toml::Value::as_str)
@@ -188,7 +240,15 @@ pub fn justified(scenario_file: &Path) -> anyhow::Result<Vec<String>> {
             .and_then(toml::Value::as_str)
             .filter(|s| !s.trim().is_empty());
         match (key, why) {
-            (Some(k), Some(_)) => keys.push(k.to_string()),
+            (Some(k), Some(_)) if values.is_none() && LIST_KEYS.contains(&k) => {
+                return Err(bad(format!(
+                    "justified[{i}]: `{k}` is justified by value: add `values = \"<regex>\"` matching every value the bridge may send (e.g. its tool names)"
+                )));
+            }
+            (Some(k), Some(_)) => keys.push(Justification {
+                key: k.to_string(),
+                values,
+            }),
             (None, _) => return Err(bad(format!("justified[{i}].key is missing or empty"))),
             (_, None) => {
                 return Err(bad(format!(
@@ -293,14 +353,32 @@ mod tests {
     }
 
     #[test]
-    fn a_prefix_key_justifies_every_key_it_starts() {
-        let j = vec![
-            "kind-missing:stream_event/*".to_string(),
-            "results".to_string(),
+    fn a_justification_matches_the_key_and_every_value_of_a_list_difference() {
+        let j = |key: &str, values: Option<&str>| Justification {
+            key: key.into(),
+            values: values.map(|v| regex::Regex::new(v).unwrap()),
+        };
+        let justified = vec![
+            j("kind-missing:stream_event/*", None),
+            j("tool-use-names", Some("^(Bash|Edit)$")),
         ];
-        assert!(is_justified("kind-missing:stream_event/message_delta", &j));
-        assert!(is_justified("results", &j));
-        assert!(!is_justified("tool-use-names", &j));
+        let d = |key: &str, values: &[&str]| Difference {
+            key: key.into(),
+            detail: String::new(),
+            values: values.iter().map(|v| v.to_string()).collect(),
+        };
+        let cases = [
+            (d("kind-missing:stream_event/message_delta", &[]), true),
+            (d("tool-use-names", &["Bash", "Edit"]), true),
+            (d("tool-use-names", &["Bash", "x9$garbage"]), false),
+            (d("results", &["success"]), false),
+            (d("kind-extra:system/init", &[]), false),
+        ];
+        for (diff, want) in cases {
+            assert_eq!(is_justified(&diff, &justified), want, "{diff:?}");
+        }
+        // A list key without a pattern justifies nothing.
+        assert!(!is_justified(&d("results", &[]), &[j("results", None)]));
     }
 
     #[test]

@@ -141,6 +141,7 @@ pub fn differences(claude: &Facts, bridge: &Facts) -> Vec<Difference> {
             out.push(Difference {
                 key: key.to_string(),
                 detail: format!("Claude {}, bridge {}", show(cv), show(bv)),
+                values: Vec::new(),
             });
         }
     };

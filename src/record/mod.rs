@@ -60,6 +60,18 @@ const PLACEHOLDERS: &[(&str, &str)] = &[
         "the scripted model server's base URL (ephemeral port)",
     ),
     ("<model-addr>", "the scripted model server's host:port"),
+    (
+        "<cache>",
+        "the install cache (installs, venvs, runtimes) of the recording machine",
+    ),
+    (
+        "<workspace-relative>",
+        "the workspace path relative to / or, with its ../ run, to some other directory",
+    ),
+    (
+        "<run-relative>",
+        "the run's temporary directory, relative likewise",
+    ),
     ("<redacted>", "a secret (Authorization value, API key)"),
     (
         "<workspace-hash>",
@@ -497,6 +509,21 @@ async fn record_one(
     }
     if let Some(main) = &ctx.installed.main {
         scrubber.placeholder(main.display().to_string(), "<package-dir>");
+        if let Ok(c) = main.canonicalize() {
+            scrubber.placeholder(c.display().to_string(), "<package-dir>");
+        }
+    }
+    scrubber.relative_forms(&run_path.display().to_string(), "<run-relative>");
+    // Installs, venvs and runtimes live in the install cache; agents and
+    // their stderr name them, also by their canonical spelling.
+    if let Some(cache) = crate::install::cache_root()
+        .ok()
+        .and_then(|a| a.parent().map(Path::to_path_buf))
+    {
+        if let Ok(c) = cache.canonicalize() {
+            scrubber.placeholder(c.display().to_string(), "<cache>");
+        }
+        scrubber.placeholder(cache.display().to_string(), "<cache>");
     }
 
     let mut argv = vec![launch.program.clone()];

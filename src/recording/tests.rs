@@ -297,6 +297,65 @@ fn scrubber_replaces_the_common_hashes_of_the_workspace_path() {
 }
 
 #[test]
+fn scrubber_replaces_digest_prefixes_of_eight_or_more_digits_standing_alone() {
+    let mut s = Scrubber::new();
+    s.hashes_of("/tmp/run1/workspace", "<workspace-hash>");
+    use sha2::Digest as _;
+    let hex = |b: &[u8]| b.iter().map(|b| format!("{b:02x}")).collect::<String>();
+    let sha256 = hex(&sha2::Sha256::digest(b"/tmp/run1/workspace"));
+    let sha1 = hex(&sha1::Sha1::digest(b"/tmp/run1/workspace"));
+    let md5 = hex(&md5::Md5::digest(b"/tmp/run1/workspace"));
+    let cases = [
+        (
+            format!("wd_workspace_{}", &sha256[..12]),
+            "wd_workspace_<workspace-hash>".to_string(),
+        ),
+        (
+            format!("/x/{}/y", &sha1[..8]),
+            "/x/<workspace-hash>/y".into(),
+        ),
+        (format!("\"{}\"", &md5[..20]), "\"<workspace-hash>\"".into()),
+        // too short, or glued to other digits and letters: left alone
+        (format!("_{}_", &sha256[..7]), format!("_{}_", &sha256[..7])),
+        (format!("Q{}", &sha256[..12]), format!("Q{}", &sha256[..12])),
+        (
+            format!("{}9z", &sha256[..12]),
+            format!("{}9z", &sha256[..12]),
+        ),
+    ];
+    for (text, want) in cases {
+        assert_eq!(s.scrub(&text), want, "{text}");
+    }
+}
+
+#[test]
+fn scrubber_replaces_relative_forms_of_the_workspace_path() {
+    let mut s = Scrubber::new();
+    s.workspace("/tmp/acp-harness-run-x1/workspace");
+    let cases = [
+        (
+            "cwd /tmp/acp-harness-run-x1/workspace/a",
+            "cwd <workspace>/a",
+        ),
+        (
+            "rel tmp/acp-harness-run-x1/workspace/a",
+            "rel <workspace-relative>/a",
+        ),
+        (
+            "from cwd ../../../tmp/acp-harness-run-x1/workspace",
+            "from cwd <workspace-relative>",
+        ),
+        (
+            "escaped tmp\\/acp-harness-run-x1\\/workspace",
+            "escaped <workspace-relative>",
+        ),
+    ];
+    for (text, want) in cases {
+        assert_eq!(s.scrub(text), want, "{text}");
+    }
+}
+
+#[test]
 fn scrubber_numbers_paths_the_run_created_under_temp_and_leaves_others() {
     let temp = tempfile::tempdir().unwrap();
     let root = temp.path().display().to_string();
