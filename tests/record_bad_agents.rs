@@ -29,7 +29,7 @@ struct Case {
     exit_signal: Option<i32>,
     /// Raw texts that must appear in the recording's events or trailer notes.
     holds: Vec<&'static str>,
-    /// `[ready] notification` of the double's profile.
+    /// The `[[ready.wait]] notification` of the double's profile.
     ready_notification: Option<&'static str>,
 }
 
@@ -95,6 +95,25 @@ fn cases() -> Vec<Case> {
             holds: vec!["timeout: waited the _x.test/ready notification before prompting"],
             ready_notification: Some("_x.test/ready"),
         },
+        Case {
+            // Its model request carries no prompt of the scenario and no
+            // side request of the profile matches it.
+            name: "asks-the-model-off-script",
+            program: "bash",
+            script: format!(
+                "read -r line; echo '{INIT_RESULT}'; read -r line; echo '{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"sessionId\":\"s\"}}}}'; read -r line; \
+                 curl -s -o /dev/null -H 'content-type: application/json' -d '{{\"model\":\"m\",\"input\":[{{\"type\":\"message\",\"role\":\"user\",\"content\":[{{\"type\":\"input_text\",\"text\":\"Write a title for this chat.\"}}]}}]}}' {{model_url}}/v1/responses; \
+                 echo '{{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{{\"stopReason\":\"end_turn\"}}}}'; while read -r line; do :; done"
+            ),
+            outcome: Outcome::OffScript,
+            exit_code: Some(0),
+            exit_signal: None,
+            holds: vec![
+                "(POST /v1/responses) is off script: no user message holds a scripted prompt (the last one says",
+                "no [[model.side_requests]] of the profile matches it",
+            ],
+            ready_notification: None,
+        },
     ]
 }
 
@@ -106,7 +125,7 @@ fn profile_text(case: &Case) -> String {
     };
     let ready = case
         .ready_notification
-        .map(|n| format!("notification = \"{n}\"\n"))
+        .map(|n| format!("[[ready.wait]]\nnotification = \"{n}\"\n"))
         .unwrap_or_default();
     format!(
         r#"id = "test-double-{name}"
@@ -115,9 +134,9 @@ default_version = "1.0.0"
 flavour = "responses"
 tool_naming = {{ form = "namespace", namespace = "mcp__unity_ops" }}
 [ready]
-{ready}timeout_ms = 1500
+timeout_ms = 1500
 handshake_timeout_ms = 1500
-[stop]
+{ready}[stop]
 eof_grace_ms = 300
 term_grace_ms = 300
 [[recipe]]

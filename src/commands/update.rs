@@ -237,6 +237,7 @@ pub fn run(args: UpdateArgs) -> anyhow::Result<ExitCode> {
                     kind: Kind::Unrunnable,
                     baseline: None,
                     detail: why.clone(),
+                    recording_ms: None,
                 });
             }
         }

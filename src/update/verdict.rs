@@ -57,6 +57,8 @@ pub struct ScenarioVerdict {
     pub baseline: Option<Version>,
     /// Why (the first difference, failure or reason), one line.
     pub detail: String,
+    /// How long the recording took (its trailer's `ms`), when there is one.
+    pub recording_ms: Option<u64>,
 }
 
 /// One version's result.
@@ -101,6 +103,9 @@ impl VersionSummary {
         scenarios.sort_by(|a, b| a.kind.cmp(&b.kind).then(a.scenario.cmp(&b.scenario)));
         for s in &scenarios {
             let _ = write!(out, "  {:<10} {}", s.kind.short(), s.scenario);
+            if let Some(ms) = s.recording_ms {
+                let _ = write!(out, " [recorded in {:.1} s]", ms as f64 / 1000.0);
+            }
             if let Some(b) = &s.baseline {
                 let _ = write!(out, " (vs {b})");
             }
@@ -204,6 +209,34 @@ pub fn judge_recording(
     version: &Version,
     recorded: &[Version],
 ) -> ScenarioVerdict {
+    ScenarioVerdict {
+        recording_ms: trailer_ms(path),
+        ..judge(corpus, path, agent, version, recorded)
+    }
+}
+
+/// The `ms` of a recording's trailer (its last line), read without parsing
+/// the rest of the file.
+fn trailer_ms(path: &Path) -> Option<u64> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(path).ok()?;
+    let len = f.metadata().ok()?.len();
+    f.seek(SeekFrom::Start(len.saturating_sub(64 * 1024)))
+        .ok()?;
+    let mut tail = String::new();
+    f.read_to_string(&mut tail).ok()?;
+    let last = tail.trim_end().rsplit('\n').next()?;
+    let v: serde_json::Value = serde_json::from_str(last).ok()?;
+    (v.get("type")?.as_str()? == "trailer").then(|| v.get("ms")?.as_u64())?
+}
+
+fn judge(
+    corpus: &Corpus,
+    path: &Path,
+    agent: &str,
+    version: &Version,
+    recorded: &[Version],
+) -> ScenarioVerdict {
     let case = corpus.judge(path);
     let scenario = case.id.scenario.clone();
     let baseline = plan::baseline(version, &scenario, recorded, |v, s| {
@@ -221,6 +254,7 @@ pub fn judge_recording(
             kind: Kind::Broken,
             baseline,
             detail: one_line(&case.report()),
+            recording_ms: None,
         };
     }
     let Some(b) = &baseline else {
@@ -230,6 +264,7 @@ pub fn judge_recording(
             baseline,
             detail: "no recorded version has a golden for this scenario: nothing to compare with"
                 .into(),
+            recording_ms: None,
         };
     };
     let golden_path = id(agent, b, &scenario).snapshot_path(&corpus.snapshots);
@@ -251,6 +286,7 @@ pub fn judge_recording(
         kind,
         baseline,
         detail,
+        recording_ms: None,
     }
 }
 
@@ -424,6 +460,7 @@ mod tests {
             kind,
             baseline: Some(v("0.58.0")),
             detail: String::new(),
+            recording_ms: None,
         }
     }
 
@@ -457,6 +494,35 @@ mod tests {
                     .starts_with(&format!("a 1.0.0: {}", want.label()))
             );
         }
+    }
+
+    #[test]
+    fn the_summary_says_how_long_each_scenario_took_to_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let rec = dir.path().join("r.jsonl");
+        std::fs::write(
+            &rec,
+            "{\"type\":\"header\"}\n{\"type\":\"trailer\",\"seq\":9,\"ms\":12345,\"outcome\":\"ok\"}\n",
+        )
+        .unwrap();
+        assert_eq!(trailer_ms(&rec), Some(12345));
+        std::fs::write(&rec, "{\"type\":\"header\"}\n").unwrap();
+        assert_eq!(trailer_ms(&rec), None, "no trailer, no time");
+        let mut timed = verdict("text-only", Kind::Unchanged);
+        timed.recording_ms = Some(12345);
+        let s = VersionSummary {
+            agent: "a".into(),
+            version: v("1.0.0"),
+            previous: None,
+            scenarios: vec![timed],
+            drift_report: None,
+        };
+        assert!(
+            s.render()
+                .contains("text-only [recorded in 12.3 s] (vs 0.58.0)"),
+            "{}",
+            s.render()
+        );
     }
 
     #[test]
