@@ -61,6 +61,9 @@ async fn main() -> anyhow::Result<()> {
                 }) => {
                     serde_json::json!({"response": id, "status": status, "body": body})
                 }
+                ModelExchange::OffScript { id, text, .. } => {
+                    serde_json::json!({"off_script": id, "text": text})
+                }
                 ModelExchange::Note { id, text, .. } => {
                     serde_json::json!({"note": id, "text": text})
                 }

@@ -749,7 +749,8 @@ async fn every_flavour_finds_the_prompt_wherever_the_request_carries_it() {
         ),
     ];
     type Render = fn(&[M]) -> Value;
-    let flavours: [(Flavour, &str, Render, fn(&str) -> Decoded); 4] = [
+    type Decode = fn(&str) -> Decoded;
+    let flavours: [(Flavour, &str, Render, Decode); 4] = [
         (
             Flavour::ChatCompletions,
             "/v1/chat/completions",

@@ -20,7 +20,6 @@ use tokio::time::Instant;
 use crate::acp_client::{AgentProcess, Incoming, Tap, Tapped};
 use crate::interrupt::Interrupt;
 use crate::profile::{Launch, Ready, Stop};
-use crate::readiness::Condition;
 use crate::recording::{Dir, Exit, Leg, Outcome};
 use crate::scenario::call_ledger::CallLedger;
 use crate::scenario::{Decision, Point, Prompt, Scenario, Step};
@@ -29,6 +28,8 @@ use crate::scenario::{Decision, Point, Prompt, Scenario, Step};
 const STEP_TIMEOUT: Duration = Duration::from_secs(90);
 /// How long a turn may take to finish.
 const TURN_TIMEOUT: Duration = Duration::from_secs(150);
+
+mod ready;
 
 /// What woke a pump.
 enum Wake {
@@ -97,7 +98,7 @@ pub struct Setup<'a> {
     /// `mcp_request` and the no-MCP-server note).
     pub mcp_methods: tokio::sync::watch::Receiver<super::http_legs::McpMethods>,
     /// The `[ready]` conditions for this agent version.
-    pub ready_conditions: Vec<Condition>,
+    pub ready_conditions: Vec<crate::readiness::Condition>,
     /// Called once with the first initialize result (fills the header).
     pub on_initialized: Box<dyn FnMut(&Value) + Send + 'a>,
 }
@@ -658,43 +659,6 @@ impl Driver<'_> {
             self.session_result = result;
         }
         self.wait_ready().await
-    }
-
-    /// What the profile says to wait for before the first prompt: each
-    /// condition seen on this process, bounded by `timeout_ms` in all.
-    async fn wait_ready(&mut self) -> Result<(), Halt> {
-        let ready = self.setup.ready.clone();
-        let timeout = Duration::from_millis(ready.timeout_ms);
-        let started = Instant::now();
-        for condition in self.setup.ready_conditions.clone() {
-            let what = format!("{} before prompting", condition.describe());
-            let left = timeout.saturating_sub(started.elapsed());
-            self.wait_until(left, &what, |d| d.ready_holds(&condition))
-                .await?;
-        }
-        if ready.settle_ms > 0 {
-            let deadline = Instant::now() + Duration::from_millis(ready.settle_ms);
-            loop {
-                match self.pump(deadline, "settle").await {
-                    Ok(()) => {}
-                    Err(Halt::Timeout(_)) => break,
-                    Err(other) => return Err(other),
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Whether a `[ready]` condition has happened on this agent process.
-    fn ready_holds(&self, condition: &Condition) -> bool {
-        match condition {
-            Condition::Notification(m) => self.notifications_seen.contains(m),
-            Condition::SessionUpdate(k) => self.updates_seen.contains(k),
-            Condition::McpRequest(m) => {
-                let now = self.setup.mcp_methods.borrow().get(m).copied().unwrap_or(0);
-                now > self.mcp_at_start.get(m).copied().unwrap_or(0)
-            }
-        }
     }
 
     async fn end_process(&mut self) {
