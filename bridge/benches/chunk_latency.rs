@@ -24,6 +24,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
+mod bench_agent;
 #[allow(dead_code)] // each bench uses a part of it
 #[path = "../../benches/measure/mod.rs"]
 mod measure;
@@ -42,63 +43,41 @@ fn agent() {
     let rate = env_u64(RATE, 10_000).max(1);
     let count = env_u64(COUNT, 20_000);
     let big = env_u64(BIG, 0) as usize;
-    let stdin = std::io::stdin();
-    let mut out = std::io::stdout().lock();
-    for line in stdin.lock().lines() {
-        let Ok(line) = line else { break };
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else {
-            continue;
+    bench_agent::serve(|out| {
+        let chunk = |text: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s1","update":{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":"{text}"}}}}}}}}"#
+            )
         };
-        let id = v["id"].clone();
-        let reply = |out: &mut std::io::StdoutLock, result: serde_json::Value| {
-            let line = serde_json::json!({"jsonrpc":"2.0","id":id,"result":result});
+        if big > 0 {
+            let line = chunk(&format!("{MARK}{:020};{}", 0, "x".repeat(big)));
+            // the time goes in last: building the line is not the bridge's cost
+            let stamp = format!("{MARK}{:020};", monotonic_ns());
+            let line = line.replacen(&format!("{MARK}{:020};", 0), &stamp, 1);
             let _ = writeln!(out, "{line}");
             let _ = out.flush();
-        };
-        match v["method"].as_str() {
-            Some("initialize") => reply(
-                &mut out,
-                serde_json::json!({"protocolVersion":1,"agentCapabilities":{},"authMethods":[]}),
-            ),
-            Some("session/new") => reply(&mut out, serde_json::json!({"sessionId":"s1"})),
-            Some("session/prompt") => {
-                let chunk = |text: &str| {
-                    format!(
-                        r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s1","update":{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":"{text}"}}}}}}}}"#
-                    )
-                };
-                if big > 0 {
-                    let line = chunk(&format!("{MARK}{:020};{}", 0, "x".repeat(big)));
-                    // the time goes in last: building the line is not the bridge's cost
-                    let stamp = format!("{MARK}{:020};", monotonic_ns());
-                    let line = line.replacen(&format!("{MARK}{:020};", 0), &stamp, 1);
-                    let _ = writeln!(out, "{line}");
-                    let _ = out.flush();
-                } else {
-                    let period = 1_000_000_000 / rate;
-                    let start = monotonic_ns();
-                    for i in 0..count {
-                        // sleep, not spin, until due (a spinning agent would take a
-                        // core from the process measured); late chunks catch up, so
-                        // the mean rate holds
-                        let due = start + i * period;
-                        let now = monotonic_ns();
-                        if due > now {
-                            std::thread::sleep(Duration::from_nanos(due - now));
-                        }
-                        let line = chunk(&format!(
-                            "{MARK}{};chunk {i} of the stream, about eighty bytes of text",
-                            monotonic_ns()
-                        ));
-                        let _ = writeln!(out, "{line}");
-                        let _ = out.flush();
-                    }
+        } else {
+            let period = 1_000_000_000 / rate;
+            let start = monotonic_ns();
+            for i in 0..count {
+                // sleep, not spin, until due (a spinning agent would take a
+                // core from the process measured); late chunks catch up, so
+                // the mean rate holds
+                let due = start + i * period;
+                let now = monotonic_ns();
+                if due > now {
+                    std::thread::sleep(Duration::from_nanos(due - now));
                 }
-                reply(&mut out, serde_json::json!({"stopReason":"end_turn"}));
+                let line = chunk(&format!(
+                    "{MARK}{};chunk {i} of the stream, about eighty bytes of text",
+                    monotonic_ns()
+                ));
+                let _ = writeln!(out, "{line}");
+                let _ = out.flush();
             }
-            _ => {}
         }
-    }
+        Some(serde_json::json!({"stopReason":"end_turn"}))
+    });
 }
 
 /// The pass-through: starts the agent and copies lines both ways, flushing each.

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+mod bench_agent;
 #[allow(dead_code)] // each bench uses a part of it
 #[path = "../../benches/measure/mod.rs"]
 mod measure;
@@ -31,40 +32,19 @@ const MIB: f64 = (1 << 20) as f64;
 /// The agent: answers the handshake, then floods until its stdout breaks.
 fn agent() {
     let endless = std::env::var(KIND).as_deref() == Ok("endless");
-    let mut out = std::io::stdout().lock();
-    for line in std::io::stdin().lock().lines() {
-        let Ok(line) = line else { return };
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else {
-            continue;
-        };
-        let reply = |out: &mut std::io::StdoutLock, result: serde_json::Value| {
-            let line = serde_json::json!({"jsonrpc":"2.0","id":v["id"],"result":result});
-            let _ = writeln!(out, "{line}");
-            let _ = out.flush();
-        };
-        match v["method"].as_str() {
-            Some("initialize") => reply(
-                &mut out,
-                serde_json::json!({"protocolVersion":1,"agentCapabilities":{},"authMethods":[]}),
-            ),
-            Some("session/new") => reply(&mut out, serde_json::json!({"sessionId":"s1"})),
-            Some("session/prompt") => {
-                let head = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":""#;
-                let text = "y".repeat(CHUNK);
-                if endless {
-                    if out.write_all(head.as_bytes()).is_err() {
-                        return;
-                    }
-                    while out.write_all(text.as_bytes()).is_ok() {}
-                    return;
-                }
-                let line = format!("{head}{text}\"}}}}}}}}\n");
-                while out.write_all(line.as_bytes()).is_ok() {}
-                return;
+    bench_agent::serve(|out| {
+        let head = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":""#;
+        let text = "y".repeat(CHUNK);
+        if endless {
+            if out.write_all(head.as_bytes()).is_ok() {
+                while out.write_all(text.as_bytes()).is_ok() {}
             }
-            _ => {}
+            return None;
         }
-    }
+        let line = format!("{head}{text}\"}}}}}}}}\n");
+        while out.write_all(line.as_bytes()).is_ok() {}
+        None
+    });
 }
 
 /// How the panel treats the bridge's stdout.
