@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use super::{Bridge, Pending, Phase};
+use super::{Bridge, Phase};
 use crate::client;
 use crate::turn::Turn;
 
@@ -47,25 +47,11 @@ impl Bridge {
                 client::cancel_params(&sid),
             ));
         }
-        let mut given_up = Vec::new();
-        self.pending.retain(|(id, p)| {
-            let prompt = matches!(p, Pending::Prompt);
-            if prompt {
-                given_up.push(*id);
-            }
-            !prompt
-        });
-        self.late_prompts.extend(given_up);
-        if let Some(t) = self.turn.as_mut() {
-            let queued = std::mem::take(&mut t.queue).len();
-            t.fail(format!("{why}; the turn was ended"));
-            if queued > 0 {
-                self.diag(format!(
-                    "{queued} queued prompt(s) dropped with the turn a skipped line ended"
-                ));
-            }
-        }
-        self.end_turn(now);
+        self.give_up_turn(
+            format!("{why}; the turn was ended"),
+            "the turn a skipped line ended",
+            now,
+        );
     }
 }
 

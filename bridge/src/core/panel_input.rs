@@ -440,7 +440,19 @@ impl Bridge {
         if self.turn.is_none() {
             return;
         }
-        let grace = self.cancel_grace();
+        let why = format!(
+            "the agent did not answer the interrupted prompt within {} ms; the turn ended without it",
+            self.cancel_grace().as_millis()
+        );
+        self.diag(why.clone());
+        self.give_up_turn(why, "the interrupted turn", now);
+    }
+
+    /// Ends the running turn without the agent's answer: its pending
+    /// prompts become late (their answer and the updates before it are
+    /// dropped), queued prompts go with the turn (said in a diagnostic
+    /// naming `which` turn), and the turn fails with `why`.
+    pub(super) fn give_up_turn(&mut self, why: String, which: &str, now: Duration) {
         let mut given_up = Vec::new();
         self.pending.retain(|(id, p)| {
             let prompt = matches!(p, Pending::Prompt);
@@ -450,18 +462,11 @@ impl Bridge {
             !prompt
         });
         self.late_prompts.extend(given_up);
-        let why = format!(
-            "the agent did not answer the interrupted prompt within {} ms; the turn ended without it",
-            grace.as_millis()
-        );
-        self.diag(why.clone());
         if let Some(t) = self.turn.as_mut() {
             let queued = std::mem::take(&mut t.queue).len();
             t.fail(why);
             if queued > 0 {
-                self.diag(format!(
-                    "{queued} queued prompt(s) dropped with the interrupted turn"
-                ));
+                self.diag(format!("{queued} queued prompt(s) dropped with {which}"));
             }
         }
         self.end_turn(now);
