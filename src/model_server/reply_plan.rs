@@ -32,6 +32,18 @@ pub struct PlannedCall {
     pub arguments_value: serde_json::Value,
 }
 
+impl PlannedCall {
+    /// A call with its arguments, and their JSON text derived from them.
+    fn new(call_id: &str, tool: ToolRef, arguments_value: serde_json::Value) -> PlannedCall {
+        PlannedCall {
+            call_id: call_id.to_owned(),
+            tool,
+            arguments: serde_json::to_string(&arguments_value).unwrap_or_else(|_| "{}".to_owned()),
+            arguments_value,
+        }
+    }
+}
+
 pub(super) fn unscripted() -> ReplyPlan {
     ReplyPlan {
         text: Some(UNSCRIPTED_TEXT.to_owned()),
@@ -71,13 +83,7 @@ pub(super) fn plan(
                         )
                     }
                 };
-                return PlannedCall {
-                    call_id: call.id.clone(),
-                    tool,
-                    arguments: serde_json::to_string(&arguments_value)
-                        .unwrap_or_else(|_| "{}".to_owned()),
-                    arguments_value,
-                };
+                return PlannedCall::new(&call.id, tool, arguments_value);
             }
             // A unity-ops call through the agent's meta-tool (Grok's
             // `use_tool`), when the profile maps one, the request offers it
@@ -91,13 +97,7 @@ pub(super) fn plan(
                 let role_args = serde_json::json!({"tool": call.tool, "arguments": call.arguments});
                 match state.agent_tools.render(MCP_CALL_ROLE, &role_args) {
                     Ok((tool, arguments_value)) => {
-                        return PlannedCall {
-                            call_id: call.id.clone(),
-                            tool,
-                            arguments: serde_json::to_string(&arguments_value)
-                                .unwrap_or_else(|_| "{}".to_owned()),
-                            arguments_value,
-                        };
+                        return PlannedCall::new(&call.id, tool, arguments_value);
                     }
                     Err(e) => state.note(
                         id,
@@ -112,13 +112,7 @@ pub(super) fn plan(
                     format!("model server: turn {} reply {}: {how}", turn + 1, reply + 1),
                 );
             }
-            PlannedCall {
-                call_id: call.id.clone(),
-                tool,
-                arguments: serde_json::to_string(&call.arguments)
-                    .unwrap_or_else(|_| "{}".to_owned()),
-                arguments_value: call.arguments.clone(),
-            }
+            PlannedCall::new(&call.id, tool, call.arguments.clone())
         })
         .collect();
     ReplyPlan {
