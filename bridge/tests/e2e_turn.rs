@@ -98,10 +98,8 @@ fn turn_with_a_tool_call_and_permission_round_trip_completes_over_pipes() {
 
     // Clean end: the panel closes stdin, the bridge ends the agent and exits 0.
     bridge.close_stdin();
-    let (status, left) = bridge.read_to_exit(&peer_pids);
+    bridge.expect_clean_exit(&peer_pids);
     let stderr = bridge.stderr();
-    assert!(status.success(), "exit {status}\nstderr:\n{stderr}");
-    assert!(left.is_empty(), "agent still running: {left:?}");
 
     bridge.assert_one_result();
     // Agent stderr is forwarded with a prefix; the peer checked every request
@@ -160,13 +158,7 @@ fn panel_closing_stdin_mid_turn_still_gets_the_result() {
     bridge.close_stdin();
     let result = bridge.wait_for("the result after stdin closed", |v| is(v, "result"));
     assert_eq!(result["is_error"], false, "{result}");
-    let (status, left) = bridge.read_to_exit(&peer_pids);
-    assert!(
-        status.success(),
-        "exit {status}\nstderr:\n{}",
-        bridge.stderr()
-    );
-    assert!(left.is_empty(), "agent still running: {left:?}");
+    bridge.expect_clean_exit(&peer_pids);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -274,9 +266,7 @@ fn unread_stderr_does_not_stall_a_chatty_session() {
     let peer_pids = read_pids(&pid_file);
     let result = bridge.wait_for("the result", |v| is(v, "result"));
     assert_eq!(result["is_error"], false, "{result}");
-    let (status, left) = bridge.read_to_exit(&peer_pids);
-    assert!(status.success(), "exit {status}");
-    assert!(left.is_empty(), "agent still running: {left:?}");
+    bridge.expect_clean_exit(&peer_pids);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -335,13 +325,7 @@ fn a_panel_line_over_the_cap_is_skipped_and_reported_and_the_next_prompt_runs() 
     assert_eq!(result["is_error"], false, "{result}");
     assert_eq!(result["result"], "pong", "{result}");
     bridge.close_stdin();
-    let (status, left) = bridge.read_to_exit(&peer_pids);
-    assert!(
-        status.success(),
-        "exit {status}\nstderr:\n{}",
-        bridge.stderr()
-    );
-    assert!(left.is_empty(), "agent still running: {left:?}");
+    bridge.expect_clean_exit(&peer_pids);
     let stderr = bridge.stderr();
     let skipped = format!(
         "skipped a line of {} bytes from the panel",

@@ -69,9 +69,7 @@ fn an_unseen_dialect_gets_mcp_names_real_arguments_one_name_per_call_and_no_empt
     }
     let result = bridge.wait_for("the result", |v| v["type"] == "result");
     bridge.close_stdin();
-    let (status, left) = bridge.read_to_exit(&peer_pids);
-    assert!(status.success(), "exit {status}\n{}", bridge.stderr());
-    assert!(left.is_empty(), "agent still running: {left:?}");
+    bridge.expect_clean_exit(&peer_pids);
     assert_peer_kept_to_script(&bridge.stderr());
 
     let lines: Vec<Value> = bridge

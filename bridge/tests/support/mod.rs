@@ -235,6 +235,18 @@ impl Bridge {
         self.wait_exit_and_reap(pids)
     }
 
+    /// Reads to the exit and asserts the bridge exited 0 and left no agent
+    /// process running.
+    pub fn expect_clean_exit(&mut self, pids: &[i32]) {
+        let (status, left) = self.read_to_exit(pids);
+        assert!(
+            status.success(),
+            "exit {status}\nstderr:\n{}",
+            self.stderr()
+        );
+        assert!(left.is_empty(), "agent still running: {left:?}");
+    }
+
     /// Asserts the panel read exactly one `result` line.
     pub fn assert_one_result(&self) {
         let results = self
