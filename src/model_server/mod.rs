@@ -650,7 +650,7 @@ fn answer(
                 format!(
                     "model server: side request `{}` (declared in the profile); answered {:?}",
                     side.name,
-                    shorten(&side.reply)
+                    acp_bridge::shorten::shorten(&side.reply, 60)
                 ),
             );
             let plan = ReplyPlan {
@@ -681,16 +681,6 @@ fn answer(
             });
             (api.render_reply(&unscripted(), &view, id), None)
         }
-    }
-}
-
-/// A reply text cut for a note.
-fn shorten(text: &str) -> String {
-    let cut: String = text.chars().take(60).collect();
-    if cut.len() < text.len() {
-        format!("{cut}...")
-    } else {
-        cut
     }
 }
 

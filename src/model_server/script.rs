@@ -173,12 +173,7 @@ impl ModelScript {
 fn excerpt(parts: &[String]) -> String {
     let text = parts.join(" ");
     let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let cut: String = text.chars().take(120).collect();
-    if cut.len() < text.len() {
-        format!("{cut:?}...")
-    } else {
-        format!("{cut:?}")
-    }
+    format!("{:?}", acp_bridge::shorten::shorten(&text, 120))
 }
 
 /// Whether every text of a user message is one tagged block
