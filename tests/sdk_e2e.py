@@ -121,6 +121,12 @@ def load_case(recording: Path) -> Case | None:
     )
 
 
+def fake_agent(harness: Path, case: Case, tmp: Path) -> str:
+    """The bridge's agent: the recording served on stdio, with the session's
+    real directory standing for the recorded `<workspace>`."""
+    return shlex.join([str(harness), "fake-agent", "--workspace", str(tmp.resolve()), str(case.recording)])
+
+
 def wrapper_script(tmp: Path, bridge: Path) -> Path:
     """A cli_path that runs the bridge and keeps its stdout, stderr and exit
     code for the checks (the SDK only sees the stdout)."""
@@ -142,8 +148,8 @@ async def run_case_ts(case: Case, bridge: Path, harness: Path, node_modules: Pat
         tmp = Path(t)
         spec = {
             "cli": str(wrapper_script(tmp, bridge)),
-            "cwd": str(tmp),
-            "env": {"ACP_BRIDGE_AGENT": shlex.join([str(harness), "fake-agent", str(case.recording)])},
+            "cwd": str(tmp.resolve()),
+            "env": {"ACP_BRIDGE_AGENT": fake_agent(harness, case, tmp)},
             "mcp": {"unity-ops": {"type": "http", "url": "<mcp-url>", "headers": {"Authorization": case.authorization}}},
             "prompts": case.prompts,
             "decisions": case.decisions,
@@ -190,15 +196,15 @@ async def run_case(case: Case, bridge: Path, harness: Path) -> None:
 
         options = ClaudeAgentOptions(
             cli_path=str(wrapper_script(tmp, bridge)),
-            cwd=str(tmp),
+            cwd=str(tmp.resolve()),
             can_use_tool=can_use_tool,
             # The panel's unity-ops server as the recorder registered it (its
-            # placeholders). The cwd cannot be: the bridge wants a real directory.
+            # placeholders); the cwd is real and the fake agent maps it (`--workspace`).
             mcp_servers={
                 "unity-ops": {"type": "http", "url": "<mcp-url>", "headers": {"Authorization": case.authorization}}
             },
             env={
-                "ACP_BRIDGE_AGENT": shlex.join([str(harness), "fake-agent", str(case.recording)]),
+                "ACP_BRIDGE_AGENT": fake_agent(harness, case, tmp),
                 "CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK": "1",
             },
         )
@@ -223,23 +229,17 @@ async def run_case(case: Case, bridge: Path, harness: Path) -> None:
 
 
 def divergences(stderr: str) -> list[str]:
-    """The fake agent's divergence reports (a headline, then one indented
-    line per differing field), except the session cwd: the recording holds
-    the `<workspace>` placeholder, and the bridge needs a real directory."""
-    out, current = [], None
-    for line in stderr.splitlines() + ["<end>"]:
+    """The fake agent's divergence reports, each a headline and its indented
+    field lines joined. The fake agent is told the session's real directory
+    (`--workspace`), so nothing here is expected: every report fails."""
+    out: list[list[str]] = []
+    for line in stderr.splitlines():
         body = line.removeprefix("[agent] ")
-        if current is not None and body.startswith("  /"):
-            current.append(body.strip())
-            continue
-        if current is not None:
-            fields = current[1:]
-            if not (fields and all(f.startswith('/params/cwd: recorded "<workspace>"') for f in fields)):
-                out.append(" / ".join(current))
-            current = None
         if "fake-agent: divergence" in body:
-            current = [body]
-    return out
+            out.append([body])
+        elif out and body.startswith("  /"):
+            out[-1].append(body.strip())
+    return [" / ".join(d) for d in out]
 
 
 def check(case, tmp, asked, tool_uses, tool_results, results) -> None:

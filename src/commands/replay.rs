@@ -43,6 +43,10 @@ pub struct FakeAgentArgs {
     /// Give up when the client sends nothing for this many seconds.
     #[arg(long, default_value_t = 300)]
     pub idle_timeout_secs: u64,
+    /// The client's session directory, which stands for the recording's
+    /// `<workspace>` (in what the client sends and in what is served back).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
 }
 
 /// `acp-harness replay <recording|dir>`: print each transcript and what
@@ -139,6 +143,7 @@ pub fn fake_agent(args: FakeAgentArgs) -> anyhow::Result<ExitCode> {
         std::io::stdout(),
         &mut std::io::stderr(),
         Duration::from_secs(args.idle_timeout_secs),
+        &stdio::Workspace::new(args.workspace.as_deref()),
     )?;
     Ok(Exit::found_if(!summary.clean()).into())
 }

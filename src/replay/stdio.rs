@@ -7,6 +7,47 @@ use std::time::Duration;
 
 use super::fake_agent::FakeAgent;
 
+/// The client's real workspace directory standing for the recording's
+/// `<workspace>`: a client needs a real directory to start a session in,
+/// and the recording holds the placeholder, so the path is swapped for the
+/// placeholder in what the client sends and back in what the agent releases.
+#[derive(Debug, Clone, Default)]
+pub struct Workspace {
+    /// The path as it appears inside a JSON string (escaped, unquoted).
+    real: Option<String>,
+}
+
+impl Workspace {
+    pub const PLACEHOLDER: &'static str = "<workspace>";
+
+    /// `None`: lines pass unchanged.
+    pub fn new(real: Option<&std::path::Path>) -> Workspace {
+        let real = real.map(|p| {
+            let quoted = serde_json::Value::from(p.to_string_lossy().into_owned()).to_string();
+            quoted[1..quoted.len() - 1].to_string()
+        });
+        Workspace { real }
+    }
+
+    fn to_recorded<'a>(&self, client_line: &'a str) -> std::borrow::Cow<'a, str> {
+        match &self.real {
+            Some(real) if client_line.contains(real.as_str()) => {
+                client_line.replace(real.as_str(), Self::PLACEHOLDER).into()
+            }
+            _ => client_line.into(),
+        }
+    }
+
+    fn to_client<'a>(&self, agent_line: &'a str) -> std::borrow::Cow<'a, str> {
+        match &self.real {
+            Some(real) if agent_line.contains(Self::PLACEHOLDER) => {
+                agent_line.replace(Self::PLACEHOLDER, real).into()
+            }
+            _ => agent_line.into(),
+        }
+    }
+}
+
 /// How a stdio session ended.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Summary {
@@ -32,6 +73,7 @@ pub fn serve(
     mut output: impl Write,
     log: &mut dyn Write,
     idle: Duration,
+    workspace: &Workspace,
 ) -> std::io::Result<Summary> {
     let (tx, rx) = mpsc::channel::<std::io::Result<String>>();
     // The reader thread ends with the input; if we stop first (timeout), it
@@ -52,7 +94,7 @@ pub fn serve(
             }
             summary.divergences += served.divergences.len();
             for r in &served.released {
-                writeln!(output, "{}", r.line)?;
+                writeln!(output, "{}", workspace.to_client(&r.line))?;
             }
             output.flush()
         };
@@ -61,7 +103,7 @@ pub fn serve(
         match rx.recv_timeout(idle) {
             Ok(Ok(line)) if line.trim().is_empty() => {}
             Ok(Ok(line)) => deliver(
-                agent.on_client_line(line.trim_end_matches('\r')),
+                agent.on_client_line(&workspace.to_recorded(line.trim_end_matches('\r'))),
                 &mut output,
                 log,
             )?,
@@ -131,6 +173,7 @@ mod tests {
             &mut out,
             &mut log,
             Duration::from_secs(5),
+            &Workspace::default(),
         )
         .unwrap();
         assert_eq!(
@@ -139,5 +182,39 @@ mod tests {
         );
         assert_eq!(summary.never_sent, 1);
         assert!(String::from_utf8(log).unwrap().contains("session/new"));
+    }
+
+    #[test]
+    fn a_real_workspace_stands_for_the_recorded_placeholder_both_ways() {
+        let frames = vec![
+            AcpFrame {
+                seq: 1,
+                ms: 0,
+                dir: Direction::ToAgent,
+                raw: r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"<workspace>"}}"#.into(),
+            },
+            AcpFrame {
+                seq: 2,
+                ms: 1,
+                dir: Direction::FromAgent,
+                raw: r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s","path":"<workspace>/a.txt"}}"#.into(),
+            },
+        ];
+        let input = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"session/new\",\"params\":{\"cwd\":\"/tmp/my \\\"dir\\\"\"}}\n".as_slice();
+        let (mut out, mut log) = (Vec::new(), Vec::new());
+        let summary = serve(
+            FakeAgent::new(frames),
+            input,
+            &mut out,
+            &mut log,
+            Duration::from_secs(5),
+            &Workspace::new(Some(std::path::Path::new("/tmp/my \"dir\""))),
+        )
+        .unwrap();
+        assert!(summary.clean(), "{}", String::from_utf8_lossy(&log));
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"sessionId\":\"s\",\"path\":\"/tmp/my \\\"dir\\\"/a.txt\"}}\n"
+        );
     }
 }
