@@ -174,6 +174,28 @@ pub fn explain_styled(golden: &str, transcript: &str, styled: bool) -> String {
     out
 }
 
+/// Goldens in `snapshot_dir` that belong to none of `ids` (a recording was
+/// removed or renamed), sorted by file name.
+pub fn orphan_goldens(snapshot_dir: &Path, ids: &[RecordingId]) -> Vec<PathBuf> {
+    let wanted: std::collections::HashSet<PathBuf> = ids
+        .iter()
+        .map(|id| id.snapshot_path(snapshot_dir))
+        .collect();
+    let Ok(entries) = std::fs::read_dir(snapshot_dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            name.starts_with(&format!("{}__", golden::SNAPSHOT_PREFIX)) && name.ends_with(".snap")
+        })
+        .filter(|p| !wanted.contains(p))
+        .collect();
+    out.sort();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -217,5 +239,27 @@ mod tests {
             Comparison::Same
         );
         assert_eq!(compare(None, golden), Comparison::Missing);
+    }
+
+    #[test]
+    fn goldens_without_a_recording_are_orphans_and_pending_files_are_not_goldens() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in [
+            "replay__a__1__s.snap",
+            "replay__a__1__gone.snap",
+            "replay__a__1__s.snap.new",
+            "other.snap",
+        ] {
+            std::fs::write(dir.path().join(name), "").unwrap();
+        }
+        let ids = [RecordingId {
+            agent: "a".into(),
+            version: "1".into(),
+            scenario: "s".into(),
+        }];
+        assert_eq!(
+            orphan_goldens(dir.path(), &ids),
+            [dir.path().join("replay__a__1__gone.snap")]
+        );
     }
 }

@@ -3,6 +3,8 @@
 //! JSON frame a structural summary of which keys changed, since a frame of
 //! 300-2,000 characters hides a one-field change from the eye. Styling is
 //! ANSI escapes; callers that print plain text strip them (`anstream`).
+//! [`first_difference`] is the one-line form a verdict quotes (bisect and
+//! `update` quote it for panel text too).
 
 use std::fmt::Write as _;
 
@@ -172,9 +174,63 @@ fn key_changes(a: &Value, b: &Value, path: String, out: &mut Vec<String>) {
     }
 }
 
+/// The first line that differs between two texts, old then new, each cut
+/// to a window around where they part (long JSON lines share long prefixes).
+pub fn first_difference(old: &str, new: &str) -> String {
+    const BEFORE: usize = 40;
+    const AFTER: usize = 100;
+    let window = |l: Option<&str>, at: usize| match l {
+        None => "(nothing)".to_string(),
+        Some(l) => {
+            let mut from = at.saturating_sub(BEFORE).min(l.len());
+            while !l.is_char_boundary(from) {
+                from -= 1;
+            }
+            let mut to = (at + AFTER).min(l.len());
+            while !l.is_char_boundary(to) {
+                to += 1;
+            }
+            let pre = if from > 0 { "…" } else { "" };
+            let post = if to < l.len() { "…" } else { "" };
+            format!("`{pre}{}{post}`", &l[from..to])
+        }
+    };
+    let (mut a, mut b) = (old.trim_end().lines(), new.trim_end().lines());
+    loop {
+        match (a.next(), b.next()) {
+            (None, None) => return "(only trailing whitespace)".into(),
+            (x, y) if x == y => continue,
+            (x, y) => {
+                let at = match (x, y) {
+                    (Some(x), Some(y)) => {
+                        x.bytes().zip(y.bytes()).take_while(|(p, q)| p == q).count()
+                    }
+                    _ => 0,
+                };
+                return format!("{} became {}", window(x, at), window(y, at));
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_first_difference_names_both_lines() {
+        assert_eq!(first_difference("a\nb\nc\n", "a\nB\nc"), "`b` became `B`");
+        assert_eq!(first_difference("a\n", "a\nb"), "(nothing) became `b`");
+        let (old, new) = (
+            format!("{}x{}", "p".repeat(300), "s".repeat(300)),
+            format!("{}y{}", "p".repeat(300), "s".repeat(300)),
+        );
+        let d = first_difference(&old, &new);
+        assert!(
+            d.contains(&format!("`…{}x{}…`", "p".repeat(40), "s".repeat(99))),
+            "{d}"
+        );
+    }
 
     #[test]
     fn a_changed_json_frame_names_its_changed_added_and_removed_keys() {

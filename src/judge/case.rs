@@ -1,0 +1,247 @@
+//! The judged replay of one recording ([`Case`]), the [`Status`]es that
+//! apply to it (what `check` counts) and the [`Verdict`] it is as evidence
+//! about the bridge (what bisect and `replay --bisect-exit` read).
+
+use std::path::PathBuf;
+
+use super::golden::{Comparison, RecordingId};
+use super::golden_diff::first_difference;
+use super::known_limitations::{self, Limitation};
+use crate::contract::Conformance;
+use crate::expect::Failure;
+use crate::recording::Outcome;
+use crate::replay::replayer::Replay;
+
+/// What became of one recording.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Status {
+    Pass,
+    /// The recording or its scenario could not be read.
+    Error,
+    GoldenMissing,
+    GoldenDiff,
+    ExpectationFailed,
+    Divergence,
+    /// A bridge line lacks a key Claude Code always sends (`contracts/`).
+    ContractBroken,
+    /// Exactly the expectations a known-limitations entry lists failed.
+    KnownLimitation,
+    /// A listed expectation passes now: the entry must go.
+    LimitationNoLongerHolds,
+}
+
+impl Status {
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Error => "error",
+            Status::GoldenMissing => "golden missing",
+            Status::GoldenDiff => "golden diff",
+            Status::ExpectationFailed => "expectation failed",
+            Status::Divergence => "divergence",
+            Status::ContractBroken => "contract broken",
+            Status::KnownLimitation => "known limitation",
+            Status::LimitationNoLongerHolds => "known limitation no longer holds",
+        }
+    }
+}
+
+/// The judged replay of one recording.
+#[derive(Debug, Clone)]
+pub struct Case {
+    pub path: PathBuf,
+    pub id: RecordingId,
+    pub synthetic: bool,
+    /// How the recorded run ended (`None`: no trailer, or unreadable).
+    pub outcome: Option<Outcome>,
+    /// Why the case could not be replayed at all.
+    pub error: Option<String>,
+    pub replay: Option<Replay>,
+    /// The rendered, normalised transcript (what the golden holds).
+    pub transcript: String,
+    pub golden: Option<Comparison>,
+    /// The golden's text, when there is a readable one.
+    pub golden_text: Option<String>,
+    pub failures: Vec<Failure>,
+    pub divergences: usize,
+    /// Every bridge line checked against the stream-json contract (when one was derived).
+    pub contract: Option<Conformance>,
+    /// The known-limitations entry covering this recording, if any.
+    pub limitation: Option<Limitation>,
+    /// The scenario file changed since the recording was made (a re-record is due).
+    pub stale_scenario: bool,
+}
+
+impl Case {
+    /// Every status that applies, `[Pass]` when none does.
+    pub fn statuses(&self) -> Vec<Status> {
+        let mut s = Vec::new();
+        if self.error.is_some() {
+            s.push(Status::Error);
+        }
+        match self.golden {
+            Some(Comparison::Missing) => s.push(Status::GoldenMissing),
+            Some(Comparison::Differs(_)) => s.push(Status::GoldenDiff),
+            _ => {}
+        }
+        match &self.limitation {
+            None if !self.failures.is_empty() => s.push(Status::ExpectationFailed),
+            None => {}
+            Some(l) => {
+                let c = known_limitations::compare(l, &self.failures);
+                if !c.unlisted.is_empty() {
+                    s.push(Status::ExpectationFailed);
+                }
+                if !c.now_passing.is_empty() {
+                    s.push(Status::LimitationNoLongerHolds);
+                }
+                if c.holds() {
+                    s.push(Status::KnownLimitation);
+                }
+            }
+        }
+        if self.divergences > 0 {
+            s.push(Status::Divergence);
+        }
+        if self.contract.as_ref().is_some_and(Conformance::fails) {
+            s.push(Status::ContractBroken);
+        }
+        if s.is_empty() {
+            s.push(Status::Pass);
+        }
+        s
+    }
+
+    /// The case without what only a failing case's report reads (the
+    /// replay, transcript and golden text) when it passed: what `check`
+    /// keeps of each recording, so a large corpus is never held whole.
+    pub fn lightened(mut self) -> Case {
+        if self.passed() {
+            self.replay = None;
+            self.transcript = String::new();
+            self.golden_text = None;
+        }
+        self
+    }
+
+    /// Passing, or failing exactly as a known-limitations entry says.
+    pub fn passed(&self) -> bool {
+        matches!(
+            self.statuses().as_slice(),
+            [Status::Pass] | [Status::KnownLimitation]
+        )
+    }
+
+    /// The case as evidence about the bridge and this agent version, for
+    /// bisection: untestable when it could not be judged, is synthetic, or the recorded run
+    /// did not end `ok`; else bad on a divergence, an expectation failure no
+    /// known limitation lists, a golden difference or a broken contract
+    /// line; else good. A missing golden is no evidence (bisect records
+    /// versions that have none), nor is a limitation that no longer holds
+    /// (the agent got better).
+    pub fn verdict(&self) -> Verdict {
+        if let Some(e) = &self.error {
+            return Verdict::Untestable(one_line(e));
+        }
+        if self.synthetic {
+            // not made by `record` against a real agent: no evidence either way
+            return Verdict::Untestable("the recording is synthetic".into());
+        }
+        match self.outcome {
+            Some(Outcome::Ok) => {}
+            Some(other) => {
+                return Verdict::Untestable(format!("the recording ended {}", other.as_str()));
+            }
+            None => return Verdict::Untestable("the recording is truncated".into()),
+        }
+        let statuses = self.statuses();
+        if let Some(d) = self.replay.as_ref().and_then(|r| r.divergences().next()) {
+            return Verdict::Bad(format!(
+                "the bridge diverged from the recorded client: {}",
+                d.headline()
+            ));
+        }
+        if statuses.contains(&Status::ExpectationFailed) {
+            let unlisted = |f: &&Failure| {
+                self.limitation.as_ref().is_none_or(|l| {
+                    !l.failing
+                        .iter()
+                        .any(|x| x.trim() == known_limitations::expectation_name(f))
+                })
+            };
+            if let Some(f) = self.failures.iter().find(unlisted) {
+                return Verdict::Bad(format!("expectation failed: {}", one_line(&f.to_string())));
+            }
+        }
+        if statuses.contains(&Status::GoldenDiff) {
+            return Verdict::Bad(format!(
+                "differs from its golden {}: {}",
+                self.id.snapshot_name(),
+                match &self.golden_text {
+                    Some(g) => first_difference(g, &self.transcript),
+                    None => "unreadable golden".into(),
+                }
+            ));
+        }
+        if statuses.contains(&Status::ContractBroken) {
+            let why = self
+                .contract
+                .as_ref()
+                .map(Conformance::render)
+                .unwrap_or_default();
+            return Verdict::Bad(format!(
+                "a bridge line breaks the stream-json contract: {}",
+                one_line(why.lines().next().unwrap_or(""))
+            ));
+        }
+        Verdict::Good
+    }
+}
+
+/// What one recording says about the bridge with one agent version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Good,
+    Bad(String),
+    Untestable(String),
+}
+
+impl Verdict {
+    pub fn label(&self) -> &'static str {
+        match self {
+            Verdict::Good => "good",
+            Verdict::Bad(_) => "bad",
+            Verdict::Untestable(_) => "untestable",
+        }
+    }
+
+    /// Why it is bad or untestable; empty when good.
+    pub fn why(&self) -> &str {
+        match self {
+            Verdict::Good => "",
+            Verdict::Bad(w) | Verdict::Untestable(w) => w,
+        }
+    }
+
+    /// `good`, `bad: why`, `untestable: why`.
+    pub fn describe(&self) -> String {
+        if self.why().is_empty() {
+            self.label().to_string()
+        } else {
+            format!("{}: {}", self.label(), self.why())
+        }
+    }
+
+    /// The exit code `git bisect run` reads: 0 good, 1 bad, 125 untestable.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Verdict::Good => 0,
+            Verdict::Bad(_) => 1,
+            Verdict::Untestable(_) => 125,
+        }
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
