@@ -188,7 +188,7 @@ pub fn orphan_goldens(snapshot_dir: &Path, ids: &[RecordingId]) -> Vec<PathBuf> 
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
             let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            name.starts_with(&format!("{}__", golden::SNAPSHOT_PREFIX)) && name.ends_with(".snap")
+            name.starts_with(&format!("{}__", SNAPSHOT_PREFIX)) && name.ends_with(".snap")
         })
         .filter(|p| !wanted.contains(p))
         .collect();

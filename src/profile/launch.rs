@@ -1,0 +1,125 @@
+//! A recipe made runnable: the values its placeholders stand for in one run
+//! ([`Vars`]) and the recipe with every placeholder filled ([`Launch`]).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use super::{Profile, ProfileError, Recipe};
+
+/// The values placeholders stand for in one run.
+#[derive(Debug, Clone, Default)]
+pub struct Vars {
+    pub home: String,
+    pub workspace: String,
+    pub package_dir: String,
+    /// Side packages' directories by their `as` name (`{package_dir:<as>}`).
+    pub packages: BTreeMap<String, String>,
+    pub model_url: String,
+    /// stub-mcp's URL and bearer token (for agents configured by file).
+    pub mcp_url: String,
+    pub mcp_token: String,
+    pub api_key: String,
+    pub version: String,
+}
+
+impl Vars {
+    /// Fills `{name}` placeholders in `text`; `what` names it in errors.
+    pub fn fill(&self, text: &str, what: &str) -> Result<String, ProfileError> {
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(start) = rest.find('{') {
+            out.push_str(&rest[..start]);
+            let after = &rest[start + 1..];
+            let Some(end) = after.find('}') else {
+                out.push_str(&rest[start..]);
+                rest = "";
+                break;
+            };
+            let name = &after[..end];
+            if let Some(alias) = name.strip_prefix("package_dir:") {
+                let Some(dir) = self.packages.get(alias) else {
+                    return Err(ProfileError::Placeholder {
+                        name: name.to_string(),
+                        what: what.to_string(),
+                    });
+                };
+                out.push_str(dir);
+                rest = &after[end + 1..];
+                continue;
+            }
+            let value = match name {
+                "home" => &self.home,
+                "workspace" => &self.workspace,
+                // where the program lives: the npm prefix or the venv
+                "package_dir" | "install_dir" => &self.package_dir,
+                "model_url" => &self.model_url,
+                "mcp_url" => &self.mcp_url,
+                "mcp_token" => &self.mcp_token,
+                "api_key" => &self.api_key,
+                "version" => &self.version,
+                _ if name.is_empty()
+                    || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') =>
+                {
+                    // Not a placeholder (e.g. a TOML inline table): keep it.
+                    out.push('{');
+                    rest = after;
+                    continue;
+                }
+                _ => {
+                    return Err(ProfileError::Placeholder {
+                        name: name.to_string(),
+                        what: what.to_string(),
+                    });
+                }
+            };
+            out.push_str(value);
+            rest = &after[end + 1..];
+        }
+        out.push_str(rest);
+        Ok(out)
+    }
+}
+
+/// A recipe with every placeholder filled: what to write and what to run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Launch {
+    pub program: String,
+    pub args: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    pub files: Vec<(PathBuf, String)>,
+}
+
+impl Launch {
+    pub fn resolve(
+        profile: &Profile,
+        recipe: &Recipe,
+        vars: &Vars,
+    ) -> Result<Launch, ProfileError> {
+        let program = vars.fill(&recipe.program, "program")?;
+        let args = recipe
+            .args
+            .iter()
+            .map(|a| vars.fill(a, "args"))
+            .collect::<Result<_, _>>()?;
+        let mut env = BTreeMap::new();
+        for (k, v) in profile.env.iter().chain(recipe.env.iter()) {
+            env.insert(k.clone(), vars.fill(v, &format!("env {k}"))?);
+        }
+        let files = recipe
+            .files
+            .iter()
+            .map(|f| {
+                Ok((
+                    PathBuf::from(vars.fill(&f.path, "files.path")?),
+                    vars.fill(&f.content, &format!("file {}", f.path))?,
+                ))
+            })
+            .collect::<Result<_, ProfileError>>()?;
+        Ok(Launch {
+            program,
+            args,
+            env,
+            files,
+        })
+    }
+}
