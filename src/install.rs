@@ -14,53 +14,16 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
 
 use crate::install_source::{self, split_key};
-use crate::profile::{AgentSpec, Profile, Recipe, Source, Vars};
+use crate::profile::{Profile, Recipe, Source, Vars};
 use crate::runtime;
 
 /// Marker written last into a finished install.
 pub const COMPLETE_MARKER: &str = ".acp-harness-complete";
-
-#[derive(clap::Args, Debug)]
-pub struct InstallArgs {
-    /// `<agent>@<version>`, e.g. codex-acp@2.6.0 (without a version: the profile's default)
-    pub spec: String,
-    /// Repository root holding `profiles/` (default: the current directory)
-    #[arg(long, default_value = ".")]
-    pub root: PathBuf,
-}
-
-pub fn run(args: InstallArgs) -> anyhow::Result<ExitCode> {
-    let spec = AgentSpec::parse(&args.spec)?;
-    let profile = Profile::find(&args.root, &spec.agent)?;
-    let version = profile.version_for(&spec);
-    let recipe = profile.recipe(&version)?;
-    if recipe.package.is_empty()
-        && recipe.packages.is_empty()
-        && recipe.runtime.over(&profile.runtime) == Default::default()
-    {
-        bail!(
-            "the recipe for versions {} names no package and no runtime; there is nothing to install",
-            recipe.versions
-        );
-    }
-    let installed = prepare(&profile, recipe, &version)?;
-    if let Some(n) = &installed.node {
-        eprintln!("[install] node {}: {}", n.version, n.bin_dir.display());
-    }
-    for (alias, p) in &installed.packages {
-        eprintln!("[install] {alias} ({}): {}", p.spec, p.dir.display());
-    }
-    if let Some(dir) = &installed.main {
-        println!("{}", dir.display());
-    }
-    Ok(ExitCode::SUCCESS)
-}
 
 /// The cache root: `$XDG_CACHE_HOME/acp-harness/agents` or `~/.cache/acp-harness/agents`.
 pub fn cache_root() -> anyhow::Result<PathBuf> {

@@ -21,7 +21,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Install an agent CLI from npm into the per-user cache (e.g. codex-acp@2.6.0).
-    Install(acp_harness::install::InstallArgs),
+    Install(acp_harness::commands::install::InstallArgs),
     /// Run a scenario against a real agent and write a recording.
     Record(acp_harness::record::RecordArgs),
     /// Replay a recording (or a directory of them) through the bridge; print the transcript and the golden diff.
@@ -47,7 +47,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Install(args) => acp_harness::install::run(args),
+        Command::Install(args) => acp_harness::commands::install::run(args),
         Command::Record(args) => acp_harness::record::run(args),
         Command::Replay(args) => acp_harness::commands::replay::run(args),
         Command::Check(args) => acp_harness::commands::check::run(args),

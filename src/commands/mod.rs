@@ -10,6 +10,7 @@ pub mod check;
 pub mod contract;
 pub mod drift;
 pub mod exit;
+pub mod install;
 pub mod outdated;
 pub mod output;
 pub mod replay;
