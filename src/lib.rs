@@ -1,6 +1,7 @@
 //! The harness library: see ARCHITECTURE.md for the map.
 
 pub mod acp_client;
+pub mod agent_registry;
 pub mod atomic_file;
 pub mod bisect;
 pub mod commands;

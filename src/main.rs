@@ -36,6 +36,8 @@ enum Command {
     Bisect(acp_harness::commands::bisect::BisectArgs),
     /// Per agent: the newest recorded version and the newer versions published (npm, PyPI).
     Outdated(acp_harness::commands::outdated::OutdatedArgs),
+    /// The official ACP agent registry: its agents beside the profiles here, starter profiles.
+    Registry(acp_harness::commands::registry::RegistryArgs),
     /// Record the versions not yet recorded, judge them against the previous version, write drift reports.
     Update(acp_harness::commands::update::UpdateArgs),
     /// Judge the corpus and write the HTML report (one self-contained page).
@@ -56,6 +58,7 @@ fn main() -> ExitCode {
         Command::Bisect(args) => acp_harness::commands::bisect::run(args),
         Command::Contract(args) => acp_harness::commands::contract::run(args),
         Command::Outdated(args) => acp_harness::commands::outdated::run(args),
+        Command::Registry(args) => acp_harness::commands::registry::run(args),
         Command::Update(args) => acp_harness::commands::update::run(args),
         Command::Report(args) => acp_harness::commands::report::run(args),
     };

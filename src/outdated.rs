@@ -3,8 +3,10 @@
 //! on npm after it (semver order; pre-releases only when asked), plus the
 //! published versions older than it that were never recorded. Offline, the
 //! install cache answers (the last saved registry answers and the installed
-//! versions) instead of npm. `acp-harness outdated` prints it; `update`
-//! picks its versions from it.
+//! versions) instead of npm. A recipe's package rename is followed and
+//! named; with an ACP registry index, what the registry says of each agent
+//! (a newer version, another package or arguments) joins the row.
+//! `acp-harness outdated` prints it; `update` picks its versions from it.
 
 use std::path::Path;
 
@@ -34,6 +36,11 @@ pub struct Row {
     pub source: &'static str,
     /// Why the published versions are unknown (the row then lists none).
     pub error: Option<String>,
+    /// The renames the profile's recipes declare, one sentence each.
+    pub renamed: Vec<String>,
+    /// What the ACP registry says of this agent, when one was read and it
+    /// lists the agent.
+    pub registry: Option<crate::agent_registry::Comparison>,
 }
 
 fn opt_version<S: serde::Serializer>(v: &Option<Version>, s: S) -> Result<S::Ok, S::Error> {
@@ -121,13 +128,51 @@ pub fn published(profile: &Profile, offline: bool) -> anyhow::Result<Vec<Version
     }
 }
 
+/// The renames a profile's recipes declare, for people: which package
+/// moved where and from which version, and whether a recipe installs the
+/// new name yet.
+pub fn renames(profile: &Profile) -> Vec<String> {
+    profile
+        .recipes
+        .iter()
+        .filter_map(|r| {
+            let (to, from) = r.renamed_key()?;
+            let installed = profile.recipes.iter().any(|o| o.package_key() == to);
+            Some(format!(
+                "{} -> {to} from {from}{}",
+                r.package_key(),
+                if installed {
+                    ""
+                } else {
+                    " (no recipe installs it yet)"
+                }
+            ))
+        })
+        .collect()
+}
+
 /// One row per agent; a profile that cannot be read is an error, a registry
-/// that does not answer is the row's `error`.
-pub fn rows(root: &Path, agents: &[String], pre: bool, offline: bool) -> anyhow::Result<Vec<Row>> {
+/// that does not answer is the row's `error`. With `index`, each row also
+/// says what that ACP registry says of the agent.
+pub fn rows(
+    root: &Path,
+    agents: &[String],
+    pre: bool,
+    offline: bool,
+    index: Option<&crate::agent_registry::Index>,
+) -> anyhow::Result<Vec<Row>> {
     let mut out = Vec::new();
     for agent in agents {
         let profile = Profile::find(root, agent)?;
         let recorded = recorded_versions(&root.join("recordings"), agent);
+        let registry = index.and_then(|index| {
+            let entry = crate::agent_registry::entry_of(index, &profile)?;
+            Some(crate::agent_registry::compare(
+                &profile,
+                entry,
+                recorded.last(),
+            ))
+        });
         let (list, error) = match published(&profile, offline) {
             Ok(list) => (list, None),
             Err(e) => (Vec::new(), Some(format!("{e:#}"))),
@@ -155,6 +200,8 @@ pub fn rows(root: &Path, agents: &[String], pre: bool, offline: bool) -> anyhow:
             },
             source,
             error,
+            renamed: renames(&profile),
+            registry,
         });
     }
     Ok(out)

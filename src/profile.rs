@@ -151,6 +151,21 @@ pub struct Recipe {
     /// over the profile's `overrides` of the same dependency.
     #[serde(default)]
     pub overrides: Vec<String>,
+    /// The package's new name and the first version published under it
+    /// (`renamed = { to = "...", from = "0.24.0" }`), so `outdated` follows
+    /// the agent across the rename, also before a recipe installs it.
+    #[serde(default)]
+    pub renamed: Option<Rename>,
+}
+
+/// A recipe's package published under another name from a version on
+/// (same registry).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Rename {
+    pub to: String,
+    /// The first version published as `to`.
+    pub from: String,
 }
 
 /// A package installed beside a recipe's main one, at a fixed version
@@ -199,6 +214,20 @@ impl Recipe {
             (Source::Npm, false) => self.package.clone(),
             (Source::Pypi, false) => format!("{PYPI_PREFIX}{}", self.package),
         }
+    }
+}
+
+impl Recipe {
+    /// The package key ([`Recipe::package_key`]) the package is renamed to,
+    /// and from which version.
+    pub fn renamed_key(&self) -> Option<(String, semver::Version)> {
+        let r = self.renamed.as_ref()?;
+        let from = semver::Version::parse(&r.from).ok()?;
+        let key = match self.source {
+            Source::Npm => r.to.clone(),
+            Source::Pypi => format!("{PYPI_PREFIX}{}", r.to),
+        };
+        Some((key, from))
     }
 }
 
@@ -433,6 +462,20 @@ impl Profile {
             }
             for o in &recipe.overrides {
                 crate::install_source::PinOverride::parse(o).map_err(err)?;
+            }
+            if let Some(r) = &recipe.renamed {
+                if r.to.is_empty() || r.to == recipe.package {
+                    return Err(err(format!(
+                        "`renamed.to = {:?}` must name another package than `{}`",
+                        r.to, recipe.package
+                    )));
+                }
+                if semver::Version::parse(&r.from).is_err() {
+                    return Err(err(format!(
+                        "`renamed.from = {:?}` is not a version (the first one published as `{}`)",
+                        r.from, r.to
+                    )));
+                }
             }
             let mut seen = std::collections::BTreeSet::new();
             for p in &recipe.packages {

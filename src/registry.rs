@@ -72,18 +72,22 @@ pub fn npm_versions(package: &str) -> Result<Vec<semver::Version>, RegistryError
 /// The versions of an agent's packages that belong to it: for each package
 /// its recipes name, the versions whose covering recipe names that package,
 /// or that no recipe covers (kept: they are unrunnable, and say so when
-/// tried). Ascending, without duplicates.
+/// tried); for a package a recipe is renamed to, also its versions from the
+/// rename on that the renamed recipe covers (a rename no recipe installs
+/// yet). Ascending, without duplicates.
 pub fn profile_versions<E>(
     profile: &crate::profile::Profile,
     mut fetch: impl FnMut(&str) -> Result<Vec<semver::Version>, E>,
 ) -> Result<Vec<semver::Version>, E> {
     let mut all = Vec::new();
     for p in profile_packages(profile) {
-        all.extend(
-            fetch(&p)?
-                .into_iter()
-                .filter(|v| profile.recipe(v).map_or(true, |r| r.package_key() == p)),
-        );
+        all.extend(fetch(&p)?.into_iter().filter(|v| {
+            profile.recipe(v).map_or(true, |r| {
+                r.package_key() == p
+                    || r.renamed_key()
+                        .is_some_and(|(to, from)| to == p && *v >= from)
+            })
+        }));
     }
     all.sort();
     all.dedup();
@@ -91,12 +95,13 @@ pub fn profile_versions<E>(
 }
 
 /// The package keys ([`crate::profile::Recipe::package_key`]) a profile's
-/// recipes install, sorted, once each.
+/// recipes install or are renamed to, sorted, once each.
 pub fn profile_packages(profile: &crate::profile::Profile) -> Vec<String> {
     let mut packages: Vec<String> = profile
         .recipes
         .iter()
-        .map(|r| r.package_key())
+        .flat_map(|r| [Some(r.package_key()), r.renamed_key().map(|(to, _)| to)])
+        .flatten()
         .filter(|p| !p.is_empty())
         .collect();
     packages.sort();
@@ -214,6 +219,42 @@ mod tests {
         );
         assert_eq!(parse_versions(r#""2.6.0""#).unwrap().len(), 1);
         assert!(parse_versions("{}").is_err());
+    }
+
+    /// A profile whose only recipe installs the old name finds the new
+    /// name's versions from the rename on once the rename is declared;
+    /// a recipe for the new name then owns them.
+    #[test]
+    fn versions_follow_a_package_across_its_rename() {
+        let v = |list: &str| crate::outdated::vs(list);
+        let published = |p: &str| -> Result<Vec<semver::Version>, String> {
+            Ok(match p {
+                "@zed-industries/claude-agent-acp" => v("0.17.1 0.23.1"),
+                "@agentclientprotocol/claude-agent-acp" => v("0.24.2 0.101.0"),
+                other => return Err(format!("asked for {other}")),
+            })
+        };
+        let head = "id = \"x\"\ndefault_version = \"0.23.1\"\n[model]\nflavour = \"f\"\ntool_naming = {}\n";
+        let old = "[[recipe]]\nversions = \">=0.17.0\"\npackage = \"@zed-industries/claude-agent-acp\"\nprogram = \"node\"\n";
+        let renamed =
+            "renamed = { to = \"@agentclientprotocol/claude-agent-acp\", from = \"0.24.0\" }\n";
+        let new = "[[recipe]]\nversions = \">=0.24.0\"\npackage = \"@agentclientprotocol/claude-agent-acp\"\nprogram = \"node\"\n";
+        let cases = [
+            (format!("{head}{old}"), "0.17.1 0.23.1"),
+            (
+                format!("{head}{old}{renamed}"),
+                "0.17.1 0.23.1 0.24.2 0.101.0",
+            ),
+            (
+                format!("{head}{new}{old}{renamed}"),
+                "0.17.1 0.23.1 0.24.2 0.101.0",
+            ),
+        ];
+        for (text, want) in cases {
+            let p = crate::profile::Profile::parse(&text, Path::new("p.toml")).unwrap();
+            let got = profile_versions(&p, published).unwrap();
+            assert_eq!(got, v(want), "{text}");
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! status ([`exit::Exit`]: 0 good, 1 a difference or regression found, 2
 //! usage or tool error). They orchestrate; what they print comes from the
 //! domain modules below them (`judge`, `verdicts`, `bisect`, `drift`,
-//! `contract`, `record`, `install`, `outdated`, `update`).
+//! `contract`, `record`, `install`, `outdated`, `update`, `agent_registry`).
 
 pub mod bisect;
 pub mod check;
@@ -13,6 +13,7 @@ pub mod exit;
 pub mod install;
 pub mod outdated;
 pub mod output;
+pub mod registry;
 pub mod replay;
 pub mod report;
 pub mod selection;

@@ -1,6 +1,7 @@
 //! `acp-harness outdated`: per agent profile, the newest recorded version
-//! and the newer versions published in its registry (npm, PyPI), as a
-//! table or JSON.
+//! and the newer versions published in its registry (npm, PyPI), the
+//! package renames it follows, and with `--registry` what the ACP registry
+//! says of it; as a table or JSON.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -22,6 +23,12 @@ pub struct OutdatedArgs {
     /// Answer from the install cache (saved registry answers, installed versions); no network.
     #[arg(long)]
     pub offline: bool,
+    /// Also compare each profile with this ACP registry index (a file or an
+    /// http(s) URL; without a value the official one): a registry version
+    /// newer than recorded, a recipe whose package or arguments differ from the registry's.
+    #[arg(long, value_name = "FILE|URL", num_args = 0..=1,
+          default_missing_value = crate::agent_registry::DEFAULT_URL)]
+    pub registry: Option<String>,
     /// `table` for people, `json` for scripts.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -86,7 +93,30 @@ pub fn table(rows: &[Row]) -> String {
     for row in &cells {
         out.push_str(&line(row.each_ref().map(String::as_str)));
     }
+    for r in rows {
+        for rename in &r.renamed {
+            out.push_str(&format!("{}: renamed {rename}\n", r.agent));
+        }
+        if let Some(c) = &r.registry {
+            if c.newer_than_recorded {
+                out.push_str(&format!(
+                    "{}: the ACP registry lists {} {}, newer than recorded\n",
+                    r.agent, c.id, c.version
+                ));
+            }
+            for m in &c.mismatches {
+                out.push_str(&format!("{}: ACP registry: {m}\n", r.agent));
+            }
+        }
+    }
     out
+}
+
+/// Whether the ACP registry says something the profile does not follow.
+fn registry_differs(row: &Row) -> bool {
+    row.registry
+        .as_ref()
+        .is_some_and(|c| c.newer_than_recorded || !c.mismatches.is_empty())
 }
 
 fn join(v: &[Version]) -> String {
@@ -97,10 +127,15 @@ fn join(v: &[Version]) -> String {
 }
 
 /// `acp-harness outdated`: exit 0 when every agent is current, 1 when newer
-/// versions are published, 2 when a registry could not be asked.
+/// versions are published or the ACP registry differs, 2 when a registry
+/// could not be asked.
 pub fn run(args: OutdatedArgs) -> anyhow::Result<ExitCode> {
     let agents = agents(&args.root, &args.agent)?;
-    let rows = rows(&args.root, &agents, args.pre, args.offline)?;
+    let index = match &args.registry {
+        Some(location) => Some(crate::agent_registry::load(location)?),
+        None => None,
+    };
+    let rows = rows(&args.root, &agents, args.pre, args.offline, index.as_ref())?;
     match args.format {
         Format::Table => print!("{}", table(&rows)),
         Format::Json => println!("{}", serde_json::to_string_pretty(&rows)?),
@@ -108,7 +143,10 @@ pub fn run(args: OutdatedArgs) -> anyhow::Result<ExitCode> {
     Ok(if rows.iter().any(|r| r.error.is_some()) {
         Exit::Error
     } else {
-        Exit::found_if(rows.iter().any(|r| !r.newer.is_empty()))
+        Exit::found_if(
+            rows.iter()
+                .any(|r| !r.newer.is_empty() || registry_differs(r)),
+        )
     }
     .into())
 }
@@ -135,6 +173,8 @@ mod tests {
             unrecorded_older,
             source: "npm",
             error: None,
+            renamed: Vec::new(),
+            registry: None,
         };
         let json = serde_json::to_value([&row]).unwrap();
         assert_eq!(json[0]["newest_recorded"], "0.59.0");

@@ -311,6 +311,18 @@ fn bad_runtimes_side_packages_and_overrides_are_named() {
             ),
             "p.toml: recipe 1: two packages are `as = \"a\"`",
         ),
+        (
+            format!("{recipe}package = \"old\"\nrenamed = {{ to = \"new\", from = \"soon\" }}\n"),
+            "p.toml: recipe 1: `renamed.from = \"soon\"` is not a version",
+        ),
+        (
+            format!("{recipe}package = \"old\"\nrenamed = {{ to = \"old\", from = \"1.0.0\" }}\n"),
+            "p.toml: recipe 1: `renamed.to = \"old\"` must name another package",
+        ),
+        (
+            format!("{recipe}package = \"old\"\nrenamed = {{ to = \"new\" }}\n"),
+            "missing field `from`",
+        ),
     ];
     for (tail, want) in cases {
         let top = if tail == recipe {
