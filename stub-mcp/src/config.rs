@@ -61,6 +61,10 @@ pub struct Config {
     pub workspace: String,
     /// Files `uap_scripts_commit` treats as staged when called without `paths`.
     pub staged: Vec<String>,
+    /// Serve requests without the bearer token (the server still binds
+    /// loopback only and checks Host and Origin): for clients that cannot
+    /// send a header, such as the MCP conformance suite. Never the default.
+    pub no_auth: bool,
 }
 
 impl Default for Config {
@@ -74,6 +78,7 @@ impl Default for Config {
             body_limit: DEFAULT_BODY_LIMIT,
             workspace: DEFAULT_WORKSPACE.to_string(),
             staged: Vec::new(),
+            no_auth: false,
         }
     }
 }

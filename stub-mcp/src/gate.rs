@@ -28,6 +28,8 @@ pub const MCP_PATH: &str = "/mcp";
 #[derive(Debug)]
 pub(crate) struct Gate {
     pub(crate) token: String,
+    /// Whether requests without the token are served ([`crate::Config::no_auth`]).
+    pub(crate) no_auth: bool,
     pub(crate) body_limit: usize,
     pub(crate) mode: ResponseMode,
     pub(crate) sink: Arc<Sink>,
@@ -206,7 +208,7 @@ fn refuse(gate: &Gate, parts: &Parts, read: &BodyRead) -> Option<Response> {
     if let Some(response) = refuse_host(&parts.headers).or_else(|| refuse_origin(&parts.headers)) {
         return Some(response);
     }
-    if !authorized(&parts.headers, &gate.token) {
+    if !gate.no_auth && !authorized(&parts.headers, &gate.token) {
         let mut response = text(
             StatusCode::UNAUTHORIZED,
             "Unauthorized: a valid Authorization: Bearer <token> header is required",

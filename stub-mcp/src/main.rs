@@ -44,6 +44,11 @@ struct Args {
     /// Keep running when stdin closes (only signals stop it).
     #[arg(long)]
     ignore_stdin: bool,
+    /// Serve requests without the bearer token (still loopback only, Host and
+    /// Origin still checked): for the MCP conformance suite, which sends no
+    /// Authorization header. Never for an agent's recording.
+    #[arg(long)]
+    no_auth: bool,
 }
 
 #[tokio::main]
@@ -58,6 +63,7 @@ async fn main() -> Result<()> {
         body_limit: args.body_limit,
         workspace: args.workspace,
         staged: Vec::new(),
+        no_auth: args.no_auth,
     };
     let mut running = stub_mcp::serve(config)
         .await
@@ -91,7 +97,11 @@ async fn main() -> Result<()> {
         }
     };
 
-    let hello = serde_json::json!({"url": running.url(), "token": running.token()});
+    let hello = if args.no_auth {
+        serde_json::json!({"url": running.url(), "token": null})
+    } else {
+        serde_json::json!({"url": running.url(), "token": running.token()})
+    };
     {
         let mut stdout = std::io::stdout().lock();
         writeln!(stdout, "{hello}").context("writing the url line")?;

@@ -168,6 +168,7 @@ pub async fn serve(config: Config) -> Result<Running, Error> {
     );
     let gate = Arc::new(Gate {
         token: token.clone(),
+        no_auth: config.no_auth,
         body_limit: config.body_limit,
         mode: config.mode,
         sink,

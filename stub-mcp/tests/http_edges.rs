@@ -115,6 +115,35 @@ async fn requests_without_the_right_bearer_token_get_401_on_every_method_and_pat
     }
 }
 
+/// `no_auth` (stub-mcp --no-auth, for the MCP conformance suite) serves a
+/// request without a token; Host and Origin are still checked.
+#[tokio::test]
+async fn no_auth_serves_requests_without_a_token_and_still_checks_the_origin() {
+    let server = stub_mcp::serve(Config {
+        no_auth: true,
+        ..Config::default()
+    })
+    .await
+    .expect("server starts");
+    let plain = || {
+        http()
+            .post(server.url())
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(INIT)
+    };
+    let response = plain().send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let body = response.text().await.unwrap();
+    assert_eq!(message(&body)["result"]["serverInfo"]["name"], "unity-ops");
+    let foreign = plain()
+        .header("origin", "https://example.com")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(foreign.status(), StatusCode::FORBIDDEN);
+}
+
 #[tokio::test]
 async fn a_body_over_the_limit_gets_413() {
     for mode in MODES {
