@@ -425,9 +425,12 @@ pub fn starter_profile(entry: &Entry, from: &str) -> String {
     }
     line(
         &mut out,
-        "# A starter profile from `acp-harness registry profile`. Fill in each line\n\
-         # starting `# TODO: ` (uncomment it, choose), then record every scenario:\n\
-         # acp-harness record --agent <id>@<version> --all (ARCHITECTURE.md, Add an agent).",
+        &format!(
+            "# A starter profile from `acp-harness registry profile`. Fill in each line\n\
+             # starting `# TODO: ` (uncomment it, choose), then record every scenario:\n\
+             # acp-harness record --agent {}@{} --all (ARCHITECTURE.md, Add an agent).",
+            entry.id, entry.version
+        ),
     );
     line(&mut out, "");
     line(&mut out, &format!("id = {}", quoted(&entry.id)));
