@@ -152,13 +152,15 @@ impl Entry {
     /// The package a package registry installs it from: npm first, then PyPI;
     /// `None` for an agent published only as archives.
     pub fn package(&self) -> Option<Package> {
-        let (source, launch, split): (_, _, fn(&str) -> (&str, Option<&str>)) =
-            match (&self.distribution.npx, &self.distribution.uvx) {
-                (Some(l), _) => (Source::Npm, l, split_npm_spec),
-                (None, Some(l)) => (Source::Pypi, l, split_pypi_spec),
-                (None, None) => return None,
-            };
-        let (name, version) = split(&launch.package);
+        let (source, launch) = match (&self.distribution.npx, &self.distribution.uvx) {
+            (Some(l), _) => (Source::Npm, l),
+            (None, Some(l)) => (Source::Pypi, l),
+            (None, None) => return None,
+        };
+        let (name, version) = match source {
+            Source::Npm => split_npm_spec(&launch.package),
+            Source::Pypi => split_pypi_spec(&launch.package),
+        };
         Some(Package {
             source,
             name: name.to_string(),
