@@ -485,6 +485,9 @@ enum M {
     /// The tool's result with an image (where the API cannot put one in a
     /// tool result, the agent adds a user message holding only the image).
     ImageResult,
+    /// The same, the image's user message led by a caption ("Attached
+    /// media from tool result:").
+    CaptionedImageResult,
     /// A tool result and these text blocks in one user message (separate
     /// messages where the API keeps them apart).
     ResultThen(&'static [&'static str]),
@@ -507,6 +510,10 @@ fn render_chat(conv: &[M]) -> Value {
                 messages.push(result.clone());
                 messages.push(json!({"role": "user", "content": [{"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{PNG}")}}]}));
             }
+            M::CaptionedImageResult => {
+                messages.push(result.clone());
+                messages.push(json!({"role": "user", "content": [{"type": "text", "text": "Attached media from tool result:"}, {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{PNG}")}}]}));
+            }
             M::ResultThen(t) => {
                 messages.push(result.clone());
                 messages.push(user(t));
@@ -527,7 +534,7 @@ fn render_anthropic(conv: &[M]) -> Value {
             M::User(t) => json!({"role": "user", "content": t.iter().map(text).collect::<Vec<_>>()}),
             M::Call => json!({"role": "assistant", "content": [{"type": "tool_use", "id": "call_1", "name": "mcp__unity-ops__uap_slow", "input": {}}]}),
             M::Result => json!({"role": "user", "content": [result(json!("pong"))]}),
-            M::ImageResult => json!({"role": "user", "content": [result(json!([{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}}]))]}),
+            M::ImageResult | M::CaptionedImageResult => json!({"role": "user", "content": [result(json!([{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}}]))]}),
             M::ResultThen(t) => {
                 let mut blocks = vec![result(json!("pong"))];
                 blocks.extend(t.iter().map(text));
@@ -549,7 +556,7 @@ fn render_gemini(conv: &[M]) -> Value {
             M::User(t) => json!({"role": "user", "parts": t.iter().map(text).collect::<Vec<_>>()}),
             M::Call => json!({"role": "model", "parts": [{"functionCall": {"id": "call_1", "name": "mcp_unity-ops_uap_slow", "args": {}}}]}),
             M::Result => json!({"role": "user", "parts": [response.clone()]}),
-            M::ImageResult => json!({"role": "user", "parts": [response.clone(), {"inlineData": {"mimeType": "image/png", "data": PNG}}]}),
+            M::ImageResult | M::CaptionedImageResult => json!({"role": "user", "parts": [response.clone(), {"inlineData": {"mimeType": "image/png", "data": PNG}}]}),
             M::ResultThen(t) => {
                 let mut parts = vec![response.clone()];
                 parts.extend(t.iter().map(text));
@@ -574,7 +581,7 @@ fn render_responses(conv: &[M]) -> Value {
             M::User(t) => input.push(user(t)),
             M::Call => input.push(json!({"type": "function_call", "name": "uap_slow", "namespace": "mcp__unity_ops", "arguments": "{}", "call_id": "call_1"})),
             M::Result => input.push(output(json!("pong"))),
-            M::ImageResult => input.push(output(json!([{"type": "input_image", "image_url": format!("data:image/png;base64,{PNG}")}]))),
+            M::ImageResult | M::CaptionedImageResult => input.push(output(json!([{"type": "input_image", "image_url": format!("data:image/png;base64,{PNG}")}]))),
             M::ResultThen(t) => {
                 input.push(output(json!("pong")));
                 input.push(user(t));
@@ -683,6 +690,11 @@ async fn every_flavour_finds_the_prompt_wherever_the_request_carries_it() {
         (
             "after an image tool result",
             vec![M::User(&[P1]), M::Call, M::ImageResult],
+            Want::Reply("The editor answered pong."),
+        ),
+        (
+            "after an image tool result whose image message has a caption",
+            vec![M::User(&[P1]), M::Call, M::CaptionedImageResult],
             Want::Reply("The editor answered pong."),
         ),
         (

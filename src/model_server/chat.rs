@@ -3,7 +3,9 @@
 //!
 //! Requests: `messages` oldest first (`system` / `user` / `assistant` /
 //! `tool`; content a string or an array of `{type:"text"}` /
-//! `{type:"image_url"}` parts); each `tool` message is one tool output.
+//! `{type:"image_url"}` parts); each `tool` message is one tool output, and a
+//! user message with images right after one is that output's media (a
+//! `tool` message holds no images, so agents attach them that way).
 //! `tools` is `[{"type":"function","function":{"name":...}}]` (flat names,
 //! e.g. Grok's `unity-ops__uap_ping` or its `use_tool` meta-tool).
 //!
@@ -69,9 +71,19 @@ impl ProviderApi for ChatCompletions {
             .get("messages")
             .and_then(Value::as_array)
             .ok_or("`messages` is missing or not an array")?;
+        let role = |m: &Value| m.get("role").and_then(Value::as_str).map(str::to_owned);
         let conversation = messages
             .iter()
-            .map(|m| match m.get("role").and_then(Value::as_str) {
+            .enumerate()
+            .map(|(i, m)| match role(m).as_deref() {
+                Some("user")
+                    if has_image_part(m.get("content"))
+                        && i.checked_sub(1)
+                            .and_then(|p| role(&messages[p]))
+                            .is_some_and(|r| r == "tool" || r == "function") =>
+                {
+                    Entry::ToolMedia
+                }
                 Some("user") => Entry::User(content_texts(m.get("content"))),
                 Some("tool") | Some("function") => Entry::ToolOutput,
                 Some("assistant")
@@ -200,4 +212,17 @@ impl ProviderApi for ChatCompletions {
             message: message.to_owned(),
         })
     }
+}
+
+/// Whether a message's content has an image part (`image_url`, `image`,
+/// `input_image`).
+fn has_image_part(content: Option<&Value>) -> bool {
+    content.and_then(Value::as_array).is_some_and(|parts| {
+        parts.iter().any(|p| {
+            matches!(
+                p.get("type").and_then(Value::as_str),
+                Some("image_url" | "image" | "input_image")
+            )
+        })
+    })
 }

@@ -53,6 +53,11 @@ pub enum Entry {
     User(Vec<String>),
     /// A tool output sent back to the model.
     ToolOutput,
+    /// A user message with images right after a tool output: that output's
+    /// media, attached as a user message where the API's tool messages hold
+    /// no images (Chat Completions; "Attached media from tool result:").
+    /// Its caption is neither a prompt nor a new user message.
+    ToolMedia,
     /// An assistant message that calls no tool: a turn's final answer.
     Answer,
     /// Anything else (assistant messages, tool calls, reasoning...).
@@ -80,8 +85,9 @@ impl ModelScript {
     /// prompt text contains another, the loader checks); a prompt quoted
     /// inside a sentence does not count. Searched from the end, so the newest
     /// turn wins. After the prompt, tool outputs count; user messages that
-    /// are only images, or only tagged reminders (`<system-reminder>...`),
-    /// are context the agent adds and do not hide the prompt; any other user
+    /// are only images, only tagged reminders (`<system-reminder>...`), or a
+    /// tool output's media ([`Entry::ToolMedia`]) are context the agent adds
+    /// and do not hide the prompt; any other user
     /// message after it, or an answer after its last tool output, makes the
     /// request something else (a title or summary request about the
     /// conversation), off the script.
@@ -342,6 +348,16 @@ mod tests {
                     Entry::Other,
                     Entry::ToolOutput,
                     Entry::User(vec![]),
+                ],
+                "reply 0.1",
+            ),
+            (
+                "a tool output's images in a captioned user message after it do not hide the prompt",
+                vec![
+                    user("Ping the editor."),
+                    Entry::Other,
+                    Entry::ToolOutput,
+                    Entry::ToolMedia,
                 ],
                 "reply 0.1",
             ),
