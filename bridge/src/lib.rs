@@ -14,6 +14,7 @@ pub mod script_gate;
 pub mod shorten;
 pub mod stream_json;
 mod tool_calls;
+pub mod tool_input;
 pub mod tool_name;
 pub mod tool_result;
 mod turn;

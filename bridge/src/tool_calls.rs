@@ -173,8 +173,17 @@ impl ToolCall {
                 Some((_, _, decoration)) => self
                     .mcp_arguments(decoration.as_ref())
                     .unwrap_or_else(|| json!({})),
-                None => tool_name::agent_tool_input(&self.fields),
+                None => self.agent_input().to_value(),
             })
+    }
+
+    /// An agent tool's input, borrowed from its fields (see
+    /// [`tool_name::AgentToolInput`]).
+    fn agent_input(&self) -> tool_name::AgentToolInput<'_> {
+        tool_name::AgentToolInput::with_content_arguments(
+            &self.fields,
+            self.content_arguments.as_ref(),
+        )
     }
 
     /// The `tool_use` input to write: [`ToolCall::input`] once worked out
@@ -183,9 +192,7 @@ impl ToolCall {
     pub fn input_to_write(&self, servers: &[String]) -> ToolInput<'_> {
         match self.derived.input.get() {
             Some(input) => ToolInput::Built(input),
-            None if !self.is_mcp(servers) => {
-                ToolInput::Agent(tool_name::AgentToolInput::new(&self.fields))
-            }
+            None if !self.is_mcp(servers) => ToolInput::Agent(self.agent_input()),
             None => ToolInput::Built(self.input(servers)),
         }
     }
@@ -217,6 +224,12 @@ impl ToolCall {
             },
             None => self.raw_input_pending(),
         }
+    }
+
+    /// Whether an agent tool still lacks a field its Claude tool needs (see
+    /// [`crate::tool_input::required_fields`]): held even while it runs.
+    pub fn lacks_required_fields(&self, servers: &[String]) -> bool {
+        !self.is_mcp(servers) && !self.agent_input().has_required_fields(&self.name(servers))
     }
 
     /// Whether the call's content is what an earlier frame proposed (see

@@ -188,12 +188,12 @@ fn non_empty(v: &Value) -> Option<&str> {
 }
 
 /// The call's title: its own, else the permission request's.
-fn title(call: &Value) -> Option<&str> {
+pub(crate) fn title(call: &Value) -> Option<&str> {
     non_empty(field(call, "title")).or_else(|| non_empty(field(call, PERMISSION_TITLE)))
 }
 
 /// The call's kind: its own, else the permission request's.
-fn kind(call: &Value) -> Option<&str> {
+pub(crate) fn kind(call: &Value) -> Option<&str> {
     field(call, "kind")
         .as_str()
         .or_else(|| field(call, PERMISSION_KIND).as_str())
@@ -561,9 +561,40 @@ pub fn claude_tool_name_known(call: &Value, identity: Option<&Identity>) -> Stri
     if let Some(name) = kind(call).and_then(name_for_kind) {
         return name.to_string();
     }
-    match title(call) {
-        Some(title) => title.to_string(),
+    // **names are identifiers**: a title carrying arguments, a path or a
+    // sentence is never a name
+    match title(call).and_then(title_name) {
+        Some((name, _)) => name.to_string(),
         None => "Tool".to_string(),
+    }
+}
+
+/// Whether `s` can be a Claude tool name: 1 to 64 of `A-Z a-z 0-9 _ -`
+/// (the Messages API's rule for tool names).
+pub fn is_tool_identifier(s: &str) -> bool {
+    (1..=64).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'))
+}
+
+/// An agent's title as a tool name and the arguments its decoration
+/// carries: the whole title when it is an identifier, else an identifier
+/// head followed by `: <JSON object>` or ` <JSON object>` (`apply_patch:
+/// {"input":"*** Begin Patch..."}`). Anything else (a command line, a path,
+/// a sentence) names nothing.
+pub fn title_name(title: &str) -> Option<(&str, Option<Value>)> {
+    let title = title.trim();
+    if is_tool_identifier(title) {
+        return Some((title, None));
+    }
+    let at = title.find([':', ' '])?;
+    let (head, tail) = (&title[..at], title[at..].trim_start_matches(':').trim());
+    if !is_tool_identifier(head) || !tail.starts_with('{') {
+        return None;
+    }
+    match serde_json::from_str::<Value>(tail) {
+        Ok(v @ Value::Object(_)) => Some((head, Some(v))),
+        _ => None,
     }
 }
 
@@ -637,12 +668,19 @@ pub struct AgentToolInput<'a> {
     raw: RawInput<'a>,
     /// An argv `command` (codex's form) as one string, in rawInput's place.
     command: Option<String>,
+    /// Arguments from other frames' sources (a JSON content text, the
+    /// title's decoration, the permission request's JSON text) whose keys
+    /// rawInput lacks.
+    side: Map<String, Value>,
     /// Added after rawInput's keys, in this order, where rawInput has no
     /// such key.
     title: Option<&'a str>,
     kind: Option<&'a str>,
     path: Option<&'a str>,
     file_path: Option<&'a str>,
+    /// The fields the Claude tool needs that no key above gives
+    /// ([`crate::tool_input::claude_fields`]).
+    filled: Vec<(&'static str, Value)>,
 }
 
 /// What a call's rawInput gives its input.
@@ -663,8 +701,38 @@ pub enum InputValue<'a> {
     Text(&'a str),
 }
 
+/// The arguments of an agent tool call from anywhere but its rawInput, in
+/// order: the title's decoration, a JSON object title, a JSON object text
+/// of the permission request, `content_arguments` (a JSON object text of
+/// the call's content while it was no result).
+fn side_arguments(call: &Value, content_arguments: Option<&Value>) -> Option<Map<String, Value>> {
+    let decoration = title(call).and_then(title_name).and_then(|(_, d)| d);
+    let json_title = [field(call, "title"), field(call, PERMISSION_TITLE)]
+        .into_iter()
+        .filter_map(non_empty)
+        .filter(|t| t.starts_with('{'))
+        .find_map(|t| serde_json::from_str::<Value>(t).ok().filter(Value::is_object));
+    decoration
+        .or(json_title)
+        .or_else(|| json_text_arguments(call, false))
+        .or_else(|| content_arguments.filter(|v| v.is_object()).cloned())
+        .and_then(|v| match v {
+            Value::Object(map) => Some(map),
+            _ => None,
+        })
+}
+
 impl<'a> AgentToolInput<'a> {
     pub fn new(call: &'a Value) -> AgentToolInput<'a> {
+        AgentToolInput::with_content_arguments(call, None)
+    }
+
+    /// [`AgentToolInput::new`] also reading the arguments a JSON text of
+    /// the call's own content carried before it was the result.
+    pub fn with_content_arguments(
+        call: &'a Value,
+        content_arguments: Option<&Value>,
+    ) -> AgentToolInput<'a> {
         let raw = match field(call, "rawInput") {
             Value::Object(map) => RawInput::Object(map),
             Value::Null => RawInput::Absent,
@@ -683,6 +751,9 @@ impl<'a> AgentToolInput<'a> {
             Value::Array(argv) => crate::script_gate::argv_command(argv),
             _ => None,
         };
+        let mut side = side_arguments(call, content_arguments).unwrap_or_default();
+        side.retain(|k, _| !has(k));
+        let has = |key: &str| has(key) || side.contains_key(key);
         let location = field(call, "locations")
             .as_array()
             .and_then(|l| l.first())
@@ -698,18 +769,32 @@ impl<'a> AgentToolInput<'a> {
             }
         })
         .flatten();
+        let name = claude_tool_name_known(call, None);
+        let raw_map = match raw {
+            RawInput::Object(map) => Some(map),
+            _ => None,
+        };
+        let sources: Vec<&Map<String, Value>> = raw_map.into_iter().chain([&side]).collect();
+        let filled = crate::tool_input::claude_fields(&name, call, &sources, |k| {
+            has(k) || (k == "file_path" && file_path.is_some())
+        });
+        let title = title(call).filter(|_| !has("title"));
+        let kind = kind(call).filter(|_| !has("kind"));
         AgentToolInput {
             raw,
             command,
-            title: title(call).filter(|_| !has("title")),
-            kind: kind(call).filter(|_| !has("kind")),
+            side,
+            title,
+            kind,
             path,
             file_path,
+            filled,
         }
     }
 
     /// The input's keys and values in order: rawInput's (an argv `command`
-    /// as its string), then `title`, `kind`, `path`, `file_path`.
+    /// as its string), the other sources' arguments, then `title`, `kind`,
+    /// `path`, `file_path`, then the Claude tool's fields filled in.
     pub fn entries(&self) -> impl Iterator<Item = (&str, InputValue<'_>)> {
         let raw = match self.raw {
             RawInput::Object(map) => Some(map.iter()),
@@ -726,6 +811,10 @@ impl<'a> AgentToolInput<'a> {
             RawInput::Other(v) => Some(("rawInput", InputValue::Value(v))),
             _ => None,
         };
+        let side = self
+            .side
+            .iter()
+            .map(|(k, v)| (k.as_str(), InputValue::Value(v)));
         let added = [
             ("title", self.title),
             ("kind", self.kind),
@@ -734,7 +823,8 @@ impl<'a> AgentToolInput<'a> {
         ]
         .into_iter()
         .filter_map(|(k, v)| Some((k, InputValue::Text(v?))));
-        raw.chain(other).chain(added)
+        let filled = self.filled.iter().map(|(k, v)| (*k, InputValue::Value(v)));
+        raw.chain(other).chain(side).chain(added).chain(filled)
     }
 
     /// The input as a `Value` (what [`agent_tool_input`] returns).
@@ -750,6 +840,16 @@ impl<'a> AgentToolInput<'a> {
             })
             .collect();
         Value::Object(map)
+    }
+
+    /// Whether the fields the call's Claude tool needs
+    /// ([`crate::tool_input::required_fields`]) are all in the input.
+    pub fn has_required_fields(&self, name: &str) -> bool {
+        let required = crate::tool_input::required_fields(name);
+        required.is_empty() || {
+            let keys: Vec<&str> = self.entries().map(|(k, _)| k).collect();
+            required.iter().all(|r| keys.contains(r))
+        }
     }
 }
 

@@ -130,8 +130,9 @@ impl Bridge {
                 } else if call.is_mcp(&servers) {
                     call.awaits_arguments(&servers)
                 } else {
-                    (!tool_name::has_kind(call.fields()) || call.awaits_arguments(&servers))
-                        && !runs
+                    ((!tool_name::has_kind(call.fields()) || call.awaits_arguments(&servers))
+                        && !runs)
+                        || call.lacks_required_fields(&servers)
                 };
             if hold {
                 return;

@@ -147,10 +147,19 @@ fn kinds_map_to_claude_names_and_other_uses_the_title() {
         (json!({"kind": "move"}), "Move"),
         (json!({"kind": "think"}), "Think"),
         (json!({"kind": "other", "title": "use_tool"}), "use_tool"),
+        // names are identifiers: a title with arguments, a path or a
+        // sentence names nothing
         (
             json!({"kind": "other", "title": "Tool: unity ops/uap_ping"}),
-            "Tool: unity ops/uap_ping",
+            "Tool",
         ),
+        (
+            json!({"kind": "other", "title": "apply_patch: {\"input\":\"*** Begin Patch\\n*** Add File: Assets/Editor/Foo.cs\"}"}),
+            "apply_patch",
+        ),
+        (json!({"title": "Assets/Editor/Foo.cs"}), "Tool"),
+        (json!({"title": "Run the tests now"}), "Tool"),
+        (json!({"title": "write_file: not json"}), "Tool"),
         (
             json!({"title": "uap_ping (unity-ops MCP Server)"}),
             "mcp__unity-ops__uap_ping",
@@ -188,7 +197,7 @@ fn agent_tool_input_keeps_raw_input_order_then_title_kind_path_file_path() {
         ),
         (
             json!({"kind": "edit", "rawInput": {"path": 5}, "locations": [{"path": "/p/a"}]}),
-            r#"{"path":5,"kind":"edit"}"#,
+            r#"{"path":5,"kind":"edit","file_path":"/p/a"}"#,
         ),
         (
             json!({"title": "ls", "rawInput": "ls -la"}),
