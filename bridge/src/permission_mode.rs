@@ -137,13 +137,70 @@ struct Choice {
     description: String,
 }
 
+/// Words that, in a mode's description, say it restricts what the agent
+/// may do: such a mode never stands for a Claude mode that allows more than
+/// `default` (OpenCode's `plan` is "Disallows all edit tools").
+const RESTRICTING: &[&str] = &[
+    "disallow",
+    "disallows",
+    "disallowed",
+    "restrict",
+    "restricts",
+    "restricted",
+    "read only",
+    "readonly",
+    "deny",
+    "denies",
+    "forbid",
+    "forbids",
+    "prevent",
+    "prevents",
+    "block",
+    "blocks",
+    "cannot",
+    "no edits",
+    "without edits",
+];
+
+/// The lowercase words of `s` (runs of letters and digits).
+fn words(s: &str) -> Vec<String> {
+    s.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Whether `phrase`'s words occur in `hay` as whole, consecutive words:
+/// **modes by meaning, never by a substring** ("allows all" is not in
+/// "Disallows all edit tools").
+fn says(hay: &[String], phrase: &str) -> bool {
+    let want = words(phrase);
+    // a plural is the same word (`Permissions` says `permission`)
+    let same = |h: &String, w: &String| h == w || h.strip_suffix('s') == Some(w.as_str());
+    !want.is_empty()
+        && hay
+            .windows(want.len())
+            .any(|win| win.iter().zip(&want).all(|(h, w)| same(h, w)))
+}
+
+/// Whether a choice's description or name restricts what the agent may do.
+fn restricts(c: &Choice) -> bool {
+    let hay = [words(&c.name), words(&c.description)].concat();
+    RESTRICTING.iter().any(|r| says(&hay, r))
+}
+
 /// The best choice for `m`: by id (or its last segment), then by name, then
-/// by a phrase in the description; within a rung, the table's word order.
+/// by a phrase in the name or description (whole words); within a rung,
+/// the table's word order. A mode allowing more than `default` never lands
+/// on a choice that [`restricts`].
 fn pick<'a>(m: &Meaning, choices: &'a [Choice]) -> Option<&'a Choice> {
+    let widens = m.allow_all || m.claude == "acceptEdits";
+    let fits = |c: &&Choice| !(widens && restricts(c));
     for word in m.words {
         let w = loose(word);
         if let Some(c) = choices
             .iter()
+            .filter(fits)
             .find(|c| loose(&c.id) == w || loose(tail(&c.id)) == w)
         {
             return Some(c);
@@ -151,15 +208,15 @@ fn pick<'a>(m: &Meaning, choices: &'a [Choice]) -> Option<&'a Choice> {
     }
     for word in m.words {
         let w = loose(word);
-        if let Some(c) = choices.iter().find(|c| loose(&c.name) == w) {
+        if let Some(c) = choices.iter().filter(fits).find(|c| loose(&c.name) == w) {
             return Some(c);
         }
     }
     for phrase in m.phrases {
-        let p = loose(phrase);
         if let Some(c) = choices
             .iter()
-            .find(|c| loose(&c.name).contains(&p) || loose(&c.description).contains(&p))
+            .filter(fits)
+            .find(|c| says(&words(&c.name), phrase) || says(&words(&c.description), phrase))
         {
             return Some(c);
         }
@@ -199,12 +256,28 @@ fn config_options(session_result: &Value) -> impl Iterator<Item = &Value> {
         .flatten()
 }
 
-/// Whether an option's id, name or description contains one of `names`.
+/// Whether an option's id, name or description says one of `names`, as
+/// whole words (an id `autoApprove` reads as its loose form too).
 fn option_says(opt: &Value, names: &[&str]) -> bool {
-    let hay = [text(opt, "id"), text(opt, "name"), text(opt, "description")].map(|s| loose(&s));
+    let texts = [text(opt, "id"), text(opt, "name"), text(opt, "description")];
+    let hay: Vec<Vec<String>> = texts.iter().map(|t| words(&split_camel(t))).collect();
     names
         .iter()
-        .any(|n| hay.iter().any(|h| h.contains(&loose(n))))
+        .any(|n| hay.iter().any(|h| says(h, n)) || texts.iter().any(|t| loose(t) == loose(n)))
+}
+
+/// `autoApprove` as `auto Approve`: camel-case ids read as words.
+fn split_camel(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 4);
+    let mut prev_lower = false;
+    for c in s.chars() {
+        if c.is_uppercase() && prev_lower {
+            out.push(' ');
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        out.push(c);
+    }
+    out
 }
 
 fn is_bool_option(opt: &Value) -> bool {

@@ -41,6 +41,13 @@ pub(crate) struct ToolCall {
     /// The script gate's deny text when the bridge refused the call: its
     /// result if the agent never reports one (Gemini sends nothing).
     pub gate_denial: Option<String>,
+    /// The panel's deny text when it refused the call: its result's text
+    /// if the agent's failed frame brings none (every result says what
+    /// happened).
+    pub panel_denial: Option<String>,
+    /// The script gate judged the call's permission request and found no
+    /// gated target in it (a target named later was never asked about).
+    pub gate_passed: bool,
     /// The Claude name given in the `tool_use`: **one name per call**, kept
     /// for its `can_use_tool`, denials and the script gate.
     pub announced_name: Option<String>,
@@ -85,6 +92,8 @@ impl ToolCall {
             message_id: None,
             asked: false,
             gate_denial: None,
+            panel_denial: None,
+            gate_passed: false,
             announced_name: None,
             content_arguments: None,
             frames: 0,

@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::json_field::field;
+use crate::json_field::{field, has_key, map_field};
 
 /// The fields a Claude tool's input needs before the panel can show,
 /// approve or gate it; the core holds a call's `tool_use` until they are
@@ -131,7 +131,9 @@ fn from_structure(claude: &str, call: &Value) -> Option<Value> {
             .filter(|d| field(d, "oldText").as_str().is_none_or(str::is_empty))
             .and_then(|d| field(d, "newText").as_str())
             .map(|t| Value::String(t.to_string())),
-        "old_string" => diff.map(|d| Value::String(field(d, "oldText").as_str().unwrap_or("").into())),
+        "old_string" => {
+            diff.map(|d| Value::String(field(d, "oldText").as_str().unwrap_or("").into()))
+        }
         "new_string" => diff
             .and_then(|d| field(d, "newText").as_str())
             .map(|t| Value::String(t.to_string())),
@@ -151,6 +153,222 @@ fn diffs(call: &Value) -> impl Iterator<Item = &Value> {
         .filter_map(|k| field(call, k).as_array())
         .flatten()
         .filter(|item| field(item, "type") == "diff")
+}
+
+/// The `input` of a call that is no MCP call: its rawInput in Claude's
+/// shape (see [`tool_input`]).
+pub fn agent_tool_input(call: &Value) -> Value {
+    AgentToolInput::new(call).to_value()
+}
+
+/// [`agent_tool_input`] borrowed from the call's fields: serialising it
+/// writes the same bytes without copying rawInput into a map of its own
+/// first (every agent tool call's `tool_use` is written so).
+#[derive(Debug)]
+pub struct AgentToolInput<'a> {
+    raw: RawInput<'a>,
+    /// An argv `command` (codex's form) as one string, in rawInput's place.
+    command: Option<String>,
+    /// Arguments from other frames' sources (a JSON content text, the
+    /// title's decoration, the permission request's JSON text) whose keys
+    /// rawInput lacks.
+    side: Map<String, Value>,
+    /// Added after rawInput's keys, in this order, where rawInput has no
+    /// such key.
+    title: Option<&'a str>,
+    kind: Option<&'a str>,
+    path: Option<&'a str>,
+    file_path: Option<&'a str>,
+    /// The fields the Claude tool needs that no key above gives
+    /// ([`crate::tool_input::claude_fields`]).
+    filled: Vec<(&'static str, Value)>,
+}
+
+/// What a call's rawInput gives its input.
+#[derive(Debug, Clone, Copy)]
+enum RawInput<'a> {
+    /// Its keys and values.
+    Object(&'a Map<String, Value>),
+    /// A value that is no object, kept under `rawInput`.
+    Other(&'a Value),
+    Absent,
+}
+
+/// One value of an [`AgentToolInput`]: borrowed from the call, or text.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+#[serde(untagged)]
+pub enum InputValue<'a> {
+    Value(&'a Value),
+    Text(&'a str),
+}
+
+/// The arguments of an agent tool call from anywhere but its rawInput, in
+/// order: the title's decoration, a JSON object title, a JSON object text
+/// of the permission request, `content_arguments` (a JSON object text of
+/// the call's content while it was no result).
+fn side_arguments(call: &Value, content_arguments: Option<&Value>) -> Option<Map<String, Value>> {
+    let decoration = crate::tool_name::title(call)
+        .and_then(crate::tool_name::title_name)
+        .and_then(|(_, d)| d);
+    let json_title = [
+        field(call, "title"),
+        field(call, crate::tool_name::PERMISSION_TITLE),
+    ]
+    .into_iter()
+    .filter_map(crate::tool_name::non_empty)
+    .filter(|t| t.starts_with('{'))
+    .find_map(|t| {
+        serde_json::from_str::<Value>(t)
+            .ok()
+            .filter(Value::is_object)
+    });
+    decoration
+        .or(json_title)
+        .or_else(|| crate::tool_name::json_text_arguments(call, false))
+        .or_else(|| content_arguments.filter(|v| v.is_object()).cloned())
+        .and_then(|v| match v {
+            Value::Object(map) => Some(map),
+            _ => None,
+        })
+}
+
+impl<'a> AgentToolInput<'a> {
+    pub fn new(call: &'a Value) -> AgentToolInput<'a> {
+        AgentToolInput::with_content_arguments(call, None)
+    }
+
+    /// [`AgentToolInput::new`] also reading the arguments a JSON text of
+    /// the call's own content carried before it was the result.
+    pub fn with_content_arguments(
+        call: &'a Value,
+        content_arguments: Option<&Value>,
+    ) -> AgentToolInput<'a> {
+        let raw = match field(call, "rawInput") {
+            Value::Object(map) => RawInput::Object(map),
+            Value::Null => RawInput::Absent,
+            other => RawInput::Other(other),
+        };
+        let has = |key: &str| match raw {
+            RawInput::Object(map) => has_key(map, key),
+            RawInput::Other(_) => key == "rawInput",
+            RawInput::Absent => false,
+        };
+        let raw_field = |key: &str| match raw {
+            RawInput::Object(map) => map_field(map, key),
+            _ => &Value::Null,
+        };
+        let command = match raw_field("command") {
+            Value::Array(argv) => crate::script_gate::argv_command(argv),
+            _ => None,
+        };
+        let mut side = side_arguments(call, content_arguments).unwrap_or_default();
+        side.retain(|k, _| !has(k));
+        let has = |key: &str| has(key) || side.contains_key(key);
+        let location = field(call, "locations")
+            .as_array()
+            .and_then(|l| l.first())
+            .and_then(|l| field(l, "path").as_str());
+        let path = location.filter(|_| !has("path"));
+        let file_path = (matches!(
+            crate::tool_name::kind(call),
+            Some("read" | "edit" | "delete")
+        ) && !has("file_path"))
+        .then(|| {
+            if has("path") {
+                raw_field("path").as_str()
+            } else {
+                path
+            }
+        })
+        .flatten();
+        let name = crate::tool_name::claude_tool_name_known(call, None);
+        let raw_map = match raw {
+            RawInput::Object(map) => Some(map),
+            _ => None,
+        };
+        let sources: Vec<&Map<String, Value>> = raw_map.into_iter().chain([&side]).collect();
+        let filled = crate::tool_input::claude_fields(&name, call, &sources, |k| {
+            has(k) || (k == "file_path" && file_path.is_some())
+        });
+        let title = crate::tool_name::title(call).filter(|_| !has("title"));
+        let kind = crate::tool_name::kind(call).filter(|_| !has("kind"));
+        AgentToolInput {
+            raw,
+            command,
+            side,
+            title,
+            kind,
+            path,
+            file_path,
+            filled,
+        }
+    }
+
+    /// The input's keys and values in order: rawInput's (an argv `command`
+    /// as its string), the other sources' arguments, then `title`, `kind`,
+    /// `path`, `file_path`, then the Claude tool's fields filled in.
+    pub fn entries(&self) -> impl Iterator<Item = (&str, InputValue<'_>)> {
+        let raw = match self.raw {
+            RawInput::Object(map) => Some(map.iter()),
+            _ => None,
+        };
+        let raw = raw.into_iter().flatten().map(|(k, v)| {
+            let value = match &self.command {
+                Some(command) if k == "command" => InputValue::Text(command),
+                _ => InputValue::Value(v),
+            };
+            (k.as_str(), value)
+        });
+        let other = match self.raw {
+            RawInput::Other(v) => Some(("rawInput", InputValue::Value(v))),
+            _ => None,
+        };
+        let side = self
+            .side
+            .iter()
+            .map(|(k, v)| (k.as_str(), InputValue::Value(v)));
+        let added = [
+            ("title", self.title),
+            ("kind", self.kind),
+            ("path", self.path),
+            ("file_path", self.file_path),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| Some((k, InputValue::Text(v?))));
+        let filled = self.filled.iter().map(|(k, v)| (*k, InputValue::Value(v)));
+        raw.chain(other).chain(side).chain(added).chain(filled)
+    }
+
+    /// The input as a `Value` (what [`agent_tool_input`] returns).
+    pub fn to_value(&self) -> Value {
+        let map = self
+            .entries()
+            .map(|(k, v)| {
+                let v = match v {
+                    InputValue::Value(v) => v.clone(),
+                    InputValue::Text(t) => Value::String(t.to_string()),
+                };
+                (k.to_string(), v)
+            })
+            .collect();
+        Value::Object(map)
+    }
+
+    /// Whether the fields the call's Claude tool needs
+    /// ([`crate::tool_input::required_fields`]) are all in the input.
+    pub fn has_required_fields(&self, name: &str) -> bool {
+        let required = crate::tool_input::required_fields(name);
+        required.is_empty() || {
+            let keys: Vec<&str> = self.entries().map(|(k, _)| k).collect();
+            required.iter().all(|r| keys.contains(r))
+        }
+    }
+}
+
+impl serde::Serialize for AgentToolInput<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.entries())
+    }
 }
 
 #[cfg(test)]

@@ -32,6 +32,8 @@
 //! call's fields ([`ToolResultContent`]), so the bridge serialises an image
 //! straight from the frame it parsed, never from a copy.
 
+mod embedded;
+
 use std::borrow::Cow;
 
 use crate::json_field::field;
@@ -46,6 +48,7 @@ pub const MAX_IMAGES: usize = 4;
 pub const MAX_IMAGE_BASE64: usize = 8 * 1024 * 1024;
 /// The text a dropped image leaves behind.
 pub const IMAGE_PLACEHOLDER: &str = "[image]";
+pub use embedded::{BASE64_PLACEHOLDER, MAX_BASE64_RUN};
 
 /// A finished call's `tool_result` content, borrowed from the call's ACP
 /// fields: texts (joined by newlines) and kept images. Serialises as a
@@ -64,11 +67,12 @@ pub struct ToolResultContent<'a> {
 #[derive(Debug)]
 struct Image<'a> {
     mime: Cow<'a, str>,
-    data: &'a str,
+    data: Cow<'a, str>,
 }
 
 impl<'a> ToolResultContent<'a> {
-    fn image(&mut self, mime: Cow<'a, str>, data: &'a str) {
+    fn image(&mut self, mime: Cow<'a, str>, data: impl Into<Cow<'a, str>>) {
+        let data = data.into();
         self.images_seen += 1;
         // an image without data (withheld by the agent) is no image block:
         // the panel would get an invalid one; the marker says what was there
@@ -82,12 +86,57 @@ impl<'a> ToolResultContent<'a> {
         }
     }
 
+    /// A text: **no text holds a base64 run of [`MAX_BASE64_RUN`] or
+    /// more**; a run that starts like an image becomes one, any other
+    /// leaves [`BASE64_PLACEHOLDER`].
+    fn push_text(&mut self, text: Cow<'a, str>) {
+        match text {
+            Cow::Borrowed(s) => match embedded::base64_runs(s) {
+                None => self.texts.push(Cow::Borrowed(s)),
+                Some((runs, rest)) => {
+                    for (before, run, mime) in runs {
+                        self.push_piece(Cow::Borrowed(before), Cow::Borrowed(run), mime);
+                    }
+                    self.push_nonempty(Cow::Borrowed(rest));
+                }
+            },
+            Cow::Owned(s) => match embedded::base64_runs(&s) {
+                None => self.texts.push(Cow::Owned(s)),
+                Some((runs, rest)) => {
+                    let runs: Vec<(String, String, Option<&'static str>)> = runs
+                        .into_iter()
+                        .map(|(b, r, m)| (b.to_string(), r.to_string(), m))
+                        .collect();
+                    let rest = rest.to_string();
+                    for (before, run, mime) in runs {
+                        self.push_piece(Cow::Owned(before), Cow::Owned(run), mime);
+                    }
+                    self.push_nonempty(Cow::Owned(rest));
+                }
+            },
+        }
+    }
+
+    /// The text before a base64 run, then the run as an image or the
+    /// placeholder.
+    fn push_piece(&mut self, before: Cow<'a, str>, run: Cow<'a, str>, mime: Option<&'static str>) {
+        self.push_nonempty(before);
+        match mime {
+            Some(mime) => self.image(Cow::Borrowed(mime), run),
+            None => self.texts.push(Cow::Borrowed(BASE64_PLACEHOLDER)),
+        }
+    }
+
+    fn push_nonempty(&mut self, text: Cow<'a, str>) {
+        if !text.trim().is_empty() {
+            self.texts.push(Cow::Owned(text.trim().to_string()));
+        }
+    }
+
     /// One ACP / MCP content block (the two share this shape).
     fn block(&mut self, block: &'a Value) {
         match field(block, "type").as_str().unwrap_or("") {
-            "text" => self
-                .texts
-                .push(Cow::Borrowed(field(block, "text").as_str().unwrap_or(""))),
+            "text" => self.plain_text(field(block, "text").as_str().unwrap_or("")),
             "image" => self.image(
                 Cow::Borrowed(field(block, "mimeType").as_str().unwrap_or("image/png")),
                 field(block, "data").as_str().unwrap_or(""),
@@ -98,7 +147,7 @@ impl<'a> ToolResultContent<'a> {
                     .as_str()
                     .or(field(r, "uri").as_str())
                     .unwrap_or("");
-                self.texts.push(Cow::Borrowed(text));
+                self.push_text(Cow::Borrowed(text));
             }
             "resource_link" => {
                 let text = field(block, "uri")
@@ -107,10 +156,14 @@ impl<'a> ToolResultContent<'a> {
                     .unwrap_or("");
                 self.texts.push(Cow::Borrowed(text));
             }
-            other => self.texts.push(Cow::Owned(format!(
-                "[{}]",
-                if other.is_empty() { "content" } else { other }
-            ))),
+            other => match embedded::image_part(block) {
+                // an OpenAI-style image part where a content block belongs
+                Some(embedded::Part::Image { mime, data }) => self.image(Cow::Owned(mime), data),
+                _ => self.texts.push(Cow::Owned(format!(
+                    "[{}]",
+                    if other.is_empty() { "content" } else { other }
+                ))),
+            },
         }
     }
 
@@ -158,12 +211,21 @@ impl<'a> ToolResultContent<'a> {
         }
     }
 
-    /// A plain string: text, with any inlined image URIs turned into images.
+    /// A plain string: text, with any inlined image URIs turned into
+    /// images; a JSON text of result parts or an error object is read as
+    /// what it holds (see [`embedded`]).
     fn plain_text(&mut self, s: &'a str) {
-        if s.contains("data:image/") {
+        if let Some(parts) = embedded::json_parts(s) {
+            for part in parts {
+                match part {
+                    embedded::Part::Text(t) => self.push_text(Cow::Owned(t)),
+                    embedded::Part::Image { mime, data } => self.image(Cow::Owned(mime), data),
+                }
+            }
+        } else if s.contains("data:image/") {
             self.text_with_data_uris(s);
         } else {
-            self.texts.push(Cow::Borrowed(s));
+            self.push_text(Cow::Borrowed(s));
         }
     }
 
@@ -189,7 +251,7 @@ impl<'a> ToolResultContent<'a> {
             kept.push_str(&rest[..at]);
             let mime = format!("image/{}", &after_prefix[..subtype_len]);
             let before = self.images.len();
-            self.image(Cow::Owned(mime), &data[..data_len]);
+            self.image(Cow::Owned(mime), Cow::Borrowed(&data[..data_len]));
             if self.images.len() > before {
                 // the image went to a block: no trace in the text
             } else {
@@ -202,12 +264,17 @@ impl<'a> ToolResultContent<'a> {
         kept.push_str(rest);
         let kept = kept.trim();
         if !kept.is_empty() {
-            self.texts.push(Cow::Owned(kept.to_string()));
+            self.push_text(Cow::Owned(kept.to_string()));
         }
     }
 
     fn is_empty(&self) -> bool {
         self.texts.is_empty() && self.images_seen == 0
+    }
+
+    /// Whether the result says nothing: no image and no text but blanks.
+    pub fn is_blank(&self) -> bool {
+        self.images_seen == 0 && self.texts.iter().all(|t| t.trim().is_empty())
     }
 
     /// The texts joined by newlines (borrowed when there is only one).
@@ -276,7 +343,7 @@ impl Serialize for Image<'_> {
                 let mut m = s.serialize_map(Some(3))?;
                 m.serialize_entry("type", "base64")?;
                 m.serialize_entry("media_type", &self.0.mime)?;
-                m.serialize_entry("data", self.0.data)?;
+                m.serialize_entry("data", &*self.0.data)?;
                 m.end()
             }
         }
@@ -486,7 +553,7 @@ pub fn render<'a>(call: &'a Value, compat: &Compat) -> ToolResultContent<'a> {
             match raw {
                 Value::Null => {}
                 Value::String(s) => r.plain_text(s),
-                other => r.texts.push(Cow::Owned(other.to_string())),
+                other => r.push_text(Cow::Owned(other.to_string())),
             }
         }
     }

@@ -111,6 +111,11 @@ impl Bridge {
                 .map_or(&Value::Null, |c| c.fields());
             script_gate::gated_target_in_call(&name, &input, fields)
         });
+        if gated.as_ref().is_some_and(Option::is_none)
+            && let Some(call) = self.tool_calls.get_mut(&call_id)
+        {
+            call.gate_passed = true;
+        }
         if let Some(target) = gated.flatten() {
             // the gate answers for the panel: a direct script write into Assets/
             let result = match client::choose_permission_option_with(

@@ -372,6 +372,9 @@ impl Bridge {
                     || format!("Permission to use {} was denied.", p.tool_name),
                     str::to_string,
                 );
+            if let Some(call) = self.tool_calls.get_mut(&p.tool_use_id) {
+                call.panel_denial = Some(why.clone());
+            }
             self.close_refused_unreported(&p.tool_use_id, why);
             if let Some(t) = self.turn.as_mut() {
                 t.permission_denials.push(json!({

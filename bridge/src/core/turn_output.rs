@@ -5,6 +5,9 @@
 use super::*;
 use crate::json_field::{field, take_string};
 
+/// The result text of a failed call whose frames carry no text.
+const FAILED_WITHOUT_TEXT: &str = "The tool call failed; the agent gave no details.";
+
 impl Bridge {
     /// Folds the streamed message (if any) into an `assistant` line.
     pub(super) fn fold_message(&mut self, stop_reason: &str) {
@@ -149,8 +152,10 @@ impl Bridge {
             return;
         };
         if finished {
-            // a script write the agent made without asking (auto-approve): report it
-            let unasked_gated = (self.spec.script_gate && completed && !call.asked)
+            // a script write the agent made without asking (auto-approve), or
+            // whose target its permission request did not name: report it
+            let late = call.asked && call.gate_passed;
+            let unasked_gated = (self.spec.script_gate && completed && (!call.asked || late))
                 .then(|| {
                     script_gate::gated_target_in_call(
                         &call.name(&servers),
@@ -165,13 +170,29 @@ impl Bridge {
             }
             // failed, or a result that says the tool failed (MCP isError, error shapes)
             let is_error = tool_result::is_error(call.fields());
+            // **every result says what happened**: a refused or failed call
+            // whose frames say nothing gets the refusal's text, or a failure
+            let stand_in = is_error.then(|| {
+                call.gate_denial
+                    .clone()
+                    .or_else(|| call.panel_denial.clone())
+                    .unwrap_or_else(|| FAILED_WITHOUT_TEXT.to_string())
+            });
             if let Some(target) = unasked_gated {
-                self.gate_note(&call_id, script_gate::unasked_write_text(&target));
+                let note = if late {
+                    script_gate::late_write_text(&target)
+                } else {
+                    script_gate::unasked_write_text(&target)
+                };
+                self.gate_note(&call_id, note);
             }
             // the result is serialised from the call's own fields (an image is not copied)
             let fields = self.close_fields(&call_id);
             let content = tool_result::render(&fields, &self.spec.compat);
-            self.emit_tool_result(&call_id, &content, is_error);
+            match stand_in.filter(|_| content.is_blank()) {
+                Some(text) => self.emit_tool_result(&call_id, &text, is_error),
+                None => self.emit_tool_result(&call_id, &content, is_error),
+            }
         }
     }
 

@@ -28,6 +28,17 @@ pub fn unasked_write_text(target: &str) -> String {
     )
 }
 
+/// What the panel is told when the agent asked permission for a call but
+/// named the script it wrote only after the answer, so the gate could not
+/// stop it. Quotes the same folder and tool as [`deny_text`].
+pub fn late_write_text(target: &str) -> String {
+    format!(
+        "Script gate: {target} was written into Assets/ by a call whose permission request did not name it, so \
+         the gate could not stop it. *.cs and *.asmdef files belong in {STAGING_FOLDER} at the sub-path they \
+         should have under Assets/, then {COMMIT_TOOL} moves them into Assets/ only if they compile."
+    )
+}
+
 /// The lines joined to the custom instructions so the agent knows the rule
 /// before it tries: empty when the gate is off (no rule nobody enforces), at
 /// most three lines when on.

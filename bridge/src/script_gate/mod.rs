@@ -17,12 +17,14 @@ mod commands;
 mod hook;
 mod lexer;
 mod messages;
+mod patch;
 
 use serde_json::Value;
 
 pub use commands::shell_write_targets;
 pub use hook::{HOOK_INPUT_LIMIT, hook_decision, run_hook_on_stdio};
-pub use messages::{deny_text, steering_text, unasked_write_text};
+pub use messages::{deny_text, late_write_text, steering_text, unasked_write_text};
+pub use patch::{patch_targets, patch_targets_in};
 
 /// The folder (project root, outside `Assets/`) where scripts are staged.
 pub const STAGING_FOLDER: &str = "UapStaging/";
@@ -47,13 +49,20 @@ pub fn is_shell_tool_name(name: &str) -> bool {
 /// (see [`unquoted_script`]). An ACP `execute` call with neither (Gemini
 /// CLI) yields its title.
 pub fn shell_command(input: &Value) -> Option<String> {
-    for key in ["command", "script"] {
+    for key in ["command", "cmd", "script"] {
         match &input[key] {
             Value::String(s) if !s.trim().is_empty() => {
                 return Some(unquoted_script(s).unwrap_or_else(|| s.clone()));
             }
             Value::Array(items) => return argv_command(items),
             _ => {}
+        }
+    }
+    // a list of command lines (`{"commands": ["mkdir -p a", "echo > a/b"]}`)
+    if let Some(lines) = input["commands"].as_array() {
+        let lines: Vec<&str> = lines.iter().filter_map(Value::as_str).collect();
+        if !lines.is_empty() {
+            return Some(lines.join("\n"));
         }
     }
     // Gemini CLI sends no rawInput: the title of its shell call is the command
@@ -124,6 +133,14 @@ fn is_shell_program(program: &str) -> bool {
 /// command; `Write` / `Edit` / `MultiEdit` by `file_path` (else `path`, which
 /// the bridge fills from ACP locations).
 pub fn gated_target(tool_name: &str, input: &Value) -> Option<String> {
+    // **the gate sees every target**: a patch text writes its files,
+    // whatever the tool is called
+    if let Some(target) = patch_targets_in(input)
+        .into_iter()
+        .find(|t| is_gated_script_path(t))
+    {
+        return Some(target);
+    }
     if is_shell_tool_name(tool_name) {
         let command = shell_command(input)?;
         return shell_write_targets(&command)
@@ -131,13 +148,17 @@ pub fn gated_target(tool_name: &str, input: &Value) -> Option<String> {
             .find(|t| is_gated_script_path(t));
     }
     if FILE_TOOL_NAMES.contains(&tool_name) {
-        let path = input["file_path"]
-            .as_str()
-            .or_else(|| input["path"].as_str())?;
-        return is_gated_script_path(path).then(|| path.to_string());
+        return PATH_KEYS
+            .iter()
+            .filter_map(|k| input[*k].as_str())
+            .find(|p| is_gated_script_path(p))
+            .map(str::to_string);
     }
     None
 }
+
+/// The input keys a file tool names its file by, however the agent spells it.
+const PATH_KEYS: [&str; 4] = ["file_path", "filePath", "filepath", "path"];
 
 /// [`gated_target`] for an ACP tool call the bridge relays (`fields` as
 /// merged across its frames): a file tool is also judged by every file the
