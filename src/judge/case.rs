@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use super::golden::{Comparison, RecordingId};
 use super::golden_diff::first_difference;
+use super::invariants::Violation;
 use super::known_limitations::{self, Limitation};
 use crate::contract::Conformance;
 use crate::expect::Failure;
@@ -24,6 +25,8 @@ pub enum Status {
     Divergence,
     /// A bridge line lacks a key Claude Code always sends (`contracts/`).
     ContractBroken,
+    /// A panel line breaks an output-side invariant (`judge::invariants`).
+    InvariantBroken,
     /// Exactly the expectations a known-limitations entry lists failed.
     KnownLimitation,
     /// A listed expectation passes now: the entry must go.
@@ -40,6 +43,7 @@ impl Status {
             Status::ExpectationFailed => "expectation failed",
             Status::Divergence => "divergence",
             Status::ContractBroken => "contract broken",
+            Status::InvariantBroken => "invariant broken",
             Status::KnownLimitation => "known limitation",
             Status::LimitationNoLongerHolds => "known limitation no longer holds",
         }
@@ -64,6 +68,8 @@ pub struct Case {
     pub golden_text: Option<String>,
     pub failures: Vec<Failure>,
     pub divergences: usize,
+    /// Every output-side invariant a panel line breaks.
+    pub invariants: Vec<Violation>,
     /// Every bridge line checked against the stream-json contract (when one was derived).
     pub contract: Option<Conformance>,
     /// The known-limitations entry covering this recording, if any.
@@ -85,12 +91,22 @@ impl Case {
             _ => {}
         }
         match &self.limitation {
-            None if !self.failures.is_empty() => s.push(Status::ExpectationFailed),
-            None => {}
-            Some(l) => {
-                let c = known_limitations::compare(l, &self.failures);
-                if !c.unlisted.is_empty() {
+            None => {
+                if !self.failures.is_empty() {
                     s.push(Status::ExpectationFailed);
+                }
+                if !self.invariants.is_empty() {
+                    s.push(Status::InvariantBroken);
+                }
+            }
+            Some(l) => {
+                let c = self.limitation_comparison(l);
+                let invariant = |u: &String| u.starts_with(super::invariants::PREFIX);
+                if c.unlisted.iter().any(|u| !invariant(u)) {
+                    s.push(Status::ExpectationFailed);
+                }
+                if c.unlisted.iter().any(invariant) {
+                    s.push(Status::InvariantBroken);
                 }
                 if !c.now_passing.is_empty() {
                     s.push(Status::LimitationNoLongerHolds);
@@ -110,6 +126,19 @@ impl Case {
             s.push(Status::Pass);
         }
         s
+    }
+
+    /// How the case's failures (expectations and invariants) compare with
+    /// its known-limitations entry.
+    pub fn limitation_comparison(&self, l: &Limitation) -> known_limitations::Comparison {
+        let names: Vec<String> = self.invariants.iter().map(Violation::name).collect();
+        known_limitations::compare_names(
+            l,
+            self.failures
+                .iter()
+                .map(known_limitations::expectation_name)
+                .chain(names.iter().map(String::as_str)),
+        )
     }
 
     /// The case without what only a failing case's report reads (the
@@ -171,6 +200,16 @@ impl Case {
             };
             if let Some(f) = self.failures.iter().find(unlisted) {
                 return Verdict::Bad(format!("expectation failed: {}", one_line(&f.to_string())));
+            }
+        }
+        if statuses.contains(&Status::InvariantBroken) {
+            let unlisted = |v: &&Violation| {
+                self.limitation
+                    .as_ref()
+                    .is_none_or(|l| !l.failing.iter().any(|x| x.trim() == v.name()))
+            };
+            if let Some(v) = self.invariants.iter().find(unlisted) {
+                return Verdict::Bad(format!("invariant broken: {}", one_line(&v.to_string())));
             }
         }
         if statuses.contains(&Status::GoldenDiff) {

@@ -56,7 +56,7 @@ impl Case {
         let comparison = self
             .limitation
             .as_ref()
-            .map(|l| (l, known_limitations::compare(l, &self.failures)));
+            .map(|l| (l, self.limitation_comparison(l)));
         if let Some((l, c)) = &comparison {
             if !c.now_passing.is_empty() {
                 let _ = writeln!(
@@ -85,6 +85,16 @@ impl Case {
                 let _ = writeln!(out, "(listed as a known limitation) {f}");
             } else {
                 let _ = writeln!(out, "{f}");
+            }
+        }
+        for v in &self.invariants {
+            let listed = comparison
+                .as_ref()
+                .is_some_and(|(_, c)| !c.unlisted.iter().any(|u| *u == v.name()));
+            if listed {
+                let _ = writeln!(out, "(listed as a known limitation) {v}");
+            } else {
+                let _ = writeln!(out, "invariant broken: {v}");
             }
         }
         if let Some(c) = &self.contract {

@@ -182,8 +182,18 @@ pub fn expectation_name(failure: &Failure) -> &str {
 
 /// Compares the failures of a covered recording with its entry.
 pub fn compare(limitation: &Limitation, failures: &[Failure]) -> Comparison {
+    compare_names(limitation, failures.iter().map(expectation_name))
+}
+
+/// [`compare`] over failure names: expectations as [`expectation_name`]
+/// gives them and broken invariants as `invariant <rule>` (an agent whose
+/// own frames cannot meet an invariant lists it so).
+pub fn compare_names<'a>(
+    limitation: &Limitation,
+    failing: impl Iterator<Item = &'a str>,
+) -> Comparison {
     let listed: BTreeSet<&str> = limitation.failing.iter().map(|s| s.trim()).collect();
-    let failing: BTreeSet<&str> = failures.iter().map(expectation_name).collect();
+    let failing: BTreeSet<&str> = failing.collect();
     Comparison {
         now_passing: listed.difference(&failing).map(|s| s.to_string()).collect(),
         unlisted: failing.difference(&listed).map(|s| s.to_string()).collect(),
@@ -226,6 +236,18 @@ mod tests {
         let c = compare(&entry(&["a", "b"]), &[failure("a")]);
         assert_eq!(c.now_passing, ["b"]);
         assert!(!c.holds());
+    }
+
+    #[test]
+    fn a_broken_invariant_is_listed_by_its_name_like_an_expectation() {
+        let names = ["a", "invariant names are identifiers"];
+        let c = compare_names(
+            &entry(&["invariant names are identifiers", "a"]),
+            names.into_iter(),
+        );
+        assert!(c.holds(), "{c:?}");
+        let c = compare_names(&entry(&["a"]), names.into_iter());
+        assert_eq!(c.unlisted, ["invariant names are identifiers"]);
     }
 
     #[test]

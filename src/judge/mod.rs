@@ -17,6 +17,7 @@ mod case_report;
 mod corpus;
 pub mod golden;
 pub mod golden_diff;
+pub mod invariants;
 pub mod known_limitations;
 
 pub use case::{Case, Status, Verdict};
@@ -108,6 +109,7 @@ impl Corpus {
             golden_text: None,
             failures: Vec::new(),
             divergences: 0,
+            invariants: Vec::new(),
             contract: None,
             limitation: None,
             stale_scenario: false,
@@ -143,6 +145,7 @@ impl Corpus {
         let mut replay = replayer::replay_with_compat(&recording, &scenario, compat);
         case.divergences = replay.divergences().count();
         case.failures = expect::evaluate(&scenario.expect, &replay.panel_values);
+        case.invariants = invariants::check(&replay.panel_values, &recording);
         match self.limitation(&case.id) {
             Ok(l) => case.limitation = l,
             Err(e) => case.error = Some(format!("known limitations: {e}")),

@@ -50,6 +50,7 @@ pub struct Summary {
     pub expectation_failed: usize,
     pub divergence: usize,
     pub contract_broken: usize,
+    pub invariant_broken: usize,
     pub limitation_no_longer_holds: usize,
 }
 
@@ -76,6 +77,7 @@ impl Summary {
                     Status::ExpectationFailed => &mut s.expectation_failed,
                     Status::Divergence => &mut s.divergence,
                     Status::ContractBroken => &mut s.contract_broken,
+                    Status::InvariantBroken => &mut s.invariant_broken,
                     Status::LimitationNoLongerHolds => &mut s.limitation_no_longer_holds,
                 } += 1;
             }
@@ -96,6 +98,7 @@ impl Summary {
             (self.expectation_failed, "expectation failed"),
             (self.divergence, "divergence"),
             (self.contract_broken, "contract broken"),
+            (self.invariant_broken, "invariant broken"),
             (
                 self.limitation_no_longer_holds,
                 "known limitation no longer holds",
@@ -261,4 +264,75 @@ pub fn markdown(cases: &[Case]) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::golden::{Comparison, RecordingId};
+    use crate::judge::invariants::{NAMES_ARE_IDENTIFIERS, Violation};
+
+    fn broken_case() -> Case {
+        Case {
+            path: "recordings/a/1.0.0/s.jsonl".into(),
+            id: RecordingId {
+                agent: "a".into(),
+                version: "1.0.0".into(),
+                scenario: "s".into(),
+            },
+            synthetic: false,
+            outcome: Some(crate::recording::Outcome::Ok),
+            error: None,
+            replay: None,
+            transcript: String::new(),
+            golden: Some(Comparison::Same),
+            golden_text: None,
+            failures: Vec::new(),
+            divergences: 0,
+            invariants: vec![Violation {
+                rule: NAMES_ARE_IDENTIFIERS,
+                line: 4,
+                what: "tool_use name \"Run the tests\" is no identifier".into(),
+            }],
+            contract: None,
+            limitation: None,
+            stale_scenario: false,
+        }
+    }
+
+    #[test]
+    fn a_broken_invariant_is_a_failure_of_its_own_kind_in_every_format() {
+        let cases = [broken_case()];
+        assert_eq!(cases[0].statuses(), [Status::InvariantBroken]);
+        assert!(!cases[0].passed());
+        assert!(
+            cases[0]
+                .verdict()
+                .describe()
+                .starts_with("bad: invariant broken"),
+            "{}",
+            cases[0].verdict().describe()
+        );
+        let summary = Summary::of(&cases);
+        assert_eq!((summary.failed, summary.invariant_broken), (1, 1));
+        assert!(
+            summary.line().contains("1 invariant broken"),
+            "{}",
+            summary.line()
+        );
+        let outputs = [
+            ("table", table(&cases)),
+            ("json", json(&cases, &[], &[])),
+            ("markdown", markdown(&cases)),
+            ("junit", junit::render(&cases)),
+            ("html", html::render(&cases, &html::Extras::default())),
+        ];
+        for (format, out) in outputs {
+            assert!(out.contains("invariant broken"), "{format}: {out}");
+            assert!(
+                format == "table" || out.contains("names are identifiers"),
+                "{format} explains the violation: {out}"
+            );
+        }
+    }
 }
