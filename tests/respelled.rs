@@ -1,12 +1,21 @@
 //! The metamorphic suite: the bridge must recognise the panel's MCP calls
 //! and their real arguments however an agent spells and places them. From
-//! every committed recording whose golden shows an MCP `tool_use`, each
+//! every committed recording whose golden shows an MCP or `Bash` `tool_use`, each
 //! variant of [`VARIANTS`] rewrites the agent's frames of those calls (the
 //! identity re-spelled into another form and field, a generic title, another
 //! kind, the arguments moved to a later frame, empty `_meta`-only chunks
 //! added), replays the result, and requires the bridge's panel lines to equal
 //! the recording's golden, ids aside. One trial per recording and variant:
 //! `respelled/<agent>/<version>/<scenario>/<variant>`.
+//!
+//! Beside the spellings, variants model the shapes newer agents send: the
+//! arguments only as a JSON content text (Qwen Code) or only after the
+//! permission answer (Kilo; only inputs may then differ), a result's images
+//! as OpenAI-style `image_url` parts inside a JSON text, and, for the
+//! agent's own `Bash` calls, a first rawInput without the command
+//! (`{"cwd": ...}`) or the arguments only as a JSON content text (compared
+//! with key order aside). Titles decorated with the arguments are the
+//! `title-decorated` variants.
 //!
 //! The variants are data (a table of spellings, places and moves), applied
 //! the same way to every agent: no variant knows which agent it rewrites.
@@ -70,6 +79,30 @@ enum Arguments_ {
     LaterUpdate,
     /// Only the permission request's `toolCall.rawInput`.
     PermissionOnly,
+    /// Only a JSON object text in the content of the call's first frame
+    /// that is no result (Qwen Code's and Gemini CLI's shape).
+    ContentText,
+    /// Only a frame after the permission request, which carries
+    /// `rawInput: {}` (Kilo's shape): the panel saw the call before its
+    /// arguments, so only the inputs may differ from the golden.
+    AfterTheAnswer,
+}
+
+/// What a variant does beside re-spelling the call.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Extra {
+    None,
+    /// Leave the calls alone; add empty `_meta`-only chunks.
+    EmptyChunks,
+    /// A result with images arrives as one text holding OpenAI-style
+    /// content parts as JSON (`image_url` data URIs).
+    ImagePartsAsJsonText,
+    /// An agent `Bash` call first announced with its rawInput minus the
+    /// command (`{"cwd": ...}`), the whole rawInput one update later.
+    NonArgumentRawInputFirst,
+    /// An agent `Bash` call whose arguments are only a JSON object text in
+    /// its first frame's content.
+    AgentArgumentsInContentText,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -81,8 +114,7 @@ struct Variant {
     title: Title,
     kind: Kind,
     arguments: Arguments_,
-    /// Leave the calls alone; add empty `_meta`-only chunks instead.
-    empty_chunks: bool,
+    extra: Extra,
 }
 
 const fn v(name: &'static str, place: Place, spelling: &'static str) -> Variant {
@@ -93,7 +125,14 @@ const fn v(name: &'static str, place: Place, spelling: &'static str) -> Variant 
         title: Title::Label("ToolCall"),
         kind: Kind::Keep,
         arguments: Arguments_::WithFrames,
-        empty_chunks: false,
+        extra: Extra::None,
+    }
+}
+
+const fn extra(name: &'static str, extra: Extra) -> Variant {
+    Variant {
+        extra,
+        ..v(name, Place::Title, "mcp__{s}__{t}")
     }
 }
 
@@ -216,10 +255,26 @@ const VARIANTS: &[Variant] = &[
         Arguments_::PermissionOnly,
         "{s}__{t}",
     ),
-    Variant {
-        empty_chunks: true,
-        ..v("empty-meta-only-chunks", Place::Title, "")
-    },
+    moved(
+        "arguments-in-json-content-text",
+        Arguments_::ContentText,
+        "{s}__{t}",
+    ),
+    moved(
+        "arguments-only-after-the-permission-answer",
+        Arguments_::AfterTheAnswer,
+        "{s}_{t}",
+    ),
+    extra("image-parts-as-json-text", Extra::ImagePartsAsJsonText),
+    extra(
+        "agent-non-argument-rawInput-first",
+        Extra::NonArgumentRawInputFirst,
+    ),
+    extra(
+        "agent-arguments-in-json-content-text",
+        Extra::AgentArgumentsInContentText,
+    ),
+    extra("empty-meta-only-chunks", Extra::EmptyChunks),
 ];
 
 fn root() -> &'static Path {
@@ -245,6 +300,16 @@ struct Base {
     /// `tool_call` (not the permission request).
     asked: HashSet<String>,
     reported_first: HashSet<String>,
+    /// Calls whose first frame is no result (a permission request or a
+    /// running update): a place for arguments before the call runs.
+    opened: HashSet<String>,
+    /// The agent's own `Bash` calls whose golden input has a command, by id.
+    agent_calls: HashSet<String>,
+    /// Of those, the ones whose first frame is a running `session/update`
+    /// with the command in its rawInput.
+    agent_raw_first: HashSet<String>,
+    /// Calls whose finishing frame renders images.
+    image_calls: HashSet<String>,
     /// Size of the agent's ACP frames: what a replay costs.
     acp_bytes: usize,
 }
@@ -292,7 +357,9 @@ fn main() {
         else {
             continue;
         };
-        if golden.contains(r#""type":"tool_use","id":"#) && golden.contains(r#""name":"mcp__"#) {
+        if golden.contains(r#""type":"tool_use","id":"#)
+            && (golden.contains(r#""name":"mcp__"#) || golden.contains(r#""name":"Bash""#))
+        {
             jobs.push((path, id, golden));
         }
     }
@@ -364,6 +431,7 @@ fn prepare(corpus: &Corpus, path: &Path, golden: &str) -> Result<Base, String> {
         scenario::find(&corpus.scenarios, &recording.header.scenario).map_err(|e| e.to_string())?;
     let replay = judge::replay_with(&recording, &scenario);
     let mut calls = HashMap::new();
+    let mut agent_calls = HashSet::new();
     for line in &replay.panel_lines {
         let Ok(v) = serde_json::from_str::<Value>(line) else {
             continue;
@@ -375,6 +443,9 @@ fn prepare(corpus: &Corpus, path: &Path, golden: &str) -> Result<Base, String> {
             let (Some(id), Some(name)) = (block["id"].as_str(), block["name"].as_str()) else {
                 continue;
             };
+            if name == "Bash" && block["input"]["command"].is_string() {
+                agent_calls.insert(id.to_string());
+            }
             if let Some((server, tool)) =
                 name.strip_prefix("mcp__").and_then(|r| r.split_once("__"))
             {
@@ -392,11 +463,40 @@ fn prepare(corpus: &Corpus, path: &Path, golden: &str) -> Result<Base, String> {
     let mut asked = HashSet::new();
     let mut seen = HashSet::new();
     let mut reported_first = HashSet::new();
+    let mut opened = HashSet::new();
+    let mut agent_raw_first = HashSet::new();
+    let mut image_calls = HashSet::new();
+    let mut agent_seen = HashSet::new();
     for e in agent_frames(&recording) {
         let Ok(v) = serde_json::from_str::<Value>(&e.raw) else {
             continue;
         };
+        if let Some(id) = call_id(&v)
+            && agent_calls.contains(&id)
+            && agent_seen.insert(id.clone())
+        {
+            let u = &v["params"]["update"];
+            if v["method"] == "session/update"
+                && !is_final(u)
+                && !u["rawInput"]["command"].is_null()
+            {
+                agent_raw_first.insert(id.clone());
+            }
+        }
+        if let Some(id) = call_id(&v)
+            && is_final(&v["params"]["update"])
+            && calls.contains_key(&id)
+            && renders_images(&v["params"]["update"])
+        {
+            image_calls.insert(id.clone());
+        }
         if let Some(id) = call_id(&v) {
+            if !seen.contains(&id) && calls.contains_key(&id) {
+                let request = v["method"] == "session/request_permission";
+                if request || !is_final(&v["params"]["update"]) {
+                    opened.insert(id.clone());
+                }
+            }
             if !calls.contains_key(&id) || !seen.insert(id.clone()) {
                 if v["method"] == "session/request_permission" {
                     asked.insert(id);
@@ -419,7 +519,18 @@ fn prepare(corpus: &Corpus, path: &Path, golden: &str) -> Result<Base, String> {
         calls,
         asked,
         reported_first,
+        opened,
+        agent_calls,
+        agent_raw_first,
+        image_calls,
     })
+}
+
+/// Whether a finishing frame's result has image blocks.
+fn renders_images(update: &Value) -> bool {
+    acp_bridge::tool_result::tool_result_content(update)
+        .as_array()
+        .is_some_and(|blocks| blocks.iter().any(|b| b["type"] == "image"))
 }
 
 fn agent_frames(r: &Recording) -> impl Iterator<Item = &Event> {
@@ -457,26 +568,55 @@ fn applies(base: &Base, variant: &Variant) -> bool {
     let needs_request = matches!(variant.place, Place::PermissionTitle | Place::OptionName)
         || matches!(variant.arguments, Arguments_::PermissionOnly);
     let needs_tool_call = matches!(variant.arguments, Arguments_::LaterUpdate);
-    base.calls.keys().all(|id| {
-        (!needs_request || base.asked.contains(id))
-            && (!needs_tool_call || base.reported_first.contains(id))
-    })
+    let needs_opened = matches!(variant.arguments, Arguments_::ContentText);
+    match variant.extra {
+        Extra::NonArgumentRawInputFirst => return !base.agent_raw_first.is_empty(),
+        Extra::AgentArgumentsInContentText => return !base.agent_calls.is_empty(),
+        Extra::ImagePartsAsJsonText => return !base.image_calls.is_empty(),
+        Extra::None | Extra::EmptyChunks => {}
+    }
+    !base.calls.is_empty()
+        && base.calls.keys().all(|id| {
+            (!needs_request || base.asked.contains(id))
+                && (!needs_tool_call || base.reported_first.contains(id))
+                && (!needs_opened || base.opened.contains(id))
+        })
 }
 
 fn run_variant(base: &Base, id: &RecordingId, variant: &Variant) -> Result<(), Failed> {
     let mut recording = base.recording.clone();
-    recording.events = rewrite(&base.recording, &base.calls, variant);
+    recording.events = match variant.extra {
+        Extra::NonArgumentRawInputFirst | Extra::AgentArgumentsInContentText => {
+            rewrite_agent_calls(&base.recording, base, variant.extra)
+        }
+        _ => rewrite(&base.recording, &base.calls, variant),
+    };
     let replay = judge::replay_with(&recording, &base.scenario);
-    let got = normalised_panel_lines(&replay.panel_lines);
+    let mut got = normalised_panel_lines(&replay.panel_lines);
     let divergences = replay.divergences().count();
-    if got == base.golden_panel && divergences == 0 {
+    let mut golden_panel = base.golden_panel.clone();
+    if let Arguments_::AfterTheAnswer = variant.arguments {
+        // the panel saw the calls before their arguments: only inputs differ
+        got = got.iter().map(|l| without_inputs(l)).collect();
+        golden_panel = golden_panel.iter().map(|l| without_inputs(l)).collect();
+    }
+    if matches!(
+        variant.extra,
+        Extra::NonArgumentRawInputFirst | Extra::AgentArgumentsInContentText
+    ) {
+        // the same input may arrive in another key order
+        got = got.iter().map(|l| sorted_keys(l)).collect();
+        golden_panel = golden_panel.iter().map(|l| sorted_keys(l)).collect();
+    }
+    let base_golden = &golden_panel;
+    if got == *base_golden && divergences == 0 {
         return Ok(());
     }
     let first = got
         .iter()
-        .zip(&base.golden_panel)
+        .zip(base_golden)
         .position(|(a, b)| a != b)
-        .unwrap_or(got.len().min(base.golden_panel.len()));
+        .unwrap_or(got.len().min(base_golden.len()));
     let show = |lines: &[String]| {
         lines
             .get(first)
@@ -488,12 +628,55 @@ fn run_variant(base: &Base, id: &RecordingId, variant: &Variant) -> Result<(), F
         id.trial_name(),
         variant.name,
         got.len(),
-        base.golden_panel.len(),
+        base_golden.len(),
         first + 1,
-        show(&base.golden_panel),
+        show(base_golden),
         show(&got),
     )
     .into())
+}
+
+/// A panel line with every tool input (`input`, `updatedInput`,
+/// `tool_input`) at any depth replaced by `{}`.
+fn without_inputs(line: &str) -> String {
+    fn blank(v: &mut Value) {
+        match v {
+            Value::Object(map) => {
+                for (k, x) in map.iter_mut() {
+                    if matches!(k.as_str(), "input" | "updatedInput" | "tool_input") {
+                        *x = json!({});
+                    } else {
+                        blank(x);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(blank),
+            _ => {}
+        }
+    }
+    match serde_json::from_str::<Value>(line) {
+        Ok(mut v) => {
+            blank(&mut v);
+            v.to_string()
+        }
+        Err(_) => line.to_string(),
+    }
+}
+
+/// A panel line with the keys of every object sorted.
+fn sorted_keys(line: &str) -> String {
+    fn sort(v: Value) -> Value {
+        match v {
+            Value::Object(map) => {
+                let mut entries: Vec<(String, Value)> = map.into_iter().collect();
+                entries.sort_by(|a, b| a.0.cmp(&b.0));
+                Value::Object(entries.into_iter().map(|(k, v)| (k, sort(v))).collect())
+            }
+            Value::Array(items) => Value::Array(items.into_iter().map(sort).collect()),
+            other => other,
+        }
+    }
+    serde_json::from_str::<Value>(line).map_or_else(|_| line.to_string(), |v| sort(v).to_string())
 }
 
 fn shorten(s: &str) -> String {
@@ -549,6 +732,9 @@ fn panel_lines(transcript: &str) -> Vec<String> {
 fn rewrite(r: &Recording, calls: &HashMap<String, McpCall>, variant: &Variant) -> Vec<Event> {
     let mut out = Vec::with_capacity(r.events.len());
     let mut seen: HashSet<String> = HashSet::new();
+    // calls whose permission request went by, and calls given their arguments
+    let mut answered: HashSet<String> = HashSet::new();
+    let mut given: HashSet<String> = HashSet::new();
     // calls that had rawInput in some frame: the arguments go where it was
     let had_raw: HashSet<String> = agent_frames(r)
         .filter_map(|e| serde_json::from_str::<Value>(&e.raw).ok())
@@ -568,7 +754,7 @@ fn rewrite(r: &Recording, calls: &HashMap<String, McpCall>, variant: &Variant) -
             out.push(e.clone());
             continue;
         };
-        if variant.empty_chunks {
+        if variant.extra == Extra::EmptyChunks {
             let chunk = v["params"]["update"]["sessionUpdate"] == "agent_message_chunk";
             out.push(e.clone());
             if chunk {
@@ -600,14 +786,24 @@ fn rewrite(r: &Recording, calls: &HashMap<String, McpCall>, variant: &Variant) -
                 meta.remove("_meta");
             }
         }
+        let after_answer = answered.contains(&id);
         let args_here = match variant.arguments {
             Arguments_::WithFrames => {
                 (had_raw.contains(&id) && !final_frame) || (!had_raw.contains(&id) && first)
             }
             Arguments_::PermissionOnly => is_request,
+            Arguments_::ContentText => first && !final_frame,
+            // the first frame after the answer, the result if nothing else
+            Arguments_::AfterTheAnswer => after_answer && given.insert(id.clone()),
             Arguments_::Decoration | Arguments_::LaterUpdate => false,
         };
+        if is_request {
+            answered.insert(id.clone());
+        }
         place(&mut v, is_request, call, variant, args_here);
+        if variant.extra == Extra::ImagePartsAsJsonText && final_frame {
+            images_as_json_text(&mut v["params"]["update"]);
+        }
         let later = matches!(variant.arguments, Arguments_::LaterUpdate) && first && !is_request;
         out.push(with_raw(e, v.to_string()));
         if later {
@@ -624,6 +820,124 @@ fn rewrite(r: &Recording, calls: &HashMap<String, McpCall>, variant: &Variant) -
                 }
             });
             out.push(with_raw(e, update.to_string()));
+        }
+    }
+    out
+}
+
+/// A finishing frame whose result has images rewritten so the result is one
+/// text holding OpenAI-style content parts as JSON (the shape an agent
+/// forwarding a Chat Completions tool result sends).
+fn images_as_json_text(update: &mut Value) {
+    let Value::Array(blocks) = acp_bridge::tool_result::tool_result_content(update) else {
+        return;
+    };
+    let parts: Vec<Value> = blocks
+        .iter()
+        .map(|b| match b["type"].as_str() {
+            Some("image") => json!({
+                "type": "image_url",
+                "imageUrl": {"url": format!(
+                    "data:{};base64,{}",
+                    b["source"]["media_type"].as_str().unwrap_or("image/png"),
+                    b["source"]["data"].as_str().unwrap_or("")
+                )}
+            }),
+            _ => json!({"type": "text", "text": b["text"]}),
+        })
+        .collect();
+    if let Some(map) = update.as_object_mut() {
+        map.remove("rawOutput");
+        map.insert(
+            "content".into(),
+            json!([{"type": "content", "content": {"type": "text", "text": Value::Array(parts).to_string()}}]),
+        );
+    }
+}
+
+/// The recording with its agent `Bash` calls' arguments moved (see
+/// [`Extra`]): MCP calls are left as they are.
+fn rewrite_agent_calls(r: &Recording, base: &Base, extra: Extra) -> Vec<Event> {
+    let mut out = Vec::with_capacity(r.events.len() + 4);
+    let mut seen: HashSet<String> = HashSet::new();
+    // the whole rawInput each call's frames carried before its result
+    let mut raw_inputs: HashMap<String, Map<String, Value>> = HashMap::new();
+    for v in agent_frames(r).filter_map(|e| serde_json::from_str::<Value>(&e.raw).ok()) {
+        let Some(id) = call_id(&v).filter(|id| base.agent_calls.contains(id)) else {
+            continue;
+        };
+        let frame = if v["method"] == "session/request_permission" {
+            &v["params"]["toolCall"]
+        } else {
+            &v["params"]["update"]
+        };
+        if let (false, Some(raw)) = (is_final(frame), frame["rawInput"].as_object()) {
+            // the first frame's value of each key: what the tool_use showed
+            let known = raw_inputs.entry(id).or_default();
+            for (k, v) in raw {
+                known.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
+    }
+    for e in &r.events {
+        let parsed = (e.leg == Leg::Acp && e.dir == Dir::FromAgent)
+            .then(|| serde_json::from_str::<Value>(&e.raw).ok())
+            .flatten();
+        let Some(mut v) = parsed else {
+            out.push(e.clone());
+            continue;
+        };
+        let Some(id) = call_id(&v).filter(|id| base.agent_calls.contains(id)) else {
+            out.push(e.clone());
+            continue;
+        };
+        let first = seen.insert(id.clone());
+        let is_request = v["method"] == "session/request_permission";
+        match extra {
+            Extra::NonArgumentRawInputFirst if first && base.agent_raw_first.contains(&id) => {
+                let whole = v["params"]["update"]["rawInput"].clone();
+                if let Some(raw) = v["params"]["update"]["rawInput"].as_object_mut() {
+                    raw.remove("command");
+                }
+                out.push(with_raw(e, v.to_string()));
+                let update = json!({
+                    "jsonrpc": "2.0",
+                    "method": "session/update",
+                    "params": {
+                        "sessionId": v["params"]["sessionId"],
+                        "update": {"sessionUpdate": "tool_call_update", "toolCallId": id, "rawInput": whole}
+                    }
+                });
+                out.push(with_raw(e, update.to_string()));
+            }
+            Extra::AgentArgumentsInContentText => {
+                let frame = if is_request {
+                    &mut v["params"]["toolCall"]
+                } else {
+                    &mut v["params"]["update"]
+                };
+                let final_frame = is_final(frame);
+                if let Some(map) = frame.as_object_mut() {
+                    // each frame's own arguments, else (first) all of them
+                    let own = map.remove("rawInput").and_then(|r| match r {
+                        Value::Object(m) => Some(m),
+                        _ => None,
+                    });
+                    let args =
+                        own.or_else(|| first.then(|| raw_inputs.get(&id).cloned()).flatten());
+                    if let (Some(args), false) = (args, final_frame) {
+                        let text = json!({"type": "content", "content": {"type": "text", "text": Value::Object(args).to_string()}});
+                        match map.get_mut("content") {
+                            Some(Value::Array(content)) => content.push(text),
+                            _ => {
+                                map.insert("content".into(), json!([text]));
+                            }
+                        }
+                    }
+                }
+                out.push(with_raw(e, v.to_string()));
+            }
+            _ => out.push(e.clone()),
         }
     }
     out
@@ -749,10 +1063,44 @@ fn place(v: &mut Value, is_request: bool, call: &McpCall, variant: &Variant, arg
         }
         _ => {}
     }
-    if args_here {
-        raw.insert("arguments".into(), call.arguments.clone());
+    match variant.arguments {
+        Arguments_::ContentText if args_here => {
+            let text = json!({"type": "content", "content": {"type": "text", "text": call.arguments.to_string()}});
+            match map.get_mut("content") {
+                Some(Value::Array(content)) => content.push(text),
+                _ => {
+                    map.insert("content".into(), json!([text]));
+                }
+            }
+        }
+        _ if args_here => {
+            raw.insert("arguments".into(), call.arguments.clone());
+        }
+        _ => {}
     }
-    if !raw.is_empty() {
+    // Kilo's placeholder: an empty rawInput until the arguments come
+    let placeholder = matches!(variant.arguments, Arguments_::AfterTheAnswer)
+        && !is_final(frame_of(v, is_request));
+    let map = frame_of_mut(v, is_request)
+        .as_object_mut()
+        .expect("an object above");
+    if !raw.is_empty() || placeholder {
         map.insert("rawInput".into(), Value::Object(raw));
+    }
+}
+
+fn frame_of(v: &Value, is_request: bool) -> &Value {
+    if is_request {
+        &v["params"]["toolCall"]
+    } else {
+        &v["params"]["update"]
+    }
+}
+
+fn frame_of_mut(v: &mut Value, is_request: bool) -> &mut Value {
+    if is_request {
+        &mut v["params"]["toolCall"]
+    } else {
+        &mut v["params"]["update"]
     }
 }

@@ -53,8 +53,8 @@ pub(crate) struct ToolCall {
     pub announced_name: Option<String>,
     /// Frames merged so far (`tool_call`, updates, permission requests).
     pub frames: u32,
-    /// MCP arguments read from a JSON text block of the call's own content
-    /// while it was not yet its result.
+    /// Arguments read from JSON text blocks of the call's own content while
+    /// it was not yet its result, merged key by key across frames.
     content_arguments: Option<Value>,
     /// Whether the agent sent a `tool_call` / `tool_call_update` for the
     /// call (not only a permission request).
@@ -121,6 +121,32 @@ impl ToolCall {
     /// Whether the call has its result (late frames for it are dropped).
     pub fn is_closed(&self) -> bool {
         self.closed
+    }
+
+    /// Drops from the call's content the JSON object texts that carried its
+    /// arguments when only frames before the finishing one carried them:
+    /// the arguments are no result.
+    pub fn drop_argument_texts(&mut self) {
+        if self.content_arguments.is_none() || !self.content_before_finish {
+            return;
+        }
+        let Some(Value::Array(blocks)) = self.fields.get_mut("content") else {
+            return;
+        };
+        let before = blocks.len();
+        blocks.retain(|b| {
+            let block = if field(b, "type") == "content" {
+                field(b, "content")
+            } else {
+                b
+            };
+            field(block, "text")
+                .as_str()
+                .is_none_or(|t| serde_json::from_str::<serde_json::Map<String, Value>>(t).is_err())
+        });
+        if blocks.len() != before {
+            self.derived = Derived::default();
+        }
     }
 
     /// Empties the call's content (a proposal, no result).
@@ -231,7 +257,8 @@ impl ToolCall {
                 }
                 Some(_) => false,
             },
-            None => self.raw_input_pending(),
+            // an agent tool's arguments in a JSON content text are known
+            None => self.raw_input_pending() && self.content_arguments.is_none(),
         }
     }
 
@@ -242,15 +269,26 @@ impl ToolCall {
     }
 
     /// Whether the call's content is what an earlier frame proposed (see
-    /// `content_before_finish`): its result is then its rawOutput.
+    /// `content_before_finish`): diffs shown for approval, or the
+    /// arguments as a JSON text; its result is then its rawOutput.
     pub fn content_is_proposal(&self) -> bool {
+        let proposal = |b: &Value| {
+            field(b, "type") == "diff" || {
+                let block = if field(b, "type") == "content" {
+                    field(b, "content")
+                } else {
+                    b
+                };
+                field(block, "text").as_str().is_some_and(|t| {
+                    serde_json::from_str::<serde_json::Map<String, Value>>(t).is_ok()
+                })
+            }
+        };
         self.content_before_finish
             && !field(&self.fields, "rawOutput").is_null()
             && field(&self.fields, "content")
                 .as_array()
-                .is_some_and(|blocks| {
-                    !blocks.is_empty() && blocks.iter().all(|b| field(b, "type") == "diff")
-                })
+                .is_some_and(|blocks| !blocks.is_empty() && blocks.iter().all(proposal))
     }
 
     /// Whether an MCP identity is known for the call.
@@ -334,8 +372,14 @@ impl ToolCalls {
                 field(&update, "status").as_str(),
                 Some("completed" | "failed")
             );
-            if !finished && call.content_arguments.is_none() {
-                call.content_arguments = tool_name::json_text_arguments(&update, true);
+            // arguments in JSON content texts merge key by key, as rawInput does
+            if !finished
+                && let Some(Value::Object(new)) = tool_name::json_text_arguments(&update, true)
+            {
+                match &mut call.content_arguments {
+                    Some(Value::Object(known)) => known.extend(new),
+                    slot => *slot = Some(Value::Object(new)),
+                }
             }
             if !field(&update, "rawInput").is_null() {
                 call.raw_input_frames += 1;

@@ -257,12 +257,15 @@ impl<'a> AgentToolInput<'a> {
             RawInput::Object(map) => map_field(map, key),
             _ => &Value::Null,
         };
-        let command = match raw_field("command") {
-            Value::Array(argv) => crate::script_gate::argv_command(argv),
-            _ => None,
-        };
         let mut side = side_arguments(call, content_arguments).unwrap_or_default();
         side.retain(|k, _| !has(k));
+        // an argv `command` (from rawInput or another source) as one string
+        let command = match (raw_field("command"), side.get("command")) {
+            (Value::Array(argv), _) | (Value::Null, Some(Value::Array(argv))) => {
+                crate::script_gate::argv_command(argv)
+            }
+            _ => None,
+        };
         let has = |key: &str| has(key) || side.contains_key(key);
         let location = field(call, "locations")
             .as_array()
@@ -323,10 +326,13 @@ impl<'a> AgentToolInput<'a> {
             RawInput::Other(v) => Some(("rawInput", InputValue::Value(v))),
             _ => None,
         };
-        let side = self
-            .side
-            .iter()
-            .map(|(k, v)| (k.as_str(), InputValue::Value(v)));
+        let side = self.side.iter().map(|(k, v)| {
+            let value = match &self.command {
+                Some(command) if k == "command" => InputValue::Text(command),
+                _ => InputValue::Value(v),
+            };
+            (k.as_str(), value)
+        });
         let added = [
             ("title", self.title),
             ("kind", self.kind),

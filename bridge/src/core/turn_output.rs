@@ -164,6 +164,7 @@ impl Bridge {
                     )
                 })
                 .flatten();
+            call.drop_argument_texts();
             if call.content_is_proposal() {
                 // a diff shown before the call ran is no result; its rawOutput is
                 call.clear_content();
