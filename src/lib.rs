@@ -5,6 +5,7 @@ pub mod agent_registry;
 pub mod atomic_file;
 pub mod bisect;
 pub mod commands;
+pub mod conformance;
 pub mod contract;
 pub mod drift;
 pub mod expect;
