@@ -28,6 +28,8 @@ enum Command {
     Replay(acp_harness::commands::replay::ReplayArgs),
     /// Replay the whole corpus and print a table of agent x version x scenario.
     Check(acp_harness::commands::check::CheckArgs),
+    /// Check every ACP frame of the corpus against the official ACP schema, per agent version and side.
+    Conformance(acp_harness::commands::conformance::ConformanceArgs),
     /// Serve a recording as an ACP agent on stdio.
     FakeAgent(acp_harness::commands::replay::FakeAgentArgs),
     /// Compare what an agent sent in two recordings (or versions) structurally, next to the bridge output diff.
@@ -53,6 +55,7 @@ fn main() -> ExitCode {
         Command::Record(args) => acp_harness::record::run(args),
         Command::Replay(args) => acp_harness::commands::replay::run(args),
         Command::Check(args) => acp_harness::commands::check::run(args),
+        Command::Conformance(args) => acp_harness::commands::conformance::run(args),
         Command::FakeAgent(args) => acp_harness::commands::replay::fake_agent(args),
         Command::Drift(args) => acp_harness::commands::drift::run(args),
         Command::Bisect(args) => acp_harness::commands::bisect::run(args),

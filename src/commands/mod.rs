@@ -3,10 +3,11 @@
 //! status ([`exit::Exit`]: 0 good, 1 a difference or regression found, 2
 //! usage or tool error). They orchestrate; what they print comes from the
 //! domain modules below them (`judge`, `verdicts`, `bisect`, `drift`,
-//! `contract`, `record`, `install`, `outdated`, `update`, `agent_registry`).
+//! `contract`, `conformance`, `record`, `install`, `outdated`, `update`, `agent_registry`).
 
 pub mod bisect;
 pub mod check;
+pub mod conformance;
 pub mod contract;
 pub mod drift;
 pub mod exit;

@@ -4,6 +4,7 @@
 //! crate's; this module only picks the definition each frame must match.
 
 pub mod classify;
+pub mod matrix;
 pub mod schema;
 
 #[cfg(test)]
@@ -68,7 +69,7 @@ pub struct Tally {
 impl Tally {
     pub fn add(&mut self, check: &FrameCheck) {
         self.frames += 1;
-        let method = check.method.clone().unwrap_or_else(|| "(none)".into());
+        let method = check.method.clone().unwrap_or_else(|| "(no method)".into());
         match &check.verdict {
             Verdict::Valid => self.valid += 1,
             Verdict::Invalid(violations) => {
@@ -102,5 +103,40 @@ impl Tally {
         for (k, n) in &other.outside_methods {
             *self.outside_methods.entry(k.clone()).or_default() += n;
         }
+    }
+}
+
+/// One recording's frames against the schema, by side.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RecordingConformance {
+    /// What the recorded agent sent.
+    pub agent: Tally,
+    /// What the recorder's client sent.
+    pub client: Tally,
+    /// What the bridge sent to the agent in the replay (`None`: not replayed).
+    pub bridge: Option<Tally>,
+}
+
+impl RecordingConformance {
+    /// The recorded frames of both sides, counted.
+    pub fn of_recording(schema: &AcpSchema, recording: &Recording) -> RecordingConformance {
+        let mut out = RecordingConformance::default();
+        for check in check_recording(schema, recording) {
+            match check.sender {
+                Sender::Agent => out.agent.add(&check),
+                Sender::Client => out.client.add(&check),
+            }
+        }
+        out
+    }
+
+    /// Adds the bridge's frames of a replay.
+    pub fn with_bridge(mut self, schema: &AcpSchema, transcript: &Transcript) -> Self {
+        let mut tally = Tally::default();
+        for check in check_bridge_frames(schema, transcript) {
+            tally.add(&check);
+        }
+        self.bridge = Some(tally);
+        self
     }
 }

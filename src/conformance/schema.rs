@@ -9,7 +9,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
-use jsonschema::{Draft, Registry, Validator};
+use jsonschema::error::ValidationErrorKind;
+use jsonschema::{Draft, Registry, ValidationError, Validator};
 use serde_json::{Value, json};
 
 const SCHEMA_JSON: &str = include_str!("../../schema/acp-v1/schema.json");
@@ -174,15 +175,52 @@ impl AcpSchema {
             })
             .as_ref()
             .map_err(Clone::clone)?;
-        let mut out: Vec<Violation> = validator
-            .iter_errors(value)
-            .map(|e| Violation {
-                pointer: format!("{at}{}", e.instance_path()),
-                message: e.to_string(),
-            })
-            .collect();
+        let mut out = Vec::new();
+        for error in validator.iter_errors(value) {
+            violations_of(&error, at, &mut out);
+        }
         out.sort();
         out.dedup();
         Ok(out)
+    }
+}
+
+/// `error` as violations people can act on. A failed `oneOf` / `anyOf` over
+/// a tagged union says only that no branch matched; the branch meant is the
+/// one whose tag (`const`) matched, so its errors are reported instead, and
+/// every message leaves the instance out (the pointer says where it is).
+fn violations_of(error: &ValidationError<'_>, at: &str, out: &mut Vec<Violation>) {
+    let branches = match error.kind() {
+        ValidationErrorKind::OneOfNotValid { context } | ValidationErrorKind::AnyOf { context } => {
+            Some(context)
+        }
+        _ => None,
+    };
+    let meant = branches.and_then(|branches| {
+        let tagged: Vec<_> = branches
+            .iter()
+            .filter(|b| {
+                !b.is_empty()
+                    && !b
+                        .iter()
+                        .any(|e| matches!(e.kind(), ValidationErrorKind::Constant { .. }))
+            })
+            .collect();
+        // the meant branch only when exactly one branch's tag matched
+        match tagged.as_slice() {
+            [one] => Some(*one),
+            _ => None,
+        }
+    });
+    match meant {
+        Some(branch) => {
+            for e in branch {
+                violations_of(e, at, out);
+            }
+        }
+        None => out.push(Violation {
+            pointer: format!("{at}{}", error.instance_path()),
+            message: error.masked().to_string(),
+        }),
     }
 }

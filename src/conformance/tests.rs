@@ -133,3 +133,27 @@ fn every_client_frame_of_a_recorded_text_only_run_is_valid() {
     assert!(tally.frames > 0);
     assert_eq!(tally.invalid, 0, "{:?}", tally.violations);
 }
+
+#[test]
+fn the_matrix_sums_recordings_per_version_and_counts_invalid_bridge_frames() {
+    let checks = check_all(&[(
+        Sender::Client,
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#,
+    )]);
+    let mut bridge = Tally::default();
+    bridge.add(&checks[0]);
+    let one = RecordingConformance {
+        bridge: Some(bridge),
+        ..RecordingConformance::default()
+    };
+    let mut m = matrix::Matrix::default();
+    m.add("a", "1.0.0", &one);
+    m.add("a", "1.0.0", &RecordingConformance::default());
+    m.add("b", "2.0.0", &RecordingConformance::default());
+    assert_eq!(m.rows.len(), 2);
+    assert_eq!((m.rows[0].recordings, m.rows[0].not_replayed), (2, 1));
+    assert_eq!(m.bridge_invalid(), 1);
+    let json = m.to_json();
+    assert_eq!(json["versions"][0]["agent"], "a");
+    assert_eq!(json["versions"][0]["sides"]["bridge"]["invalid"], 1);
+}

@@ -8,6 +8,7 @@ use super::golden::{Comparison, RecordingId};
 use super::golden_diff::first_difference;
 use super::invariants::Violation;
 use super::known_limitations::{self, Limitation};
+use crate::conformance::RecordingConformance;
 use crate::contract::Conformance;
 use crate::expect::Failure;
 use crate::recording::Outcome;
@@ -76,6 +77,8 @@ pub struct Case {
     pub limitation: Option<Limitation>,
     /// The scenario file changed since the recording was made (a re-record is due).
     pub stale_scenario: bool,
+    /// Its ACP frames against the ACP schema (`None`: not read that far).
+    pub acp: Option<RecordingConformance>,
 }
 
 impl Case {

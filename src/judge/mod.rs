@@ -30,6 +30,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use golden::Comparison;
 
+use crate::conformance::{AcpSchema, RecordingConformance};
 use crate::expect;
 use crate::recording::{self, Recording};
 use crate::replay::replayer::{self, Replay};
@@ -113,6 +114,7 @@ impl Corpus {
             contract: None,
             limitation: None,
             stale_scenario: false,
+            acp: None,
         };
         let recording = match recording::read(path) {
             Ok(r) => r,
@@ -130,6 +132,14 @@ impl Corpus {
             ));
             return case;
         }
+        let schema = match AcpSchema::get() {
+            Ok(s) => s,
+            Err(e) => {
+                case.error = Some(format!("the ACP schema: {e}"));
+                return case;
+            }
+        };
+        case.acp = Some(RecordingConformance::of_recording(schema, &recording));
         case.outcome = recording.trailer.as_ref().map(|t| t.outcome);
         let scenario = match self.scenario(&recording.header.scenario) {
             Ok(s) => s,
@@ -144,6 +154,10 @@ impl Corpus {
         case.stale_scenario = scenario.changed_since(&recording.header.scenario_sha256);
         let mut replay = replayer::replay_with_compat(&recording, &scenario, compat);
         case.divergences = replay.divergences().count();
+        case.acp = case
+            .acp
+            .take()
+            .map(|c| c.with_bridge(schema, &replay.transcript));
         case.failures = expect::evaluate(&scenario.expect, &replay.panel_values);
         case.invariants = invariants::check(&replay.panel_values, &recording);
         match self.limitation(&case.id) {
