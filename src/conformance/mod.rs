@@ -130,6 +130,21 @@ impl RecordingConformance {
         out
     }
 
+    /// The bridge's violations, one line each (`None`: there are none).
+    pub fn bridge_violations(&self) -> Option<Vec<String>> {
+        let bridge = self.bridge.as_ref().filter(|b| b.invalid > 0)?;
+        Some(
+            bridge
+                .violations
+                .iter()
+                .map(|((method, pointer, message), n)| {
+                    let pointer = if pointer.is_empty() { "/" } else { pointer };
+                    format!("{method} at {pointer}: {message} ({n} frame(s))")
+                })
+                .collect(),
+        )
+    }
+
     /// Adds the bridge's frames of a replay.
     pub fn with_bridge(mut self, schema: &AcpSchema, transcript: &Transcript) -> Self {
         let mut tally = Tally::default();

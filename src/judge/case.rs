@@ -32,6 +32,8 @@ pub enum Status {
     KnownLimitation,
     /// A listed expectation passes now: the entry must go.
     LimitationNoLongerHolds,
+    /// The bridge sent the agent a frame the ACP schema rejects.
+    InvalidAcpFrame,
 }
 
 impl Status {
@@ -47,6 +49,7 @@ impl Status {
             Status::InvariantBroken => "invariant broken",
             Status::KnownLimitation => "known limitation",
             Status::LimitationNoLongerHolds => "known limitation no longer holds",
+            Status::InvalidAcpFrame => "invalid ACP frame",
         }
     }
 }
@@ -124,6 +127,13 @@ impl Case {
         }
         if self.contract.as_ref().is_some_and(Conformance::fails) {
             s.push(Status::ContractBroken);
+        }
+        if self
+            .acp
+            .as_ref()
+            .is_some_and(|a| a.bridge.as_ref().is_some_and(|b| b.invalid > 0))
+        {
+            s.push(Status::InvalidAcpFrame);
         }
         if s.is_empty() {
             s.push(Status::Pass);
@@ -236,6 +246,17 @@ impl Case {
                 one_line(why.lines().next().unwrap_or(""))
             ));
         }
+        if let Some(first) = self
+            .acp
+            .as_ref()
+            .and_then(RecordingConformance::bridge_violations)
+            .and_then(|v| v.into_iter().next())
+        {
+            return Verdict::Bad(format!(
+                "the bridge sent a frame the ACP schema rejects: {}",
+                one_line(&first)
+            ));
+        }
         Verdict::Good
     }
 }
@@ -286,4 +307,44 @@ impl Verdict {
 
 fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod invalid_acp_frame_tests {
+    use super::*;
+    use crate::conformance::{Classifier, Sender, Tally};
+    use crate::judge::Corpus;
+    use std::path::Path;
+
+    #[test]
+    fn a_bridge_frame_the_acp_schema_rejects_fails_the_case_as_invalid_acp_frame() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let corpus = Corpus::at(root);
+        let mut case =
+            corpus.judge(&root.join("recordings/claude-agent-acp/0.23.1/text-only.jsonl"));
+        let acp = case.acp.as_mut().expect("the recording was checked");
+        // the agent's `used: null` is reported, never failed
+        assert!(acp.agent.invalid > 0);
+        assert_eq!(acp.bridge.as_ref().map(|b| b.invalid), Some(0));
+        assert_eq!(case.statuses(), [Status::Pass]);
+
+        let schema = crate::conformance::AcpSchema::get().expect("the vendored schema compiles");
+        let mut bridge = Tally::default();
+        bridge.add(&Classifier::default().check(
+            schema,
+            Sender::Client,
+            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#,
+        ));
+        case.acp.as_mut().expect("checked").bridge = Some(bridge);
+        assert_eq!(case.statuses(), [Status::InvalidAcpFrame]);
+        let Verdict::Bad(why) = case.verdict() else {
+            panic!("expected bad, got {:?}", case.verdict());
+        };
+        assert!(why.contains("initialize at /params"), "{why}");
+        assert!(
+            case.report().contains("ACP schema rejects"),
+            "{}",
+            case.report()
+        );
+    }
 }

@@ -100,6 +100,12 @@ impl Case {
         if let Some(c) = &self.contract {
             out.push_str(&c.render());
         }
+        if let Some(lines) = self.acp.as_ref().and_then(|a| a.bridge_violations()) {
+            let _ = writeln!(out, "the bridge sent frames the ACP schema rejects:");
+            for line in lines {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
         out
     }
 

@@ -52,6 +52,7 @@ pub struct Summary {
     pub contract_broken: usize,
     pub invariant_broken: usize,
     pub limitation_no_longer_holds: usize,
+    pub invalid_acp_frame: usize,
 }
 
 impl Summary {
@@ -79,6 +80,7 @@ impl Summary {
                     Status::ContractBroken => &mut s.contract_broken,
                     Status::InvariantBroken => &mut s.invariant_broken,
                     Status::LimitationNoLongerHolds => &mut s.limitation_no_longer_holds,
+                    Status::InvalidAcpFrame => &mut s.invalid_acp_frame,
                 } += 1;
             }
         }
@@ -103,6 +105,7 @@ impl Summary {
                 self.limitation_no_longer_holds,
                 "known limitation no longer holds",
             ),
+            (self.invalid_acp_frame, "invalid ACP frame"),
         ]
         .iter()
         .filter(|(n, _)| *n > 0)
