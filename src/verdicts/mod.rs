@@ -300,6 +300,7 @@ mod tests {
             contract: None,
             limitation: None,
             stale_scenario: false,
+            acp: None,
         }
     }
 
