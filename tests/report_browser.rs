@@ -143,6 +143,18 @@ fn the_report_loads_in_chromium_without_console_errors_and_shows_one_cell_per_re
         recordings,
         "detail sections"
     );
+    // One ACP-schema row per agent matrix; claude-agent-acp 0.23.1's
+    // `usage_update` with `"used": null` is a real agent-side violation.
+    let agents = dom.matches("<table class=\"matrix\">").count();
+    assert_eq!(
+        dom.matches("<tr class=\"conformance\">").count(),
+        agents,
+        "conformance rows"
+    );
+    assert!(
+        dom.contains("17 x session/update /params/update/used"),
+        "claude-agent-acp 0.23.1's used: null is not shown in the conformance row"
+    );
 
     let shot = work.join("report.png");
     run_chromium(

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::{Summary, status_text, version_order};
+use crate::conformance::Tally;
 use crate::judge::golden::{self, Comparison};
 use crate::judge::{Case, Status};
 
@@ -175,6 +176,7 @@ pub fn render(cases: &[Case], extras: &Extras) -> String {
             }
             out.push_str("</tr>\n");
         }
+        conformance_row(&mut out, &of_agent, &versions);
         out.push_str("</tbody>\n</table>\n");
         if let Some(notes) = extras.notes.get(*agent) {
             out.push_str("<div class=\"notes\">\n");
@@ -260,6 +262,48 @@ pub fn render(cases: &[Case], extras: &Extras) -> String {
 }
 
 /// HTML-escapes text: the XML escaping JUnit uses is valid HTML too.
+/// The last row of an agent's matrix: each version's ACP frames against the
+/// schema (its recordings summed): a tick when the agent's and the bridge's
+/// frames are all valid, else the count of invalid ones; the title says what
+/// was counted and which violations.
+fn conformance_row(out: &mut String, of_agent: &[&Case], versions: &[&str]) {
+    out.push_str("<tr class=\"conformance\"><th title=\"frames checked against the ACP schema (acp-harness conformance)\">ACP schema</th>");
+    for v in versions {
+        let (mut agent, mut bridge) = (Tally::default(), Tally::default());
+        for c in of_agent.iter().filter(|c| c.id.version == *v) {
+            if let Some(acp) = &c.acp {
+                agent.merge(&acp.agent);
+                if let Some(b) = &acp.bridge {
+                    bridge.merge(b);
+                }
+            }
+        }
+        if agent.frames == 0 && bridge.frames == 0 {
+            out.push_str("<td class=\"none\"></td>");
+            continue;
+        }
+        let invalid = agent.invalid + bridge.invalid;
+        let (class, glyph) = match (bridge.invalid, agent.invalid) {
+            (0, 0) => ("pass", "✓".to_string()),
+            (0, n) => ("known", n.to_string()),
+            (n, _) => ("fail", n.to_string()),
+        };
+        let mut title = format!(
+            "agent: {} frames, {} invalid, {} outside the schema; bridge: {} frames, {} invalid",
+            agent.frames, agent.invalid, agent.outside, bridge.frames, bridge.invalid
+        );
+        for ((method, pointer, message), n) in agent.violations.iter().chain(&bridge.violations) {
+            let _ = write!(title, "\n{n} x {method} {pointer}: {message}");
+        }
+        let _ = write!(
+            out,
+            "<td class=\"{class}\" data-invalid=\"{invalid}\"><a title=\"{}\">{glyph}</a></td>",
+            esc(&title)
+        );
+    }
+    out.push_str("</tr>\n");
+}
+
 pub fn esc(s: &str) -> String {
     super::junit::escape(s)
 }
