@@ -459,6 +459,60 @@ pub struct Report {
     /// Per scenario present on both sides: the unified diff of the bridge's
     /// panel output (empty when the same), or why it could not be replayed.
     pub bridge_diffs: Vec<(String, String)>,
+    /// The agent's ACP schema violations that only one side shows.
+    pub schema: SchemaDrift,
+}
+
+/// A violation of the ACP schema: (method, JSON pointer, the schema's
+/// complaint), with the number of agent frames that show it.
+pub type SchemaViolation = ((String, String, String), usize);
+
+/// Agent-frame violations of the ACP schema that appear or disappear from
+/// one side to the other (those both sides show are not drift).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SchemaDrift {
+    pub appeared: Vec<SchemaViolation>,
+    pub disappeared: Vec<SchemaViolation>,
+    /// Why the frames could not be checked (the vendored schema did not load).
+    pub unchecked: Option<String>,
+}
+
+impl SchemaDrift {
+    fn between(a: &[&Recording], b: &[&Recording]) -> SchemaDrift {
+        let schema = match crate::conformance::AcpSchema::get() {
+            Ok(s) => s,
+            Err(e) => {
+                return SchemaDrift {
+                    unchecked: Some(e.to_string()),
+                    ..SchemaDrift::default()
+                };
+            }
+        };
+        let tally = |recs: &[&Recording]| {
+            let mut t = crate::conformance::Tally::default();
+            for r in recs {
+                t.merge(&crate::conformance::RecordingConformance::of_recording(schema, r).agent);
+            }
+            t.violations
+        };
+        let (va, vb) = (tally(a), tally(b));
+        let only = |x: &BTreeMap<(String, String, String), usize>,
+                    y: &BTreeMap<(String, String, String), usize>| {
+            x.iter()
+                .filter(|(k, _)| !y.contains_key(*k))
+                .map(|(k, n)| (k.clone(), *n))
+                .collect()
+        };
+        SchemaDrift {
+            appeared: only(&vb, &va),
+            disappeared: only(&va, &vb),
+            unchecked: None,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.appeared.is_empty() && self.disappeared.is_empty()
+    }
 }
 
 /// Builds the report: observes both sides and replays the scenarios they
@@ -494,6 +548,10 @@ pub fn report_with(
         }
     }
     let changes = compare(&a, &b);
+    let schema = SchemaDrift::between(
+        &recs_a.values().collect::<Vec<_>>(),
+        &recs_b.values().collect::<Vec<_>>(),
+    );
     let mut bridge_diffs = Vec::new();
     for (name, ra) in &recs_a {
         let Some(rb) = recs_b.get(name) else { continue };
@@ -521,6 +579,7 @@ pub fn report_with(
         b,
         changes,
         bridge_diffs,
+        schema,
     })
 }
 
@@ -629,5 +688,26 @@ mod tests {
             title_form("Tool: unity-ops/uap_screenshot"),
             "Tool: {server}/{tool}"
         );
+    }
+
+    #[test]
+    fn schema_violations_that_one_side_alone_shows_are_drift() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings/claude-agent-acp");
+        let read = |v: &str| recording::read(&root.join(v).join("text-only.jsonl")).unwrap();
+        let (old, new) = (read("0.23.1"), read("0.101.0"));
+        let forward = SchemaDrift::between(&[&old], &[&new]);
+        assert!(forward.appeared.is_empty(), "{forward:?}");
+        assert!(
+            forward
+                .disappeared
+                .iter()
+                .any(|((m, p, _), n)| m == "session/update"
+                    && p == "/params/update/used"
+                    && *n > 0),
+            "{forward:?}"
+        );
+        let backward = SchemaDrift::between(&[&new], &[&old]);
+        assert_eq!(backward.appeared, forward.disappeared);
+        assert!(SchemaDrift::between(&[&old], &[&old]).is_empty());
     }
 }

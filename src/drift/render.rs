@@ -9,7 +9,9 @@ use super::*;
 impl Report {
     /// Whether anything differs: a structural change or a bridge output diff.
     pub fn differs(&self) -> bool {
-        !self.changes.is_empty() || self.bridge_diffs.iter().any(|(_, d)| !d.is_empty())
+        !self.changes.is_empty()
+            || !self.schema.is_empty()
+            || self.bridge_diffs.iter().any(|(_, d)| !d.is_empty())
     }
 
     /// The report as JSON: `{title, differs, changes: [{change, category,
@@ -51,10 +53,22 @@ impl Report {
                 serde_json::json!({"scenario": scenario, "same": diff.is_empty(), "diff": diff})
             })
             .collect();
+        let violations = |v: &[SchemaViolation]| -> Value {
+            v.iter()
+                .map(|((method, pointer, message), n)| {
+                    serde_json::json!({"method": method, "pointer": pointer, "message": message, "frames": n})
+                })
+                .collect()
+        };
         serde_json::json!({
             "title": self.title,
             "differs": self.differs(),
             "changes": changes,
+            "schema": {
+                "appeared": violations(&self.schema.appeared),
+                "disappeared": violations(&self.schema.disappeared),
+                "unchecked": self.schema.unchecked,
+            },
             "bridge": bridge,
         })
     }
@@ -156,6 +170,27 @@ impl Report {
                 }
             }
             out.push('\n');
+        }
+        // Only when something moved, so a report with no schema drift reads
+        // as it always did.
+        if !self.schema.is_empty() || self.schema.unchecked.is_some() {
+            let _ = writeln!(out, "## ACP schema violations in the agent's frames\n");
+            if let Some(why) = &self.schema.unchecked {
+                let _ = writeln!(out, "Not checked: {why}\n");
+            }
+            for (heading, list) in [
+                ("Appeared", &self.schema.appeared),
+                ("Disappeared", &self.schema.disappeared),
+            ] {
+                if list.is_empty() {
+                    continue;
+                }
+                let _ = writeln!(out, "### {heading} ({})\n", list.len());
+                for ((method, pointer, message), n) in list {
+                    let _ = writeln!(out, "- `{method}` `{pointer}`: {message} ({n} frame(s))");
+                }
+                out.push('\n');
+            }
         }
         let _ = writeln!(out, "## Bridge output (what the panel sees)\n");
         if self.bridge_diffs.is_empty() {
