@@ -24,6 +24,7 @@ pub mod registry;
 pub mod replay;
 pub mod runtime;
 pub mod scenario;
+pub mod text_table;
 pub mod update;
 pub mod verdicts;
 pub mod workspace_fixture;

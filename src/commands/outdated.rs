@@ -72,27 +72,7 @@ pub fn table(rows: &[Row]) -> String {
             ]
         })
         .collect();
-    let mut widths = headers.map(str::len);
-    for row in &cells {
-        for (w, c) in widths.iter_mut().zip(row) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let line = |cells: [&str; 4]| {
-        let padded: Vec<String> = cells
-            .iter()
-            .zip(widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        format!("{}\n", padded.join("  ").trim_end())
-    };
-    let mut out = line(headers);
-    out.push_str(&line(
-        widths.map(|w| "-".repeat(w)).each_ref().map(String::as_str),
-    ));
-    for row in &cells {
-        out.push_str(&line(row.each_ref().map(String::as_str)));
-    }
+    let mut out = crate::text_table::render(headers, &cells);
     for r in rows {
         for rename in &r.renamed {
             out.push_str(&format!("{}: renamed {rename}\n", r.agent));

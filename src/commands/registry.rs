@@ -94,7 +94,7 @@ fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
                 .collect();
             print!(
                 "{}",
-                table(["agent", "version", "distribution", "profile"], &rows)
+                crate::text_table::render(["agent", "version", "distribution", "profile"], &rows)
             );
             let with = listed.iter().filter(|l| l.profile.is_some()).count();
             println!(
@@ -111,30 +111,4 @@ fn profile(args: ProfileArgs) -> anyhow::Result<ExitCode> {
     let entry = index.agent(&args.id, &args.registry)?;
     print!("{}", agent_registry::starter_profile(entry, &args.registry));
     Ok(Exit::Good.into())
-}
-
-/// Columns padded to their widest cell, a rule under the headers.
-fn table<const N: usize>(headers: [&str; N], rows: &[[String; N]]) -> String {
-    let mut widths = headers.map(str::len);
-    for row in rows {
-        for (w, c) in widths.iter_mut().zip(row) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let line = |cells: [&str; N]| {
-        let padded: Vec<String> = cells
-            .iter()
-            .zip(widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        format!("{}\n", padded.join("  ").trim_end())
-    };
-    let mut out = line(headers);
-    out.push_str(&line(
-        widths.map(|w| "-".repeat(w)).each_ref().map(String::as_str),
-    ));
-    for row in rows {
-        out.push_str(&line(row.each_ref().map(String::as_str)));
-    }
-    out
 }

@@ -140,30 +140,12 @@ impl Matrix {
     }
 
     pub fn render_table(&self) -> String {
-        let header = [
-            "agent", "version", "side", "frames", "valid", "invalid", "outside",
-        ]
-        .map(String::from);
-        let rows = self.table_rows();
-        let mut widths = header.clone().map(|h| h.len());
-        for r in &rows {
-            for (w, c) in widths.iter_mut().zip(r) {
-                *w = (*w).max(c.len());
-            }
-        }
-        let line = |cells: &[String; 7]| {
-            let text: Vec<String> = cells
-                .iter()
-                .zip(widths)
-                .map(|(c, w)| format!("{c:<w$}"))
-                .collect();
-            text.join("  ").trim_end().to_string() + "\n"
-        };
-        let mut out = line(&header);
-        out.push_str(&line(&widths.map(|w| "-".repeat(w))));
-        for r in &rows {
-            out.push_str(&line(r));
-        }
+        let mut out = crate::text_table::render(
+            [
+                "agent", "version", "side", "frames", "valid", "invalid", "outside",
+            ],
+            &self.table_rows(),
+        );
         let details = self.details("", "");
         if !details.is_empty() {
             out.push('\n');
