@@ -75,6 +75,33 @@ fn invalid(message: impl Into<String>) -> Verdict {
 }
 
 impl Classifier {
+    /// Takes `raw`, one line `sender` wrote, for its request id alone,
+    /// unchecked: a replay's agent frames are validated with the recording,
+    /// and here they only pair the bridge's responses with their requests.
+    pub fn note(&mut self, sender: Sender, raw: &str) {
+        #[derive(serde::Deserialize)]
+        struct Head {
+            #[serde(default)]
+            id: Value,
+            method: Option<String>,
+        }
+        let Ok(head) = serde_json::from_str::<Head>(raw) else {
+            return;
+        };
+        if head.id.is_null() {
+            return;
+        }
+        let id = head.id.to_string();
+        match head.method {
+            Some(method) => {
+                self.pending.insert((sender, id), method);
+            }
+            None => {
+                self.pending.remove(&(sender.other(), id));
+            }
+        }
+    }
+
     /// Checks `raw`, one line `sender` wrote.
     pub fn check(&mut self, schema: &AcpSchema, sender: Sender, raw: &str) -> FrameCheck {
         let (method, verdict) = match serde_json::from_str::<Value>(raw) {

@@ -44,9 +44,7 @@ pub fn check_bridge_frames(schema: &AcpSchema, transcript: &Transcript) -> Vec<F
     for entry in &transcript.entries {
         match entry {
             Entry::BridgeToAgent(line) => out.push(classifier.check(schema, Sender::Client, line)),
-            Entry::AgentToBridge(line) => {
-                classifier.check(schema, Sender::Agent, line);
-            }
+            Entry::AgentToBridge(line) => classifier.note(Sender::Agent, line),
             _ => {}
         }
     }
