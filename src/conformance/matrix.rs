@@ -146,14 +146,20 @@ impl Matrix {
             ],
             &self.table_rows(),
         );
-        let details = self.details("", "");
+        self.append_footer(&mut out, "", "");
+        out
+    }
+
+    /// The violations and outside methods (each line opened by `bullet`,
+    /// names wrapped in `code`), then the totals.
+    fn append_footer(&self, out: &mut String, bullet: &str, code: &str) {
+        let details = self.details(bullet, code);
         if !details.is_empty() {
             out.push('\n');
             out.push_str(&details);
         }
         out.push('\n');
         out.push_str(&self.summary());
-        out
     }
 
     pub fn render_markdown(&self) -> String {
@@ -163,13 +169,7 @@ impl Matrix {
         for r in self.table_rows() {
             out.push_str(&format!("| {} |\n", r.join(" | ")));
         }
-        let details = self.details("- ", "`");
-        if !details.is_empty() {
-            out.push('\n');
-            out.push_str(&details);
-        }
-        out.push('\n');
-        out.push_str(&self.summary());
+        self.append_footer(&mut out, "- ", "`");
         out
     }
 
