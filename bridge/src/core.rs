@@ -306,25 +306,32 @@ impl Bridge {
 
     /// When [`Bridge::on_tick`] must be called next (a handshake request's
     /// timeout, an interrupted prompt's grace, a panel control request's
-    /// timeout), on the same clock as the `now` passed in.
+    /// timeout, a held call's wait for its name), on the same clock as the
+    /// `now` passed in.
     pub fn next_deadline(&self) -> Option<Duration> {
         let control = self.pending.iter().filter_map(|(_, p)| match p {
             Pending::PanelSetMode { due, .. } | Pending::PanelSetModel { due, .. } => Some(*due),
             _ => None,
         });
-        [self.deadline, self.cancel_deadline]
-            .into_iter()
-            .flatten()
-            .chain(control)
-            .min()
+        [
+            self.deadline,
+            self.cancel_deadline,
+            self.tool_calls.next_name_wait(),
+        ]
+        .into_iter()
+        .flatten()
+        .chain(control)
+        .min()
     }
 
     /// Time passed: fails the handshake, ends an interrupted turn whose
-    /// prompt the agent did not answer in time, and answers panel control
-    /// requests the agent did not answer in time.
+    /// prompt the agent did not answer in time, answers panel control
+    /// requests the agent did not answer in time, and announces held calls
+    /// no permission request named in time.
     pub fn on_tick(&mut self, now: Duration) -> Output {
         self.control_requests_due(now);
         self.cancel_grace_due(now);
+        self.name_waits_due(now);
         if let Some(d) = self.deadline
             && now >= d
         {

@@ -16,6 +16,7 @@
 
 use std::cell::OnceCell;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -66,7 +67,16 @@ pub(crate) struct ToolCall {
     /// came from frames before it ran: a proposal (the diff shown for
     /// approval) rather than the result.
     content_before_finish: bool,
+    /// Until when a running call that nothing names yet waits for the
+    /// permission request that may name it (see [`UNNAMED_CALL_WAIT`]).
+    pub named_by: Option<Duration>,
 }
+
+/// How long a call with no kind and no tool identity, once it says it runs,
+/// stays held for a permission request that names it: agents that ask after
+/// reporting the call running (Kimi Code) name it only there. The wait ends
+/// sooner at that request, the call's result or any later panel line.
+pub const UNNAMED_CALL_WAIT: Duration = Duration::from_secs(1);
 
 /// A call's values derived from its fields: asked for several times per
 /// frame (hold or announce, the `tool_use`, the script gate), each worked
@@ -100,6 +110,7 @@ impl ToolCall {
             reported: false,
             raw_input_frames: 0,
             content_before_finish: false,
+            named_by: None,
         }
     }
 
@@ -427,6 +438,22 @@ impl ToolCalls {
     /// The calls not closed yet, in order.
     fn open_calls(&self) -> impl Iterator<Item = &ToolCall> {
         self.open.iter().map(|&i| &self.calls[i])
+    }
+
+    /// The soonest end of a held call's wait for its name.
+    pub fn next_name_wait(&self) -> Option<Duration> {
+        self.open_calls()
+            .filter(|c| !c.announced)
+            .filter_map(|c| c.named_by)
+            .min()
+    }
+
+    /// Ids of held calls whose wait for a name has ended by `now`.
+    pub fn name_waits_over(&self, now: Duration) -> Vec<String> {
+        self.open_calls()
+            .filter(|c| !c.announced && c.named_by.is_some_and(|d| d <= now))
+            .map(|c| c.id.clone())
+            .collect()
     }
 
     /// Ids of calls held back (identity pending) and not yet announced.

@@ -22,6 +22,17 @@ impl Bridge {
         }
     }
 
+    /// Announces the held calls whose wait for a name is over by `now`.
+    pub(super) fn name_waits_due(&mut self, now: Duration) {
+        if self.turn.is_none() {
+            return;
+        }
+        for id in self.tool_calls.name_waits_over(now) {
+            self.fold_message("tool_use");
+            self.announce(&id);
+        }
+    }
+
     /// Announces calls still held back for a name or input, so each gets
     /// its result and goes out before the panel line that follows.
     pub(super) fn announce_held_back(&mut self) {
@@ -102,7 +113,7 @@ impl Bridge {
         )));
     }
 
-    pub(super) fn tool_call_update(&mut self, mut u: Value, _now: Duration) {
+    pub(super) fn tool_call_update(&mut self, mut u: Value, now: Duration) {
         // the id moves out of the update (merging skips it anyway)
         let Some(call_id) = take_string(&mut u, "toolCallId") else {
             return self.diag("tool call without toolCallId skipped".to_string());
@@ -125,16 +136,26 @@ impl Bridge {
             // (`use_tool`) until the tool it calls is named, any other call
             // until a frame brings its kind (or an MCP identity) and its
             // rawInput, or a later frame says it runs; at the latest until
-            // anything that must follow it
+            // anything that must follow it. A running call that nothing
+            // names (no kind, no identity) waits a bounded while for the
+            // permission request that may name it.
             let runs = call.frames > 1 && in_progress;
+            let unnamed = !tool_name::has_kind(call.fields())
+                && tool_name::meta_builtin_name(call.fields()).is_none();
+            let waits_for_name = runs && unnamed && !call.asked && {
+                let until = *call
+                    .named_by
+                    .get_or_insert(now + crate::tool_calls::UNNAMED_CALL_WAIT);
+                now < until
+            };
             let hold = !finished
                 && if call.identity_pending(&servers) {
                     true
                 } else if call.is_mcp(&servers) {
                     call.awaits_arguments(&servers)
                 } else {
-                    ((!tool_name::has_kind(call.fields()) || call.awaits_arguments(&servers))
-                        && !runs)
+                    ((unnamed || call.awaits_arguments(&servers)) && !runs)
+                        || waits_for_name
                         || call.lacks_required_fields(&servers)
                 };
             if hold {
