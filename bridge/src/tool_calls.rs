@@ -180,8 +180,11 @@ impl ToolCall {
             None => self
                 .derived
                 .name
-                .get_or_init(|| {
-                    tool_name::claude_tool_name_known(&self.fields, self.identity(servers))
+                .get_or_init(|| match self.identity(servers) {
+                    Some(identity) => {
+                        tool_name::claude_tool_name_known(&self.fields, Some(identity))
+                    }
+                    None => self.agent_input().name().to_string(),
                 })
                 .clone(),
         }
@@ -238,7 +241,7 @@ impl ToolCall {
     pub fn input_to_write(&self, servers: &[String]) -> ToolInput<'_> {
         match self.derived.input.get() {
             Some(input) => ToolInput::Built(input),
-            None if !self.is_mcp(servers) => ToolInput::Agent(self.agent_input()),
+            None if !self.is_mcp(servers) => ToolInput::Agent(Box::new(self.agent_input())),
             None => ToolInput::Built(self.input(servers)),
         }
     }
@@ -259,12 +262,15 @@ impl ToolCall {
             Some((_, _, decoration)) => match self.mcp_arguments(decoration.as_ref()) {
                 None => true,
                 Some(Value::Object(m)) if m.is_empty() => {
-                    // the empty object is that rawInput, no other source's
+                    // an empty object from the first frame alone (rawInput,
+                    // or a title decorated with `{}` while the agent is still
+                    // preparing the call) is no proof of a call without
+                    // arguments
                     field(&self.fields, "rawInput").is_object()
                         && self.raw_input_pending()
                         && self.content_arguments.is_none()
                         && tool_name::other_arguments(&self.fields, decoration.as_ref(), false)
-                            .is_none()
+                            .is_none_or(|v| v.as_object().is_some_and(serde_json::Map::is_empty))
                 }
                 Some(_) => false,
             },
@@ -326,7 +332,7 @@ impl ToolCall {
 #[serde(untagged)]
 pub(crate) enum ToolInput<'a> {
     Built(&'a Value),
-    Agent(tool_name::AgentToolInput<'a>),
+    Agent(Box<tool_name::AgentToolInput<'a>>),
 }
 
 /// All tool calls of the session, in the order they appeared.

@@ -108,7 +108,8 @@ pub fn claude_fields(
                     .iter()
                     .find_map(|s| s.get(*alias).and_then(|v| field_value(claude, v)))
             })
-            .or_else(|| from_structure(claude, call));
+            .or_else(|| from_structure(claude, call))
+            .or_else(|| from_patch(claude, sources));
         if let Some(v) = found {
             out.push((claude, v));
         }
@@ -146,6 +147,84 @@ fn from_structure(claude: &str, call: &Value) -> Option<Value> {
     }
 }
 
+/// A Claude field from a patch text among the arguments (see
+/// [`crate::script_gate::patch_change`]).
+fn from_patch(claude: &str, sources: &[&Map<String, Value>]) -> Option<Value> {
+    use crate::script_gate::PatchChange;
+    let text = match patch_in(sources)? {
+        PatchChange::Write { file_path, content } => match claude {
+            "file_path" => file_path,
+            "content" => content,
+            _ => return None,
+        },
+        PatchChange::Edit { file_path, strings } => match (claude, strings) {
+            ("file_path", _) => file_path,
+            ("old_string", Some((old, _))) => old,
+            ("new_string", Some((_, new))) => new,
+            _ => return None,
+        },
+    };
+    Some(Value::String(text))
+}
+
+/// The change the first patch text among the arguments' string values makes.
+fn patch_in(sources: &[&Map<String, Value>]) -> Option<crate::script_gate::PatchChange> {
+    sources
+        .iter()
+        .flat_map(|s| s.values())
+        .filter_map(Value::as_str)
+        .find_map(crate::script_gate::patch_change)
+}
+
+/// The Claude file tool a call is by its arguments, where its declared name
+/// says only that a file changes (`Edit`, from the kind `edit`) or nothing
+/// Claude knows (no kind, or `other`): a patch text is the `Write` or `Edit`
+/// it makes; an `Edit` whose arguments hold a whole file's text and no
+/// strings to replace, or whose one diff starts from no text, is Claude's
+/// `Write`. A name the agent's `_meta` gives stands. `None`: the declared
+/// name stays.
+pub fn file_tool_name(
+    declared: &str,
+    call: &Value,
+    sources: &[&Map<String, Value>],
+) -> Option<&'static str> {
+    use crate::script_gate::PatchChange;
+    if crate::tool_name::meta_builtin_name(call).is_some() {
+        return None;
+    }
+    let kind_name = crate::tool_name::kind(call).and_then(crate::tool_name::name_for_kind);
+    if !(declared == "Edit" && kind_name == Some("Edit") || kind_name.is_none()) {
+        return None;
+    }
+    if let Some(change) = patch_in(sources) {
+        return Some(match change {
+            PatchChange::Write { .. } => "Write",
+            PatchChange::Edit { .. } => "Edit",
+        });
+    }
+    if declared != "Edit" {
+        return None;
+    }
+    let has = |claude: &str| {
+        aliases(claude)
+            .iter()
+            .any(|a| sources.iter().any(|s| s.contains_key(*a)))
+    };
+    let strings = has("old_string") || has("new_string");
+    let whole_text = ["content", "contents", "file_text"].iter().any(|k| {
+        sources
+            .iter()
+            .any(|s| s.get(*k).is_some_and(Value::is_string))
+    });
+    // one diff only: a change of several files is no `Write` of one
+    let mut diffs = diffs(call);
+    let new_file = diffs
+        .next()
+        .is_some_and(|d| field(d, "oldText").as_str().is_none_or(str::is_empty))
+        && diffs.next().is_none();
+    (!strings && (whole_text || new_file)).then_some("Write")
+}
+
 /// The call's `diff` content entries, its own then its permission request's.
 fn diffs(call: &Value) -> impl Iterator<Item = &Value> {
     ["content", crate::tool_name::PERMISSION_CONTENT]
@@ -166,6 +245,9 @@ pub fn agent_tool_input(call: &Value) -> Value {
 /// first (every agent tool call's `tool_use` is written so).
 #[derive(Debug)]
 pub struct AgentToolInput<'a> {
+    /// The Claude tool the call is: declared, then refined by its
+    /// arguments ([`file_tool_name`]).
+    name: String,
     raw: RawInput<'a>,
     /// An argv `command` (codex's form) as one string, in rawInput's place.
     command: Option<String>,
@@ -202,10 +284,10 @@ pub enum InputValue<'a> {
     Text(&'a str),
 }
 
-/// The arguments of an agent tool call from anywhere but its rawInput, in
-/// order: the title's decoration, a JSON object title, a JSON object text
-/// of the permission request, `content_arguments` (a JSON object text of
-/// the call's content while it was no result).
+/// The arguments of an agent tool call from anywhere but its rawInput, by
+/// precedence: the title's decoration, a JSON object title, a JSON object
+/// text of the permission request, `content_arguments` (a JSON object text
+/// of the call's content while it was no result).
 fn side_arguments(call: &Value, content_arguments: Option<&Value>) -> Option<Map<String, Value>> {
     let decoration = crate::tool_name::title(call)
         .and_then(crate::tool_name::title_name)
@@ -222,14 +304,27 @@ fn side_arguments(call: &Value, content_arguments: Option<&Value>) -> Option<Map
             .ok()
             .filter(Value::is_object)
     });
-    decoration
-        .or(json_title)
-        .or_else(|| crate::tool_name::json_text_arguments(call, false))
-        .or_else(|| content_arguments.filter(|v| v.is_object()).cloned())
-        .and_then(|v| match v {
-            Value::Object(map) => Some(map),
-            _ => None,
-        })
+    // the sources merge key by key, as rawInput does across frames: an
+    // earlier source's value wins, a later one adds the keys it lacks
+    let sources = [
+        decoration,
+        json_title,
+        crate::tool_name::json_text_arguments(call, false),
+        content_arguments.cloned(),
+    ];
+    let mut merged: Option<Map<String, Value>> = None;
+    for source in sources.into_iter().flatten() {
+        let Value::Object(map) = source else { continue };
+        match merged.as_mut() {
+            None => merged = Some(map),
+            Some(into) => {
+                for (k, v) in map {
+                    into.entry(k).or_insert(v);
+                }
+            }
+        }
+    }
+    merged
 }
 
 impl<'a> AgentToolInput<'a> {
@@ -284,18 +379,23 @@ impl<'a> AgentToolInput<'a> {
             }
         })
         .flatten();
-        let name = crate::tool_name::claude_tool_name_known(call, None);
         let raw_map = match raw {
             RawInput::Object(map) => Some(map),
             _ => None,
         };
         let sources: Vec<&Map<String, Value>> = raw_map.into_iter().chain([&side]).collect();
+        let declared = crate::tool_name::declared_tool_name(call);
+        let name = match file_tool_name(&declared, call, &sources) {
+            Some(name) => name.to_string(),
+            None => declared,
+        };
         let filled = crate::tool_input::claude_fields(&name, call, &sources, |k| {
             has(k) || (k == "file_path" && file_path.is_some())
         });
         let title = crate::tool_name::title(call).filter(|_| !has("title"));
         let kind = crate::tool_name::kind(call).filter(|_| !has("kind"));
         AgentToolInput {
+            name,
             raw,
             command,
             side,
@@ -305,6 +405,11 @@ impl<'a> AgentToolInput<'a> {
             file_path,
             filled,
         }
+    }
+
+    /// The Claude tool name the input is shaped for.
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// The input's keys and values in order: rawInput's (an argv `command`

@@ -555,6 +555,12 @@ pub fn claude_tool_name_known(call: &Value, identity: Option<&Identity>) -> Stri
     if let Some((server, tool, _)) = identity {
         return format!("mcp__{server}__{tool}");
     }
+    AgentToolInput::new(call).name().to_string()
+}
+
+/// The name of an agent's own tool from its `_meta`, kind or title, before
+/// its arguments refine it (see [`crate::tool_input::file_tool_name`]).
+pub fn declared_tool_name(call: &Value) -> String {
     if let Some(name) = meta_builtin_name(call) {
         return name.to_string();
     }

@@ -24,7 +24,7 @@ use serde_json::Value;
 pub use commands::shell_write_targets;
 pub use hook::{HOOK_INPUT_LIMIT, hook_decision, run_hook_on_stdio};
 pub use messages::{deny_text, late_write_text, steering_text, unasked_write_text};
-pub use patch::{patch_targets, patch_targets_in};
+pub use patch::{PatchChange, patch_change, patch_targets, patch_targets_in};
 
 /// The folder (project root, outside `Assets/`) where scripts are staged.
 pub const STAGING_FOLDER: &str = "UapStaging/";

@@ -51,6 +51,127 @@ pub fn patch_targets_in(input: &Value) -> Vec<String> {
     out
 }
 
+/// What a patch text does, in Claude's terms (docs/bridge-behaviour.md,
+/// "Tool identity"): a patch that adds one file is a `Write` of its text;
+/// one that changes one file is an `Edit` of it, with the strings a single
+/// hunk replaces; a patch over several files, or a move, is an `Edit` of its
+/// first file. `None` for a text that writes no file.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PatchChange {
+    Write {
+        file_path: String,
+        content: String,
+    },
+    Edit {
+        file_path: String,
+        /// `old_string` and `new_string`, when one hunk says them.
+        strings: Option<(String, String)>,
+    },
+}
+
+/// One file a patch names, as [`patch_change`] reads it.
+#[derive(Default)]
+struct PatchFile {
+    path: String,
+    added: bool,
+    deleted: bool,
+    moved: bool,
+    /// Each hunk's old and new lines.
+    hunks: Vec<(Vec<String>, Vec<String>)>,
+}
+
+/// [`PatchChange`] for `text`: the `apply_patch` grammar or a unified diff.
+pub fn patch_change(text: &str) -> Option<PatchChange> {
+    if patch_targets(text).is_empty() {
+        return None;
+    }
+    let mut files: Vec<PatchFile> = Vec::new();
+    let mut from_null = false;
+    for line in text.lines().map(|l| l.trim_end_matches('\r')) {
+        let header = |prefix: &str| line.strip_prefix(prefix).map(str::trim);
+        if let Some(path) = header("*** Add File:") {
+            files.push(PatchFile {
+                path: path.into(),
+                added: true,
+                ..PatchFile::default()
+            });
+        } else if let Some(path) = header("*** Update File:") {
+            files.push(PatchFile {
+                path: path.into(),
+                ..PatchFile::default()
+            });
+        } else if let Some(path) = header("*** Delete File:") {
+            files.push(PatchFile {
+                path: path.into(),
+                deleted: true,
+                ..PatchFile::default()
+            });
+        } else if header("*** Move to:").is_some() {
+            if let Some(file) = files.last_mut() {
+                file.moved = true;
+            }
+        } else if line.starts_with("*** ") {
+            // `*** Begin Patch`, `*** End Patch`, `*** End of File`
+        } else if let Some(path) = header("--- ") {
+            from_null = path.split('\t').next() == Some("/dev/null");
+        } else if let Some(path) = header("+++ ") {
+            let path = path.split('\t').next().unwrap_or(path);
+            files.push(PatchFile {
+                path: path.strip_prefix("b/").unwrap_or(path).into(),
+                added: from_null,
+                deleted: path == "/dev/null",
+                ..PatchFile::default()
+            });
+        } else if let Some(file) = files.last_mut() {
+            if line.starts_with("@@") {
+                // a first hunk from line 0 of no lines creates the file
+                file.added |= file.hunks.is_empty() && line.starts_with("@@ -0,0 ");
+                file.hunks.push((Vec::new(), Vec::new()));
+                continue;
+            }
+            let (old, new) = match line.split_at_checked(1) {
+                Some(("+", rest)) => (None, Some(rest)),
+                Some(("-", rest)) => (Some(rest), None),
+                Some((" ", rest)) => (Some(rest), Some(rest)),
+                _ => continue,
+            };
+            if file.hunks.is_empty() {
+                file.hunks.push((Vec::new(), Vec::new()));
+            }
+            let hunk = file.hunks.last_mut().expect("pushed above");
+            hunk.0.extend(old.map(String::from));
+            hunk.1.extend(new.map(String::from));
+        }
+    }
+    let written: Vec<&PatchFile> = files.iter().filter(|f| !f.deleted).collect();
+    let first = written.first()?;
+    let file_path = first.path.clone();
+    if written.len() > 1 || files.len() > 1 || first.moved {
+        return Some(PatchChange::Edit {
+            file_path,
+            strings: None,
+        });
+    }
+    if first.added {
+        let lines: Vec<&str> = first
+            .hunks
+            .iter()
+            .flat_map(|h| &h.1)
+            .map(String::as_str)
+            .collect();
+        let mut content = lines.join("\n");
+        if !lines.is_empty() {
+            content.push('\n');
+        }
+        return Some(PatchChange::Write { file_path, content });
+    }
+    let strings = match first.hunks.as_slice() {
+        [(old, new)] => Some((old.join("\n"), new.join("\n"))),
+        _ => None,
+    };
+    Some(PatchChange::Edit { file_path, strings })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,6 +197,73 @@ mod tests {
         ];
         for (text, want) in cases {
             assert_eq!(patch_targets(text), want, "{text}");
+        }
+    }
+    #[test]
+    fn a_patch_is_a_write_or_an_edit_of_its_file() {
+        let edit = |p: &str, s: Option<(&str, &str)>| PatchChange::Edit {
+            file_path: p.into(),
+            strings: s.map(|(o, n)| (o.into(), n.into())),
+        };
+        let cases = [
+            (
+                "one added file is a Write of its lines",
+                "*** Begin Patch\n*** Add File: Assets/Editor/Foo.cs\n+public class Foo {}\n*** End Patch",
+                Some(PatchChange::Write {
+                    file_path: "Assets/Editor/Foo.cs".into(),
+                    content: "public class Foo {}\n".into(),
+                }),
+            ),
+            (
+                "one hunk is an Edit of its strings",
+                "*** Begin Patch\n*** Update File: a.txt\n@@ fn main\n keep\n-x\n+y\n*** End Patch",
+                Some(edit("a.txt", Some(("keep\nx", "keep\ny")))),
+            ),
+            (
+                "two hunks are an Edit of the file",
+                "*** Update File: a.txt\n@@\n-x\n+y\n@@\n-z\n+w\n",
+                Some(edit("a.txt", None)),
+            ),
+            (
+                "a move is an Edit of the file it moves",
+                "*** Update File: a.txt\n*** Move to: b.txt\n@@\n-x\n+y\n",
+                Some(edit("a.txt", None)),
+            ),
+            (
+                "several files are an Edit of the first",
+                "*** Add File: a.cs\n+x\n*** Add File: b.cs\n+y\n",
+                Some(edit("a.cs", None)),
+            ),
+            (
+                "a unified diff from /dev/null is a Write",
+                "--- /dev/null\n+++ b/Assets/C.cs\n@@ -0,0 +1 @@\n+class C {}\n",
+                Some(PatchChange::Write {
+                    file_path: "Assets/C.cs".into(),
+                    content: "class C {}\n".into(),
+                }),
+            ),
+            (
+                "a unified diff whose first hunk starts at line 0 creates its file",
+                "--- Assets/C.cs\n+++ Assets/C.cs\n@@ -0,0 +1,1 @@\n+class C {}\n",
+                Some(PatchChange::Write {
+                    file_path: "Assets/C.cs".into(),
+                    content: "class C {}\n".into(),
+                }),
+            ),
+            (
+                "a unified diff hunk is an Edit",
+                "--- a/C.cs\n+++ b/C.cs\n@@ -1 +1 @@\n-a\n+b\n",
+                Some(edit("C.cs", Some(("a", "b")))),
+            ),
+            (
+                "a deletion writes nothing",
+                "*** Delete File: Assets/D.cs",
+                None,
+            ),
+            ("text is no patch", "just text with +++ inside", None),
+        ];
+        for (case, text, want) in cases {
+            assert_eq!(patch_change(text), want, "{case}");
         }
     }
 }

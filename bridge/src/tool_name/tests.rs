@@ -154,8 +154,45 @@ fn kinds_map_to_claude_names_and_other_uses_the_title() {
             "Tool",
         ),
         (
+            json!({"kind": "other", "title": "apply_patch: {\"input\":\"*** Begin Patch\\n*** Update File: a.txt\\n@@\\n-x\\n+y\"}"}),
+            "Edit",
+        ),
+        (
+            json!({"kind": "other", "title": "read_notes: {\"path\":\"a.txt\"}"}),
+            "read_notes",
+        ),
+        // a file change is the Claude tool its arguments make it
+        (
             json!({"kind": "other", "title": "apply_patch: {\"input\":\"*** Begin Patch\\n*** Add File: Assets/Editor/Foo.cs\"}"}),
-            "apply_patch",
+            "Write",
+        ),
+        (
+            json!({"kind": "other", "title": "apply_patch", "rawInput": {"input": "*** Add File: a.cs\n+x\n"}}),
+            "Write",
+        ),
+        (
+            json!({"kind": "edit", "rawInput": {"path": "a.cs", "content": "x"}}),
+            "Write",
+        ),
+        (
+            json!({"kind": "edit", "content": [{"type": "diff", "path": "a.cs", "oldText": null, "newText": "x"}]}),
+            "Write",
+        ),
+        (
+            json!({"kind": "edit", "rawInput": {"path": "a.cs", "old_string": "", "new_string": "x"}}),
+            "Edit",
+        ),
+        (
+            json!({"kind": "edit", "content": [{"type": "diff", "path": "a.cs", "oldText": "o", "newText": "n"}]}),
+            "Edit",
+        ),
+        (
+            json!({"kind": "edit", "rawInput": {"content": "x"}, "_meta": {"toolName": "Edit"}}),
+            "Edit",
+        ),
+        (
+            json!({"kind": "execute", "rawInput": {"command": "patch", "input": "*** Add File: a.cs\n+x\n"}}),
+            "Bash",
         ),
         (json!({"title": "Assets/Editor/Foo.cs"}), "Tool"),
         (json!({"title": "Run the tests now"}), "Tool"),
