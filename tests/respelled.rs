@@ -1,6 +1,6 @@
 //! The metamorphic suite: the bridge must recognise the panel's MCP calls
 //! and their real arguments however an agent spells and places them. From
-//! every committed recording whose golden shows an MCP or `Bash` `tool_use`, each
+//! every committed recording whose golden shows an MCP, `Bash` or `Write` `tool_use`, each
 //! variant of [`VARIANTS`] rewrites the agent's frames of those calls (the
 //! identity re-spelled into another form and field, a generic title, another
 //! kind, the arguments moved to a later frame, empty `_meta`-only chunks
@@ -14,8 +14,9 @@
 //! as OpenAI-style `image_url` parts inside a JSON text, and, for the
 //! agent's own `Bash` calls, a first rawInput without the command
 //! (`{"cwd": ...}`) or the arguments only as a JSON content text (compared
-//! with key order aside). Titles decorated with the arguments are the
-//! `title-decorated` variants.
+//! with key order aside), and for its `Write` calls a patch text as the only
+//! argument (Cline's `apply_patch`; compared by name, path and text). Titles
+//! decorated with the arguments are the `title-decorated` variants.
 //!
 //! The variants are data (a table of spellings, places and moves), applied
 //! the same way to every agent: no variant knows which agent it rewrites.
@@ -103,6 +104,10 @@ enum Extra {
     /// An agent `Bash` call whose arguments are only a JSON object text in
     /// its first frame's content.
     AgentArgumentsInContentText,
+    /// An agent `Write` call made as an `apply_patch` call of kind `other`
+    /// whose only argument is a patch adding the file (Cline's shape): no
+    /// path field, location or diff says what it writes.
+    WritesAsPatchTexts,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -274,6 +279,7 @@ const VARIANTS: &[Variant] = &[
         "agent-arguments-in-json-content-text",
         Extra::AgentArgumentsInContentText,
     ),
+    extra("agent-write-as-patch-text", Extra::WritesAsPatchTexts),
     extra("empty-meta-only-chunks", Extra::EmptyChunks),
 ];
 
@@ -305,6 +311,9 @@ struct Base {
     opened: HashSet<String>,
     /// The agent's own `Bash` calls whose golden input has a command, by id.
     agent_calls: HashSet<String>,
+    /// The agent's own `Write` calls whose golden input has a path and a
+    /// text ending in a newline (what a patch can add), by id.
+    write_calls: HashMap<String, (String, String)>,
     /// Of those, the ones whose first frame is a running `session/update`
     /// with the command in its rawInput.
     agent_raw_first: HashSet<String>,
@@ -358,7 +367,9 @@ fn main() {
             continue;
         };
         if golden.contains(r#""type":"tool_use","id":"#)
-            && (golden.contains(r#""name":"mcp__"#) || golden.contains(r#""name":"Bash""#))
+            && ["mcp__", "Bash\"", "Write\""]
+                .iter()
+                .any(|n| golden.contains(&format!("\"name\":\"{n}")))
         {
             jobs.push((path, id, golden));
         }
@@ -432,6 +443,7 @@ fn prepare(corpus: &Corpus, path: &Path, golden: &str) -> Result<Base, String> {
     let replay = judge::replay_with(&recording, &scenario);
     let mut calls = HashMap::new();
     let mut agent_calls = HashSet::new();
+    let mut write_calls = HashMap::new();
     for line in &replay.panel_lines {
         let Ok(v) = serde_json::from_str::<Value>(line) else {
             continue;
@@ -445,6 +457,14 @@ fn prepare(corpus: &Corpus, path: &Path, golden: &str) -> Result<Base, String> {
             };
             if name == "Bash" && block["input"]["command"].is_string() {
                 agent_calls.insert(id.to_string());
+            }
+            if let ("Write", Some(path), Some(text)) = (
+                name,
+                block["input"]["file_path"].as_str(),
+                block["input"]["content"].as_str(),
+            ) && text.ends_with('\n')
+            {
+                write_calls.insert(id.to_string(), (path.to_string(), text.to_string()));
             }
             if let Some((server, tool)) =
                 name.strip_prefix("mcp__").and_then(|r| r.split_once("__"))
@@ -521,6 +541,7 @@ fn prepare(corpus: &Corpus, path: &Path, golden: &str) -> Result<Base, String> {
         reported_first,
         opened,
         agent_calls,
+        write_calls,
         agent_raw_first,
         image_calls,
     })
@@ -573,6 +594,7 @@ fn applies(base: &Base, variant: &Variant) -> bool {
         Extra::NonArgumentRawInputFirst => return !base.agent_raw_first.is_empty(),
         Extra::AgentArgumentsInContentText => return !base.agent_calls.is_empty(),
         Extra::ImagePartsAsJsonText => return !base.image_calls.is_empty(),
+        Extra::WritesAsPatchTexts => return !base.write_calls.is_empty(),
         Extra::None | Extra::EmptyChunks => {}
     }
     !base.calls.is_empty()
@@ -589,6 +611,7 @@ fn run_variant(base: &Base, id: &RecordingId, variant: &Variant) -> Result<(), F
         Extra::NonArgumentRawInputFirst | Extra::AgentArgumentsInContentText => {
             rewrite_agent_calls(&base.recording, base, variant.extra)
         }
+        Extra::WritesAsPatchTexts => writes_as_patches(&base.recording, &base.write_calls),
         _ => rewrite(&base.recording, &base.calls, variant),
     };
     let replay = judge::replay_with(&recording, &base.scenario);
@@ -607,6 +630,15 @@ fn run_variant(base: &Base, id: &RecordingId, variant: &Variant) -> Result<(), F
         // the same input may arrive in another key order
         got = got.iter().map(|l| sorted_keys(l)).collect();
         golden_panel = golden_panel.iter().map(|l| sorted_keys(l)).collect();
+    }
+    if variant.extra == Extra::WritesAsPatchTexts {
+        // the panel sees the same Write: its name, path and text; the
+        // patch and the agent's other keys are the agent's own, and the
+        // patch names the file as the golden's tool_use did (a gate text
+        // may have named it by the absolute path a later frame gave)
+        let cut = |l: &String| sorted_keys(&write_fields_only(l)).replace("<workspace>/", "");
+        got = got.iter().map(cut).collect();
+        golden_panel = golden_panel.iter().map(cut).collect();
     }
     let base_golden = &golden_panel;
     if got == *base_golden && divergences == 0 {
@@ -661,6 +693,77 @@ fn without_inputs(line: &str) -> String {
         }
         Err(_) => line.to_string(),
     }
+}
+
+/// A panel line with every tool input (`input`, `updatedInput`,
+/// `tool_input`) at any depth cut down to the fields of Claude's `Write`.
+fn write_fields_only(line: &str) -> String {
+    fn cut(v: &mut Value) {
+        match v {
+            Value::Object(map) => {
+                for (k, x) in map.iter_mut() {
+                    if matches!(k.as_str(), "input" | "updatedInput" | "tool_input") {
+                        if let Value::Object(input) = x {
+                            input.retain(|k, _| k == "file_path" || k == "content");
+                        }
+                    } else {
+                        cut(x);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(cut),
+            _ => {}
+        }
+    }
+    match serde_json::from_str::<Value>(line) {
+        Ok(mut v) => {
+            cut(&mut v);
+            v.to_string()
+        }
+        Err(_) => line.to_string(),
+    }
+}
+
+/// The recording with its agent `Write` calls (see [`Extra::WritesAsPatchTexts`])
+/// made as `apply_patch` calls: every frame before the result carries the
+/// patch as its only argument, kind `other`, no locations and no proposed
+/// content (diffs, JSON texts); results stay as recorded.
+fn writes_as_patches(r: &Recording, writes: &HashMap<String, (String, String)>) -> Vec<Event> {
+    r.events
+        .iter()
+        .map(|e| {
+            let parsed = (e.leg == Leg::Acp && e.dir == Dir::FromAgent)
+                .then(|| serde_json::from_str::<Value>(&e.raw).ok())
+                .flatten();
+            let Some(mut v) = parsed else {
+                return e.clone();
+            };
+            let Some((path, text)) = call_id(&v).and_then(|id| writes.get(&id)) else {
+                return e.clone();
+            };
+            let frame = if v["method"] == "session/request_permission" {
+                &mut v["params"]["toolCall"]
+            } else {
+                &mut v["params"]["update"]
+            };
+            if is_final(frame) {
+                return e.clone();
+            }
+            let added: String = text.lines().map(|l| format!("+{l}\n")).collect();
+            let patch = format!("*** Begin Patch\n*** Add File: {path}\n{added}*** End Patch");
+            if let Some(map) = frame.as_object_mut() {
+                map.insert("rawInput".into(), json!({"input": patch}));
+                map.insert("kind".into(), json!("other"));
+                map.insert("title".into(), json!("apply_patch"));
+                map.remove("locations");
+                map.remove("_meta");
+                if let Some(Value::Array(content)) = map.get_mut("content") {
+                    content.clear();
+                }
+            }
+            with_raw(e, v.to_string())
+        })
+        .collect()
 }
 
 /// A panel line with the keys of every object sorted.
