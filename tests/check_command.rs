@@ -95,3 +95,53 @@ fn check_output_is_the_same_for_any_number_of_workers() {
         String::from_utf8_lossy(&three)
     );
 }
+
+/// A recording whose run did not end `ok` fails `check` with the outcome
+/// named, golden or not: its frames stop or stray where the run went wrong.
+#[test]
+fn check_fails_a_recording_whose_run_did_not_end_ok() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let rel = "recordings/kimi-code/2.1.0/text-only.jsonl";
+    let recorded = std::fs::read_to_string(repo.join(rel)).unwrap();
+    let (body, trailer) = recorded.trim_end().rsplit_once('\n').unwrap();
+    assert!(trailer.contains(r#""outcome":"ok""#), "{trailer}");
+    let cases = [
+        ("the run as recorded", recorded.clone(), Some(0), ""),
+        (
+            "a run that went off script",
+            format!(
+                "{body}\n{}\n",
+                trailer.replace(r#""outcome":"ok""#, r#""outcome":"off_script""#)
+            ),
+            Some(1),
+            "the recorded run ended off_script, not ok",
+        ),
+        (
+            "a run cut off before its trailer",
+            format!("{body}\n"),
+            Some(1),
+            "has no trailer",
+        ),
+    ];
+    for (case, text, want_code, want) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for sub in ["profiles", "scenarios"] {
+            std::fs::create_dir_all(root.join(sub)).unwrap();
+            for e in std::fs::read_dir(repo.join(sub)).unwrap() {
+                let e = e.unwrap();
+                if e.file_type().unwrap().is_file() {
+                    std::fs::copy(e.path(), root.join(sub).join(e.file_name())).unwrap();
+                }
+            }
+        }
+        let snap = "tests/snapshots/replay__kimi-code__2.1.0__text-only.snap";
+        std::fs::create_dir_all(root.join("tests/snapshots")).unwrap();
+        std::fs::copy(repo.join(snap), root.join(snap)).unwrap();
+        std::fs::create_dir_all(root.join("recordings/kimi-code/2.1.0")).unwrap();
+        std::fs::write(root.join(rel), text).unwrap();
+        let (code, out) = check(root);
+        assert_eq!(code, want_code, "{case}: {out}");
+        assert!(out.contains(want), "{case}: {want:?} not in:\n{out}");
+    }
+}

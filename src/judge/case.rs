@@ -18,7 +18,8 @@ use crate::replay::replayer::Replay;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Status {
     Pass,
-    /// The recording or its scenario could not be read.
+    /// The recording or its scenario could not be read, or the recorded
+    /// run did not end `ok`.
     Error,
     GoldenMissing,
     GoldenDiff,

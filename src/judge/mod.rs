@@ -169,6 +169,21 @@ impl Corpus {
             Ok(None) => {}
             Err(e) => case.error = Some(format!("stream-json contract: {e}")),
         }
+        // **a run that did not end `ok` never passes**: its frames stop or
+        // stray where the run went wrong (off script, a timeout), whatever
+        // its golden says, so it fails until it is re-recorded
+        if !case.synthetic && case.error.is_none() {
+            case.error = match case.outcome {
+                Some(recording::Outcome::Ok) => None,
+                Some(other) => Some(format!(
+                    "the recorded run ended {}, not ok: re-record it (`record --mode all`)",
+                    other.as_str()
+                )),
+                None => {
+                    Some("the recording has no trailer: its run was cut off; re-record it".into())
+                }
+            };
+        }
         // last: the render takes the parsed lines
         case.transcript = render(path, &recording, &mut replay);
         let golden = golden::read(&case.id.snapshot_path(&self.snapshots));
