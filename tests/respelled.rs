@@ -671,53 +671,41 @@ fn run_variant(base: &Base, id: &RecordingId, variant: &Variant) -> Result<(), F
 /// A panel line with every tool input (`input`, `updatedInput`,
 /// `tool_input`) at any depth replaced by `{}`.
 fn without_inputs(line: &str) -> String {
-    fn blank(v: &mut Value) {
-        match v {
-            Value::Object(map) => {
-                for (k, x) in map.iter_mut() {
-                    if matches!(k.as_str(), "input" | "updatedInput" | "tool_input") {
-                        *x = json!({});
-                    } else {
-                        blank(x);
-                    }
-                }
-            }
-            Value::Array(items) => items.iter_mut().for_each(blank),
-            _ => {}
-        }
-    }
-    match serde_json::from_str::<Value>(line) {
-        Ok(mut v) => {
-            blank(&mut v);
-            v.to_string()
-        }
-        Err(_) => line.to_string(),
-    }
+    with_inputs_mapped(line, |input| *input = json!({}))
 }
 
 /// A panel line with every tool input (`input`, `updatedInput`,
 /// `tool_input`) at any depth cut down to the fields of Claude's `Write`.
 fn write_fields_only(line: &str) -> String {
-    fn cut(v: &mut Value) {
+    with_inputs_mapped(line, |input| {
+        if let Value::Object(map) = input {
+            map.retain(|k, _| k == "file_path" || k == "content");
+        }
+    })
+}
+
+/// A panel line with `map` applied to every tool input (`input`,
+/// `updatedInput`, `tool_input`) at any depth; a line that is no JSON
+/// stays as it is.
+fn with_inputs_mapped(line: &str, map: impl Fn(&mut Value) + Copy) -> String {
+    fn walk(v: &mut Value, map: impl Fn(&mut Value) + Copy) {
         match v {
-            Value::Object(map) => {
-                for (k, x) in map.iter_mut() {
+            Value::Object(fields) => {
+                for (k, x) in fields.iter_mut() {
                     if matches!(k.as_str(), "input" | "updatedInput" | "tool_input") {
-                        if let Value::Object(input) = x {
-                            input.retain(|k, _| k == "file_path" || k == "content");
-                        }
+                        map(x);
                     } else {
-                        cut(x);
+                        walk(x, map);
                     }
                 }
             }
-            Value::Array(items) => items.iter_mut().for_each(cut),
+            Value::Array(items) => items.iter_mut().for_each(|i| walk(i, map)),
             _ => {}
         }
     }
     match serde_json::from_str::<Value>(line) {
         Ok(mut v) => {
-            cut(&mut v);
+            walk(&mut v, map);
             v.to_string()
         }
         Err(_) => line.to_string(),
