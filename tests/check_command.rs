@@ -114,13 +114,13 @@ fn check_fails_a_recording_whose_run_did_not_end_ok() {
                 trailer.replace(r#""outcome":"ok""#, r#""outcome":"off_script""#)
             ),
             Some(1),
-            "the recorded run ended off_script, not ok",
+            "the recording ended off_script, not ok",
         ),
         (
             "a run cut off before its trailer",
             format!("{body}\n"),
             Some(1),
-            "has no trailer",
+            "the recording is truncated",
         ),
     ];
     for (case, text, want_code, want) in cases {

@@ -176,12 +176,13 @@ impl Corpus {
             case.error = match case.outcome {
                 Some(recording::Outcome::Ok) => None,
                 Some(other) => Some(format!(
-                    "the recorded run ended {}, not ok: re-record it (`record --mode all`)",
+                    "the recording ended {}, not ok: re-record it (`record --mode all`)",
                     other.as_str()
                 )),
-                None => {
-                    Some("the recording has no trailer: its run was cut off; re-record it".into())
-                }
+                None => Some(
+                    "the recording is truncated (no trailer: its run was cut off): re-record it"
+                        .into(),
+                ),
             };
         }
         // last: the render takes the parsed lines
