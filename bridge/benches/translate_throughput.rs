@@ -29,6 +29,7 @@ const MIB: usize = 1024 * 1024;
 const IMAGE_SIZES: &[usize] = &[MIB, 2 * MIB, 4 * MIB, 8 * MIB];
 const TEXT_CHUNKS: usize = 20_000;
 const BURST_CALLS: usize = 200;
+const WRITE_UPDATES: usize = 2_000;
 
 /// The allocator, counting allocations (and reallocations) while
 /// [`COUNTING`] is set, for the report's allocations per frame: heap traffic
@@ -220,6 +221,25 @@ fn tool_call_burst() -> Vec<String> {
         .collect()
 }
 
+/// One file write whose 1 MiB text is in its first frame, then many
+/// progress updates of the same call: each update must cost what it
+/// carries, not a re-read of the text (a patch or whole-file check per
+/// frame would make the stream quadratic).
+fn big_write_updates() -> Vec<String> {
+    let id = "write-1";
+    let text = "public class Foo { int x; }\n".repeat(MIB / 28);
+    let mut frames = vec![update(json!({"sessionUpdate":"tool_call","toolCallId":id,
+        "title":"Write Assets/Foo.cs","kind":"edit","status":"in_progress",
+        "rawInput":{"file_path":"Assets/Foo.cs","content":text}}))];
+    frames.extend((0..WRITE_UPDATES).map(|i| {
+        update(json!({"sessionUpdate":"tool_call_update","toolCallId":id,
+            "status":"in_progress","_meta":{"progress":i}}))
+    }));
+    frames.push(update(json!({"sessionUpdate":"tool_call_update","toolCallId":id,
+        "status":"completed","content":[{"type":"content","content":{"type":"text","text":"Wrote Assets/Foo.cs"}}]})));
+    frames
+}
+
 /// The baseline: what a translator must at least do with each frame.
 fn serde_round_trip(frames: &[String]) -> usize {
     let mut n = 0;
@@ -365,6 +385,10 @@ fn main() {
         grok_text_stream(),
     ));
     workloads.push((format!("tool_call_burst_{BURST_CALLS}"), tool_call_burst()));
+    workloads.push((
+        format!("write_1MiB_then_{WRITE_UPDATES}_updates"),
+        big_write_updates(),
+    ));
 
     // Sanity: the bridge really translates these frames (a tool_result with
     // the image as a block, and text deltas), so the numbers mean something.
