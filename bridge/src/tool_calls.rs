@@ -184,7 +184,14 @@ impl ToolCall {
                     Some(identity) => {
                         tool_name::claude_tool_name_known(&self.fields, Some(identity))
                     }
-                    None => self.agent_input().name().to_string(),
+                    None => {
+                        let declared = tool_name::declared_tool_name(&self.fields);
+                        if crate::tool_input::file_tool_name_may_apply(declared, &self.fields) {
+                            self.agent_input().name().to_string()
+                        } else {
+                            declared.to_string()
+                        }
+                    }
                 })
                 .clone(),
         }

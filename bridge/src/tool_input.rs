@@ -176,6 +176,15 @@ fn patch_in(sources: &[&Map<String, Value>]) -> Option<crate::script_gate::Patch
         .find_map(crate::script_gate::patch_change)
 }
 
+/// Whether [`file_tool_name`] may rename a call declared `declared`: its
+/// kind says only that a file changes, or nothing Claude knows, and no
+/// `_meta` names it. Cheap: no argument is read.
+pub fn file_tool_name_may_apply(declared: &str, call: &Value) -> bool {
+    let kind_name = crate::tool_name::kind(call).and_then(crate::tool_name::name_for_kind);
+    (declared == "Edit" && kind_name == Some("Edit") || kind_name.is_none())
+        && crate::tool_name::meta_builtin_name(call).is_none()
+}
+
 /// The Claude file tool a call is by its arguments, where its declared name
 /// says only that a file changes (`Edit`, from the kind `edit`) or nothing
 /// Claude knows (no kind, or `other`): a patch text is the `Write` or `Edit`
@@ -189,11 +198,7 @@ pub fn file_tool_name(
     sources: &[&Map<String, Value>],
 ) -> Option<&'static str> {
     use crate::script_gate::PatchChange;
-    if crate::tool_name::meta_builtin_name(call).is_some() {
-        return None;
-    }
-    let kind_name = crate::tool_name::kind(call).and_then(crate::tool_name::name_for_kind);
-    if !(declared == "Edit" && kind_name == Some("Edit") || kind_name.is_none()) {
+    if !file_tool_name_may_apply(declared, call) {
         return None;
     }
     if let Some(change) = patch_in(sources) {
@@ -247,7 +252,7 @@ pub fn agent_tool_input(call: &Value) -> Value {
 pub struct AgentToolInput<'a> {
     /// The Claude tool the call is: declared, then refined by its
     /// arguments ([`file_tool_name`]).
-    name: String,
+    name: &'a str,
     raw: RawInput<'a>,
     /// An argv `command` (codex's form) as one string, in rawInput's place.
     command: Option<String>,
@@ -385,11 +390,8 @@ impl<'a> AgentToolInput<'a> {
         };
         let sources: Vec<&Map<String, Value>> = raw_map.into_iter().chain([&side]).collect();
         let declared = crate::tool_name::declared_tool_name(call);
-        let name = match file_tool_name(&declared, call, &sources) {
-            Some(name) => name.to_string(),
-            None => declared,
-        };
-        let filled = crate::tool_input::claude_fields(&name, call, &sources, |k| {
+        let name = file_tool_name(declared, call, &sources).unwrap_or(declared);
+        let filled = crate::tool_input::claude_fields(name, call, &sources, |k| {
             has(k) || (k == "file_path" && file_path.is_some())
         });
         let title = crate::tool_name::title(call).filter(|_| !has("title"));
@@ -408,8 +410,8 @@ impl<'a> AgentToolInput<'a> {
     }
 
     /// The Claude tool name the input is shaped for.
-    pub fn name(&self) -> &str {
-        &self.name
+    pub fn name(&self) -> &'a str {
+        self.name
     }
 
     /// The input's keys and values in order: rawInput's (an argv `command`

@@ -560,18 +560,18 @@ pub fn claude_tool_name_known(call: &Value, identity: Option<&Identity>) -> Stri
 
 /// The name of an agent's own tool from its `_meta`, kind or title, before
 /// its arguments refine it (see [`crate::tool_input::file_tool_name`]).
-pub fn declared_tool_name(call: &Value) -> String {
+pub fn declared_tool_name(call: &Value) -> &str {
     if let Some(name) = meta_builtin_name(call) {
-        return name.to_string();
+        return name;
     }
     if let Some(name) = kind(call).and_then(name_for_kind) {
-        return name.to_string();
+        return name;
     }
     // **names are identifiers**: a title carrying arguments, a path or a
     // sentence is never a name
     match title(call).and_then(title_name) {
-        Some((name, _)) => name.to_string(),
-        None => "Tool".to_string(),
+        Some((name, _)) => name,
+        None => "Tool",
     }
 }
 
