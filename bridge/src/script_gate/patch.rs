@@ -143,6 +143,8 @@ pub fn patch_change(text: &str) -> Option<PatchChange> {
             hunk.1.extend(new.map(String::from));
         }
     }
+    // a header without a path names no file
+    files.retain(|f| !f.path.is_empty());
     let written: Vec<&PatchFile> = files.iter().filter(|f| !f.deleted).collect();
     let first = written.first()?;
     let file_path = first.path.clone();
@@ -259,6 +261,14 @@ mod tests {
                 "a deletion writes nothing",
                 "*** Delete File: Assets/D.cs",
                 None,
+            ),
+            (
+                "a header without a path names no file",
+                "*** Add File: \n+x\n*** Add File: b.cs\n+é\n",
+                Some(PatchChange::Write {
+                    file_path: "b.cs".into(),
+                    content: "é\n".into(),
+                }),
             ),
             ("text is no patch", "just text with +++ inside", None),
         ];
