@@ -119,7 +119,8 @@ pub struct RecordArgs {
     pub check: bool,
     /// What to do with a scenario already recorded: `once` records only when none
     /// exists and never overwrites, `new` records the missing ones, `all` re-records
-    /// and says what changed
+    /// and says what changed, `stale` re-records only those made from an older
+    /// scenario file
     #[arg(long, value_enum, default_value_t = mode::Mode::Once)]
     pub mode: mode::Mode,
     /// Internal: this process already runs inside the network namespace
@@ -141,7 +142,13 @@ pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
     let actions = if args.check {
         vec![mode::Action::Record; targets.len()]
     } else {
-        match mode::plan(args.mode, &targets, Path::is_file) {
+        let stale = |path: &Path| {
+            targets
+                .iter()
+                .position(|t| t == path)
+                .is_some_and(|i| recorded_from_older_scenario(path, &scenarios[i]))
+        };
+        match mode::plan(args.mode, &targets, Path::is_file, stale) {
             Ok(actions) => actions,
             Err(refusal) => {
                 eprintln!("[record] {refusal}");
@@ -150,7 +157,15 @@ pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
         }
     };
     if actions.iter().all(|a| *a == mode::Action::Keep) {
-        eprintln!("[record] every scenario asked is recorded already (--mode new); nothing to do");
+        if args.mode == mode::Mode::Stale {
+            eprintln!(
+                "[record] no recording asked was made from an older scenario file (--mode stale); nothing to do"
+            );
+        } else {
+            eprintln!(
+                "[record] every scenario asked is recorded already (--mode new); nothing to do"
+            );
+        }
         return Ok(ExitCode::SUCCESS);
     }
     // Runtimes and packages first (this needs the network; inside the
@@ -718,4 +733,26 @@ impl ParseAs for String {
         serde_json::from_value(Value::String(self.clone()))
             .with_context(|| format!("unknown value {self:?}"))
     }
+}
+
+/// Whether the recording at `path` was made from an older version of
+/// `scenario` (its header's `scenario_sha256`, read from the first line
+/// alone); an unreadable header counts as not stale, so it is kept.
+fn recorded_from_older_scenario(path: &Path, scenario: &crate::scenario::Scenario) -> bool {
+    use std::io::BufRead;
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut first = String::new();
+    if std::io::BufReader::new(file).read_line(&mut first).is_err() {
+        return false;
+    }
+    serde_json::from_str::<serde_json::Value>(&first)
+        .ok()
+        .and_then(|h| {
+            h["scenario_sha256"]
+                .as_str()
+                .map(|s| scenario.changed_since(s))
+        })
+        .unwrap_or(false)
 }

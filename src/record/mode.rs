@@ -2,7 +2,9 @@
 //! exists, as vcr's record modes. `once` (the default) records only when
 //! none of the asked recordings exists and never overwrites one; `new`
 //! records the missing ones and leaves the others alone; `all` re-records
-//! everything and says what changed (the `--check` comparison).
+//! everything and says what changed (the `--check` comparison); `stale`
+//! re-records only the recordings made from an older scenario file (what
+//! `check` counts as stale) and records nothing new.
 
 use std::path::{Path, PathBuf};
 
@@ -16,6 +18,9 @@ pub enum Mode {
     New,
     /// Re-record every scenario and report what changed.
     All,
+    /// Re-record the recordings made from an older scenario file, and
+    /// report what changed; keep the others, record no missing one.
+    Stale,
 }
 
 /// What to do with one scenario.
@@ -40,11 +45,13 @@ pub struct Refusal {
     pub existing: Vec<PathBuf>,
 }
 
-/// The action per target path, in order, or `once`'s refusal.
+/// The action per target path, in order, or `once`'s refusal; `stale`
+/// says whether an existing recording was made from an older scenario file.
 pub fn plan(
     mode: Mode,
     targets: &[PathBuf],
     exists: impl Fn(&Path) -> bool,
+    stale: impl Fn(&Path) -> bool,
 ) -> Result<Vec<Action>, Refusal> {
     let present: Vec<bool> = targets.iter().map(|p| exists(p)).collect();
     if mode == Mode::Once && present.iter().any(|e| *e) {
@@ -57,11 +64,14 @@ pub fn plan(
                 .collect(),
         });
     }
-    Ok(present
-        .into_iter()
-        .map(|e| match (e, mode) {
+    Ok(targets
+        .iter()
+        .zip(present)
+        .map(|(path, e)| match (e, mode) {
+            (false, Mode::Stale) => Action::Keep,
             (false, _) => Action::Record,
             (true, Mode::All) => Action::Rerecord,
+            (true, Mode::Stale) if stale(path) => Action::Rerecord,
             (true, _) => Action::Keep,
         })
         .collect())
@@ -71,8 +81,9 @@ pub fn plan(
 mod tests {
     use super::*;
 
-    /// Each row: mode, which of three targets exist, the expected actions
-    /// (`R` record, `K` keep, `A` re-record) or `refuse`.
+    /// Each row: mode, which of three targets exist (`x`, or `s` for one
+    /// made from an older scenario file), the expected actions (`R`
+    /// record, `K` keep, `A` re-record) or `refuse`.
     #[test]
     fn each_mode_treats_existing_recordings_as_vcr_does() {
         let cases = [
@@ -85,14 +96,21 @@ mod tests {
             (Mode::All, "---", "RRR"),
             (Mode::All, "-x-", "RAR"),
             (Mode::All, "xxx", "AAA"),
+            (Mode::All, "-s-", "RAR"),
+            (Mode::New, "xs-", "KKR"),
+            (Mode::Stale, "---", "KKK"),
+            (Mode::Stale, "xs-", "KAK"),
+            (Mode::Stale, "sss", "AAA"),
         ];
         let targets: Vec<PathBuf> = ["a", "b", "c"].iter().map(PathBuf::from).collect();
         for (mode, present, want) in cases {
-            let exists = |p: &Path| {
+            let mark = |p: &Path| {
                 let i = targets.iter().position(|t| t == p).unwrap();
-                present.as_bytes()[i] == b'x'
+                present.as_bytes()[i]
             };
-            let got = match plan(mode, &targets, exists) {
+            let exists = |p: &Path| mark(p) != b'-';
+            let stale = |p: &Path| mark(p) == b's';
+            let got = match plan(mode, &targets, exists, stale) {
                 Err(refusal) => {
                     // the refusal names exactly the existing ones
                     let named: String = targets
@@ -105,7 +123,7 @@ mod tests {
                             }
                         })
                         .collect();
-                    assert_eq!(named, present, "{mode:?}");
+                    assert_eq!(named, present.replace('s', "x"), "{mode:?}");
                     "refuse".to_string()
                 }
                 Ok(actions) => actions
