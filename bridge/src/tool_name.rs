@@ -238,14 +238,23 @@ fn spelled_identity(s: &str, servers: &[String]) -> Option<(String, String)> {
         return Some((server.into(), tool.into()));
     }
     for server in servers {
-        // `S__T`, `S::T`, `S_T`, `S.T`, `S/T`, `S:T`, also after an `mcp` prefix
-        let bodies = std::iter::once(s).chain(
-            ["mcp__", "mcp.", "mcp_", "mcp/", "mcp:"]
-                .iter()
-                .filter_map(|p| s.strip_prefix(p)),
-        );
-        for body in bodies {
-            let Some(rest) = body.strip_prefix(server.as_str()) else {
+        // `S__T`, `S::T`, `S_T`, `S.T`, `S/T`, `S:T`, also after an `mcp`
+        // prefix, S as registered or with every character but letters,
+        // digits and `_` as `_` (agents sanitise names so: `unity_ops`)
+        let sanitised = sanitised_name(server);
+        let spellings = std::iter::once(server.as_str())
+            .chain((sanitised != *server).then_some(sanitised.as_str()));
+        let bodies = spellings.flat_map(|name| {
+            std::iter::once(s)
+                .chain(
+                    ["mcp__", "mcp.", "mcp_", "mcp/", "mcp:"]
+                        .iter()
+                        .filter_map(|p| s.strip_prefix(p)),
+                )
+                .map(move |body| (name, body))
+        });
+        for (name, body) in bodies {
+            let Some(rest) = body.strip_prefix(name) else {
                 continue;
             };
             let tool = ["__", "::", "_", ".", "/", ":"]
@@ -270,6 +279,21 @@ fn spelled_identity(s: &str, servers: &[String]) -> Option<(String, String)> {
         return Some((server.into(), tool.into()));
     }
     split_double_underscore(s)
+}
+
+/// `name` with every character but ASCII letters, digits and `_` as `_`:
+/// how agents that allow only identifier characters in tool names spell a
+/// server (`unity-ops` -> `unity_ops`).
+fn sanitised_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 /// An MCP call's server, tool and the arguments its decoration carries

@@ -5,6 +5,8 @@
 //!
 //! Sources, in order (docs/bridge-behaviour.md, "Tool results"):
 //! 1. ACP `content` (content blocks, diff, terminal);
+//!    when it shows no image, the images of `rawOutput` (read as in 2.) join
+//!    its text: an agent may put only an MCP result's text in `content`;
 //! 2. only when that produced nothing and no image was seen, `rawOutput`, the
 //!    MCP `CallToolResult` in whichever shape the agent sends it:
 //!    - wrapped `{"result":{"content":[...]},"error":...}` (current
@@ -546,14 +548,28 @@ pub fn render<'a>(call: &'a Value, compat: &Compat) -> ToolResultContent<'a> {
     for item in field(call, "content").as_array().into_iter().flatten() {
         r.tool_call_content(item);
     }
+    let raw = field(call, "rawOutput");
     if r.is_empty() {
-        let raw = field(call, "rawOutput");
         raw_output(&mut r, raw, compat);
         if r.is_empty() {
             match raw {
                 Value::Null => {}
                 Value::String(s) => r.plain_text(s),
                 other => r.push_text(Cow::Owned(other.to_string())),
+            }
+        }
+    } else if r.images_seen == 0 && raw.is_object() {
+        // **no image is lost**: an agent whose content is only the text of
+        // an MCP result keeps its images in rawOutput (pi); they join the
+        // content's text, which the rawOutput's own texts would repeat
+        let mut extra = ToolResultContent::default();
+        raw_output(&mut extra, raw, compat);
+        if extra.images_seen > 0 {
+            r.images_seen = extra.images_seen;
+            let dropped = extra.images_seen > extra.images.len();
+            r.images = extra.images;
+            if dropped {
+                r.texts.push(Cow::Borrowed(IMAGE_PLACEHOLDER));
             }
         }
     }
@@ -621,6 +637,11 @@ mod tests {
                 "other rawOutput is stringified",
                 json!({"rawOutput": {"kind": "unknown", "value": {"x": 1}}}),
                 json!(r#"{"kind":"unknown","value":{"x":1}}"#),
+            ),
+            (
+                "a text-only content takes rawOutput's images, not its texts",
+                json!({"content": [{"type": "content", "content": {"type": "text", "text": "shot"}}], "rawOutput": {"content": [{"type": "text", "text": "shot"}, img("QUJD")]}}),
+                json!([{"type": "text", "text": "shot"}, {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "QUJD"}}]),
             ),
             (
                 "content wins over rawOutput",

@@ -44,6 +44,14 @@ fn the_identity_is_any_whole_field_in_any_spelling_and_never_a_mention() {
         (json!({"title": "unity-ops:uap_ping"}), &ours, ping),
         (json!({"title": "unity-ops::uap_ping"}), &ours, ping),
         (json!({"title": "mcp_unity-ops_uap_ping"}), &ours, ping),
+        // the server's name sanitised to identifier characters (pi)
+        (json!({"title": "mcp__unity_ops__uap_ping"}), &ours, ping),
+        (json!({"title": "unity_ops_uap_ping"}), &ours, ping),
+        (
+            json!({"title": "mcp__unity_ops__uap_ping"}),
+            &[],
+            Some("mcp__unity_ops__uap_ping"),
+        ),
         (
             json!({"title": "unity-ops/uap_ping: {\"a\":1}"}),
             &ours,
