@@ -185,10 +185,20 @@ pub fn rows(corpus: &Corpus) -> anyhow::Result<Vec<Row>> {
                 row.bridge = Shape::of(&replay.panel_lines);
                 row.differences = differences(&row.claude, &row.bridge);
                 let justified = justified(&sc.path)?;
+                // an agent that asked no permission leaves the bridge none
+                // to forward: what follows from that is the agent's
+                let agent_asked = case.transcript.lines().any(|l| {
+                    l.starts_with("agent>bridge ")
+                        && l.contains(r#""method":"session/request_permission""#)
+                });
                 row.unjustified = row
                     .differences
                     .iter()
                     .filter(|d| !is_justified(d, &justified))
+                    .filter(|d| {
+                        agent_asked
+                            || !compare::follows_from_unasked_calls(d, &row.claude, &row.bridge)
+                    })
                     .cloned()
                     .collect();
             }

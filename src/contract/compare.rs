@@ -12,7 +12,9 @@
 //! (`tool-use-names`, `tool-result-structure`, `permission-flow`, `results`)
 //! is justified by its values too: the entry's `values = "<regex>"` must
 //! match every value the bridge sent (e.g. `^(Bash|Edit)$`), so a justified
-//! kind of difference does not also let a garbage tool name through.
+//! kind of difference does not also let a garbage tool name through. The
+//! differences that follow only from an agent that asked no permission
+//! ([`follows_from_unasked_calls`]) are the agent's, not the bridge's.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -181,6 +183,28 @@ pub fn is_justified(d: &Difference, justified: &[Justification]) -> bool {
         };
         key && values
     })
+}
+
+/// Whether a difference follows from the agent alone when it asked no
+/// permission in the run (pi runs every call unasked): the comparison
+/// judges the bridge, which then has nothing to forward. That is a missing
+/// `can_use_tool` kind, a permission flow the bridge left empty, and
+/// results that differ only in that Claude's denied calls are errors while
+/// the agent's ran.
+pub fn follows_from_unasked_calls(d: &Difference, claude: &Shape, bridge: &Shape) -> bool {
+    match d.key.as_str() {
+        "kind-missing:control_request/can_use_tool" => true,
+        "permission-flow" => bridge.permissions.is_empty(),
+        "tool-result-structure" => {
+            claude.tool_results.len() == bridge.tool_results.len()
+                && claude
+                    .tool_results
+                    .iter()
+                    .zip(&bridge.tool_results)
+                    .all(|(c, b)| c == b || c.strip_prefix("error:") == Some(b.as_str()))
+        }
+        _ => false,
+    }
 }
 
 /// The keys a scenario file justifies: `[claude_comparison] justified =
@@ -403,5 +427,71 @@ mod tests {
                 "tool-use-names"
             ]
         );
+    }
+
+    #[test]
+    fn only_permission_differences_follow_from_an_agent_that_asked_nothing() {
+        let shape = |results: &[&str], permissions: &[&str]| Shape {
+            tool_results: results.iter().map(|s| s.to_string()).collect(),
+            permissions: permissions.iter().map(|s| s.to_string()).collect(),
+            ..Shape::default()
+        };
+        let d = |key: &str| Difference {
+            key: key.into(),
+            detail: String::new(),
+            values: Vec::new(),
+        };
+        let claude = shape(&["error:text", "text"], &["mcp__s__t"]);
+        let cases = [
+            (
+                "the missing can_use_tool kind",
+                d("kind-missing:control_request/can_use_tool"),
+                shape(&["text", "text"], &[]),
+                true,
+            ),
+            (
+                "an empty permission flow",
+                d("permission-flow"),
+                shape(&["text", "text"], &[]),
+                true,
+            ),
+            (
+                "a permission flow the bridge made up",
+                d("permission-flow"),
+                shape(&["text", "text"], &["Bash"]),
+                false,
+            ),
+            (
+                "a denied call's error that ran instead",
+                d("tool-result-structure"),
+                shape(&["text", "text"], &[]),
+                true,
+            ),
+            (
+                "a result shaped otherwise",
+                d("tool-result-structure"),
+                shape(&["text+image", "text"], &[]),
+                false,
+            ),
+            (
+                "a missing result",
+                d("tool-result-structure"),
+                shape(&["text"], &[]),
+                false,
+            ),
+            (
+                "any other difference",
+                d("tool-use-names"),
+                shape(&["text", "text"], &[]),
+                false,
+            ),
+        ];
+        for (case, diff, bridge, want) in cases {
+            assert_eq!(
+                follows_from_unasked_calls(&diff, &claude, &bridge),
+                want,
+                "{case}"
+            );
+        }
     }
 }
