@@ -250,7 +250,9 @@ def check(case, tmp, asked, tool_uses, tool_results, results) -> None:
         if not r.session_id or r.num_turns is None or r.duration_ms is None:
             fail(f"result without session_id/num_turns/duration_ms: {r}")
     allowed = ("allow" in case.decisions or "allow_always" in case.decisions) and case.agent_called_tools
-    denied = "deny" in case.decisions or "cancel" in case.decisions
+    # a denial needs a request to answer: an agent that asks no permission
+    # (pi) runs the call, and the bridge has nothing to deny
+    denied = ("deny" in case.decisions or "cancel" in case.decisions) and case.permission_requests > 0
     for tool in case.tools:
         if allowed and tool not in tool_uses:
             fail(f"no ToolUseBlock {tool} (got {tool_uses})")
