@@ -412,6 +412,7 @@ impl ToolCalls {
                 call.content_before_finish = field(&update, "content").is_null()
                     && field(&call.fields, "content").is_array();
             }
+            crate::tool_result::keep_terminal_output(&mut call.fields, &update);
             tool_name::merge_tool_call_owned(&mut call.fields, update);
         }
         call
