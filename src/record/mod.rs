@@ -156,7 +156,7 @@ pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
             }
         }
     };
-    if actions.iter().all(|a| *a == mode::Action::Keep) {
+    if actions.iter().all(|a| a.is_left_alone()) {
         if args.mode == mode::Mode::Stale {
             eprintln!(
                 "[record] no recording asked was made from an older scenario file (--mode stale); nothing to do"
@@ -234,9 +234,9 @@ pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
         if interrupt.requested().is_some() {
             break;
         }
-        if *action == mode::Action::Keep {
+        if let Some(because) = action.left_alone_because(args.mode) {
             eprintln!(
-                "[record] ({}/{}) {}@{version} {}: recorded already, kept (--mode new)",
+                "[record] ({}/{}) {}@{version} {}: {because}",
                 i + 1,
                 scenarios.len(),
                 profile.id,

@@ -30,6 +30,8 @@ pub enum Action {
     Record,
     /// A recording exists and the mode keeps it.
     Keep,
+    /// No recording exists and the mode records nothing new (`stale`).
+    Skip,
     /// A recording exists and the mode replaces it; compare afterwards.
     Rerecord,
 }
@@ -68,7 +70,7 @@ pub fn plan(
         .iter()
         .zip(present)
         .map(|(path, e)| match (e, mode) {
-            (false, Mode::Stale) => Action::Keep,
+            (false, Mode::Stale) => Action::Skip,
             (false, _) => Action::Record,
             (true, Mode::All) => Action::Rerecord,
             (true, Mode::Stale) if stale(path) => Action::Rerecord,
@@ -77,13 +79,35 @@ pub fn plan(
         .collect())
 }
 
+impl Action {
+    /// Whether the run leaves this scenario alone.
+    pub fn is_left_alone(self) -> bool {
+        matches!(self, Action::Keep | Action::Skip)
+    }
+
+    /// Why `mode` leaves this scenario alone, for the progress line; `None`
+    /// when it records.
+    pub fn left_alone_because(self, mode: Mode) -> Option<&'static str> {
+        match (self, mode) {
+            (Action::Keep, Mode::Stale) => {
+                Some("recorded from the current scenario file, kept (--mode stale)")
+            }
+            (Action::Keep, _) => Some("recorded already, kept (--mode new)"),
+            (Action::Skip, _) => {
+                Some("not recorded yet, left out (--mode stale records nothing new)")
+            }
+            (Action::Record | Action::Rerecord, _) => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     /// Each row: mode, which of three targets exist (`x`, or `s` for one
     /// made from an older scenario file), the expected actions (`R`
-    /// record, `K` keep, `A` re-record) or `refuse`.
+    /// record, `K` keep, `S` skip, `A` re-record) or `refuse`.
     #[test]
     fn each_mode_treats_existing_recordings_as_vcr_does() {
         let cases = [
@@ -98,8 +122,8 @@ mod tests {
             (Mode::All, "xxx", "AAA"),
             (Mode::All, "-s-", "RAR"),
             (Mode::New, "xs-", "KKR"),
-            (Mode::Stale, "---", "KKK"),
-            (Mode::Stale, "xs-", "KAK"),
+            (Mode::Stale, "---", "SSS"),
+            (Mode::Stale, "xs-", "KAS"),
             (Mode::Stale, "sss", "AAA"),
         ];
         let targets: Vec<PathBuf> = ["a", "b", "c"].iter().map(PathBuf::from).collect();
@@ -131,6 +155,7 @@ mod tests {
                     .map(|a| match a {
                         Action::Record => 'R',
                         Action::Keep => 'K',
+                        Action::Skip => 'S',
                         Action::Rerecord => 'A',
                     })
                     .collect(),
