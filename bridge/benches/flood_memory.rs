@@ -4,8 +4,10 @@
 //! while it lasts. Cases: an agent writing one endless line (no newline),
 //! with the default line cap and with a small one (the cap is what bounds
 //! it); an agent writing 64 KiB text chunks as fast as it can, to a panel
-//! that never reads its stdout and to a panel that reads slowly. Target:
-//! flat, under 64 MiB plus one line cap.
+//! that never reads its stdout and to a panel that reads slowly; an agent
+//! opening tool calls with 64 KiB contents that never finish, and one call
+//! streaming 64 KiB terminal output deltas without end. Target: flat, under
+//! 64 MiB plus one line cap.
 //!
 //! This binary is also the agent (`FLOOD_ROLE=agent`). Run: `cargo bench -p
 //! acp-bridge --bench flood_memory`; each case lasts `FLOOD_SECONDS` (default
@@ -24,25 +26,89 @@ mod measure;
 use measure::{env_u64, load};
 
 const ROLE: &str = "FLOOD_ROLE";
-/// `endless` or `chunks`: what the agent writes once prompted.
+/// What the agent writes once prompted ([`Flood::name`]).
 const KIND: &str = "FLOOD_KIND";
 const CHUNK: usize = 64 << 10;
 const MIB: f64 = (1 << 20) as f64;
 
+/// What the flooding agent writes.
+#[derive(Clone, Copy, PartialEq)]
+enum Flood {
+    /// One message chunk line that never ends.
+    Endless,
+    /// 64 KiB message chunks.
+    Chunks,
+    /// A new tool call per line, each with a 64 KiB content, never finished.
+    Calls,
+    /// One running call's 64 KiB `_meta.terminal_output` deltas.
+    Terminal,
+}
+
+impl Flood {
+    const ALL: [Flood; 4] = [Flood::Endless, Flood::Chunks, Flood::Calls, Flood::Terminal];
+
+    fn name(self) -> &'static str {
+        match self {
+            Flood::Endless => "endless",
+            Flood::Chunks => "chunks",
+            Flood::Calls => "calls",
+            Flood::Terminal => "terminal",
+        }
+    }
+}
+
 /// The agent: answers the handshake, then floods until its stdout breaks.
 fn agent() {
-    let endless = std::env::var(KIND).as_deref() == Ok("endless");
+    let kind = std::env::var(KIND).unwrap_or_default();
+    let flood = Flood::ALL
+        .into_iter()
+        .find(|f| f.name() == kind)
+        .unwrap_or(Flood::Chunks);
     bench_agent::serve(|out| {
-        let head = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":""#;
+        let update = |u: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s1","update":{u}}}}}"#
+            )
+        };
         let text = "y".repeat(CHUNK);
-        if endless {
-            if out.write_all(head.as_bytes()).is_ok() {
-                while out.write_all(text.as_bytes()).is_ok() {}
+        match flood {
+            Flood::Endless => {
+                let head = update(
+                    r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"@"#,
+                );
+                let head = &head[..head.find('@').expect("marker")];
+                if out.write_all(head.as_bytes()).is_ok() {
+                    while out.write_all(text.as_bytes()).is_ok() {}
+                }
             }
-            return None;
+            Flood::Chunks => {
+                let line = update(&format!(
+                    r#"{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":"{text}"}}}}"#
+                ));
+                while writeln!(out, "{line}").is_ok() {}
+            }
+            Flood::Calls => {
+                for i in 0u64.. {
+                    let line = update(&format!(
+                        r#"{{"sessionUpdate":"tool_call","toolCallId":"c{i}","title":"Read a.txt","kind":"read","status":"in_progress","rawInput":{{"path":"a.txt"}},"content":[{{"type":"content","content":{{"type":"text","text":"{text}"}}}}]}}"#
+                    ));
+                    if writeln!(out, "{line}").is_err() {
+                        break;
+                    }
+                }
+            }
+            Flood::Terminal => {
+                let start = update(
+                    r#"{"sessionUpdate":"tool_call","toolCallId":"t1","title":"yes","kind":"execute","status":"in_progress","rawInput":{"command":"yes"},"content":[{"type":"terminal","terminalId":"t1"}]}"#,
+                );
+                let delta = update(&format!(
+                    r#"{{"sessionUpdate":"tool_call_update","toolCallId":"t1","_meta":{{"terminal_output":{{"terminal_id":"t1","data":"{text}"}}}}}}"#
+                ));
+                if writeln!(out, "{start}").is_ok() {
+                    while writeln!(out, "{delta}").is_ok() {}
+                }
+            }
         }
-        let line = format!("{head}{text}\"}}}}}}}}\n");
-        while out.write_all(line.as_bytes()).is_ok() {}
         None
     });
 }
@@ -59,7 +125,7 @@ enum Panel {
 
 struct Case {
     name: &'static str,
-    endless: bool,
+    flood: Flood,
     cap: Option<usize>,
     panel: Panel,
 }
@@ -89,7 +155,7 @@ fn run(case: &Case, seconds: u64) -> Result<Measured, String> {
             shell_words::join([me.to_string_lossy().as_ref()]),
         )
         .env(ROLE, "agent")
-        .env(KIND, if case.endless { "endless" } else { "chunks" })
+        .env(KIND, case.flood.name())
         .env_remove("ACP_BRIDGE_MAX_LINE_BYTES")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -196,27 +262,39 @@ fn main() {
     let cases = [
         Case {
             name: "one endless line, default cap (128 MiB)",
-            endless: true,
+            flood: Flood::Endless,
             cap: None,
             panel: Panel::Reads,
         },
         Case {
             name: "one endless line, `--max-line-bytes 8388608`",
-            endless: true,
+            flood: Flood::Endless,
             cap: Some(small_cap),
             panel: Panel::Reads,
         },
         Case {
             name: "64 KiB chunks, panel never reads",
-            endless: false,
+            flood: Flood::Chunks,
             cap: None,
             panel: Panel::Never,
         },
         Case {
             name: "64 KiB chunks, panel reads 1 MiB/s",
-            endless: false,
+            flood: Flood::Chunks,
             cap: None,
             panel: Panel::Slow,
+        },
+        Case {
+            name: "tool calls of 64 KiB that never finish, panel reads",
+            flood: Flood::Calls,
+            cap: None,
+            panel: Panel::Reads,
+        },
+        Case {
+            name: "one call's 64 KiB terminal output deltas, panel reads",
+            flood: Flood::Terminal,
+            cap: None,
+            panel: Panel::Reads,
         },
     ];
     println!("<!-- report:begin -->");
@@ -252,7 +330,9 @@ fn main() {
     }
     println!(
         "\nWith chunks, the streamed message's text is kept for its folded `assistant` line, \
-         so a reading panel's case grows by what the panel has taken. Load average after: {}.",
+         so a reading panel's case grows by what the panel has taken. Running tool calls hold \
+         at most 64 MiB in all (the oldest are let go with an error result), and a call keeps \
+         256 KiB of its terminal's output. Load average after: {}.",
         load()
     );
     println!("<!-- report:end -->");

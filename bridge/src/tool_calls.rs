@@ -15,6 +15,7 @@
 //! closed is dropped, so a late update never makes a second result.
 
 use std::cell::OnceCell;
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -70,6 +71,37 @@ pub(crate) struct ToolCall {
     /// Until when a running call that nothing names yet waits for the
     /// permission request that may name it (see [`UNNAMED_CALL_WAIT`]).
     pub named_by: Option<Duration>,
+    /// About how many bytes `fields` holds (their JSON size, see
+    /// [`held_bytes`]), for the budget of the calls still running.
+    held: usize,
+}
+
+/// How much the calls still running may hold in all (their fields' JSON
+/// size): an agent that opens calls and never finishes them, each with a
+/// large content, would otherwise grow the bridge without bound. Over it,
+/// the oldest running calls are let go with an error result. A screenshot
+/// call holds a few MiB; four 8 MiB images fit.
+pub const MAX_OPEN_CALL_BYTES: usize = 64 << 20;
+
+/// The result text of a call let go to stay within [`MAX_OPEN_CALL_BYTES`].
+pub const LET_GO_TEXT: &str = "Tool call ended by the bridge without a result: the agent's calls still running held more than 64 MiB, and this was the oldest";
+
+/// About the JSON size of `v`: its strings' bytes and a few bytes per
+/// value, walked by node (a string's length is known), so a frame costs
+/// its node count, not its bytes.
+fn held_bytes(v: &Value) -> usize {
+    match v {
+        Value::Null | Value::Bool(_) => 4,
+        Value::Number(_) => 8,
+        Value::String(s) => s.len() + 2,
+        Value::Array(items) => items.iter().map(held_bytes).sum::<usize>() + 2,
+        Value::Object(map) => {
+            map.iter()
+                .map(|(k, v)| k.len() + 3 + held_bytes(v))
+                .sum::<usize>()
+                + 2
+        }
+    }
 }
 
 /// How long a call with no kind and no tool identity, once it says it runs,
@@ -95,7 +127,6 @@ impl ToolCall {
     fn new(id: String, fields: Value) -> ToolCall {
         ToolCall {
             id,
-            fields,
             derived: Derived::default(),
             announced: false,
             closed: false,
@@ -111,6 +142,8 @@ impl ToolCall {
             raw_input_frames: 0,
             content_before_finish: false,
             named_by: None,
+            held: held_bytes(&fields),
+            fields,
         }
     }
 
@@ -342,11 +375,20 @@ pub(crate) enum ToolInput<'a> {
     Agent(Box<tool_name::AgentToolInput<'a>>),
 }
 
-/// All tool calls of the session, in the order they appeared.
+/// How many closed calls the session remembers (to drop their late frames)
+/// before it forgets the oldest: a session of endless calls stays bounded,
+/// and a late frame comes within a few calls of its result, not thousands.
+pub const REMEMBERED_CALLS: usize = 4096;
+
+/// The tool calls of the session, in the order they appeared: the running
+/// ones and the last [`REMEMBERED_CALLS`] or so.
 #[derive(Debug, Default)]
 pub(crate) struct ToolCalls {
-    calls: Vec<ToolCall>,
-    /// Where each call is in `calls`, by id. foldhash, not SipHash: a
+    calls: VecDeque<ToolCall>,
+    /// The position of `calls[0]` among all the session's calls: positions
+    /// stay the same as the oldest calls are forgotten.
+    first: usize,
+    /// Where each call is among the session's calls, by id. foldhash, not SipHash: a
     /// burst of calls hashes an id per new call; its random seed still
     /// keeps colliding ids from being chosen ahead, and only the table's
     /// layout depends on it, never what the bridge emits.
@@ -354,6 +396,8 @@ pub(crate) struct ToolCalls {
     /// Where the calls not closed yet are in `calls`, in order: few, while
     /// a session may have made hundreds.
     open: Vec<usize>,
+    /// What the calls in `open` hold in all (see [`MAX_OPEN_CALL_BYTES`]).
+    open_held: usize,
     /// The panel's MCP servers the bridge registered with the agent (shared:
     /// handed to every call's lookups without copying).
     pub servers: Arc<[String]>,
@@ -362,9 +406,11 @@ pub(crate) struct ToolCalls {
 impl ToolCalls {
     pub fn new(servers: Vec<String>) -> ToolCalls {
         ToolCalls {
-            calls: Vec::new(),
+            calls: VecDeque::new(),
+            first: 0,
             index: foldhash::HashMap::default(),
             open: Vec::new(),
+            open_held: 0,
             servers: servers.into(),
         }
     }
@@ -381,14 +427,16 @@ impl ToolCalls {
         let idx = match self.position(id) {
             Some(i) => i,
             None => {
-                let idx = self.calls.len();
-                self.calls.push(ToolCall::new(id.to_string(), json!({})));
+                let idx = self.first + self.calls.len();
+                let call = ToolCall::new(id.to_string(), json!({}));
+                self.open_held += call.held;
+                self.calls.push_back(call);
                 self.index.insert(id.to_string(), idx);
                 self.open.push(idx);
                 idx
             }
         };
-        let call = &mut self.calls[idx];
+        let call = &mut self.calls[idx - self.first];
         if !call.closed {
             call.derived = Derived::default();
             call.frames += 1;
@@ -412,27 +460,68 @@ impl ToolCalls {
                 call.content_before_finish = field(&update, "content").is_null()
                     && field(&call.fields, "content").is_array();
             }
+            // what the merge replaces and brings, by the keys it touches
+            // (rawInput merges key by key, the terminal output grows)
+            let merged_in_place = ["rawInput", crate::tool_result::TERMINAL_OUTPUT];
+            let in_place = |fields: &Value| {
+                merged_in_place
+                    .iter()
+                    .filter_map(|k| Some(k.len() + 3 + held_bytes(fields.get(*k)?)))
+                    .sum::<usize>()
+            };
+            let (mut before, mut after) = (in_place(&call.fields), 0);
+            for (key, value) in update.as_object().into_iter().flatten() {
+                if value.is_null()
+                    || merged_in_place.contains(&key.as_str())
+                    || matches!(key.as_str(), "sessionUpdate" | "toolCallId")
+                {
+                    continue;
+                }
+                before += call
+                    .fields
+                    .get(key)
+                    .map_or(0, |old| key.len() + 3 + held_bytes(old));
+                after += key.len() + 3 + held_bytes(value);
+            }
             crate::tool_result::keep_terminal_output(&mut call.fields, &update);
             tool_name::merge_tool_call_owned(&mut call.fields, update);
+            after += in_place(&call.fields);
+            let held = (call.held + after).saturating_sub(before);
+            self.open_held = (self.open_held + held).saturating_sub(call.held);
+            call.held = held;
         }
         call
+    }
+
+    /// The oldest calls still running to let go, in order, so that the rest
+    /// hold at most [`MAX_OPEN_CALL_BYTES`]; none while they do.
+    pub fn over_budget(&self) -> Vec<String> {
+        let mut held = self.open_held;
+        self.open_calls()
+            .take_while(|c| {
+                let over = held > MAX_OPEN_CALL_BYTES;
+                held -= c.held.min(held);
+                over
+            })
+            .map(|c| c.id.clone())
+            .collect()
     }
 
     /// Where the call `id` is: the newest call is looked up most (its frames
     /// follow each other), so it is compared before the index is hashed.
     fn position(&self, id: &str) -> Option<usize> {
-        match self.calls.last() {
-            Some(newest) if newest.id == id => Some(self.calls.len() - 1),
+        match self.calls.back() {
+            Some(newest) if newest.id == id => Some(self.first + self.calls.len() - 1),
             _ => self.index.get(id).copied(),
         }
     }
 
     pub fn get(&self, id: &str) -> Option<&ToolCall> {
-        self.position(id).map(|i| &self.calls[i])
+        self.position(id).map(|i| &self.calls[i - self.first])
     }
 
     pub fn get_mut(&mut self, id: &str) -> Option<&mut ToolCall> {
-        self.position(id).map(|i| &mut self.calls[i])
+        self.position(id).map(|i| &mut self.calls[i - self.first])
     }
 
     /// Marks the call closed and takes its fields: a closed call only needs
@@ -442,16 +531,33 @@ impl ToolCalls {
         let Some(idx) = self.position(id) else {
             return Value::Null;
         };
-        self.open.retain(|&i| i != idx);
-        let call = &mut self.calls[idx];
+        let call = &mut self.calls[idx - self.first];
+        if !call.closed {
+            self.open.retain(|&i| i != idx);
+            self.open_held = self.open_held.saturating_sub(call.held);
+        }
+        call.held = 0;
         call.closed = true;
         call.derived = Derived::default();
-        std::mem::take(&mut call.fields)
+        let fields = std::mem::take(&mut call.fields);
+        self.forget_oldest_closed();
+        fields
+    }
+
+    /// Forgets the oldest calls past [`REMEMBERED_CALLS`] while they are
+    /// closed (a running one is never forgotten: it waits for its result).
+    fn forget_oldest_closed(&mut self) {
+        while self.calls.len() > REMEMBERED_CALLS && self.calls.front().is_some_and(|c| c.closed) {
+            if let Some(old) = self.calls.pop_front() {
+                self.index.remove(&old.id);
+                self.first += 1;
+            }
+        }
     }
 
     /// The calls not closed yet, in order.
     fn open_calls(&self) -> impl Iterator<Item = &ToolCall> {
-        self.open.iter().map(|&i| &self.calls[i])
+        self.open.iter().map(|&i| &self.calls[i - self.first])
     }
 
     /// The soonest end of a held call's wait for its name.
@@ -484,5 +590,78 @@ impl ToolCalls {
             .filter(|c| c.announced)
             .map(|c| c.id.clone())
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the running calls hold follows what their fields hold now: a
+    /// replaced content counts once, rawInput and terminal output by what
+    /// they merged into, a closed call not at all.
+    #[test]
+    fn running_calls_hold_what_their_fields_hold_now() {
+        let mut calls = ToolCalls::new(vec![]);
+        let text = |n: usize| "y".repeat(n);
+        let content =
+            |n: usize| json!([{"type": "content", "content": {"type": "text", "text": text(n)}}]);
+        for _ in 0..100 {
+            calls.merge_owned(
+                "a",
+                json!({"status": "in_progress", "content": content(1000)}),
+            );
+        }
+        let one = held_bytes(calls.get("a").unwrap().fields());
+        assert_eq!(calls.open_held, one);
+        assert!((1000..1200).contains(&one), "{one}");
+        calls.merge_owned("a", json!({"rawInput": {"path": text(500)}}));
+        calls.merge_owned("a", json!({"rawInput": {"path": text(10), "mode": "r"}}));
+        calls.merge_owned(
+            "a",
+            json!({"_meta": {"terminal_output": {"terminal_id": "a", "data": text(300)}}}),
+        );
+        calls.merge_owned("b", json!({"content": content(2000)}));
+        let held = |id: &str| held_bytes(calls.get(id).unwrap().fields());
+        assert_eq!(calls.open_held, held("a") + held("b"));
+        assert!(calls.over_budget().is_empty());
+        calls.close("a");
+        calls.close("a");
+        assert_eq!(
+            calls.open_held,
+            held_bytes(calls.get("b").unwrap().fields())
+        );
+        calls.close("b");
+        assert_eq!(calls.open_held, 0);
+    }
+
+    /// A session of endless calls keeps the last [`REMEMBERED_CALLS`]
+    /// closed ones (their late frames are dropped) and every running one.
+    #[test]
+    fn closed_calls_past_the_window_are_forgotten_running_ones_never() {
+        let mut calls = ToolCalls::new(vec![]);
+        calls.merge_owned("running", json!({"status": "in_progress"}));
+        let n = REMEMBERED_CALLS + 1000;
+        for i in 0..n {
+            calls.merge_owned(&format!("c{i}"), json!({"title": "t"}));
+            calls.close(&format!("c{i}"));
+        }
+        // the running call at the front holds the window open
+        assert_eq!(calls.calls.len(), n + 1);
+        calls.close("running");
+        assert_eq!(calls.calls.len(), REMEMBERED_CALLS);
+        assert_eq!(calls.index.len(), REMEMBERED_CALLS);
+        let last = format!("c{}", n - 1);
+        assert!(
+            calls
+                .merge_owned(&last, json!({"status": "completed"}))
+                .is_closed()
+        );
+        assert!(
+            !calls
+                .merge_owned("c0", json!({"status": "completed"}))
+                .is_closed()
+        );
+        assert_eq!(calls.open_ids().len() + calls.unannounced_ids().len(), 1);
     }
 }

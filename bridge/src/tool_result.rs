@@ -35,6 +35,7 @@
 //! straight from the frame it parsed, never from a copy.
 
 mod embedded;
+mod terminal;
 
 use std::borrow::Cow;
 
@@ -51,48 +52,10 @@ pub const MAX_IMAGE_BASE64: usize = 8 * 1024 * 1024;
 /// The text a dropped image leaves behind.
 pub const IMAGE_PLACEHOLDER: &str = "[image]";
 
-/// Where a call keeps the output its frames streamed for a terminal the
-/// client never created (`_meta.terminal_output` `{terminal_id, data}`
-/// deltas, the convention Zed's terminals use): the client declares no
-/// terminal capability, so a `terminal` content block shows that output.
-pub const TERMINAL_OUTPUT: &str = "terminalOutput";
-/// How much of a terminal's streamed output a call keeps: Claude's own
-/// `Bash` result is cut far sooner, and a call's memory stays bounded
-/// whatever the agent streams.
-pub const MAX_TERMINAL_OUTPUT: usize = 256 * 1024;
-/// Ends a terminal output cut at [`MAX_TERMINAL_OUTPUT`].
-pub const TERMINAL_OUTPUT_CUT: &str = "\n[output truncated]";
-
-/// Appends a frame's streamed terminal output (`_meta.terminal_output.data`)
-/// to what the call kept under [`TERMINAL_OUTPUT`], up to
-/// [`MAX_TERMINAL_OUTPUT`] bytes.
-pub fn keep_terminal_output(fields: &mut Value, frame: &Value) {
-    let Some(data) = field(field(field(frame, "_meta"), "terminal_output"), "data").as_str() else {
-        return;
-    };
-    let Some(fields) = fields.as_object_mut() else {
-        return;
-    };
-    let kept = fields
-        .entry(TERMINAL_OUTPUT)
-        .or_insert_with(|| Value::String(String::new()));
-    let Value::String(kept) = kept else { return };
-    if kept.len() >= MAX_TERMINAL_OUTPUT {
-        return;
-    }
-    let room = MAX_TERMINAL_OUTPUT - kept.len();
-    if data.len() <= room {
-        kept.push_str(data);
-    } else {
-        let mut end = room;
-        while !data.is_char_boundary(end) {
-            end -= 1;
-        }
-        kept.push_str(&data[..end]);
-        kept.push_str(TERMINAL_OUTPUT_CUT);
-    }
-}
 pub use embedded::{BASE64_PLACEHOLDER, MAX_BASE64_RUN};
+pub use terminal::{
+    MAX_TERMINAL_OUTPUT, TERMINAL_OUTPUT, TERMINAL_OUTPUT_CUT, keep_terminal_output,
+};
 
 /// A finished call's `tool_result` content, borrowed from the call's ACP
 /// fields: texts (joined by newlines) and kept images. Serialises as a
@@ -714,24 +677,6 @@ mod tests {
             assert_eq!(tool_result_content(&call), want, "{name}");
             assert_serialises_as_its_value(&call);
         }
-    }
-
-    #[test]
-    fn streamed_terminal_output_is_kept_in_order_and_bounded() {
-        let frame =
-            |data: &str| json!({"_meta": {"terminal_output": {"terminal_id": "t", "data": data}}});
-        let mut fields = json!({});
-        keep_terminal_output(&mut fields, &frame("a"));
-        keep_terminal_output(&mut fields, &json!({"_meta": {}}));
-        keep_terminal_output(&mut fields, &frame("b\n"));
-        assert_eq!(fields[TERMINAL_OUTPUT], "ab\n");
-        let big = "é".repeat(MAX_TERMINAL_OUTPUT);
-        keep_terminal_output(&mut fields, &frame(&big));
-        keep_terminal_output(&mut fields, &frame("more"));
-        let kept = fields[TERMINAL_OUTPUT].as_str().unwrap();
-        assert!(kept.starts_with("ab\né"), "{}", &kept[..10]);
-        assert!(kept.ends_with(TERMINAL_OUTPUT_CUT));
-        assert!(kept.len() <= MAX_TERMINAL_OUTPUT + TERMINAL_OUTPUT_CUT.len());
     }
 
     /// The borrowed rendering the core serialises has the bytes of the `Value`.

@@ -156,12 +156,10 @@ fn check(out: &Output, what: &str, tally: &mut Tally) {
     }
 }
 
-/// Runs one damaged line inside a running turn, then ends the turn by an agent exit.
-fn run_one(from_panel: bool, line: &str) {
+/// A bridge past its handshake with a prompt running.
+fn running_turn(what: &str, tally: &mut Tally) -> Bridge {
     let mut b = Bridge::new(spec(), Box::new(CounterIds::default()));
     let t = Duration::from_millis;
-    let mut tally = Tally::default();
-    let what = format!("line {line}");
     for (panel, l) in [
         (
             true,
@@ -185,8 +183,17 @@ fn run_one(from_panel: bool, line: &str) {
         } else {
             b.on_agent_line(l, t(1))
         };
-        check(&o, &what, &mut tally);
+        check(&o, what, tally);
     }
+    b
+}
+
+/// Runs one damaged line inside a running turn, then ends the turn by an agent exit.
+fn run_one(from_panel: bool, line: &str) {
+    let t = Duration::from_millis;
+    let mut tally = Tally::default();
+    let what = format!("line {line}");
+    let mut b = running_turn(&what, &mut tally);
     assert_eq!(tally.results, 0, "{what}: a result before the damaged line");
     let o = if from_panel {
         b.on_panel_line(line, t(2))
@@ -212,6 +219,46 @@ fn run_one(from_panel: bool, line: &str) {
         results == 1 || (!turn_running && results <= 1),
         "{what}: {results} results for one turn"
     );
+    for (id, n) in &tally.tool_uses {
+        assert_eq!(*n, 1, "{what}: tool_use {id} got {n} tool_results");
+    }
+}
+
+/// An agent that opens calls with large contents and never finishes them:
+/// past the budget the oldest are let go, each with its one error result,
+/// while the newest keep running and get theirs at the turn's end.
+#[test]
+fn running_calls_past_the_memory_budget_are_let_go_oldest_first() {
+    let what = "calls of 9 MiB each";
+    let mut tally = Tally::default();
+    let mut b = running_turn(what, &mut tally);
+    let text = "y".repeat(9 << 20);
+    let mut let_go = Vec::new();
+    for i in 1..=10 {
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"S1","update":{{"sessionUpdate":"tool_call","toolCallId":"c{i}","title":"Read a.txt","kind":"read","status":"in_progress","rawInput":{{"path":"a.txt"}},"content":[{{"type":"content","content":{{"type":"text","text":"{text}"}}}}]}}}}}}"#
+        );
+        let o = b.on_agent_line(&line, Duration::from_millis(10 + i));
+        check(&o, what, &mut tally);
+        for l in &o.to_panel {
+            let v: Value = serde_json::from_str(l).unwrap();
+            let block = &v["message"]["content"][0];
+            if block["type"] == "tool_result" {
+                assert_eq!(block["content"], acp_bridge::LET_GO_TEXT);
+                assert_eq!(block["is_error"], true);
+                let_go.push(block["tool_use_id"].as_str().unwrap().to_string());
+            }
+        }
+    }
+    // 64 MiB hold 7 calls of 9 MiB: the three oldest went
+    assert_eq!(let_go, ["c1", "c2", "c3"], "{what}");
+    let o = b.on_agent_line(
+        r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}"#,
+        Duration::from_millis(100),
+    );
+    check(&o, what, &mut tally);
+    assert_eq!(tally.results, 1, "{what}");
+    assert_eq!(tally.tool_uses.len(), 10, "{what}");
     for (id, n) in &tally.tool_uses {
         assert_eq!(*n, 1, "{what}: tool_use {id} got {n} tool_results");
     }

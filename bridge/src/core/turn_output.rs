@@ -113,7 +113,29 @@ impl Bridge {
         )));
     }
 
-    pub(super) fn tool_call_update(&mut self, mut u: Value, now: Duration) {
+    pub(super) fn tool_call_update(&mut self, u: Value, now: Duration) {
+        self.merge_tool_call_update(u, now);
+        self.let_go_over_budget();
+    }
+
+    /// **The calls still running hold a bounded amount**: over
+    /// [`MAX_OPEN_CALL_BYTES`](crate::MAX_OPEN_CALL_BYTES) the
+    /// oldest are announced (if held) and closed with an error result, so
+    /// the panel's every `tool_use` still gets its one `tool_result`.
+    fn let_go_over_budget(&mut self) {
+        for id in self.tool_calls.over_budget() {
+            self.diag(format!(
+                "tool call {id} let go: the calls still running held more than {} bytes",
+                crate::MAX_OPEN_CALL_BYTES
+            ));
+            self.fold_message("tool_use");
+            self.announce(&id);
+            self.fold_message("end_turn");
+            self.close_call(&id, json!(crate::LET_GO_TEXT), true);
+        }
+    }
+
+    fn merge_tool_call_update(&mut self, mut u: Value, now: Duration) {
         // the id moves out of the update (merging skips it anyway)
         let Some(call_id) = take_string(&mut u, "toolCallId") else {
             return self.diag("tool call without toolCallId skipped".to_string());

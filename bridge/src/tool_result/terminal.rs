@@ -1,0 +1,72 @@
+//! The output a call's frames stream for a terminal the client never
+//! created: agents following Zed's convention send `_meta.terminal_output`
+//! `{terminal_id, data}` deltas (and `terminal_exit`) beside a `terminal`
+//! content block. The bridge declares no terminal capability, so the block
+//! shows that output.
+
+use serde_json::Value;
+
+use crate::json_field::field;
+
+/// Where a call keeps its terminal's streamed output, beside its ACP fields.
+pub const TERMINAL_OUTPUT: &str = "terminalOutput";
+/// How much of a terminal's streamed output a call keeps: Claude's own
+/// `Bash` result is cut far sooner, and a call's memory stays bounded
+/// whatever the agent streams.
+pub const MAX_TERMINAL_OUTPUT: usize = 256 * 1024;
+/// Ends a terminal output cut at [`MAX_TERMINAL_OUTPUT`].
+pub const TERMINAL_OUTPUT_CUT: &str = "\n[output truncated]";
+
+/// Appends a frame's streamed terminal output (`_meta.terminal_output.data`)
+/// to what the call kept under [`TERMINAL_OUTPUT`], up to
+/// [`MAX_TERMINAL_OUTPUT`] bytes.
+pub fn keep_terminal_output(fields: &mut Value, frame: &Value) {
+    let Some(data) = field(field(field(frame, "_meta"), "terminal_output"), "data").as_str() else {
+        return;
+    };
+    let Some(fields) = fields.as_object_mut() else {
+        return;
+    };
+    let kept = fields
+        .entry(TERMINAL_OUTPUT)
+        .or_insert_with(|| Value::String(String::new()));
+    let Value::String(kept) = kept else { return };
+    if kept.len() >= MAX_TERMINAL_OUTPUT {
+        return;
+    }
+    let room = MAX_TERMINAL_OUTPUT - kept.len();
+    if data.len() <= room {
+        kept.push_str(data);
+    } else {
+        let mut end = room;
+        while !data.is_char_boundary(end) {
+            end -= 1;
+        }
+        kept.push_str(&data[..end]);
+        kept.push_str(TERMINAL_OUTPUT_CUT);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn streamed_terminal_output_is_kept_in_order_and_bounded() {
+        let frame =
+            |data: &str| json!({"_meta": {"terminal_output": {"terminal_id": "t", "data": data}}});
+        let mut fields = json!({});
+        keep_terminal_output(&mut fields, &frame("a"));
+        keep_terminal_output(&mut fields, &json!({"_meta": {}}));
+        keep_terminal_output(&mut fields, &frame("b\n"));
+        assert_eq!(fields[TERMINAL_OUTPUT], "ab\n");
+        let big = "é".repeat(MAX_TERMINAL_OUTPUT);
+        keep_terminal_output(&mut fields, &frame(&big));
+        keep_terminal_output(&mut fields, &frame("more"));
+        let kept = fields[TERMINAL_OUTPUT].as_str().unwrap();
+        assert!(kept.starts_with("ab\né"), "{}", &kept[..10]);
+        assert!(kept.ends_with(TERMINAL_OUTPUT_CUT));
+        assert!(kept.len() <= MAX_TERMINAL_OUTPUT + TERMINAL_OUTPUT_CUT.len());
+    }
+}
