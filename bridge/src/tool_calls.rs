@@ -162,6 +162,50 @@ impl ToolCall {
         &self.fields
     }
 
+    /// Merges a frame into the fields, its terminal output kept beside them.
+    fn merge(&mut self, update: Value) {
+        crate::tool_result::keep_terminal_output(&mut self.fields, &update);
+        tool_name::merge_tool_call_owned(&mut self.fields, update);
+    }
+
+    /// Merges `update` into the fields and returns what they hold then,
+    /// counted by the keys it touches: what it replaces goes, what it brings
+    /// comes (rawInput merges key by key and the terminal output grows, so
+    /// those are counted whole before and after).
+    fn held_after_merge(&mut self, update: Value) -> usize {
+        const IN_PLACE: [&str; 2] = ["rawInput", crate::tool_result::TERMINAL_OUTPUT];
+        // only the in-place keys this frame touches are counted again
+        let touched = [
+            !field(&update, "rawInput").is_null(),
+            !field(field(field(&update, "_meta"), "terminal_output"), "data").is_null(),
+        ];
+        let in_place = |fields: &Value| {
+            IN_PLACE
+                .iter()
+                .zip(touched)
+                .filter(|(_, touched)| *touched)
+                .filter_map(|(k, _)| Some(k.len() + 3 + held_bytes(fields.get(*k)?)))
+                .sum::<usize>()
+        };
+        let (mut before, mut after) = (in_place(&self.fields), 0);
+        for (key, value) in update.as_object().into_iter().flatten() {
+            if value.is_null()
+                || IN_PLACE.contains(&key.as_str())
+                || matches!(key.as_str(), "sessionUpdate" | "toolCallId")
+            {
+                continue;
+            }
+            before += self
+                .fields
+                .get(key)
+                .map_or(0, |old| key.len() + 3 + held_bytes(old));
+            after += key.len() + 3 + held_bytes(value);
+        }
+        self.merge(update);
+        after += in_place(&self.fields);
+        (self.held + after).saturating_sub(before)
+    }
+
     /// Whether the call has its result (late frames for it are dropped).
     pub fn is_closed(&self) -> bool {
         self.closed
@@ -460,33 +504,16 @@ impl ToolCalls {
                 call.content_before_finish = field(&update, "content").is_null()
                     && field(&call.fields, "content").is_array();
             }
-            // what the merge replaces and brings, by the keys it touches
-            // (rawInput merges key by key, the terminal output grows)
-            let merged_in_place = ["rawInput", crate::tool_result::TERMINAL_OUTPUT];
-            let in_place = |fields: &Value| {
-                merged_in_place
-                    .iter()
-                    .filter_map(|k| Some(k.len() + 3 + held_bytes(fields.get(*k)?)))
-                    .sum::<usize>()
+            let held = if finished {
+                // the call closes after this frame: what it brings never counts
+                call.merge(update);
+                call.held
+            } else if call.frames == 1 {
+                call.merge(update);
+                held_bytes(&call.fields)
+            } else {
+                call.held_after_merge(update)
             };
-            let (mut before, mut after) = (in_place(&call.fields), 0);
-            for (key, value) in update.as_object().into_iter().flatten() {
-                if value.is_null()
-                    || merged_in_place.contains(&key.as_str())
-                    || matches!(key.as_str(), "sessionUpdate" | "toolCallId")
-                {
-                    continue;
-                }
-                before += call
-                    .fields
-                    .get(key)
-                    .map_or(0, |old| key.len() + 3 + held_bytes(old));
-                after += key.len() + 3 + held_bytes(value);
-            }
-            crate::tool_result::keep_terminal_output(&mut call.fields, &update);
-            tool_name::merge_tool_call_owned(&mut call.fields, update);
-            after += in_place(&call.fields);
-            let held = (call.held + after).saturating_sub(before);
             self.open_held = (self.open_held + held).saturating_sub(call.held);
             call.held = held;
         }
