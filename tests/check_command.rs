@@ -98,15 +98,29 @@ fn check_output_is_the_same_for_any_number_of_workers() {
 
 /// A recording whose run did not end `ok` fails `check` with the outcome
 /// named, golden or not: its frames stop or stray where the run went wrong.
+/// One made from an older scenario file is counted in the summary, with
+/// the command that re-records it.
 #[test]
-fn check_fails_a_recording_whose_run_did_not_end_ok() {
+fn check_judges_a_recording_by_how_its_run_ended_and_which_scenario_made_it() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let rel = "recordings/kimi-code/2.1.0/text-only.jsonl";
     let recorded = std::fs::read_to_string(repo.join(rel)).unwrap();
     let (body, trailer) = recorded.trim_end().rsplit_once('\n').unwrap();
     assert!(trailer.contains(r#""outcome":"ok""#), "{trailer}");
+    let sha = recorded
+        .split(r#""scenario_sha256":""#)
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap();
     let cases = [
         ("the run as recorded", recorded.clone(), Some(0), ""),
+        (
+            // its transcript says so, which its golden did not
+            "a run recorded from an older scenario file is counted stale",
+            recorded.replacen(sha, &"0".repeat(sha.len()), 1),
+            Some(1),
+            "1 recorded from an older scenario file (re-record them: `record --agent <agent>@<version> --all --mode stale`)",
+        ),
         (
             "a run that went off script",
             format!(
