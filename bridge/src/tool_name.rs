@@ -241,22 +241,18 @@ fn spelled_identity(s: &str, servers: &[String]) -> Option<(String, String)> {
         // `S__T`, `S::T`, `S_T`, `S.T`, `S/T`, `S:T`, also after an `mcp`
         // prefix, S as registered or with every character but letters,
         // digits and `_` as `_` (agents sanitise names so: `unity_ops`)
-        let sanitised = sanitised_name(server);
-        let spellings = std::iter::once(server.as_str())
-            .chain((sanitised != *server).then_some(sanitised.as_str()));
-        let bodies = spellings.flat_map(|name| {
-            std::iter::once(s)
-                .chain(
-                    ["mcp__", "mcp.", "mcp_", "mcp/", "mcp:"]
-                        .iter()
-                        .filter_map(|p| s.strip_prefix(p)),
-                )
-                .map(move |body| (name, body))
+        let sanitises = !server.chars().all(is_identifier_char);
+        let bodies = std::iter::once(s).chain(
+            ["mcp__", "mcp.", "mcp_", "mcp/", "mcp:"]
+                .iter()
+                .filter_map(|p| s.strip_prefix(p)),
+        );
+        let rests = bodies.flat_map(|body| {
+            std::iter::once(body.strip_prefix(server.as_str()))
+                .chain(sanitises.then(|| strip_sanitised(body, server)))
+                .flatten()
         });
-        for (name, body) in bodies {
-            let Some(rest) = body.strip_prefix(name) else {
-                continue;
-            };
+        for rest in rests {
             let tool = ["__", "::", "_", ".", "/", ":"]
                 .iter()
                 .find_map(|sep| rest.strip_prefix(sep));
@@ -281,19 +277,18 @@ fn spelled_identity(s: &str, servers: &[String]) -> Option<(String, String)> {
     split_double_underscore(s)
 }
 
-/// `name` with every character but ASCII letters, digits and `_` as `_`:
-/// how agents that allow only identifier characters in tool names spell a
-/// server (`unity-ops` -> `unity_ops`).
-fn sanitised_name(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+fn is_identifier_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// `body` after a prefix that is `name` with every character but ASCII
+/// letters, digits and `_` as `_`: how agents that allow only identifier
+/// characters in tool names spell a server (`unity-ops` -> `unity_ops`).
+/// Compared in place: this runs for every call's identity.
+fn strip_sanitised<'a>(body: &'a str, name: &str) -> Option<&'a str> {
+    name.chars().try_fold(body, |rest, c| {
+        rest.strip_prefix(if is_identifier_char(c) { c } else { '_' })
+    })
 }
 
 /// An MCP call's server, tool and the arguments its decoration carries
