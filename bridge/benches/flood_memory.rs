@@ -4,7 +4,7 @@
 //! while it lasts. Cases: an agent writing one endless line (no newline),
 //! with the default line cap and with a small one (the cap is what bounds
 //! it); an agent writing 64 KiB text chunks as fast as it can, to a panel
-//! that never reads its stdout and to a panel that reads slowly; an agent
+//! that never reads its stdout, reads fast and reads slowly; an agent
 //! opening tool calls with 64 KiB contents that never finish, and one call
 //! streaming 64 KiB terminal output deltas without end. Target: flat, under
 //! 64 MiB plus one line cap.
@@ -279,6 +279,12 @@ fn main() {
             panel: Panel::Never,
         },
         Case {
+            name: "64 KiB chunks, panel reads",
+            flood: Flood::Chunks,
+            cap: None,
+            panel: Panel::Reads,
+        },
+        Case {
             name: "64 KiB chunks, panel reads 1 MiB/s",
             flood: Flood::Chunks,
             cap: None,
@@ -329,8 +335,9 @@ fn main() {
         }
     }
     println!(
-        "\nWith chunks, the streamed message's text is kept for its folded `assistant` line, \
-         so a reading panel's case grows by what the panel has taken. Running tool calls hold \
+        "\nWith chunks, the streamed message's text is kept for its folded `assistant` line \
+         up to 16 MiB, so a reading panel's case grows by what the panel has taken until then. \
+         Running tool calls hold \
          at most 64 MiB in all (the oldest are let go with an error result), and a call keeps \
          256 KiB of its terminal's output. Load average after: {}.",
         load()

@@ -11,6 +11,15 @@ use serde_json::{Value, json};
 
 use crate::stream_json::{self, Usage};
 
+/// How much of a streamed message's text (all its blocks) the bridge keeps
+/// for the folded `assistant` line: every chunk still streams as a delta,
+/// but an endless message must not grow the bridge without bound.
+pub const MAX_FOLDED_TEXT: usize = 16 << 20;
+
+/// Ends the last block of a folded message cut at [`MAX_FOLDED_TEXT`].
+pub const FOLDED_TEXT_CUT: &str =
+    "\n[message truncated by the bridge: it streamed more than 16 MiB]";
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum BlockKind {
     Text,
@@ -32,6 +41,10 @@ struct OpenMessage {
     acp_id: Option<String>,
     blocks: Vec<(BlockKind, String)>,
     block_open: bool,
+    /// Bytes of text kept in `blocks`, at most [`MAX_FOLDED_TEXT`].
+    kept: usize,
+    /// Text was left out of `blocks` past [`MAX_FOLDED_TEXT`].
+    cut: bool,
 }
 
 impl StreamingMessage {
@@ -70,6 +83,8 @@ impl StreamingMessage {
                     acp_id: acp_id.map(str::to_string),
                     blocks: Vec::new(),
                     block_open: false,
+                    kept: 0,
+                    cut: false,
                 })
             }
         };
@@ -91,7 +106,14 @@ impl StreamingMessage {
             })));
         }
         let index = msg.blocks.len() - 1;
-        msg.blocks[index].1.push_str(text);
+        let room = MAX_FOLDED_TEXT - msg.kept;
+        let mut end = text.len().min(room);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        msg.blocks[index].1.push_str(&text[..end]);
+        msg.kept += end;
+        msg.cut |= end < text.len();
         (lines, index)
     }
 
@@ -113,9 +135,14 @@ impl StreamingMessage {
             "usage": {"output_tokens": 0}
         })));
         lines.push(stream_json::stream_event(json!({"type": "message_stop"})));
+        let mut blocks = msg.blocks;
+        if msg.cut
+            && let Some((_, last)) = blocks.last_mut()
+        {
+            last.push_str(FOLDED_TEXT_CUT);
+        }
         let mut text = String::new();
-        let content: Vec<Value> = msg
-            .blocks
+        let content: Vec<Value> = blocks
             .into_iter()
             .map(|(kind, body)| match kind {
                 BlockKind::Text => {
@@ -269,5 +296,44 @@ impl Turn {
             permission_denials: self.permission_denials,
             errors,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The text of the folded `assistant` line of `chunks` streamed as one message.
+    fn folded(chunks: &[(BlockKind, &str)]) -> Vec<Value> {
+        let mut m = StreamingMessage::default();
+        for (kind, text) in chunks {
+            m.chunk(*kind, text, None, "m", || "msg_1".to_string());
+        }
+        let (lines, _) = m.fold("m", "end_turn");
+        lines.last().unwrap()["message"]["content"]
+            .as_array()
+            .unwrap()
+            .clone()
+    }
+
+    #[test]
+    fn a_folded_message_keeps_at_most_its_cap_of_text_and_says_it_was_cut() {
+        let small = folded(&[
+            (BlockKind::Thinking, "t"),
+            (BlockKind::Text, "a"),
+            (BlockKind::Text, "b"),
+        ]);
+        assert_eq!(small[1]["text"], "ab");
+        // 1 MiB chunks of two-byte characters, one byte off the cap's boundary
+        let chunk = format!("x{}", "é".repeat((1 << 19) - 1));
+        let mut chunks = vec![(BlockKind::Thinking, "think")];
+        chunks.extend(std::iter::repeat_n((BlockKind::Text, chunk.as_str()), 17));
+        let big = folded(&chunks);
+        let text = big[1]["text"].as_str().unwrap();
+        assert!(text.ends_with(FOLDED_TEXT_CUT));
+        let kept = text.len() - FOLDED_TEXT_CUT.len();
+        assert!(kept <= MAX_FOLDED_TEXT - "think".len(), "{kept}");
+        assert!(kept >= MAX_FOLDED_TEXT - "think".len() - 1, "{kept}");
+        assert_eq!(big[0]["thinking"], "think");
     }
 }
