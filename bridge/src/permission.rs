@@ -9,6 +9,12 @@ use serde_json::Value;
 
 use crate::client::PermissionIntent;
 
+/// How many permission requests may wait for the panel at once: a panel
+/// shows one dialog at a time, and each keeps the call's input, so an agent
+/// that asks without end must not grow the bridge. Past it a request is
+/// answered `cancelled` with a diagnostic.
+pub const MAX_PENDING: usize = 64;
+
 /// A permission request the panel has not answered yet.
 #[derive(Debug)]
 pub(crate) struct PendingPermission {

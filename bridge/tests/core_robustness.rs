@@ -264,6 +264,43 @@ fn running_calls_past_the_memory_budget_are_let_go_oldest_first() {
     }
 }
 
+/// An agent that asks permission without end while the panel answers none:
+/// 64 requests wait for the panel, every later one is answered cancelled at
+/// once (its id echoed), and the turn still ends with one result.
+#[test]
+fn permission_requests_past_the_pending_cap_are_answered_cancelled() {
+    let what = "70 permission requests";
+    let mut tally = Tally::default();
+    let mut b = running_turn(what, &mut tally);
+    let (mut asked, mut cancelled) = (0, Vec::new());
+    for i in 100..170 {
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":{i},"method":"session/request_permission","params":{{"sessionId":"S1","toolCall":{{"toolCallId":"c{i}","title":"Read a.txt","kind":"read","rawInput":{{"path":"a.txt"}}}},"options":[{{"optionId":"y","kind":"allow_once","name":"Yes"}},{{"optionId":"n","kind":"reject_once","name":"No"}}]}}}}"#
+        );
+        let o = b.on_agent_line(&line, Duration::from_millis(10));
+        check(&o, what, &mut tally);
+        asked += o
+            .to_panel
+            .iter()
+            .filter(|l| l.contains(r#""subtype":"can_use_tool""#))
+            .count();
+        for l in &o.to_agent {
+            let v: Value = serde_json::from_str(l).unwrap();
+            if v["result"]["outcome"]["outcome"] == "cancelled" {
+                cancelled.push(v["id"].as_u64().unwrap());
+            }
+        }
+    }
+    assert_eq!(asked, 64, "{what}");
+    assert_eq!(cancelled, (164..170).collect::<Vec<_>>(), "{what}");
+    let o = b.on_agent_line(
+        r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}"#,
+        Duration::from_millis(100),
+    );
+    check(&o, what, &mut tally);
+    assert_eq!(tally.results, 1, "{what}");
+}
+
 #[test]
 fn damaged_lines_never_panic_and_every_turn_gets_one_result() {
     let corpus = corpus();

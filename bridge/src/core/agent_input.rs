@@ -142,6 +142,13 @@ impl Bridge {
             }
             return;
         }
+        if self.permissions.len() >= crate::permission::MAX_PENDING {
+            self.diag(format!(
+                "permission request for {name} answered cancelled: {} are waiting for the panel already",
+                crate::permission::MAX_PENDING
+            ));
+            return self.send(client::rpc_result(rpc_id, client::permission_cancelled()));
+        }
         self.next_perm += 1;
         let request_id = format!("acp-perm-{}", self.next_perm);
         let suggestions = client::has_allow_always_option(&options)
