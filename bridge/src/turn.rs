@@ -41,8 +41,6 @@ struct OpenMessage {
     acp_id: Option<String>,
     blocks: Vec<(BlockKind, String)>,
     block_open: bool,
-    /// Bytes of text kept in `blocks`, at most [`MAX_FOLDED_TEXT`].
-    kept: usize,
     /// Text was left out of `blocks` past [`MAX_FOLDED_TEXT`].
     cut: bool,
 }
@@ -83,7 +81,6 @@ impl StreamingMessage {
                     acp_id: acp_id.map(str::to_string),
                     blocks: Vec::new(),
                     block_open: false,
-                    kept: 0,
                     cut: false,
                 })
             }
@@ -106,13 +103,9 @@ impl StreamingMessage {
             })));
         }
         let index = msg.blocks.len() - 1;
-        let room = MAX_FOLDED_TEXT - msg.kept;
-        let mut end = text.len().min(room);
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
+        let kept: usize = msg.blocks.iter().map(|(_, body)| body.len()).sum();
+        let end = text.floor_char_boundary(MAX_FOLDED_TEXT - kept);
         msg.blocks[index].1.push_str(&text[..end]);
-        msg.kept += end;
         msg.cut |= end < text.len();
         (lines, index)
     }

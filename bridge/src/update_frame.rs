@@ -31,11 +31,7 @@ fn names_the_method(line: &str) -> bool {
 /// Whether `needle` occurs in the first `window` bytes of `line` (cut at a
 /// character boundary): the cheap test before a typed read is tried.
 pub(crate) fn named_near_start(line: &str, window: usize, needle: &str) -> bool {
-    let mut end = line.len().min(window);
-    while !line.is_char_boundary(end) {
-        end -= 1;
-    }
-    line[..end].contains(needle)
+    line[..line.floor_char_boundary(window)].contains(needle)
 }
 
 /// The update of a `session/update` notification, or `None` when the line

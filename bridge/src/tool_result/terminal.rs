@@ -35,14 +35,9 @@ pub fn keep_terminal_output(fields: &mut Value, frame: &Value) {
         return;
     }
     let room = MAX_TERMINAL_OUTPUT - kept.len();
-    if data.len() <= room {
-        kept.push_str(data);
-    } else {
-        let mut end = room;
-        while !data.is_char_boundary(end) {
-            end -= 1;
-        }
-        kept.push_str(&data[..end]);
+    let end = data.floor_char_boundary(room);
+    kept.push_str(&data[..end]);
+    if end < data.len() {
         kept.push_str(TERMINAL_OUTPUT_CUT);
     }
 }
