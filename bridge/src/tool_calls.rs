@@ -508,9 +508,6 @@ impl ToolCalls {
                 // the call closes after this frame: what it brings never counts
                 call.merge(update);
                 call.held
-            } else if call.frames == 1 {
-                call.merge(update);
-                held_bytes(&call.fields)
             } else {
                 call.held_after_merge(update)
             };
