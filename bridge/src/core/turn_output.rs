@@ -128,9 +128,11 @@ impl Bridge {
                 "tool call {id} let go: the calls still running held more than {} bytes",
                 crate::MAX_OPEN_CALL_BYTES
             ));
-            self.fold_message("tool_use");
+            // a held call goes out first; text streamed since an announced
+            // one ends its message, as before any result
+            let held = self.tool_calls.get(&id).is_some_and(|c| !c.announced);
+            self.fold_message(if held { "tool_use" } else { "end_turn" });
             self.announce(&id);
-            self.fold_message("end_turn");
             self.close_call(&id, json!(crate::LET_GO_TEXT), true);
         }
     }
