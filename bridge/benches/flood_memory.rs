@@ -73,10 +73,8 @@ fn agent() {
         let text = "y".repeat(CHUNK);
         match flood {
             Flood::Endless => {
-                let head = update(
-                    r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"@"#,
-                );
-                let head = &head[..head.find('@').expect("marker")];
+                // the line's opening only: its text never ends
+                let head = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":""#;
                 if out.write_all(head.as_bytes()).is_ok() {
                     while out.write_all(text.as_bytes()).is_ok() {}
                 }

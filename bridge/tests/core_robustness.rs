@@ -121,6 +121,15 @@ struct Tally {
     tool_uses: std::collections::BTreeMap<String, usize>,
 }
 
+impl Tally {
+    /// **Every announced call gets exactly one `tool_result`.**
+    fn assert_one_result_per_tool_use(&self, what: &str) {
+        for (id, n) in &self.tool_uses {
+            assert_eq!(*n, 1, "{what}: tool_use {id} got {n} tool_results");
+        }
+    }
+}
+
 fn check(out: &Output, what: &str, tally: &mut Tally) {
     for l in &out.to_panel {
         let v: Value = serde_json::from_str(l)
@@ -219,9 +228,7 @@ fn run_one(from_panel: bool, line: &str) {
         results == 1 || (!turn_running && results <= 1),
         "{what}: {results} results for one turn"
     );
-    for (id, n) in &tally.tool_uses {
-        assert_eq!(*n, 1, "{what}: tool_use {id} got {n} tool_results");
-    }
+    tally.assert_one_result_per_tool_use(&what);
 }
 
 /// An agent that opens calls with large contents and never finishes them:
@@ -259,9 +266,7 @@ fn running_calls_past_the_memory_budget_are_let_go_oldest_first() {
     check(&o, what, &mut tally);
     assert_eq!(tally.results, 1, "{what}");
     assert_eq!(tally.tool_uses.len(), 10, "{what}");
-    for (id, n) in &tally.tool_uses {
-        assert_eq!(*n, 1, "{what}: tool_use {id} got {n} tool_results");
-    }
+    tally.assert_one_result_per_tool_use(what);
 }
 
 /// An agent that asks permission without end while the panel answers none:
@@ -436,9 +441,7 @@ fn run_sequence(name: &str, inputs: &[Input], damaged: usize, line: &str) {
         "{what}: {} results for {prompts} prompts",
         tally.results
     );
-    for (id, n) in &tally.tool_uses {
-        assert_eq!(*n, 1, "{what}: tool_use {id} got {n} tool_results");
-    }
+    tally.assert_one_result_per_tool_use(&what);
 }
 
 #[test]
