@@ -26,10 +26,10 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use acp_harness::acp_client::{AgentProcess, Incoming};
-use acp_harness::profile::Stop;
-use acp_harness::record::timeline::Timeline;
-use acp_harness::recording::{self, Header, Leg, Outcome, Scrubber};
+use acp_harness::capture::acp_client::{AgentProcess, Incoming};
+use acp_harness::capture::record::timeline::Timeline;
+use acp_harness::corpus::profile::Stop;
+use acp_harness::corpus::recording::{self, Header, Leg, Outcome, Scrubber};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};

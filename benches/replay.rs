@@ -23,8 +23,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use acp_harness::judge::golden::{self, RecordingId};
-use acp_harness::judge::{Case, Corpus};
+use acp_harness::judging::judge::golden::{self, RecordingId};
+use acp_harness::judging::judge::{Case, Corpus};
 use criterion::Criterion;
 
 #[allow(dead_code)] // each bench uses a part of it
@@ -173,8 +173,8 @@ fn phases(corpus: &Corpus, paths: &[PathBuf]) -> [(&'static str, Duration); 6] {
     let contract = corpus.contract().ok().flatten();
     for path in paths {
         let mut at = Instant::now();
-        let acp = acp_harness::recording::Leg::Acp;
-        let Ok(recording) = acp_harness::recording::read(path) else {
+        let acp = acp_harness::corpus::recording::Leg::Acp;
+        let Ok(recording) = acp_harness::corpus::recording::read(path) else {
             continue;
         };
         lap(0, &mut at);
@@ -184,9 +184,9 @@ fn phases(corpus: &Corpus, paths: &[PathBuf]) -> [(&'static str, Duration); 6] {
         if !recording.leg(acp).any(|e| e.proc == 1) {
             continue;
         }
-        let mut replay = acp_harness::replay::replayer::replay(&recording, &scenario);
+        let mut replay = acp_harness::judging::replay::replayer::replay(&recording, &scenario);
         lap(1, &mut at);
-        std::hint::black_box(acp_harness::expect::evaluate(
+        std::hint::black_box(acp_harness::judging::expect::evaluate(
             &scenario.expect,
             &replay.panel_values,
         ));
@@ -196,7 +196,7 @@ fn phases(corpus: &Corpus, paths: &[PathBuf]) -> [(&'static str, Duration); 6] {
         }
         lap(4, &mut at);
         // last, as in the judge: the render takes the parsed lines
-        let transcript = acp_harness::judge::render(path, &recording, &mut replay);
+        let transcript = acp_harness::judging::judge::render(path, &recording, &mut replay);
         lap(2, &mut at);
         let id = corpus.id_of(path, Some(&recording));
         let golden = golden::read(&id.snapshot_path(&corpus.snapshots))
@@ -222,7 +222,7 @@ fn phases(corpus: &Corpus, paths: &[PathBuf]) -> [(&'static str, Duration); 6] {
 /// building a `Value`); and one `Value` parse + serialise of every agent
 /// frame, the work the translate bench holds the bridge against.
 fn floors(paths: &[PathBuf]) -> [(&'static str, Duration); 4] {
-    use acp_harness::recording::{Dir, Leg};
+    use acp_harness::corpus::recording::{Dir, Leg};
     let mut t = [Duration::ZERO; 4];
     for path in paths {
         let start = Instant::now();
@@ -242,7 +242,7 @@ fn floors(paths: &[PathBuf]) -> [(&'static str, Duration); 4] {
         }
         t[2] += read + start.elapsed();
         drop(bytes);
-        let Ok(recording) = acp_harness::recording::read(path) else {
+        let Ok(recording) = acp_harness::corpus::recording::read(path) else {
             continue;
         };
         let start = Instant::now();

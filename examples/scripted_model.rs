@@ -8,7 +8,9 @@
 
 use std::time::Duration;
 
-use acp_harness::model_server::{Flavour, ModelExchange, ModelScript, ModelServer, ToolNaming};
+use acp_harness::capture::model_server::{
+    Flavour, ModelExchange, ModelScript, ModelServer, ToolNaming,
+};
 use anyhow::Context as _;
 use stub_mcp::Exchange;
 use tokio::io::AsyncReadExt as _;
@@ -39,7 +41,7 @@ async fn main() -> anyhow::Result<()> {
             _ => anyhow::bail!("naming `{n}`: expected namespace:<ns> or flat:<template>"),
         },
     };
-    let scenario = acp_harness::scenario::load(&path)?;
+    let scenario = acp_harness::corpus::scenario::load(&path)?;
     let mut running =
         ModelServer::start(flavour, ModelScript::from_scenario(&scenario), naming).await?;
     println!("{}", running.url());

@@ -12,7 +12,7 @@ use clap::{Parser, Subcommand};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[derive(Parser)]
-#[command(name = "acp-harness", version, about, after_help = acp_harness::commands::exit::EXIT_CODES)]
+#[command(name = "acp-harness", version, about, after_help = acp_harness::cli::exit::EXIT_CODES)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -21,55 +21,55 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Install an agent CLI from npm into the per-user cache (e.g. codex-acp@2.6.0).
-    Install(acp_harness::commands::install::InstallArgs),
+    Install(acp_harness::cli::install::InstallArgs),
     /// Run a scenario against a real agent and write a recording.
-    Record(acp_harness::record::RecordArgs),
+    Record(acp_harness::capture::record::RecordArgs),
     /// Replay a recording (or a directory of them) through the bridge; print the transcript and the golden diff.
-    Replay(acp_harness::commands::replay::ReplayArgs),
+    Replay(acp_harness::cli::replay::ReplayArgs),
     /// Replay the whole corpus and print a table of agent x version x scenario.
-    Check(acp_harness::commands::check::CheckArgs),
+    Check(acp_harness::cli::check::CheckArgs),
     /// Check every ACP frame of the corpus against the official ACP schema, per agent version and side.
-    Conformance(acp_harness::commands::conformance::ConformanceArgs),
+    Conformance(acp_harness::cli::conformance::ConformanceArgs),
     /// Serve a recording as an ACP agent on stdio.
-    FakeAgent(acp_harness::commands::replay::FakeAgentArgs),
+    FakeAgent(acp_harness::cli::replay::FakeAgentArgs),
     /// Compare what an agent sent in two recordings (or versions) structurally, next to the bridge output diff.
-    Drift(acp_harness::commands::drift::DriftArgs),
+    Drift(acp_harness::cli::drift::DriftArgs),
     /// Find the first agent version that breaks a scenario in the bridge.
-    Bisect(acp_harness::commands::bisect::BisectArgs),
+    Bisect(acp_harness::cli::bisect::BisectArgs),
     /// Per agent: the newest recorded version and the newer versions published (npm, PyPI).
-    Outdated(acp_harness::commands::outdated::OutdatedArgs),
+    Outdated(acp_harness::cli::outdated::OutdatedArgs),
     /// The official ACP agent registry: its agents beside the profiles here, starter profiles.
-    Registry(acp_harness::commands::registry::RegistryArgs),
+    Registry(acp_harness::cli::registry::RegistryArgs),
     /// Record the versions not yet recorded, judge them against the previous version, write drift reports.
-    Update(acp_harness::commands::update::UpdateArgs),
+    Update(acp_harness::cli::update::UpdateArgs),
     /// Judge the corpus and write the HTML report (one self-contained page).
-    Report(acp_harness::commands::report::ReportArgs),
+    Report(acp_harness::cli::report::ReportArgs),
     /// The stream-json contract from Claude Code's reference recordings: derive it, compare against it.
-    Contract(acp_harness::commands::contract::ContractArgs),
+    Contract(acp_harness::cli::contract::ContractArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Install(args) => acp_harness::commands::install::run(args),
-        Command::Record(args) => acp_harness::record::run(args),
-        Command::Replay(args) => acp_harness::commands::replay::run(args),
-        Command::Check(args) => acp_harness::commands::check::run(args),
-        Command::Conformance(args) => acp_harness::commands::conformance::run(args),
-        Command::FakeAgent(args) => acp_harness::commands::replay::fake_agent(args),
-        Command::Drift(args) => acp_harness::commands::drift::run(args),
-        Command::Bisect(args) => acp_harness::commands::bisect::run(args),
-        Command::Contract(args) => acp_harness::commands::contract::run(args),
-        Command::Outdated(args) => acp_harness::commands::outdated::run(args),
-        Command::Registry(args) => acp_harness::commands::registry::run(args),
-        Command::Update(args) => acp_harness::commands::update::run(args),
-        Command::Report(args) => acp_harness::commands::report::run(args),
+        Command::Install(args) => acp_harness::cli::install::run(args),
+        Command::Record(args) => acp_harness::capture::record::run(args),
+        Command::Replay(args) => acp_harness::cli::replay::run(args),
+        Command::Check(args) => acp_harness::cli::check::run(args),
+        Command::Conformance(args) => acp_harness::cli::conformance::run(args),
+        Command::FakeAgent(args) => acp_harness::cli::replay::fake_agent(args),
+        Command::Drift(args) => acp_harness::cli::drift::run(args),
+        Command::Bisect(args) => acp_harness::cli::bisect::run(args),
+        Command::Contract(args) => acp_harness::cli::contract::run(args),
+        Command::Outdated(args) => acp_harness::cli::outdated::run(args),
+        Command::Registry(args) => acp_harness::cli::registry::run(args),
+        Command::Update(args) => acp_harness::cli::update::run(args),
+        Command::Report(args) => acp_harness::cli::report::run(args),
     };
     match result {
         Ok(code) => code,
         Err(err) => {
             eprintln!("acp-harness: {err:#}");
-            acp_harness::commands::exit::of_error(&err).into()
+            acp_harness::cli::exit::of_error(&err).into()
         }
     }
 }

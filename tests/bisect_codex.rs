@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use acp_harness::bisect::{self, CompatSwitch, Found, Judge, Search};
+use acp_harness::packages::bisect::{self, CompatSwitch, Found, Judge, Search};
 use semver::Version;
 use serde_json::Value;
 
@@ -31,7 +31,7 @@ fn search_recorded(
         .filter(|v| *v >= from && to.as_ref().is_none_or(|to| v <= to))
         .collect();
     let judge = Judge {
-        corpus: acp_harness::judge::Corpus::at(&root()),
+        corpus: acp_harness::judging::judge::Corpus::at(&root()),
         agent: "codex-acp".into(),
         scenario: scenario.into(),
         compat,
@@ -78,12 +78,12 @@ fn bisect_offline(
 /// The agent frames of one committed recording, parsed.
 fn agent_frames(version: &Version, scenario: &str) -> Vec<Value> {
     let path = root().join(format!("recordings/codex-acp/{version}/{scenario}.jsonl"));
-    let rec = acp_harness::recording::read(&path).unwrap();
+    let rec = acp_harness::corpus::recording::read(&path).unwrap();
     rec.events
         .iter()
         .filter(|e| {
-            e.leg == acp_harness::recording::Leg::Acp
-                && e.dir == acp_harness::recording::Dir::FromAgent
+            e.leg == acp_harness::corpus::recording::Leg::Acp
+                && e.dir == acp_harness::corpus::recording::Dir::FromAgent
         })
         .filter_map(|e| serde_json::from_str(&e.raw).ok())
         .collect()
@@ -216,7 +216,7 @@ fn a_recording_whose_known_limitation_holds_is_good_for_git_bisect_as_for_check(
     // expectations fail, which `check` passes, so bisect must not blame the bridge.
     for scenario in ["screenshot", "unity-call-allowed", "permission-denied"] {
         let path = root().join(format!("recordings/gemini-cli/0.1.21/{scenario}.jsonl"));
-        let case = acp_harness::judge::Corpus::at(&root()).judge(&path);
+        let case = acp_harness::judging::judge::Corpus::at(&root()).judge(&path);
         assert!(
             case.limitation.is_some(),
             "{scenario}: no known limitation covers it"

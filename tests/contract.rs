@@ -6,11 +6,11 @@
 use sha2::Digest;
 use std::path::Path;
 
-use acp_harness::contract::{self, Contract};
-use acp_harness::judge::{self, Corpus};
-use acp_harness::recording;
-use acp_harness::replay::replayer::panel_value;
-use acp_harness::scenario;
+use acp_harness::corpus::recording;
+use acp_harness::corpus::scenario;
+use acp_harness::judging::contract::{self, Contract};
+use acp_harness::judging::judge::{self, Corpus};
+use acp_harness::judging::replay::replayer::panel_value;
 use serde_json::Value;
 
 fn root() -> &'static Path {
@@ -279,7 +279,7 @@ const KNOWN_UNJUSTIFIED: &[(&str, &str)] = &[];
 #[test]
 fn the_bridge_differs_from_claude_code_only_where_justified_or_listed_in_the_readme() {
     let rows = contract::compare::newest_versions(
-        acp_harness::commands::contract::rows(&Corpus::at(root())).unwrap(),
+        acp_harness::cli::contract::rows(&Corpus::at(root())).unwrap(),
     );
     assert!(
         rows.iter().any(|r| r.scenario == "unity-call-allowed"),
@@ -307,7 +307,7 @@ fn the_bridge_differs_from_claude_code_only_where_justified_or_listed_in_the_rea
 
 #[test]
 fn the_round_trip_through_the_claude_code_adapter_differs_from_claude_only_where_justified() {
-    let outcome = acp_harness::commands::contract::roundtrip_outcome(&Corpus::at(root())).unwrap();
+    let outcome = acp_harness::cli::contract::roundtrip_outcome(&Corpus::at(root())).unwrap();
     assert!(
         outcome.rows.len() >= 14 * 3,
         "expected 14 scenarios of at least 3 adapter versions, got {} recordings",
@@ -354,15 +354,14 @@ fn a_round_trip_justification_that_covers_no_difference_or_names_a_missing_frame
     let stale = "\n[[difference]]\nagent = \"claude-agent-acp\"\nscenario = \"text-only\"\nkey = \"sequence\"\nside = \"adapter\"\nwhy = \"never differs\"\nevidence = [\"claude-agent-acp/0.23.1/text-only.jsonl#1\"]\n";
     let path = dir.path().join(contract::roundtrip::JUSTIFIED_PATH);
     std::fs::write(&path, format!("{justified}{stale}")).unwrap();
-    let outcome =
-        acp_harness::commands::contract::roundtrip_outcome(&Corpus::at(dir.path())).unwrap();
+    let outcome = acp_harness::cli::contract::roundtrip_outcome(&Corpus::at(dir.path())).unwrap();
     assert!(!outcome.holds());
     assert_eq!(outcome.unjustified(), 0);
     assert_eq!(outcome.stale.len(), 1);
     assert_eq!(outcome.stale[0].scenario, "text-only");
     let missing = stale.replace("text-only.jsonl#1", "text-only.jsonl#100000");
     std::fs::write(&path, format!("{justified}{missing}")).unwrap();
-    let err = acp_harness::commands::contract::roundtrip_outcome(&Corpus::at(dir.path()))
+    let err = acp_harness::cli::contract::roundtrip_outcome(&Corpus::at(dir.path()))
         .unwrap_err()
         .to_string();
     assert!(err.contains("has no event with seq 100000"), "{err}");

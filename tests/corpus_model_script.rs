@@ -11,10 +11,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use acp_harness::model_server::{Flavour, ModelScript, Placement, SideRequests, place};
-use acp_harness::profile::Profile;
-use acp_harness::recording::{self, Dir, Leg};
-use acp_harness::scenario::{self, Scenario};
+use acp_harness::capture::model_server::{Flavour, ModelScript, Placement, SideRequests, place};
+use acp_harness::corpus::profile::Profile;
+use acp_harness::corpus::recording::{self, Dir, Leg};
+use acp_harness::corpus::scenario::{self, Scenario};
 use axum::http::Method;
 
 fn recordings(root: &Path) -> Vec<PathBuf> {
@@ -70,7 +70,7 @@ fn every_recorded_model_request_is_a_scripted_turn_or_a_declared_side_request() 
             .or_insert_with(|| {
                 let p = match Profile::find(root, &h.agent) {
                     Ok(p) => p,
-                    Err(acp_harness::profile::ProfileError::Unknown { .. }) => return None,
+                    Err(acp_harness::corpus::profile::ProfileError::Unknown { .. }) => return None,
                     Err(e) => panic!("{e}"),
                 };
                 let flavour: Flavour =

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use acp_harness::recording::{self, Outcome};
+use acp_harness::corpus::recording::{self, Outcome};
 
 /// Any wait of this test (a run's exit, its processes gone) is bounded by this.
 const LIMIT: Duration = Duration::from_secs(30);
@@ -221,7 +221,7 @@ fn assert_recording_safe(path: &Path, previous: Option<&[u8]>, ended: &Ended, wh
         );
     }
     let dir = path.parent().unwrap();
-    let listed = acp_harness::judge::list_recordings(dir).unwrap_or_default();
+    let listed = acp_harness::judging::judge::list_recordings(dir).unwrap_or_default();
     let expect: Vec<PathBuf> = now.iter().map(|_| path.to_path_buf()).collect();
     assert_eq!(listed, expect, "{what}: nothing else in the corpus");
     let kept = recording::interrupted_path(path);
@@ -372,8 +372,8 @@ fn update_killed_at_any_point_commits_only_whole_recordings_and_resumes() {
                     ended.stderr
                 );
             }
-            let listed =
-                acp_harness::judge::list_recordings(&root.join("recordings")).unwrap_or_default();
+            let listed = acp_harness::judging::judge::list_recordings(&root.join("recordings"))
+                .unwrap_or_default();
             let expect: Vec<PathBuf> = target
                 .exists()
                 .then(|| target.clone())

@@ -9,8 +9,8 @@ mod support;
 
 use std::path::Path;
 
-use acp_harness::model_server::{Flavour, ModelScript, ModelServer, Running, ToolNaming};
-use acp_harness::scenario;
+use acp_harness::capture::model_server::{Flavour, ModelScript, ModelServer, Running, ToolNaming};
+use acp_harness::corpus::scenario;
 use serde_json::{Value, json};
 
 /// This file's script: the shared ping-then-error scenario failing with 429.
@@ -333,8 +333,9 @@ async fn gemini_api_keys_in_the_query_are_redacted() {
     .await;
     server.shutdown().await;
     let first = events.try_recv().unwrap();
-    let acp_harness::model_server::ModelExchange::Http(stub_mcp::Exchange::Request {
-        path, ..
+    let acp_harness::capture::model_server::ModelExchange::Http(stub_mcp::Exchange::Request {
+        path,
+        ..
     }) = first
     else {
         panic!("{first:?}")
@@ -352,9 +353,9 @@ async fn gemini_api_keys_in_the_query_are_redacted() {
 /// declare such requests).
 #[tokio::test]
 async fn gemini_router_checks_are_answered_from_the_profiles_side_request() {
-    use acp_harness::model_server::{AgentTools, ModelExchange, SideRequests};
+    use acp_harness::capture::model_server::{AgentTools, ModelExchange, SideRequests};
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles/gemini-cli.toml");
-    let profile = acp_harness::profile::Profile::load(&dir).unwrap();
+    let profile = acp_harness::corpus::profile::Profile::load(&dir).unwrap();
     let side: SideRequests = profile.model.side_requests.clone().try_into().unwrap();
     let s = scenario::parse(Path::new("t.toml"), scenario_text().as_bytes()).unwrap();
     let mut router = gemini_request("Ping the Unity editor.", false);
@@ -392,7 +393,7 @@ async fn gemini_router_checks_are_answered_from_the_profiles_side_request() {
 /// for direct calls (`mcp_calls = "direct"`) gets the qualified name.
 #[tokio::test]
 async fn a_unity_call_goes_through_the_profiles_meta_tool_unless_the_scenario_calls_directly() {
-    use acp_harness::model_server::AgentTools;
+    use acp_harness::capture::model_server::AgentTools;
     let tools: AgentTools = toml::from_str::<toml::Value>(
         "[mcp_call]\nname = \"use_tool\"\narguments = { tool_name = \"unity-ops__{tool}\", tool_input = \"{arguments}\" }\n",
     )
@@ -452,10 +453,11 @@ fn every_shipped_profile_names_a_flavour_and_tool_naming_the_model_server_speaks
         if path.extension().and_then(|e| e.to_str()) != Some("toml") {
             continue;
         }
-        let p = acp_harness::profile::Profile::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let p =
+            acp_harness::corpus::profile::Profile::load(&path).unwrap_or_else(|e| panic!("{e}"));
         let _: Flavour = serde_json::from_value(Value::String(p.model.flavour.clone()))
             .unwrap_or_else(|e| panic!("{}: flavour: {e}", path.display()));
-        let _: acp_harness::model_server::SideRequests = p
+        let _: acp_harness::capture::model_server::SideRequests = p
             .model
             .side_requests
             .clone()
@@ -651,7 +653,7 @@ enum Want {
 /// declares it.
 #[tokio::test]
 async fn every_flavour_finds_the_prompt_wherever_the_request_carries_it() {
-    use acp_harness::model_server::{AgentTools, ModelExchange, SideRequests};
+    use acp_harness::capture::model_server::{AgentTools, ModelExchange, SideRequests};
     const P1: &str = "Ping the Unity editor.";
     let cases: Vec<(&str, Vec<M>, Want)> = vec![
         (

@@ -5,10 +5,10 @@ mod support;
 
 use std::path::Path;
 
-use acp_harness::model_server::{
+use acp_harness::capture::model_server::{
     Flavour, ModelExchange, ModelScript, ModelServer, Running, ToolNaming, UNSCRIPTED_TEXT,
 };
-use acp_harness::scenario;
+use acp_harness::corpus::scenario;
 use serde_json::{Value, json};
 use stub_mcp::Exchange;
 

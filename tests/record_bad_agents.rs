@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use acp_harness::recording::{self, Leg, Outcome};
+use acp_harness::corpus::recording::{self, Leg, Outcome};
 
 /// The whole `record` run of one double may take at most this long.
 const RUN_LIMIT: Duration = Duration::from_secs(60);
@@ -223,7 +223,7 @@ fn check(case: &Case, code: Option<i32>, path: &Path) -> Vec<String> {
         }
     };
     // Where a loopback-only namespace can be made, every run uses one and says so.
-    let expected_isolation = if acp_harness::isolation::available() {
+    let expected_isolation = if acp_harness::capture::isolation::available() {
         "netns-loopback"
     } else {
         "none"

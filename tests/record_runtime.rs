@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use acp_harness::recording::{self, Outcome};
+use acp_harness::corpus::recording::{self, Outcome};
 
 const RUN_LIMIT: Duration = Duration::from_secs(120);
 
@@ -148,7 +148,7 @@ esac; done"#
         "the trailer names the daemon: {:?}",
         trailer.notes
     );
-    if rec.header.isolation == acp_harness::isolation::NETNS_LOOPBACK {
+    if rec.header.isolation == acp_harness::capture::isolation::NETNS_LOOPBACK {
         let netns = std::fs::read_to_string(format!("{marker_s}.netns")).unwrap();
         let netns = netns.trim();
         assert!(netns.starts_with("net:["), "{netns}");

@@ -15,9 +15,9 @@ mod record_run;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use acp_harness::recording;
-use acp_harness::replay::replayer::replay;
-use acp_harness::scenario;
+use acp_harness::corpus::recording;
+use acp_harness::corpus::scenario;
+use acp_harness::judging::replay::replayer::replay;
 
 /// A whole `record` run may take at most this long (a stalled permission
 /// step would wait the recorder's 90 s step timeout).

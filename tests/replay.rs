@@ -13,8 +13,8 @@
 
 use std::path::{Path, PathBuf};
 
-use acp_harness::judge::golden::{self, Comparison};
-use acp_harness::judge::{Case, Corpus, Status};
+use acp_harness::judging::judge::golden::{self, Comparison};
+use acp_harness::judging::judge::{Case, Corpus, Status};
 use libtest_mimic::{Arguments, Failed, Trial};
 
 fn root() -> &'static Path {
@@ -413,7 +413,7 @@ fn judge_with_limitation(version: &str, failing: &[&str]) -> Result<Case, Failed
     )?;
     let listed: Vec<String> = failing.iter().map(|f| format!("'{f}'")).collect();
     std::fs::write(
-        agent_dir.join(acp_harness::judge::known_limitations::FILE_NAME),
+        agent_dir.join(acp_harness::judging::judge::known_limitations::FILE_NAME),
         format!(
             "[[limitation]]\nversions = \"={version}\"\nscenario = \"unity-call-allowed\"\nfailing = [{}]\nreason = \"test\"\n",
             listed.join(", ")
@@ -438,7 +438,7 @@ fn known_limitation_holds() -> Result<(), Failed> {
             && !statuses.contains(&Status::ExpectationFailed),
         || format!("want known limitation, got {statuses:?}\n{}", case.report()),
     )?;
-    let table = acp_harness::verdicts::table(std::slice::from_ref(&case));
+    let table = acp_harness::judging::report::table(std::slice::from_ref(&case));
     ensure(table.contains("known limitation"), || {
         format!("the check table must say so:\n{table}")
     })

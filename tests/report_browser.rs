@@ -118,7 +118,7 @@ fn the_report_loads_in_chromium_without_console_errors_and_shows_one_cell_per_re
     let page = page
         .canonicalize()
         .unwrap_or_else(|e| panic!("{}: {e}", page.display()));
-    let recordings = acp_harness::judge::list_recordings(&root.join("recordings"))
+    let recordings = acp_harness::judging::judge::list_recordings(&root.join("recordings"))
         .unwrap()
         .len();
 

@@ -27,11 +27,11 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use acp_harness::judge::golden::{self, RecordingId};
-use acp_harness::judge::{self, Corpus};
-use acp_harness::recording::{self, Dir, Event, Leg, Recording};
-use acp_harness::replay::normalise::Labeller;
-use acp_harness::scenario::{self, Scenario};
+use acp_harness::corpus::recording::{self, Dir, Event, Leg, Recording};
+use acp_harness::corpus::scenario::{self, Scenario};
+use acp_harness::judging::judge::golden::{self, RecordingId};
+use acp_harness::judging::judge::{self, Corpus};
+use acp_harness::judging::replay::normalise::Labeller;
 use libtest_mimic::{Arguments, Failed, Trial};
 use regex::Regex;
 use serde_json::{Map, Value, json};

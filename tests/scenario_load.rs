@@ -3,7 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use acp_harness::scenario::{self, CountRule, Decision, ExpectKind, Point, ScenarioError, Step};
+use acp_harness::corpus::scenario::{
+    self, CountRule, Decision, ExpectKind, Point, ScenarioError, Step,
+};
 
 fn scenarios_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios")

@@ -1,0 +1,779 @@
+//! The scenario driver: plays the panel's steps against a live agent over
+//! the minimal ACP client, with the bridge's own frame builders and the
+//! bridge's order rules (interrupt = `session/cancel` then each pending
+//! permission answered `cancelled`; deny + interrupt = reject option then
+//! `session/cancel`; a prompt sent while one runs is queued until the running
+//! `session/prompt` returns).
+//!
+//! Every wait has a deadline; a wait that expires, an agent that exits, or an
+//! agent that stops answering ends the run with an outcome instead of hanging.
+
+use std::collections::{HashMap, VecDeque};
+use std::time::Duration;
+
+use acp_bridge::McpEndpoint;
+use acp_bridge::client::{self as frames, PermissionIntent, PromptImage};
+use serde_json::Value;
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::time::Instant;
+
+use crate::capture::acp_client::{AgentProcess, Incoming, Tap, Tapped};
+use crate::capture::interrupt::Interrupt;
+use crate::corpus::profile::{Launch, Ready, Stop};
+use crate::corpus::recording::{Dir, Exit, Leg, Outcome};
+use crate::corpus::scenario::call_ledger::CallLedger;
+use crate::corpus::scenario::{Decision, Point, Prompt, Scenario, Step};
+
+/// How long a step may wait for a permission request or a point in the turn.
+const STEP_TIMEOUT: Duration = Duration::from_secs(90);
+/// How long a turn may take to finish.
+const TURN_TIMEOUT: Duration = Duration::from_secs(150);
+
+mod ready;
+
+/// What woke a pump.
+enum Wake {
+    Agent(Option<Incoming>),
+    ToolCall,
+    Mcp,
+}
+
+/// Why the driver stopped early.
+#[derive(Debug)]
+pub enum Halt {
+    Timeout(String),
+    AgentClosed(String),
+    Error(anyhow::Error),
+    /// SIGINT or SIGTERM (named) asked the run to end.
+    Interrupted(&'static str),
+}
+
+impl From<anyhow::Error> for Halt {
+    fn from(e: anyhow::Error) -> Self {
+        Halt::Error(e)
+    }
+}
+
+impl Halt {
+    /// The outcome a run that played to `result` records, with the note
+    /// saying why it stopped early. Both recording clients (ACP and
+    /// stream-json) end their runs through here so their outcomes agree.
+    fn outcome(result: Result<(), Halt>) -> (Outcome, Option<String>) {
+        match result {
+            Ok(()) => (Outcome::Ok, None),
+            Err(Halt::Timeout(what)) => (Outcome::Timeout, Some(format!("timeout: {what}"))),
+            Err(Halt::AgentClosed(what)) => (
+                Outcome::AgentCrashed,
+                Some(format!("agent closed its output: {what}")),
+            ),
+            Err(Halt::Error(e)) => (Outcome::Error, Some(format!("error: {e:#}"))),
+            Err(Halt::Interrupted(signal)) => (
+                Outcome::Interrupted,
+                Some(format!("interrupted: {signal} received")),
+            ),
+        }
+    }
+}
+
+/// What one run came to.
+pub struct RunEnd {
+    pub outcome: Outcome,
+    pub exit: Exit,
+    pub notes: Vec<String>,
+}
+
+/// What the driver needs to start and talk to agent processes.
+pub struct Setup<'a> {
+    pub launch: &'a Launch,
+    pub stop: Stop,
+    pub ready: &'a Ready,
+    pub workspace: String,
+    pub mcp: McpEndpoint,
+    pub live: bool,
+    pub tap: Tap,
+    /// Running count of `tools/call` requests stub-mcp received: a tool is
+    /// really running once its call reached the server.
+    pub mcp_calls: tokio::sync::watch::Receiver<u64>,
+    /// Requests per MCP method stub-mcp received (for `[[ready.wait]]`
+    /// `mcp_request` and the no-MCP-server note).
+    pub mcp_methods: tokio::sync::watch::Receiver<super::http_legs::McpMethods>,
+    /// The `[ready]` conditions for this agent version.
+    pub ready_conditions: Vec<crate::capture::readiness::Condition>,
+    /// Called once with the first initialize result (fills the header).
+    pub on_initialized: Box<dyn FnMut(&Value) + Send + 'a>,
+}
+
+#[derive(Default)]
+struct TurnPoints {
+    /// The agent reported a tool call in this turn.
+    tool_call: bool,
+    /// A tool call of this turn finished (completed or failed).
+    tool_done: bool,
+    /// `tools/call` requests stub-mcp had seen when the turn started.
+    mcp_calls_at_start: u64,
+    permission: bool,
+    chunks: u32,
+    /// The turn's tool calls: whether each asked and ran.
+    calls: CallLedger,
+}
+
+struct Driver<'a> {
+    setup: Setup<'a>,
+    slot: AgentSlot,
+    init_result: Value,
+    session_result: Value,
+    session_id: String,
+    responses: HashMap<u64, Value>,
+    running: Option<u64>,
+    queued: VecDeque<Value>,
+    permissions: VecDeque<(Value, Vec<Value>)>,
+    turn: TurnPoints,
+    sent_first_prompt: bool,
+    /// Methods of the notifications this agent process sent (for `[ready]`).
+    notifications_seen: std::collections::HashSet<String>,
+    /// Kinds of the `session/update`s this agent process sent (for `[ready]`).
+    updates_seen: std::collections::HashSet<String>,
+    /// stub-mcp's request counts when this agent process started.
+    mcp_at_start: super::http_legs::McpMethods,
+    /// Client methods the agent called that this client did not declare
+    /// (noted once each).
+    undeclared_seen: std::collections::HashSet<String>,
+}
+
+/// Runs `scenario` to its end (or until something halts it, `interrupt`
+/// included) and ends the agent.
+pub async fn run(scenario: &Scenario, setup: Setup<'_>, mut interrupt: Interrupt) -> RunEnd {
+    let slot = AgentSlot::new(setup.tap.clone(), setup.stop);
+    let mut d = Driver {
+        setup,
+        slot,
+        init_result: Value::Null,
+        session_result: Value::Null,
+        session_id: String::new(),
+        responses: HashMap::new(),
+        running: None,
+        queued: VecDeque::new(),
+        permissions: VecDeque::new(),
+        turn: TurnPoints::default(),
+        sent_first_prompt: false,
+        notifications_seen: Default::default(),
+        updates_seen: Default::default(),
+        mcp_at_start: Default::default(),
+        undeclared_seen: Default::default(),
+    };
+    let result = tokio::select! {
+        r = d.play(scenario) => r,
+        signal = interrupt.wait() => Err(Halt::Interrupted(signal)),
+    };
+    if !d.setup.live && d.setup.mcp_methods.borrow().is_empty() {
+        d.note(
+            "stub-mcp received no request: the agent never connected to the unity-ops MCP server it was given".into(),
+        );
+    }
+    d.slot.finish(result).await
+}
+
+impl Driver<'_> {
+    fn note(&mut self, text: String) {
+        self.slot.note(text);
+    }
+
+    async fn play(&mut self, scenario: &Scenario) -> Result<(), Halt> {
+        self.start_process(false).await?;
+        // What the bridge prepends to the first prompt (script gate off, as
+        // the replayer launches the bridge).
+        let custom = frames::first_prompt_instructions(
+            scenario.system_prompt.as_deref(),
+            scenario.script_gate,
+        );
+        for (index, step) in scenario.steps.iter().enumerate() {
+            let n = index + 1;
+            match step {
+                Step::Prompt(p) => {
+                    self.wait_idle(&format!("step {n}: previous turn to finish"))
+                        .await?;
+                    let blocks = self.prompt_blocks(p, custom.as_deref());
+                    self.send_prompt(blocks).await?;
+                }
+                Step::Permission {
+                    decision,
+                    option_id,
+                } => {
+                    let mark = self.turn.calls.mark();
+                    self.wait_until(
+                        STEP_TIMEOUT,
+                        &format!("step {n}: a permission request"),
+                        |d| {
+                            !d.permissions.is_empty()
+                                || d.idle()
+                                || d.turn.calls.unasked_since(mark).is_some()
+                        },
+                    )
+                    .await?;
+                    if self.permissions.is_empty() {
+                        let why = match self.turn.calls.unasked_since(mark) {
+                            Some(call) => format!("tool call {call} ran without one"),
+                            None => "the turn ended without one".to_string(),
+                        };
+                        self.note(format!(
+                            "step {n}: no permission request is coming ({why}); decision {decision} not used"
+                        ));
+                        continue;
+                    }
+                    self.answer_permission(*decision, option_id.as_deref())
+                        .await?;
+                }
+                Step::Interrupt { at } => {
+                    if !self.wait_point(*at, n).await? {
+                        continue;
+                    }
+                    self.setup
+                        .tap
+                        .send(note_event(self.slot.proc, format!("step {n}: interrupt")))
+                        .ok();
+                    self.interrupt().await?;
+                }
+                Step::Steer { at, prompt } => {
+                    self.wait_point(*at, n).await?;
+                    let blocks = self.prompt_blocks(prompt, custom.as_deref());
+                    self.send_prompt(blocks).await?;
+                }
+                Step::SetMode { mode } => {
+                    self.wait_idle(&format!("step {n}: turn to finish before set_mode"))
+                        .await?;
+                    match frames::resolve_permission_mode(mode, &self.session_result) {
+                        None => self.note(format!(
+                            "step {n}: the agent advertises no mode matching `{mode}`; nothing sent"
+                        )),
+                        Some(change) => {
+                            let (method, params) =
+                                frames::mode_change_request(&self.session_id, &change);
+                            let response = self
+                                .call(method, params, &format!("step {n}: {method}"))
+                                .await?;
+                            if let Some(err) = response.get("error") {
+                                self.note(format!("step {n}: {method} failed: {err}"));
+                            }
+                        }
+                    }
+                }
+                Step::Resume => {
+                    self.wait_idle(&format!("step {n}: turn to finish before resume"))
+                        .await?;
+                    self.end_process().await;
+                    if self.setup.ready.resume_in_new_minute {
+                        self.wait_for_new_minute(n).await;
+                    }
+                    self.start_process(true).await?;
+                }
+            }
+        }
+        self.wait_idle("the last turn to finish").await?;
+        Ok(())
+    }
+
+    fn idle(&self) -> bool {
+        self.running.is_none() && self.queued.is_empty()
+    }
+
+    fn prompt_blocks(&mut self, p: &Prompt, custom: Option<&str>) -> Value {
+        let text = if self.setup.live { &p.live } else { &p.text };
+        let images: Vec<PromptImage> = p
+            .images
+            .iter()
+            .map(|i| PromptImage {
+                media_type: i.media_type.clone(),
+                data_base64: i.data_base64.clone(),
+            })
+            .collect();
+        let custom = if self.sent_first_prompt { None } else { custom };
+        self.sent_first_prompt = true;
+        Value::Array(frames::prompt_blocks(
+            text,
+            &images,
+            custom,
+            &self.init_result,
+        ))
+    }
+
+    /// Sends now when no prompt runs, else queues it (the bridge's rule).
+    async fn send_prompt(&mut self, blocks: Value) -> Result<(), Halt> {
+        if self.running.is_some() {
+            self.queued.push_back(blocks);
+            return Ok(());
+        }
+        self.dispatch(blocks).await
+    }
+
+    async fn dispatch(&mut self, blocks: Value) -> Result<(), Halt> {
+        let blocks = blocks.as_array().cloned().unwrap_or_default();
+        let params = frames::prompt_params(&self.session_id, blocks);
+        let id = self.agent()?.request("session/prompt", params).await?;
+        self.running = Some(id);
+        self.turn = TurnPoints {
+            mcp_calls_at_start: *self.setup.mcp_calls.borrow(),
+            ..TurnPoints::default()
+        };
+        Ok(())
+    }
+
+    fn agent(&mut self) -> Result<&mut AgentProcess, Halt> {
+        self.slot.agent()
+    }
+
+    async fn answer_permission(
+        &mut self,
+        decision: Decision,
+        option_id: Option<&str>,
+    ) -> Result<(), Halt> {
+        let Some((id, options)) = self.permissions.pop_front() else {
+            return Ok(());
+        };
+        let intent = match decision {
+            Decision::Allow => PermissionIntent::AllowOnce,
+            Decision::AllowAlways => PermissionIntent::AllowAlways,
+            Decision::Deny | Decision::Cancel => PermissionIntent::Deny,
+        };
+        let chosen = match option_id {
+            Some(o) => Some(o.to_string()),
+            None => frames::choose_permission_option(&options, intent),
+        };
+        let result = match &chosen {
+            Some(o) => frames::permission_selected(o),
+            None => {
+                self.note(format!(
+                    "no option fits {decision} among {}; answered cancelled",
+                    Value::Array(options.clone())
+                ));
+                frames::permission_cancelled()
+            }
+        };
+        self.agent()?.send(&frames::rpc_result(&id, result)).await?;
+        if decision == Decision::Cancel {
+            let params = frames::cancel_params(&self.session_id);
+            self.agent()?.notify("session/cancel", params).await?;
+        }
+        Ok(())
+    }
+
+    /// Sleeps into the next wall-clock minute (the profile's
+    /// `resume_in_new_minute`): Gemini CLI names its session file by the
+    /// minute and the session id, so a process that loads the session in the
+    /// minute it was created reopens that file as a fresh one and finds no
+    /// history. At most 60 s.
+    async fn wait_for_new_minute(&mut self, n: usize) {
+        let since_epoch = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        let into_minute = since_epoch.as_millis() % 60_000;
+        let wait = Duration::from_millis((60_000 - into_minute) as u64 + 500);
+        let _ = self.setup.tap.send(note_event(
+            self.slot.proc,
+            format!("step {n}: waiting for a new wall-clock minute before session/load (profile: resume_in_new_minute)"),
+        ));
+        tokio::time::sleep(wait).await;
+    }
+
+    async fn interrupt(&mut self) -> Result<(), Halt> {
+        let params = frames::cancel_params(&self.session_id);
+        self.agent()?.notify("session/cancel", params).await?;
+        while let Some((id, _)) = self.permissions.pop_front() {
+            self.agent()?
+                .send(&frames::rpc_result(&id, frames::permission_cancelled()))
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Waits for `at` in the running turn; false (with a note) when the turn
+    /// ended first.
+    async fn wait_point(&mut self, at: Point, n: usize) -> Result<bool, Halt> {
+        let reached = |d: &Driver| match at {
+            // "During the first tool call": reported by the agent and either
+            // running at stub-mcp or already over. A call still waiting for
+            // its permission answer, or approved but not yet dispatched, is
+            // not running yet.
+            Point::FirstToolCall => {
+                d.turn.tool_call
+                    && d.permissions.is_empty()
+                    && (d.turn.tool_done || *d.setup.mcp_calls.borrow() > d.turn.mcp_calls_at_start)
+            }
+            Point::Permission => d.turn.permission,
+            Point::Chunks(c) => d.turn.chunks >= c,
+        };
+        self.wait_until(
+            STEP_TIMEOUT,
+            &format!("step {n}: {at} in the running turn"),
+            |d| reached(d) || d.running.is_none(),
+        )
+        .await?;
+        if reached(self) {
+            Ok(true)
+        } else {
+            self.note(format!("step {n}: the turn ended before {at}"));
+            Ok(false)
+        }
+    }
+
+    /// Waits for no running or queued prompt. A permission request no step
+    /// will answer is answered `cancelled` (with a note) so the turn can end.
+    async fn wait_idle(&mut self, what: &str) -> Result<(), Halt> {
+        loop {
+            self.wait_until(TURN_TIMEOUT, what, |d| {
+                d.idle() || !d.permissions.is_empty()
+            })
+            .await?;
+            if self.idle() {
+                return Ok(());
+            }
+            while let Some((id, _)) = self.permissions.pop_front() {
+                self.note(format!(
+                    "a permission request no scenario step answers; answered cancelled ({what})"
+                ));
+                self.agent()?
+                    .send(&frames::rpc_result(&id, frames::permission_cancelled()))
+                    .await?;
+            }
+        }
+    }
+
+    async fn wait_until(
+        &mut self,
+        timeout: Duration,
+        what: &str,
+        done: impl Fn(&Driver) -> bool,
+    ) -> Result<(), Halt> {
+        let deadline = Instant::now() + timeout;
+        while !done(self) {
+            self.pump(deadline, what).await?;
+        }
+        Ok(())
+    }
+
+    /// Handles one line from the agent (or fails at the deadline).
+    async fn pump(&mut self, deadline: Instant, what: &str) -> Result<(), Halt> {
+        let rx = self
+            .slot
+            .rx
+            .as_mut()
+            .ok_or_else(|| Halt::AgentClosed("no agent process".into()))?;
+        let mcp_calls = &mut self.setup.mcp_calls;
+        let mcp_methods = &mut self.setup.mcp_methods;
+        let received = tokio::time::timeout_at(deadline, async {
+            tokio::select! {
+                incoming = rx.recv() => Wake::Agent(incoming),
+                // A tool call reached stub-mcp: let the caller re-check its condition.
+                Ok(()) = mcp_calls.changed() => Wake::ToolCall,
+                Ok(()) = mcp_methods.changed() => Wake::Mcp,
+            }
+        })
+        .await;
+        let incoming = match received {
+            Err(_) => return Err(Halt::Timeout(format!("waited {what}"))),
+            Ok(Wake::ToolCall) => {
+                // Mark the new count seen, or `changed()` would fire at once again.
+                self.setup.mcp_calls.borrow_and_update();
+                self.turn.calls.unasked_ran();
+                return Ok(());
+            }
+            Ok(Wake::Mcp) => {
+                self.setup.mcp_methods.borrow_and_update();
+                return Ok(());
+            }
+            Ok(Wake::Agent(None)) | Ok(Wake::Agent(Some(Incoming::Closed))) => {
+                self.slot.rx = None;
+                return Err(Halt::AgentClosed(format!("while waiting for {what}")));
+            }
+            Ok(Wake::Agent(Some(i))) => i,
+        };
+        match incoming {
+            Incoming::Garbage(line) => {
+                let shown: String = line.chars().take(120).collect();
+                self.note(format!(
+                    "agent printed a line that is not a JSON object: {shown}"
+                ));
+            }
+            Incoming::Frame(frame) => self.handle(frame).await?,
+            Incoming::Closed => {}
+        }
+        Ok(())
+    }
+
+    async fn handle(&mut self, frame: Value) -> Result<(), Halt> {
+        let method = frame
+            .get("method")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let id = frame.get("id").cloned();
+        match (method, id) {
+            (Some(method), Some(id)) => {
+                if method == "session/request_permission" {
+                    let options = frame["params"]["options"]
+                        .as_array()
+                        .cloned()
+                        .unwrap_or_default();
+                    self.turn.permission = true;
+                    // Agents that ask first (Gemini CLI) announce the call
+                    // only in the request: that is their first tool call.
+                    if frame["params"].get("toolCall").is_some() {
+                        self.turn.tool_call = true;
+                    }
+                    if let Some(call) = frame["params"]["toolCall"]["toolCallId"].as_str() {
+                        self.turn.calls.asked(call);
+                    }
+                    self.permissions.push_back((id, options));
+                } else {
+                    // We declared no fs and no terminal: refuse anything else.
+                    if self.undeclared_seen.insert(method.clone()) {
+                        self.note(format!(
+                            "the agent called {method}, a method this client did not declare (clientCapabilities {}); answered -32601",
+                            frames::initialize_params()["clientCapabilities"]
+                        ));
+                    }
+                    let answer = frames::method_not_found(&id, &method);
+                    self.agent()?.send(&answer).await?;
+                }
+            }
+            (Some(method), None) => {
+                self.notifications_seen.insert(method.clone());
+                if let Some(kind) = frame["params"]["update"]["sessionUpdate"].as_str() {
+                    self.updates_seen.insert(kind.to_owned());
+                }
+                if method == "session/update" {
+                    match frame["params"]["update"]["sessionUpdate"].as_str() {
+                        Some("agent_message_chunk") => self.turn.chunks += 1,
+                        Some("tool_call") | Some("tool_call_update") => {
+                            self.turn.tool_call = true;
+                            let update = &frame["params"]["update"];
+                            let call = update["toolCallId"].as_str();
+                            if let Some(call) = call {
+                                self.turn.calls.seen(call);
+                            }
+                            let status = update["status"].as_str();
+                            if matches!(status, Some("completed") | Some("failed")) {
+                                self.turn.tool_done = true;
+                                if let Some(call) = call {
+                                    self.turn.calls.ran(call);
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            (None, Some(id)) => {
+                let Some(id) = id.as_u64() else {
+                    return Ok(());
+                };
+                self.responses.insert(id, frame);
+                if self.running == Some(id) {
+                    self.running = None;
+                    if let Some(next) = self.queued.pop_front() {
+                        self.dispatch(next).await?;
+                    }
+                }
+            }
+            (None, None) => {}
+        }
+        Ok(())
+    }
+
+    /// Sends a request and waits for its response frame.
+    async fn call(&mut self, method: &str, params: Value, what: &str) -> Result<Value, Halt> {
+        let id = self.agent()?.request(method, params).await?;
+        let timeout = Duration::from_millis(self.setup.ready.handshake_timeout_ms);
+        self.wait_until(timeout, what, |d| d.responses.contains_key(&id))
+            .await?;
+        Ok(self.responses.remove(&id).unwrap_or_default())
+    }
+
+    async fn start_process(&mut self, load: bool) -> Result<(), Halt> {
+        let launch = self.setup.launch;
+        eprintln!("[record] starting agent process {}", self.slot.proc + 1);
+        self.slot.start(
+            launch,
+            &launch.args,
+            &self.setup.workspace,
+            self.setup.tap.clone(),
+        )?;
+        self.responses.clear();
+        self.permissions.clear();
+        self.notifications_seen.clear();
+        self.updates_seen.clear();
+        self.mcp_at_start = self.setup.mcp_methods.borrow().clone();
+
+        let init = self
+            .call(
+                "initialize",
+                frames::initialize_params(),
+                "the initialize response",
+            )
+            .await?;
+        let Some(result) = init.get("result").cloned() else {
+            return Err(Halt::Error(anyhow::anyhow!("initialize failed: {init}")));
+        };
+        if self.slot.proc == 1 {
+            (self.setup.on_initialized)(&result);
+            if result.pointer("/agentCapabilities/mcpCapabilities/http") != Some(&Value::Bool(true))
+            {
+                self.note(
+                    "the agent advertises no agentCapabilities.mcpCapabilities.http: it may not take the unity-ops MCP server (HTTP) from session/new".into(),
+                );
+            }
+        }
+        self.init_result = result;
+
+        if load && !frames::agent_supports_load_session(&self.init_result) {
+            self.note(
+                "the agent does not advertise loadSession; sending session/load anyway".into(),
+            );
+        }
+        let mcp = Some(&self.setup.mcp);
+        let (method, params) = if load {
+            (
+                "session/load",
+                frames::load_session_params(
+                    &self.session_id,
+                    &self.setup.workspace,
+                    mcp,
+                    &self.init_result,
+                ),
+            )
+        } else {
+            (
+                "session/new",
+                frames::new_session_params(&self.setup.workspace, mcp, &self.init_result),
+            )
+        };
+        let response = self
+            .call(method, params, &format!("the {method} response"))
+            .await?;
+        let Some(result) = response.get("result").cloned() else {
+            return Err(Halt::Error(anyhow::anyhow!("{method} failed: {response}")));
+        };
+        if !load {
+            self.session_id = result["sessionId"].as_str().unwrap_or_default().to_string();
+            self.session_result = result;
+        } else if result.is_object() && !result.as_object().is_some_and(|o| o.is_empty()) {
+            // session/load may return modes/models again; keep what it says.
+            self.session_result = result;
+        }
+        self.wait_ready().await
+    }
+
+    async fn end_process(&mut self) {
+        self.slot.end().await;
+        self.running = None;
+        self.queued.clear();
+        self.permissions.clear();
+    }
+}
+
+/// The agent process a recording client talks to now (numbered from 1 per
+/// run; a resume or reload starts the next one) with the run's harness notes
+/// and the last process's exit. Both recording clients (ACP and stream-json)
+/// start, note and end their processes through it, so their runs end alike.
+pub(super) struct AgentSlot {
+    tap: Tap,
+    stop: Stop,
+    process: Option<AgentProcess>,
+    /// The current process's output; `None` once it closed.
+    pub(super) rx: Option<UnboundedReceiver<Incoming>>,
+    /// The current process's number (0 before the first).
+    pub(super) proc: u32,
+    notes: Vec<String>,
+    last_exit: Exit,
+}
+
+impl AgentSlot {
+    pub(super) fn new(tap: Tap, stop: Stop) -> Self {
+        AgentSlot {
+            tap,
+            stop,
+            process: None,
+            rx: None,
+            proc: 0,
+            notes: Vec::new(),
+            last_exit: Exit::default(),
+        }
+    }
+
+    /// A harness note: printed for whoever watches the run, tapped onto the
+    /// timeline, and kept for the header's notes.
+    pub(super) fn note(&mut self, text: String) {
+        eprintln!("[record] {text}");
+        let _ = self.tap.send(note_event(self.proc, text.clone()));
+        self.notes.push(text);
+    }
+
+    /// The current process, or why there is none.
+    pub(super) fn agent(&mut self) -> Result<&mut AgentProcess, Halt> {
+        self.process
+            .as_mut()
+            .ok_or_else(|| Halt::AgentClosed("no agent process".into()))
+    }
+
+    /// Starts the next process of `launch` with `args` in `workspace`, its
+    /// traffic tapped to `tap`; a process after the first is noted.
+    pub(super) fn start(
+        &mut self,
+        launch: &Launch,
+        args: &[String],
+        workspace: &str,
+        tap: Tap,
+    ) -> anyhow::Result<()> {
+        self.proc += 1;
+        if self.proc > 1 {
+            self.note(format!("agent process {} started", self.proc));
+        }
+        let (agent, rx) = AgentProcess::spawn(
+            self.proc,
+            &launch.program,
+            args,
+            &launch.env,
+            std::path::Path::new(workspace),
+            tap,
+        )?;
+        self.process = Some(agent);
+        self.rx = Some(rx);
+        Ok(())
+    }
+
+    /// Ends the current process the profile's way; what the stop had to
+    /// do (signals, a kill) becomes notes.
+    pub(super) async fn end(&mut self) {
+        if let Some(agent) = self.process.take() {
+            let (exit, notes) = agent.stop(self.stop).await;
+            for n in notes {
+                self.note(n);
+            }
+            self.last_exit = exit;
+        }
+        self.rx = None;
+    }
+
+    /// Ends the run that played to `result`: notes why it stopped early,
+    /// ends the process, and hands over what the run came to.
+    pub(super) async fn finish(&mut self, result: Result<(), Halt>) -> RunEnd {
+        let (outcome, why) = Halt::outcome(result);
+        if let Some(why) = why {
+            self.note(why);
+        }
+        self.end().await;
+        RunEnd {
+            outcome,
+            exit: std::mem::take(&mut self.last_exit),
+            notes: std::mem::take(&mut self.notes),
+        }
+    }
+}
+
+fn note_event(proc: u32, raw: String) -> Tapped {
+    Tapped {
+        leg: Leg::Harness,
+        dir: Dir::Note,
+        proc,
+        raw,
+        http: None,
+    }
+}

@@ -1,0 +1,758 @@
+//! The recorder: `acp-harness record --agent codex-acp[@version]
+//! --scenario <name>|--all [--model stub|live] [--out DIR] [--check]`.
+//!
+//! Per scenario it starts stub-mcp and the scripted model server, makes a
+//! fresh home and workspace, spawns the agent from its profile, drives the
+//! scenario over ACP ([`driver`]) and tees every event of every leg into
+//! `<out>/<agent>/<agentInfo.version>/<scenario>.jsonl` ([`timeline`]).
+//! Recording is hermetic by default: after installing (which needs the
+//! network) the command re-runs itself inside a loopback-only network
+//! namespace ([`crate::capture::isolation`]). `--check` records into a temporary
+//! directory and compares with the committed recording ([`compare`]).
+//! `--mode` says what happens to recordings that already exist ([`mode`]).
+
+pub mod compare;
+mod date;
+mod driver;
+mod http_legs;
+mod leftovers;
+pub mod mode;
+mod stream_json_client;
+pub mod timeline;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use serde_json::Value;
+
+use crate::capture::interrupt::{EXIT_INTERRUPTED, Interrupt};
+use crate::capture::isolation;
+use crate::capture::model_server::{
+    AgentTools, Flavour, ModelExchange, ModelScript, ModelServer, SideRequests, ToolNaming,
+};
+use crate::corpus::profile::{AgentSpec, Launch, Profile, Recipe, Vars};
+use crate::corpus::recording::{self, Header, Outcome, Scrubber};
+use crate::corpus::scenario::{self, Scenario};
+
+pub use date::today;
+
+/// The placeholder names a recording uses, with what each stands for.
+const PLACEHOLDERS: &[(&str, &str)] = &[
+    (
+        "<workspace>",
+        "the session's cwd, a fresh empty directory per run",
+    ),
+    ("<home>", "the agent's fresh HOME for this run"),
+    ("<run>", "the run's temporary directory"),
+    (
+        "<package-dir>",
+        "the install cache directory of package@version",
+    ),
+    (
+        "<mcp-url>",
+        "stub-mcp's Streamable HTTP URL (ephemeral port)",
+    ),
+    ("<mcp-addr>", "stub-mcp's host:port"),
+    ("<mcp-token>", "the bearer token stub-mcp required this run"),
+    (
+        "<model-url>",
+        "the scripted model server's base URL (ephemeral port)",
+    ),
+    ("<model-addr>", "the scripted model server's host:port"),
+    (
+        "<cache>",
+        "the install cache (installs, venvs, runtimes) of the recording machine",
+    ),
+    (
+        "<workspace-relative>",
+        "the workspace path relative to / or, with its ../ run, to some other directory",
+    ),
+    (
+        "<run-relative>",
+        "the run's temporary directory, relative likewise",
+    ),
+    ("<redacted>", "a secret (Authorization value, API key)"),
+    (
+        "<workspace-hash>",
+        "a hex digest (sha256, sha1, md5, sha256's first 16) of the workspace path, as agents name directories",
+    ),
+    (
+        "<temp-N>",
+        "the Nth path under the system temp dir the run created (a socket, a file an agent wrote)",
+    ),
+    (
+        "<workspace-slug>",
+        "the workspace path with every non-alphanumeric character as `-` (Claude Code's project directory name)",
+    ),
+];
+
+/// The dummy API key given to agents; never reaches disk.
+const DUMMY_API_KEY: &str = "sk-acp-harness-dummy-key";
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct RecordArgs {
+    /// `<agent>[@<version>]`, e.g. codex-acp@2.6.0 (default version: the profile's)
+    #[arg(long)]
+    pub agent: String,
+    /// Scenario name(s) under scenarios/ (repeatable)
+    #[arg(long, required_unless_present = "all")]
+    pub scenario: Vec<String>,
+    /// Every scenario under scenarios/
+    #[arg(long, conflicts_with = "scenario")]
+    pub all: bool,
+    /// `stub`: the scripted model server; `live`: the agent's own login and model (needs the network)
+    #[arg(long, default_value = "stub", value_parser = ["stub", "live"])]
+    pub model: String,
+    /// Where recordings go
+    #[arg(long, default_value = "recordings")]
+    pub out: PathBuf,
+    /// Repository root holding profiles/ and scenarios/
+    #[arg(long, default_value = ".")]
+    pub root: PathBuf,
+    /// Record with the host network when a loopback-only namespace is not available
+    #[arg(long)]
+    pub allow_network: bool,
+    /// Record into a temporary directory and compare with the recording under --out
+    /// (after normalising randomised values); exit 1 with a diff when they differ
+    #[arg(long)]
+    pub check: bool,
+    /// What to do with a scenario already recorded: `once` records only when none
+    /// exists and never overwrites, `new` records the missing ones, `all` re-records
+    /// and says what changed, `stale` re-records only those made from an older
+    /// scenario file
+    #[arg(long, value_enum, default_value_t = mode::Mode::Once)]
+    pub mode: mode::Mode,
+    /// Internal: this process already runs inside the network namespace
+    #[arg(long, hide = true)]
+    pub inside_netns: bool,
+}
+
+pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
+    let spec = AgentSpec::parse(&args.agent)?;
+    let profile = Profile::find(&args.root, &spec.agent)?;
+    let version = profile.version_for(&spec);
+    let recipe = profile.recipe(&version)?.clone();
+    let scenarios = load_scenarios(&args)?;
+    let live = args.model == "live";
+    let targets: Vec<PathBuf> = scenarios
+        .iter()
+        .map(|s| recording_path(&args.out, &profile.id, &version, &s.name))
+        .collect();
+    let actions = if args.check {
+        vec![mode::Action::Record; targets.len()]
+    } else {
+        let stale = |path: &Path| {
+            targets
+                .iter()
+                .position(|t| t == path)
+                .is_some_and(|i| recorded_from_older_scenario(path, &scenarios[i]))
+        };
+        match mode::plan(args.mode, &targets, Path::is_file, stale) {
+            Ok(actions) => actions,
+            Err(refusal) => {
+                eprintln!("[record] {refusal}");
+                return Ok(ExitCode::from(2));
+            }
+        }
+    };
+    if actions.iter().all(|a| a.is_left_alone()) {
+        if args.mode == mode::Mode::Stale {
+            eprintln!(
+                "[record] no recording asked was made from an older scenario file (--mode stale); nothing to do"
+            );
+        } else {
+            eprintln!(
+                "[record] every scenario asked is recorded already (--mode new); nothing to do"
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    // Runtimes and packages first (this needs the network; inside the
+    // namespace everything is cached and pinned). A recipe without a
+    // package runs a program that is already there.
+    let installed = crate::packages::install::prepare(&profile, &recipe, &version)?;
+
+    let isolation = if args.inside_netns {
+        isolation::enter_inside().context("setting up the loopback-only network namespace")?;
+        isolation::NETNS_LOOPBACK
+    } else if live {
+        eprintln!(
+            "[record] --model live: the agent needs the network; recording without isolation"
+        );
+        isolation::HOST_NETWORK
+    } else if isolation::available() {
+        let mut inner: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+        inner.push("--inside-netns".into());
+        eprintln!("[record] entering a loopback-only network namespace");
+        return isolation::run_reexec(isolation::reexec_command(&inner)?);
+    } else if args.allow_network {
+        eprintln!(
+            "[record] network isolation unavailable; --allow-network given, recording with the host network"
+        );
+        isolation::HOST_NETWORK
+    } else {
+        bail!(
+            "network isolation is not available here (`unshare --net` failed; it needs root or user namespaces). \
+             Recording refuses to run with the host network unless you pass --allow-network (the header then says \"isolation\":\"none\")."
+        );
+    };
+
+    if !args.inside_netns {
+        // without a PID namespace of its own, orphans of the run still come
+        // to the recorder, so the sweep after each run finds them
+        process_group::become_subreaper();
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let interrupt = {
+        let _in_runtime = runtime.enter();
+        let interrupt = Interrupt::listen().context("taking over SIGINT and SIGTERM")?;
+        isolation::end_runs_cleanly();
+        interrupt
+    };
+    let check_dir = if args.check {
+        Some(
+            tempfile::Builder::new()
+                .prefix("acp-harness-check-")
+                .tempdir()?,
+        )
+    } else {
+        None
+    };
+    let out_root = check_dir
+        .as_ref()
+        .map(|d| d.path().to_path_buf())
+        .unwrap_or_else(|| args.out.clone());
+
+    let mut failed = 0usize;
+    let mut keep_check_dir = false;
+    for (i, (scenario, action)) in scenarios.iter().zip(&actions).enumerate() {
+        if interrupt.requested().is_some() {
+            break;
+        }
+        if let Some(because) = action.left_alone_because(args.mode) {
+            eprintln!(
+                "[record] ({}/{}) {}@{version} {}: {because}",
+                i + 1,
+                scenarios.len(),
+                profile.id,
+                scenario.name
+            );
+            continue;
+        }
+        eprintln!(
+            "[record] ({}/{}) {}@{version} {}",
+            i + 1,
+            scenarios.len(),
+            profile.id,
+            scenario.name
+        );
+        let ctx = RunContext {
+            profile: &profile,
+            recipe: &recipe,
+            version: &version,
+            installed: &installed,
+            scenario,
+            live,
+            isolation,
+            out_root: &out_root,
+        };
+        let (finished, outcome) = runtime.block_on(record_one(&ctx, interrupt.clone()))?;
+        if outcome == Outcome::Interrupted {
+            let target = finished.path().to_path_buf();
+            let kept = finished.keep_interrupted()?;
+            // --check: the kept file is in the temporary directory, so keep that
+            keep_check_dir |= args.check;
+            eprintln!(
+                "[record] interrupted: {} is left as it was; what the run recorded is in {}",
+                target.display(),
+                kept.display()
+            );
+            break;
+        }
+        // The previous recording stays at its path until the new one is renamed over it.
+        if *action == mode::Action::Rerecord {
+            compare::report_rerecord(&targets[i], finished.temp_path(), finished.path());
+        }
+        let path = finished.commit()?;
+        eprintln!("[record] {}: {}", path.display(), outcome.as_str());
+        if outcome != Outcome::Ok {
+            failed += 1;
+            continue;
+        }
+        if args.check {
+            let rel = path.strip_prefix(&out_root).unwrap_or(&path);
+            let committed = args.out.join(rel);
+            match compare::compare_files(&committed, &path) {
+                Ok(report) => {
+                    if !report.informational.is_empty() {
+                        eprintln!(
+                            "[check] {}: the racy HTTP legs differ (informational, not a failure):\n{}",
+                            committed.display(),
+                            report.informational
+                        );
+                    }
+                    if report.matches() {
+                        eprintln!(
+                            "[check] {} matches after normalisation",
+                            committed.display()
+                        );
+                    } else {
+                        failed += 1;
+                        keep_check_dir = true;
+                        eprintln!(
+                            "[check] {} differs after normalisation:\n{}",
+                            committed.display(),
+                            report.failing
+                        );
+                    }
+                }
+                Err(e) => {
+                    failed += 1;
+                    eprintln!("[check] cannot compare with {}: {e}", committed.display());
+                }
+            }
+        }
+    }
+    runtime.shutdown_timeout(std::time::Duration::from_secs(5));
+    if keep_check_dir && let Some(dir) = check_dir {
+        let kept = dir.keep();
+        eprintln!(
+            "[check] the fresh recordings are kept in {} for inspection",
+            kept.display()
+        );
+    }
+    Ok(if interrupt.requested().is_some() {
+        ExitCode::from(EXIT_INTERRUPTED)
+    } else if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// Where `record` writes a scenario of `agent@version` under `out`.
+pub fn recording_path(
+    out: &Path,
+    agent: &str,
+    version: &semver::Version,
+    scenario: &str,
+) -> PathBuf {
+    out.join(agent)
+        .join(version.to_string())
+        .join(format!("{scenario}.jsonl"))
+}
+
+fn load_scenarios(args: &RecordArgs) -> anyhow::Result<Vec<Scenario>> {
+    let dir = args.root.join("scenarios");
+    if args.all {
+        Ok(scenario::load_all(&dir)?)
+    } else {
+        args.scenario
+            .iter()
+            .map(|name| scenario::find(&dir, name).map_err(Into::into))
+            .collect()
+    }
+}
+
+struct RunContext<'a> {
+    profile: &'a Profile,
+    recipe: &'a Recipe,
+    version: &'a semver::Version,
+    installed: &'a crate::packages::install::Installed,
+    scenario: &'a Scenario,
+    live: bool,
+    isolation: &'a str,
+    out_root: &'a Path,
+}
+
+/// The system temp dir as agents spell it (as given and canonical, and
+/// `/tmp`, where agents that ignore `TMPDIR` write).
+fn temp_roots() -> Vec<String> {
+    let temp = std::env::temp_dir();
+    let mut roots = vec![temp.display().to_string(), "/tmp".to_string()];
+    if let Ok(c) = temp.canonicalize() {
+        roots.push(c.display().to_string());
+    }
+    roots
+}
+
+/// Records one scenario (until done or `interrupt`); returns the finished
+/// recording, not yet at its path, and how the run ended.
+async fn record_one(
+    ctx: &RunContext<'_>,
+    interrupt: Interrupt,
+) -> anyhow::Result<(recording::Finished, Outcome)> {
+    // a little before the run: file times may be coarse
+    let run_started = std::time::SystemTime::now() - std::time::Duration::from_secs(2);
+    let run_dir = tempfile::Builder::new()
+        .prefix("acp-harness-run-")
+        .tempdir()?;
+    let run_path = run_dir.path().canonicalize()?;
+    let home = run_path.join("home");
+    let workspace = run_path.join("workspace");
+    std::fs::create_dir_all(&home)?;
+    std::fs::create_dir_all(&workspace)?;
+    crate::capture::workspace_fixture::lay_out(&workspace, &ctx.profile.workspace)
+        .context("the profile's workspace fixtures")?;
+    crate::capture::workspace_fixture::lay_out(&workspace, &ctx.scenario.workspace)
+        .context("the scenario's workspace fixtures")?;
+    let workspace_s = workspace.display().to_string();
+
+    let token = uuid_token();
+    let mut mcp = stub_mcp::serve(stub_mcp::Config {
+        token: Some(token.clone()),
+        tools: Some(ctx.scenario.tools.clone()),
+        workspace: workspace_s.clone(),
+        ..stub_mcp::Config::default()
+    })
+    .await
+    .context("starting stub-mcp")?;
+    let mcp_url = mcp.url().to_string();
+
+    let mut model = if ctx.live {
+        None
+    } else {
+        let flavour: Flavour = ctx
+            .profile
+            .model
+            .flavour
+            .parse_as()
+            .with_context(|| format!("{}: [model] flavour", ctx.profile.path.display()))?;
+        let naming: ToolNaming = ctx
+            .profile
+            .model
+            .tool_naming
+            .clone()
+            .try_into()
+            .with_context(|| format!("{}: [model] tool_naming", ctx.profile.path.display()))?;
+        let agent_tools: AgentTools = match &ctx.profile.model.agent_tools {
+            None => AgentTools::default(),
+            Some(v) => v
+                .clone()
+                .try_into()
+                .with_context(|| format!("{}: [model.agent_tools]", ctx.profile.path.display()))?,
+        };
+        let side_requests: SideRequests = ctx
+            .profile
+            .model
+            .side_requests
+            .clone()
+            .try_into()
+            .with_context(|| format!("{}: [[model.side_requests]]", ctx.profile.path.display()))?;
+        let home_s = home.display().to_string();
+        let agent_tools =
+            agent_tools.with_run_values(&[("workspace", &workspace_s), ("home", &home_s)]);
+        Some(
+            ModelServer::start_with_profile(
+                flavour,
+                ModelScript::from_scenario(ctx.scenario),
+                naming,
+                agent_tools,
+                side_requests,
+            )
+            .await
+            .context("starting the scripted model server")?,
+        )
+    };
+    let model_url = model.as_ref().map(|m| m.url()).unwrap_or_default();
+
+    let package_dir = ctx.installed.main.clone().unwrap_or_default();
+    let vars = Vars {
+        home: home.display().to_string(),
+        workspace: workspace_s.clone(),
+        package_dir: package_dir.display().to_string(),
+        packages: ctx.installed.package_dirs(),
+        model_url: model_url.clone(),
+        mcp_url: mcp_url.clone(),
+        mcp_token: token.clone(),
+        api_key: DUMMY_API_KEY.to_string(),
+        version: ctx.version.to_string(),
+    };
+    let mut launch = if ctx.live {
+        live_launch(ctx.profile, ctx.recipe, &vars)?
+    } else {
+        Launch::resolve(ctx.profile, ctx.recipe, &vars)?
+    };
+    // the runtime's and side packages' programs first on the agent's PATH
+    let base_path = match launch.env.get("PATH") {
+        Some(p) => p.clone(),
+        None => std::env::var("PATH").unwrap_or_default(),
+    };
+    if let Some(path) = ctx.installed.path_with_prefix(&base_path) {
+        launch.env.insert("PATH".into(), path);
+    }
+    for (path, content) in &launch.files {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(path, content).with_context(|| format!("writing {}", path.display()))?;
+    }
+
+    let mut scrubber = Scrubber::new();
+    scrubber.secret(DUMMY_API_KEY);
+    scrubber.placeholder(&token, "<mcp-token>");
+    scrubber.placeholder(&mcp_url, "<mcp-url>");
+    scrubber.placeholder(mcp.local_addr().to_string(), "<mcp-addr>");
+    if let Some(m) = &model {
+        scrubber.placeholder(m.url(), "<model-url>");
+        scrubber.placeholder(m.addr().to_string(), "<model-addr>");
+    }
+    // agents name directories after the workspace path's slug or hash
+    scrubber.workspace(&workspace_s);
+    // sockets and files the run leaves under the system temp dir (pid- or time-named)
+    scrubber.run_temp(temp_roots(), run_started);
+    scrubber.placeholder(home.display().to_string(), "<home>");
+    scrubber.placeholder(run_path.display().to_string(), "<run>");
+    scrubber.placeholder(run_dir.path().display().to_string(), "<run>");
+    let mut run_placeholders = Vec::new();
+    for (alias, p) in &ctx.installed.packages {
+        let name = format!("<package-dir:{alias}>");
+        scrubber.placeholder(p.dir.display().to_string(), &name);
+        run_placeholders.push((name, format!("the install cache directory of {}", p.spec)));
+    }
+    if let Some(node) = &ctx.installed.node {
+        scrubber.placeholder(node.dir.display().to_string(), "<runtime-dir:node>");
+        run_placeholders.push((
+            "<runtime-dir:node>".to_string(),
+            format!("the install cache directory of Node {}", node.version),
+        ));
+    }
+    if let Some(main) = &ctx.installed.main {
+        scrubber.placeholder(main.display().to_string(), "<package-dir>");
+        if let Ok(c) = main.canonicalize() {
+            scrubber.placeholder(c.display().to_string(), "<package-dir>");
+        }
+    }
+    scrubber.relative_forms(&run_path.display().to_string(), "<run-relative>");
+    // Installs, venvs and runtimes live in the install cache; agents and
+    // their stderr name them, also by their canonical spelling.
+    if let Some(cache) = crate::packages::install::cache_root()
+        .ok()
+        .and_then(|a| a.parent().map(Path::to_path_buf))
+    {
+        if let Ok(c) = cache.canonicalize() {
+            scrubber.placeholder(c.display().to_string(), "<cache>");
+        }
+        scrubber.placeholder(cache.display().to_string(), "<cache>");
+    }
+
+    let mut argv = vec![launch.program.clone()];
+    argv.extend(launch.args.iter().cloned());
+    let mut header = Header {
+        format: recording::FORMAT,
+        agent: ctx.profile.id.clone(),
+        agent_info: Value::Null,
+        package: if ctx.recipe.package.is_empty() {
+            String::new()
+        } else {
+            format!("{}@{}", ctx.recipe.package_key(), ctx.version)
+        },
+        argv: argv.iter().map(|a| scrubber.scrub(a)).collect(),
+        scenario: ctx.scenario.name.clone(),
+        scenario_sha256: ctx.scenario.sha256.clone(),
+        model_mode: if ctx.live { "live" } else { "stub" }.into(),
+        harness_version: env!("CARGO_PKG_VERSION").into(),
+        client_capabilities: acp_bridge::client::initialize_params()["clientCapabilities"].clone(),
+        protocol_version: acp_bridge::client::PROTOCOL_VERSION,
+        date: today(),
+        isolation: ctx.isolation.into(),
+        synthetic: false,
+        placeholders: PLACEHOLDERS
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        extra: ctx.installed.header_fields(),
+    };
+    header.placeholders.extend(run_placeholders);
+    let stream_json = ctx.profile.protocol == crate::corpus::profile::Protocol::StreamJson;
+    if stream_json {
+        // A reference recording: the replayer skips it, the contract reads it.
+        header.client_capabilities = Value::Null;
+        header.extra.insert("protocol".into(), "stream-json".into());
+    }
+    let timeline = timeline::Timeline::start(
+        header,
+        scrubber,
+        ctx.out_root.to_path_buf(),
+        ctx.version.to_string(),
+    );
+    let tap = timeline.tap.clone();
+
+    let (mcp_calls_tx, mcp_calls) = tokio::sync::watch::channel(0u64);
+    let (mcp_methods_tx, mcp_methods) = tokio::sync::watch::channel(http_legs::McpMethods::new());
+    let mcp_forward = mcp.take_events().map(|mut rx| {
+        let tap = tap.clone();
+        tokio::spawn(async move {
+            while let Some(ex) = rx.recv().await {
+                // Tap first, so the call is on the timeline before the
+                // driver acts on it.
+                let method = http_legs::mcp_method(&ex);
+                let _ = tap.send(http_legs::mcp_event(ex));
+                if let Some(method) = method {
+                    if method == "tools/call" {
+                        mcp_calls_tx.send_modify(|n| *n += 1);
+                    }
+                    mcp_methods_tx.send_modify(|m| *m.entry(method).or_default() += 1);
+                }
+            }
+        })
+    });
+    let off_script = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let model_forward = model.as_mut().and_then(|m| m.take_events()).map(|mut rx| {
+        let tap = tap.clone();
+        let off_script = off_script.clone();
+        tokio::spawn(async move {
+            while let Some(ex) = rx.recv().await {
+                if let ModelExchange::OffScript { text, .. } = &ex {
+                    eprintln!("[record] {text}");
+                    off_script
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(text.clone());
+                }
+                let _ = tap.send(http_legs::model_event(ex));
+            }
+        })
+    });
+
+    let timeline_ref = &timeline;
+    if stream_json {
+        let setup = stream_json_client::Setup {
+            launch: &launch,
+            stop: ctx.profile.stop_for(ctx.recipe),
+            workspace: workspace_s.clone(),
+            tap: tap.clone(),
+            on_initialized: Box::new(move |result: &Value| {
+                timeline_ref.agent_info(
+                    result.get("agentInfo").cloned().unwrap_or(Value::Null),
+                    None,
+                );
+            }),
+        };
+        let end = stream_json_client::run(ctx.scenario, setup, interrupt).await;
+        let forwards = [mcp_forward, model_forward];
+        return finish_run(model, mcp, forwards, tap, timeline, end, &off_script).await;
+    }
+    let setup = driver::Setup {
+        launch: &launch,
+        stop: ctx.profile.stop_for(ctx.recipe),
+        ready: &ctx.profile.ready,
+        ready_conditions: ctx.profile.ready.conditions(ctx.version),
+        workspace: workspace_s.clone(),
+        mcp: acp_bridge::McpEndpoint {
+            name: "unity-ops".into(),
+            url: mcp_url.clone(),
+            authorization: Some(format!("Bearer {token}")),
+        },
+        live: ctx.live,
+        tap: tap.clone(),
+        mcp_calls,
+        mcp_methods,
+        on_initialized: Box::new(move |result: &Value| {
+            timeline_ref.agent_info(
+                result.get("agentInfo").cloned().unwrap_or(Value::Null),
+                result.get("protocolVersion").and_then(Value::as_u64),
+            );
+        }),
+    };
+    let end = driver::run(ctx.scenario, setup, interrupt).await;
+    let forwards = [mcp_forward, model_forward];
+    finish_run(model, mcp, forwards, tap, timeline, end, &off_script).await
+}
+
+/// Servers down, their taps drained, then the trailer: a run that played
+/// to its end but answered a model request off the script is `off_script`,
+/// each such request named in the notes.
+async fn finish_run(
+    model: Option<crate::capture::model_server::Running>,
+    mcp: stub_mcp::Running,
+    forwards: [Option<tokio::task::JoinHandle<()>>; 2],
+    tap: crate::capture::acp_client::Tap,
+    timeline: timeline::Timeline,
+    mut end: driver::RunEnd,
+    off_script: &std::sync::Mutex<Vec<String>>,
+) -> anyhow::Result<(recording::Finished, Outcome)> {
+    if let Some(m) = model {
+        m.shutdown().await;
+    }
+    mcp.shutdown().await;
+    for f in forwards.into_iter().flatten() {
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), f).await;
+    }
+    leftovers::end_leftovers(&mut end).await;
+    drop(tap);
+    let off = std::mem::take(&mut *off_script.lock().unwrap_or_else(|e| e.into_inner()));
+    if !off.is_empty() && end.outcome == Outcome::Ok {
+        end.outcome = Outcome::OffScript;
+    }
+    end.notes.extend(off);
+    let finished = timeline.finish(end.outcome, end.exit, end.notes).await?;
+    Ok((finished, end.outcome))
+}
+
+/// `--model live`: the agent keeps its own login and model, so nothing that
+/// points it at the scripted model server is written or set.
+fn live_launch(profile: &Profile, recipe: &Recipe, vars: &Vars) -> anyhow::Result<Launch> {
+    let mut launch = Launch::resolve(profile, recipe, vars)?;
+    launch.files.clear();
+    let scripted = |k: &str| {
+        let template = recipe.env.get(k).or_else(|| profile.env.get(k));
+        template.is_some_and(|t| {
+            t.contains("{model_url}") || t.contains("{api_key}") || t.contains("{home}")
+        })
+    };
+    launch.env.retain(|k, _| !scripted(k));
+    for key in ["HOME", "USER", "CODEX_HOME"] {
+        if let Some(v) = std::env::var_os(key) {
+            launch
+                .env
+                .entry(key.to_string())
+                .or_insert(v.to_string_lossy().into_owned());
+        }
+    }
+    Ok(launch)
+}
+
+/// A fresh bearer token for stub-mcp (replaced by `<mcp-token>` on disk).
+fn uuid_token() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
+}
+
+/// Parses a profile string into a model-server enum through its serde names.
+trait ParseAs {
+    fn parse_as<T: serde::de::DeserializeOwned>(&self) -> anyhow::Result<T>;
+}
+
+impl ParseAs for String {
+    fn parse_as<T: serde::de::DeserializeOwned>(&self) -> anyhow::Result<T> {
+        serde_json::from_value(Value::String(self.clone()))
+            .with_context(|| format!("unknown value {self:?}"))
+    }
+}
+
+/// Whether the recording at `path` was made from an older version of
+/// `scenario` (its header's `scenario_sha256`, read from the first line
+/// alone); an unreadable header counts as not stale, so it is kept.
+fn recorded_from_older_scenario(path: &Path, scenario: &crate::corpus::scenario::Scenario) -> bool {
+    use std::io::BufRead;
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut first = String::new();
+    if std::io::BufReader::new(file).read_line(&mut first).is_err() {
+        return false;
+    }
+    serde_json::from_str::<serde_json::Value>(&first)
+        .ok()
+        .and_then(|h| {
+            h["scenario_sha256"]
+                .as_str()
+                .map(|s| scenario.changed_since(s))
+        })
+        .unwrap_or(false)
+}

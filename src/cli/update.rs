@@ -1,0 +1,339 @@
+//! `acp-harness update`: for each version not yet recorded (or the ones
+//! asked), install, record every missing scenario in parallel jobs, judge
+//! the new recordings against the nearest recorded version's goldens, write
+//! the drift report into `docs/` and print a summary per version.
+//! `--shard K/N` takes a stable share of the (agent, version, scenario) jobs
+//! so N CI workers split a matrix; after merging their recordings,
+//! `--judge-only` judges every recording that has no golden yet.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use semver::Version;
+
+use super::exit::Exit;
+use crate::corpus::profile::{Profile, Protocol};
+use crate::judging::judge::Corpus;
+use crate::packages::update::plan::{self, Job, Pick, Shard};
+use crate::packages::update::verdict::{self, Kind, ScenarioVerdict, VersionSummary};
+use crate::packages::update::{jobs, read_unrunnable, save_unrunnable};
+
+#[derive(clap::Args, Debug)]
+#[command(after_help = super::exit::EXIT_CODES)]
+pub struct UpdateArgs {
+    /// Only these agents (repeatable); default every ACP agent profile.
+    #[arg(long)]
+    pub agent: Vec<String>,
+    /// These versions (repeatable; with one --agent); recorded or not, their missing scenarios are recorded.
+    #[arg(long, conflicts_with = "latest")]
+    pub version: Vec<Version>,
+    /// Only the newest published version of each agent (default: every version newer than the newest recorded).
+    #[arg(long)]
+    pub latest: bool,
+    /// Also consider pre-releases (nightlies, release candidates).
+    #[arg(long)]
+    pub pre: bool,
+    /// Only these scenarios (repeatable); default every scenario under scenarios/.
+    #[arg(long)]
+    pub scenario: Vec<String>,
+    /// How many recordings run at once, each in its own namespace with its own servers.
+    #[arg(long, default_value_t = 1)]
+    pub jobs: usize,
+    /// Take shard K of N (1-based) of the (agent, version, scenario) jobs; judge after merging with --judge-only.
+    #[arg(long)]
+    pub shard: Option<Shard>,
+    /// Record nothing: judge every recording without a golden (after merging shards).
+    #[arg(long, conflicts_with_all = ["shard", "version", "latest"])]
+    pub judge_only: bool,
+    /// With --judge-only: the unrunnable rows the shards saved (their
+    /// `<log-dir>/unrunnable.jsonl`; repeatable), summarised and written to
+    /// UNRUNNABLE.md once.
+    #[arg(long, requires = "judge_only")]
+    pub unrunnable_from: Vec<PathBuf>,
+    /// How long one recording may take before its processes are ended.
+    #[arg(long, default_value_t = 900)]
+    pub job_timeout_secs: u64,
+    /// Where the job logs go (default: a fresh temporary directory, kept); a
+    /// shard also saves its unrunnable rows there (`unrunnable.jsonl`).
+    #[arg(long)]
+    pub log_dir: Option<PathBuf>,
+    /// Record with the host network where loopback-only namespaces are not
+    /// available (passed to `record`; the headers then say "isolation":"none").
+    #[arg(long)]
+    pub allow_network: bool,
+    /// Repository root holding profiles/, scenarios/, recordings/, tests/snapshots/ and docs/.
+    #[arg(long, default_value = ".")]
+    pub root: PathBuf,
+}
+
+pub fn run(args: UpdateArgs) -> anyhow::Result<ExitCode> {
+    if !args.version.is_empty() && args.agent.len() != 1 {
+        bail!("--version needs exactly one --agent (versions differ per agent)");
+    }
+    let root = args.root.clone();
+    let corpus = Corpus::at(&root);
+    let agents = acp_agents(&args)?;
+    let scenarios = scenario_names(&args)?;
+    let mut unrunnable: BTreeMap<String, Vec<(Version, String, String)>> = BTreeMap::new();
+    let mut touched: Vec<(String, Version)> = Vec::new();
+
+    if args.judge_only {
+        for path in &args.unrunnable_from {
+            for row in read_unrunnable(path)? {
+                touched.push((row.agent.clone(), row.version.clone()));
+                unrunnable
+                    .entry(row.agent)
+                    .or_default()
+                    .push((row.version, row.scenario, row.why));
+            }
+        }
+        for agent in &agents {
+            for v in crate::packages::outdated::recorded_versions(&corpus.recordings, agent) {
+                if !verdict::unjudged(&corpus, agent, &v).is_empty() {
+                    touched.push((agent.clone(), v));
+                }
+            }
+        }
+    } else {
+        let pick = if !args.version.is_empty() {
+            Pick::Versions(args.version.clone())
+        } else if args.latest {
+            Pick::Latest
+        } else {
+            Pick::Newer
+        };
+        let mut all_jobs: Vec<Job> = Vec::new();
+        for agent in &agents {
+            let profile = Profile::find(&root, agent)?;
+            let recorded = crate::packages::outdated::recorded_versions(&corpus.recordings, agent);
+            let published: Vec<Version> = if matches!(pick, Pick::Versions(_)) {
+                Vec::new()
+            } else {
+                crate::packages::outdated::published(&profile, false)
+                    .with_context(|| format!("{agent}: asking npm for its versions"))?
+                    .into_iter()
+                    .filter(|v| args.pre || v.pre.is_empty())
+                    .collect()
+            };
+            let versions = plan::versions_to_update(&pick, &published, &recorded);
+            let jobs = plan::jobs(
+                agent,
+                &versions,
+                &scenarios,
+                |v, s| {
+                    crate::capture::record::recording_path(&corpus.recordings, agent, v, s)
+                        .is_file()
+                },
+                args.shard,
+            );
+            let done = versions.len()
+                - versions
+                    .iter()
+                    .filter(|v| jobs.iter().any(|j| &j.version == *v))
+                    .count();
+            eprintln!(
+                "[update] {agent}: {} version(s) to update{}, {} recording job(s){}{}",
+                versions.len(),
+                if versions.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " ({})",
+                        versions
+                            .iter()
+                            .map(Version::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                },
+                jobs.len(),
+                args.shard.map_or(String::new(), |s| format!(
+                    " in shard {}/{}",
+                    s.index, s.count
+                )),
+                if done > 0 && args.shard.is_none() {
+                    format!("; {done} fully recorded already")
+                } else {
+                    String::new()
+                }
+            );
+            // install each version once, before the jobs (npm needs the network,
+            // the jobs run without it)
+            let mut runnable = Vec::new();
+            let mut installs: BTreeMap<Version, Result<(), String>> = BTreeMap::new();
+            for job in jobs {
+                let ok = installs
+                    .entry(job.version.clone())
+                    .or_insert_with(|| install(&profile, &job.version))
+                    .clone();
+                match ok {
+                    Ok(()) => runnable.push(job),
+                    Err(why) => {
+                        let rows = unrunnable.entry(agent.clone()).or_default();
+                        if !rows.iter().any(|(v, _, _)| *v == job.version) {
+                            rows.push((job.version.clone(), "all".into(), why));
+                        }
+                    }
+                }
+            }
+            touched.extend(versions.iter().map(|v| (agent.clone(), v.clone())));
+            all_jobs.extend(runnable);
+        }
+        let log_dir = match &args.log_dir {
+            Some(d) => {
+                std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+                d.clone()
+            }
+            None => tempfile::Builder::new()
+                .prefix("acp-harness-update-")
+                .tempdir()?
+                .keep(),
+        };
+        if !all_jobs.is_empty() {
+            let runner = jobs::Runner {
+                exe: std::env::current_exe().context("finding the harness executable")?,
+                root: root.clone(),
+                log_dir: log_dir.clone(),
+                timeout: Duration::from_secs(args.job_timeout_secs),
+                parallel: args.jobs,
+                allow_network: args.allow_network,
+            };
+            for done in runner.run(all_jobs) {
+                if let jobs::JobResult::Unrunnable(why) = done.result {
+                    unrunnable.entry(done.job.agent.clone()).or_default().push((
+                        done.job.version.clone(),
+                        done.job.scenario.clone(),
+                        why,
+                    ));
+                }
+            }
+        }
+        if args.shard.is_some() {
+            // shards would each rewrite UNRUNNABLE.md; the judging run writes it once
+            let saved = log_dir.join("unrunnable.jsonl");
+            save_unrunnable(&saved, &unrunnable)?;
+            eprintln!(
+                "[update] shard done; after merging every shard's recordings, judge them with \
+                 `acp-harness update --judge-only --unrunnable-from <each shard's {}>`",
+                saved.display()
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
+
+    touched.sort();
+    touched.dedup();
+    let mut summaries = Vec::new();
+    for (agent, version) in &touched {
+        let recorded = crate::packages::outdated::recorded_versions(&corpus.recordings, agent);
+        let mut scenarios: Vec<ScenarioVerdict> = verdict::unjudged(&corpus, agent, version)
+            .iter()
+            .map(|p| verdict::judge_recording(&corpus, p, agent, version, &recorded))
+            .collect();
+        for (v, scenario, why) in unrunnable.get(agent).into_iter().flatten() {
+            if v == version {
+                scenarios.push(ScenarioVerdict {
+                    scenario: scenario.clone(),
+                    kind: Kind::Unrunnable,
+                    baseline: None,
+                    detail: why.clone(),
+                    recording_ms: None,
+                });
+            }
+        }
+        if scenarios.is_empty() {
+            continue;
+        }
+        let mut summary = VersionSummary {
+            agent: agent.clone(),
+            version: version.clone(),
+            previous: verdict::previous_version(&corpus, agent, version, &recorded),
+            scenarios,
+            drift_report: None,
+        };
+        if let Some(previous) = summary.previous.clone()
+            && summary.status() != Kind::Unrunnable
+        {
+            match verdict::write_drift_report(&root, &summary, &previous) {
+                Ok(path) => summary.drift_report = Some(path),
+                Err(e) => eprintln!("[update] {agent} {version}: no drift report: {e:#}"),
+            }
+        }
+        summaries.push(summary);
+    }
+    write_unrunnable(&root, &unrunnable)?;
+
+    if summaries.is_empty() {
+        println!("nothing to update: every version asked is recorded and judged");
+        return Ok(ExitCode::SUCCESS);
+    }
+    for s in &summaries {
+        println!("{}", s.render());
+    }
+    Ok(Exit::found_if(summaries.iter().any(|s| s.status() == Kind::Broken)).into())
+}
+
+/// The agents to update: those asked, else every profile speaking ACP (the
+/// stream-json reference is recorded for the contract, not judged by replay).
+fn acp_agents(args: &UpdateArgs) -> anyhow::Result<Vec<String>> {
+    let all = crate::packages::outdated::agents(&args.root, &args.agent)?;
+    let mut out = Vec::new();
+    for agent in all {
+        let profile = Profile::find(&args.root, &agent)?;
+        if profile.protocol == Protocol::StreamJson {
+            if !args.agent.is_empty() {
+                bail!(
+                    "{agent} speaks stream-json: it is the reference whose recordings feed `contract derive`, not the replay judge; record it with `acp-harness record`"
+                );
+            }
+            continue;
+        }
+        out.push(agent);
+    }
+    Ok(out)
+}
+
+fn scenario_names(args: &UpdateArgs) -> anyhow::Result<Vec<String>> {
+    let dir = args.root.join("scenarios");
+    if args.scenario.is_empty() {
+        return Ok(crate::corpus::scenario::load_all(&dir)?
+            .into_iter()
+            .map(|s| s.name)
+            .collect());
+    }
+    for name in &args.scenario {
+        crate::corpus::scenario::find(&dir, name).with_context(|| format!("scenario {name:?}"))?;
+    }
+    Ok(args.scenario.clone())
+}
+
+/// Installs `version` into the cache; the error text is the unrunnable reason.
+fn install(profile: &Profile, version: &Version) -> Result<(), String> {
+    let recipe = profile.recipe(version).map_err(|e| e.to_string())?;
+    if recipe.package.is_empty() && recipe.packages.is_empty() {
+        return Ok(());
+    }
+    crate::packages::install::prepare(profile, recipe, version)
+        .map(|_| ())
+        .map_err(|e| format!("install failed: {e:#}"))
+}
+
+fn write_unrunnable(
+    root: &std::path::Path,
+    rows: &BTreeMap<String, Vec<(Version, String, String)>>,
+) -> anyhow::Result<()> {
+    let date = crate::capture::record::today();
+    for (agent, rows) in rows {
+        if let Some(path) = verdict::append_unrunnable(root, agent, rows, &date)? {
+            eprintln!(
+                "[update] unrunnable: {} row(s) in {}",
+                rows.len(),
+                path.display()
+            );
+        }
+    }
+    Ok(())
+}

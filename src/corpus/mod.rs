@@ -1,0 +1,5 @@
+//! The corpus as data: recordings, scenarios and agent profiles.
+
+pub mod profile;
+pub mod recording;
+pub mod scenario;

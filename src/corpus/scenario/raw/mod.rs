@@ -1,0 +1,607 @@
+//! The file format as serde sees it, and its validation into [`Scenario`].
+//!
+//! Every value the validator may complain about is kept `Spanned`, so a
+//! message can point at its line; serde's own errors (unknown keys, wrong
+//! types, unknown enum values) carry a span too, and the field path is
+//! recovered by walking the document tree.
+
+use std::collections::HashSet;
+use std::ops::Range;
+use std::path::Path;
+
+use base64::Engine as _;
+use serde::Deserialize;
+use toml::Spanned;
+
+mod expectation;
+mod file_hash;
+mod model_reply;
+
+use expectation::expectation;
+use file_hash::RecordingHashes;
+use model_reply::{reply, stub_tool};
+
+use super::error::{ScenarioError, line_col, path_at};
+use super::fixtures::{FIXTURE_NAMES, fixture_image, media_type_for};
+use super::*;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    name: Spanned<String>,
+    summary: Spanned<String>,
+    #[serde(default)]
+    system_prompt: Option<Spanned<String>>,
+    #[serde(default)]
+    tools: Vec<Spanned<String>>,
+    #[serde(default)]
+    script_gate: bool,
+    #[serde(default)]
+    mcp_calls: Option<Spanned<String>>,
+    /// Directories and files laid out in the workspace before the agent starts.
+    #[serde(default)]
+    workspace: Vec<Spanned<crate::capture::workspace_fixture::WorkspaceEntry>>,
+    #[serde(default)]
+    step: Vec<Spanned<RawStep>>,
+    #[serde(default)]
+    expect: Vec<Spanned<RawExpect>>,
+    /// How the bridge's output for this scenario may differ from Claude
+    /// Code's (`[claude_comparison] justified = [...]`); read and checked by
+    /// `contract::compare`, accepted here so the strict loader lets it by.
+    #[serde(default)]
+    #[allow(dead_code)]
+    claude_comparison: Option<toml::Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStep {
+    panel: Spanned<String>,
+    #[serde(default)]
+    text: Option<Spanned<String>>,
+    #[serde(default)]
+    live: Option<Spanned<String>>,
+    #[serde(default)]
+    images: Option<Spanned<Vec<Spanned<RawImage>>>>,
+    #[serde(default)]
+    model: Option<Spanned<Vec<Spanned<RawReply>>>>,
+    #[serde(default)]
+    decision: Option<Spanned<String>>,
+    #[serde(default)]
+    option_id: Option<Spanned<String>>,
+    #[serde(default)]
+    at: Option<Spanned<String>>,
+    #[serde(default)]
+    mode: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawImage {
+    #[serde(default)]
+    fixture: Option<Spanned<String>>,
+    #[serde(default)]
+    file: Option<Spanned<String>>,
+    #[serde(default)]
+    media_type: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawReply {
+    #[serde(default)]
+    thinking: Option<Spanned<String>>,
+    #[serde(default)]
+    text: Option<Spanned<String>>,
+    #[serde(default)]
+    tool_calls: Vec<Spanned<RawCall>>,
+    #[serde(default)]
+    error: Option<Spanned<RawError>>,
+    #[serde(default)]
+    pace_ms: Option<Spanned<u32>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCall {
+    #[serde(default)]
+    tool: Option<Spanned<String>>,
+    #[serde(default)]
+    agent_tool: Option<Spanned<String>>,
+    #[serde(default)]
+    arguments: Option<Spanned<serde_json::Value>>,
+    id: Spanned<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawError {
+    status: Spanned<u16>,
+    message: Spanned<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawExpect {
+    kind: Spanned<ExpectKind>,
+    #[serde(default)]
+    name: Option<Spanned<String>>,
+    #[serde(default)]
+    tool: Option<Spanned<String>>,
+    #[serde(default)]
+    subtype: Option<Spanned<String>>,
+    #[serde(default)]
+    count: Option<Spanned<u32>>,
+    #[serde(default)]
+    min: Option<Spanned<u32>>,
+    #[serde(default)]
+    max: Option<Spanned<u32>>,
+    #[serde(default)]
+    is_error: Option<Spanned<bool>>,
+    #[serde(default)]
+    has_image: Option<Spanned<bool>>,
+    #[serde(default)]
+    image_or_marker: Option<Spanned<bool>>,
+    #[serde(default)]
+    no_base64_in_text: Option<Spanned<bool>>,
+    #[serde(default)]
+    text_contains: Option<Spanned<String>>,
+    #[serde(default)]
+    with_text: Option<Spanned<String>>,
+    why: Spanned<String>,
+}
+
+/// Where errors point: the file, its text, and the error constructor.
+struct Ctx<'a> {
+    file: &'a Path,
+    src: &'a str,
+}
+
+impl Ctx<'_> {
+    fn err(
+        &self,
+        span: Range<usize>,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) -> ScenarioError {
+        let (line, column) = line_col(self.src, span.start);
+        ScenarioError::Invalid {
+            file: self.file.to_path_buf(),
+            line,
+            column,
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+type R<T> = Result<T, ScenarioError>;
+
+pub(super) fn parse(file: &Path, bytes: &[u8]) -> R<Scenario> {
+    let src = std::str::from_utf8(bytes).map_err(|e| ScenarioError::Invalid {
+        file: file.to_path_buf(),
+        line: 1 + bytes[..e.valid_up_to()]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count(),
+        column: 1,
+        field: "(file)".to_owned(),
+        message: format!("not UTF-8: {e}"),
+    })?;
+    let ctx = Ctx { file, src };
+    let raw: RawFile = toml::from_str(src).map_err(|e| {
+        let span = e.span().unwrap_or(0..0);
+        let field = match toml::de::DeTable::parse(src) {
+            Ok(doc) => path_at(doc.get_ref(), &span),
+            Err(_) => "(syntax)".to_owned(),
+        };
+        ctx.err(span, field, e.message().trim().to_owned())
+    })?;
+    let sha256 = RecordingHashes::of(bytes);
+    validate(&ctx, raw, sha256)
+}
+
+fn non_empty(ctx: &Ctx, v: &Spanned<String>, field: &str) -> R<String> {
+    if v.get_ref().trim().is_empty() {
+        return Err(ctx.err(v.span(), field, "must not be empty"));
+    }
+    Ok(v.get_ref().clone())
+}
+
+fn validate(ctx: &Ctx, raw: RawFile, sha256: RecordingHashes) -> R<Scenario> {
+    let stem = ctx
+        .file
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default();
+    let name = non_empty(ctx, &raw.name, "name")?;
+    if name != stem {
+        return Err(ctx.err(
+            raw.name.span(),
+            "name",
+            format!("`{name}` must equal the file name without `.toml` (`{stem}`)"),
+        ));
+    }
+    let summary = non_empty(ctx, &raw.summary, "summary")?;
+    let system_prompt = match &raw.system_prompt {
+        Some(s) => Some(non_empty(ctx, s, "system_prompt")?),
+        None => None,
+    };
+
+    let direct_mcp_calls = match &raw.mcp_calls {
+        None => false,
+        Some(m) => match m.get_ref().as_str() {
+            "profile" => false,
+            "direct" => true,
+            other => {
+                return Err(ctx.err(
+                    m.span(),
+                    "mcp_calls",
+                    format!("`{other}` is not a way to call unity-ops tools (profile | direct)"),
+                ));
+            }
+        },
+    };
+
+    let mut tools = Vec::new();
+    for (i, t) in raw.tools.iter().enumerate() {
+        let field = format!("tools[{i}]");
+        let tool = non_empty(ctx, t, &field)?;
+        if !tool.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(ctx.err(
+                t.span(),
+                field,
+                format!("`{tool}` is not a tool name (letters, digits, `_`)"),
+            ));
+        }
+        if tools.contains(&tool) {
+            return Err(ctx.err(t.span(), field, format!("`{tool}` is listed twice")));
+        }
+        if stub_tool(&tool).is_none() {
+            let known: Vec<&str> = stub_mcp::catalogue().iter().map(|t| t.name).collect();
+            return Err(ctx.err(
+                t.span(),
+                field,
+                format!(
+                    "`{tool}` is not a unity-ops tool of the stub server (known: {})",
+                    known.join(", ")
+                ),
+            ));
+        }
+        tools.push(tool);
+    }
+
+    let mut workspace = Vec::new();
+    for (i, w) in raw.workspace.iter().enumerate() {
+        if let Err(why) = w.get_ref().check() {
+            return Err(ctx.err(w.span(), format!("workspace[{i}]"), why));
+        }
+        workspace.push(w.get_ref().clone());
+    }
+
+    if raw.step.is_empty() {
+        return Err(ctx.err(0..0, "step", "a scenario needs at least one `[[step]]`"));
+    }
+    let mut state = StepState {
+        tools: &tools,
+        call_ids: HashSet::new(),
+        prompt_texts: Vec::new(),
+        in_turn: false,
+    };
+    let mut steps = Vec::new();
+    for (i, s) in raw.step.iter().enumerate() {
+        steps.push(step(ctx, &mut state, s, i)?);
+    }
+    if let Some(sp) = &system_prompt {
+        for (text, span, field) in &state.prompt_texts {
+            if sp.contains(text.as_str()) {
+                return Err(ctx.err(
+                    span.clone(),
+                    field.clone(),
+                    "the prompt text also occurs in system_prompt; the model server could not tell the turn apart",
+                ));
+            }
+        }
+    }
+
+    let mut expect = Vec::new();
+    for (i, e) in raw.expect.iter().enumerate() {
+        expect.push(expectation(ctx, e, i)?);
+    }
+
+    Ok(Scenario {
+        name,
+        summary,
+        system_prompt,
+        tools,
+        script_gate: raw.script_gate,
+        direct_mcp_calls,
+        workspace,
+        steps,
+        expect,
+        sha256: sha256.current,
+        sha256_with_expectations: sha256.with_expectations,
+        path: ctx.file.to_path_buf(),
+    })
+}
+
+struct StepState<'a> {
+    tools: &'a [String],
+    call_ids: HashSet<String>,
+    /// (text, span, field) of every prompt so far.
+    prompt_texts: Vec<(String, Range<usize>, String)>,
+    /// Whether a turn may be running when this step comes (permission,
+    /// interrupt and steer steps need one).
+    in_turn: bool,
+}
+
+/// Largest `pace_ms`: a paced reply must still finish well inside the
+/// recorder's step timeouts.
+const MAX_PACE_MS: u32 = 10_000;
+
+const STEP_KINDS: &str = "prompt, permission, interrupt, steer, set_mode, resume";
+
+fn step(ctx: &Ctx, st: &mut StepState, s: &Spanned<RawStep>, i: usize) -> R<Step> {
+    let raw = s.get_ref();
+    let f = |name: &str| format!("step[{i}].{name}");
+    let kind = raw.panel.get_ref().as_str();
+    // Which keys each kind takes; anything else present is an error.
+    let allowed: &[&str] = match kind {
+        "prompt" => &["text", "live", "images", "model"],
+        "steer" => &["at", "text", "live", "images", "model"],
+        "permission" => &["decision", "option_id"],
+        "interrupt" => &["at"],
+        "set_mode" => &["mode"],
+        "resume" => &[],
+        other => {
+            return Err(ctx.err(
+                raw.panel.span(),
+                f("panel"),
+                format!("unknown step kind `{other}` (expected one of: {STEP_KINDS})"),
+            ));
+        }
+    };
+    let present: [(&str, Option<Range<usize>>); 8] = [
+        ("text", raw.text.as_ref().map(|v| v.span())),
+        ("live", raw.live.as_ref().map(|v| v.span())),
+        ("images", raw.images.as_ref().map(|v| v.span())),
+        ("model", raw.model.as_ref().map(|v| v.span())),
+        ("decision", raw.decision.as_ref().map(|v| v.span())),
+        ("option_id", raw.option_id.as_ref().map(|v| v.span())),
+        ("at", raw.at.as_ref().map(|v| v.span())),
+        ("mode", raw.mode.as_ref().map(|v| v.span())),
+    ];
+    for (key, span) in present {
+        if let Some(span) = span
+            && !allowed.contains(&key)
+        {
+            return Err(ctx.err(
+                span,
+                f(key),
+                format!("`{key}` does not belong to a `{kind}` step"),
+            ));
+        }
+    }
+    let needs_turn = |what: &str| -> R<()> {
+        if st.in_turn {
+            Ok(())
+        } else {
+            Err(ctx.err(
+                raw.panel.span(),
+                f("panel"),
+                format!("a `{what}` step needs a running turn: put it after a `prompt` step"),
+            ))
+        }
+    };
+    let required = |v: &Option<Spanned<String>>, key: &str| -> R<Spanned<String>> {
+        match v {
+            Some(v) => Ok(v.clone()),
+            None => Err(ctx.err(s.span(), f(key), format!("a `{kind}` step needs `{key}`"))),
+        }
+    };
+    let step = match kind {
+        "prompt" => {
+            let p = prompt(ctx, st, s, i)?;
+            st.in_turn = true;
+            Step::Prompt(p)
+        }
+        "steer" => {
+            needs_turn("steer")?;
+            let at = point(ctx, &required(&raw.at, "at")?, &f("at"))?;
+            let p = prompt(ctx, st, s, i)?;
+            Step::Steer { at, prompt: p }
+        }
+        "permission" => {
+            needs_turn("permission")?;
+            let d = required(&raw.decision, "decision")?;
+            let decision = match d.get_ref().as_str() {
+                "allow" => Decision::Allow,
+                "allow_always" => Decision::AllowAlways,
+                "deny" => Decision::Deny,
+                "cancel" => Decision::Cancel,
+                other => {
+                    return Err(ctx.err(
+                        d.span(),
+                        f("decision"),
+                        format!("unknown decision `{other}` (expected allow, allow_always, deny or cancel)"),
+                    ));
+                }
+            };
+            let option_id = match &raw.option_id {
+                Some(o) => Some(non_empty(ctx, o, &f("option_id"))?),
+                None => None,
+            };
+            if decision == Decision::Cancel {
+                st.in_turn = false;
+            }
+            Step::Permission {
+                decision,
+                option_id,
+            }
+        }
+        "interrupt" => {
+            needs_turn("interrupt")?;
+            let at = point(ctx, &required(&raw.at, "at")?, &f("at"))?;
+            st.in_turn = false;
+            Step::Interrupt { at }
+        }
+        "set_mode" => {
+            let mode = non_empty(ctx, &required(&raw.mode, "mode")?, &f("mode"))?;
+            st.in_turn = false;
+            Step::SetMode { mode }
+        }
+        "resume" => {
+            st.in_turn = false;
+            Step::Resume
+        }
+        _ => unreachable!("kind checked above"),
+    };
+    Ok(step)
+}
+
+fn point(ctx: &Ctx, v: &Spanned<String>, field: &str) -> R<Point> {
+    let s = v.get_ref().as_str();
+    let bad = || {
+        ctx.err(
+            v.span(),
+            field,
+            format!(
+                "unknown point `{s}` (expected first_tool_call, permission or chunks:N with N >= 1)"
+            ),
+        )
+    };
+    match s {
+        "first_tool_call" => Ok(Point::FirstToolCall),
+        "permission" => Ok(Point::Permission),
+        _ => match s.strip_prefix("chunks:").map(|n| n.trim().parse::<u32>()) {
+            Some(Ok(n)) if n >= 1 => Ok(Point::Chunks(n)),
+            _ => Err(bad()),
+        },
+    }
+}
+
+fn prompt(ctx: &Ctx, st: &mut StepState, s: &Spanned<RawStep>, i: usize) -> R<Prompt> {
+    let raw = s.get_ref();
+    let f = |name: &str| format!("step[{i}].{name}");
+    let kind = raw.panel.get_ref();
+    let text_v = raw
+        .text
+        .as_ref()
+        .ok_or_else(|| ctx.err(s.span(), f("text"), format!("a `{kind}` step needs `text`")))?;
+    let text = non_empty(ctx, text_v, &f("text"))?;
+    for (other, _, other_field) in &st.prompt_texts {
+        if other.contains(text.as_str()) || text.contains(other.as_str()) {
+            return Err(ctx.err(
+                text_v.span(),
+                f("text"),
+                format!(
+                    "overlaps the text of {other_field}; the model server tells turns apart by prompt text, so no prompt text may contain another"
+                ),
+            ));
+        }
+    }
+    st.prompt_texts
+        .push((text.clone(), text_v.span(), f("text")));
+    let live = match &raw.live {
+        Some(l) => non_empty(ctx, l, &f("live"))?,
+        None => text.clone(),
+    };
+
+    let mut images = Vec::new();
+    if let Some(list) = &raw.images {
+        for (j, img) in list.get_ref().iter().enumerate() {
+            images.push(image(ctx, img, &format!("step[{i}].images[{j}]"))?);
+        }
+    }
+
+    let replies = match &raw.model {
+        Some(m) if !m.get_ref().is_empty() => m.get_ref(),
+        _ => {
+            return Err(ctx.err(
+                s.span(),
+                f("model"),
+                format!(
+                    "a `{kind}` step needs at least one `[[step.model]]` reply (the scripted model's answer)"
+                ),
+            ));
+        }
+    };
+    let mut model = Vec::new();
+    for (j, r) in replies.iter().enumerate() {
+        model.push(reply(ctx, st, r, &format!("step[{i}].model[{j}]"))?);
+    }
+    Ok(Prompt {
+        text,
+        live,
+        images,
+        model,
+    })
+}
+
+fn image(ctx: &Ctx, img: &Spanned<RawImage>, field: &str) -> R<PromptImage> {
+    let raw = img.get_ref();
+    match (&raw.fixture, &raw.file) {
+        (Some(name), None) => {
+            if let Some(mt) = &raw.media_type {
+                return Err(ctx.err(
+                    mt.span(),
+                    format!("{field}.media_type"),
+                    "a fixture has its own media type",
+                ));
+            }
+            fixture_image(name.get_ref()).ok_or_else(|| {
+                ctx.err(
+                    name.span(),
+                    format!("{field}.fixture"),
+                    format!(
+                        "unknown fixture `{}` (known: {})",
+                        name.get_ref(),
+                        FIXTURE_NAMES.join(", ")
+                    ),
+                )
+            })
+        }
+        (None, Some(file)) => {
+            let base = ctx.file.parent().unwrap_or(Path::new("."));
+            let rel = Path::new(file.get_ref());
+            if rel.is_absolute()
+                || rel
+                    .components()
+                    .any(|c| matches!(c, std::path::Component::ParentDir))
+            {
+                return Err(ctx.err(
+                    file.span(),
+                    format!("{field}.file"),
+                    "must be a relative path inside the scenarios directory (e.g. fixtures/x.png)",
+                ));
+            }
+            let path = base.join(rel);
+            let media_type = match &raw.media_type {
+                Some(mt) => non_empty(ctx, mt, &format!("{field}.media_type"))?,
+                None => media_type_for(&path).map(str::to_owned).ok_or_else(|| {
+                    ctx.err(
+                        file.span(),
+                        format!("{field}.file"),
+                        "cannot tell the media type from the extension; add `media_type`",
+                    )
+                })?,
+            };
+            let bytes = std::fs::read(&path).map_err(|e| {
+                ctx.err(
+                    file.span(),
+                    format!("{field}.file"),
+                    format!("cannot read {}: {e}", path.display()),
+                )
+            })?;
+            Ok(PromptImage {
+                media_type,
+                data_base64: base64::engine::general_purpose::STANDARD.encode(bytes),
+            })
+        }
+        _ => Err(ctx.err(
+            img.span(),
+            field,
+            "an image needs exactly one of `fixture` or `file`",
+        )),
+    }
+}

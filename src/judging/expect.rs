@@ -1,0 +1,560 @@
+//! Expectations: a scenario's `[[expect]]` entries checked against the
+//! bridge's panel output of one replay. They hold whatever the agent version,
+//! so a broken one is a bridge bug (or a scenario that asks too much), told
+//! with what was expected and what came.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use serde_json::Value;
+
+use crate::corpus::scenario::{ExpectKind, Expectation};
+use crate::judging::replay::divergence::shorten;
+use crate::judging::replay::normalise::digest_base64_runs;
+
+/// Base64 runs at least this long in text count as pasted image data.
+const BASE64_IN_TEXT_MIN: usize = 100;
+/// How many offending items a failure shows.
+const SHOWN_ITEMS: usize = 5;
+/// Longest rendering of one item in a failure.
+const ITEM_MAX: usize = 300;
+
+/// A named test one selected item must pass, for the `where` filters of an expectation.
+type ItemPredicate<'e> = Box<dyn Fn(&Item) -> bool + 'e>;
+
+/// One selected piece of panel output: a whole line or one content block.
+#[derive(Debug, Clone)]
+pub struct Item {
+    /// 0-based index of the panel line it came from.
+    pub line: usize,
+    pub value: Value,
+    /// The line's `is_error` for results; the block's for tool results.
+    is_error: Option<bool>,
+}
+
+/// An expectation that did not hold.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    /// 1-based line of the `[[expect]]` header in the scenario file.
+    pub line: usize,
+    pub expectation: String,
+    pub why: String,
+    pub expected: String,
+    pub came: String,
+    /// The offending or selected items, normalised and shortened.
+    pub items: Vec<String>,
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "expectation (scenario line {}) {} failed: {}",
+            self.line, self.expectation, self.why
+        )?;
+        writeln!(f, "  expected: {}", self.expected)?;
+        write!(f, "  came:     {}", self.came)?;
+        for item in &self.items {
+            write!(f, "\n    {item}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Checks every expectation against the panel lines, parsed (`None`: not
+/// JSON) as the replay keeps them, so a tool result's image is parsed once;
+/// returns the ones that failed.
+pub fn evaluate(expectations: &[Expectation], panel_lines: &[Option<Value>]) -> Vec<Failure> {
+    static NOT_JSON: Value = Value::Null;
+    let lines: Vec<&Value> = panel_lines
+        .iter()
+        .map(|l| l.as_ref().unwrap_or(&NOT_JSON))
+        .collect();
+    let names = tool_names(&lines);
+    expectations
+        .iter()
+        .filter_map(|e| check(e, &lines, &names))
+        .collect()
+}
+
+/// tool_use id -> tool name, over the whole output.
+fn tool_names(lines: &[&Value]) -> HashMap<String, String> {
+    let mut names = HashMap::new();
+    for v in lines.iter().filter(|v| ty(v) == "assistant") {
+        for b in blocks(v) {
+            if b.get("type").and_then(Value::as_str) == Some("tool_use")
+                && let (Some(id), Some(name)) = (str_at(b, "id"), str_at(b, "name"))
+            {
+                names.insert(id.to_string(), name.to_string());
+            }
+        }
+    }
+    names
+}
+
+fn ty(v: &Value) -> &str {
+    str_at(v, "type").unwrap_or("")
+}
+
+fn str_at<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+fn blocks(v: &Value) -> impl Iterator<Item = &Value> {
+    v.pointer("/message/content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+}
+
+fn is_echo(v: &Value) -> bool {
+    v.get("isReplay").and_then(Value::as_bool) == Some(true)
+}
+
+/// The items of `kind`, before filters.
+fn select(kind: ExpectKind, lines: &[&Value]) -> Vec<Item> {
+    let mut items = Vec::new();
+    let mut push = |line: usize, value: &Value, is_error: Option<bool>| {
+        items.push(Item {
+            line,
+            value: value.clone(),
+            is_error,
+        })
+    };
+    for (i, v) in lines.iter().enumerate() {
+        let block_kind = |wanted: &'static str| {
+            blocks(v).filter(move |b| b.get("type").and_then(Value::as_str) == Some(wanted))
+        };
+        match kind {
+            ExpectKind::ToolUse if ty(v) == "assistant" => {
+                block_kind("tool_use").for_each(|b| push(i, b, None))
+            }
+            ExpectKind::AssistantText if ty(v) == "assistant" => {
+                block_kind("text").for_each(|b| push(i, b, None))
+            }
+            ExpectKind::Thinking if ty(v) == "assistant" => {
+                block_kind("thinking").for_each(|b| push(i, b, None))
+            }
+            ExpectKind::ToolResult if ty(v) == "user" && !is_echo(v) => block_kind("tool_result")
+                .for_each(|b| {
+                    push(
+                        i,
+                        b,
+                        Some(b.get("is_error").and_then(Value::as_bool).unwrap_or(false)),
+                    )
+                }),
+            ExpectKind::CanUseTool
+                if ty(v) == "control_request"
+                    && v.pointer("/request/subtype").and_then(Value::as_str)
+                        == Some("can_use_tool") =>
+            {
+                push(i, v, None)
+            }
+            ExpectKind::Result if ty(v) == "result" => push(
+                i,
+                v,
+                Some(v.get("is_error").and_then(Value::as_bool).unwrap_or(false)),
+            ),
+            ExpectKind::SystemInit if ty(v) == "system" && str_at(v, "subtype") == Some("init") => {
+                push(i, v, None)
+            }
+            ExpectKind::StreamEvent if ty(v) == "stream_event" => push(i, v, None),
+            ExpectKind::UserEcho if ty(v) == "user" && is_echo(v) => push(i, v, None),
+            _ => {}
+        }
+    }
+    items
+}
+
+/// Whether an item passes the expectation's filters.
+fn passes_filters(
+    e: &Expectation,
+    item: &Item,
+    lines: &[&Value],
+    names: &HashMap<String, String>,
+) -> bool {
+    let v = &item.value;
+    if let Some(name) = &e.name {
+        let actual = match e.kind {
+            ExpectKind::CanUseTool => v.pointer("/request/tool_name").and_then(Value::as_str),
+            _ => str_at(v, "name"),
+        };
+        if actual != Some(name.as_str()) {
+            return false;
+        }
+    }
+    if let Some(tool) = &e.tool {
+        let answered = str_at(v, "tool_use_id").and_then(|id| names.get(id));
+        if answered.map(String::as_str) != Some(tool.as_str()) {
+            return false;
+        }
+    }
+    if let Some(t) = &e.with_text
+        && !text_of(v).contains(t.as_str())
+    {
+        return false;
+    }
+    if let Some(subtype) = &e.subtype {
+        let actual = match e.kind {
+            ExpectKind::StreamEvent => v.pointer("/event/type").and_then(Value::as_str),
+            _ => str_at(lines[item.line], "subtype"),
+        };
+        if actual != Some(subtype.as_str()) {
+            return false;
+        }
+    }
+    true
+}
+
+/// The text of an item: every string under a text-bearing key, joined.
+fn text_of(v: &Value) -> String {
+    fn walk(v: &Value, key: Option<&str>, out: &mut Vec<String>) {
+        match v {
+            Value::String(s) if matches!(key, Some("text" | "thinking" | "result" | "content")) => {
+                out.push(s.clone())
+            }
+            Value::Object(m) => m.iter().for_each(|(k, v)| walk(v, Some(k), out)),
+            Value::Array(a) => a.iter().for_each(|v| walk(v, key, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(v, None, &mut out);
+    out.join("\n")
+}
+
+fn has_image(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => {
+            m.get("type").and_then(Value::as_str) == Some("image") || m.values().any(has_image)
+        }
+        Value::Array(a) => a.iter().any(has_image),
+        _ => false,
+    }
+}
+
+/// An image block, or a text marking a dropped image (`[image]`, `[Image: ...]`).
+fn image_or_marker(v: &Value) -> bool {
+    has_image(v) || text_of(v).to_ascii_lowercase().contains("[image")
+}
+
+fn base64_in_text(v: &Value) -> bool {
+    let text = text_of(v);
+    text.contains(";base64,") || long_base64_run(&text)
+}
+
+fn long_base64_run(s: &str) -> bool {
+    let mut run = 0;
+    for c in s.bytes() {
+        if c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'=') {
+            run += 1;
+            if run >= BASE64_IN_TEXT_MIN {
+                return true;
+            }
+        } else {
+            run = 0;
+        }
+    }
+    false
+}
+
+/// A readable, stable rendering of an item for a failure message.
+fn show(item: &Item) -> String {
+    format!(
+        "line {}: {}",
+        item.line + 1,
+        shorten(&digest_base64_runs(&item.value.to_string()), ITEM_MAX)
+    )
+}
+
+fn describe(e: &Expectation) -> String {
+    let mut parts = vec![e.kind.as_str().to_string()];
+    for (k, v) in [
+        ("name", &e.name),
+        ("tool", &e.tool),
+        ("subtype", &e.subtype),
+        ("with_text", &e.with_text),
+    ] {
+        if let Some(v) = v {
+            parts.push(format!("{k}={v}"));
+        }
+    }
+    parts.push(format!("count {}", e.count));
+    if let Some(b) = e.is_error {
+        parts.push(format!("is_error={b}"));
+    }
+    if let Some(b) = e.has_image {
+        parts.push(format!("has_image={b}"));
+    }
+    if let Some(b) = e.image_or_marker {
+        parts.push(format!("image_or_marker={b}"));
+    }
+    if let Some(b) = e.no_base64_in_text {
+        parts.push(format!("no_base64_in_text={b}"));
+    }
+    if let Some(t) = &e.text_contains {
+        parts.push(format!("text_contains={t:?}"));
+    }
+    format!("[{}]", parts.join(" "))
+}
+
+fn check(e: &Expectation, lines: &[&Value], names: &HashMap<String, String>) -> Option<Failure> {
+    let (items, others): (Vec<Item>, Vec<Item>) = select(e.kind, lines)
+        .into_iter()
+        .partition(|item| passes_filters(e, item, lines, names));
+    let fail = |expected: String, came: String, shown: Vec<&Item>| Failure {
+        line: e.line,
+        expectation: describe(e),
+        why: e.why.clone(),
+        expected,
+        came,
+        items: shown.into_iter().map(show).collect(),
+    };
+    let what = describe_selection(e);
+    if !e.count.accepts(items.len()) {
+        let mut came = format!("{} {what}", items.len());
+        if !others.is_empty() {
+            // What the filters left out is usually the clue (a wrong tool name).
+            came.push_str(&format!(
+                "; other {} items: {} (shown after the matching ones)",
+                e.kind.as_str(),
+                others.len()
+            ));
+        }
+        let shown = items
+            .iter()
+            .take(SHOWN_ITEMS)
+            .chain(others.iter().take(SHOWN_ITEMS))
+            .collect();
+        return Some(fail(format!("{} {what}", e.count), came, shown));
+    }
+    let predicates: [(&str, ItemPredicate<'_>); 5] = [
+        (
+            "is_error",
+            Box::new(|i: &Item| e.is_error.is_none_or(|want| i.is_error == Some(want))),
+        ),
+        (
+            "has_image",
+            Box::new(|i: &Item| e.has_image.is_none_or(|want| has_image(&i.value) == want)),
+        ),
+        (
+            "image_or_marker",
+            Box::new(|i: &Item| {
+                e.image_or_marker
+                    .is_none_or(|want| image_or_marker(&i.value) == want)
+            }),
+        ),
+        (
+            "no_base64_in_text",
+            Box::new(|i: &Item| {
+                e.no_base64_in_text
+                    .is_none_or(|want| !want || !base64_in_text(&i.value))
+            }),
+        ),
+        (
+            "text_contains",
+            Box::new(|i: &Item| {
+                e.text_contains
+                    .as_ref()
+                    .is_none_or(|t| text_of(&i.value).contains(t.as_str()))
+            }),
+        ),
+    ];
+    for (name, ok) in &predicates {
+        let bad: Vec<&Item> = items.iter().filter(|i| !ok(i)).take(SHOWN_ITEMS).collect();
+        let bad_count = items.iter().filter(|i| !ok(i)).count();
+        if !bad.is_empty() {
+            let want = match *name {
+                "is_error" => format!("is_error = {}", e.is_error.unwrap_or_default()),
+                "has_image" => format!("has_image = {}", e.has_image.unwrap_or_default()),
+                "image_or_marker" => format!(
+                    "image_or_marker = {}",
+                    e.image_or_marker.unwrap_or_default()
+                ),
+                "no_base64_in_text" => "no base64 image data in any text".to_string(),
+                _ => format!(
+                    "text containing {:?}",
+                    e.text_contains.as_deref().unwrap_or_default()
+                ),
+            };
+            return Some(fail(
+                format!("every {what} to have {want}"),
+                format!("{bad_count} of {} do not", items.len()),
+                bad,
+            ));
+        }
+    }
+    None
+}
+
+fn describe_selection(e: &Expectation) -> String {
+    let mut s = e.kind.as_str().to_string();
+    if let Some(n) = &e.name {
+        s.push_str(&format!(" named {n}"));
+    }
+    if let Some(t) = &e.tool {
+        s.push_str(&format!(" for {t}"));
+    }
+    if let Some(st) = &e.subtype {
+        s.push_str(&format!(" of subtype {st}"));
+    }
+    if let Some(t) = &e.with_text {
+        s.push_str(&format!(" with text {t:?}"));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corpus::scenario;
+    use std::path::Path;
+
+    /// Expectations parsed from scenario TOML (the real parser), evaluated
+    /// over hand-written panel output (a test double for a bridge run).
+    fn expectations(expect: &str) -> Vec<Expectation> {
+        let text = format!(
+            "name = \"t\"\nsummary = \"s\"\ntools = []\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n  [[step.model]]\n  text = \"x\"\n{expect}"
+        );
+        scenario::parse(Path::new("t.toml"), text.as_bytes())
+            .expect("test scenario parses")
+            .expect
+    }
+
+    /// [`super::evaluate`] over lines as text.
+    fn evaluate(expectations: &[Expectation], lines: &[String]) -> Vec<Failure> {
+        let parsed: Vec<Option<Value>> =
+            lines.iter().map(|l| serde_json::from_str(l).ok()).collect();
+        super::evaluate(expectations, &parsed)
+    }
+
+    fn output() -> Vec<String> {
+        let img = "iVBORw0KGgo".repeat(20);
+        [
+            r#"{"type":"system","subtype":"init","session_id":"S"}"#.to_string(),
+            r#"{"type":"user","isReplay":true,"message":{"role":"user","content":[{"type":"text","text":"hi"}]}}"#.to_string(),
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"c1","name":"mcp__unity-ops__uap_editor_screenshot","input":{}}]}}"#.to_string(),
+            format!(r#"{{"type":"user","message":{{"content":[{{"type":"tool_result","tool_use_id":"c1","content":[{{"type":"text","text":"shot"}},{{"type":"image","source":{{"type":"base64","media_type":"image/png","data":"{img}"}}}}]}}]}}}}"#),
+            r#"{"type":"assistant","message":{"content":[{"type":"text","text":"hello there"}]}}"#.to_string(),
+            r#"{"type":"result","subtype":"success","is_error":false,"result":"hello there"}"#.to_string(),
+        ]
+        .into()
+    }
+
+    #[test]
+    fn expectations_that_hold_produce_no_failure() {
+        let e = expectations(
+            r#"
+[[expect]]
+kind = "tool_result"
+tool = "mcp__unity-ops__uap_editor_screenshot"
+count = 1
+is_error = false
+has_image = true
+no_base64_in_text = true
+why = "w"
+[[expect]]
+kind = "result"
+count = 1
+text_contains = "hello"
+why = "w"
+[[expect]]
+kind = "user_echo"
+count = 1
+why = "w"
+[[expect]]
+kind = "system_init"
+why = "w"
+"#,
+        );
+        assert_eq!(evaluate(&e, &output()), vec![]);
+    }
+
+    #[test]
+    fn a_wrong_count_names_the_expectation_the_why_and_what_came() {
+        let e = expectations(
+            "[[expect]]\nkind = \"tool_use\"\ncount = 0\nwhy = \"nothing calls a tool\"\n",
+        );
+        let f = evaluate(&e, &output());
+        assert_eq!(f.len(), 1);
+        let text = f[0].to_string();
+        assert!(text.contains("nothing calls a tool"), "{text}");
+        assert!(text.contains("expected: exactly 0 tool_use"), "{text}");
+        assert!(text.contains("came:     1 tool_use"), "{text}");
+        assert!(text.contains("uap_editor_screenshot"), "{text}");
+    }
+
+    #[test]
+    fn base64_pasted_into_a_tool_result_text_breaks_no_base64_in_text() {
+        let e = expectations(
+            "[[expect]]\nkind = \"tool_result\"\nno_base64_in_text = true\nwhy = \"w\"\n",
+        );
+        let blob = "QUJD".repeat(75);
+        let lines = vec![format!(
+            r#"{{"type":"user","message":{{"content":[{{"type":"tool_result","tool_use_id":"c","content":"data:image/png;base64,{blob}"}}]}}}}"#
+        )];
+        let f = evaluate(&e, &lines);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].items[0].contains("<base64 300 chars"),
+            "the failure shows a digest, not the blob: {}",
+            f[0]
+        );
+    }
+
+    #[test]
+    fn image_or_marker_holds_for_an_image_block_or_a_dropped_image_marker_and_fails_for_silence() {
+        let e = expectations(
+            "[[expect]]\nkind = \"tool_result\"\nimage_or_marker = true\nwhy = \"w\"\n",
+        );
+        let result = |content: &str| {
+            vec![format!(
+                r#"{{"type":"user","message":{{"content":[{{"type":"tool_result","tool_use_id":"c","content":{content}}}]}}}}"#
+            )]
+        };
+        let cases = [
+            ("an image block", output(), true),
+            (
+                "Gemini's marker",
+                result(r#""Captured Scene view\n[Image: image/png]""#),
+                true,
+            ),
+            (
+                "the bridge's placeholder",
+                result(r#"[{"type":"text","text":"[image]"}]"#),
+                true,
+            ),
+            (
+                "text only, image silently lost",
+                result(r#""Captured Scene view""#),
+                false,
+            ),
+        ];
+        for (what, lines, holds) in cases {
+            assert_eq!(evaluate(&e, &lines).is_empty(), holds, "{what}");
+        }
+    }
+
+    #[test]
+    fn with_text_narrows_the_selection_before_counting() {
+        let cases = [
+            ("hello", "count = 1", true),
+            ("hello", "count = 2", false),
+            ("absent", "count = 0", true),
+        ];
+        for (t, count, holds) in cases {
+            let e = expectations(&format!(
+                "[[expect]]\nkind = \"assistant_text\"\nwith_text = \"{t}\"\n{count}\nwhy = \"w\"\n"
+            ));
+            assert_eq!(evaluate(&e, &output()).is_empty(), holds, "{t} {count}");
+        }
+    }
+
+    #[test]
+    fn a_predicate_failure_lists_the_offending_items() {
+        let e = expectations("[[expect]]\nkind = \"result\"\nis_error = true\nwhy = \"w\"\n");
+        let f = evaluate(&e, &output());
+        assert_eq!(f[0].came, "1 of 1 do not");
+        assert!(f[0].items[0].starts_with("line 6:"));
+    }
+}

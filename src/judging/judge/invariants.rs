@@ -1,0 +1,304 @@
+//! The output-side invariants of the bridge (docs/bridge-behaviour.md,
+//! "Invariants"), held against every replayed panel line of every
+//! recording, golden or not, so a new agent's first `record` already shows
+//! what the panel would get wrong:
+//!
+//! - **names are identifiers**: every `tool_use` name;
+//! - **no base64 run of 4 KiB or more in any text** the panel reads
+//!   (assistant text and thinking, `tool_result` texts, the `result`);
+//! - **`Bash` / `Write` / `Edit` inputs carry their required fields** when
+//!   any recorded frame of the call carried them.
+//!
+//! A violation is a failure of its own kind (`invariant broken`); an agent
+//! that cannot meet one lists it in its known limitations as
+//! `invariant <rule>`.
+
+use std::collections::HashMap;
+
+use acp_bridge::tool_input::required_fields;
+use acp_bridge::tool_name::{
+    agent_tool_input, is_tool_identifier, merge_tool_call, permission_request_fields,
+};
+use acp_bridge::tool_result::MAX_BASE64_RUN;
+use serde_json::Value;
+
+use crate::corpus::recording::{Dir, Leg, Recording};
+
+/// The rules, as a known-limitations entry lists them (`invariant <rule>`).
+pub const NAMES_ARE_IDENTIFIERS: &str = "names are identifiers";
+pub const NO_BASE64_TEXT: &str = "no base64 text";
+pub const INPUTS_CARRY_ARGUMENTS: &str = "inputs carry the arguments";
+
+/// One broken invariant on one panel line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    pub rule: &'static str,
+    /// The panel line's index among the replay's panel lines (0-based).
+    pub line: usize,
+    pub what: String,
+}
+
+impl Violation {
+    /// The name a known-limitations entry lists it by.
+    pub fn name(&self) -> String {
+        name_of(self.rule)
+    }
+}
+
+/// What every invariant's name starts with.
+pub const PREFIX: &str = "invariant ";
+
+/// `invariant <rule>`.
+pub fn name_of(rule: &str) -> String {
+    format!("{PREFIX}{rule}")
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "[{}] panel line {}: {}",
+            self.name(),
+            self.line + 1,
+            self.what
+        )
+    }
+}
+
+/// Every violation in the replayed panel lines of `recording`.
+pub fn check(panel: &[Option<Value>], recording: &Recording) -> Vec<Violation> {
+    let frames = recording
+        .leg(Leg::Acp)
+        .filter(|e| e.dir == Dir::FromAgent)
+        .map(|e| (e.seq, e.raw.as_str()));
+    check_lines(panel, &CallFrames::from_frames(frames))
+}
+
+/// [`check`] against the call frames already gathered.
+fn check_lines(panel: &[Option<Value>], calls: &CallFrames) -> Vec<Violation> {
+    let mut out = Vec::new();
+    for (line, value) in panel.iter().enumerate() {
+        let Some(v) = value else { continue };
+        let mut push = |rule, what| out.push(Violation { rule, line, what });
+        for block in content_blocks(v) {
+            match block["type"].as_str() {
+                Some("tool_use") => {
+                    let name = block["name"].as_str().unwrap_or("");
+                    if !is_tool_identifier(name) {
+                        push(
+                            NAMES_ARE_IDENTIFIERS,
+                            format!("tool_use name {name:?} is no identifier"),
+                        );
+                    }
+                    for missing in calls.missing_fields(block) {
+                        push(INPUTS_CARRY_ARGUMENTS, missing);
+                    }
+                }
+                Some("text") => text_check(block["text"].as_str(), "a text block", &mut push),
+                Some("thinking") => {
+                    text_check(block["thinking"].as_str(), "a thinking block", &mut push)
+                }
+                Some("tool_result") => match &block["content"] {
+                    Value::String(s) => text_check(Some(s), "a tool_result", &mut push),
+                    Value::Array(parts) => {
+                        for p in parts.iter().filter(|p| p["type"] == "text") {
+                            text_check(p["text"].as_str(), "a tool_result text", &mut push);
+                        }
+                    }
+                    _ => {}
+                },
+                _ => {}
+            }
+        }
+        if v["type"] == "result" {
+            text_check(v["result"].as_str(), "the result", &mut push);
+        }
+    }
+    out
+}
+
+/// The content blocks of an `assistant` or `user` line.
+fn content_blocks(v: &Value) -> impl Iterator<Item = &Value> {
+    let is_message = matches!(v["type"].as_str(), Some("assistant" | "user"));
+    v["message"]["content"]
+        .as_array()
+        .filter(|_| is_message)
+        .into_iter()
+        .flatten()
+}
+
+fn text_check(text: Option<&str>, what: &str, push: &mut impl FnMut(&'static str, String)) {
+    if let Some(run) = text.and_then(longest_base64_run)
+        && run >= MAX_BASE64_RUN
+    {
+        push(
+            NO_BASE64_TEXT,
+            format!("{what} holds a base64 run of {run} bytes"),
+        );
+    }
+}
+
+/// The longest run of base64 characters in `text`, `None` for a text too
+/// short to hold a run of [`MAX_BASE64_RUN`].
+fn longest_base64_run(text: &str) -> Option<usize> {
+    if text.len() < MAX_BASE64_RUN {
+        return None;
+    }
+    let (mut longest, mut run) = (0, 0);
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'-' | b'_') {
+            run += 1;
+            longest = longest.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    Some(longest)
+}
+
+/// Every recorded frame of each tool call (by `toolCallId`), merged as the
+/// bridge merges them, with the `seq` of the first frame that carried each
+/// field of the call's Claude-shape input.
+struct CallFrames {
+    calls: HashMap<String, Value>,
+    seqs: HashMap<String, u64>,
+}
+
+impl CallFrames {
+    /// From the agent's ACP frames (`seq`, the raw line), in order.
+    fn from_frames<'a>(frames: impl Iterator<Item = (u64, &'a str)>) -> CallFrames {
+        let mut calls: HashMap<String, Value> = HashMap::new();
+        let mut seqs = HashMap::new();
+        for (seq, raw) in frames {
+            let Ok(frame) = serde_json::from_str::<Value>(raw) else {
+                continue;
+            };
+            let params = &frame["params"];
+            let (id, fields) = match frame["method"].as_str() {
+                Some("session/update")
+                    if params["update"]["sessionUpdate"]
+                        .as_str()
+                        .is_some_and(|k| k.starts_with("tool_call")) =>
+                {
+                    let u = &params["update"];
+                    (u["toolCallId"].as_str(), u.clone())
+                }
+                Some("session/request_permission") => (
+                    params["toolCall"]["toolCallId"].as_str(),
+                    permission_request_fields(params),
+                ),
+                _ => continue,
+            };
+            let Some(id) = id else { continue };
+            let call = calls.entry(id.to_string()).or_insert(Value::Null);
+            merge_tool_call(call, &fields);
+            seqs.entry(id.to_string()).or_insert(seq);
+        }
+        CallFrames { calls, seqs }
+    }
+
+    /// What a `tool_use` block lacks that the call's frames carried: each
+    /// required field of its Claude tool that the input of all the call's
+    /// frames has and the block's input does not.
+    fn missing_fields(&self, block: &Value) -> Vec<String> {
+        let name = block["name"].as_str().unwrap_or("");
+        let required = required_fields(name);
+        if required.is_empty() {
+            return Vec::new();
+        }
+        let Some(id) = block["id"].as_str() else {
+            return Vec::new();
+        };
+        let Some(call) = self.calls.get(id) else {
+            return Vec::new();
+        };
+        let full = agent_tool_input(call);
+        let seq = self.seqs.get(id).copied().unwrap_or(0);
+        required
+            .iter()
+            .filter(|f| !full[**f].is_null() && block["input"][**f].is_null())
+            .map(|f| {
+                format!(
+                    "the {name} input of call {id} lacks {f}, which the call's frames carry (first frame seq {seq})"
+                )
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn base64_runs_are_measured_only_in_texts_long_enough() {
+        assert_eq!(longest_base64_run("short"), None);
+        let text = format!("a {} b", "Q".repeat(MAX_BASE64_RUN));
+        assert_eq!(longest_base64_run(&text), Some(MAX_BASE64_RUN));
+        let prose = "word ".repeat(MAX_BASE64_RUN);
+        assert_eq!(longest_base64_run(&prose), Some(4));
+    }
+
+    #[test]
+    fn names_base64_texts_and_missing_inputs_are_violations() {
+        let frame = json!({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": {"sessionUpdate": "tool_call_update", "toolCallId": "c3", "kind": "execute", "rawInput": {"command": "ls"}}}}).to_string();
+        let calls = CallFrames::from_frames([(7, frame.as_str())].into_iter());
+        let panel = vec![
+            Some(
+                json!({"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "c1", "name": "Run the tests", "input": {}}]}}),
+            ),
+            Some(
+                json!({"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "c1", "content": "Q".repeat(MAX_BASE64_RUN)}]}}),
+            ),
+            Some(
+                json!({"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "c2", "name": "mcp__unity-ops__uap_ping", "input": {}}]}}),
+            ),
+            Some(
+                json!({"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "c3", "name": "Bash", "input": {"cwd": "/w"}}]}}),
+            ),
+            Some(
+                json!({"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "c4", "name": "Bash", "input": {}}]}}),
+            ),
+        ];
+        let found = check_lines(&panel, &calls);
+        let rules: Vec<(&str, usize)> = found.iter().map(|v| (v.rule, v.line)).collect();
+        assert_eq!(
+            rules,
+            [
+                (NAMES_ARE_IDENTIFIERS, 0),
+                (NO_BASE64_TEXT, 1),
+                (INPUTS_CARRY_ARGUMENTS, 3)
+            ],
+            "a call no frame gave a command is no violation"
+        );
+        assert!(found[2].to_string().contains("seq 7"), "{}", found[2]);
+    }
+
+    /// Gemini CLI 0.61's shell call carries its command only as the title
+    /// of the permission request: the `Bash` input the bridge used to send
+    /// (`{title, kind}`, blessed once) breaks the invariant, the one it
+    /// sends now does not.
+    #[test]
+    fn gemini_bash_without_its_command_breaks_inputs_carry_the_arguments() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("recordings/gemini-cli/0.61.0/script-gate.jsonl");
+        let recording = crate::corpus::recording::read(&path).expect("the recording reads");
+        let id = "run_shell_command__call_gate_shell";
+        let command =
+            "mkdir -p Assets/Editor && printf 'public class Foo {}\\n' > Assets/Editor/Foo.cs";
+        let line = |input: Value| {
+            Some(
+                json!({"type": "assistant", "message": {"content": [{"type": "tool_use", "id": id, "name": "Bash", "input": input}]}}),
+            )
+        };
+        let before = [line(json!({"title": command, "kind": "execute"}))];
+        let found = check(&before, &recording);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].rule, INPUTS_CARRY_ARGUMENTS);
+        let now = [line(
+            json!({"title": command, "kind": "execute", "command": command}),
+        )];
+        assert_eq!(check(&now, &recording), []);
+    }
+}

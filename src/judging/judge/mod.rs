@@ -1,0 +1,238 @@
+//! The judge: one verdict per recording. A [`Corpus`] owns the root and
+//! what every judgement reads (scenarios, the stream-json contract with its
+//! waivers, each agent's known limitations), loaded once and shared; it
+//! replays a recording, compares it with its golden, evaluates the scenario's
+//! expectations and the contract, and sums that up as a [`Case`]. `check`,
+//! `replay`, `replay --bisect-exit`, `bisect`, `contract compare`, `drift`,
+//! the test harness and the benchmark all judge through it, so **a recording
+//! is judged the same way wherever it is judged** (a known limitation that
+//! holds is a pass for `check` and good for bisect).
+//!
+//! This module is the judging itself; `corpus` holds the layout and what is
+//! loaded once, `case` the case with its statuses and verdict, `case_report`
+//! its text for people, `golden` and `golden_diff` the goldens and their diff.
+
+mod case;
+mod case_report;
+mod corpus;
+pub mod golden;
+pub mod golden_diff;
+pub mod invariants;
+pub mod known_limitations;
+
+pub use case::{Case, Status, Verdict};
+pub use corpus::{CheckError, Corpus, list_recordings};
+pub use golden::orphan_goldens;
+pub use golden_diff::first_difference;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use golden::Comparison;
+
+use crate::corpus::recording::{self, Recording};
+use crate::corpus::scenario::Scenario;
+use crate::judging::acp_schema::{AcpSchema, RecordingConformance};
+use crate::judging::expect;
+use crate::judging::replay::replayer::{self, Replay};
+
+impl Corpus {
+    /// Judges every path with `jobs` workers (0: one per core), hands each
+    /// case to `keep` inside the worker, and returns what was kept in the
+    /// order of `paths`: the result never depends on which worker finished
+    /// first, and `keep` can drop a case's bulk (replay, transcript) at once,
+    /// so memory grows with the workers, not with the corpus.
+    pub fn judge_each<T: Send>(
+        &self,
+        paths: &[PathBuf],
+        jobs: usize,
+        keep: impl Fn(Case) -> T + Sync,
+    ) -> Vec<T> {
+        let jobs = if jobs == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            jobs
+        }
+        .min(paths.len());
+        if jobs <= 1 {
+            return paths.iter().map(|p| keep(self.judge(p))).collect();
+        }
+        let next = AtomicUsize::new(0);
+        let mut slots: Vec<Option<T>> = std::iter::repeat_with(|| None).take(paths.len()).collect();
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..jobs)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut done = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(path) = paths.get(i) else { break };
+                            done.push((i, keep(self.judge(path))));
+                        }
+                        done
+                    })
+                })
+                .collect();
+            for w in workers {
+                match w.join() {
+                    Ok(done) => {
+                        for (i, kept) in done {
+                            slots[i] = Some(kept);
+                        }
+                    }
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+        });
+        slots.into_iter().flatten().collect()
+    }
+
+    /// Replays one recording and judges it against its golden, its
+    /// scenario's expectations, the contract and its known limitations.
+    /// Never panics on bad input: an unreadable recording or scenario is an
+    /// `Error` case naming what was wrong and where.
+    pub fn judge(&self, path: &Path) -> Case {
+        self.judge_with(path, acp_bridge::Compat::default())
+    }
+
+    /// [`Corpus::judge`] through a bridge with some agent-shape handling
+    /// switched off (bisect rebuilds an older bridge this way).
+    pub fn judge_with(&self, path: &Path, compat: acp_bridge::Compat) -> Case {
+        let mut case = Case {
+            path: path.to_path_buf(),
+            id: self.id_of(path, None),
+            synthetic: false,
+            outcome: None,
+            error: None,
+            replay: None,
+            transcript: String::new(),
+            golden: None,
+            golden_text: None,
+            failures: Vec::new(),
+            divergences: 0,
+            invariants: Vec::new(),
+            contract: None,
+            limitation: None,
+            stale_scenario: false,
+            acp: None,
+        };
+        let recording = match recording::read(path) {
+            Ok(r) => r,
+            Err(e) => {
+                case.error = Some(format!("cannot replay: {e}"));
+                return case;
+            }
+        };
+        case.id = self.id_of(path, Some(&recording));
+        case.synthetic = recording.header.synthetic;
+        if !recording.leg(recording::Leg::Acp).any(|e| e.proc == 1) {
+            case.error = Some(format!(
+                "cannot replay {}: no ACP frames of agent process 1 (a stream-json reference recording is not replayed)",
+                path.display()
+            ));
+            return case;
+        }
+        let schema = match AcpSchema::get() {
+            Ok(s) => s,
+            Err(e) => {
+                case.error = Some(format!("the ACP schema: {e}"));
+                return case;
+            }
+        };
+        case.acp = Some(RecordingConformance::of_recording(schema, &recording));
+        case.outcome = recording.trailer.as_ref().map(|t| t.outcome);
+        let scenario = match self.scenario(&recording.header.scenario) {
+            Ok(s) => s,
+            Err(e) => {
+                case.error = Some(format!(
+                    "cannot replay {}: its scenario: {e}",
+                    path.display()
+                ));
+                return case;
+            }
+        };
+        case.stale_scenario = scenario.changed_since(&recording.header.scenario_sha256);
+        let mut replay = replayer::replay_with_compat(&recording, &scenario, compat);
+        case.divergences = replay.divergences().count();
+        case.acp = case
+            .acp
+            .take()
+            .map(|c| c.with_bridge(schema, &replay.transcript));
+        case.failures = expect::evaluate(&scenario.expect, &replay.panel_values);
+        case.invariants = invariants::check(&replay.panel_values, &recording);
+        match self.limitation(&case.id) {
+            Ok(l) => case.limitation = l,
+            Err(e) => case.error = Some(format!("known limitations: {e}")),
+        }
+        match self.contract() {
+            Ok(Some(contract)) => case.contract = Some(contract.check(&replay.panel_values)),
+            Ok(None) => {}
+            Err(e) => case.error = Some(format!("stream-json contract: {e}")),
+        }
+        // **a run that did not end `ok` never passes**: its frames stop or
+        // stray where the run went wrong (off script, a timeout), whatever
+        // its golden says, so it fails until it is re-recorded
+        if !case.synthetic && case.error.is_none() {
+            case.error = match case.outcome {
+                Some(recording::Outcome::Ok) => None,
+                Some(other) => Some(format!(
+                    "the recording ended {}, not ok: re-record it (`record --mode all`)",
+                    other.as_str()
+                )),
+                None => Some(
+                    "the recording is truncated (no trailer: its run was cut off): re-record it"
+                        .into(),
+                ),
+            };
+        }
+        // last: the render takes the parsed lines
+        case.transcript = render(path, &recording, &mut replay);
+        let golden = golden::read(&case.id.snapshot_path(&self.snapshots));
+        case.golden = Some(match &golden {
+            Ok(g) => golden::compare(g.as_deref(), &case.transcript),
+            Err(e) => Comparison::Differs(e.to_string()),
+        });
+        case.golden_text = golden.ok().flatten();
+        case.replay = Some(replay);
+        case
+    }
+}
+
+/// Replays without judging (the benchmark measures this).
+pub fn replay_with(recording: &Recording, scenario: &Scenario) -> Replay {
+    replayer::replay(recording, scenario)
+}
+
+/// The golden text of a replay: a header naming the recording, then the
+/// normalised transcript. It takes the replay's parsed lines (they are
+/// normalised in place); a second render parses the lines again.
+pub fn render(path: &Path, recording: &Recording, replay: &mut Replay) -> String {
+    let h = &recording.header;
+    let mut out = format!(
+        "# replay of {} (agent {} {}, scenario {}, synthetic: {}, trailer: {})\n",
+        file_label(path),
+        h.agent,
+        h.agent_version().unwrap_or("?"),
+        h.scenario,
+        h.synthetic,
+        match &recording.trailer {
+            Some(t) => t.outcome.as_str().to_string(),
+            None => "missing".into(),
+        }
+    );
+    out.push_str(&replay.transcript.render_parsed(
+        std::mem::take(&mut replay.panel_values),
+        std::mem::take(&mut replay.agent_values),
+    ));
+    out
+}
+
+/// The last three components of a path (`<agent>/<version>/<scenario>.jsonl`),
+/// so a golden never holds a machine's absolute path.
+fn file_label(path: &Path) -> String {
+    let parts: Vec<String> = path
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    parts[parts.len().saturating_sub(3)..].join("/")
+}

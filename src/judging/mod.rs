@@ -1,0 +1,9 @@
+//! Judging what the bridge emits: replay, the judge, expectations, the stream-json contract, the ACP schema check, drift and the report.
+
+pub mod acp_schema;
+pub mod contract;
+pub mod drift;
+pub mod expect;
+pub mod judge;
+pub mod replay;
+pub mod report;

@@ -1,0 +1,531 @@
+//! One replay: the recording plays the agent (through [`FakeAgent`]), the
+//! scenario plays the panel (through [`PanelDriver`]), and the bridge core
+//! runs in-process between them with a fake clock and counter ids, so the
+//! same recording always gives the same transcript.
+//!
+//! Everything is bounded: when the panel waits for something that cannot
+//! come any more (no agent frame left to release, no bridge deadline left to
+//! fire), the replay stops with a "stalled" divergence instead of hanging.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use acp_bridge::{Bridge, Compat, CounterIds, LaunchSpec, McpEndpoint, Output};
+use serde_json::Value;
+
+use super::divergence::Divergence;
+use super::fake_agent::{AcpFrame, Direction, FakeAgent, Released, Served};
+use super::transcript::{Entry, Transcript};
+use crate::corpus::recording::{Dir, Exit, Header, Leg, Outcome, Recording};
+use crate::corpus::scenario::Scenario;
+use crate::corpus::scenario::panel_driver::{Action, PanelDriver};
+
+/// The placeholders the recorder writes for the session's cwd, the unity-ops
+/// MCP URL and its bearer token; given to the bridge so its frames compare
+/// byte for byte with the recorded ones.
+pub const WORKSPACE: &str = "<workspace>";
+pub const MCP_URL: &str = "<mcp-url>";
+pub const MCP_TOKEN: &str = "<mcp-token>";
+/// What stands for the token in a recording whose header has no `<mcp-token>`
+/// placeholder (the token was scrubbed as a secret).
+pub const REDACTED_TOKEN: &str = "<redacted>";
+/// The name of the panel's own MCP server.
+pub const MCP_NAME: &str = "unity-ops";
+
+/// How many times one wait may fire a bridge deadline before it is a stall.
+const MAX_TICKS_PER_WAIT: usize = 16;
+
+/// What one replay produced.
+#[derive(Debug, Clone)]
+pub struct Replay {
+    pub transcript: Transcript,
+    /// Every line the bridge emitted for the panel, over all processes.
+    pub panel_lines: Vec<String>,
+    /// The same lines parsed once (`None`: not JSON) for the judges that
+    /// read them (expectations, the contract, then the render, which takes
+    /// them).
+    pub panel_values: Vec<Option<Value>>,
+    /// Each agent line the fake agent released, parsed once there (`None`:
+    /// not JSON), one per `AgentToBridge` entry, for the render.
+    pub agent_values: Vec<Option<Value>>,
+    /// The bridge's diagnostics (stderr text); not part of the golden.
+    pub diagnostics: Vec<String>,
+    /// The recording has no trailer.
+    pub truncated: bool,
+}
+
+impl Replay {
+    pub fn divergences(&self) -> impl Iterator<Item = &Divergence> {
+        self.transcript.divergences()
+    }
+}
+
+/// A bridge line for the panel as a replay keeps it beside the text
+/// ([`Replay::panel_values`]): parsed, `None` when it is not JSON.
+pub fn panel_value(line: &str) -> Option<Value> {
+    serde_json::from_str(line).ok()
+}
+
+/// The acp leg of agent process `proc` (events written without a process
+/// number count as process 1).
+pub fn acp_frames(recording: &Recording, proc: u32) -> Vec<AcpFrame> {
+    recording
+        .leg(Leg::Acp)
+        .filter(|e| e.proc.max(1) == proc)
+        .filter_map(|e| {
+            let dir = match e.dir {
+                Dir::ToAgent => Direction::ToAgent,
+                Dir::FromAgent => Direction::FromAgent,
+                _ => return None,
+            };
+            Some(AcpFrame {
+                seq: e.seq,
+                ms: e.ms,
+                dir,
+                raw: e.raw.clone(),
+            })
+        })
+        .collect()
+}
+
+/// The launch spec a panel would give for this scenario, with the recorder's
+/// placeholders (as its header lists them) standing in for machine values.
+pub fn launch_spec(
+    scenario: &Scenario,
+    header: &Header,
+    resume_session_id: Option<String>,
+) -> LaunchSpec {
+    let token = if header.placeholders.contains_key(MCP_TOKEN) {
+        MCP_TOKEN
+    } else {
+        REDACTED_TOKEN
+    };
+    LaunchSpec {
+        resume_session_id,
+        cwd: WORKSPACE.to_string(),
+        mcp: Some(McpEndpoint {
+            name: MCP_NAME.to_string(),
+            url: MCP_URL.to_string(),
+            authorization: Some(format!("Bearer {token}")),
+        }),
+        custom_instructions: scenario.system_prompt.clone(),
+        script_gate: scenario.script_gate,
+        ..LaunchSpec::default()
+    }
+}
+
+/// The bridge, the fake agent and the clock of one agent process.
+struct Process {
+    number: u32,
+    bridge: Bridge,
+    agent: FakeAgent,
+}
+
+struct Run<'a> {
+    recording: &'a Recording,
+    scenario: &'a Scenario,
+    now: Duration,
+    transcript: Transcript,
+    panel_lines: Vec<String>,
+    panel_values: Vec<Option<Value>>,
+    agent_values: Vec<Option<Value>>,
+    diagnostics: Vec<String>,
+    compat: Compat,
+}
+
+/// Replays `recording` through a fresh bridge, driven by `scenario`.
+pub fn replay(recording: &Recording, scenario: &Scenario) -> Replay {
+    replay_with_compat(recording, scenario, Compat::default())
+}
+
+/// [`replay`] through a bridge with some agent-shape handling switched off
+/// (bisect rebuilds an older bridge this way).
+pub fn replay_with_compat(recording: &Recording, scenario: &Scenario, compat: Compat) -> Replay {
+    let mut run = Run {
+        recording,
+        scenario,
+        compat,
+        now: Duration::ZERO,
+        transcript: Transcript::default(),
+        panel_lines: Vec::new(),
+        panel_values: Vec::new(),
+        agent_values: Vec::new(),
+        diagnostics: Vec::new(),
+    };
+    let truncated = recording.is_truncated();
+    if truncated {
+        run.transcript.note(format!(
+            "recording is truncated (no trailer): replaying the {} event(s) it has",
+            recording.events.len()
+        ));
+    }
+    if scenario.changed_since(&recording.header.scenario_sha256) {
+        run.transcript
+            .note("the scenario file changed since this recording was made");
+    }
+    let mut driver = PanelDriver::new(scenario);
+    let mut process = run.start_process(1, None, &mut driver);
+    loop {
+        match driver.poll() {
+            Action::Send(lines) => {
+                for line in lines {
+                    run.panel_line(&mut process, &mut driver, &line);
+                }
+            }
+            Action::SendWithNote(lines, why) => {
+                run.transcript.note(why);
+                for line in lines {
+                    run.panel_line(&mut process, &mut driver, &line);
+                }
+            }
+            Action::Skip(why) => run.transcript.note(why),
+            Action::Resume { session_id } => {
+                run.end_process(
+                    &mut process,
+                    &mut driver,
+                    Exit {
+                        code: Some(0),
+                        signal: None,
+                    },
+                );
+                let next = process.number + 1;
+                if session_id.is_none() {
+                    run.transcript.note(
+                        "resume: the panel never learnt a session id; starting without --resume",
+                    );
+                }
+                process = run.start_process(next, session_id, &mut driver);
+            }
+            Action::Wait {
+                step,
+                step_kind,
+                waiting_for,
+            } => {
+                if run.fire_deadlines(&mut process, &mut driver) {
+                    continue;
+                }
+                if let Some(why) = driver.on_bridge_quiet() {
+                    run.transcript.note(why);
+                    continue;
+                }
+                run.transcript.push(Entry::Divergence(Divergence::Stalled {
+                    step,
+                    step_kind: step_kind.to_string(),
+                    waiting_for,
+                }));
+                break;
+            }
+            Action::Finished => break,
+        }
+    }
+    let exit = recording.trailer.as_ref().map(|t| {
+        run.now = run.now.max(Duration::from_millis(t.ms));
+        if t.outcome != Outcome::Ok {
+            run.transcript.note(format!(
+                "the recording ended with outcome {}",
+                t.outcome.as_str()
+            ));
+        }
+        t.exit
+    });
+    run.end_process(&mut process, &mut driver, exit.unwrap_or_default());
+    Replay {
+        transcript: run.transcript,
+        panel_lines: run.panel_lines,
+        panel_values: run.panel_values,
+        agent_values: run.agent_values,
+        diagnostics: run.diagnostics,
+        truncated,
+    }
+}
+
+impl Run<'_> {
+    fn start_process(
+        &mut self,
+        number: u32,
+        resume: Option<String>,
+        driver: &mut PanelDriver,
+    ) -> Process {
+        let frames = acp_frames(self.recording, number);
+        if number > 1 {
+            self.transcript.note(format!(
+                "agent process {number}: new bridge{}",
+                if resume.is_some() {
+                    " with --resume of the panel's session id"
+                } else {
+                    ""
+                }
+            ));
+        }
+        if frames.is_empty() {
+            self.transcript.note(format!(
+                "the recording has no acp frames for agent process {number}"
+            ));
+        }
+        let mut process = Process {
+            number,
+            bridge: Bridge::new(
+                LaunchSpec {
+                    compat: self.compat,
+                    ..launch_spec(self.scenario, &self.recording.header, resume)
+                },
+                Box::new(CounterIds::default()),
+            ),
+            agent: FakeAgent::new(frames),
+        };
+        let served = process.agent.start();
+        self.serve(&mut process, driver, served);
+        process
+    }
+
+    /// Panel EOF, then the agent's exit, then what was left unplayed.
+    fn end_process(&mut self, process: &mut Process, driver: &mut PanelDriver, exit: Exit) {
+        let code = exit.code;
+        let out = process.bridge.on_panel_eof(self.now);
+        self.output(process, driver, out);
+        if self.recording.trailer.is_some() || process.number < self.last_process() {
+            self.transcript.note(format!(
+                "agent process {} {}",
+                process.number,
+                exit.describe()
+            ));
+            let out = process.bridge.on_agent_exit(code, self.now);
+            self.output(process, driver, out);
+        }
+        for d in process.agent.never_sent() {
+            self.transcript.push(Entry::Divergence(d));
+        }
+        let unreleased = process.agent.unreleased();
+        if unreleased > 0 {
+            self.transcript.note(format!(
+                "{unreleased} recorded agent frame(s) of process {} were never released",
+                process.number
+            ));
+        }
+    }
+
+    fn last_process(&self) -> u32 {
+        self.recording
+            .leg(Leg::Acp)
+            .map(|e| e.proc.max(1))
+            .max()
+            .unwrap_or(1)
+    }
+
+    fn panel_line(&mut self, process: &mut Process, driver: &mut PanelDriver, line: &str) {
+        self.transcript.push(Entry::Panel(line.to_string()));
+        let out = process.bridge.on_panel_line(line, self.now);
+        self.output(process, driver, out);
+    }
+
+    /// Fires due bridge deadlines (as a host's timer would) while the panel
+    /// waits. Returns whether that produced anything.
+    fn fire_deadlines(&mut self, process: &mut Process, driver: &mut PanelDriver) -> bool {
+        let before = self.transcript.entries.len();
+        for _ in 0..MAX_TICKS_PER_WAIT {
+            let Some(deadline) = process.bridge.next_deadline() else {
+                break;
+            };
+            self.now = self.now.max(deadline);
+            let out = process.bridge.on_tick(self.now);
+            self.output(process, driver, out);
+            if self.transcript.entries.len() != before {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Transcribes one bridge output and plays it on.
+    fn output(&mut self, process: &mut Process, driver: &mut PanelDriver, out: Output) {
+        let mut queue = VecDeque::new();
+        self.transcribe(process, driver, out, &mut queue);
+        self.pump(process, driver, queue);
+    }
+
+    /// Feeds released agent frames to the bridge, breadth first in recorded
+    /// order; what the bridge answers may release more.
+    fn pump(
+        &mut self,
+        process: &mut Process,
+        driver: &mut PanelDriver,
+        mut queue: VecDeque<Released>,
+    ) {
+        while let Some(released) = queue.pop_front() {
+            let at = Duration::from_millis(released.ms);
+            // A real host's timer fires before a later frame arrives.
+            while let Some(deadline) = process
+                .bridge
+                .next_deadline()
+                .filter(|d| *d <= at && *d >= self.now)
+            {
+                self.now = deadline;
+                let out = process.bridge.on_tick(self.now);
+                self.transcribe(process, driver, out, &mut queue);
+                if process.bridge.next_deadline() == Some(deadline) {
+                    break;
+                }
+            }
+            self.now = self.now.max(at);
+            let out = process.bridge.on_agent_line(&released.line, self.now);
+            // before what the bridge made of it (the line moves, not copied)
+            self.transcript.push(Entry::AgentToBridge(released.line));
+            self.agent_values.push(released.value);
+            self.transcribe(process, driver, out, &mut queue);
+            let lines = driver.poll_now();
+            for note in driver.take_notes() {
+                self.transcript.note(note);
+            }
+            if let Some(lines) = lines {
+                for line in lines {
+                    self.transcript.push(Entry::Panel(line.clone()));
+                    let out = process.bridge.on_panel_line(&line, self.now);
+                    self.transcribe(process, driver, out, &mut queue);
+                }
+            }
+        }
+    }
+
+    fn transcribe(
+        &mut self,
+        process: &mut Process,
+        driver: &mut PanelDriver,
+        out: Output,
+        queue: &mut VecDeque<Released>,
+    ) {
+        self.diagnostics.extend(out.diagnostics);
+        for line in out.to_agent {
+            self.transcript.push(Entry::BridgeToAgent(line.clone()));
+            let served = process.agent.on_client_line(&line);
+            for d in served.divergences {
+                self.transcript.push(Entry::Divergence(d));
+            }
+            queue.extend(served.released);
+        }
+        if out.close_agent_stdin {
+            self.transcript.note("bridge closed the agent's stdin");
+        }
+        for line in out.to_panel {
+            self.transcript.push(Entry::BridgeToPanel(line.clone()));
+            let value = panel_value(&line);
+            if let Some(v) = &value {
+                driver.observe_value(v);
+            }
+            self.panel_values.push(value);
+            self.panel_lines.push(line);
+        }
+    }
+
+    fn serve(&mut self, process: &mut Process, driver: &mut PanelDriver, served: Served) {
+        for d in served.divergences {
+            self.transcript.push(Entry::Divergence(d));
+        }
+        self.pump(process, driver, served.released.into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corpus::recording;
+    use crate::corpus::scenario;
+    use std::path::Path;
+
+    /// A synthetic two-process recording (a test double, not agent evidence):
+    /// process 1 creates the session and answers a prompt, process 2 loads it
+    /// and answers another.
+    fn resume_recording() -> Recording {
+        let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":false,"writeTextFile":false},"terminal":false}}}"#;
+        let init_ok = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true,"mcpCapabilities":{"http":true}},"authMethods":[]}}"#;
+        let servers = r#"[{"type":"http","name":"unity-ops","url":"<mcp-url>","headers":[{"name":"Authorization","value":"Bearer <redacted>"}]}]"#;
+        let frames: Vec<(u32, &str, String)> = vec![
+            (1, "to_agent", init.into()),
+            (1, "from_agent", init_ok.into()),
+            (1, "to_agent", format!(r#"{{"jsonrpc":"2.0","id":1,"method":"session/new","params":{{"cwd":"<workspace>","mcpServers":{servers}}}}}"#)),
+            (1, "from_agent", r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"sess-resume-1"}}"#.into()),
+            (1, "to_agent", r#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"sess-resume-1","prompt":[{"type":"text","text":"First prompt."}]}}"#.into()),
+            (1, "from_agent", r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}"#.into()),
+            (2, "to_agent", init.into()),
+            (2, "from_agent", init_ok.into()),
+            (2, "to_agent", format!(r#"{{"jsonrpc":"2.0","id":1,"method":"session/load","params":{{"sessionId":"sess-resume-1","cwd":"<workspace>","mcpServers":{servers}}}}}"#)),
+            (2, "from_agent", r#"{"jsonrpc":"2.0","id":1,"result":{}}"#.into()),
+            (2, "to_agent", r#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"sess-resume-1","prompt":[{"type":"text","text":"Second prompt."}]}}"#.into()),
+            (2, "from_agent", r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}"#.into()),
+        ];
+        let mut text = String::from(
+            r#"{"type":"header","format":1,"agent":"test","package":"none","scenario":"resume","model_mode":"stub","harness_version":"0","date":"d","isolation":"none","synthetic":true}"#,
+        );
+        text.push('\n');
+        for (i, (proc, dir, raw)) in frames.iter().enumerate() {
+            let event = serde_json::json!({"type":"event","seq":i + 1,"ms":i * 5,"leg":"acp","dir":dir,"proc":proc,"raw":raw});
+            text.push_str(&event.to_string());
+            text.push('\n');
+        }
+        text.push_str(r#"{"type":"trailer","seq":99,"ms":100,"outcome":"ok","exit":{"code":0,"signal":null}}"#);
+        recording::parse_str(&text, Path::new("resume.jsonl")).expect("test recording parses")
+    }
+
+    fn resume_scenario() -> Scenario {
+        let text = "name = \"resume\"\nsummary = \"s\"\ntools = []\n\
+            [[step]]\npanel = \"prompt\"\ntext = \"First prompt.\"\n  [[step.model]]\n  text = \"a\"\n\
+            [[step]]\npanel = \"resume\"\n\
+            [[step]]\npanel = \"prompt\"\ntext = \"Second prompt.\"\n  [[step.model]]\n  text = \"b\"\n";
+        scenario::parse(Path::new("resume.toml"), text.as_bytes()).expect("test scenario parses")
+    }
+
+    #[test]
+    fn a_resume_step_ends_process_1_and_feeds_process_2_to_a_new_bridge_with_the_session_id() {
+        let replay = replay(&resume_recording(), &resume_scenario());
+        let text = replay.transcript.render();
+        assert_eq!(replay.divergences().count(), 0, "{text}");
+        assert!(
+            text.contains("-- agent process 1 exited with code 0"),
+            "{text}"
+        );
+        assert!(
+            text.contains("-- agent process 2: new bridge with --resume"),
+            "{text}"
+        );
+        let load = text
+            .lines()
+            .find(|l| l.starts_with("bridge>agent") && l.contains("session/load"))
+            .unwrap_or("");
+        assert!(load.contains(r#""sessionId":"<session 1>""#), "{text}");
+        let results = replay
+            .panel_lines
+            .iter()
+            .filter(|l| l.contains(r#""type":"result""#))
+            .count();
+        assert_eq!(results, 2, "{text}");
+    }
+
+    #[test]
+    fn the_render_from_the_values_the_replay_parsed_is_the_render_from_the_lines() {
+        let mut replay = replay(&resume_recording(), &resume_scenario());
+        let agent_values = std::mem::take(&mut replay.agent_values);
+        let panel_values = std::mem::take(&mut replay.panel_values);
+        assert!(!agent_values.is_empty() && !panel_values.is_empty());
+        assert_eq!(
+            replay.transcript.render_parsed(panel_values, agent_values),
+            replay.transcript.render()
+        );
+    }
+
+    #[test]
+    fn a_recording_that_stops_mid_turn_ends_in_a_stall_not_a_hang() {
+        let mut rec = resume_recording();
+        rec.events.truncate(5);
+        rec.trailer = None;
+        let replay = replay(&rec, &resume_scenario());
+        let stalls: Vec<String> = replay
+            .divergences()
+            .filter(|d| matches!(d, Divergence::Stalled { .. }))
+            .map(|d| d.headline())
+            .collect();
+        assert_eq!(
+            stalls,
+            ["stalled at step 2 (resume) waiting for the result of the running turn"]
+        );
+        assert!(replay.truncated);
+    }
+}

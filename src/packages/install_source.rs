@@ -1,0 +1,428 @@
+//! The registries agents are installed from, behind one interface: npm
+//! (`npm install --prefix`) and PyPI (a virtualenv, then `pip install
+//! name==version`). Each installs one pinned version into a directory of the
+//! install cache and lists published versions for bisect, `outdated` and
+//! `update`. Both run the registry's ordinary client, bounded by a timeout,
+//! with its output relayed to stderr as progress.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use process_group::{Pipes, RunError};
+
+use crate::corpus::profile::{PYPI_PREFIX, Source};
+
+/// How long one install may take.
+pub const INSTALL_TIMEOUT: Duration = Duration::from_secs(900);
+
+/// How long one version listing may take.
+pub const LIST_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The source and bare package name of a package key (`pypi:name` or `name`).
+pub fn split_key(key: &str) -> (Source, &str) {
+    match key.strip_prefix(PYPI_PREFIX) {
+        Some(name) => (Source::Pypi, name),
+        None => (Source::Npm, key),
+    }
+}
+
+/// Whether a finished install of `source` may be moved after it is made:
+/// an npm prefix may, a virtualenv may not (its scripts name their path).
+pub fn relocatable(source: Source) -> bool {
+    source == Source::Npm
+}
+
+/// What an install needs beyond the package and its place.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options<'a> {
+    /// Directories first on PATH while installing (a runtime's `bin`).
+    pub path_prefix: &'a [PathBuf],
+    /// The interpreter that makes a virtualenv (default: `python3`).
+    pub python: Option<&'a Path>,
+    /// PyPI pin overrides (`name==version`), each replacing the package's
+    /// own requirement of that dependency.
+    pub overrides: &'a [String],
+}
+
+impl Options<'_> {
+    /// PATH for the installer: the prefix before ours.
+    fn path(&self) -> Option<std::ffi::OsString> {
+        if self.path_prefix.is_empty() {
+            return None;
+        }
+        let ours = std::env::var_os("PATH").unwrap_or_default();
+        let dirs = self
+            .path_prefix
+            .iter()
+            .cloned()
+            .chain(std::env::split_paths(&ours));
+        std::env::join_paths(dirs).ok()
+    }
+}
+
+/// Installs `name` at `version` from `source` into `dir` (which exists).
+pub fn install(
+    source: Source,
+    name: &str,
+    version: &semver::Version,
+    dir: &Path,
+    options: &Options,
+) -> anyhow::Result<()> {
+    match source {
+        Source::Npm => {
+            let mut cmd = Command::new("npm");
+            cmd.arg("install")
+                .arg("--prefix")
+                .arg(dir)
+                .args(["--no-audit", "--no-fund", "--no-save", "--loglevel=http"])
+                .arg(format!("{name}@{version}"));
+            if let Some(path) = options.path() {
+                cmd.env("PATH", path);
+            }
+            run_relayed(&mut cmd, &format!("npm install {name}@{version}"), "npm")
+        }
+        Source::Pypi => {
+            let python = options
+                .python
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| PathBuf::from(python()));
+            run_relayed(
+                Command::new(python).args(["-m", "venv"]).arg(dir),
+                &format!("creating a virtualenv for {name}=={version}"),
+                "venv",
+            )?;
+            let pinned = format!("{name}=={version}");
+            if options.overrides.is_empty() {
+                return pip_install(dir, std::slice::from_ref(&pinned), &pinned);
+            }
+            // The package alone, then its requirements with the overridden
+            // pins replaced: pip has no override of a dependency's pin.
+            pip_install(dir, &["--no-deps".into(), pinned.clone()], &pinned)?;
+            let overrides = options
+                .overrides
+                .iter()
+                .map(|o| PinOverride::parse(o).map_err(anyhow::Error::msg))
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            let requirements = requirements_of(dir, name)?;
+            let wanted = apply_overrides(&requirements, &overrides)
+                .map_err(|e| anyhow::anyhow!("{pinned}: {e}"))?;
+            if wanted.is_empty() {
+                return Ok(());
+            }
+            pip_install(dir, &wanted, &format!("the requirements of {pinned}"))
+        }
+    }
+}
+
+/// `pip install <args>` in the virtualenv `venv`; `what` names it in errors.
+fn pip_install(venv: &Path, args: &[String], what: &str) -> anyhow::Result<()> {
+    run_relayed(
+        Command::new(venv.join("bin").join("python"))
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--no-input",
+                "--disable-pip-version-check",
+            ])
+            .args(args),
+        &format!("pip install {what}"),
+        "pip",
+    )
+}
+
+/// A Python snippet printing, as JSON, an installed distribution's
+/// requirements that apply here (markers evaluated, extras left out), each
+/// as `[name, requirement without its marker]`.
+const REQUIREMENTS_SCRIPT: &str = r#"
+import json, sys
+from importlib.metadata import requires
+from pip._vendor.packaging.requirements import Requirement
+out = []
+for text in requires(sys.argv[1]) or []:
+    r = Requirement(text)
+    if r.marker is not None and not r.marker.evaluate({"extra": ""}):
+        continue
+    r.marker = None
+    out.append([r.name, str(r)])
+print(json.dumps(out))
+"#;
+
+/// The requirements of the distribution `name` installed in `venv`.
+fn requirements_of(venv: &Path, name: &str) -> anyhow::Result<Vec<(String, String)>> {
+    let what = format!("reading the requirements of {name}");
+    let mut cmd = tokio::process::Command::new(venv.join("bin").join("python"));
+    cmd.args(["-c", REQUIREMENTS_SCRIPT, name]);
+    let out = process_group::output_blocking(cmd, LIST_TIMEOUT, Pipes::Capture)
+        .map_err(|e| anyhow::anyhow!("{what}: {e}"))?;
+    if !out.status.success() {
+        bail!(
+            "{what}: {}: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    let list: Vec<(String, String)> = serde_json::from_slice(&out.stdout)
+        .with_context(|| format!("{what}: not a JSON list of requirements"))?;
+    Ok(list)
+}
+
+/// The console scripts the distribution `name` installed in `venv` declares.
+pub fn console_scripts(venv: &Path, name: &str) -> anyhow::Result<Vec<String>> {
+    let script = "import sys\nfrom importlib.metadata import distribution\nfor e in distribution(sys.argv[1]).entry_points:\n    if e.group == 'console_scripts': print(e.name)";
+    let mut cmd = tokio::process::Command::new(venv.join("bin").join("python"));
+    cmd.args(["-c", script, name]);
+    let out = process_group::output_blocking(cmd, LIST_TIMEOUT, Pipes::Capture)
+        .map_err(|e| anyhow::anyhow!("listing the console scripts of {name}: {e}"))?;
+    if !out.status.success() {
+        bail!(
+            "listing the console scripts of {name}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    let mut names: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.trim().to_string())
+        .filter(|l| !l.is_empty())
+        .collect();
+    names.sort();
+    names.dedup();
+    Ok(names)
+}
+
+/// A PyPI pin override: `name<spec>` (e.g. `foo==1.2.3.post1`) that stands
+/// in for the package's own requirement of `name`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PinOverride {
+    /// The dependency's name in its normal form (PEP 503).
+    pub name: String,
+    /// The override as written.
+    pub text: String,
+}
+
+impl PinOverride {
+    /// Parses `name<spec>`: a distribution name, then a version specifier
+    /// (`==`, `>=`, `~=`, ...).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let t = text.trim();
+        let end = t
+            .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+            .unwrap_or(t.len());
+        let (name, spec) = t.split_at(end);
+        let spec = spec.trim_start();
+        let ops = ["===", "==", "~=", "!=", ">=", "<=", ">", "<"];
+        if name.is_empty() || !ops.iter().any(|op| spec.starts_with(op)) {
+            return Err(format!(
+                "override {text:?} is not `name==version` (a dependency name, then a version specifier)"
+            ));
+        }
+        Ok(PinOverride {
+            name: normal_name(name),
+            text: format!("{name}{spec}"),
+        })
+    }
+}
+
+/// A distribution name in its normal form: lower case, each run of `-`,
+/// `_` and `.` as one `-` (PEP 503).
+pub fn normal_name(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        if matches!(c, '-' | '_' | '.') {
+            if !out.ends_with('-') {
+                out.push('-');
+            }
+        } else {
+            out.push(c.to_ascii_lowercase());
+        }
+    }
+    out
+}
+
+/// `requirements` (name, requirement) with each overridden one replaced by
+/// its override; an override that names no requirement is an error naming
+/// the ones there are.
+pub fn apply_overrides(
+    requirements: &[(String, String)],
+    overrides: &[PinOverride],
+) -> Result<Vec<String>, String> {
+    for o in overrides {
+        if !requirements.iter().any(|(n, _)| normal_name(n) == o.name) {
+            let names: Vec<&str> = requirements.iter().map(|(n, _)| n.as_str()).collect();
+            return Err(format!(
+                "the override {:?} names no dependency (its dependencies: {})",
+                o.text,
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
+            ));
+        }
+    }
+    Ok(requirements
+        .iter()
+        .map(|(name, req)| {
+            overrides
+                .iter()
+                .find(|o| o.name == normal_name(name))
+                .map_or_else(|| req.clone(), |o| o.text.clone())
+        })
+        .collect())
+}
+
+/// The Python that lists PyPI versions: `$ACP_HARNESS_PYTHON`, else `python3`.
+fn python() -> String {
+    std::env::var(crate::packages::runtime::PYTHON_ENV)
+        .ok()
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| "python3".into())
+}
+
+/// Runs `cmd` to its end within [`INSTALL_TIMEOUT`] (its own process group,
+/// ended at the timeout), relaying its output to stderr prefixed `[prefix]`
+/// while it runs; `what` names it in errors.
+fn run_relayed(cmd: &mut Command, what: &str, prefix: &'static str) -> anyhow::Result<()> {
+    let cmd = tokio::process::Command::from(std::mem::replace(cmd, Command::new("")));
+    let out = match process_group::output_blocking(cmd, INSTALL_TIMEOUT, Pipes::Relay(prefix)) {
+        Ok(out) => out,
+        Err(RunError::Timeout(_)) => bail!(
+            "{what} took longer than {} s; stopped it",
+            INSTALL_TIMEOUT.as_secs()
+        ),
+        Err(e) => bail!("{what}: {e}"),
+    };
+    if !out.status.success() {
+        bail!("{what} failed ({})", out.status);
+    }
+    Ok(())
+}
+
+/// Every published version of PyPI package `name` that parses as semver,
+/// ascending: `pip index versions` through pip itself (its config and
+/// index apply), bounded by [`LIST_TIMEOUT`].
+pub fn pypi_versions(name: &str) -> anyhow::Result<Vec<semver::Version>> {
+    let what = format!("pip index versions {name}");
+    let mut cmd = tokio::process::Command::new(python());
+    cmd.args([
+        "-m",
+        "pip",
+        "index",
+        "versions",
+        "--disable-pip-version-check",
+        name,
+    ]);
+    // the answer is read while pip runs, so a long one never stalls it
+    let out = match process_group::output_blocking(cmd, LIST_TIMEOUT, Pipes::Capture) {
+        Ok(out) => out,
+        Err(RunError::Timeout(_)) => {
+            bail!("{what}: no answer within {} s", LIST_TIMEOUT.as_secs())
+        }
+        Err(e) => bail!("{what}: {e}"),
+    };
+    if !out.status.success() {
+        bail!(
+            "{what}: {}: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    parse_pip_index(&String::from_utf8_lossy(&out.stdout))
+        .with_context(|| format!("{what}: no `Available versions:` line in its answer"))
+}
+
+/// The `Available versions: a, b, ...` line of `pip index versions`, as
+/// semver (versions that are not semver, e.g. `1.0rc1`, are skipped).
+pub fn parse_pip_index(text: &str) -> Option<Vec<semver::Version>> {
+    let line = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Available versions:"))?;
+    let mut out: Vec<semver::Version> = line
+        .split(',')
+        .filter_map(|v| semver::Version::parse(v.trim()).ok())
+        .collect();
+    out.sort();
+    out.dedup();
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pip_index_answers_parse_to_semver_in_order() {
+        let cases = [
+            (
+                "agent-client-protocol (0.12.1)\nAvailable versions: 0.12.1, 0.12.0, 0.9.0, 0.0.1\n",
+                Some(vec!["0.0.1", "0.9.0", "0.12.0", "0.12.1"]),
+            ),
+            (
+                "x (1.0)\nAvailable versions: 1.0rc1, 2.0.0\n",
+                Some(vec!["2.0.0"]),
+            ),
+            ("ERROR: No matching distribution found for x\n", None),
+        ];
+        for (text, want) in cases {
+            let got = parse_pip_index(text)
+                .map(|v| v.iter().map(ToString::to_string).collect::<Vec<_>>());
+            let want = want.map(|w| w.iter().map(ToString::to_string).collect::<Vec<_>>());
+            assert_eq!(got, want, "{text}");
+        }
+    }
+
+    #[test]
+    fn package_keys_name_their_source() {
+        assert_eq!(
+            split_key("pypi:agent-client-protocol"),
+            (Source::Pypi, "agent-client-protocol")
+        );
+        assert_eq!(
+            split_key("@zed-industries/codex-acp"),
+            (Source::Npm, "@zed-industries/codex-acp")
+        );
+    }
+
+    #[test]
+    fn an_override_replaces_the_pin_of_the_dependency_it_names() {
+        let reqs = |list: &[(&str, &str)]| {
+            list.iter()
+                .map(|(n, r)| (n.to_string(), r.to_string()))
+                .collect::<Vec<_>>()
+        };
+        let deps = reqs(&[
+            ("Foo_Bar", "Foo_Bar==1.2.3"),
+            ("pydantic", "pydantic<3,>=2.7"),
+        ]);
+        let o = PinOverride::parse("foo-bar==1.2.3.post1").unwrap();
+        assert_eq!(o.name, "foo-bar");
+        assert_eq!(
+            apply_overrides(&deps, &[o]).unwrap(),
+            ["foo-bar==1.2.3.post1", "pydantic<3,>=2.7"]
+        );
+        let stray = PinOverride::parse("numpy==2.0.0").unwrap();
+        let err = apply_overrides(&deps, &[stray]).unwrap_err();
+        assert_eq!(
+            err,
+            "the override \"numpy==2.0.0\" names no dependency (its dependencies: Foo_Bar, pydantic)"
+        );
+    }
+
+    #[test]
+    fn overrides_are_a_name_then_a_version_specifier() {
+        for (text, ok) in [
+            ("foo==1.2.3.post1", true),
+            ("foo >= 2", true),
+            ("foo~=1.4", true),
+            ("foo", false),
+            ("==1.0", false),
+            ("foo 1.0", false),
+        ] {
+            assert_eq!(PinOverride::parse(text).is_ok(), ok, "{text}");
+        }
+        assert_eq!(PinOverride::parse("foo >= 2").unwrap().text, "foo>= 2");
+        assert_eq!(normal_name("Zope.Interface__x"), "zope-interface-x");
+    }
+}

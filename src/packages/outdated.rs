@@ -1,0 +1,286 @@
+//! What is recorded against what is published: per agent profile, the
+//! newest version the corpus has recordings of and the versions published
+//! on npm after it (semver order; pre-releases only when asked), plus the
+//! published versions older than it that were never recorded. Offline, the
+//! install cache answers (the last saved registry answers and the installed
+//! versions) instead of npm. A recipe's package rename is followed and
+//! named; with an ACP registry index, what the registry says of each agent
+//! (a newer version, another package or arguments) joins the row.
+//! `acp-harness outdated` prints it; `update` picks its versions from it.
+
+use std::path::Path;
+
+use anyhow::Context as _;
+use semver::Version;
+use serde::Serialize;
+
+use crate::corpus::profile::{Profile, Protocol};
+
+/// One agent's line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Row {
+    pub agent: String,
+    /// `acp` or `stream-json` (the reference, whose recordings feed the contract).
+    pub protocol: &'static str,
+    pub packages: Vec<String>,
+    #[serde(serialize_with = "opt_version")]
+    pub newest_recorded: Option<Version>,
+    /// Published after the newest recorded version (every published one when none is).
+    #[serde(serialize_with = "versions")]
+    pub newer: Vec<Version>,
+    /// Published before the newest recorded version, never recorded.
+    #[serde(serialize_with = "versions")]
+    pub unrecorded_older: Vec<Version>,
+    /// Where the published versions come from: the registries of the
+    /// profile's packages (`npm`, `PyPI`), or `install cache` offline.
+    pub source: &'static str,
+    /// Why the published versions are unknown (the row then lists none).
+    pub error: Option<String>,
+    /// The renames the profile's recipes declare, one sentence each.
+    pub renamed: Vec<String>,
+    /// What the ACP registry says of this agent, when one was read and it
+    /// lists the agent.
+    pub registry: Option<crate::packages::acp_registry::Comparison>,
+}
+
+fn opt_version<S: serde::Serializer>(v: &Option<Version>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(v) => s.serialize_str(&v.to_string()),
+        None => s.serialize_none(),
+    }
+}
+
+fn versions<S: serde::Serializer>(v: &[Version], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(v.iter().map(Version::to_string))
+}
+
+/// Compares what is recorded with what is published. Pre-releases count
+/// only with `pre`; a recorded pre-release still counts as recorded.
+pub fn compare(
+    recorded: &[Version],
+    published: &[Version],
+    pre: bool,
+) -> (Option<Version>, Vec<Version>, Vec<Version>) {
+    let newest = recorded.iter().max().cloned();
+    let mut newer = Vec::new();
+    let mut older = Vec::new();
+    let mut listed: Vec<&Version> = published
+        .iter()
+        .filter(|v| pre || v.pre.is_empty())
+        .filter(|v| !recorded.contains(v))
+        .collect();
+    listed.sort();
+    listed.dedup();
+    for v in listed {
+        match &newest {
+            Some(n) if v < n => older.push(v.clone()),
+            _ => newer.push(v.clone()),
+        }
+    }
+    (newest, newer, older)
+}
+
+/// The versions of `agent` with at least one recording under `recordings`, ascending.
+pub fn recorded_versions(recordings: &Path, agent: &str) -> Vec<Version> {
+    let dir = recordings.join(agent);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<Version> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| has_recording(&e.path()))
+        .filter_map(|e| Version::parse(e.file_name().to_str()?).ok())
+        .collect();
+    out.sort();
+    out
+}
+
+fn has_recording(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries
+            .filter_map(|e| e.ok())
+            .any(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
+    })
+}
+
+/// The agents under `root/profiles/` (file stems, sorted), or `asked` when given.
+pub fn agents(root: &Path, asked: &[String]) -> anyhow::Result<Vec<String>> {
+    if !asked.is_empty() {
+        return Ok(asked.to_vec());
+    }
+    let dir = root.join(crate::corpus::profile::PROFILES_DIR);
+    let mut out: Vec<String> = std::fs::read_dir(&dir)
+        .with_context(|| format!("{}: cannot list the agent profiles", dir.display()))?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "toml"))
+        .filter_map(|e| Some(e.path().file_stem()?.to_str()?.to_string()))
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+/// The published versions of a profile's packages, from npm or offline.
+pub fn published(profile: &Profile, offline: bool) -> anyhow::Result<Vec<Version>> {
+    if offline {
+        crate::packages::versions::profile_versions(
+            profile,
+            crate::packages::versions::offline_versions,
+        )
+    } else {
+        crate::packages::versions::profile_versions(
+            profile,
+            crate::packages::versions::versions_saved,
+        )
+    }
+}
+
+/// The renames a profile's recipes declare, for people: which package
+/// moved where and from which version, and whether a recipe installs the
+/// new name yet.
+pub fn renames(profile: &Profile) -> Vec<String> {
+    profile
+        .recipes
+        .iter()
+        .filter_map(|r| {
+            let (to, from) = r.renamed_key()?;
+            let installed = profile.recipes.iter().any(|o| o.package_key() == to);
+            Some(format!(
+                "{} -> {to} from {from}{}",
+                r.package_key(),
+                if installed {
+                    ""
+                } else {
+                    " (no recipe installs it yet)"
+                }
+            ))
+        })
+        .collect()
+}
+
+/// One row per agent; a profile that cannot be read is an error, a registry
+/// that does not answer is the row's `error`. With `index`, each row also
+/// says what that ACP registry says of the agent.
+pub fn rows(
+    root: &Path,
+    agents: &[String],
+    pre: bool,
+    offline: bool,
+    index: Option<&crate::packages::acp_registry::Index>,
+) -> anyhow::Result<Vec<Row>> {
+    let mut out = Vec::new();
+    for agent in agents {
+        let profile = Profile::find(root, agent)?;
+        let recorded = recorded_versions(&root.join("recordings"), agent);
+        let registry = index.and_then(|index| {
+            let entry = crate::packages::acp_registry::entry_of(index, &profile)?;
+            Some(crate::packages::acp_registry::compare(
+                &profile,
+                entry,
+                recorded.last(),
+            ))
+        });
+        let (list, error) = match published(&profile, offline) {
+            Ok(list) => (list, None),
+            Err(e) => (Vec::new(), Some(format!("{e:#}"))),
+        };
+        let (newest_recorded, newer, unrecorded_older) = compare(&recorded, &list, pre);
+        let packages = crate::packages::versions::profile_packages(&profile);
+        let source = if offline {
+            "install cache"
+        } else {
+            crate::packages::versions::registries(&packages)
+        };
+        out.push(Row {
+            agent: agent.clone(),
+            protocol: match profile.protocol {
+                Protocol::StreamJson => "stream-json",
+                _ => "acp",
+            },
+            packages,
+            newest_recorded,
+            newer: if error.is_some() { Vec::new() } else { newer },
+            unrecorded_older: if error.is_some() {
+                Vec::new()
+            } else {
+                unrecorded_older
+            },
+            source,
+            error,
+            renamed: renames(&profile),
+            registry,
+        });
+    }
+    Ok(out)
+}
+
+/// Versions from a space-separated list, for tests.
+#[cfg(test)]
+pub(crate) fn vs(list: &str) -> Vec<Version> {
+    list.split_whitespace()
+        .map(|v| Version::parse(v).unwrap())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn show(v: &[Version]) -> String {
+        v.iter()
+            .map(Version::to_string)
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// Rows: recorded, published (as npm lists them, unordered), pre, then
+    /// newest recorded, newer, older-not-recorded.
+    #[test]
+    fn newer_and_unrecorded_versions_come_in_semver_order_with_pre_releases_on_request() {
+        let cases = [
+            (
+                "0.9.2 0.10.0",
+                "0.10.0 0.9.2 0.11.1 0.10.1",
+                false,
+                "0.10.0",
+                "0.10.1 0.11.1",
+                "",
+            ),
+            (
+                "0.10.0",
+                "0.2.0 0.10.0 0.9.0",
+                false,
+                "0.10.0",
+                "",
+                "0.2.0 0.9.0",
+            ),
+            (
+                "0.58.0 0.61.0",
+                "0.60.0-nightly.20260908.g85aca163f 0.60.0 0.61.0 0.62.0-nightly.1 0.59.0",
+                false,
+                "0.61.0",
+                "",
+                "0.59.0 0.60.0",
+            ),
+            (
+                "0.61.0",
+                "0.61.0 0.62.0-nightly.1 0.62.0",
+                true,
+                "0.61.0",
+                "0.62.0-nightly.1 0.62.0",
+                "",
+            ),
+            ("", "1.0.5 1.0.41", false, "-", "1.0.5 1.0.41", ""),
+            ("2.6.0", "", false, "2.6.0", "", ""),
+        ];
+        for (recorded, published, pre, newest, newer, older) in cases {
+            let (n, nw, old) = compare(&vs(recorded), &vs(published), pre);
+            assert_eq!(
+                n.map_or("-".into(), |v| v.to_string()),
+                newest,
+                "{recorded} / {published}"
+            );
+            assert_eq!(show(&nw), newer, "newer: {recorded} / {published}");
+            assert_eq!(show(&old), older, "older: {recorded} / {published}");
+        }
+    }
+}
