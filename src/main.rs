@@ -23,7 +23,7 @@ enum Command {
     /// Install an agent CLI from npm into the per-user cache (e.g. codex-acp@2.6.0).
     Install(acp_harness::cli::install::InstallArgs),
     /// Run a scenario against a real agent and write a recording.
-    Record(acp_harness::capture::record::RecordArgs),
+    Record(acp_harness::cli::record::RecordArgs),
     /// Replay a recording (or a directory of them) through the bridge; print the transcript and the golden diff.
     Replay(acp_harness::cli::replay::ReplayArgs),
     /// Replay the whole corpus and print a table of agent x version x scenario.
@@ -52,7 +52,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Install(args) => acp_harness::cli::install::run(args),
-        Command::Record(args) => acp_harness::capture::record::run(args),
+        Command::Record(args) => acp_harness::cli::record::run(args),
         Command::Replay(args) => acp_harness::cli::replay::run(args),
         Command::Check(args) => acp_harness::cli::check::run(args),
         Command::Conformance(args) => acp_harness::cli::conformance::run(args),

@@ -2,8 +2,7 @@
 //! clap arguments and turning the domain's answers into text and an exit
 //! status ([`exit::Exit`]: 0 good, 1 a difference or regression found, 2
 //! usage or tool error). They orchestrate; what they print comes from the
-//! domain modules below them (`judge`, `verdicts`, `bisect`, `drift`,
-//! `contract`, `conformance`, `record`, `install`, `outdated`, `update`, `agent_registry`).
+//! domain below them (`judging`, `capture`, `corpus`, `packages`).
 
 pub mod bisect;
 pub mod check;
@@ -14,6 +13,7 @@ pub mod exit;
 pub mod install;
 pub mod outdated;
 pub mod output;
+pub mod record;
 pub mod registry;
 pub mod replay;
 pub mod report;

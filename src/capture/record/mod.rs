@@ -90,45 +90,36 @@ const PLACEHOLDERS: &[(&str, &str)] = &[
 /// The dummy API key given to agents; never reaches disk.
 const DUMMY_API_KEY: &str = "sk-acp-harness-dummy-key";
 
-#[derive(clap::Args, Debug, Clone)]
-pub struct RecordArgs {
+/// What one `record` run is asked to do (the CLI's `record` arguments, parsed).
+#[derive(Debug, Clone)]
+pub struct Request {
     /// `<agent>[@<version>]`, e.g. codex-acp@2.6.0 (default version: the profile's)
-    #[arg(long)]
     pub agent: String,
     /// Scenario name(s) under scenarios/ (repeatable)
-    #[arg(long, required_unless_present = "all")]
     pub scenario: Vec<String>,
     /// Every scenario under scenarios/
-    #[arg(long, conflicts_with = "scenario")]
     pub all: bool,
     /// `stub`: the scripted model server; `live`: the agent's own login and model (needs the network)
-    #[arg(long, default_value = "stub", value_parser = ["stub", "live"])]
     pub model: String,
     /// Where recordings go
-    #[arg(long, default_value = "recordings")]
     pub out: PathBuf,
     /// Repository root holding profiles/ and scenarios/
-    #[arg(long, default_value = ".")]
     pub root: PathBuf,
     /// Record with the host network when a loopback-only namespace is not available
-    #[arg(long)]
     pub allow_network: bool,
     /// Record into a temporary directory and compare with the recording under --out
     /// (after normalising randomised values); exit 1 with a diff when they differ
-    #[arg(long)]
     pub check: bool,
     /// What to do with a scenario already recorded: `once` records only when none
     /// exists and never overwrites, `new` records the missing ones, `all` re-records
     /// and says what changed, `stale` re-records only those made from an older
     /// scenario file
-    #[arg(long, value_enum, default_value_t = mode::Mode::Once)]
     pub mode: mode::Mode,
     /// Internal: this process already runs inside the network namespace
-    #[arg(long, hide = true)]
     pub inside_netns: bool,
 }
 
-pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: Request) -> anyhow::Result<ExitCode> {
     let spec = AgentSpec::parse(&args.agent)?;
     let profile = Profile::find(&args.root, &spec.agent)?;
     let version = profile.version_for(&spec);
@@ -347,7 +338,7 @@ pub fn recording_path(
         .join(format!("{scenario}.jsonl"))
 }
 
-fn load_scenarios(args: &RecordArgs) -> anyhow::Result<Vec<Scenario>> {
+fn load_scenarios(args: &Request) -> anyhow::Result<Vec<Scenario>> {
     let dir = args.root.join("scenarios");
     if args.all {
         Ok(scenario::load_all(&dir)?)

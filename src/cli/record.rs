@@ -1,0 +1,65 @@
+//! `acp-harness record`: its arguments; the work is [`crate::capture::record`].
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::capture::record::{self, mode};
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct RecordArgs {
+    /// `<agent>[@<version>]`, e.g. codex-acp@2.6.0 (default version: the profile's)
+    #[arg(long)]
+    pub agent: String,
+    /// Scenario name(s) under scenarios/ (repeatable)
+    #[arg(long, required_unless_present = "all")]
+    pub scenario: Vec<String>,
+    /// Every scenario under scenarios/
+    #[arg(long, conflicts_with = "scenario")]
+    pub all: bool,
+    /// `stub`: the scripted model server; `live`: the agent's own login and model (needs the network)
+    #[arg(long, default_value = "stub", value_parser = ["stub", "live"])]
+    pub model: String,
+    /// Where recordings go
+    #[arg(long, default_value = "recordings")]
+    pub out: PathBuf,
+    /// Repository root holding profiles/ and scenarios/
+    #[arg(long, default_value = ".")]
+    pub root: PathBuf,
+    /// Record with the host network when a loopback-only namespace is not available
+    #[arg(long)]
+    pub allow_network: bool,
+    /// Record into a temporary directory and compare with the recording under --out
+    /// (after normalising randomised values); exit 1 with a diff when they differ
+    #[arg(long)]
+    pub check: bool,
+    /// What to do with a scenario already recorded: `once` records only when none
+    /// exists and never overwrites, `new` records the missing ones, `all` re-records
+    /// and says what changed, `stale` re-records only those made from an older
+    /// scenario file
+    #[arg(long, value_enum, default_value_t = mode::Mode::Once)]
+    pub mode: mode::Mode,
+    /// Internal: this process already runs inside the network namespace
+    #[arg(long, hide = true)]
+    pub inside_netns: bool,
+}
+
+impl From<RecordArgs> for record::Request {
+    fn from(a: RecordArgs) -> Self {
+        record::Request {
+            agent: a.agent,
+            scenario: a.scenario,
+            all: a.all,
+            model: a.model,
+            out: a.out,
+            root: a.root,
+            allow_network: a.allow_network,
+            check: a.check,
+            mode: a.mode,
+            inside_netns: a.inside_netns,
+        }
+    }
+}
+
+pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
+    record::run(args.into())
+}
