@@ -7,3 +7,4 @@ pub mod corpus;
 pub mod judging;
 pub mod packages;
 pub mod text_table;
+pub mod tracking;

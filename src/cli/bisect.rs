@@ -18,7 +18,7 @@ use crate::corpus::scenario;
 use crate::judging::drift;
 use crate::judging::judge::Corpus;
 use crate::judging::report::paint;
-use crate::packages::bisect::{
+use crate::tracking::bisect::{
     CompatSwitch, Found, Judge, Verdict, compat_without, parse_compat_switch, search, versions,
 };
 
@@ -205,7 +205,7 @@ fn progress(known: &[Option<bool>]) -> (usize, u32) {
 }
 
 /// `bisect --format json`.
-pub fn to_json(s: &crate::packages::bisect::Search, list: &[Version]) -> serde_json::Value {
+pub fn to_json(s: &crate::tracking::bisect::Search, list: &[Version]) -> serde_json::Value {
     let v = |i: usize| list[i].to_string();
     let (result, first_bad, last_good, untestable) = match &s.found {
         Found::Transition {

@@ -17,9 +17,9 @@ use semver::Version;
 use super::exit::Exit;
 use crate::corpus::profile::{Profile, Protocol};
 use crate::judging::judge::Corpus;
-use crate::packages::update::plan::{self, Job, Pick, Shard};
-use crate::packages::update::verdict::{self, Kind, ScenarioVerdict, VersionSummary};
-use crate::packages::update::{jobs, read_unrunnable, save_unrunnable};
+use crate::tracking::update::plan::{self, Job, Pick, Shard};
+use crate::tracking::update::verdict::{self, Kind, ScenarioVerdict, VersionSummary};
+use crate::tracking::update::{jobs, read_unrunnable, save_unrunnable};
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = super::exit::EXIT_CODES)]

@@ -20,7 +20,13 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-pub use crate::capture::readiness::{Ready, ReadyWait};
+pub mod pin_override;
+pub mod readiness;
+pub mod requirements;
+
+pub use pin_override::{PinOverride, normal_name};
+pub use readiness::{Ready, ReadyWait};
+pub use requirements::Requirements;
 
 mod launch;
 pub use launch::{Launch, Vars};
@@ -143,7 +149,7 @@ pub struct Recipe {
     /// Runtimes this recipe needs; each key given here wins over the
     /// profile's `[runtime]`.
     #[serde(default)]
-    pub runtime: crate::packages::runtime::Requirements,
+    pub runtime: Requirements,
     /// Pinned packages installed beside the main one.
     #[serde(default)]
     pub packages: Vec<SidePackage>,
@@ -256,10 +262,10 @@ pub struct Profile {
     /// Directories and files the agent needs in the workspace, laid out
     /// before it starts (before the scenario's own).
     #[serde(default)]
-    pub workspace: Vec<crate::capture::workspace_fixture::WorkspaceEntry>,
+    pub workspace: Vec<crate::corpus::workspace_fixture::WorkspaceEntry>,
     /// Runtimes every recipe needs (Node from npm, Python for PyPI venvs).
     #[serde(default)]
-    pub runtime: crate::packages::runtime::Requirements,
+    pub runtime: Requirements,
     /// PyPI pin overrides for every PyPI recipe (`name==version`).
     #[serde(default)]
     pub overrides: Vec<String>,
@@ -413,7 +419,7 @@ impl Profile {
                     .map_or(0, |i| i + 1),
                 message,
             })?;
-        crate::capture::workspace_fixture::check_all(&profile.workspace, "workspace").map_err(
+        crate::corpus::workspace_fixture::check_all(&profile.workspace, "workspace").map_err(
             |message| ProfileError::Parse {
                 path: path.to_path_buf(),
                 line: 0,
@@ -447,8 +453,7 @@ impl Profile {
             ));
         }
         for o in &self.overrides {
-            crate::packages::install_source::PinOverride::parse(o)
-                .map_err(|m| at("overrides", o, m))?;
+            PinOverride::parse(o).map_err(|m| at("overrides", o, m))?;
         }
         for (i, recipe) in self.recipes.iter().enumerate() {
             let err = |message: String| ProfileError::Recipe {
@@ -462,7 +467,7 @@ impl Profile {
                 )));
             }
             for o in &recipe.overrides {
-                crate::packages::install_source::PinOverride::parse(o).map_err(err)?;
+                PinOverride::parse(o).map_err(err)?;
             }
             if let Some(r) = &recipe.renamed {
                 if r.to.is_empty() || r.to == recipe.package {
@@ -508,11 +513,7 @@ impl Profile {
     /// The PyPI pin overrides for `recipe`: the profile's, each replaced by
     /// the recipe's of the same dependency, then the recipe's others.
     pub fn overrides_for(&self, recipe: &Recipe) -> Vec<String> {
-        let name = |o: &String| {
-            crate::packages::install_source::PinOverride::parse(o)
-                .map(|p| p.name)
-                .unwrap_or_default()
-        };
+        let name = |o: &String| PinOverride::parse(o).map(|p| p.name).unwrap_or_default();
         let mut out: Vec<String> = self
             .overrides
             .iter()

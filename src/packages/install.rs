@@ -14,128 +14,13 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use anyhow::{Context, bail};
 
 use crate::corpus::profile::{Profile, Recipe, Source, Vars};
-use crate::packages::install_source::{self, split_key};
-use crate::packages::runtime;
-
-/// Marker written last into a finished install.
-pub const COMPLETE_MARKER: &str = ".acp-harness-complete";
-
-/// The cache root: `$XDG_CACHE_HOME/acp-harness/agents` or `~/.cache/acp-harness/agents`.
-pub fn cache_root() -> anyhow::Result<PathBuf> {
-    let base = match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
-        Some(dir) => PathBuf::from(dir),
-        None => {
-            let home = std::env::var_os("HOME")
-                .filter(|v| !v.is_empty())
-                .context("neither XDG_CACHE_HOME nor HOME is set; cannot place the agent cache")?;
-            PathBuf::from(home).join(".cache")
-        }
-    };
-    Ok(base.join("acp-harness").join("agents"))
-}
-
-/// Where `package@version` lives in the cache (scoped packages nest, as in
-/// npm; a `pypi:` key lives under `pypi/`).
-pub fn package_dir(package: &str, version: &semver::Version) -> anyhow::Result<PathBuf> {
-    Ok(cache_root()?.join(cache_name(package, version)))
-}
-
-/// A package key's place in the cache, relative to its root.
-fn cache_name(package: &str, version: &semver::Version) -> PathBuf {
-    match split_key(package) {
-        (crate::corpus::profile::Source::Pypi, name) => {
-            Path::new("pypi").join(format!("{name}@{version}"))
-        }
-        (crate::corpus::profile::Source::Npm, name) => PathBuf::from(format!("{name}@{version}")),
-    }
-}
-
-/// The versions of `package` the cache holds finished installs of (no
-/// network: what `outdated --offline` knows besides the saved registry answers).
-pub fn installed_versions(package: &str) -> anyhow::Result<Vec<semver::Version>> {
-    Ok(installed_versions_in(&cache_root()?, package))
-}
-
-/// [`installed_versions`] under the cache root `root`.
-pub fn installed_versions_in(root: &Path, package: &str) -> Vec<semver::Version> {
-    let (root, package) = match split_key(package) {
-        (crate::corpus::profile::Source::Pypi, name) => (root.join("pypi"), name),
-        (crate::corpus::profile::Source::Npm, name) => (root.to_path_buf(), name),
-    };
-    let (dir, name) = match package.rsplit_once('/') {
-        Some((scope, name)) => (root.join(scope), name),
-        None => (root.to_path_buf(), package),
-    };
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return Vec::new();
-    };
-    let mut out: Vec<semver::Version> = entries
-        .filter_map(|e| e.ok())
-        .filter(|e| e.path().join(COMPLETE_MARKER).is_file())
-        .filter_map(|e| {
-            let file = e.file_name();
-            let v = file.to_str()?.strip_prefix(name)?.strip_prefix('@')?;
-            semver::Version::parse(v).ok()
-        })
-        .collect();
-    out.sort();
-    out
-}
-
-/// Manifest written into a finished install before its marker: what the
-/// install was made with beyond `package@version` (a changed value makes
-/// the next use install it afresh).
-pub const INSTALL_MANIFEST: &str = ".acp-harness-install.json";
-
-/// What an install was made with beyond `package@version`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-struct Manifest {
-    /// The PyPI pin overrides applied.
-    #[serde(default)]
-    overrides: Vec<String>,
-}
-
-/// One package to install into the cache.
-#[derive(Debug, Clone)]
-pub struct PackageJob<'a> {
-    pub source: Source,
-    pub name: &'a str,
-    pub version: &'a semver::Version,
-    /// Directories first on PATH while installing (a runtime's `bin`, for
-    /// the package's install scripts).
-    pub path_prefix: Vec<PathBuf>,
-    /// The Python range its virtualenv needs (PyPI).
-    pub python: Option<&'a str>,
-    /// PyPI pin overrides (`name==version`), each replacing the package's
-    /// own pin of that dependency.
-    pub overrides: &'a [String],
-}
-
-impl<'a> PackageJob<'a> {
-    /// An npm package with nothing else asked of it.
-    pub fn npm(name: &'a str, version: &'a semver::Version) -> Self {
-        PackageJob {
-            source: Source::Npm,
-            name,
-            version,
-            path_prefix: Vec::new(),
-            python: None,
-            overrides: &[],
-        }
-    }
-
-    fn key(&self) -> String {
-        match self.source {
-            Source::Npm => self.name.to_string(),
-            Source::Pypi => format!("{}{}", crate::corpus::profile::PYPI_PREFIX, self.name),
-        }
-    }
-}
+use crate::packages::install_source;
+use crate::packages::package_cache::{PackageJob, ensure_package};
+use crate::packages::{python, runtime};
 
 /// A side package installed for a recipe.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -285,7 +170,7 @@ pub fn prepare(
             overrides: &overrides,
         })?;
         if recipe.source == Source::Pypi {
-            installed.python = runtime::venv_python(&dir);
+            installed.python = python::venv_python(&dir);
             installed.overrides = overrides;
         }
         installed.main = Some(dir);
@@ -294,125 +179,6 @@ pub fn prepare(
         check_program(recipe, version, &installed)?;
     }
     Ok(installed)
-}
-
-/// Whether the cached install in `dir` serves `job` as it is.
-fn reusable(job: &PackageJob, dir: &Path) -> Result<(), String> {
-    if !dir.join(COMPLETE_MARKER).is_file() {
-        return Err("not installed".into());
-    }
-    if job.source != Source::Pypi {
-        return Ok(());
-    }
-    let made: Manifest = std::fs::read_to_string(dir.join(INSTALL_MANIFEST))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default();
-    if made.overrides != job.overrides {
-        return Err(format!(
-            "it was made with the overrides {:?}, not {:?}",
-            made.overrides, job.overrides
-        ));
-    }
-    let python = runtime::venv_python(dir);
-    if !runtime::python_satisfies(job.python, python.as_ref()) {
-        return Err(format!(
-            "its virtualenv has Python {}, not {}",
-            python.map_or_else(|| "(unknown)".to_string(), |v| v.to_string()),
-            job.python.unwrap_or_default()
-        ));
-    }
-    Ok(())
-}
-
-/// Installs one package unless the cache already holds it as `job` asks;
-/// returns its directory. Progress goes to stderr.
-pub fn ensure_package(job: &PackageJob) -> anyhow::Result<PathBuf> {
-    let key = job.key();
-    let version = job.version;
-    let dir = package_dir(&key, version)?;
-    let spec = format!("{}@{version}", job.name);
-    match reusable(job, &dir) {
-        Ok(()) => {
-            eprintln!("[install] {spec}: cached in {}", dir.display());
-            return Ok(dir);
-        }
-        Err(why) if dir.exists() => {
-            eprintln!("[install] {spec}: installing afresh: {why}");
-        }
-        Err(_) => {}
-    }
-    // the interpreter is found before anything is cleared or fetched
-    let python = match job.source {
-        Source::Pypi => Some(runtime::find_python(job.python)?),
-        Source::Npm => None,
-    };
-    let parent = dir.parent().context("cache dir has no parent")?;
-    std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
-    let relocatable = install_source::relocatable(job.source);
-    let work = if relocatable {
-        parent.join(format!(
-            ".tmp-{}-{}",
-            dir.file_name().unwrap_or_default().to_string_lossy(),
-            std::process::id()
-        ))
-    } else {
-        dir.clone()
-    };
-    if work.exists() {
-        std::fs::remove_dir_all(&work).with_context(|| format!("clearing {}", work.display()))?;
-    }
-    std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
-    eprintln!(
-        "[install] {spec}: {:?} install into {} ...",
-        job.source,
-        dir.display()
-    );
-    if let Some(p) = &python {
-        eprintln!(
-            "[install] {spec}: Python {} ({})",
-            p.version,
-            p.program.display()
-        );
-    }
-    let started = Instant::now();
-    let options = install_source::Options {
-        path_prefix: &job.path_prefix,
-        python: python.as_ref().map(|p| p.program.as_path()),
-        overrides: job.overrides,
-    };
-    if let Err(err) = install_source::install(job.source, job.name, version, &work, &options) {
-        let _ = std::fs::remove_dir_all(&work);
-        return Err(err);
-    }
-    let manifest = Manifest {
-        overrides: job.overrides.to_vec(),
-    };
-    crate::atomic_file::write(
-        &work.join(INSTALL_MANIFEST),
-        serde_json::to_string(&manifest)?,
-    )
-    .with_context(|| format!("writing {}", work.join(INSTALL_MANIFEST).display()))?;
-    crate::atomic_file::write(&work.join(COMPLETE_MARKER), format!("{spec}\n"))
-        .with_context(|| format!("marking {}", work.display()))?;
-    if relocatable {
-        if dir.exists() {
-            // Someone else finished first (or a broken leftover without marker).
-            if dir.join(COMPLETE_MARKER).is_file() {
-                let _ = std::fs::remove_dir_all(&work);
-                return Ok(dir);
-            }
-            std::fs::remove_dir_all(&dir)
-                .with_context(|| format!("removing broken {}", dir.display()))?;
-        }
-        std::fs::rename(&work, &dir)
-            .with_context(|| format!("moving {} to {}", work.display(), dir.display()))?;
-    }
-    eprintln!(
-        "[install] {spec}: done in {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
-    Ok(dir)
 }
 
 /// A recipe whose program (or an argument naming a file) lives in one of
@@ -478,6 +244,7 @@ fn quoted_list(items: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::packages::package_cache::*;
 
     #[test]
     fn scoped_packages_nest_in_the_cache_by_version() {

@@ -12,7 +12,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use process_group::{Pipes, RunError};
 
-use crate::corpus::profile::{PYPI_PREFIX, Source};
+use crate::corpus::profile::{PYPI_PREFIX, PinOverride, Source, normal_name};
 
 /// How long one install may take.
 pub const INSTALL_TIMEOUT: Duration = Duration::from_secs(900);
@@ -192,55 +192,6 @@ pub fn console_scripts(venv: &Path, name: &str) -> anyhow::Result<Vec<String>> {
     Ok(names)
 }
 
-/// A PyPI pin override: `name<spec>` (e.g. `foo==1.2.3.post1`) that stands
-/// in for the package's own requirement of `name`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PinOverride {
-    /// The dependency's name in its normal form (PEP 503).
-    pub name: String,
-    /// The override as written.
-    pub text: String,
-}
-
-impl PinOverride {
-    /// Parses `name<spec>`: a distribution name, then a version specifier
-    /// (`==`, `>=`, `~=`, ...).
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let t = text.trim();
-        let end = t
-            .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
-            .unwrap_or(t.len());
-        let (name, spec) = t.split_at(end);
-        let spec = spec.trim_start();
-        let ops = ["===", "==", "~=", "!=", ">=", "<=", ">", "<"];
-        if name.is_empty() || !ops.iter().any(|op| spec.starts_with(op)) {
-            return Err(format!(
-                "override {text:?} is not `name==version` (a dependency name, then a version specifier)"
-            ));
-        }
-        Ok(PinOverride {
-            name: normal_name(name),
-            text: format!("{name}{spec}"),
-        })
-    }
-}
-
-/// A distribution name in its normal form: lower case, each run of `-`,
-/// `_` and `.` as one `-` (PEP 503).
-pub fn normal_name(name: &str) -> String {
-    let mut out = String::new();
-    for c in name.chars() {
-        if matches!(c, '-' | '_' | '.') {
-            if !out.ends_with('-') {
-                out.push('-');
-            }
-        } else {
-            out.push(c.to_ascii_lowercase());
-        }
-    }
-    out
-}
-
 /// `requirements` (name, requirement) with each overridden one replaced by
 /// its override; an override that names no requirement is an error naming
 /// the ones there are.
@@ -275,7 +226,7 @@ pub fn apply_overrides(
 
 /// The Python that lists PyPI versions: `$ACP_HARNESS_PYTHON`, else `python3`.
 fn python() -> String {
-    std::env::var(crate::packages::runtime::PYTHON_ENV)
+    std::env::var(crate::packages::python::PYTHON_ENV)
         .ok()
         .filter(|p| !p.is_empty())
         .unwrap_or_else(|| "python3".into())

@@ -1,10 +1,10 @@
-//! Agent packages and their versions: install, runtimes, npm/PyPI versions, the ACP registry, outdated, update and bisect.
+//! Agent packages and their versions: install, runtimes, npm/PyPI versions, the ACP registry and outdated.
 
 pub mod acp_registry;
-pub mod bisect;
 pub mod install;
 pub mod install_source;
 pub mod outdated;
+pub mod package_cache;
+pub mod python;
 pub mod runtime;
-pub mod update;
 pub mod versions;

@@ -144,7 +144,7 @@ pub fn versions(package: &str) -> anyhow::Result<Vec<semver::Version>> {
 /// only a warning: the answer is still good).
 pub fn versions_saved(package: &str) -> anyhow::Result<Vec<semver::Version>> {
     let versions = versions(package)?;
-    let saved = crate::packages::install::cache_root()
+    let saved = crate::packages::package_cache::cache_root()
         .and_then(|agents| save_answer(&agents, package, &versions));
     if let Err(e) = saved {
         eprintln!("[registry] {package}: answer not saved for offline use: {e:#}");
@@ -168,12 +168,12 @@ pub fn save_answer(
 /// What is known of `package` without the network: the last saved registry
 /// answer plus the versions installed in the cache.
 pub fn offline_versions(package: &str) -> anyhow::Result<Vec<semver::Version>> {
-    offline_versions_in(&crate::packages::install::cache_root()?, package)
+    offline_versions_in(&crate::packages::package_cache::cache_root()?, package)
 }
 
 /// [`offline_versions`] for the install cache `agents`.
 pub fn offline_versions_in(agents: &Path, package: &str) -> anyhow::Result<Vec<semver::Version>> {
-    let mut out = crate::packages::install::installed_versions_in(agents, package);
+    let mut out = crate::packages::package_cache::installed_versions_in(agents, package);
     let path = saved_answer_path(agents, package);
     if let Ok(text) = std::fs::read_to_string(&path) {
         out.extend(parse_versions(&text).map_err(|why| {
@@ -286,7 +286,8 @@ mod tests {
             let d = agents.join(dir);
             std::fs::create_dir_all(&d).unwrap();
             if finished {
-                std::fs::write(d.join(crate::packages::install::COMPLETE_MARKER), "").unwrap();
+                std::fs::write(d.join(crate::packages::package_cache::COMPLETE_MARKER), "")
+                    .unwrap();
             }
         }
         let package = "@google/gemini-cli";

@@ -98,7 +98,7 @@ pub struct Setup<'a> {
     /// `mcp_request` and the no-MCP-server note).
     pub mcp_methods: tokio::sync::watch::Receiver<super::http_legs::McpMethods>,
     /// The `[ready]` conditions for this agent version.
-    pub ready_conditions: Vec<crate::capture::readiness::Condition>,
+    pub ready_conditions: Vec<crate::corpus::profile::readiness::Condition>,
     /// Called once with the first initialize result (fills the header).
     pub on_initialized: Box<dyn FnMut(&Value) + Send + 'a>,
 }

@@ -388,9 +388,9 @@ async fn record_one(
     let workspace = run_path.join("workspace");
     std::fs::create_dir_all(&home)?;
     std::fs::create_dir_all(&workspace)?;
-    crate::capture::workspace_fixture::lay_out(&workspace, &ctx.profile.workspace)
+    crate::corpus::workspace_fixture::lay_out(&workspace, &ctx.profile.workspace)
         .context("the profile's workspace fixtures")?;
-    crate::capture::workspace_fixture::lay_out(&workspace, &ctx.scenario.workspace)
+    crate::corpus::workspace_fixture::lay_out(&workspace, &ctx.scenario.workspace)
         .context("the scenario's workspace fixtures")?;
     let workspace_s = workspace.display().to_string();
 
@@ -522,7 +522,7 @@ async fn record_one(
     scrubber.relative_forms(&run_path.display().to_string(), "<run-relative>");
     // Installs, venvs and runtimes live in the install cache; agents and
     // their stderr name them, also by their canonical spelling.
-    if let Some(cache) = crate::packages::install::cache_root()
+    if let Some(cache) = crate::packages::package_cache::cache_root()
         .ok()
         .and_then(|a| a.parent().map(Path::to_path_buf))
     {

@@ -243,7 +243,7 @@ fn runtimes_side_packages_and_overrides_parse_and_merge() {
     let r = &p.recipes[0];
     assert_eq!(
         r.runtime.over(&p.runtime),
-        crate::packages::runtime::Requirements {
+        crate::corpus::profile::Requirements {
             node: Some(">=22.19".into()),
             python: Some(">=3.12".into()),
         }

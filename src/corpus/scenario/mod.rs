@@ -45,7 +45,7 @@ pub struct Scenario {
     pub direct_mcp_calls: bool,
     /// Directories and files the recorder lays out in the workspace before
     /// the agent starts (`[[workspace]] dir = "..."` / `file = "..."`).
-    pub workspace: Vec<crate::capture::workspace_fixture::WorkspaceEntry>,
+    pub workspace: Vec<crate::corpus::workspace_fixture::WorkspaceEntry>,
     /// The panel's steps, in order.
     pub steps: Vec<Step>,
     /// What must hold of the bridge's panel output, whatever the agent version.

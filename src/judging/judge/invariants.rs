@@ -15,10 +15,8 @@
 
 use std::collections::HashMap;
 
-use acp_bridge::tool_input::required_fields;
-use acp_bridge::tool_name::{
-    agent_tool_input, is_tool_identifier, merge_tool_call, permission_request_fields,
-};
+use acp_bridge::tool_input::{agent_tool_input, required_fields};
+use acp_bridge::tool_name::{is_tool_identifier, merge_tool_call, permission_request_fields};
 use acp_bridge::tool_result::MAX_BASE64_RUN;
 use serde_json::Value;
 

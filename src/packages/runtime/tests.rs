@@ -1,4 +1,6 @@
 use super::*;
+use crate::corpus::profile::Requirements;
+use crate::packages::python::*;
 
 fn versions(list: &[&str]) -> Vec<semver::Version> {
     list.iter()

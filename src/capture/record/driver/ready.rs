@@ -6,7 +6,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::{Driver, Halt};
-use crate::capture::readiness::Condition;
+use crate::corpus::profile::readiness::Condition;
 
 impl Driver<'_> {
     /// What the profile says to wait for before the first prompt: each

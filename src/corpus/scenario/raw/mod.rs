@@ -40,7 +40,7 @@ struct RawFile {
     mcp_calls: Option<Spanned<String>>,
     /// Directories and files laid out in the workspace before the agent starts.
     #[serde(default)]
-    workspace: Vec<Spanned<crate::capture::workspace_fixture::WorkspaceEntry>>,
+    workspace: Vec<Spanned<crate::corpus::workspace_fixture::WorkspaceEntry>>,
     #[serde(default)]
     step: Vec<Spanned<RawStep>>,
     #[serde(default)]

@@ -1,0 +1,7 @@
+//! Following agents as they release: `update` records the versions not yet
+//! recorded and judges each against the one before; `bisect` finds the
+//! version where a scenario broke. They sit above capturing, judging and
+//! packages, and use all three.
+
+pub mod bisect;
+pub mod update;
