@@ -8,6 +8,7 @@
 use serde_json::{Value, json};
 
 use crate::launch::McpEndpoint;
+pub use crate::permission_mode::ModeChange;
 
 /// The ACP protocol version this client speaks.
 pub const PROTOCOL_VERSION: u64 = 1;
@@ -35,25 +36,6 @@ impl std::fmt::Display for PermissionIntent {
             PermissionIntent::Deny => "deny",
         })
     }
-}
-
-/// How to switch the agent's permission mode (or model): the classic
-/// `session/set_mode` / `session/set_model` call or the newer
-/// `session/set_config_option` route.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ModeChange {
-    SetMode {
-        mode_id: String,
-    },
-    SetConfigOption {
-        config_id: String,
-        value: String,
-    },
-    /// A boolean config option (an allow-all or read-only switch).
-    SetConfigSwitch {
-        config_id: String,
-        value: bool,
-    },
 }
 
 /// How to switch the agent's model.

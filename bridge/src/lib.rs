@@ -2,6 +2,7 @@
 //! agent. The core ([`Bridge`]) is a pure state machine: lines and time come in,
 //! lines go out. The process host lives in the binary.
 
+mod call_fields;
 mod chunk_frame;
 pub mod client;
 mod core;

@@ -6,7 +6,24 @@
 
 use serde_json::Value;
 
-use crate::client::ModeChange;
+/// How to switch the agent's permission mode (or model): the classic
+/// `session/set_mode` / `session/set_model` call or the newer
+/// `session/set_config_option` route.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModeChange {
+    SetMode {
+        mode_id: String,
+    },
+    SetConfigOption {
+        config_id: String,
+        value: String,
+    },
+    /// A boolean config option (an allow-all or read-only switch).
+    SetConfigSwitch {
+        config_id: String,
+        value: bool,
+    },
+}
 
 /// What a Claude permission mode means to an agent.
 struct Meaning {

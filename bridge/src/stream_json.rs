@@ -219,7 +219,7 @@ pub enum AssistantRole {
 }
 
 /// A `tool_use` content block; `input` is a `Value`, or a borrowed form
-/// that serialises as one (such as [`crate::tool_name::AgentToolInput`]).
+/// that serialises as one (such as [`crate::tool_input::AgentToolInput`]).
 #[derive(Debug, Serialize)]
 pub struct ToolUse<'a, I = Value> {
     #[serde(rename = "type")]

@@ -311,9 +311,9 @@ impl ToolCall {
     }
 
     /// An agent tool's input, borrowed from its fields (see
-    /// [`tool_name::AgentToolInput`]).
-    fn agent_input(&self) -> tool_name::AgentToolInput<'_> {
-        tool_name::AgentToolInput::with_content_arguments(
+    /// [`crate::tool_input::AgentToolInput`]).
+    fn agent_input(&self) -> crate::tool_input::AgentToolInput<'_> {
+        crate::tool_input::AgentToolInput::with_content_arguments(
             &self.fields,
             self.content_arguments.as_ref(),
         )
@@ -416,7 +416,7 @@ impl ToolCall {
 #[serde(untagged)]
 pub(crate) enum ToolInput<'a> {
     Built(&'a Value),
-    Agent(Box<tool_name::AgentToolInput<'a>>),
+    Agent(Box<crate::tool_input::AgentToolInput<'a>>),
 }
 
 /// How many closed calls the session remembers (to drop their late frames)

@@ -138,8 +138,8 @@ fn from_structure(claude: &str, call: &Value) -> Option<Value> {
         "new_string" => diff
             .and_then(|d| field(d, "newText").as_str())
             .map(|t| Value::String(t.to_string())),
-        "command" => (crate::tool_name::kind(call) == Some("execute"))
-            .then(|| crate::tool_name::title(call))
+        "command" => (crate::call_fields::kind(call) == Some("execute"))
+            .then(|| crate::call_fields::title(call))
             .flatten()
             .filter(|t| t.contains(char::is_whitespace))
             .map(|t| Value::String(t.to_string())),
@@ -180,9 +180,9 @@ fn patch_in(sources: &[&Map<String, Value>]) -> Option<crate::script_gate::Patch
 /// kind says only that a file changes, or nothing Claude knows, and no
 /// `_meta` names it. Cheap: no argument is read.
 pub fn file_tool_name_may_apply(declared: &str, call: &Value) -> bool {
-    let kind_name = crate::tool_name::kind(call).and_then(crate::tool_name::name_for_kind);
+    let kind_name = crate::call_fields::kind(call).and_then(crate::call_fields::name_for_kind);
     (declared == "Edit" && kind_name == Some("Edit") || kind_name.is_none())
-        && crate::tool_name::meta_builtin_name(call).is_none()
+        && crate::call_fields::meta_builtin_name(call).is_none()
 }
 
 /// The Claude file tool a call is by its arguments, where its declared name
@@ -232,7 +232,7 @@ pub fn file_tool_name(
 
 /// The call's `diff` content entries, its own then its permission request's.
 fn diffs(call: &Value) -> impl Iterator<Item = &Value> {
-    ["content", crate::tool_name::PERMISSION_CONTENT]
+    ["content", crate::call_fields::PERMISSION_CONTENT]
         .into_iter()
         .filter_map(|k| field(call, k).as_array())
         .flatten()
@@ -294,15 +294,15 @@ pub enum InputValue<'a> {
 /// text of the permission request, `content_arguments` (a JSON object text
 /// of the call's content while it was no result).
 fn side_arguments(call: &Value, content_arguments: Option<&Value>) -> Option<Map<String, Value>> {
-    let decoration = crate::tool_name::title(call)
-        .and_then(crate::tool_name::title_name)
+    let decoration = crate::call_fields::title(call)
+        .and_then(crate::call_fields::title_name)
         .and_then(|(_, d)| d);
     let json_title = [
         field(call, "title"),
-        field(call, crate::tool_name::PERMISSION_TITLE),
+        field(call, crate::call_fields::PERMISSION_TITLE),
     ]
     .into_iter()
-    .filter_map(crate::tool_name::non_empty)
+    .filter_map(crate::call_fields::non_empty)
     .filter(|t| t.starts_with('{'))
     .find_map(|t| {
         serde_json::from_str::<Value>(t)
@@ -314,7 +314,7 @@ fn side_arguments(call: &Value, content_arguments: Option<&Value>) -> Option<Map
     let sources = [
         decoration,
         json_title,
-        crate::tool_name::json_text_arguments(call, false),
+        crate::call_fields::json_text_arguments(call, false),
         content_arguments.cloned(),
     ];
     let mut merged: Option<Map<String, Value>> = None;
@@ -373,7 +373,7 @@ impl<'a> AgentToolInput<'a> {
             .and_then(|l| field(l, "path").as_str());
         let path = location.filter(|_| !has("path"));
         let file_path = (matches!(
-            crate::tool_name::kind(call),
+            crate::call_fields::kind(call),
             Some("read" | "edit" | "delete")
         ) && !has("file_path"))
         .then(|| {
@@ -389,13 +389,13 @@ impl<'a> AgentToolInput<'a> {
             _ => None,
         };
         let sources: Vec<&Map<String, Value>> = raw_map.into_iter().chain([&side]).collect();
-        let declared = crate::tool_name::declared_tool_name(call);
+        let declared = crate::call_fields::declared_tool_name(call);
         let name = file_tool_name(declared, call, &sources).unwrap_or(declared);
         let filled = crate::tool_input::claude_fields(name, call, &sources, |k| {
             has(k) || (k == "file_path" && file_path.is_some())
         });
-        let title = crate::tool_name::title(call).filter(|_| !has("title"));
-        let kind = crate::tool_name::kind(call).filter(|_| !has("kind"));
+        let title = crate::call_fields::title(call).filter(|_| !has("title"));
+        let kind = crate::call_fields::kind(call).filter(|_| !has("kind"));
         AgentToolInput {
             name,
             raw,
