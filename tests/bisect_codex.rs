@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use acp_harness::packages::bisect::{self, CompatSwitch, Found, Judge, Search};
+use acp_harness::tracking::bisect::{self, CompatSwitch, Found, Judge, Search};
 use semver::Version;
 use serde_json::Value;
 

@@ -93,3 +93,281 @@ fn every_doc_architecture_md_links_exists() {
         "ARCHITECTURE.md names missing pages: {missing:?}"
     );
 }
+
+/// One source tree whose module imports the layer table in ARCHITECTURE.md
+/// governs: the folder, and the names its code uses for its own crate.
+struct Tree {
+    dir: &'static str,
+    column: usize,
+    crate_names: &'static [&'static str],
+}
+
+const LAYERED_TREES: &[Tree] = &[
+    Tree {
+        dir: "src",
+        column: 1,
+        crate_names: &["crate", "acp_harness"],
+    },
+    Tree {
+        dir: "bridge/src",
+        column: 2,
+        crate_names: &["crate", "acp_bridge"],
+    },
+];
+
+/// The layer table under `## Layers`: per tree column, each unit's layer
+/// index (0 = the top). A unit is a top-level module, named in backticks.
+fn layer_table(architecture: &str, column: usize) -> std::collections::BTreeMap<String, usize> {
+    let section = architecture
+        .split("\n## ")
+        .find(|s| s.starts_with("Layers"))
+        .expect("ARCHITECTURE.md has a `## Layers` section");
+    let rows = section
+        .lines()
+        .filter(|l| l.starts_with('|') && !l.starts_with("|---") && !l.starts_with("| layer"));
+    let mut table = std::collections::BTreeMap::new();
+    for (index, row) in rows.enumerate() {
+        let cell = row.split('|').nth(column + 1).unwrap_or("");
+        for unit in cell.split('`').skip(1).step_by(2) {
+            table.insert(unit.to_string(), index);
+        }
+    }
+    table
+}
+
+/// The module path of a source file under its tree (`cli/check.rs` is
+/// `["cli", "check"]`; `lib.rs` and `main.rs` are the roots `[]` and `["main"]`).
+fn module_path(tree: &Path, file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(tree).unwrap_or(file).with_extension("");
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if matches!(parts.last().map(String::as_str), Some("mod" | "lib")) {
+        parts.pop();
+    }
+    parts
+}
+
+/// The modules of the same crate that `source` names in code (comments and
+/// the tests at a file's end left out), as full module paths. Paths through
+/// `super` are resolved against `me`.
+fn imports(source: &str, me: &[String], crate_names: &[&str]) -> Vec<Vec<String>> {
+    let code = source.split("#[cfg(test)]").next().unwrap_or("");
+    let mut found = Vec::new();
+    for line in code.lines().map(str::trim_start) {
+        if line.starts_with("//") {
+            continue;
+        }
+        let bytes = line.as_bytes();
+        let mut at = 0;
+        while at < line.len() {
+            let start = at;
+            while at < line.len()
+                && (bytes[at].is_ascii_alphanumeric() || bytes[at] == b'_' || bytes[at] == b':')
+            {
+                at += 1;
+            }
+            if at == start {
+                at += 1;
+                continue;
+            }
+            let before_ok = start == 0
+                || !(bytes[start - 1].is_ascii_alphanumeric() || bytes[start - 1] == b'_');
+            let token = &line[start..at];
+            let path: Vec<&str> = token.split("::").filter(|s| !s.is_empty()).collect();
+            // `use crate::{a, b::c}`: each name in the group is its own import
+            let grouped = token.ends_with("::") && line[at..].starts_with('{');
+            if !before_ok || (path.len() < 2 && !grouped) {
+                continue;
+            }
+            let resolved: Option<Vec<String>> = if crate_names.contains(&path[0]) {
+                Some(path[1..].iter().map(|s| s.to_string()).collect())
+            } else if path[0] == "super" {
+                // `super` of a module `a::b` is `a`; of a file-module the same
+                let supers = path.iter().take_while(|p| **p == "super").count();
+                (supers <= me.len()).then(|| {
+                    let mut base = me[..me.len() - supers].to_vec();
+                    base.extend(path[supers..].iter().map(|s| s.to_string()));
+                    base
+                })
+            } else {
+                None
+            };
+            // `use crate::{a, b::c}` groups: each name is its own import
+            if let Some(r) = resolved {
+                if grouped {
+                    let group = line[at + 1..].split('}').next().unwrap_or("");
+                    for item in group.split(',') {
+                        let mut import = r.clone();
+                        import.extend(
+                            item.trim()
+                                .split("::")
+                                .filter(|s| !s.is_empty() && *s != "self" && !s.starts_with('{'))
+                                .map(str::to_string),
+                        );
+                        if !import.is_empty() {
+                            found.push(import);
+                        }
+                    }
+                } else if !r.is_empty() {
+                    found.push(r);
+                }
+            }
+        }
+    }
+    found
+}
+
+/// Edges between units at `depth` (1: top-level modules; 2: the modules
+/// inside one top-level folder), from every non-test source file of `tree`.
+fn unit_edges(
+    root: &Path,
+    tree: &Tree,
+    depth: usize,
+) -> std::collections::BTreeMap<Vec<String>, std::collections::BTreeSet<Vec<String>>> {
+    let dir = root.join(tree.dir);
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    // only paths to modules are imports; an item the crate root re-exports
+    // belongs to the root's facade, not to a module of its own
+    let modules: std::collections::BTreeSet<Vec<String>> = files
+        .iter()
+        .map(|f| module_path(&dir, f))
+        .filter(|m| m.len() >= depth)
+        .map(|m| m[..depth].to_vec())
+        .collect();
+    let mut edges: std::collections::BTreeMap<_, std::collections::BTreeSet<_>> =
+        Default::default();
+    for file in files
+        .iter()
+        .filter(|p| p.file_name().is_some_and(|n| n != "tests.rs"))
+    {
+        let me = module_path(&dir, file);
+        if me.len() < depth {
+            continue;
+        }
+        let unit = me[..depth].to_vec();
+        let source = std::fs::read_to_string(file).unwrap();
+        for import in imports(&source, &me, tree.crate_names) {
+            if import.len() < depth || import[..depth - 1] != unit[..depth - 1] {
+                continue;
+            }
+            let other = import[..depth].to_vec();
+            if other != unit && modules.contains(&other) {
+                edges.entry(unit.clone()).or_default().insert(other);
+            }
+        }
+        edges.entry(unit).or_default();
+    }
+    edges
+}
+
+/// A cycle in `edges`, as the units on it, if there is one.
+fn find_cycle(
+    edges: &std::collections::BTreeMap<Vec<String>, std::collections::BTreeSet<Vec<String>>>,
+) -> Option<Vec<Vec<String>>> {
+    fn visit(
+        node: &Vec<String>,
+        edges: &std::collections::BTreeMap<Vec<String>, std::collections::BTreeSet<Vec<String>>>,
+        state: &mut std::collections::BTreeMap<Vec<String>, u8>,
+        stack: &mut Vec<Vec<String>>,
+    ) -> Option<Vec<Vec<String>>> {
+        state.insert(node.clone(), 1);
+        stack.push(node.clone());
+        for next in edges.get(node).into_iter().flatten() {
+            match state.get(next).copied().unwrap_or(0) {
+                1 => {
+                    let from = stack.iter().position(|n| n == next).unwrap_or(0);
+                    return Some(stack[from..].to_vec());
+                }
+                0 => {
+                    if let Some(c) = visit(next, edges, state, stack) {
+                        return Some(c);
+                    }
+                }
+                _ => {}
+            }
+        }
+        stack.pop();
+        state.insert(node.clone(), 2);
+        None
+    }
+    let mut state = Default::default();
+    edges
+        .keys()
+        .find_map(|n| visit(n, edges, &mut state, &mut Vec::new()))
+}
+
+#[test]
+fn modules_import_only_their_own_layer_or_below_and_never_in_a_cycle() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let architecture = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let mut problems = Vec::new();
+    for tree in LAYERED_TREES {
+        let table = layer_table(&architecture, tree.column);
+        assert!(
+            table.len() > 3,
+            "{}: the layer table names too few modules",
+            tree.dir
+        );
+        let top = unit_edges(root, tree, 1);
+        for (unit, targets) in &top {
+            let Some(&mine) = table.get(&unit[0]) else {
+                problems.push(format!(
+                    "{}: module `{}` is in no row of the layer table",
+                    tree.dir, unit[0]
+                ));
+                continue;
+            };
+            for target in targets {
+                match table.get(&target[0]) {
+                    Some(&theirs) if theirs < mine => problems.push(format!(
+                        "{}: `{}` imports `{}`, a layer above it",
+                        tree.dir, unit[0], target[0]
+                    )),
+                    None => problems.push(format!(
+                        "{}: module `{}` is in no row of the layer table",
+                        tree.dir, target[0]
+                    )),
+                    _ => {}
+                }
+            }
+        }
+        for depth in [1, 2] {
+            if let Some(cycle) = find_cycle(&unit_edges(root, tree, depth)) {
+                let names: Vec<String> = cycle.iter().map(|u| u.join("::")).collect();
+                problems.push(format!("{}: import cycle {}", tree.dir, names.join(" -> ")));
+            }
+        }
+    }
+    problems.sort();
+    problems.dedup();
+    assert!(
+        problems.is_empty(),
+        "layering (ARCHITECTURE.md, ## Layers):\n{}",
+        problems.join("\n")
+    );
+}
+
+/// The test above must see what it judges: a planted cycle and an upward
+/// import are found.
+#[test]
+fn the_layer_check_finds_an_upward_import_and_a_cycle() {
+    let me = vec!["corpus".to_string(), "profile".to_string()];
+    let found = imports(
+        "use crate::{cli, judging::judge};\nuse super::recording::X;\n// crate::packages\nfn f() { acp_harness::tracking::run(); }\n#[cfg(test)]\nuse crate::capture;",
+        &me,
+        &["crate", "acp_harness"],
+    );
+    let tops: Vec<&str> = found.iter().map(|p| p[0].as_str()).collect();
+    assert_eq!(tops, ["cli", "judging", "corpus", "tracking"]);
+    let mut edges = std::collections::BTreeMap::new();
+    let unit = |s: &str| vec![s.to_string()];
+    edges.insert(unit("a"), [unit("b")].into_iter().collect());
+    edges.insert(unit("b"), [unit("c")].into_iter().collect());
+    edges.insert(unit("c"), [unit("a")].into_iter().collect());
+    assert_eq!(find_cycle(&edges).map(|c| c.len()), Some(3));
+    edges.insert(unit("c"), Default::default());
+    assert_eq!(find_cycle(&edges), None);
+}
