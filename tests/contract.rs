@@ -271,13 +271,13 @@ fn a_justification_without_a_reason_is_an_error_naming_the_file_and_entry() {
     assert_eq!(keys, ["kind-missing:*"]);
 }
 
-/// The unjustified differences the README lists for the bridge to decide
+/// The unjustified differences docs/contract.md lists for the bridge to decide
 /// (scenario, key). A new one fails the test below; a fixed one may go.
 /// None left: the interrupted and API-error `result`s now match Claude Code.
 const KNOWN_UNJUSTIFIED: &[(&str, &str)] = &[];
 
 #[test]
-fn the_bridge_differs_from_claude_code_only_where_justified_or_listed_in_the_readme() {
+fn the_bridge_differs_from_claude_code_only_where_justified_or_listed_in_the_contract_page() {
     let rows = contract::compare::newest_versions(
         acp_harness::cli::contract::rows(&Corpus::at(root())).unwrap(),
     );
@@ -365,4 +365,26 @@ fn a_round_trip_justification_that_covers_no_difference_or_names_a_missing_frame
         .unwrap_err()
         .to_string();
     assert!(err.contains("has no event with seq 100000"), "{err}");
+}
+
+/// docs/contract.md shows the comparison table `acp-harness contract compare`
+/// prints for the committed corpus, so the page cannot go stale unnoticed.
+#[test]
+fn the_contract_page_shows_the_current_comparison_table() {
+    let rows = contract::compare::newest_versions(
+        acp_harness::cli::contract::rows(&Corpus::at(root())).unwrap(),
+    );
+    let want = contract::compare::table(&rows);
+    let page = std::fs::read_to_string(root().join("docs/contract.md")).unwrap();
+    let start = page
+        .find("<!-- generated: ")
+        .and_then(|i| page[i..].find('\n').map(|j| i + j + 1))
+        .expect("docs/contract.md marks its generated table");
+    let end = page
+        .find("<!-- end of generated table -->")
+        .expect("the table's end marker");
+    assert!(
+        page[start..end] == want,
+        "docs/contract.md's table is stale: replace it with the output of `acp-harness contract compare`"
+    );
 }

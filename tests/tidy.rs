@@ -371,3 +371,60 @@ fn the_layer_check_finds_an_upward_import_and_a_cycle() {
     edges.insert(unit("c"), Default::default());
     assert_eq!(find_cycle(&edges), None);
 }
+
+/// README.md is the front door (what it is, the two commands, the first ten
+/// minutes, where to go next); the manual is the book in docs/.
+#[test]
+fn readme_stays_a_front_door_of_at_most_150_lines() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let lines = readme.lines().count();
+    assert!(
+        lines <= 150,
+        "README.md has {lines} lines; move detail into a docs/ page"
+    );
+    for command in [
+        "cargo run --release -p acp-harness -- check",
+        "cargo test --workspace",
+    ] {
+        assert!(
+            readme.contains(command),
+            "README.md lost the command `{command}`"
+        );
+    }
+}
+
+/// docs/SUMMARY.md lists every page of the book once, and every page it
+/// lists exists, so mdBook builds the whole manual and no page is orphaned.
+/// Drift reports (`drift-*.md`, written by `update` and `drift --out`) may
+/// be listed or not: a new one must not fail the suite.
+#[test]
+fn the_docs_book_lists_every_page_once() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let summary = std::fs::read_to_string(root.join("docs/SUMMARY.md")).unwrap();
+    let mut listed: Vec<String> = summary
+        .split("](")
+        .skip(1)
+        .filter_map(|s| s.split(')').next())
+        .filter(|n| !n.starts_with("drift-"))
+        .map(str::to_string)
+        .collect();
+    listed.sort();
+    let twice: Vec<&String> = listed
+        .windows(2)
+        .filter(|w| w[0] == w[1])
+        .map(|w| &w[0])
+        .collect();
+    assert!(
+        twice.is_empty(),
+        "listed twice in docs/SUMMARY.md: {twice:?}"
+    );
+    let mut pages: Vec<String> = std::fs::read_dir(root.join("docs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".md") && n != "SUMMARY.md" && !n.starts_with("drift-"))
+        .collect();
+    pages.sort();
+    assert_eq!(listed, pages, "docs/SUMMARY.md against the pages in docs/");
+}

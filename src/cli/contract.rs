@@ -29,7 +29,7 @@ pub enum ContractCommand {
         stdout: bool,
     },
     /// Compare, per scenario, the bridge's stream-json for each ACP recording
-    /// with Claude's; prints a Markdown table (the README's).
+    /// with Claude's; prints a Markdown table (the one docs/contract.md shows).
     Compare {
         #[arg(long, default_value = ".")]
         root: PathBuf,

@@ -319,7 +319,7 @@ pub fn newest_versions(rows: Vec<Row>) -> Vec<Row> {
         .collect()
 }
 
-/// The README table.
+/// The table docs/contract.md shows.
 pub fn table(rows: &[Row]) -> String {
     let mut out = String::from(
         "| scenario | agent | line kinds (bridge / Claude, shared) | tool_use names | tool_result blocks | permission flow | results | differences (justified / unjustified) |\n|---|---|---|---|---|---|---|---|\n",
