@@ -53,7 +53,7 @@ fn main() {
                 .with_kind("corpus"),
         );
     }
-    let behaviour: [BehaviourTrial; 8] = [
+    let behaviour: [BehaviourTrial; 9] = [
         (
             "fake_agent_serves_a_recording_on_stdio_with_ids_remapped",
             fake_agent_on_stdio,
@@ -82,6 +82,10 @@ fn main() {
         (
             "known_limitation_does_not_cover_an_unlisted_failure",
             known_limitation_extra_failure,
+        ),
+        (
+            "every_error_of_a_case_is_kept",
+            every_error_of_a_case_is_kept,
         ),
     ];
     for (name, f) in behaviour {
@@ -175,8 +179,8 @@ fn truncated_recording() -> Result<(), Failed> {
         .collect();
     let (dir, path) = copy_with(&without_trailer, "truncated.jsonl")?;
     let case = scratch_corpus(dir.path()).judge(&path);
-    ensure(case.error.is_none(), || {
-        format!("a truncated recording must still replay: {:?}", case.error)
+    ensure(case.errors.is_empty(), || {
+        format!("a truncated recording must still replay: {:?}", case.errors)
     })?;
     ensure(
         case.transcript
@@ -193,13 +197,48 @@ fn truncated_recording() -> Result<(), Failed> {
     })
 }
 
+/// A case collects every error it meets: an unreadable known-limitations
+/// file does not hide that the run was cut off, nor the other way round.
+fn every_error_of_a_case_is_kept() -> Result<(), Failed> {
+    let text = std::fs::read_to_string(fixture())?.replacen(
+        r#""synthetic":true"#,
+        r#""synthetic":false"#,
+        1,
+    );
+    let cut: String = text
+        .lines()
+        .filter(|l| !l.contains(r#""type":"trailer""#))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let (dir, path) = copy_with(&cut, "cut.jsonl")?;
+    let agent_dir = dir.path().join("codex-acp");
+    std::fs::create_dir_all(&agent_dir)?;
+    std::fs::write(
+        agent_dir.join("KNOWN_LIMITATIONS.toml"),
+        "this is [not toml",
+    )?;
+    let case = scratch_corpus(dir.path()).judge(&path);
+    ensure(case.errors.len() == 2, || {
+        format!(
+            "want the limitations error and the cut-off run, got {:?}",
+            case.errors
+        )
+    })?;
+    ensure(case.errors[0].starts_with("known limitations:"), || {
+        format!("{:?}", case.errors)
+    })?;
+    ensure(case.errors[1].contains("truncated"), || {
+        format!("{:?}", case.errors)
+    })
+}
+
 fn malformed_line() -> Result<(), Failed> {
     let text = std::fs::read_to_string(fixture())?;
     let mut lines: Vec<&str> = text.lines().collect();
     lines.insert(3, "{this is not json");
     let (dir, path) = copy_with(&(lines.join("\n") + "\n"), "malformed.jsonl")?;
     let case = scratch_corpus(dir.path()).judge(&path);
-    let error = case.error.unwrap_or_default();
+    let error = case.error().unwrap_or_default();
     ensure(error.contains("malformed.jsonl:4:"), || {
         format!("the error must name file:line, got {error:?}")
     })
@@ -209,7 +248,7 @@ fn unknown_format() -> Result<(), Failed> {
     let text = std::fs::read_to_string(fixture())?.replacen(r#""format":1"#, r#""format":99"#, 1);
     let (dir, path) = copy_with(&text, "future.jsonl")?;
     let case = scratch_corpus(dir.path()).judge(&path);
-    let error = case.error.unwrap_or_default();
+    let error = case.error().unwrap_or_default();
     ensure(error.contains("format 99 is not supported"), || {
         format!("must refuse format 99 clearly, got {error:?}")
     })
@@ -220,7 +259,7 @@ fn unknown_format() -> Result<(), Failed> {
 fn synthetic_replay_ends() -> Result<(), Failed> {
     let corpus = scratch_corpus(&root().join("tests/fixtures"));
     let case = corpus.judge(&fixture());
-    ensure(case.error.is_none(), || format!("{:?}", case.error))?;
+    ensure(case.errors.is_empty(), || format!("{:?}", case.errors))?;
     ensure(case.synthetic, || {
         "the fixture's header says synthetic".into()
     })?;
@@ -420,8 +459,8 @@ fn judge_with_limitation(version: &str, failing: &[&str]) -> Result<Case, Failed
         ),
     )?;
     let case = scratch_corpus(dir.path()).judge(&path);
-    ensure(case.error.is_none(), || {
-        format!("the copy must replay: {:?}", case.error)
+    ensure(case.errors.is_empty(), || {
+        format!("the copy must replay: {:?}", case.errors)
     })?;
     ensure(case.limitation.is_some(), || {
         "the entry must cover the copy".into()

@@ -59,7 +59,7 @@ pub fn run(args: ConformanceArgs) -> anyhow::Result<ExitCode> {
             None => unread.push(format!(
                 "{}: {}",
                 case.path.display(),
-                case.error.as_deref().unwrap_or("not checked")
+                case.error().unwrap_or_else(|| "not checked".into())
             )),
         }
     }

@@ -110,7 +110,7 @@ pub fn roundtrip_outcome(corpus: &Corpus) -> anyhow::Result<Outcome> {
             error: None,
         };
         let case = corpus.judge(&path);
-        match (&case.error, &case.replay) {
+        match (&case.error(), &case.replay) {
             (Some(e), _) => row.error = Some(e.to_string()),
             (None, None) => row.error = Some("not replayed".into()),
             (None, Some(replay)) => match replay.divergences().next() {
@@ -170,7 +170,7 @@ pub fn rows(corpus: &Corpus) -> anyhow::Result<Vec<Row>> {
             error: None,
         };
         let case = corpus.judge(&path);
-        let replayed = match (&case.error, &case.replay) {
+        let replayed = match (&case.error(), &case.replay) {
             (None, Some(replay)) => corpus
                 .scenario(&case.id.scenario)
                 .map(|sc| (replay, sc))

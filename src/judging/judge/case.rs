@@ -63,8 +63,10 @@ pub struct Case {
     pub synthetic: bool,
     /// How the recorded run ended (`None`: no trailer, or unreadable).
     pub outcome: Option<Outcome>,
-    /// Why the case could not be replayed at all.
-    pub error: Option<String>,
+    /// Every reason the case could not be judged as a replay (unreadable, a
+    /// run that did not end `ok`, an unreadable contract or known-limitations
+    /// file), in the order found; none hides another.
+    pub errors: Vec<String>,
     pub replay: Option<Replay>,
     /// The rendered, normalised transcript (what the golden holds).
     pub transcript: String,
@@ -86,10 +88,15 @@ pub struct Case {
 }
 
 impl Case {
+    /// The case's errors as one text (one per line), `None` when it has none.
+    pub fn error(&self) -> Option<String> {
+        (!self.errors.is_empty()).then(|| self.errors.join("\n"))
+    }
+
     /// Every status that applies, `[Pass]` when none does.
     pub fn statuses(&self) -> Vec<Status> {
         let mut s = Vec::new();
-        if self.error.is_some() {
+        if !self.errors.is_empty() {
             s.push(Status::Error);
         }
         match self.golden {
@@ -183,7 +190,7 @@ impl Case {
     /// versions that have none), nor is a limitation that no longer holds
     /// (the agent got better).
     pub fn verdict(&self) -> Verdict {
-        if let Some(e) = &self.error {
+        if let Some(e) = &self.error() {
             return Verdict::Untestable(one_line(e));
         }
         if self.synthetic {

@@ -19,7 +19,7 @@ impl Case {
     /// [`Case::report`] with the golden diff in colour (ANSI) when `styled`.
     pub fn report_styled(&self, styled: bool) -> String {
         let mut out = String::new();
-        if let Some(e) = &self.error {
+        if let Some(e) = &self.error() {
             let _ = writeln!(out, "{e}");
         }
         if let Some(r) = &self.replay {

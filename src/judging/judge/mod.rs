@@ -103,7 +103,7 @@ impl Corpus {
             id: self.id_of(path, None),
             synthetic: false,
             outcome: None,
-            error: None,
+            errors: Vec::new(),
             replay: None,
             transcript: String::new(),
             golden: None,
@@ -119,14 +119,14 @@ impl Corpus {
         let recording = match recording::read(path) {
             Ok(r) => r,
             Err(e) => {
-                case.error = Some(format!("cannot replay: {e}"));
+                case.errors.push(format!("cannot replay: {e}"));
                 return case;
             }
         };
         case.id = self.id_of(path, Some(&recording));
         case.synthetic = recording.header.synthetic;
         if !recording.leg(recording::Leg::Acp).any(|e| e.proc == 1) {
-            case.error = Some(format!(
+            case.errors.push(format!(
                 "cannot replay {}: no ACP frames of agent process 1 (a stream-json reference recording is not replayed)",
                 path.display()
             ));
@@ -135,7 +135,7 @@ impl Corpus {
         let schema = match AcpSchema::get() {
             Ok(s) => s,
             Err(e) => {
-                case.error = Some(format!("the ACP schema: {e}"));
+                case.errors.push(format!("the ACP schema: {e}"));
                 return case;
             }
         };
@@ -144,7 +144,7 @@ impl Corpus {
         let scenario = match self.scenario(&recording.header.scenario) {
             Ok(s) => s,
             Err(e) => {
-                case.error = Some(format!(
+                case.errors.push(format!(
                     "cannot replay {}: its scenario: {e}",
                     path.display()
                 ));
@@ -162,18 +162,18 @@ impl Corpus {
         case.invariants = invariants::check(&replay.panel_values, &recording);
         match self.limitation(&case.id) {
             Ok(l) => case.limitation = l,
-            Err(e) => case.error = Some(format!("known limitations: {e}")),
+            Err(e) => case.errors.push(format!("known limitations: {e}")),
         }
         match self.contract() {
             Ok(Some(contract)) => case.contract = Some(contract.check(&replay.panel_values)),
             Ok(None) => {}
-            Err(e) => case.error = Some(format!("stream-json contract: {e}")),
+            Err(e) => case.errors.push(format!("stream-json contract: {e}")),
         }
         // **a run that did not end `ok` never passes**: its frames stop or
         // stray where the run went wrong (off script, a timeout), whatever
         // its golden says, so it fails until it is re-recorded
-        if !case.synthetic && case.error.is_none() {
-            case.error = match case.outcome {
+        if !case.synthetic {
+            let not_ok = match case.outcome {
                 Some(recording::Outcome::Ok) => None,
                 Some(other) => Some(format!(
                     "the recording ended {}, not ok: re-record it (`record --mode all`)",
@@ -184,6 +184,7 @@ impl Corpus {
                         .into(),
                 ),
             };
+            case.errors.extend(not_ok);
         }
         // last: the render takes the parsed lines
         case.transcript = render(path, &recording, &mut replay);

@@ -285,7 +285,7 @@ mod tests {
             },
             synthetic: false,
             outcome: Some(crate::corpus::recording::Outcome::Ok),
-            error: None,
+            errors: Vec::new(),
             replay: None,
             transcript: String::new(),
             golden: Some(Comparison::Same),
