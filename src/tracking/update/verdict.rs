@@ -210,24 +210,12 @@ pub fn judge_recording(
     recorded: &[Version],
 ) -> ScenarioVerdict {
     ScenarioVerdict {
-        recording_ms: trailer_ms(path),
+        recording_ms: crate::corpus::recording::read_trailer(path)
+            .ok()
+            .flatten()
+            .map(|t| t.ms),
         ..judge(corpus, path, agent, version, recorded)
     }
-}
-
-/// The `ms` of a recording's trailer (its last line), read without parsing
-/// the rest of the file.
-fn trailer_ms(path: &Path) -> Option<u64> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut f = std::fs::File::open(path).ok()?;
-    let len = f.metadata().ok()?.len();
-    f.seek(SeekFrom::Start(len.saturating_sub(64 * 1024)))
-        .ok()?;
-    let mut tail = String::new();
-    f.read_to_string(&mut tail).ok()?;
-    let last = tail.trim_end().rsplit('\n').next()?;
-    let v: serde_json::Value = serde_json::from_str(last).ok()?;
-    (v.get("type")?.as_str()? == "trailer").then(|| v.get("ms")?.as_u64())?
 }
 
 fn judge(
@@ -505,9 +493,14 @@ mod tests {
             "{\"type\":\"header\"}\n{\"type\":\"trailer\",\"seq\":9,\"ms\":12345,\"outcome\":\"ok\"}\n",
         )
         .unwrap();
-        assert_eq!(trailer_ms(&rec), Some(12345));
+        let ms = |p| {
+            crate::corpus::recording::read_trailer(p)
+                .unwrap()
+                .map(|t| t.ms)
+        };
+        assert_eq!(ms(&rec), Some(12345));
         std::fs::write(&rec, "{\"type\":\"header\"}\n").unwrap();
-        assert_eq!(trailer_ms(&rec), None, "no trailer, no time");
+        assert_eq!(ms(&rec), None, "no trailer, no time");
         let mut timed = verdict("text-only", Kind::Unchanged);
         timed.recording_ms = Some(12345);
         let s = VersionSummary {
