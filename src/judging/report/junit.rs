@@ -1,95 +1,80 @@
 //! JUnit XML as CI systems ingest it (GitLab, Jenkins, GitHub test
-//! reporters): one `<testsuite>` per agent, one `<testcase>` per recording
-//! named `<agent>/<version>/<scenario>`, a failing case's explanation as its
-//! `<failure>` text (an unreadable recording or scenario as `<error>`), and
-//! a known limitation that holds as a pass with its reason in `system-out`.
+//! reporters), written by `quick-junit` (nextest's own writer): one
+//! `<testsuite>` per agent, one `<testcase>` per recording named
+//! `<agent>/<version>/<scenario>`, a failing case's explanation as its
+//! `<failure>` text (an unreadable recording or scenario as `<error>`), and a
+//! known limitation that holds as a pass with its reason in `system-out`.
 
-use std::fmt::Write as _;
+use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 use crate::judging::judge::{Case, Status};
 
 /// The document for `cases` (sorted as given).
 pub fn render(cases: &[Case]) -> String {
-    let count = |pick: fn(&Case) -> bool| cases.iter().filter(|c| pick(c)).count();
-    let errors = count(is_error);
-    let failures = count(|c| !c.passed() && !is_error(c));
-    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let _ = writeln!(
-        out,
-        "<testsuites name=\"acp-harness check\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\">",
-        cases.len()
-    );
+    let mut report = Report::new("acp-harness check");
     let mut agents: Vec<&str> = cases.iter().map(|c| c.id.agent.as_str()).collect();
     agents.dedup();
     for agent in agents {
-        let suite: Vec<&Case> = cases.iter().filter(|c| c.id.agent == agent).collect();
-        let errors = suite.iter().filter(|c| is_error(c)).count();
-        let failures = suite.iter().filter(|c| !c.passed() && !is_error(c)).count();
-        let _ = writeln!(
-            out,
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"0\">",
-            escape(agent),
-            suite.len()
-        );
-        for c in suite {
-            let _ = write!(
-                out,
-                "    <testcase name=\"{}\" classname=\"{}\"",
-                escape(&c.id.trial_name()),
-                escape(&format!("acp-harness.{}", c.id.agent))
-            );
-            let statuses = c.statuses();
-            if c.passed() && statuses != [Status::KnownLimitation] {
-                out.push_str("/>\n");
-                continue;
-            }
-            out.push_str(">\n");
-            let labels: Vec<&str> = statuses.iter().map(|s| s.label()).collect();
-            let text = escape_text(c.report().trim_end());
-            if c.passed() {
-                let _ = writeln!(out, "      <system-out>{text}</system-out>");
-            } else {
-                let element = if is_error(c) { "error" } else { "failure" };
-                let _ = writeln!(
-                    out,
-                    "      <{element} message=\"{}\" type=\"{}\">{text}</{element}>",
-                    escape(&labels.join(", ")),
-                    escape(labels.first().copied().unwrap_or("failure"))
-                );
-            }
-            out.push_str("    </testcase>\n");
+        let mut suite = TestSuite::new(xml_safe(agent));
+        for c in cases.iter().filter(|c| c.id.agent == agent) {
+            suite.add_test_case(test_case(c));
         }
-        out.push_str("  </testsuite>\n");
+        report.add_test_suite(suite);
     }
-    out.push_str("</testsuites>\n");
-    out
+    report
+        .to_string()
+        .unwrap_or_else(|e| format!("<!-- the JUnit report could not be written: {e} -->\n"))
 }
 
-fn is_error(c: &Case) -> bool {
-    c.statuses().contains(&Status::Error)
+fn test_case(c: &Case) -> TestCase {
+    let statuses = c.statuses();
+    let text = xml_safe(c.report().trim_end());
+    let status = if c.passed() {
+        TestCaseStatus::success()
+    } else {
+        let labels: Vec<&str> = statuses.iter().map(|s| s.label()).collect();
+        let kind = if statuses.contains(&Status::Error) {
+            NonSuccessKind::Error
+        } else {
+            NonSuccessKind::Failure
+        };
+        let mut status = TestCaseStatus::non_success(kind);
+        status
+            .set_message(labels.join(", "))
+            .set_type(labels.first().copied().unwrap_or("failure"))
+            .set_description(text.clone());
+        status
+    };
+    let mut case = TestCase::new(xml_safe(&c.id.trial_name()), status);
+    case.set_classname(xml_safe(&format!("acp-harness.{}", c.id.agent)));
+    if c.passed() && statuses == [Status::KnownLimitation] {
+        case.set_system_out(text);
+    }
+    case
 }
 
-/// XML-escapes an attribute value and drops the characters XML 1.0 cannot hold.
+/// `s` without the characters XML 1.0 cannot hold (control characters but
+/// tab and line ends, U+FFFE, U+FFFF); the writer escapes the rest.
+fn xml_safe(s: &str) -> String {
+    s.chars()
+        .filter(|&c| {
+            matches!(c, '\t' | '\n' | '\r')
+                || (c as u32 >= 0x20 && c != '\u{FFFE}' && c != '\u{FFFF}')
+        })
+        .collect()
+}
+
+/// XML-escapes an attribute value and drops the characters XML 1.0 cannot
+/// hold (the HTML report's escaping too).
 pub fn escape(s: &str) -> String {
-    escape_as(s, true)
-}
-
-/// [`escape`] for element text, where quotes stay readable.
-pub fn escape_text(s: &str) -> String {
-    escape_as(s, false)
-}
-
-fn escape_as(s: &str, attribute: bool) -> String {
     let mut out = String::with_capacity(s.len());
-    for ch in s.chars() {
+    for ch in xml_safe(s).chars() {
         match ch {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
-            '"' if attribute => out.push_str("&quot;"),
-            '\'' if attribute => out.push_str("&apos;"),
-            '\t' | '\n' | '\r' => out.push(ch),
-            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => {}
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
             c => out.push(c),
         }
     }
