@@ -68,12 +68,12 @@ fn carried(v: &Value) -> bool {
 }
 
 /// The MCP servers the session took from the panel's `initialize`.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(super) struct InitializeServers {
     /// The request's set, as it came.
     servers: Map<String, Value>,
-    /// The endpoint the bridge registers is this set's (no other launch
-    /// server of its name replaced it).
+    /// The endpoint the bridge registers is this set's (the launch names no
+    /// different server of that name).
     endpoint_is_theirs: bool,
 }
 
