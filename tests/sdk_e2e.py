@@ -19,7 +19,12 @@ network is needed). Checked per case:
 
 With `--ts <node_modules>`, each case runs through the TypeScript Agent SDK
 (`@anthropic-ai/claude-agent-sdk` installed there) via tests/sdk_e2e_ts.mjs,
-with the same checks.
+with the same checks, twice: with the MCP servers on the command line
+(`mcpServersDelivery: 'argv'`, `--mcp-config`) and in the `initialize`
+request (`'initialize'`, `--await-initialize`), where the SDK's answer must
+also say `mcp_servers_applied`: true exactly when the agent took the server
+(the recorded session/new carried it). The Python SDK has only the command
+line.
 
 Usage: python tests/sdk_e2e.py [--bridge PATH] [--harness PATH] [--filter S]
 [--ts NODE_MODULES] (defaults: target/debug/acp-bridge, target/debug/acp-harness;
@@ -30,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import os
 import shlex
@@ -78,11 +84,18 @@ class Case:
     # Whether the agent reported a tool call at all (an agent whose MCP
     # connection failed never calls the tool).
     agent_called_tools: bool
+    # Whether the recorded session/new or session/load carried the MCP server
+    # (the agent advertises mcpCapabilities.http): only then is a server
+    # sent in the initialize request applied.
+    agent_took_server: bool
+    # How the panel hands the bridge its MCP servers: "argv" (--mcp-config)
+    # or "initialize" (the initialize request, TypeScript SDK only).
+    mcp_delivery: str = "argv"
     failures: list[str] = field(default_factory=list)
 
     @property
     def name(self) -> str:
-        return f"{self.agent}/{self.scenario}"
+        return f"{self.agent}/{self.scenario} [mcp via {self.mcp_delivery}]"
 
 
 def load_case(recording: Path) -> Case | None:
@@ -108,16 +121,33 @@ def load_case(recording: Path) -> Case | None:
     # recordings/<agent>/<version>/<scenario>.jsonl
     agent, version = recording.parent.parent.name, recording.parent.name
     token = "<mcp-token>" if "<mcp-token>" in header.get("placeholders", {}) else "<redacted>"
-    asks, image, called = 0, False, False
+    asks, image, called, took_server = 0, False, False, False
     for line in recording.open():
         event = json.loads(line)
-        if event.get("type") != "event" or event.get("leg") != "acp" or event.get("dir") != "from_agent":
+        if event.get("type") != "event" or event.get("leg") != "acp":
+            continue
+        if event.get("dir") == "to_agent":
+            frame = json.loads(event["raw"])
+            if frame.get("method") in ("session/new", "session/load"):
+                took_server |= bool(frame.get("params", {}).get("mcpServers"))
+            continue
+        if event.get("dir") != "from_agent":
             continue
         asks += '"method":"session/request_permission"' in event["raw"]
         image |= "iVBORw0KGgo" in event["raw"]  # base64 of the PNG signature
         called |= '"sessionUpdate":"tool_call"' in event["raw"] or '"toolCall"' in event["raw"]
     return Case(
-        recording, f"{agent} {version}", scenario, prompts, decisions, tools, f"Bearer {token}", asks, image, called
+        recording,
+        f"{agent} {version}",
+        scenario,
+        prompts,
+        decisions,
+        tools,
+        f"Bearer {token}",
+        asks,
+        image,
+        called,
+        took_server,
     )
 
 
@@ -151,6 +181,7 @@ async def run_case_ts(case: Case, bridge: Path, harness: Path, node_modules: Pat
             "cwd": str(tmp.resolve()),
             "env": {"ACP_BRIDGE_AGENT": fake_agent(harness, case, tmp)},
             "mcp": {"unity-ops": {"type": "http", "url": "<mcp-url>", "headers": {"Authorization": case.authorization}}},
+            "mcp_delivery": case.mcp_delivery,
             "prompts": case.prompts,
             "decisions": case.decisions,
         }
@@ -176,6 +207,11 @@ async def run_case_ts(case: Case, bridge: Path, harness: Path, node_modules: Pat
             case.failures.append(f"the TypeScript SDK run failed ({proc.returncode}): {err.decode()[-1500:]}")
             return
         seen = json.loads(out.decode().strip().splitlines()[-1])
+        if case.mcp_delivery == "initialize" and seen["mcp_servers_applied"] is not case.agent_took_server:
+            case.failures.append(
+                f"the initialize answer says mcp_servers_applied {seen['mcp_servers_applied']!r}, "
+                f"not {case.agent_took_server} (whether the agent took the server)"
+            )
         tool_results = [SimpleNamespace(**r) for r in seen["tool_results"]]
         results = [SimpleNamespace(**r) for r in seen["results"]]
         check(case, tmp, seen["asked"], seen["tool_uses"], tool_results, results)
@@ -305,6 +341,8 @@ async def main() -> int:
             print(f"sdk_e2e: {p} is not an executable; build it first (cargo build --workspace)", file=sys.stderr)
             return 2
     cases = [c for r in sorted((ROOT / "recordings").rglob("*.jsonl")) if (c := load_case(r)) is not None]
+    if args.ts:
+        cases = [dataclasses.replace(c, mcp_delivery=d, failures=[]) for c in cases for d in ("argv", "initialize")]
     cases = [c for c in cases if args.filter in c.name]
     if not cases:
         print("sdk_e2e: no recordings of the main scenarios found", file=sys.stderr)

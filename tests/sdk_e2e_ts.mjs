@@ -2,10 +2,14 @@
 // one case of tests/sdk_e2e.py (which runs it with --ts and applies the same
 // checks). Reads the case as JSON on stdin:
 //   {"cli": "<acp-bridge wrapper>", "cwd": "...", "env": {...}, "mcp": {...},
-//    "prompts": ["..."], "decisions": ["allow", ...]}
-// runs query() with pathToClaudeCodeExecutable = the bridge, each prompt
-// after the previous turn's result, and prints what the SDK delivered as one
-// JSON object: tool_uses, asked, tool_results, results.
+//    "mcp_delivery": "argv" | "initialize", "prompts": ["..."],
+//    "decisions": ["allow", ...]}
+// runs query() with pathToClaudeCodeExecutable = the bridge and the MCP
+// servers delivered as asked (on the command line, or in the initialize
+// request under --await-initialize), each prompt after the previous turn's
+// result, and prints what the SDK delivered as one JSON object: tool_uses,
+// asked, tool_results, results, and the initialize answer's
+// mcp_servers_applied.
 import { query } from "@anthropic-ai/claude-agent-sdk";
 
 const input = JSON.parse(await new Promise((resolve) => {
@@ -26,7 +30,7 @@ async function* prompts() {
   }
 }
 
-const seen = { tool_uses: [], asked, tool_results: [], results: [] };
+const seen = { tool_uses: [], asked, tool_results: [], results: [], mcp_servers_applied: null };
 const run = query({
   prompt: prompts(),
   options: {
@@ -34,6 +38,7 @@ const run = query({
     cwd: input.cwd,
     env: { ...process.env, ...input.env },
     mcpServers: input.mcp,
+    mcpServersDelivery: input.mcp_delivery,
     canUseTool: async (toolName, toolInput) => {
       asked.push(toolName);
       const decision = decisions.shift() ?? "deny";
@@ -43,6 +48,8 @@ const run = query({
     },
   },
 });
+// the initialize answer, asked for before the session ends
+const initialized = run.initializationResult().catch(() => ({}));
 for await (const message of run) {
   if (message.type === "assistant") {
     for (const b of message.message.content) if (b.type === "tool_use") seen.tool_uses.push(b.name);
@@ -55,4 +62,5 @@ for await (const message of run) {
     turnDone();
   }
 }
+seen.mcp_servers_applied = (await initialized).mcp_servers_applied ?? null;
 process.stdout.write(JSON.stringify(seen) + "\n");

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::client::{self, ModeChange, ModelChange, PermissionIntent, PromptImage};
 use crate::ids::IdSource;
-use crate::launch::LaunchSpec;
+use crate::launch::{LaunchSpec, McpEndpoint};
 use crate::permission::{PanelAnswer, PendingPermission};
 use crate::stream_json::{self, InitInfo};
 use crate::tool_calls::ToolCalls;
@@ -23,10 +23,11 @@ use crate::{script_gate, tool_name, tool_result};
 mod agent_input;
 mod handshake;
 mod line_cap;
+mod panel_initialize;
 mod panel_input;
 mod turn_output;
 
-use panel_input::PanelInstructions;
+use panel_initialize::{InitializeAsk, InitializeServers, PanelInstructions};
 
 /// How long the agent may take to answer each handshake request
 /// (`initialize`, `session/new|load`, `authenticate`).
@@ -110,8 +111,14 @@ pub struct Bridge {
     next_rpc_id: u64,
     pending: Vec<(u64, Pending)>,
     deadline: Option<Duration>,
-    /// The panel's `initialize` request ids, answered when the session is up.
-    panel_init_requests: Vec<Value>,
+    /// The panel's `initialize` requests (id and what each asked), answered
+    /// when the session is up.
+    panel_init_requests: Vec<(Value, InitializeAsk)>,
+    /// The MCP server registered with the agent: the launch's, or the one
+    /// picked once the panel's `initialize` servers joined the launch's.
+    mcp: Option<McpEndpoint>,
+    /// The servers the session took from the panel's `initialize`.
+    initialize_servers: Option<InitializeServers>,
     /// Panel lines that arrived during the handshake, handled once it is done.
     deferred: Vec<String>,
     agent_init: Value,
@@ -156,6 +163,7 @@ impl Bridge {
     /// first line (its `initialize`, or a prompt) starts the handshake.
     pub fn new(spec: LaunchSpec, ids: Box<dyn IdSource + Send>) -> Bridge {
         let servers: Vec<String> = spec.mcp.iter().map(|m| m.name.clone()).collect();
+        let mcp = spec.mcp.clone();
         let permission_mode = spec
             .permission_mode
             .clone()
@@ -170,6 +178,8 @@ impl Bridge {
             pending: Vec::new(),
             deadline: None,
             panel_init_requests: Vec::new(),
+            mcp,
+            initialize_servers: None,
             deferred: Vec::new(),
             agent_init: Value::Null,
             session_result: Value::Null,

@@ -10,6 +10,19 @@ const SCAN_MAX: usize = 16;
 
 static NULL: Value = Value::Null;
 
+/// What a value is, for an error that says what a field holds instead of
+/// what it should ("is an array, not an object").
+pub(crate) fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 /// `v[key]`: the field's value, `Null` when `v` is no object or has no `key`.
 pub(crate) fn field<'a>(v: &'a Value, key: &str) -> &'a Value {
     match v {

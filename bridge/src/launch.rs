@@ -12,8 +12,17 @@ pub struct LaunchSpec {
     /// `initialize` may carry its own (TypeScript Agent SDK): its
     /// `systemPrompt` replaces these, its `appendSystemPrompt` is appended.
     pub custom_instructions: Option<String>,
-    /// The panel's own MCP server ("unity-ops").
+    /// The MCP server the launch registers with the agent: the one
+    /// [`crate::mcp_servers::pick`] picks from `mcp_servers`.
     pub mcp: Option<McpEndpoint>,
+    /// Every server the launch's `--mcp-config` named, kept so the servers
+    /// of the panel's `initialize` can be merged with them. Empty in a spec
+    /// built by hand: then `mcp` alone is the launch's set.
+    pub mcp_servers: serde_json::Map<String, serde_json::Value>,
+    /// `--await-initialize`: the panel's first line is its `initialize`
+    /// request, which may carry MCP servers; any other first line is refused
+    /// and no session starts.
+    pub await_initialize: bool,
     pub cwd: String,
     pub auth_method: Option<String>,
     pub script_gate: bool,

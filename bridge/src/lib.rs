@@ -9,6 +9,7 @@ mod core;
 mod ids;
 mod json_field;
 mod launch;
+pub mod mcp_servers;
 mod permission;
 mod permission_mode;
 pub mod script_gate;

@@ -7,7 +7,7 @@
 //! | line | meaning |
 //! |---|---|
 //! | `case: <name>` | starts a case (fresh bridge, clock at 0 ms) |
-//! | `spec: {json}` | launch spec fields (`cwd`, `resume_session_id`, `model`, `permission_mode`, `custom_instructions`, `auth_method`, `cancel_grace_ms`, `mcp: {name,url,authorization}` or `null`) |
+//! | `spec: {json}` | launch spec fields (`cwd`, `resume_session_id`, `model`, `permission_mode`, `custom_instructions`, `auth_method`, `cancel_grace_ms`, `mcp: {name,url,authorization}` or `null`, `mcp_servers: {<--mcp-config set>}` (sets `mcp` to its pick), `await_initialize`) |
 //! | `use <name>` | inlines the steps of `_<name>.steps` |
 //! | `at <ms>` | sets the clock |
 //! | `panel> {json}` / `agent> <line>` | feeds one line (any text: malformed lines too) |
@@ -41,7 +41,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use acp_bridge::{Bridge, CounterIds, LaunchSpec, McpEndpoint, Output};
+use acp_bridge::{Bridge, CounterIds, LaunchSpec, McpEndpoint, Output, mcp_servers};
 use libtest_mimic::{Arguments, Failed, Trial};
 use serde_json::Value;
 
@@ -215,6 +215,18 @@ fn spec_from(v: &Value) -> LaunchSpec {
             authorization: Some("Bearer tok".into()),
         }),
     };
+    // `mcp_servers`: the launch's --mcp-config set, from which the host picks `mcp`
+    let mcp_servers = match v.get("mcp_servers") {
+        Some(set) => mcp_servers::check(set, "mcp_servers")
+            .expect("spec mcp_servers")
+            .clone(),
+        None => Default::default(),
+    };
+    let mcp = if mcp_servers.is_empty() {
+        mcp
+    } else {
+        mcp_servers::pick(&mcp_servers).endpoint
+    };
     LaunchSpec {
         resume_session_id: s("resume_session_id"),
         model: s("model"),
@@ -225,6 +237,8 @@ fn spec_from(v: &Value) -> LaunchSpec {
         auth_method: s("auth_method"),
         script_gate: v["script_gate"].as_bool().unwrap_or(false),
         cancel_grace: v["cancel_grace_ms"].as_u64().map(Duration::from_millis),
+        mcp_servers,
+        await_initialize: v["await_initialize"].as_bool().unwrap_or(false),
         ..LaunchSpec::default()
     }
 }

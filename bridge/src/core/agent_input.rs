@@ -425,7 +425,7 @@ impl Bridge {
     /// `mcp__<server>__startup`: not a tool the model called. A failure for
     /// the panel's server marks it `failed` in `system`/`init`.
     pub(super) fn mcp_startup(&mut self, server: &str, u: &Value) {
-        let ours = self.spec.mcp.as_ref().is_some_and(|ep| ep.name == server);
+        let ours = self.mcp.as_ref().is_some_and(|ep| ep.name == server);
         let status = u["status"].as_str().unwrap_or("");
         if status != "failed" {
             return;

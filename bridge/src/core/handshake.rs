@@ -19,32 +19,8 @@ impl Bridge {
         );
     }
 
-    pub(super) fn initialize_response(&self) -> Value {
-        let commands: Vec<Value> = self
-            .slash_commands
-            .iter()
-            .map(|c| {
-                json!({
-                    "name": c["name"].as_str().unwrap_or(""),
-                    "description": c["description"].as_str().unwrap_or(""),
-                    "argumentHint": c["input"]["hint"].as_str().unwrap_or("")
-                })
-            })
-            .collect();
-        let models: Vec<Value> = client::available_models(&self.session_result)
-            .into_iter()
-            .map(|m| json!({"value": m.id, "displayName": m.name, "resolvedModel": m.id}))
-            .collect();
-        json!({
-            "commands": commands,
-            "output_style": "default",
-            "available_output_styles": ["default"],
-            "models": models
-        })
-    }
-
     pub(super) fn system_init(&self) -> Value {
-        let mcp_servers = match &self.spec.mcp {
+        let mcp_servers = match &self.mcp {
             Some(ep) => {
                 let status =
                     if client::agent_supports_http_mcp(&self.agent_init) && !self.mcp_failed {
@@ -73,7 +49,7 @@ impl Bridge {
 
     pub(super) fn open_session(&mut self, now: Duration, after_auth: bool) {
         self.deadline = Some(now + HANDSHAKE_TIMEOUT);
-        let mcp = self.spec.mcp.clone();
+        let mcp = self.mcp.clone();
         if let Some(ep) = &mcp
             && !client::agent_supports_http_mcp(&self.agent_init)
         {
@@ -185,8 +161,8 @@ impl Bridge {
                 )),
             }
         }
-        for rid in std::mem::take(&mut self.panel_init_requests) {
-            let body = self.initialize_response();
+        for (rid, ask) in std::mem::take(&mut self.panel_init_requests) {
+            let body = self.initialize_response(&ask);
             self.emit(stream_json::control_success(&rid, body));
         }
         let init = self.system_init();
@@ -214,7 +190,7 @@ impl Bridge {
                     | Pending::Authenticate { .. }
             )
         });
-        for rid in std::mem::take(&mut self.panel_init_requests) {
+        for (rid, _) in std::mem::take(&mut self.panel_init_requests) {
             self.emit(stream_json::control_error(&rid, why, None));
         }
         let dropped = std::mem::take(&mut self.deferred);

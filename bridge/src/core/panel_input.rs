@@ -3,6 +3,7 @@
 //! ones) and the answers to permission requests.
 
 use super::*;
+use crate::json_field::json_kind;
 
 impl Bridge {
     pub(super) fn panel_line(&mut self, line: &str, now: Duration) {
@@ -14,6 +15,7 @@ impl Bridge {
             Ok(_) => return self.malformed("panel", "not a JSON object", line),
             Err(e) => return self.malformed("panel", &e.to_string(), line),
         };
+        self.await_initialize_first(&v);
         match v["type"].as_str().unwrap_or("") {
             "user" => self.panel_user(&v, line, now),
             "control_request" => self.panel_control_request(&v, line, now),
@@ -98,25 +100,6 @@ impl Bridge {
         client::first_prompt_instructions(custom.as_deref(), self.spec.script_gate)
     }
 
-    /// Takes the system prompt fields of a panel `initialize`.
-    fn initialize_instructions(&mut self, req: &Value) {
-        let (given, problems) = PanelInstructions::read(req);
-        for p in problems {
-            self.diag(p);
-        }
-        if given.is_empty() {
-            return;
-        }
-        if self.instructions_sent {
-            return self.diag(
-                "custom instructions of a late panel initialize not sent: \
-                 the session's first prompt already went out"
-                    .to_string(),
-            );
-        }
-        self.panel_instructions.update(given);
-    }
-
     pub(super) fn echo_user(&mut self, v: &Value) {
         let mut echo = v.clone();
         if let Some(obj) = echo.as_object_mut() {
@@ -169,10 +152,7 @@ impl Bridge {
             None => "",
         };
         match subtype {
-            "initialize" => {
-                self.initialize_instructions(req);
-                self.panel_initialize(request_id, now)
-            }
+            "initialize" => self.panel_initialize_request(request_id, req, now),
             "interrupt" => self.interrupt(&request_id, now),
             "set_permission_mode" | "set_model" if !control_value_ok(subtype, req) => {
                 let field = if subtype == "set_model" {
@@ -215,24 +195,6 @@ impl Bridge {
                     &format!("unsupported control request subtype: {other}"),
                     Some("unsupported_request"),
                 ));
-            }
-        }
-    }
-
-    fn panel_initialize(&mut self, request_id: Value, now: Duration) {
-        match self.phase {
-            Phase::Idle => {
-                self.panel_init_requests.push(request_id);
-                self.start_handshake(now);
-            }
-            Phase::Handshaking => self.panel_init_requests.push(request_id),
-            Phase::Ready => {
-                let body = self.initialize_response();
-                self.emit(stream_json::control_success(&request_id, body));
-            }
-            Phase::Failed => {
-                let why = self.failure.clone().unwrap_or_default();
-                self.emit(stream_json::control_error(&request_id, &why, None));
             }
         }
     }
@@ -483,113 +445,5 @@ fn control_value_ok(subtype: &str, req: &Value) -> bool {
     match subtype {
         "set_model" => matches!(req.get("model"), None | Some(Value::String(_))),
         _ => matches!(req.get("mode"), Some(Value::String(_))),
-    }
-}
-
-/// The system prompt fields of the panel's `initialize` request: the
-/// TypeScript Agent SDK sends its `systemPrompt` option there (not as a CLI
-/// flag). Claude's semantics: `systemPrompt` replaces the launch spec's custom
-/// instructions, `appendSystemPrompt` is appended to whichever is in force.
-/// An empty `systemPrompt` (the TS SDK sends `""` when its user set none)
-/// counts as not given, so the launch spec's instructions stay.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(super) struct PanelInstructions {
-    system_prompt: Option<String>,
-    append: Option<String>,
-}
-
-impl PanelInstructions {
-    /// Reads `request.systemPrompt` (a string, an array of strings joined by
-    /// blank lines, or the `{"type":"preset","append":...}` form) and
-    /// `request.appendSystemPrompt`; a field of another shape is reported
-    /// and ignored.
-    pub(super) fn read(req: &Value) -> (PanelInstructions, Vec<String>) {
-        let mut problems = Vec::new();
-        let mut text = |field: &str, v: &Value| -> Option<String> {
-            let joined = match v {
-                Value::Null => return None,
-                Value::String(s) => s.clone(),
-                Value::Array(parts) => {
-                    let mut texts = Vec::new();
-                    for (i, p) in parts.iter().enumerate() {
-                        match p.as_str() {
-                            Some(s) if !s.is_empty() => texts.push(s),
-                            Some(_) => {}
-                            None => problems.push(format!(
-                                "panel initialize {field}[{i}] is {}, not a string; skipped",
-                                json_kind(p)
-                            )),
-                        }
-                    }
-                    texts.join("\n\n")
-                }
-                other => {
-                    problems.push(format!(
-                        "panel initialize {field} is {}, not a string or an array of strings; ignored",
-                        json_kind(other)
-                    ));
-                    return None;
-                }
-            };
-            Some(joined).filter(|s| !s.is_empty())
-        };
-        let sp = &req["systemPrompt"];
-        let (system_prompt, preset_append) = if sp["type"] == "preset" {
-            (None, text("systemPrompt.append", &sp["append"]))
-        } else {
-            (text("systemPrompt", sp), None)
-        };
-        let append = [
-            preset_append,
-            text("appendSystemPrompt", &req["appendSystemPrompt"]),
-        ]
-        .into_iter()
-        .flatten()
-        .collect::<Vec<_>>()
-        .join("\n\n");
-        let given = PanelInstructions {
-            system_prompt,
-            append: Some(append).filter(|a| !a.is_empty()),
-        };
-        (given, problems)
-    }
-
-    pub(super) fn is_empty(&self) -> bool {
-        self.system_prompt.is_none() && self.append.is_none()
-    }
-
-    /// A later `initialize` replaces the fields it carries.
-    pub(super) fn update(&mut self, later: PanelInstructions) {
-        if later.system_prompt.is_some() {
-            self.system_prompt = later.system_prompt;
-        }
-        if later.append.is_some() {
-            self.append = later.append;
-        }
-    }
-
-    /// The custom instructions in force, given the launch spec's.
-    pub(super) fn apply_to(&self, launch: Option<&str>) -> Option<String> {
-        let base = self
-            .system_prompt
-            .as_deref()
-            .or(launch.filter(|l| !l.is_empty()));
-        match (base, self.append.as_deref()) {
-            (Some(b), Some(a)) => Some(format!("{b}\n\n{a}")),
-            (Some(b), None) => Some(b.to_string()),
-            (None, Some(a)) => Some(a.to_string()),
-            (None, None) => None,
-        }
-    }
-}
-
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }

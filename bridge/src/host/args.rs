@@ -128,7 +128,6 @@ const BOOL_FLAGS: &[&str] = &[
     "--allow-dangerously-skip-permissions",
     "--dangerously-skip-permissions",
     // sent bare by the TypeScript Agent SDK
-    "--await-initialize",
     "--debug",
     "--include-hook-events",
     "--managed-settings-in-initialize",
@@ -157,6 +156,7 @@ pub fn parse(args: &[String], env: Env, current_dir: &Path) -> Result<Invocation
     let mut ignored = Vec::new();
     let mut positionals = Vec::new();
     let mut print_mode = false;
+    let mut await_initialize = false;
 
     let mut i = 0;
     while i < args.len() {
@@ -187,6 +187,7 @@ pub fn parse(args: &[String], env: Env, current_dir: &Path) -> Result<Invocation
                 }
             }
             "--dangerously-skip-permissions" => skip_permissions = true,
+            "--await-initialize" => await_initialize = true,
             "--print" | "-p" => print_mode = true,
             "--output-format" | "--input-format" => {
                 let value = match inline {
@@ -289,8 +290,8 @@ pub fn parse(args: &[String], env: Env, current_dir: &Path) -> Result<Invocation
         bail!("--cwd {}: not a directory", cwd.display());
     }
 
-    let picked = mcp_config::pick_endpoint(&mcp_configs, current_dir)?;
-    notes.extend(picked.notes);
+    let launch_servers = mcp_config::read(&mcp_configs, current_dir)?;
+    notes.extend(launch_servers.picked.notes);
 
     if permission_mode.is_none() && skip_permissions {
         permission_mode = Some("bypassPermissions".to_string());
@@ -314,7 +315,9 @@ pub fn parse(args: &[String], env: Env, current_dir: &Path) -> Result<Invocation
         model,
         permission_mode,
         custom_instructions,
-        mcp: picked.endpoint,
+        mcp: launch_servers.picked.endpoint,
+        mcp_servers: launch_servers.servers,
+        await_initialize,
         cwd: cwd.to_string_lossy().into_owned(),
         auth_method,
         script_gate,
@@ -364,7 +367,8 @@ With -p/--print and a prompt argument, that prompt is the only message and
 stdin is not read (like `claude -p <prompt>`); output stays stream-json.
 Claude flags used: --model, --permission-mode, --mcp-config (JSON or path),
 --system-prompt[-file], --append-system-prompt[-file], --resume,
---dangerously-skip-permissions. Every other Claude flag is accepted and ignored.
+--dangerously-skip-permissions, --await-initialize (the panel's first line must
+be its initialize request, whose mcpServers join --mcp-config's). Every other Claude flag is accepted and ignored.
 Bridge flags: --cwd <dir>, --auth-method <id>, --script-gate[=true|false],
 --bridge-log <file>, --agent-grace-ms <ms> (default 2000),
 --eof-drain-ms <ms> (longest wait for a running turn after stdin closes; default 600000),
@@ -428,6 +432,9 @@ mod tests {
             Some("http://127.0.0.1:9/mcp")
         );
         assert_eq!(c.agent_argv, vec!["x"]);
+        assert!(c.spec.await_initialize);
+        assert!(c.spec.mcp_servers.contains_key("unity-ops"));
+        assert!(!run("--agent-cmd x").spec.await_initialize);
     }
 
     #[test]

@@ -440,6 +440,7 @@ impl Host {
         if line.lossy {
             self.diag("a panel line was not valid UTF-8; invalid bytes replaced");
         }
+        self.log.learn_secrets_of_panel_line(&line.text);
         self.log.record("panel>", &line.text);
         if self.panel_open {
             let out = self.bridge.on_panel_line(&line.text, now);

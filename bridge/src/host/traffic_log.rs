@@ -1,6 +1,7 @@
 //! `--bridge-log <file>`: every line in and out, tagged with its direction,
-//! plus the host's own notes, with the MCP Authorization value redacted. Meant for debugging a real panel session; a
-//! no-op without the flag.
+//! plus the host's own notes, with the MCP servers' header and environment
+//! values redacted (from `--mcp-config` and from the panel's `initialize`).
+//! Meant for debugging a real panel session; a no-op without the flag.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -10,7 +11,7 @@ use anyhow::{Context, Result};
 
 pub struct TrafficLog {
     file: Option<BufWriter<File>>,
-    /// Values never written as they are (the MCP Authorization header).
+    /// Values never written as they are (the MCP servers' headers and env).
     secrets: Vec<String>,
 }
 
@@ -45,6 +46,24 @@ impl TrafficLog {
         }
     }
 
+    /// Learns the secrets of the MCP servers a panel `initialize` line
+    /// carries, before that line is recorded.
+    pub fn learn_secrets_of_panel_line(&mut self, line: &str) {
+        if self.file.is_none() || !line.contains("\"mcpServers\"") {
+            return;
+        }
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            return;
+        };
+        if let Some(servers) = v["request"]["mcpServers"].as_object() {
+            for s in acp_bridge::mcp_servers::secrets(servers) {
+                if !self.secrets.contains(&s) {
+                    self.secrets.push(s);
+                }
+            }
+        }
+    }
+
     pub fn note(&mut self, text: &str) {
         self.record("host", text);
     }
@@ -73,11 +92,15 @@ mod tests {
             r#"{"headers":[{"name":"Authorization","value":"Bearer s3cret"}]}"#,
         );
         log.note("plain");
+        let init = r#"{"type":"control_request","request":{"subtype":"initialize","mcpServers":{"u":{"url":"http://x","headers":{"X-Key":"k3y"}}}}}"#;
+        log.learn_secrets_of_panel_line(init);
+        log.record("panel>", init);
         log.flush();
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(
             text,
-            "agent< {\"headers\":[{\"name\":\"Authorization\",\"value\":\"<redacted>\"}]}\nhost plain\n"
+            "agent< {\"headers\":[{\"name\":\"Authorization\",\"value\":\"<redacted>\"}]}\nhost plain\n\
+             panel> {\"type\":\"control_request\",\"request\":{\"subtype\":\"initialize\",\"mcpServers\":{\"u\":{\"url\":\"http://x\",\"headers\":{\"X-Key\":\"<redacted>\"}}}}}\n"
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -1,0 +1,341 @@
+//! The panel's `initialize` request: what it carries (system prompt fields,
+//! MCP servers, options the bridge cannot apply), its answer with the
+//! `*_applied` fields the Agent SDKs read, and `--await-initialize`.
+//!
+//! The MCP servers of the `initialize` that starts the session join the
+//! launch's `--mcp-config` set (a launch server replaces an `initialize`
+//! server of the same name, as Claude puts the request's set before its
+//! `--mcp-config` items), and the endpoint is picked from the merged set
+//! before `session/new`. A later `initialize` changes no server.
+
+use serde_json::Map;
+
+use super::*;
+use crate::json_field::json_kind;
+use crate::mcp_servers;
+
+/// Fields of an `initialize` request the bridge cannot apply, with the
+/// response field that says so: each answered `false` when the request
+/// carries it (non-empty), absent otherwise, as Claude answers them.
+const UNAPPLIED_FIELDS: &[(&str, &str)] = &[
+    ("hooks", "hooks_applied"),
+    ("plugins", "plugins_applied"),
+    ("managedSettings", "managed_settings_applied"),
+    ("settings", "settings_applied"),
+    ("disallowedTools", "disallowed_tools_applied"),
+    ("additionalDirectories", "additional_directories_applied"),
+    ("codeRunningMcpTools", "code_running_mcp_tools_applied"),
+];
+
+/// What one panel `initialize` asked for that its answer reports on.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(super) struct InitializeAsk {
+    /// `request.mcpServers`, checked; `None` when absent, null or empty.
+    mcp_servers: Option<Map<String, Value>>,
+    /// The response fields of the [`UNAPPLIED_FIELDS`] it carries.
+    unapplied: Vec<&'static str>,
+}
+
+impl InitializeAsk {
+    /// Reads the request; a malformed `mcpServers` is an error naming its field.
+    pub(super) fn read(req: &Value) -> Result<InitializeAsk, mcp_servers::ServerSetError> {
+        let mcp_servers = match req.get("mcpServers") {
+            None | Some(Value::Null) => None,
+            Some(v) => {
+                Some(mcp_servers::check(v, "request.mcpServers")?.clone()).filter(|m| !m.is_empty())
+            }
+        };
+        let unapplied = UNAPPLIED_FIELDS
+            .iter()
+            .filter(|(field, _)| carried(&req[*field]))
+            .map(|(_, answer)| *answer)
+            .collect();
+        Ok(InitializeAsk {
+            mcp_servers,
+            unapplied,
+        })
+    }
+}
+
+/// Whether a request field says something: present, not null, not empty.
+fn carried(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Object(m) => !m.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        _ => true,
+    }
+}
+
+/// The MCP servers the session took from the panel's `initialize`.
+#[derive(Debug, Clone)]
+pub(super) struct InitializeServers {
+    /// The request's set, as it came.
+    servers: Map<String, Value>,
+    /// The endpoint the bridge registers is this set's (the launch names no
+    /// different server of that name).
+    endpoint_is_theirs: bool,
+}
+
+impl Bridge {
+    /// A panel `control_request` `initialize`.
+    pub(super) fn panel_initialize_request(
+        &mut self,
+        request_id: Value,
+        req: &Value,
+        now: Duration,
+    ) {
+        let ask = match InitializeAsk::read(req) {
+            Ok(ask) => ask,
+            Err(e) => {
+                let why = format!("initialize {e}");
+                self.emit(stream_json::control_error(&request_id, &why, None));
+                if self.phase == Phase::Idle {
+                    // not started half-configured: not at all
+                    self.refuse_session(format!("{why}; no session started"));
+                } else {
+                    self.diag(why);
+                }
+                return;
+            }
+        };
+        self.initialize_instructions(req);
+        match self.phase {
+            Phase::Idle => {
+                if let Some(servers) = &ask.mcp_servers {
+                    self.take_initialize_servers(servers.clone());
+                }
+                self.panel_init_requests.push((request_id, ask));
+                self.start_handshake(now);
+            }
+            Phase::Handshaking => self.panel_init_requests.push((request_id, ask)),
+            Phase::Ready => {
+                let body = self.initialize_response(&ask);
+                self.emit(stream_json::control_success(&request_id, body));
+            }
+            Phase::Failed => {
+                let why = self.failure.clone().unwrap_or_default();
+                self.emit(stream_json::control_error(&request_id, &why, None));
+            }
+        }
+    }
+
+    /// Under `--await-initialize`, a first panel line that is not the
+    /// `initialize` request refuses the session (as Claude exits on it); the
+    /// line itself is then answered as any line after a failed start is.
+    pub(super) fn await_initialize_first(&mut self, v: &Value) {
+        if !self.spec.await_initialize || self.phase != Phase::Idle {
+            return;
+        }
+        let what = match v["type"].as_str() {
+            Some("control_request") if v["request"]["subtype"] == "initialize" => return,
+            Some("control_request") => format!(
+                "a control_request {}",
+                v["request"]["subtype"]
+                    .as_str()
+                    .unwrap_or("without subtype")
+            ),
+            Some("user") => "a user message".to_string(),
+            Some("control_response") => "a control_response".to_string(),
+            _ => return,
+        };
+        self.refuse_session(format!(
+            "--await-initialize: the panel's first line must be its initialize request, not {what}; no session started"
+        ));
+    }
+
+    /// No session starts: the reason is what every later prompt and
+    /// request is answered with, and the agent's stdin is closed.
+    fn refuse_session(&mut self, why: String) {
+        self.diag(why.clone());
+        self.phase = Phase::Failed;
+        self.failure = Some(why);
+        self.close_stdin();
+    }
+
+    /// Merges the `initialize`'s servers with the launch's and picks the
+    /// endpoint from them (before `session/new`).
+    fn take_initialize_servers(&mut self, servers: Map<String, Value>) {
+        let launch = match (&self.spec.mcp_servers, &self.spec.mcp) {
+            (set, _) if !set.is_empty() => set.clone(),
+            (_, Some(ep)) => Map::from_iter([(ep.name.clone(), mcp_servers::server_entry(ep))]),
+            (_, None) => Map::new(),
+        };
+        let picked = mcp_servers::pick(&mcp_servers::merge(&servers, &launch));
+        for note in picked.notes {
+            self.diag(format!("initialize mcpServers with --mcp-config: {note}"));
+        }
+        let endpoint_is_theirs = picked.endpoint.as_ref().is_some_and(|ep| {
+            servers
+                .get(&ep.name)
+                .is_some_and(|s| launch.get(&ep.name).is_none_or(|l| l == s))
+        });
+        self.tool_calls.servers = picked.endpoint.iter().map(|ep| ep.name.clone()).collect();
+        self.mcp = picked.endpoint;
+        self.initialize_servers = Some(InitializeServers {
+            servers,
+            endpoint_is_theirs,
+        });
+    }
+
+    /// Whether the servers an `initialize` named are applied: they are the
+    /// set the session took, and the endpoint from it went to the agent's
+    /// `session/new` or `session/load`.
+    fn mcp_servers_applied(&self, asked: &Map<String, Value>) -> bool {
+        self.phase == Phase::Ready
+            && self.initialize_servers.as_ref().is_some_and(|taken| {
+                taken.servers == *asked
+                    && taken.endpoint_is_theirs
+                    && client::agent_supports_http_mcp(&self.agent_init)
+            })
+    }
+
+    /// The `initialize` answer: commands, models, and the `*_applied`
+    /// fields for what `ask` carried.
+    pub(super) fn initialize_response(&self, ask: &InitializeAsk) -> Value {
+        let commands: Vec<Value> = self
+            .slash_commands
+            .iter()
+            .map(|c| {
+                json!({
+                    "name": c["name"].as_str().unwrap_or(""),
+                    "description": c["description"].as_str().unwrap_or(""),
+                    "argumentHint": c["input"]["hint"].as_str().unwrap_or("")
+                })
+            })
+            .collect();
+        let models: Vec<Value> = client::available_models(&self.session_result)
+            .into_iter()
+            .map(|m| json!({"value": m.id, "displayName": m.name, "resolvedModel": m.id}))
+            .collect();
+        let mut body = json!({
+            "commands": commands,
+            "output_style": "default",
+            "available_output_styles": ["default"],
+            "models": models
+        });
+        for field in &ask.unapplied {
+            body[*field] = json!(false);
+        }
+        if let Some(asked) = &ask.mcp_servers {
+            body["mcp_servers_applied"] = json!(self.mcp_servers_applied(asked));
+        }
+        body
+    }
+
+    /// Takes the system prompt fields of a panel `initialize`.
+    fn initialize_instructions(&mut self, req: &Value) {
+        let (given, problems) = PanelInstructions::read(req);
+        for p in problems {
+            self.diag(p);
+        }
+        if given.is_empty() {
+            return;
+        }
+        if self.instructions_sent {
+            return self.diag(
+                "custom instructions of a late panel initialize not sent: \
+                 the session's first prompt already went out"
+                    .to_string(),
+            );
+        }
+        self.panel_instructions.update(given);
+    }
+}
+
+/// The system prompt fields of the panel's `initialize` request: the
+/// TypeScript Agent SDK sends its `systemPrompt` option there (not as a CLI
+/// flag). Claude's semantics: `systemPrompt` replaces the launch spec's custom
+/// instructions, `appendSystemPrompt` is appended to whichever is in force.
+/// An empty `systemPrompt` (the TS SDK sends `""` when its user set none)
+/// counts as not given, so the launch spec's instructions stay.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(super) struct PanelInstructions {
+    system_prompt: Option<String>,
+    append: Option<String>,
+}
+
+impl PanelInstructions {
+    /// Reads `request.systemPrompt` (a string, an array of strings joined by
+    /// blank lines, or the `{"type":"preset","append":...}` form) and
+    /// `request.appendSystemPrompt`; a field of another shape is reported
+    /// and ignored.
+    pub(super) fn read(req: &Value) -> (PanelInstructions, Vec<String>) {
+        let mut problems = Vec::new();
+        let mut text = |field: &str, v: &Value| -> Option<String> {
+            let joined = match v {
+                Value::Null => return None,
+                Value::String(s) => s.clone(),
+                Value::Array(parts) => {
+                    let mut texts = Vec::new();
+                    for (i, p) in parts.iter().enumerate() {
+                        match p.as_str() {
+                            Some(s) if !s.is_empty() => texts.push(s),
+                            Some(_) => {}
+                            None => problems.push(format!(
+                                "panel initialize {field}[{i}] is {}, not a string; skipped",
+                                json_kind(p)
+                            )),
+                        }
+                    }
+                    texts.join("\n\n")
+                }
+                other => {
+                    problems.push(format!(
+                        "panel initialize {field} is {}, not a string or an array of strings; ignored",
+                        json_kind(other)
+                    ));
+                    return None;
+                }
+            };
+            Some(joined).filter(|s| !s.is_empty())
+        };
+        let sp = &req["systemPrompt"];
+        let (system_prompt, preset_append) = if sp["type"] == "preset" {
+            (None, text("systemPrompt.append", &sp["append"]))
+        } else {
+            (text("systemPrompt", sp), None)
+        };
+        let append = [
+            preset_append,
+            text("appendSystemPrompt", &req["appendSystemPrompt"]),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join("\n\n");
+        let given = PanelInstructions {
+            system_prompt,
+            append: Some(append).filter(|a| !a.is_empty()),
+        };
+        (given, problems)
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.system_prompt.is_none() && self.append.is_none()
+    }
+
+    /// A later `initialize` replaces the fields it carries.
+    pub(super) fn update(&mut self, later: PanelInstructions) {
+        if later.system_prompt.is_some() {
+            self.system_prompt = later.system_prompt;
+        }
+        if later.append.is_some() {
+            self.append = later.append;
+        }
+    }
+
+    /// The custom instructions in force, given the launch spec's.
+    pub(super) fn apply_to(&self, launch: Option<&str>) -> Option<String> {
+        let base = self
+            .system_prompt
+            .as_deref()
+            .or(launch.filter(|l| !l.is_empty()));
+        match (base, self.append.as_deref()) {
+            (Some(b), Some(a)) => Some(format!("{b}\n\n{a}")),
+            (Some(b), None) => Some(b.to_string()),
+            (None, Some(a)) => Some(a.to_string()),
+            (None, None) => None,
+        }
+    }
+}
