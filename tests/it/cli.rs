@@ -3,7 +3,7 @@
 //! `.stderr` beside it): help texts, exit codes (0 good, 1 found, 2 usage or
 //! tool error) and the output formats. Most cases run against the committed
 //! corpus from the repository root; `golden-diff.in/` is a corpus whose
-//! golden is wrong on purpose. `TRYCMD=overwrite cargo test --test cli`
+//! golden is wrong on purpose. `TRYCMD=overwrite cargo test --test it cli::`
 //! rewrites the expected files; read the diff before committing. README.md's
 //! `console` blocks (the first ten minutes) run the same way, so they stay true.
 

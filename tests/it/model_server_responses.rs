@@ -1,7 +1,7 @@
 //! The scripted model server speaking OpenAI Responses: requests shaped
 //! like codex's, answered from a scenario, every exchange published.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

@@ -6,7 +6,7 @@
 //! `mcp__<server>__<tool>` with the real arguments, one name per call, and
 //! no empty text block.
 
-mod support;
+use crate::support;
 
 use std::collections::HashMap;
 

@@ -5,7 +5,7 @@
 //! in the provider's error shape. Each case decodes the reply the way that
 //! provider's clients do (a test double of the agent side).
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

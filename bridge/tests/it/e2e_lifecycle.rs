@@ -2,7 +2,7 @@
 //! real pipes and real processes (the agent is the scripted ACP peer, a test
 //! double).
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

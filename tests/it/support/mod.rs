@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod record_run;
+
 /// The two-turn scenario the model server tests answer from: the first
 /// turn's first reply thinks, says "Pinging." and calls `uap_slow` (call id
 /// `call_1`), its second reply says the editor answered pong; the second

@@ -9,8 +9,7 @@
 //! - workspace fixtures of the profile and the scenario exist in the
 //!   agent's cwd before it starts.
 
-#[path = "support/record_run.rs"]
-mod record_run;
+use crate::support::record_run;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

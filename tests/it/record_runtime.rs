@@ -6,8 +6,7 @@
 //! `ACP_HARNESS_LIVE_REGISTRY` is set (as `.ci/run` does), and otherwise
 //! pass saying they did not run. The others are offline test doubles.
 
-#[path = "support/record_run.rs"]
-mod record_run;
+use crate::support::record_run;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -4,8 +4,7 @@
 //! recording must hold everything up to that point plus a trailer that says
 //! what happened.
 
-#[path = "support/record_run.rs"]
-mod record_run;
+use crate::support::record_run;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -2,7 +2,7 @@
 //! test double), driven with stream-json on stdin exactly as an SDK would,
 //! through one turn with a tool call and a permission round trip.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::{Bridge, assert_peer_kept_to_script, peer_cmd, read_pids, scratch};
