@@ -182,6 +182,7 @@ fn truncated_recording() -> Result<(), Failed> {
     ensure(case.errors.is_empty(), || {
         format!("a truncated recording must still replay: {:?}", case.errors)
     })?;
+    ensure(case.trailer.is_none(), || "no trailer, no time".into())?;
     ensure(
         case.transcript
             .contains("recording is truncated (no trailer)"),
@@ -260,6 +261,10 @@ fn synthetic_replay_ends() -> Result<(), Failed> {
     let corpus = scratch_corpus(&root().join("tests/fixtures"));
     let case = corpus.judge(&fixture());
     ensure(case.errors.is_empty(), || format!("{:?}", case.errors))?;
+    // the trailer's time is how long the run took to record (update reports it)
+    ensure(case.trailer.as_ref().map(|t| t.ms) == Some(106), || {
+        format!("the case keeps the recording's trailer: {:?}", case.trailer)
+    })?;
     ensure(case.synthetic, || {
         "the fixture's header says synthetic".into()
     })?;

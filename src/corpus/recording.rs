@@ -286,34 +286,6 @@ pub fn read(path: &Path) -> Result<Recording, RecordingError> {
     parse(&bytes, path)
 }
 
-/// A recording's trailer (its last line) read from the end of the file
-/// without parsing the rest; `None` when the last line is no trailer (the
-/// run was cut off). The bound on what is read is the longest trailer
-/// expected, notes included.
-pub fn read_trailer(path: &Path) -> Result<Option<Trailer>, RecordingError> {
-    use std::io::{Read, Seek, SeekFrom};
-    const TAIL: u64 = 64 * 1024;
-    let io = |source| RecordingError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut file = std::fs::File::open(path).map_err(io)?;
-    let len = file.metadata().map_err(io)?.len();
-    file.seek(SeekFrom::Start(len.saturating_sub(TAIL)))
-        .map_err(io)?;
-    let mut tail = Vec::new();
-    file.read_to_end(&mut tail).map_err(io)?;
-    let last = tail
-        .trim_ascii_end()
-        .rsplit(|b| *b == b'\n')
-        .next()
-        .unwrap_or_default();
-    Ok(match serde_json::from_slice::<Line>(last) {
-        Ok(Line::Trailer(trailer)) => Some(trailer),
-        _ => None,
-    })
-}
-
 /// Parses recording text; `path` only names the source in errors.
 pub fn parse_str(text: &str, path: &Path) -> Result<Recording, RecordingError> {
     parse(text.as_bytes(), path)

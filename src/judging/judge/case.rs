@@ -8,7 +8,7 @@ use super::golden::{Comparison, RecordingId};
 use super::golden_diff::first_difference;
 use super::invariants::Violation;
 use super::known_limitations::{self, Limitation};
-use crate::corpus::recording::Outcome;
+use crate::corpus::recording::{Outcome, Trailer};
 use crate::judging::acp_schema::RecordingConformance;
 use crate::judging::contract::Conformance;
 use crate::judging::expect::Failure;
@@ -61,8 +61,9 @@ pub struct Case {
     pub path: PathBuf,
     pub id: RecordingId,
     pub synthetic: bool,
-    /// How the recorded run ended (`None`: no trailer, or unreadable).
-    pub outcome: Option<Outcome>,
+    /// The recorded run's trailer (`None`: no trailer, or unreadable):
+    /// how it ended and how long it took.
+    pub trailer: Option<Trailer>,
     /// Every reason the case could not be judged as a replay (unreadable, a
     /// run that did not end `ok`, an unreadable contract or known-limitations
     /// file), in the order found; none hides another.
@@ -88,6 +89,11 @@ pub struct Case {
 }
 
 impl Case {
+    /// How the recorded run ended (`None`: no trailer, or unreadable).
+    pub fn outcome(&self) -> Option<Outcome> {
+        self.trailer.as_ref().map(|t| t.outcome)
+    }
+
     /// The case's errors as one text (one per line), `None` when it has none.
     pub fn error(&self) -> Option<String> {
         (!self.errors.is_empty()).then(|| self.errors.join("\n"))
@@ -197,7 +203,7 @@ impl Case {
             // not made by `record` against a real agent: no evidence either way
             return Verdict::Untestable("the recording is synthetic".into());
         }
-        match self.outcome {
+        match self.outcome() {
             Some(Outcome::Ok) => {}
             Some(other) => {
                 return Verdict::Untestable(format!("the recording ended {}", other.as_str()));

@@ -102,7 +102,7 @@ impl Corpus {
             path: path.to_path_buf(),
             id: self.id_of(path, None),
             synthetic: false,
-            outcome: None,
+            trailer: None,
             errors: Vec::new(),
             replay: None,
             transcript: String::new(),
@@ -140,7 +140,7 @@ impl Corpus {
             }
         };
         case.acp = Some(RecordingConformance::of_recording(schema, &recording));
-        case.outcome = recording.trailer.as_ref().map(|t| t.outcome);
+        case.trailer = recording.trailer.clone();
         let scenario = match self.scenario(&recording.header.scenario) {
             Ok(s) => s,
             Err(e) => {
@@ -173,7 +173,7 @@ impl Corpus {
         // stray where the run went wrong (off script, a timeout), whatever
         // its golden says, so it fails until it is re-recorded
         if !case.synthetic {
-            let not_ok = match case.outcome {
+            let not_ok = match case.outcome() {
                 Some(recording::Outcome::Ok) => None,
                 Some(other) => Some(format!(
                     "the recording ended {}, not ok: re-record it (`record --mode all`)",

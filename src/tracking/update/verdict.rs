@@ -13,7 +13,7 @@ use semver::Version;
 
 use super::plan;
 use crate::judging::judge::golden::{self, RecordingId};
-use crate::judging::judge::{self, Corpus, Status};
+use crate::judging::judge::{self, Case, Corpus, Status};
 
 /// What a new recording means for the panel, worst last.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -209,23 +209,20 @@ pub fn judge_recording(
     version: &Version,
     recorded: &[Version],
 ) -> ScenarioVerdict {
+    let case = corpus.judge(path);
     ScenarioVerdict {
-        recording_ms: crate::corpus::recording::read_trailer(path)
-            .ok()
-            .flatten()
-            .map(|t| t.ms),
-        ..judge(corpus, path, agent, version, recorded)
+        recording_ms: case.trailer.as_ref().map(|t| t.ms),
+        ..judge(corpus, case, agent, version, recorded)
     }
 }
 
 fn judge(
     corpus: &Corpus,
-    path: &Path,
+    case: Case,
     agent: &str,
     version: &Version,
     recorded: &[Version],
 ) -> ScenarioVerdict {
-    let case = corpus.judge(path);
     let scenario = case.id.scenario.clone();
     let baseline = plan::baseline(version, &scenario, recorded, |v, s| {
         has_golden(corpus, agent, v, s)
@@ -486,21 +483,6 @@ mod tests {
 
     #[test]
     fn the_summary_says_how_long_each_scenario_took_to_record() {
-        let dir = tempfile::tempdir().unwrap();
-        let rec = dir.path().join("r.jsonl");
-        std::fs::write(
-            &rec,
-            "{\"type\":\"header\"}\n{\"type\":\"trailer\",\"seq\":9,\"ms\":12345,\"outcome\":\"ok\"}\n",
-        )
-        .unwrap();
-        let ms = |p| {
-            crate::corpus::recording::read_trailer(p)
-                .unwrap()
-                .map(|t| t.ms)
-        };
-        assert_eq!(ms(&rec), Some(12345));
-        std::fs::write(&rec, "{\"type\":\"header\"}\n").unwrap();
-        assert_eq!(ms(&rec), None, "no trailer, no time");
         let mut timed = verdict("text-only", Kind::Unchanged);
         timed.recording_ms = Some(12345);
         let s = VersionSummary {
