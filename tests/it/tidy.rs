@@ -67,14 +67,20 @@ const ARCHITECTURE_MAX_LINES: usize = 450;
 
 #[test]
 fn architecture_md_stays_a_map_of_at_most_450_lines() {
+    page_of_at_most("ARCHITECTURE.md", ARCHITECTURE_MAX_LINES);
+}
+
+/// The text of `page` (from the workspace root), which must have at most
+/// `max` lines: the detail belongs in a docs/ page it links.
+fn page_of_at_most(page: &str, max: usize) -> String {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let text = std::fs::read_to_string(root.join(page)).unwrap();
     let lines = text.lines().count();
     assert!(
-        lines <= ARCHITECTURE_MAX_LINES,
-        "ARCHITECTURE.md has {lines} lines (at most {ARCHITECTURE_MAX_LINES}): \
-         move the detail into docs/ and link it"
+        lines <= max,
+        "{page} has {lines} lines (at most {max}): move the detail into docs/ and link it"
     );
+    text
 }
 
 #[test]
@@ -93,6 +99,9 @@ fn every_doc_architecture_md_links_exists() {
         "ARCHITECTURE.md names missing pages: {missing:?}"
     );
 }
+
+/// Which units a unit imports (a unit is a module path cut at one depth).
+type Edges = std::collections::BTreeMap<Vec<String>, std::collections::BTreeSet<Vec<String>>>;
 
 /// One source tree whose module imports the layer table in ARCHITECTURE.md
 /// governs: the folder, and the names its code uses for its own crate.
@@ -221,11 +230,7 @@ fn imports(source: &str, me: &[String], crate_names: &[&str]) -> Vec<Vec<String>
 
 /// Edges between units at `depth` (1: top-level modules; 2: the modules
 /// inside one top-level folder), from every non-test source file of `tree`.
-fn unit_edges(
-    root: &Path,
-    tree: &Tree,
-    depth: usize,
-) -> std::collections::BTreeMap<Vec<String>, std::collections::BTreeSet<Vec<String>>> {
+fn unit_edges(root: &Path, tree: &Tree, depth: usize) -> Edges {
     let dir = root.join(tree.dir);
     let mut files = Vec::new();
     rust_files(&dir, &mut files);
@@ -237,8 +242,7 @@ fn unit_edges(
         .filter(|m| m.len() >= depth)
         .map(|m| m[..depth].to_vec())
         .collect();
-    let mut edges: std::collections::BTreeMap<_, std::collections::BTreeSet<_>> =
-        Default::default();
+    let mut edges = Edges::new();
     for file in files
         .iter()
         .filter(|p| p.file_name().is_some_and(|n| n != "tests.rs"))
@@ -264,12 +268,10 @@ fn unit_edges(
 }
 
 /// A cycle in `edges`, as the units on it, if there is one.
-fn find_cycle(
-    edges: &std::collections::BTreeMap<Vec<String>, std::collections::BTreeSet<Vec<String>>>,
-) -> Option<Vec<Vec<String>>> {
+fn find_cycle(edges: &Edges) -> Option<Vec<Vec<String>>> {
     fn visit(
         node: &Vec<String>,
-        edges: &std::collections::BTreeMap<Vec<String>, std::collections::BTreeSet<Vec<String>>>,
+        edges: &Edges,
         state: &mut std::collections::BTreeMap<Vec<String>, u8>,
         stack: &mut Vec<Vec<String>>,
     ) -> Option<Vec<Vec<String>>> {
@@ -376,13 +378,7 @@ fn the_layer_check_finds_an_upward_import_and_a_cycle() {
 /// minutes, where to go next); the manual is the book in docs/.
 #[test]
 fn readme_stays_a_front_door_of_at_most_150_lines() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-    let lines = readme.lines().count();
-    assert!(
-        lines <= 150,
-        "README.md has {lines} lines; move detail into a docs/ page"
-    );
+    let readme = page_of_at_most("README.md", 150);
     for command in [
         "cargo run --release -p acp-harness -- check",
         "cargo test --workspace",

@@ -304,8 +304,21 @@ fn conformance_row(out: &mut String, of_agent: &[&Case], versions: &[&str]) {
     out.push_str("</tr>\n");
 }
 
+/// `s` escaped for HTML text and attribute values, without the characters
+/// XML 1.0 cannot hold, as the JUnit report drops them.
 pub fn esc(s: &str) -> String {
-    super::junit::escape(s)
+    let mut out = String::with_capacity(s.len());
+    for ch in super::junit::xml_safe(s).chars() {
+        match ch {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn slug(s: &str) -> String {

@@ -55,28 +55,11 @@ fn test_case(c: &Case) -> TestCase {
 
 /// `s` without the characters XML 1.0 cannot hold (control characters but
 /// tab and line ends, U+FFFE, U+FFFF); the writer escapes the rest.
-fn xml_safe(s: &str) -> String {
+pub fn xml_safe(s: &str) -> String {
     s.chars()
         .filter(|&c| {
             matches!(c, '\t' | '\n' | '\r')
                 || (c as u32 >= 0x20 && c != '\u{FFFE}' && c != '\u{FFFF}')
         })
         .collect()
-}
-
-/// XML-escapes an attribute value and drops the characters XML 1.0 cannot
-/// hold (the HTML report's escaping too).
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for ch in xml_safe(s).chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
