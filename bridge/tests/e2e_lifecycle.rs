@@ -10,12 +10,18 @@ use support::{
     Bridge, assert_peer_kept_to_script, kill_pids, peer_cmd, read_pids, scratch, wait_gone,
 };
 
+/// What the bridge says when it has to kill the agent's tree.
+#[cfg(unix)]
+const SENDING_KILL: &str = "sending SIGKILL";
+#[cfg(windows)]
+const SENDING_KILL: &str = "sending job termination";
+
 /// What the panel does once the agent runs.
 #[derive(Clone, Copy, PartialEq)]
 enum PanelAction {
     CloseStdin,
     KeepStdinOpen,
-    /// The SDKs end the CLI process with SIGTERM.
+    /// The SDKs end the CLI process with SIGTERM (on Windows: CTRL_BREAK).
     SendSigterm,
 }
 
@@ -36,7 +42,7 @@ const END_CASES: &[EndCase] = &[
         panel: PanelAction::CloseStdin,
         expect_code: 0,
         expect_stderr: &[
-            "sending SIGKILL",
+            SENDING_KILL,
             "[agent] scripted-acp-peer: stdin closed; ignoring it",
         ],
     },
@@ -45,7 +51,7 @@ const END_CASES: &[EndCase] = &[
         script: "ignores_eof_and_sigterm.json",
         panel: PanelAction::SendSigterm,
         expect_code: 128 + 15,
-        expect_stderr: &["got signal 15", "sending SIGKILL"],
+        expect_stderr: &["got signal 15", SENDING_KILL],
     },
     EndCase {
         name: "helper_left_by_an_exiting_agent_is_ended",
@@ -88,7 +94,7 @@ fn agent_is_always_ended_and_no_process_is_left() {
         match case.panel {
             PanelAction::CloseStdin => bridge.close_stdin(),
             PanelAction::KeepStdinOpen => {}
-            PanelAction::SendSigterm => bridge.signal(libc::SIGTERM),
+            PanelAction::SendSigterm => bridge.terminate(),
         }
         let (status, left) = bridge.wait_exit_and_reap(&pids);
         let stderr = bridge.stderr();
@@ -266,21 +272,31 @@ fn panel_that_stops_reading_stdout_ends_the_session() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The processes that must not outlive a bridge killed outright: on Linux
+/// the agent (its parent-death signal; its own children are out of reach
+/// there, the test ends the helper itself); on Windows the whole tree (the
+/// Job Object closes with the bridge).
+fn must_die_with_the_bridge(pids: &[i32]) -> &[i32] {
+    if cfg!(windows) { pids } else { &pids[..1] }
+}
+
 #[test]
 fn agent_dies_with_a_bridge_that_is_killed_outright() {
-    // SIGKILL gives the bridge no chance to clean up: the agent (which here
-    // ignores stdin EOF and SIGTERM) must still not outlive it. Its own
-    // children are out of reach in that case; the test ends the helper itself.
+    // SIGKILL (TerminateProcess) gives the bridge no chance to clean up: the
+    // agent (which here ignores stdin EOF and SIGTERM) must still not outlive it.
     let dir = scratch("bridge-killed");
     let (mut bridge, pids) = Bridge::start_with_peer(&dir, "ignores_eof_and_sigterm.json", &[]);
-    bridge.signal(libc::SIGKILL);
+    bridge.kill();
     let status = bridge.wait_exit(Duration::from_secs(10));
-    let agent_left = wait_gone(&pids[..1], Duration::from_secs(5));
+    let agent_left = wait_gone(must_die_with_the_bridge(&pids), Duration::from_secs(5));
     kill_pids(&pids);
+    #[cfg(unix)]
     assert_eq!(
         std::os::unix::process::ExitStatusExt::signal(&status),
         Some(libc::SIGKILL)
     );
+    #[cfg(windows)]
+    assert!(!status.success(), "{status}");
     assert!(
         agent_left.is_empty(),
         "the agent outlived the killed bridge: {agent_left:?}"

@@ -34,6 +34,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+mod support;
+
 #[path = "fault_campaign/floods.rs"]
 mod floods;
 
@@ -220,10 +222,7 @@ fn fault_agent(plan_path: &Path) -> i32 {
     };
     let _ = std::fs::write(&plan.pid_file, format!("{}\n", std::process::id()));
     if plan.fault == AgentFault::HangStubborn {
-        // SAFETY: setting a signal disposition to SIG_IGN.
-        unsafe {
-            libc::signal(libc::SIGTERM, libc::SIG_IGN);
-        }
+        support::termination::ignore_termination();
     }
     // Whatever happens, this process ends within a minute.
     std::thread::spawn(|| {
@@ -256,10 +255,7 @@ fn fault_agent(plan_path: &Path) -> i32 {
                     AgentFault::CloseStdout => {
                         *stopped = true;
                         let _ = out.flush();
-                        // SAFETY: closing our own stdout; nothing writes to it after this.
-                        unsafe {
-                            libc::close(1);
-                        }
+                        close_stdout();
                         return None;
                     }
                     AgentFault::Flood => {
@@ -695,7 +691,7 @@ fn shorten(s: &str) -> String {
 
 fn start_bridge(dir: &Path, plan_path: &Path, extra_args: &[String]) -> Session {
     let me = std::env::current_exe().unwrap();
-    let agent = shell_words::join([
+    let agent = support::join_command_line(&[
         me.to_str().unwrap(),
         "--fault-agent",
         plan_path.to_str().unwrap(),
@@ -822,11 +818,24 @@ fn drive_turn(s: &mut Session, out: &mut Outcome) -> Result<Value, String> {
 }
 
 fn pid_gone(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    support::process_gone(pid)
+}
+
+/// Closes our own stdout for good; nothing writes to it after this.
+fn close_stdout() {
+    #[cfg(unix)]
+    // SAFETY: closing our own fd 1.
+    unsafe {
+        libc::close(1);
+    }
+    #[cfg(windows)]
+    // SAFETY: closing our own standard output handle.
+    unsafe {
+        use windows::Win32::Foundation::CloseHandle;
+        use windows::Win32::System::Console::{GetStdHandle, STD_OUTPUT_HANDLE};
+        if let Ok(handle) = GetStdHandle(STD_OUTPUT_HANDLE) {
+            let _ = CloseHandle(handle);
+        }
     }
 }
 
@@ -869,10 +878,7 @@ fn run_case(case: &Case, dir: &Path) -> Result<Stats, String> {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        // SAFETY: ending a process this case's agent reported as its own.
-        unsafe {
-            libc::kill(*p, libc::SIGKILL);
-        }
+        support::kill_pids(&[*p]);
         true
     });
     let mut problems = Vec::new();

@@ -269,15 +269,17 @@ pub fn parse(args: &[String], env: Env, current_dir: &Path) -> Result<Invocation
         (None, Some(env)) if !env.trim().is_empty() => (env, AGENT_ENV),
         _ => bail!("no agent command: pass --agent-cmd \"<command line>\" or set {AGENT_ENV}"),
     };
-    let mut agent_argv = shell_words::split(&agent_line).with_context(|| {
-        format!("cannot split the agent command line from {source} ({agent_line:?})")
-    })?;
+    let mut agent_argv = super::command_line::split(&agent_line)
+        .map_err(anyhow::Error::msg)
+        .with_context(|| {
+            format!("cannot split the agent command line from {source} ({agent_line:?})")
+        })?;
     if agent_argv.is_empty() {
         bail!("the agent command line from {source} is empty");
     }
     // A relative program path means relative to where we were started, not
     // to --cwd (std leaves that case platform-specific).
-    if agent_argv[0].contains('/') && Path::new(&agent_argv[0]).is_relative() {
+    if super::program::is_relative_path(&agent_argv[0], cfg!(windows)) {
         agent_argv[0] = current_dir
             .join(&agent_argv[0])
             .to_string_lossy()
