@@ -398,7 +398,7 @@ mod tests {
     #[test]
     fn python_sdk_command_line_yields_the_launch_spec() {
         let c = run(
-            r#"--output-format stream-json --verbose --input-format stream-json --system-prompt "Be brief" --model gpt-5 --permission-mode acceptEdits --mcp-config '{"mcpServers":{"unity-ops":{"type":"http","url":"http://127.0.0.1:9/mcp","headers":{"Authorization":"Bearer t"}}}}' --resume s-1 --agent-cmd "codex-acp -c 'a b'""#,
+            r#"--output-format stream-json --verbose --input-format stream-json --system-prompt "Be brief" --model gpt-5 --permission-mode acceptEdits --mcp-config '{"mcpServers":{"unity-ops":{"type":"http","url":"http://127.0.0.1:9/mcp","headers":{"Authorization":"Bearer t"}}}}' --resume s-1 --agent-cmd 'codex-acp -c "a b"'"#,
         );
         assert_eq!(c.agent_argv, vec!["codex-acp", "-c", "a b"]);
         assert_eq!(c.spec.model.as_deref(), Some("gpt-5"));
@@ -530,12 +530,25 @@ mod tests {
 
     #[test]
     fn relative_agent_program_is_anchored_at_the_start_directory() {
-        let start = Path::new("/srv/panel");
-        let cases = [
-            ("./bin/agent --acp", "/srv/panel/./bin/agent"),
-            ("agent", "agent"),
-            ("/opt/agent", "/opt/agent"),
-        ];
+        #[cfg(unix)]
+        let (start, cases) = (
+            Path::new("/srv/panel"),
+            [
+                ("./bin/agent --acp", "/srv/panel/./bin/agent"),
+                ("agent", "agent"),
+                ("/opt/agent", "/opt/agent"),
+            ],
+        );
+        #[cfg(windows)]
+        let (start, cases) = (
+            Path::new(r"C:\srv\panel"),
+            [
+                (r".\bin\agent.cmd --acp", r"C:\srv\panel\.\bin\agent.cmd"),
+                ("agent", "agent"),
+                (r"D:\opt\agent.exe", r"D:\opt\agent.exe"),
+                (r"\\?\D:\opt\agent.exe", r"\\?\D:\opt\agent.exe"),
+            ],
+        );
         for (line, program) in cases {
             let args = vec![
                 "--agent-cmd".to_string(),
@@ -632,7 +645,7 @@ mod tests {
             ("--model m", None, "no agent command"),
             ("--agent-cmd", None, "--agent-cmd needs a value"),
             (
-                "--agent-cmd \"codex 'unclosed\"",
+                "--agent-cmd 'codex \"unclosed'",
                 None,
                 "cannot split the agent command line from --agent-cmd",
             ),

@@ -6,8 +6,6 @@
 //! std still starts the `.cmd` it is given through `cmd.exe` with its
 //! arguments quoted safely.
 
-use std::path::Path;
-
 /// Extensions tried when `PATHEXT` is unset.
 const DEFAULT_PATHEXT: &str = ".COM;.EXE;.BAT;.CMD";
 
@@ -21,7 +19,7 @@ pub fn is_relative_path(program: &str, windows: bool) -> bool {
         let drive = bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':';
         has_dir && !rooted && !drive
     } else {
-        program.contains('/') && Path::new(program).is_relative()
+        program.contains('/') && !program.starts_with('/')
     }
 }
 

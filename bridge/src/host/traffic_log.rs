@@ -74,6 +74,8 @@ mod tests {
         );
         log.note("plain");
         log.flush();
+        // closed before the directory goes (Windows deletes no open file)
+        drop(log);
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(
             text,

@@ -202,7 +202,7 @@ pub fn check_seen(kind: Kind, seen: &[String]) -> Result<(), String> {
 }
 
 fn check_rss(pid: u32, when: &str) -> Result<(), String> {
-    let peak = peak_rss(pid).ok_or("the bridge's /proc status is gone")?;
+    let peak = peak_rss(pid).ok_or("the bridge's peak resident set cannot be read (gone?)")?;
     if peak > RSS_BOUND {
         return Err(format!(
             "memory: the bridge's peak resident set was {} MiB {when} (bound {} MiB)",
@@ -214,6 +214,7 @@ fn check_rss(pid: u32, when: &str) -> Result<(), String> {
 }
 
 /// `VmHWM` (peak resident set) in bytes.
+#[cfg(unix)]
 fn peak_rss(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
@@ -221,6 +222,7 @@ fn peak_rss(pid: u32) -> Option<u64> {
 }
 
 /// Bytes `pid` has written (`wchar` of `/proc/<pid>/io`).
+#[cfg(unix)]
 fn written(pid: i32) -> Option<u64> {
     let io = std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?;
     io.lines()
@@ -228,6 +230,52 @@ fn written(pid: i32) -> Option<u64> {
         .trim()
         .parse()
         .ok()
+}
+
+/// The peak working set in bytes (Windows' peak resident set).
+#[cfg(windows)]
+fn peak_rss(pid: u32) -> Option<u64> {
+    use windows::Win32::System::ProcessStatus::{K32GetProcessMemoryInfo, PROCESS_MEMORY_COUNTERS};
+    with_process(pid, |handle| {
+        let mut counters = PROCESS_MEMORY_COUNTERS::default();
+        let size = std::mem::size_of::<PROCESS_MEMORY_COUNTERS>() as u32;
+        // SAFETY: a live handle and a buffer of the size we pass.
+        unsafe { K32GetProcessMemoryInfo(handle, &mut counters, size) }
+            .as_bool()
+            .then_some(counters.PeakWorkingSetSize as u64)
+    })
+}
+
+/// Bytes `pid` has written (`WriteTransferCount` of its I/O counters).
+#[cfg(windows)]
+fn written(pid: i32) -> Option<u64> {
+    use windows::Win32::System::Threading::{GetProcessIoCounters, IO_COUNTERS};
+    with_process(pid as u32, |handle| {
+        let mut counters = IO_COUNTERS::default();
+        // SAFETY: a live handle and a buffer of the right type.
+        unsafe { GetProcessIoCounters(handle, &mut counters) }
+            .ok()
+            .map(|()| counters.WriteTransferCount)
+    })
+}
+
+/// `read` on a handle to `pid` opened for queries, closed after.
+#[cfg(windows)]
+fn with_process<T>(
+    pid: u32,
+    read: impl FnOnce(windows::Win32::Foundation::HANDLE) -> Option<T>,
+) -> Option<T> {
+    use windows::Win32::Foundation::CloseHandle;
+    use windows::Win32::System::Threading::{
+        OpenProcess, PROCESS_QUERY_INFORMATION, PROCESS_VM_READ,
+    };
+    // SAFETY: the handle is ours until closed here.
+    unsafe {
+        let handle = OpenProcess(PROCESS_QUERY_INFORMATION | PROCESS_VM_READ, false, pid).ok()?;
+        let value = read(handle);
+        let _ = CloseHandle(handle);
+        value
+    }
 }
 
 fn agent_pid(pid_file: &std::path::Path) -> Result<i32, String> {

@@ -87,16 +87,28 @@ impl Bridge {
     }
 
     pub fn start_with_agent_env(args: &[&str], agent_env: Option<&str>) -> Bridge {
-        Bridge::spawn(args, agent_env, true)
+        Bridge::spawn(args, agent_env, true, None)
+    }
+
+    /// Like [`Bridge::start`], with `dir` first in its `PATH`.
+    pub fn start_with_path_first(args: &[&str], dir: &Path) -> Bridge {
+        Bridge::spawn(args, None, true, Some(dir))
     }
 
     /// Like [`Bridge::start`], but its stderr is a pipe nobody reads (as some
     /// panels do): the bridge must not stall on it.
     pub fn start_with_unread_stderr(args: &[&str]) -> Bridge {
-        Bridge::spawn(args, None, false)
+        Bridge::spawn(args, None, false, None)
     }
 
-    fn spawn(args: &[&str], agent_env: Option<&str>, read_stderr: bool) -> Bridge {
+    fn spawn(
+        args: &[&str],
+        agent_env: Option<&str>,
+        read_stderr: bool,
+        path_first: Option<&Path>,
+    ) -> Bridge {
+        #[cfg(windows)]
+        have_a_console();
         let mut command = Command::new(BRIDGE);
         // A console process group of its own, so CTRL_BREAK reaches only it
         // (the SDKs' SIGTERM, the Windows way).
@@ -108,6 +120,14 @@ impl Bridge {
         command.env_remove("ACP_BRIDGE_AGENT");
         if let Some(agent) = agent_env {
             command.env("ACP_BRIDGE_AGENT", agent);
+        }
+        if let Some(dir) = path_first {
+            let rest = std::env::var_os("PATH").unwrap_or_default();
+            let path = std::env::join_paths(
+                std::iter::once(dir.to_path_buf()).chain(std::env::split_paths(&rest)),
+            )
+            .expect("a PATH entry with a separator in it");
+            command.env("PATH", path);
         }
         let mut child = command
             .args(args)
@@ -176,16 +196,21 @@ impl Bridge {
     }
 
     /// Asks the bridge to end as the SDKs do: SIGTERM on Unix, CTRL_BREAK
-    /// to its console process group on Windows.
-    pub fn terminate(&self) {
+    /// to its console process group on Windows. `Err` when this host cannot
+    /// deliver console events (wine without a console of its own: see
+    /// [`console_events_missing`]).
+    pub fn terminate(&self) -> Result<(), String> {
         #[cfg(unix)]
-        self.signal(libc::SIGTERM);
+        {
+            self.signal(libc::SIGTERM);
+            Ok(())
+        }
         #[cfg(windows)]
         {
             use windows::Win32::System::Console::{CTRL_BREAK_EVENT, GenerateConsoleCtrlEvent};
             // SAFETY: plain call on the group of the child this struct started.
             unsafe { GenerateConsoleCtrlEvent(CTRL_BREAK_EVENT, self.child.id()) }
-                .expect("CTRL_BREAK to acp-bridge");
+                .map_err(|e| format!("CTRL_BREAK to acp-bridge: {e}"))
         }
     }
 
@@ -316,6 +341,35 @@ impl Drop for Bridge {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Console control events reach only processes of the sender's console: a
+/// test run without one (a CI service) gets its own, which the bridge and
+/// its agent inherit.
+#[cfg(windows)]
+pub fn have_a_console() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        use windows::Win32::System::Console::{AllocConsole, GetConsoleWindow};
+        // SAFETY: plain calls on our own process.
+        unsafe {
+            if GetConsoleWindow().is_invalid() {
+                let _ = AllocConsole();
+            }
+        }
+    });
+}
+
+/// Set where console control events cannot be delivered at all (wine 8
+/// run headless fails GenerateConsoleCtrlEvent with "invalid handle" or
+/// "invalid access"): a test that sends one then says so on stderr and
+/// checks the rest, instead of failing on the host. Never set on Windows.
+pub const NO_CONSOLE_EVENTS_ENV: &str = "ACP_BRIDGE_TEST_NO_CONSOLE_EVENTS";
+
+/// Whether this host was declared unable to deliver console events
+/// ([`NO_CONSOLE_EVENTS_ENV`]).
+pub fn console_events_missing() -> bool {
+    std::env::var_os(NO_CONSOLE_EVENTS_ENV).is_some_and(|v| v == "1")
 }
 
 /// Asserts the scripted peer never left its script (it says `step` on
