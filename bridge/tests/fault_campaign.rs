@@ -229,7 +229,7 @@ fn fault_agent(plan_path: &Path) -> i32 {
         std::thread::sleep(Duration::from_secs(60));
         std::process::exit(9);
     });
-    let mut out = std::io::stdout().lock();
+    let mut out = floods::counted_stdout();
     let mut stopped = false;
     let mut next = 1usize;
     let mut ids: HashMap<String, Value> = HashMap::new();
@@ -881,6 +881,10 @@ fn run_case(case: &Case, dir: &Path) -> Result<Stats, String> {
         support::kill_pids(&[*p]);
         true
     });
+    #[cfg(windows)]
+    if let Some(pid) = agent_pid {
+        let _ = std::fs::remove_file(floods::written_file(pid as u32));
+    }
     let mut problems = Vec::new();
     let stats = match result {
         Ok(stats) => stats,
