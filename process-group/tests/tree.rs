@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
+type Case = fn() -> Result<(), String>;
+
 const ROLE: &str = "PROCESS_GROUP_TREE_TEST_ROLE";
 const BOUND: Duration = Duration::from_secs(10);
 
@@ -18,6 +20,8 @@ fn main() -> ExitCode {
         // starts the grandchild, says its pid, waits
         Ok("parent") => {
             let me = std::env::current_exe().unwrap();
+            // never waited for: the test ends it with the tree
+            #[allow(clippy::zombie_processes)]
             let grandchild = std::process::Command::new(me)
                 .env(ROLE, "sleeper")
                 .stdin(std::process::Stdio::null())
@@ -35,7 +39,7 @@ fn main() -> ExitCode {
         _ => {}
     }
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let mut cases: Vec<(&str, fn() -> Result<(), String>)> = vec![(
+    let mut cases: Vec<(&str, Case)> = vec![(
         "kill_ends_the_child_and_its_grandchild",
         kill_ends_the_child_and_its_grandchild,
     )];

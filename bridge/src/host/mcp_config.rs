@@ -200,7 +200,11 @@ mod tests {
             r#"{"mcpServers":{"unity-ops":{"type":"http","url":"http://w"}}}"#,
         )
         .unwrap();
-        let full = dir.join("sub").join("mcp.json").to_string_lossy().into_owned();
+        let full = dir
+            .join("sub")
+            .join("mcp.json")
+            .to_string_lossy()
+            .into_owned();
         let mut lower = full.clone();
         lower[..1].make_ascii_lowercase();
         for value in [
