@@ -563,6 +563,32 @@ mod tests {
         }
     }
 
+    /// Windows spellings of the traffic log's path: absolute (either slash,
+    /// either drive-letter case, verbatim) as given, relative under the
+    /// start directory.
+    #[cfg(windows)]
+    #[test]
+    fn bridge_log_takes_windows_paths() {
+        let start = Path::new(r"C:\srv\panel");
+        let cases = [
+            (r"D:\logs\bridge.log", r"D:\logs\bridge.log"),
+            ("d:/logs/bridge.log", "d:/logs/bridge.log"),
+            (r"\\?\D:\logs\bridge.log", r"\\?\D:\logs\bridge.log"),
+            (r"logs\bridge.log", r"C:\srv\panel\logs\bridge.log"),
+        ];
+        for (value, want) in cases {
+            let args: Vec<String> = ["--agent-cmd", "x", "--cwd", "/", "--bridge-log", value]
+                .map(String::from)
+                .to_vec();
+            match parse(&args, Env::default(), start).unwrap() {
+                Invocation::Run(c) => {
+                    assert_eq!(c.bridge_log.as_deref(), Some(Path::new(want)), "{value}")
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
     fn agent_env(agent: &str) -> Env {
         Env {
             agent: Some(agent.into()),
