@@ -87,8 +87,9 @@ impl Tree {
 /// Starts `cmd` with all three pipes as a tree of its own. With
 /// `die_with_parent` the kernel also ends the child when we die (Linux
 /// PDEATHSIG; on Windows the Job Object always does, for the whole tree).
-/// Must be called inside a tokio runtime; the tree is killed when the
-/// runtime drops its reaper task.
+/// Must be called inside a tokio runtime. When the runtime drops the task
+/// that reaps it, the child is killed (Unix: the child alone, its group is
+/// the caller's to end; Windows: the whole job, as its last handle closes).
 pub fn spawn(mut cmd: Command, die_with_parent: bool) -> io::Result<Spawned> {
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())

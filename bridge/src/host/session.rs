@@ -611,7 +611,11 @@ impl Host {
                     "sending {INTERRUPT_NAME} to the agent's process group"
                 ));
                 self.signalled = true;
-                self.tree.interrupt();
+                if !self.tree.interrupt() {
+                    // e.g. no console to send CTRL_BREAK on: the kill follows
+                    self.log
+                        .note(&format!("{INTERRUPT_NAME} reached no process"));
+                }
             }
             Rung::Kill => {
                 self.diag(&with_grace(&format!(
