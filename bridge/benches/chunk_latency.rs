@@ -184,7 +184,7 @@ fn run(between: Between, rate: u64, count: u64, big: usize) -> Result<Run, Strin
             let mut c = Command::new(env!("CARGO_BIN_EXE_acp-bridge"));
             c.env(
                 "ACP_BRIDGE_AGENT",
-                shell_words::join([me.to_string_lossy().as_ref()]),
+                one_word_command_line(&me.to_string_lossy()),
             )
             .env(ROLE, "agent");
             c
@@ -355,4 +355,14 @@ fn main() {
     }
     println!("\nMedians; load average after: {}.", load());
     println!("<!-- report:end -->");
+}
+
+/// `program` alone as a command line the bridge splits back into it: shell
+/// words on Unix, a double-quoted word on Windows.
+fn one_word_command_line(program: &str) -> String {
+    if cfg!(windows) {
+        format!("\"{program}\"")
+    } else {
+        shell_words::join([program])
+    }
 }

@@ -270,15 +270,17 @@ pub fn parse(args: &[String], env: Env, current_dir: &Path) -> Result<Invocation
         (None, Some(env)) if !env.trim().is_empty() => (env, AGENT_ENV),
         _ => bail!("no agent command: pass --agent-cmd \"<command line>\" or set {AGENT_ENV}"),
     };
-    let mut agent_argv = shell_words::split(&agent_line).with_context(|| {
-        format!("cannot split the agent command line from {source} ({agent_line:?})")
-    })?;
+    let mut agent_argv = super::command_line::split(&agent_line)
+        .map_err(anyhow::Error::msg)
+        .with_context(|| {
+            format!("cannot split the agent command line from {source} ({agent_line:?})")
+        })?;
     if agent_argv.is_empty() {
         bail!("the agent command line from {source} is empty");
     }
     // A relative program path means relative to where we were started, not
     // to --cwd (std leaves that case platform-specific).
-    if agent_argv[0].contains('/') && Path::new(&agent_argv[0]).is_relative() {
+    if super::program::is_relative_path(&agent_argv[0], cfg!(windows)) {
         agent_argv[0] = current_dir
             .join(&agent_argv[0])
             .to_string_lossy()
@@ -400,7 +402,7 @@ mod tests {
     #[test]
     fn python_sdk_command_line_yields_the_launch_spec() {
         let c = run(
-            r#"--output-format stream-json --verbose --input-format stream-json --system-prompt "Be brief" --model gpt-5 --permission-mode acceptEdits --mcp-config '{"mcpServers":{"unity-ops":{"type":"http","url":"http://127.0.0.1:9/mcp","headers":{"Authorization":"Bearer t"}}}}' --resume s-1 --agent-cmd "codex-acp -c 'a b'""#,
+            r#"--output-format stream-json --verbose --input-format stream-json --system-prompt "Be brief" --model gpt-5 --permission-mode acceptEdits --mcp-config '{"mcpServers":{"unity-ops":{"type":"http","url":"http://127.0.0.1:9/mcp","headers":{"Authorization":"Bearer t"}}}}' --resume s-1 --agent-cmd 'codex-acp -c "a b"'"#,
         );
         assert_eq!(c.agent_argv, vec!["codex-acp", "-c", "a b"]);
         assert_eq!(c.spec.model.as_deref(), Some("gpt-5"));
@@ -535,12 +537,25 @@ mod tests {
 
     #[test]
     fn relative_agent_program_is_anchored_at_the_start_directory() {
-        let start = Path::new("/srv/panel");
-        let cases = [
-            ("./bin/agent --acp", "/srv/panel/./bin/agent"),
-            ("agent", "agent"),
-            ("/opt/agent", "/opt/agent"),
-        ];
+        #[cfg(unix)]
+        let (start, cases) = (
+            Path::new("/srv/panel"),
+            [
+                ("./bin/agent --acp", "/srv/panel/./bin/agent"),
+                ("agent", "agent"),
+                ("/opt/agent", "/opt/agent"),
+            ],
+        );
+        #[cfg(windows)]
+        let (start, cases) = (
+            Path::new(r"C:\srv\panel"),
+            [
+                (r".\bin\agent.cmd --acp", r"C:\srv\panel\.\bin\agent.cmd"),
+                ("agent", "agent"),
+                (r"D:\opt\agent.exe", r"D:\opt\agent.exe"),
+                (r"\\?\D:\opt\agent.exe", r"\\?\D:\opt\agent.exe"),
+            ],
+        );
         for (line, program) in cases {
             let args = vec![
                 "--agent-cmd".to_string(),
@@ -550,6 +565,32 @@ mod tests {
             ];
             match parse(&args, Env::default(), start).unwrap() {
                 Invocation::Run(c) => assert_eq!(c.agent_argv[0], program, "{line}"),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    /// Windows spellings of the traffic log's path: absolute (either slash,
+    /// either drive-letter case, verbatim) as given, relative under the
+    /// start directory.
+    #[cfg(windows)]
+    #[test]
+    fn bridge_log_takes_windows_paths() {
+        let start = Path::new(r"C:\srv\panel");
+        let cases = [
+            (r"D:\logs\bridge.log", r"D:\logs\bridge.log"),
+            ("d:/logs/bridge.log", "d:/logs/bridge.log"),
+            (r"\\?\D:\logs\bridge.log", r"\\?\D:\logs\bridge.log"),
+            (r"logs\bridge.log", r"C:\srv\panel\logs\bridge.log"),
+        ];
+        for (value, want) in cases {
+            let args: Vec<String> = ["--agent-cmd", "x", "--cwd", "/", "--bridge-log", value]
+                .map(String::from)
+                .to_vec();
+            match parse(&args, Env::default(), start).unwrap() {
+                Invocation::Run(c) => {
+                    assert_eq!(c.bridge_log.as_deref(), Some(Path::new(want)), "{value}")
+                }
                 other => panic!("{other:?}"),
             }
         }
@@ -637,7 +678,7 @@ mod tests {
             ("--model m", None, "no agent command"),
             ("--agent-cmd", None, "--agent-cmd needs a value"),
             (
-                "--agent-cmd \"codex 'unclosed\"",
+                "--agent-cmd 'codex \"unclosed'",
                 None,
                 "cannot split the agent command line from --agent-cmd",
             ),

@@ -20,19 +20,22 @@
 //! Ending: when the panel's stdin closes the core is told (`on_panel_eof`)
 //! and decides when the agent's stdin may close (`close_agent_stdin`, after
 //! any running turn, bounded by `Timing::eof_drain`). Then the agent gets
-//! `Timing::grace` to exit, then SIGTERM to its process group, then SIGKILL,
-//! then we reap it; leftovers of the group are ended and orphans reaped.
+//! `Timing::grace` to exit, then SIGTERM to its process group (Windows:
+//! CTRL_BREAK to its console process group), then SIGKILL (Windows: its Job
+//! Object terminated), then we reap it; leftovers of the tree are ended and
+//! orphans reaped. Our own SIGINT/SIGTERM/SIGHUP (Windows: ctrl_c /
+//! ctrl_break / ctrl_close) start that ending at once.
 
 use std::process::ExitStatus;
 use std::time::Duration;
 
 use acp_bridge::{Bridge, Output};
 use anyhow::Result;
-use tokio::signal::unix::{SignalKind, signal};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio::time::{Instant, sleep_until, timeout};
 
-use process_group::{Graces, Ladder, Rung, group_alive, signal_group};
+use process_group::tree::{INTERRUPT_NAME, KILL_NAME, Tree};
+use process_group::{Graces, Ladder, Rung};
 
 use super::agent_process;
 use super::args::HostConfig;
@@ -92,8 +95,63 @@ enum EndCause {
     /// The agent closed its stdout: it is stopped; its own exit code counts
     /// when it exited before we had to signal it.
     AgentStdout,
-    /// We got this signal.
+    /// We got this signal (its Unix number; Windows console events are
+    /// numbered as the signal they stand for, see [`Signals`]).
     Signal(i32),
+}
+
+/// Our own termination signals. On Windows the console events stand for
+/// the signals they mean: ctrl_c for SIGINT, ctrl_break for SIGTERM (what
+/// a parent sends a process group it wants ended), ctrl_close for SIGHUP.
+struct Signals {
+    #[cfg(unix)]
+    term: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    int: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    hup: tokio::signal::unix::Signal,
+    #[cfg(windows)]
+    int: tokio::signal::windows::CtrlC,
+    #[cfg(windows)]
+    term: tokio::signal::windows::CtrlBreak,
+    #[cfg(windows)]
+    hup: tokio::signal::windows::CtrlClose,
+}
+
+const SIGHUP: i32 = 1;
+const SIGINT: i32 = 2;
+const SIGTERM: i32 = 15;
+
+impl Signals {
+    fn listen() -> std::io::Result<Signals> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            Ok(Signals {
+                term: signal(SignalKind::terminate())?,
+                int: signal(SignalKind::interrupt())?,
+                hup: signal(SignalKind::hangup())?,
+            })
+        }
+        #[cfg(windows)]
+        {
+            use tokio::signal::windows::{ctrl_break, ctrl_c, ctrl_close};
+            Ok(Signals {
+                int: ctrl_c()?,
+                term: ctrl_break()?,
+                hup: ctrl_close()?,
+            })
+        }
+    }
+
+    /// The next one, as its Unix number.
+    async fn recv(&mut self) -> i32 {
+        tokio::select! {
+            _ = self.term.recv() => SIGTERM,
+            _ = self.int.recv() => SIGINT,
+            _ = self.hup.recv() => SIGHUP,
+        }
+    }
 }
 
 pub async fn run(config: HostConfig) -> Result<i32> {
@@ -117,9 +175,7 @@ pub async fn run(config: HostConfig) -> Result<i32> {
     }
 
     // Before the agent exists: a signal must never kill us with the agent left running.
-    let mut sigterm = signal(SignalKind::terminate())?;
-    let mut sigint = signal(SignalKind::interrupt())?;
-    let mut sighup = signal(SignalKind::hangup())?;
+    let mut signals = Signals::listen()?;
 
     let agent = match agent_process::spawn(&config.agent_argv, &config.cwd) {
         Ok(agent) => agent,
@@ -129,9 +185,9 @@ pub async fn run(config: HostConfig) -> Result<i32> {
             return Err(e);
         }
     };
-    let pgid = agent.pgid;
     log.note(&format!(
-        "agent started: pid {pgid}, argv {:?}",
+        "agent started: pid {}, argv {:?}",
+        agent.tree.id(),
         config.agent_argv
     ));
 
@@ -181,11 +237,7 @@ pub async fn run(config: HostConfig) -> Result<i32> {
     }
     drop(events_tx);
 
-    let (exit_tx, mut exit_rx) = oneshot::channel::<std::io::Result<ExitStatus>>();
-    let mut child = agent.child;
-    tokio::spawn(async move {
-        let _ = exit_tx.send(child.wait().await);
-    });
+    let mut exit_rx = agent.exit;
 
     let mut host = Host {
         bridge: Bridge::new(config.spec.clone(), Box::new(RandomIds)),
@@ -193,7 +245,7 @@ pub async fn run(config: HostConfig) -> Result<i32> {
         agent_tx,
         log,
         stderr,
-        pgid,
+        tree: agent.tree,
         cap,
         panel_open: true,
         panel_gone: false,
@@ -353,9 +405,7 @@ pub async fn run(config: HostConfig) -> Result<i32> {
                 agent_stdout_open = false;
                 agent_stderr_open = false;
             }
-            _ = sigterm.recv() => host.on_signal(libc::SIGTERM),
-            _ = sigint.recv() => host.on_signal(libc::SIGINT),
-            _ = sighup.recv() => host.on_signal(libc::SIGHUP),
+            signal = signals.recv() => host.on_signal(signal),
         }
 
         if let Some((status, _)) = agent_exit
@@ -368,7 +418,7 @@ pub async fn run(config: HostConfig) -> Result<i32> {
             if host.panel_open && panel_reading {
                 answer_late_panel_lines(&mut host, &mut panel_lines, &now).await;
             }
-            end_leftovers(pgid, timing.grace, &mut host).await;
+            end_leftovers(timing.grace, &mut host).await;
             let exit_code = host.exit_code(status);
             let on_its_own = host.cause.is_none()
                 || matches!(host.cause, Some(EndCause::AgentStdout)) && !host.signalled;
@@ -393,7 +443,8 @@ struct Host {
     agent_tx: LineQueue,
     log: TrafficLog,
     stderr: StderrSink,
-    pgid: i32,
+    /// The agent and everything it started.
+    tree: Tree,
     /// The longest line either way (`--max-line-bytes`).
     cap: usize,
     panel_eof_seen: bool,
@@ -557,15 +608,22 @@ impl Host {
         };
         match rung {
             Rung::Terminate => {
-                self.log
-                    .note("sending SIGTERM to the agent's process group");
-                self.signal(libc::SIGTERM);
+                self.log.note(&format!(
+                    "sending {INTERRUPT_NAME} to the agent's process group"
+                ));
+                self.signalled = true;
+                if !self.tree.interrupt() {
+                    // e.g. no console to send CTRL_BREAK on: the kill follows
+                    self.log
+                        .note(&format!("{INTERRUPT_NAME} reached no process"));
+                }
             }
             Rung::Kill => {
-                self.diag(&with_grace(
-                    "the agent ignored its stdin closing and SIGTERM; sending SIGKILL",
-                ));
-                self.signal(libc::SIGKILL);
+                self.diag(&with_grace(&format!(
+                    "the agent ignored its stdin closing and {INTERRUPT_NAME}; sending {KILL_NAME}"
+                )));
+                self.signalled = true;
+                self.tree.kill();
             }
             Rung::GiveUp => {
                 self.diag("the agent could not be reaped after SIGKILL; giving up on it");
@@ -575,22 +633,14 @@ impl Host {
         false
     }
 
-    fn signal(&mut self, signal: i32) {
-        self.signalled = true;
-        // The group id stays ours while any member lives (the kernel does not
-        // hand out a pid still in use as a group id); with none left this is ESRCH.
-        signal_group(self.pgid, signal);
-    }
-
     fn exit_code(&self, status: Option<ExitStatus>) -> i32 {
-        use std::os::unix::process::ExitStatusExt;
         match self.cause {
             Some(EndCause::Signal(n)) => 128 + n,
             Some(EndCause::Panel) => 0,
             Some(EndCause::Core) => 1,
             Some(EndCause::AgentStdout) if self.signalled => 1,
             Some(EndCause::AgentStdout) | None => match status {
-                Some(s) => s.code().unwrap_or_else(|| 128 + s.signal().unwrap_or(0)),
+                Some(s) => s.code().unwrap_or_else(|| 128 + killed_by(s).unwrap_or(0)),
                 None => 1,
             },
         }
@@ -622,27 +672,44 @@ async fn answer_late_panel_lines(
 
 /// Ends what is left of the agent's process group after its leader exited
 /// (helpers it started), then reaps the orphans adopted by us.
-async fn end_leftovers(pgid: i32, grace: Duration, host: &mut Host) {
-    for signal in [libc::SIGTERM, libc::SIGKILL] {
-        if !group_alive(pgid) {
+#[cfg(unix)]
+async fn end_leftovers(grace: Duration, host: &mut Host) {
+    for (name, kill) in [(INTERRUPT_NAME, false), (KILL_NAME, true)] {
+        if !host.tree.alive() {
             break;
         }
         host.log.note(&format!(
-            "signal {signal} to what is left of the agent's process group"
+            "{name} to what is left of the agent's process group"
         ));
-        signal_group(pgid, signal);
+        // The group id stays ours while any member lives (the kernel does not
+        // hand out a pid still in use as a group id).
+        if kill {
+            host.tree.kill();
+        } else {
+            host.tree.interrupt();
+        }
         let until = Instant::now() + grace;
-        while group_alive(pgid) && Instant::now() < until {
+        while host.tree.alive() && Instant::now() < until {
             super::reap_orphans();
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
     super::reap_orphans();
-    if group_alive(pgid) {
+    if host.tree.alive() {
         host.diag(&format!(
-            "processes of the agent's group {pgid} survived SIGKILL"
+            "processes of the agent's group {} survived SIGKILL",
+            host.tree.id()
         ));
     }
+}
+
+/// Ends what is left of the agent's Job Object after the agent exited
+/// (helpers it started): the job is terminated at once, as its helpers have
+/// no console of their own to be asked on, and Windows has no orphans to reap.
+#[cfg(windows)]
+async fn end_leftovers(_grace: Duration, host: &mut Host) {
+    host.log.note("terminating what is left of the agent's job");
+    host.tree.kill();
 }
 
 async fn finish(mut host: Host, panel_writer: tokio::task::JoinHandle<()>, code: i32) -> i32 {
@@ -667,10 +734,22 @@ fn diagnostic(stderr: &mut StderrSink, log: &mut TrafficLog, text: &str) {
     log.record("diag", text);
 }
 
+/// The signal that ended a process (Unix; Windows statuses always have a code).
+fn killed_by(status: ExitStatus) -> Option<i32> {
+    #[cfg(unix)]
+    {
+        std::os::unix::process::ExitStatusExt::signal(&status)
+    }
+    #[cfg(windows)]
+    {
+        let _ = status;
+        None
+    }
+}
+
 fn describe(status: Option<ExitStatus>) -> String {
-    use std::os::unix::process::ExitStatusExt;
     match status {
-        Some(s) => match (s.code(), s.signal()) {
+        Some(s) => match (s.code(), killed_by(s)) {
             (Some(c), _) => format!("exit code {c}"),
             (None, Some(sig)) => format!("killed by signal {sig}"),
             _ => "unknown status".into(),

@@ -96,6 +96,8 @@ mod tests {
         log.learn_secrets_of_panel_line(init);
         log.record("panel>", init);
         log.flush();
+        // closed before the directory goes (Windows deletes no open file)
+        drop(log);
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(
             text,

@@ -4,6 +4,7 @@
 //! stderr and ends it with exit code 3, so a test sees it.
 //!
 //! usage: scripted-acp-peer <script.json> [--pid-file <path>]
+//!        scripted-acp-peer --linger <seconds>   (the helper: sleeps, then exits)
 //!
 //! Script: `{"steps":[...], "after":"exit_on_eof"|"ignore_eof",
 //! "ignore_sigterm":bool, "spawn_helper":bool}`. Steps:
@@ -23,8 +24,9 @@
 //! After the steps: `exit_on_eof` (default) reads until stdin closes and
 //! exits 0; `ignore_eof` keeps running after stdin closes (for at most a
 //! minute, so a broken test cannot leave it behind). `ignore_sigterm` makes it
-//! survive SIGTERM; `spawn_helper` starts a `sleep` child in its process group
-//! (its pid goes to the pid file's second line) to check the whole tree ends.
+//! survive SIGTERM (Windows: CTRL_BREAK and CTRL_C); `spawn_helper` starts a
+//! copy of itself that only lingers, in its process group (its pid goes to the
+//! pid file's second line) to check the whole tree ends.
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -32,6 +34,10 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+
+#[path = "termination.rs"]
+mod termination;
+use termination::ignore_termination;
 
 const SAFETY_CAP: Duration = Duration::from_secs(60);
 
@@ -47,6 +53,11 @@ fn main() -> ExitCode {
 
 fn run() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--linger") {
+        let secs = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(60);
+        std::thread::sleep(Duration::from_secs(secs));
+        return Ok(());
+    }
     let script_path = args
         .first()
         .ok_or("usage: scripted-acp-peer <script.json> [--pid-file <path>]")?;
@@ -59,15 +70,13 @@ fn run() -> Result<(), String> {
     let script: Value = serde_json::from_str(&text).map_err(|e| format!("{script_path}: {e}"))?;
 
     if script["ignore_sigterm"].as_bool() == Some(true) {
-        // SAFETY: setting a signal disposition to SIG_IGN.
-        unsafe {
-            libc::signal(libc::SIGTERM, libc::SIG_IGN);
-        }
+        ignore_termination();
     }
     let mut pids = vec![std::process::id().to_string()];
     if script["spawn_helper"].as_bool() == Some(true) {
-        let helper = std::process::Command::new("sleep")
-            .arg("60")
+        let me = std::env::current_exe().map_err(|e| format!("cannot find myself: {e}"))?;
+        let helper = std::process::Command::new(me)
+            .args(["--linger", "60"])
             .spawn()
             .map_err(|e| format!("cannot start the helper: {e}"))?;
         pids.push(helper.id().to_string());
