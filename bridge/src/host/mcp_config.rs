@@ -19,6 +19,9 @@ pub const PANEL_SERVER: &str = "unity-ops";
 pub struct Picked {
     pub endpoint: Option<McpEndpoint>,
     pub notes: Vec<String>,
+    /// Every header value and environment value of every configured server
+    /// (credentials, as a rule): the tap never writes them.
+    pub secrets: Vec<String>,
 }
 
 /// Reads every `--mcp-config` value (later ones override earlier servers of
@@ -44,6 +47,15 @@ pub fn pick_endpoint(values: &[String], current_dir: &Path) -> Result<Picked> {
     }
 
     let mut picked = Picked::default();
+    for server in servers.values() {
+        for field in ["headers", "env"] {
+            if let Some(map) = server.get(field).and_then(Value::as_object) {
+                picked
+                    .secrets
+                    .extend(map.values().filter_map(Value::as_str).map(str::to_string));
+            }
+        }
+    }
     let http: Vec<(&String, &Value)> = servers.iter().filter(|(_, s)| is_http(s)).collect();
     let chosen = match servers.get(PANEL_SERVER) {
         Some(server) if is_http(server) => Some((PANEL_SERVER, server)),

@@ -9,7 +9,7 @@ mod mcp_config;
 mod random_ids;
 mod session;
 mod stderr_sink;
-mod traffic_log;
+mod tap_file;
 
 use std::process::ExitCode;
 use std::time::Duration;

@@ -1,0 +1,408 @@
+//! The tap: both legs of a live session (panel <-> bridge <-> agent), every
+//! line in order with its time, in the recording format (format 1, see
+//! `docs/recording-format.md` and `docs/tap.md`), scrubbed before it is
+//! written. The host feeds it what it already sees; this module only turns
+//! lines into scrubbed recording lines on a writer it is given.
+//!
+//! The panel leg is the recording format's `stream-json` leg (the bridge
+//! stands where Claude Code stands: `to_agent` is the panel's line on our
+//! stdin, `from_agent` ours on stdout); the agent leg is its `acp` leg, the
+//! agent's stderr its `stderr` leg, the host's notes `harness` notes. Line 1
+//! is the header, which names the agent from its initialize answer, so the
+//! events before that answer are held (bounded) until it comes.
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use crate::LaunchSpec;
+
+pub mod scrub;
+pub use scrub::{REDACTED, SECRET_PATTERNS, Scrubber, ScrubberBuilder};
+
+/// The recording format a tap is written in.
+pub const RECORDING_FORMAT: u32 = 1;
+/// The version of what a tap adds to the recording format (the header's `tap`).
+pub const TAP_FORMAT: u32 = 1;
+
+/// The placeholders a tap uses, with what each stands for (listed in every header).
+pub const PLACEHOLDERS: &[(&str, &str)] = &[
+    ("<home>", "the user's home directory"),
+    ("<workspace>", "cwd of the session"),
+    ("<temp>", "the system temp directory"),
+    ("<mcp-url>", "the URL of the panel's MCP server"),
+    (
+        "<mcp-token>",
+        "the bearer token of the panel's MCP server's Authorization header",
+    ),
+    (
+        "<redacted>",
+        "another MCP header value, or text shaped like a credential",
+    ),
+];
+
+/// Events held for the header at most (then it is written without `agent_info`).
+const MAX_HELD_EVENTS: usize = 1024;
+const MAX_HELD_BYTES: usize = 4 << 20;
+
+/// Where a line went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Way {
+    PanelToBridge,
+    BridgeToPanel,
+    BridgeToAgent,
+    AgentToBridge,
+    AgentStderr,
+    /// What the host did or saw (agent started, exit, a signal).
+    Note,
+    /// A diagnostic the bridge wrote to its stderr.
+    Diagnostic,
+}
+
+impl Way {
+    /// The recording leg and direction.
+    pub fn leg_dir(self) -> (&'static str, &'static str) {
+        match self {
+            Way::PanelToBridge => ("stream-json", "to_agent"),
+            Way::BridgeToPanel => ("stream-json", "from_agent"),
+            Way::BridgeToAgent => ("acp", "to_agent"),
+            Way::AgentToBridge => ("acp", "from_agent"),
+            Way::AgentStderr => ("stderr", "from_agent"),
+            Way::Note | Way::Diagnostic => ("harness", "note"),
+        }
+    }
+
+    /// The tag of the `--bridge-log` view.
+    pub fn tag(self) -> &'static str {
+        match self {
+            Way::PanelToBridge => "panel>",
+            Way::BridgeToPanel => "<panel",
+            Way::BridgeToAgent => "agent<",
+            Way::AgentToBridge => "<agent",
+            Way::AgentStderr => "agent-stderr",
+            Way::Note => "host",
+            Way::Diagnostic => "diag",
+        }
+    }
+
+    fn proc(self) -> u32 {
+        match self {
+            Way::Note | Way::Diagnostic => 0,
+            _ => 1,
+        }
+    }
+}
+
+/// What the header says besides what the agent's initialize answer adds.
+#[derive(Clone, Debug)]
+pub struct TapSession {
+    pub bridge_version: String,
+    /// UTC date, `YYYY-MM-DD`.
+    pub date: String,
+    /// The agent's command line (scrubbed before it is written).
+    pub argv: Vec<String>,
+    pub launch: LaunchSpec,
+}
+
+/// How the session ended, for the trailer.
+#[derive(Clone, Debug, Default)]
+pub struct TapEnd {
+    /// `ok` (the bridge exits 0), `interrupted` (a signal ended it), `error`.
+    pub outcome: &'static str,
+    /// The agent's exit: code, or the signal that ended it.
+    pub agent_code: Option<i32>,
+    pub agent_signal: Option<i32>,
+    /// The bridge's own exit code.
+    pub bridge_exit: i32,
+}
+
+#[derive(Serialize)]
+struct EventLine<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    seq: u64,
+    ms: u64,
+    leg: &'static str,
+    dir: &'static str,
+    proc: u32,
+    raw: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    skipped: Option<&'a Value>,
+}
+
+struct Held {
+    ms: u64,
+    way: Way,
+    raw: String,
+    skipped: Option<Value>,
+}
+
+/// Turns session lines into a scrubbed tap on `out` (and, optionally, the
+/// tagged `--bridge-log` view on `log`, written as lines come).
+pub struct TapEncoder<W: Write> {
+    out: Option<W>,
+    log: Option<Box<dyn Write + Send>>,
+    scrubber: Scrubber,
+    seq: u64,
+    last_ms: u64,
+    /// The header, until it is written.
+    header: Option<Map<String, Value>>,
+    /// The id of the `initialize` request the bridge sent, until answered.
+    init_id: Option<Value>,
+    held: Vec<Held>,
+    held_bytes: usize,
+}
+
+impl<W: Write> TapEncoder<W> {
+    /// An encoder writing the tap to `out` (none: only the `log` view).
+    pub fn new(
+        session: TapSession,
+        scrubber: Scrubber,
+        out: Option<W>,
+        log: Option<Box<dyn Write + Send>>,
+    ) -> TapEncoder<W> {
+        let mut scrubber = scrubber;
+        let mut s = |text: &str| scrubber.scrub(text).into_owned();
+        let spec = &session.launch;
+        let launch = json!({
+            "model": spec.model,
+            "permission_mode": spec.permission_mode,
+            "custom_instructions": spec.custom_instructions.as_deref().map(&mut s),
+            "resume_session_id": spec.resume_session_id,
+            "auth_method": spec.auth_method,
+            "script_gate": spec.script_gate,
+            "mcp": spec.mcp.as_ref().map(|m| json!({"name": m.name, "url": s(&m.url)})),
+        });
+        let argv: Vec<String> = session.argv.iter().map(|a| s(a)).collect();
+        let agent = argv
+            .first()
+            .map(|p| p.rsplit(['/', '\\']).next().unwrap_or(p).to_string())
+            .unwrap_or_default();
+        let placeholders: Map<String, Value> = PLACEHOLDERS
+            .iter()
+            .map(|(k, v)| (k.to_string(), Value::from(*v)))
+            .collect();
+        let header = json!({
+            "type": "header",
+            "format": RECORDING_FORMAT,
+            "tap": TAP_FORMAT,
+            "agent": agent,
+            "agent_info": null,
+            "package": "",
+            "argv": argv,
+            "scenario": "",
+            "model_mode": "live",
+            "harness_version": "",
+            "bridge_version": session.bridge_version,
+            "client_capabilities": null,
+            "protocol_version": 0,
+            "date": session.date,
+            "isolation": "none",
+            "synthetic": false,
+            "placeholders": placeholders,
+            "launch": launch,
+            "scrub_patterns": SECRET_PATTERNS.iter().map(|(k, _)| *k).collect::<Vec<_>>(),
+        });
+        let Value::Object(header) = header else {
+            unreachable!("a json! object")
+        };
+        TapEncoder {
+            out,
+            log,
+            scrubber,
+            seq: 0,
+            last_ms: 0,
+            header: Some(header),
+            init_id: None,
+            held: Vec::new(),
+            held_bytes: 0,
+        }
+    }
+
+    /// One line of the session, `ms` after the bridge started.
+    pub fn line(&mut self, ms: u64, way: Way, text: &str) -> io::Result<()> {
+        let raw = self.scrubber.scrub(text);
+        if let Some(log) = &mut self.log {
+            // A failing debug view must not end the session.
+            let _ = writeln!(log, "{} {raw}", way.tag());
+        }
+        if self.out.is_none() {
+            return Ok(());
+        }
+        let answered = self.header.is_some() && self.learn_from(way, &raw);
+        self.event(ms, way, raw.into_owned(), None)?;
+        if answered {
+            self.write_header()?;
+        }
+        Ok(())
+    }
+
+    /// A line over the line cap, which the bridge skipped: its length is
+    /// recorded, never its text.
+    pub fn skipped(&mut self, ms: u64, way: Way, bytes: u64, cap: usize) -> io::Result<()> {
+        let (leg, dir) = way.leg_dir();
+        let text = format!(
+            "skipped a line of {bytes} bytes ({leg} {dir}): over the line cap of {cap} bytes"
+        );
+        if let Some(log) = &mut self.log {
+            let _ = writeln!(log, "{} {text}", Way::Note.tag());
+        }
+        if self.out.is_none() {
+            return Ok(());
+        }
+        let skipped = json!({"leg": leg, "dir": dir, "bytes": bytes});
+        self.event(ms, Way::Note, text, Some(skipped))
+    }
+
+    pub fn flush(&mut self) -> io::Result<()> {
+        if let Some(log) = &mut self.log {
+            let _ = log.flush();
+        }
+        match &mut self.out {
+            Some(out) => out.flush(),
+            None => Ok(()),
+        }
+    }
+
+    /// What was replaced so far, by kind.
+    pub fn scrubbed(&self) -> Map<String, Value> {
+        self.scrubber
+            .counts()
+            .iter()
+            .map(|(k, v)| (k.to_string(), Value::from(*v)))
+            .collect()
+    }
+
+    /// Writes what is held and the trailer, flushes, and hands the writer back.
+    pub fn finish(mut self, ms: u64, end: TapEnd, notes: Vec<String>) -> io::Result<Option<W>> {
+        self.write_header()?;
+        let scrubbed = self.scrubbed();
+        if let Some(out) = &mut self.out {
+            self.seq += 1;
+            let notes: Vec<String> = notes
+                .iter()
+                .map(|n| self.scrubber.scrub(n).into_owned())
+                .collect();
+            let trailer = json!({
+                "type": "trailer",
+                "seq": self.seq,
+                "ms": ms.max(self.last_ms),
+                "outcome": end.outcome,
+                "exit": {"code": end.agent_code, "signal": end.agent_signal},
+                "notes": notes,
+                "bridge_exit": end.bridge_exit,
+                "scrubbed": scrubbed,
+            });
+            serde_json::to_writer(&mut *out, &trailer)?;
+            out.write_all(b"\n")?;
+        }
+        self.flush()?;
+        Ok(self.out.take())
+    }
+
+    fn event(&mut self, ms: u64, way: Way, raw: String, skipped: Option<Value>) -> io::Result<()> {
+        if self.header.is_some() {
+            self.held_bytes += raw.len();
+            self.held.push(Held {
+                ms,
+                way,
+                raw,
+                skipped,
+            });
+            if self.held.len() >= MAX_HELD_EVENTS || self.held_bytes >= MAX_HELD_BYTES {
+                // The agent never answered initialize in time: no agent_info.
+                self.write_header()?;
+            }
+            return Ok(());
+        }
+        self.write_event(ms, way, &raw, skipped.as_ref())
+    }
+
+    fn write_event(
+        &mut self,
+        ms: u64,
+        way: Way,
+        raw: &str,
+        skipped: Option<&Value>,
+    ) -> io::Result<()> {
+        let Some(out) = &mut self.out else {
+            return Ok(());
+        };
+        self.seq += 1;
+        self.last_ms = self.last_ms.max(ms);
+        let (leg, dir) = way.leg_dir();
+        let line = EventLine {
+            kind: "event",
+            seq: self.seq,
+            ms,
+            leg,
+            dir,
+            proc: way.proc(),
+            raw,
+            skipped,
+        };
+        serde_json::to_writer(&mut *out, &line)?;
+        out.write_all(b"\n")
+    }
+
+    /// While the header waits: the bridge's `initialize` request and the
+    /// agent's answer to it fill in the client capabilities, the protocol
+    /// version and `agent_info`; the answer releases the header.
+    fn learn_from(&mut self, way: Way, raw: &str) -> bool {
+        match way {
+            Way::BridgeToAgent if self.init_id.is_none() && raw.contains("\"initialize\"") => {
+                let Ok(v) = serde_json::from_str::<Value>(raw) else {
+                    return false;
+                };
+                if v["method"] != "initialize" {
+                    return false;
+                }
+                self.init_id = Some(v["id"].clone());
+                if let Some(h) = &mut self.header {
+                    h.insert(
+                        "client_capabilities".into(),
+                        v["params"]["clientCapabilities"].clone(),
+                    );
+                }
+                false
+            }
+            Way::AgentToBridge if self.init_id.is_some() && raw.contains("\"result\"") => {
+                let Ok(v) = serde_json::from_str::<Value>(raw) else {
+                    return false;
+                };
+                if Some(&v["id"]) != self.init_id.as_ref() {
+                    return false;
+                }
+                let result = &v["result"];
+                if let Some(h) = &mut self.header {
+                    h.insert("agent_info".into(), result["agentInfo"].clone());
+                    if let Some(name) = result["agentInfo"]["name"].as_str() {
+                        h.insert("agent".into(), Value::from(name));
+                    }
+                    if let Some(version) = result["protocolVersion"].as_u64() {
+                        h.insert("protocol_version".into(), Value::from(version));
+                    }
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Writes the header (if not yet written), then the events held for it.
+    fn write_header(&mut self) -> io::Result<()> {
+        let Some(header) = self.header.take() else {
+            return Ok(());
+        };
+        if let Some(out) = &mut self.out {
+            serde_json::to_writer(&mut *out, &header)?;
+            out.write_all(b"\n")?;
+        }
+        self.held_bytes = 0;
+        for held in std::mem::take(&mut self.held) {
+            self.write_event(held.ms, held.way, &held.raw, held.skipped.as_ref())?;
+        }
+        Ok(())
+    }
+}
