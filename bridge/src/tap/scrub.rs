@@ -19,9 +19,10 @@ pub const REDACTED: &str = "<redacted>";
 /// Credential shapes the scrubber replaces wherever they occur, as
 /// (kind, regex). A group named `v` marks the part replaced (the rest of the
 /// match stays, e.g. `Bearer ` or `API_KEY=`); without one the whole match
-/// goes. A match glued to a letter or digit on either side (inside a longer
-/// word or a base64 run) is left alone, unless the letter before it ends a
-/// JSON escape such as `\n`.
+/// goes. A match glued to a letter or digit before it (inside a longer word
+/// or a base64 run) is left alone, unless that letter ends a JSON escape
+/// such as `\n`; so is a fixed-length shape ([`FIXED_LENGTH`]) that runs on
+/// into more letters or digits.
 pub const SECRET_PATTERNS: &[(&str, &str)] = &[
     (
         "sk-key",
@@ -54,23 +55,70 @@ pub const SECRET_PATTERNS: &[(&str, &str)] = &[
     ),
 ];
 
+/// The kind of [`SECRET_PATTERNS`] that names a value rather than shapes it.
+const ASSIGNMENT: &str = "secret-assignment";
+
+/// One regex over some of [`SECRET_PATTERNS`], each pattern a group.
+struct Pass {
+    regex: Regex,
+    /// Per group: the index into [`SECRET_PATTERNS`], the whole match's
+    /// group name and the value group's.
+    groups: Vec<(usize, String, Option<String>)>,
+}
+
+impl Pass {
+    fn new<'a>(patterns: impl Iterator<Item = (usize, &'a (&'a str, &'a str))>) -> Pass {
+        let mut groups = Vec::new();
+        let mut alternatives = Vec::new();
+        for (i, (_, pattern)) in patterns {
+            let value = pattern.contains("(?P<v>").then(|| format!("v{i}"));
+            let pattern = pattern.replace("(?P<v>", &format!("(?P<v{i}>"));
+            alternatives.push(format!("(?P<k{i}>{pattern})"));
+            groups.push((i, format!("k{i}"), value));
+        }
+        let regex = Regex::new(&alternatives.join("|")).expect("SECRET_PATTERNS are valid regexes");
+        Pass { regex, groups }
+    }
+
+    /// Which pattern matched and the span to replace, or `None` when the
+    /// match is glued to a word or base64 run.
+    fn span(&self, text: &str, caps: &regex::Captures) -> Option<(usize, usize, usize)> {
+        let (i, whole, value) = self
+            .groups
+            .iter()
+            .find_map(|(i, k, v)| caps.name(k).map(|m| (*i, m, v)))?;
+        let fixed = FIXED_LENGTH.contains(&SECRET_PATTERNS[i].0);
+        if glued_before(&text[..whole.start()]) || fixed && glued_after(&text[whole.end()..]) {
+            return None;
+        }
+        let span = match value {
+            Some(v) => caps.name(v).map_or(whole.range(), |m| m.range()),
+            None => whole.range(),
+        };
+        Some((i, span.start, span.end))
+    }
+}
+
+/// The kinds of [`SECRET_PATTERNS`] with a fixed length.
+const FIXED_LENGTH: &[&str] = &["google-api-key", "aws-access-key"];
+
 /// Finds and replaces the user's values and credential shapes in text.
 pub struct Scrubber {
     literals: Option<AhoCorasick>,
-    /// Per automaton pattern: (kind, placeholder, whether it is a path,
-    /// which must not run on into a longer name).
-    replacements: Vec<(&'static str, String, bool)>,
-    patterns: Regex,
-    /// Per pattern of [`SECRET_PATTERNS`]: the whole match's group name and the value group's.
-    groups: Vec<(String, Option<String>)>,
+    /// Per automaton pattern: (kind, placeholder). A path is replaced
+    /// wherever it occurs, also where text runs on after it (`/tmp` in
+    /// `/tmpfoo`): a user's path glued to other text must not slip through.
+    replacements: Vec<(&'static str, String)>,
+    /// The regex passes over [`SECRET_PATTERNS`], in order.
+    passes: Vec<Pass>,
     counts: BTreeMap<&'static str, u64>,
 }
 
 /// The values a [`Scrubber`] is built from.
 #[derive(Debug, Default, Clone)]
 pub struct ScrubberBuilder {
-    /// (kind, placeholder, value, is a path)
-    values: Vec<(&'static str, String, String, bool)>,
+    /// (kind, placeholder, value)
+    values: Vec<(&'static str, String, String)>,
 }
 
 impl ScrubberBuilder {
@@ -86,8 +134,7 @@ impl ScrubberBuilder {
             return;
         }
         for form in path_forms(path) {
-            self.values
-                .push((kind, placeholder.to_string(), form, true));
+            self.values.push((kind, placeholder.to_string(), form));
         }
     }
 
@@ -106,8 +153,7 @@ impl ScrubberBuilder {
         forms.sort();
         forms.dedup();
         for form in forms {
-            self.values
-                .push((kind, placeholder.to_string(), form, false));
+            self.values.push((kind, placeholder.to_string(), form));
         }
     }
 
@@ -128,23 +174,25 @@ impl ScrubberBuilder {
         let replacements = self
             .values
             .into_iter()
-            .map(|(kind, placeholder, _, is_path)| (kind, placeholder, is_path))
+            .map(|(kind, placeholder, _)| (kind, placeholder))
             .collect();
-        let mut groups = Vec::new();
-        let mut alternatives = Vec::new();
-        for (i, (_, pattern)) in SECRET_PATTERNS.iter().enumerate() {
-            let value = pattern.contains("(?P<v>").then(|| format!("v{i}"));
-            let pattern = pattern.replace("(?P<v>", &format!("(?P<v{i}>"));
-            alternatives.push(format!("(?P<k{i}>{pattern})"));
-            groups.push((format!("k{i}"), value));
-        }
-        let patterns =
-            Regex::new(&alternatives.join("|")).expect("SECRET_PATTERNS are valid regexes");
+        // Assignments first: a shape glued in front (`Bearer x..API_KEY=y`)
+        // would otherwise take the assignment's name into its own match.
+        let passes = [true, false]
+            .into_iter()
+            .map(|assignment| {
+                Pass::new(
+                    SECRET_PATTERNS
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, (kind, _))| (*kind == ASSIGNMENT) == assignment),
+                )
+            })
+            .collect();
         Scrubber {
             literals,
             replacements,
-            patterns,
-            groups,
+            passes,
             counts: BTreeMap::new(),
         }
     }
@@ -172,9 +220,11 @@ impl Scrubber {
 
     /// Whether `text` still holds a credential shape (an importer refuses such a file).
     pub fn finds_secret(&self, text: &str) -> bool {
-        self.patterns
-            .captures_iter(text)
-            .any(|c| self.secret_span(text, &c).is_some())
+        self.passes.iter().any(|p| {
+            p.regex
+                .captures_iter(text)
+                .any(|c| p.span(text, &c).is_some())
+        })
     }
 
     fn scrub_literals<'a>(&mut self, text: &'a str) -> Cow<'a, str> {
@@ -184,10 +234,7 @@ impl Scrubber {
         let mut out: Option<String> = None;
         let mut copied = 0;
         for m in ac.find_iter(text) {
-            let (kind, placeholder, is_path) = &self.replacements[m.pattern().as_usize()];
-            if *is_path && continues_name(&text[m.end()..]) {
-                continue;
-            }
+            let (kind, placeholder) = &self.replacements[m.pattern().as_usize()];
             let out = out.get_or_insert_with(|| String::with_capacity(text.len()));
             out.push_str(&text[copied..m.start()]);
             out.push_str(placeholder);
@@ -204,49 +251,28 @@ impl Scrubber {
     }
 
     fn scrub_patterns(&mut self, text: &str) -> Option<String> {
-        let mut out: Option<String> = None;
-        let mut copied = 0;
-        for caps in self.patterns.captures_iter(text) {
-            let Some((i, start, end)) = self.secret_span(text, &caps) else {
-                continue;
-            };
-            let out = out.get_or_insert_with(|| String::with_capacity(text.len()));
-            out.push_str(&text[copied..start]);
-            out.push_str(REDACTED);
-            copied = end;
-            *self.counts.entry(SECRET_PATTERNS[i].0).or_default() += 1;
+        let mut changed: Option<String> = None;
+        for pass in &self.passes {
+            let current = changed.as_deref().unwrap_or(text);
+            let mut out: Option<String> = None;
+            let mut copied = 0;
+            for caps in pass.regex.captures_iter(current) {
+                let Some((i, start, end)) = pass.span(current, &caps) else {
+                    continue;
+                };
+                let out = out.get_or_insert_with(|| String::with_capacity(current.len()));
+                out.push_str(&current[copied..start]);
+                out.push_str(REDACTED);
+                copied = end;
+                *self.counts.entry(SECRET_PATTERNS[i].0).or_default() += 1;
+            }
+            if let Some(mut out) = out {
+                out.push_str(&current[copied..]);
+                changed = Some(out);
+            }
         }
-        out.map(|mut out| {
-            out.push_str(&text[copied..]);
-            out
-        })
+        changed
     }
-
-    /// Which pattern matched and the span to replace, or `None` when the
-    /// match is glued to a word or base64 run.
-    fn secret_span(&self, text: &str, caps: &regex::Captures) -> Option<(usize, usize, usize)> {
-        let (i, whole) = self
-            .groups
-            .iter()
-            .enumerate()
-            .find_map(|(i, (k, _))| caps.name(k).map(|m| (i, m)))?;
-        if glued_before(&text[..whole.start()]) || glued_after(&text[whole.end()..]) {
-            return None;
-        }
-        let span = match &self.groups[i].1 {
-            Some(v) => caps.name(v).map_or(whole.range(), |m| m.range()),
-            None => whole.range(),
-        };
-        Some((i, span.start, span.end))
-    }
-}
-
-/// Whether a path match runs on into a longer file name (`/home/al` in `/home/alice`).
-fn continues_name(after: &str) -> bool {
-    after
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_alphanumeric() || "_-.~".contains(c))
 }
 
 fn glued_before(before: &str) -> bool {
@@ -378,7 +404,7 @@ mod tests {
     }
 
     #[test]
-    fn every_spelling_of_a_user_path_is_replaced_and_longer_names_are_not() {
+    fn every_spelling_of_a_user_path_is_replaced_wherever_it_occurs() {
         let cases = [
             (
                 "/home/Zoë Q/My Game (2)/Assets/a.cs",
@@ -400,7 +426,8 @@ mod tests {
             ("file:///C:/Users/Zo%C3%AB/x", "file:///<home>/x"),
             (
                 "/tmp/acp-1/sock and /tmpfiles and /home/Zoë Qx",
-                "<temp>/acp-1/sock and /tmpfiles and /home/Zoë Qx",
+                // glued text does not hide a path
+                "<temp>/acp-1/sock and <temp>files and <home>x",
             ),
             ("Bearer tok-12345678", "Bearer <mcp-token>"),
         ];

@@ -52,6 +52,8 @@ pub struct Bridge {
     stderr_done: Arc<std::sync::atomic::AtomicBool>,
     /// Every stdout line read so far, for failure messages.
     pub seen: Vec<String>,
+    /// Every line written to its stdin, in order.
+    pub sent: Vec<String>,
 }
 
 impl Bridge {
@@ -73,18 +75,30 @@ impl Bridge {
     }
 
     pub fn start_with_agent_env(args: &[&str], agent_env: Option<&str>) -> Bridge {
-        Bridge::spawn(args, agent_env, true)
+        Bridge::spawn(args, agent_env, true, &[])
+    }
+
+    /// Like [`Bridge::start`], with these environment variables set.
+    pub fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> Bridge {
+        Bridge::spawn(args, None, true, env)
     }
 
     /// Like [`Bridge::start`], but its stderr is a pipe nobody reads (as some
     /// panels do): the bridge must not stall on it.
     pub fn start_with_unread_stderr(args: &[&str]) -> Bridge {
-        Bridge::spawn(args, None, false)
+        Bridge::spawn(args, None, false, &[])
     }
 
-    fn spawn(args: &[&str], agent_env: Option<&str>, read_stderr: bool) -> Bridge {
+    fn spawn(
+        args: &[&str],
+        agent_env: Option<&str>,
+        read_stderr: bool,
+        env: &[(&str, &str)],
+    ) -> Bridge {
         let mut command = Command::new(BRIDGE);
         command.env_remove("ACP_BRIDGE_AGENT");
+        command.env_remove("ACP_BRIDGE_TAP");
+        command.envs(env.iter().copied());
         if let Some(agent) = agent_env {
             command.env("ACP_BRIDGE_AGENT", agent);
         }
@@ -132,6 +146,7 @@ impl Bridge {
             stderr,
             stderr_done,
             seen: Vec::new(),
+            sent: Vec::new(),
         }
     }
 
@@ -140,10 +155,15 @@ impl Bridge {
         writeln!(stdin, "{line}")
             .and_then(|_| stdin.flush())
             .expect("write to acp-bridge");
+        self.sent.push(line.to_string());
     }
 
     pub fn close_stdin(&mut self) {
         self.stdin.take();
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     pub fn signal(&self, signal: i32) {
