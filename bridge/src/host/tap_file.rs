@@ -6,9 +6,10 @@
 //! The tap is written to a hidden temp file beside FILE,
 //! `.<name>.<pid>.partial`, which is synced and renamed over FILE once the
 //! trailer is written: a crash leaves the temp file, never a half file at
-//! FILE. The queue to the thread has a byte budget like the bridge's own
-//! queues: while it is over budget the session loop waits (bounded by
-//! [`STALL_LIMIT`], after which the tap gives up rather than the session).
+//! FILE. The queue to the thread has a byte budget ([`BUDGET`]) like the
+//! bridge's own queues: while it is over budget the session loop waits
+//! (bounded by [`STALL_LIMIT`], after which the tap gives up rather than the
+//! session).
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -20,8 +21,10 @@ use std::time::Duration;
 use acp_bridge::tap::{Scrubber, TapEncoder, TapEnd, TapSession, Way};
 use anyhow::{Context, Result};
 
-/// Bytes of lines that may wait for the writer thread.
-const BUDGET: usize = 4 << 20;
+/// Bytes of lines that may wait for the writer thread: room for an image at
+/// the bridge's image cap both ways (the agent's line and the panel's), so
+/// a screenshot does not make the session wait for the tap's disk.
+const BUDGET: usize = 32 << 20;
 /// How long the session waits for a writer that is over budget before the
 /// tap is given up.
 const STALL_LIMIT: Duration = Duration::from_secs(10);

@@ -159,14 +159,16 @@ impl ScrubberBuilder {
 
     pub fn build(mut self) -> Scrubber {
         // Longest first, so of two values where one is the other's prefix
-        // (a workspace inside home) the longer is the one listed first.
+        // (a workspace inside home) the longer is listed first and, with
+        // leftmost-first matching, wins; leftmost-first also lets the
+        // search use its SIMD prefilter, which leftmost-longest does not.
         self.values
             .sort_by(|a, b| b.2.len().cmp(&a.2.len()).then(a.2.cmp(&b.2)));
         self.values.dedup_by(|a, b| a.2 == b.2);
         let literals = (!self.values.is_empty())
             .then(|| {
                 AhoCorasick::builder()
-                    .match_kind(MatchKind::LeftmostLongest)
+                    .match_kind(MatchKind::LeftmostFirst)
                     .build(self.values.iter().map(|v| v.2.as_str()))
                     .ok()
             })
