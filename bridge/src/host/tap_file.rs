@@ -3,7 +3,8 @@
 //! which scrubs and encodes it ([`acp_bridge::tap`]) into the tap and, for
 //! `--bridge-log`, a tagged text view appended as lines come.
 //!
-//! The tap is written to a hidden temp file beside FILE,
+//! The writer takes the queued lines every [`TICK`] and flushes after each
+//! batch. The tap is written to a hidden temp file beside FILE,
 //! `.<name>.<pid>.partial`, which is synced and renamed over FILE once the
 //! trailer is written: a crash leaves the temp file, never a half file at
 //! FILE. The queue to the thread has a byte budget ([`BUDGET`]) like the
@@ -25,6 +26,10 @@ use anyhow::{Context, Result};
 /// the bridge's image cap both ways (the agent's line and the panel's), so
 /// a screenshot does not make the session wait for the tap's disk.
 const BUDGET: usize = 32 << 20;
+/// How often the writer takes what was queued (sooner when a quarter of
+/// [`BUDGET`] waits): a line costs the session loop a copy and a lock, not a
+/// wake-up of another thread, and the file a write per tick, not per line.
+const TICK: Duration = Duration::from_millis(20);
 /// How long the session waits for a writer that is over budget before the
 /// tap is given up.
 const STALL_LIMIT: Duration = Duration::from_secs(10);
@@ -156,7 +161,10 @@ impl Tap {
         }
         state.queue.push_back(cmd());
         state.bytes += len;
-        shared.work.notify_one();
+        if state.bytes >= BUDGET / 4 {
+            // else the writer takes it at its next tick
+            shared.work.notify_one();
+        }
         if state.bytes <= BUDGET {
             return;
         }
@@ -235,41 +243,55 @@ fn write_loop(
     paths: Option<(PathBuf, PathBuf)>,
 ) {
     loop {
-        let (cmd, idle) = {
+        let batch: Vec<Cmd> = {
             let mut state = shared.lock();
-            while state.queue.is_empty() {
-                state = shared.work.wait(state).unwrap_or_else(|e| e.into_inner());
+            if state.queue.is_empty() {
+                state = shared
+                    .work
+                    .wait_timeout(state, TICK)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
             }
-            let cmd = state.queue.pop_front().expect("not empty");
-            if let Cmd::Line { text, .. } = &cmd {
-                state.bytes -= text.len();
-                shared.room.notify_all();
-            }
-            (cmd, state.queue.is_empty())
+            state.queue.drain(..).collect()
         };
-        let result = match cmd {
-            Cmd::Line { ms, way, text } => encoder.line(ms, way, &text),
-            Cmd::Skipped {
-                ms,
-                way,
-                bytes,
-                cap,
-            } => encoder.skipped(ms, way, bytes, cap),
-            Cmd::Finish { ms, end, notes } => {
-                let done = encoder
-                    .finish(ms, end, notes)
-                    .map_err(|e| e.to_string())
-                    .and_then(|out| commit(out, paths));
-                let mut state = shared.lock();
-                state.done = Some(done);
-                shared.room.notify_all();
-                return;
+        if batch.is_empty() {
+            continue;
+        }
+        let mut written = 0;
+        let mut result = Ok(());
+        for cmd in batch {
+            result = match cmd {
+                Cmd::Line { ms, way, text } => {
+                    written += text.len();
+                    encoder.line(ms, way, &text)
+                }
+                Cmd::Skipped {
+                    ms,
+                    way,
+                    bytes,
+                    cap,
+                } => encoder.skipped(ms, way, bytes, cap),
+                Cmd::Finish { ms, end, notes } => {
+                    let done = encoder
+                        .finish(ms, end, notes)
+                        .map_err(|e| e.to_string())
+                        .and_then(|out| commit(out, paths));
+                    let mut state = shared.lock();
+                    state.done = Some(done);
+                    shared.room.notify_all();
+                    return;
+                }
+            };
+            if result.is_err() {
+                break;
             }
-        };
-        // flushed whenever nothing more is queued: a crash loses little
-        let result = result.and_then(|()| if idle { encoder.flush() } else { Ok(()) });
+        }
+        // flushed after every batch: a crash loses at most a tick's lines
+        let result = result.and_then(|()| encoder.flush());
+        let mut state = shared.lock();
+        state.bytes = state.bytes.saturating_sub(written);
+        shared.room.notify_all();
         if let Err(e) = result {
-            let mut state = shared.lock();
             let why = match &paths {
                 Some((temp, _)) => format!("writing {} failed: {e}", temp.display()),
                 None => format!("writing the bridge log failed: {e}"),
@@ -278,7 +300,6 @@ fn write_loop(
             state.done = Some(Err(why));
             state.queue.clear();
             state.bytes = 0;
-            shared.room.notify_all();
             return;
         }
     }
