@@ -274,8 +274,9 @@ pub async fn run(config: HostConfig) -> Result<i32> {
         .flatten()
         .min();
         let exit_drain_due = agent_exit.map(|(_, at)| at + STDOUT_DRAIN_AFTER_EXIT);
-        let panel_room = host.panel_room();
-        let agent_room = host.agent_room();
+        let tap_room = host.log.has_room();
+        let panel_room = host.panel_room() && tap_room;
+        let agent_room = host.agent_room() && tap_room;
         tokio::select! {
             read = agent_lines.recv(), if agent_stdout_open && panel_room => match read {
                 Some(Read::Line(line)) => host.agent_line(line, now()),
@@ -311,8 +312,9 @@ pub async fn run(config: HostConfig) -> Result<i32> {
                     host.panel_eof(now(), timing.eof_drain);
                 }
             },
-            _ = host.panel_tx.room(), if !panel_room => {}
-            _ = host.agent_tx.room(), if !agent_room => {}
+            _ = host.panel_tx.room(), if !host.panel_room() => {}
+            _ = host.agent_tx.room(), if !host.agent_room() => {}
+            _ = host.log.room(), if !tap_room => {}
             event = events.recv(), if events_open => match event {
                 Some(Event::PanelGone(e)) => {
                     host.diag(&format!("writing stdout failed ({e}); ending the session"));

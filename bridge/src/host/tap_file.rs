@@ -8,9 +8,9 @@
 //! `.<name>.<pid>.partial`, which is synced and renamed over FILE once the
 //! trailer is written: a crash leaves the temp file, never a half file at
 //! FILE. The queue to the thread has a byte budget ([`BUDGET`]) like the
-//! bridge's own queues: while it is over budget the session loop waits
-//! (bounded by [`STALL_LIMIT`], after which the tap gives up rather than the
-//! session).
+//! bridge's own queues: a line is never refused, but while the budget is
+//! used up the session loop takes no new input (bounded by [`STALL_LIMIT`],
+//! after which the tap gives up rather than the session).
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -70,8 +70,10 @@ struct Shared {
     state: Mutex<State>,
     /// Signalled when a command is queued.
     work: Condvar,
-    /// Signalled when the queue shrank, or the finish is done.
+    /// Signalled when the finish is done.
     room: Condvar,
+    /// Notified (for the session loop) when a batch was written.
+    drained: tokio::sync::Notify,
 }
 
 impl Shared {
@@ -153,6 +155,8 @@ impl Tap {
         });
     }
 
+    /// Queues a command; never waits (the session loop checks
+    /// [`Tap::has_room`] before it takes the input this line belongs to).
     fn push(&self, len: usize, cmd: impl FnOnce() -> Cmd) {
         let Some(shared) = &self.shared else { return };
         let mut state = shared.lock();
@@ -165,23 +169,37 @@ impl Tap {
             // else the writer takes it at its next tick
             shared.work.notify_one();
         }
-        if state.bytes <= BUDGET {
+    }
+
+    /// Whether the session may take more input: less than [`BUDGET`] waits
+    /// for the writer or is being written (a tap given up always has room).
+    pub fn has_room(&self) -> bool {
+        self.shared.as_ref().is_none_or(|shared| {
+            let state = shared.lock();
+            state.bytes < BUDGET || state.broken.is_some()
+        })
+    }
+
+    /// Resolves once the tap has room again; after [`STALL_LIMIT`] without,
+    /// the tap is given up (its lines dropped) rather than the session.
+    pub async fn room(&self) {
+        let Some(shared) = &self.shared else {
+            return std::future::pending().await;
+        };
+        let notified = shared.drained.notified();
+        if self.has_room() {
             return;
         }
-        let (mut state, waited) = shared
-            .room
-            .wait_timeout_while(state, STALL_LIMIT, |s| {
-                s.bytes > BUDGET && s.broken.is_none()
-            })
-            .unwrap_or_else(|e| e.into_inner());
-        if waited.timed_out() && state.broken.is_none() {
-            state.broken = Some(format!(
-                "writing it fell behind by over {} MiB for {} s",
-                BUDGET >> 20,
-                STALL_LIMIT.as_secs()
-            ));
-            state.queue.clear();
-            state.bytes = 0;
+        if tokio::time::timeout(STALL_LIMIT, notified).await.is_err() {
+            let mut state = shared.lock();
+            if state.bytes >= BUDGET && state.broken.is_none() {
+                state.broken = Some(format!(
+                    "writing it fell behind by {} MiB for {} s",
+                    state.bytes >> 20,
+                    STALL_LIMIT.as_secs()
+                ));
+                state.queue.clear();
+            }
         }
     }
 
@@ -290,7 +308,7 @@ fn write_loop(
         let result = result.and_then(|()| encoder.flush());
         let mut state = shared.lock();
         state.bytes = state.bytes.saturating_sub(written);
-        shared.room.notify_all();
+        shared.drained.notify_waiters();
         if let Err(e) = result {
             let why = match &paths {
                 Some((temp, _)) => format!("writing {} failed: {e}", temp.display()),
@@ -300,6 +318,7 @@ fn write_loop(
             state.done = Some(Err(why));
             state.queue.clear();
             state.bytes = 0;
+            shared.room.notify_all();
             return;
         }
     }
