@@ -260,6 +260,7 @@ fn write_loop(
     mut encoder: TapEncoder<BufWriter<File>>,
     paths: Option<(PathBuf, PathBuf)>,
 ) {
+    lower_priority();
     loop {
         let batch: Vec<Cmd> = {
             let mut state = shared.lock();
@@ -321,6 +322,17 @@ fn write_loop(
             shared.room.notify_all();
             return;
         }
+    }
+}
+
+/// The tap is background work: on a busy machine its thread yields the CPU
+/// to the session's (the panel waits on that one, not on the tap; a tap
+/// that falls behind holds up input only once its budget is used up).
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: plain syscalls; on Linux a thread id names that thread alone.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 10);
     }
 }
 
