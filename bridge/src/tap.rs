@@ -406,3 +406,126 @@ impl<W: Write> TapEncoder<W> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session() -> TapSession {
+        TapSession {
+            bridge_version: "9.9.9".into(),
+            date: "2026-01-02".into(),
+            argv: vec!["/opt/agents/bin/some-agent".into(), "--acp".into()],
+            launch: LaunchSpec::default(),
+        }
+    }
+
+    /// The tap of `lines` (each `ms` = its index), parsed line by line.
+    fn tap_of(lines: &[(Way, String)]) -> Vec<Value> {
+        let mut tap = TapEncoder::new(
+            session(),
+            Scrubber::builder().build(),
+            Some(Vec::new()),
+            None,
+        );
+        for (ms, (way, line)) in lines.iter().enumerate() {
+            tap.line(ms as u64, *way, line).unwrap();
+        }
+        let end = TapEnd {
+            outcome: "ok",
+            ..TapEnd::default()
+        };
+        let out = tap
+            .finish(lines.len() as u64, end, Vec::new())
+            .unwrap()
+            .unwrap();
+        String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"terminal":false}}}"#;
+
+    #[test]
+    fn the_header_names_the_agent_from_its_answer_to_the_bridges_initialize() {
+        let answer = |id: u32| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":1,"agentInfo":{{"name":"agent-x","version":"1.2.3"}}}}}}"#
+            )
+        };
+        // (case, lines, agent, agent_info)
+        type Case = (&'static str, Vec<(Way, String)>, &'static str, Value);
+        let cases: Vec<Case> = vec![
+            (
+                "answered",
+                vec![
+                    (Way::PanelToBridge, "{}".into()),
+                    (Way::BridgeToAgent, INIT.into()),
+                    (Way::AgentStderr, "starting".into()),
+                    (Way::AgentToBridge, answer(0)),
+                ],
+                "agent-x",
+                json!({"name":"agent-x","version":"1.2.3"}),
+            ),
+            (
+                "an answer to another request",
+                vec![
+                    (Way::BridgeToAgent, INIT.into()),
+                    (Way::AgentToBridge, answer(7)),
+                ],
+                "some-agent",
+                Value::Null,
+            ),
+            (
+                "never answered",
+                vec![(Way::BridgeToAgent, INIT.into())],
+                "some-agent",
+                Value::Null,
+            ),
+        ];
+        for (case, lines, agent, info) in cases {
+            let tap = tap_of(&lines);
+            let header = &tap[0];
+            assert_eq!(header["type"], "header", "{case}");
+            assert_eq!(header["agent"], agent, "{case}");
+            assert_eq!(header["agent_info"], info, "{case}");
+            assert_eq!(
+                header["client_capabilities"],
+                json!({"terminal":false}),
+                "{case}"
+            );
+            assert_eq!(header["bridge_version"], "9.9.9", "{case}");
+            // every line, in order, after the header, then the trailer
+            let raws: Vec<&str> = tap[1..tap.len() - 1]
+                .iter()
+                .map(|e| e["raw"].as_str().unwrap())
+                .collect();
+            let want: Vec<&str> = lines.iter().map(|(_, l)| l.as_str()).collect();
+            assert_eq!(raws, want, "{case}");
+            assert_eq!(tap.last().unwrap()["type"], "trailer", "{case}");
+        }
+    }
+
+    #[test]
+    fn events_held_for_the_header_are_bounded() {
+        let lines: Vec<(Way, String)> = (0..MAX_HELD_EVENTS + 10)
+            .map(|i| (Way::AgentStderr, format!("line {i}")))
+            .collect();
+        let mut tap = TapEncoder::new(
+            session(),
+            Scrubber::builder().build(),
+            Some(Vec::new()),
+            None,
+        );
+        for (ms, (way, line)) in lines.iter().enumerate() {
+            tap.line(ms as u64, *way, line).unwrap();
+            assert!(tap.held.len() < MAX_HELD_EVENTS, "held {}", tap.held.len());
+        }
+        assert!(
+            tap.header.is_none(),
+            "the header went out without agent_info"
+        );
+    }
+}
