@@ -19,6 +19,9 @@ use super::mcp_config;
 pub const AGENT_ENV: &str = "ACP_BRIDGE_AGENT";
 /// Environment variable holding the line cap when `--max-line-bytes` is absent.
 pub const MAX_LINE_ENV: &str = "ACP_BRIDGE_MAX_LINE_BYTES";
+/// Environment variable holding the tap path when `--tap` is absent (for
+/// panels that start the bridge with flags of their own).
+pub const TAP_ENV: &str = "ACP_BRIDGE_TAP";
 
 /// The variables of ours the command line falls back to.
 #[derive(Debug, Default, Clone)]
@@ -27,6 +30,8 @@ pub struct Env {
     pub agent: Option<String>,
     /// [`MAX_LINE_ENV`]
     pub max_line_bytes: Option<String>,
+    /// [`TAP_ENV`]
+    pub tap: Option<String>,
 }
 
 impl Env {
@@ -34,6 +39,7 @@ impl Env {
         Env {
             agent: std::env::var(AGENT_ENV).ok(),
             max_line_bytes: std::env::var(MAX_LINE_ENV).ok(),
+            tap: std::env::var(TAP_ENV).ok(),
         }
     }
 }
@@ -56,8 +62,13 @@ pub struct HostConfig {
     /// The directory the agent runs in (also `spec.cwd`).
     pub cwd: PathBuf,
     pub timing: Timing,
-    /// Optional traffic log: every line in and out, with its direction.
+    /// `--bridge-log`: the tap's tagged text view, appended as lines come.
     pub bridge_log: Option<PathBuf>,
+    /// `--tap` (or [`TAP_ENV`]): the session's tap, written whole at exit; a
+    /// directory gets a new file named by the time and pid.
+    pub tap: Option<PathBuf>,
+    /// Values the tap never writes (MCP header and environment values).
+    pub secrets: Vec<String>,
     /// The longest line read from the panel or the agent; a longer one is
     /// skipped and reported.
     pub max_line_bytes: usize,
@@ -104,6 +115,7 @@ const VALUE_FLAGS: &[&str] = &[
     "--cwd",
     "--auth-method",
     "--bridge-log",
+    "--tap",
     "--agent-grace-ms",
     "--eof-drain-ms",
     "--cancel-grace-ms",
@@ -148,6 +160,7 @@ pub fn parse(args: &[String], env: Env, current_dir: &Path) -> Result<Invocation
     let mut auth_method = None;
     let mut script_gate = false;
     let mut bridge_log = None;
+    let mut tap = None;
     let mut timing = Timing::default();
     let mut cancel_grace = None;
     let mut max_line = None;
@@ -239,6 +252,7 @@ pub fn parse(args: &[String], env: Env, current_dir: &Path) -> Result<Invocation
                     "--cwd" => cwd = Some(current_dir.join(value)),
                     "--auth-method" => auth_method = Some(value),
                     "--bridge-log" => bridge_log = Some(current_dir.join(value)),
+                    "--tap" => tap = Some(tap_path(&value, n, current_dir)?),
                     "--agent-grace-ms" => timing.grace = millis(&value, n)?,
                     "--eof-drain-ms" => timing.eof_drain = millis(&value, n)?,
                     "--cancel-grace-ms" => cancel_grace = Some(millis(&value, n)?),
@@ -264,6 +278,11 @@ pub fn parse(args: &[String], env: Env, current_dir: &Path) -> Result<Invocation
         (Some(cap), _) => cap,
         (None, Some(v)) if !v.trim().is_empty() => line_cap(v.trim(), MAX_LINE_ENV)?,
         _ => super::line_io::DEFAULT_MAX_LINE,
+    };
+    let tap = match (tap, env.tap) {
+        (Some(path), _) => Some(path),
+        (None, Some(v)) if !v.trim().is_empty() => Some(tap_path(v.trim(), TAP_ENV, current_dir)?),
+        _ => None,
     };
     let (agent_line, source) = match (agent_cmd, env.agent) {
         (Some(cmd), _) => (cmd, "--agent-cmd"),
@@ -294,6 +313,7 @@ pub fn parse(args: &[String], env: Env, current_dir: &Path) -> Result<Invocation
 
     let launch_servers = mcp_config::read(&mcp_configs, current_dir)?;
     notes.extend(launch_servers.picked.notes);
+    let secrets = acp_bridge::mcp_servers::secrets(&launch_servers.servers);
 
     if permission_mode.is_none() && skip_permissions {
         permission_mode = Some("bypassPermissions".to_string());
@@ -333,6 +353,8 @@ pub fn parse(args: &[String], env: Env, current_dir: &Path) -> Result<Invocation
         cwd,
         timing,
         bridge_log,
+        tap,
+        secrets,
         max_line_bytes,
         print_prompt,
         notes,
@@ -351,6 +373,23 @@ fn line_cap(value: &str, what: &str) -> Result<usize> {
         Ok(n) if n > 0 => Ok(n),
         _ => bail!("{what} takes a positive whole number of bytes, got {value:?}"),
     }
+}
+
+/// The tap's path: `~/` is the home directory (a panel's environment is not
+/// expanded by a shell), relative paths are relative to where we were
+/// started; a trailing `/` keeps meaning "a directory".
+fn tap_path(value: &str, what: &str, current_dir: &Path) -> Result<PathBuf> {
+    if value.is_empty() {
+        bail!("{what} needs a file or directory path");
+    }
+    let path = match value.strip_prefix("~/") {
+        Some(rest) => match std::env::var_os("HOME") {
+            Some(home) => Path::new(&home).join(rest),
+            None => bail!("{what} {value:?}: HOME is not set, so ~ means nothing"),
+        },
+        None => current_dir.join(value),
+    };
+    Ok(path)
 }
 
 fn read_text(path: &str, flag: &str, current_dir: &Path) -> Result<String> {
@@ -372,7 +411,10 @@ Claude flags used: --model, --permission-mode, --mcp-config (JSON or path),
 --dangerously-skip-permissions, --await-initialize (the panel's first line must
 be its initialize request, whose mcpServers join --mcp-config's). Every other Claude flag is accepted and ignored.
 Bridge flags: --cwd <dir>, --auth-method <id>, --script-gate[=true|false],
---bridge-log <file>, --agent-grace-ms <ms> (default 2000),
+--tap <file or dir/> (also from ACP_BRIDGE_TAP: both legs of the session, scrubbed
+of paths and credentials, written whole at exit; in a directory, a new file per session),
+--bridge-log <file> (the same lines as tagged text, appended as they come),
+--agent-grace-ms <ms> (default 2000),
 --eof-drain-ms <ms> (longest wait for a running turn after stdin closes; default 600000),
 --cancel-grace-ms <ms> (longest wait for the agent to answer an interrupted prompt
 before the turn ends without it; default 10000),
@@ -600,6 +642,7 @@ mod tests {
         Env {
             agent: Some(agent.into()),
             max_line_bytes: None,
+            tap: None,
         }
     }
 
@@ -609,6 +652,7 @@ mod tests {
             let env = Env {
                 agent: None,
                 max_line_bytes: env.map(String::from),
+                tap: None,
             };
             match parse(&argv(args), env, &std::env::temp_dir()) {
                 Ok(Invocation::Run(c)) => Ok(c.max_line_bytes),
@@ -627,6 +671,46 @@ mod tests {
         let bad = cap("--agent-cmd x", Some("lots")).unwrap_err();
         assert!(
             bad.contains("ACP_BRIDGE_MAX_LINE_BYTES takes a positive"),
+            "{bad}"
+        );
+    }
+
+    #[test]
+    fn the_tap_path_comes_from_the_flag_then_the_environment() {
+        let start = Path::new("/srv/panel");
+        let tap = |args: &str, env: Option<&str>| {
+            let env = Env {
+                tap: env.map(String::from),
+                ..Env::default()
+            };
+            match parse(&argv(&format!("{args} --cwd /")), env, start) {
+                Ok(Invocation::Run(c)) => Ok(c.tap),
+                Ok(other) => panic!("{other:?}"),
+                Err(e) => Err(format!("{e:#}")),
+            }
+        };
+        let cases: &[(&str, Option<&str>, Option<&str>)] = &[
+            ("--agent-cmd x", None, None),
+            ("--agent-cmd x", Some("  "), None),
+            ("--agent-cmd x", Some("taps/"), Some("/srv/panel/taps/")),
+            (
+                "--agent-cmd x --tap=/var/t.jsonl",
+                Some("e.jsonl"),
+                Some("/var/t.jsonl"),
+            ),
+            (
+                "--agent-cmd x --tap t.jsonl",
+                None,
+                Some("/srv/panel/t.jsonl"),
+            ),
+        ];
+        for (args, env, want) in cases {
+            let want = want.map(PathBuf::from);
+            assert_eq!(tap(args, *env), Ok(want), "{args} with {env:?}");
+        }
+        let bad = tap("--agent-cmd x --tap=", None).unwrap_err();
+        assert!(
+            bad.contains("--tap needs a file or directory path"),
             "{bad}"
         );
     }
@@ -708,6 +792,7 @@ mod tests {
             let env = Env {
                 agent: env.map(String::from),
                 max_line_bytes: None,
+                tap: None,
             };
             let err = parse(&argv(line), env, &std::env::temp_dir()).unwrap_err();
             let text = format!("{err:#}");

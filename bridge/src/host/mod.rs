@@ -11,7 +11,7 @@ mod program;
 mod random_ids;
 mod session;
 mod stderr_sink;
-mod traffic_log;
+mod tap_file;
 
 use std::process::ExitCode;
 use std::time::Duration;

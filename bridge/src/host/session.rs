@@ -29,6 +29,7 @@
 use std::process::ExitStatus;
 use std::time::Duration;
 
+use acp_bridge::tap::{REDACTED, Scrubber, TapEnd, TapSession, Way};
 use acp_bridge::{Bridge, Output};
 use anyhow::Result;
 use tokio::sync::mpsc;
@@ -43,7 +44,7 @@ use super::line_io::{Line, Read, read_lines, write_lines, write_lines_blocking};
 use super::line_queue::{LineQueue, READ_BUDGET, ReadBudget, WRITE_BUDGET, line_queue};
 use super::random_ids::RandomIds;
 use super::stderr_sink::StderrSink;
-use super::traffic_log::TrafficLog;
+use super::tap_file::{Tap, TapConfig, utc_date};
 
 /// How long the agent's stdout may stay open after the agent exited (a
 /// grandchild can hold it) before the exit is reported to the core anyway.
@@ -158,20 +159,29 @@ pub async fn run(config: HostConfig) -> Result<i32> {
     let start = std::time::Instant::now();
     let now = || start.elapsed();
     let timing = config.timing;
-    let secrets = config
-        .spec
-        .mcp
-        .iter()
-        .filter_map(|m| m.authorization.clone())
-        .collect();
-    let mut log = TrafficLog::open(config.bridge_log.as_deref(), secrets)?;
-    log.note(&format!(
-        "acp-bridge argv {:?}",
-        std::env::args().collect::<Vec<_>>()
-    ));
+    let ms = || start.elapsed().as_millis() as u64;
+    let log = Tap::open(
+        TapConfig {
+            tap: config.tap.as_deref(),
+            bridge_log: config.bridge_log.as_deref(),
+            cap: config.max_line_bytes,
+        },
+        TapSession {
+            bridge_version: env!("CARGO_PKG_VERSION").to_string(),
+            date: utc_date(),
+            argv: config.agent_argv.clone(),
+            launch: config.spec.clone(),
+        },
+        tap_scrubber(&config),
+    )?;
+    log.line(
+        ms(),
+        Way::Note,
+        &format!("acp-bridge argv {:?}", std::env::args().collect::<Vec<_>>()),
+    );
     let mut stderr = StderrSink::start();
     for note in &config.notes {
-        diagnostic(&mut stderr, &mut log, note);
+        diagnostic(&mut stderr, &log, start, note);
     }
 
     // Before the agent exists: a signal must never kill us with the agent left running.
@@ -181,15 +191,27 @@ pub async fn run(config: HostConfig) -> Result<i32> {
         Ok(agent) => agent,
         Err(e) => {
             // The notes above go out before the error that ends us.
+            let end = TapEnd {
+                outcome: "error",
+                bridge_exit: 1,
+                ..TapEnd::default()
+            };
+            if let Some(told) = log.finish(ms(), end, vec![format!("{e:#}")]) {
+                stderr.line(format!("acp-bridge: {told}"));
+            }
             stderr.close(STDERR_FLUSH).await;
             return Err(e);
         }
     };
-    log.note(&format!(
-        "agent started: pid {}, argv {:?}",
-        agent.tree.id(),
-        config.agent_argv
-    ));
+    log.line(
+        ms(),
+        Way::Note,
+        &format!(
+            "agent started: pid {}, argv {:?}",
+            agent.tree.id(),
+            config.agent_argv
+        ),
+    );
 
     let cap = config.max_line_bytes;
     let (events_tx, mut events) = mpsc::channel::<Event>(64);
@@ -244,6 +266,8 @@ pub async fn run(config: HostConfig) -> Result<i32> {
         panel_tx,
         agent_tx,
         log,
+        start,
+        agent_status: None,
         stderr,
         tree: agent.tree,
         cap,
@@ -269,7 +293,7 @@ pub async fn run(config: HostConfig) -> Result<i32> {
         let user = serde_json::json!({"type": "user", "session_id": "",
             "message": {"role": "user", "content": prompt}, "parent_tool_use_id": null});
         for line in [init, user.to_string()] {
-            host.log.record("panel>", &line);
+            host.log.line(host.ms(), Way::PanelToBridge, &line);
             let out = host.bridge.on_panel_line(&line, now());
             host.apply(out);
         }
@@ -305,17 +329,17 @@ pub async fn run(config: HostConfig) -> Result<i32> {
         .flatten()
         .min();
         let exit_drain_due = agent_exit.map(|(_, at)| at + STDOUT_DRAIN_AFTER_EXIT);
-        let panel_room = host.panel_room();
-        let agent_room = host.agent_room();
+        let tap_room = host.log.has_room();
+        let panel_room = host.panel_room() && tap_room;
+        let agent_room = host.agent_room() && tap_room;
         tokio::select! {
             read = agent_lines.recv(), if agent_stdout_open && panel_room => match read {
                 Some(Read::Line(line)) => host.agent_line(line, now()),
                 Some(Read::OverCap) => {
-                    host.log.note(&format!("<agent line over the cap of {cap} bytes; skipping it"));
                     let out = host.bridge.on_agent_line_over_cap(cap, now());
                     host.apply(out);
                 }
-                Some(Read::Skipped { bytes }) => host.skipped("the agent", bytes),
+                Some(Read::Skipped { bytes }) => host.skipped(Way::AgentToBridge, bytes),
                 end => {
                     if let Some(Read::End(Some(e))) = end {
                         host.diag(&format!("reading the agent's stdout failed: {e}"));
@@ -329,13 +353,12 @@ pub async fn run(config: HostConfig) -> Result<i32> {
             read = panel_lines.recv(), if panel_reading && panel_room && agent_room => match read {
                 Some(Read::Line(line)) => host.panel_line(line, now()),
                 Some(Read::OverCap) => {
-                    host.log.note(&format!("panel> line over the cap of {cap} bytes; skipping it"));
                     if host.panel_open {
                         let out = host.bridge.on_panel_line_over_cap(cap, now());
                         host.apply(out);
                     }
                 }
-                Some(Read::Skipped { bytes }) => host.skipped("the panel", bytes),
+                Some(Read::Skipped { bytes }) => host.skipped(Way::PanelToBridge, bytes),
                 end => {
                     if let Some(Read::End(Some(e))) = end {
                         host.diag(&format!("reading stdin failed ({e}); treating it as closed"));
@@ -344,8 +367,9 @@ pub async fn run(config: HostConfig) -> Result<i32> {
                     host.panel_eof(now(), timing.eof_drain);
                 }
             },
-            _ = host.panel_tx.room(), if !panel_room => {}
-            _ = host.agent_tx.room(), if !agent_room => {}
+            _ = host.panel_tx.room(), if !host.panel_room() => {}
+            _ = host.agent_tx.room(), if !host.agent_room() => {}
+            _ = host.log.room(), if !tap_room => {}
             event = events.recv(), if events_open => match event {
                 Some(Event::PanelGone(e)) => {
                     host.diag(&format!("writing stdout failed ({e}); ending the session"));
@@ -356,10 +380,10 @@ pub async fn run(config: HostConfig) -> Result<i32> {
                 }
                 Some(Event::AgentStderr(Read::Line(line))) => {
                     host.stderr.line(format!("[agent] {}", line.text));
-                    host.log.record("agent-stderr", &line.text);
+                    host.log.line(host.ms(), Way::AgentStderr, &line.text);
                 }
                 Some(Event::AgentStderr(Read::Skipped { bytes })) => {
-                    host.skipped("the agent's stderr", bytes)
+                    host.skipped(Way::AgentStderr, bytes)
                 }
                 Some(Event::AgentStderr(Read::OverCap)) => {}
                 Some(Event::AgentStderr(Read::End(_))) => agent_stderr_open = false,
@@ -377,7 +401,8 @@ pub async fn run(config: HostConfig) -> Result<i32> {
                     Ok(Err(e)) => { host.diag(&format!("waiting for the agent failed: {e}")); None }
                     Err(_) => None,
                 };
-                host.log.note(&format!("agent exited: {}", describe(status)));
+                host.note(&format!("agent exited: {}", describe(status)));
+                host.agent_status = status;
                 agent_exit = Some((status, Instant::now()));
             }
             _ = sleep_until_opt(deadline), if deadline.is_some() => {
@@ -441,7 +466,12 @@ struct Host {
     bridge: Bridge,
     panel_tx: LineQueue,
     agent_tx: LineQueue,
-    log: TrafficLog,
+    /// The tap and `--bridge-log` view (no-ops without the flags).
+    log: Tap,
+    /// When the session started: the tap's times count from here.
+    start: std::time::Instant,
+    /// The agent's exit status, once it exited.
+    agent_status: Option<ExitStatus>,
     stderr: StderrSink,
     /// The agent and everything it started.
     tree: Tree,
@@ -482,7 +512,7 @@ impl Host {
         if line.lossy {
             self.diag("an agent line was not valid UTF-8; invalid bytes replaced");
         }
-        self.log.record("<agent", &line.text);
+        self.log.line(self.ms(), Way::AgentToBridge, &line.text);
         let out = self.bridge.on_agent_line(&line.text, now);
         self.apply(out);
     }
@@ -491,16 +521,24 @@ impl Host {
         if line.lossy {
             self.diag("a panel line was not valid UTF-8; invalid bytes replaced");
         }
-        self.log.learn_secrets_of_panel_line(&line.text);
-        self.log.record("panel>", &line.text);
+        for secret in panel_line_secrets(&line.text) {
+            self.log.secret(&secret);
+        }
+        self.log.line(self.ms(), Way::PanelToBridge, &line.text);
         if self.panel_open {
             let out = self.bridge.on_panel_line(&line.text, now);
             self.apply(out);
         }
     }
 
-    /// An over-cap line from `from` ended after `bytes` bytes.
-    fn skipped(&mut self, from: &str, bytes: u64) {
+    /// An over-cap line that went `way` ended after `bytes` bytes.
+    fn skipped(&mut self, way: Way, bytes: u64) {
+        self.log.skipped(self.ms(), way, bytes);
+        let from = match way {
+            Way::PanelToBridge => "the panel",
+            Way::AgentStderr => "the agent's stderr",
+            _ => "the agent",
+        };
         self.diag(&format!(
             "skipped a line of {bytes} bytes from {from}: over the line cap of {} bytes (--max-line-bytes)",
             self.cap
@@ -513,7 +551,7 @@ impl Host {
                 self.dropped_agent_lines += 1;
                 continue;
             }
-            self.log.record("agent<", &line);
+            self.log.line(self.ms(), Way::BridgeToAgent, &line);
             self.agent_tx.push(line);
         }
         for line in out.to_panel {
@@ -522,13 +560,13 @@ impl Host {
                 self.synthetic_init = false;
                 continue;
             }
-            self.log.record("<panel", &line);
+            self.log.line(self.ms(), Way::BridgeToPanel, &line);
             if !self.panel_gone {
                 self.panel_tx.push(line);
             }
         }
         for d in &out.diagnostics {
-            diagnostic(&mut self.stderr, &mut self.log, d);
+            diagnostic(&mut self.stderr, &self.log, self.start, d);
         }
         if out.close_agent_stdin && !self.stdin_closed {
             self.cause.get_or_insert(EndCause::Core);
@@ -537,7 +575,16 @@ impl Host {
     }
 
     fn diag(&mut self, text: &str) {
-        diagnostic(&mut self.stderr, &mut self.log, text);
+        diagnostic(&mut self.stderr, &self.log, self.start, text);
+    }
+
+    fn note(&self, text: &str) {
+        self.log.line(self.ms(), Way::Note, text);
+    }
+
+    /// Milliseconds since the session started, for the tap.
+    fn ms(&self) -> u64 {
+        self.start.elapsed().as_millis() as u64
     }
 
     fn panel_eof(&mut self, now: Duration, eof_drain: Duration) {
@@ -564,7 +611,7 @@ impl Host {
         }
         self.stdin_closed = true;
         self.agent_tx.close();
-        self.log.note("closed the agent's stdin");
+        self.note("closed the agent's stdin");
         self.drain_until = None;
         let graces = Graces {
             eof: self.grace,
@@ -608,14 +655,13 @@ impl Host {
         };
         match rung {
             Rung::Terminate => {
-                self.log.note(&format!(
+                self.note(&format!(
                     "sending {INTERRUPT_NAME} to the agent's process group"
                 ));
                 self.signalled = true;
                 if !self.tree.interrupt() {
                     // e.g. no console to send CTRL_BREAK on: the kill follows
-                    self.log
-                        .note(&format!("{INTERRUPT_NAME} reached no process"));
+                    self.note(&format!("{INTERRUPT_NAME} reached no process"));
                 }
             }
             Rung::Kill => {
@@ -664,7 +710,7 @@ async fn answer_late_panel_lines(
                 let out = host.bridge.on_panel_line_over_cap(host.cap, now());
                 host.apply(out);
             }
-            Ok(Some(Read::Skipped { bytes })) => host.skipped("the panel", bytes),
+            Ok(Some(Read::Skipped { bytes })) => host.skipped(Way::PanelToBridge, bytes),
             Ok(Some(Read::End(_)) | None) | Err(_) => break,
         }
     }
@@ -678,7 +724,7 @@ async fn end_leftovers(grace: Duration, host: &mut Host) {
         if !host.tree.alive() {
             break;
         }
-        host.log.note(&format!(
+        host.note(&format!(
             "{name} to what is left of the agent's process group"
         ));
         // The group id stays ours while any member lives (the kernel does not
@@ -723,15 +769,95 @@ async fn finish(mut host: Host, panel_writer: tokio::task::JoinHandle<()>, code:
     if timeout(PANEL_FLUSH, panel_writer).await.is_err() {
         host.diag("stdout could not be flushed in time");
     }
-    host.log.note(&format!("exit {code}"));
-    host.log.flush();
+    host.note(&format!("exit {code}"));
+    let ms = host.ms();
+    let (agent_code, agent_signal) = {
+        use std::os::unix::process::ExitStatusExt;
+        match host.agent_status {
+            Some(s) => (s.code(), s.signal()),
+            None => (None, None),
+        }
+    };
+    let end = TapEnd {
+        outcome: match host.cause {
+            Some(EndCause::Signal(_)) => "interrupted",
+            _ if code == 0 => "ok",
+            _ => "error",
+        },
+        agent_code,
+        agent_signal,
+        bridge_exit: code,
+    };
+    if let Some(told) = host.log.finish(ms, end, Vec::new()) {
+        host.stderr.line(format!("acp-bridge: {told}"));
+    }
     host.stderr.close(STDERR_FLUSH).await;
     code
 }
 
-fn diagnostic(stderr: &mut StderrSink, log: &mut TrafficLog, text: &str) {
+fn diagnostic(stderr: &mut StderrSink, log: &Tap, start: std::time::Instant, text: &str) {
     stderr.line(format!("acp-bridge: {text}"));
-    log.record("diag", text);
+    log.line(start.elapsed().as_millis() as u64, Way::Diagnostic, text);
+}
+
+/// The tap's scrubber: the session's workspace, the user's home and the
+/// system temp directory (also as their canonical paths), the MCP URL and
+/// token, and every MCP header and environment value of the configuration.
+fn tap_scrubber(config: &HostConfig) -> Scrubber {
+    let mut b = Scrubber::builder();
+    let mut path = |kind: &'static str, placeholder: &str, p: &std::path::Path| {
+        b.path(kind, placeholder, &p.to_string_lossy());
+        if let Ok(real) = p.canonicalize() {
+            b.path(kind, placeholder, &real.to_string_lossy());
+        }
+    };
+    path("workspace", "<workspace>", &config.cwd);
+    for var in ["HOME", "USERPROFILE"] {
+        if let Some(home) = std::env::var_os(var) {
+            path("home", "<home>", std::path::Path::new(&home));
+        }
+    }
+    path("temp", "<temp>", &std::env::temp_dir());
+    let authorization = config
+        .spec
+        .mcp
+        .as_ref()
+        .and_then(|m| m.authorization.as_deref());
+    if let Some(mcp) = &config.spec.mcp {
+        b.literal("mcp-url", "<mcp-url>", &mcp.url);
+    }
+    if let Some(auth) = authorization {
+        match auth.split_once(' ') {
+            Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => {
+                b.literal("mcp-token", "<mcp-token>", token.trim())
+            }
+            _ => b.literal("mcp-header", REDACTED, auth),
+        }
+    }
+    for secret in &config.secrets {
+        if Some(secret.as_str()) != authorization {
+            b.literal("mcp-header", REDACTED, secret);
+        }
+    }
+    b.build()
+}
+
+/// The header and environment values of the MCP servers a panel
+/// `initialize` line carries (the TypeScript SDK sends its servers there):
+/// the tap learns them before it writes the line, as it learns the
+/// `--mcp-config` ones at launch.
+fn panel_line_secrets(line: &str) -> Vec<String> {
+    if !line.contains("\"mcpServers\"") {
+        return Vec::new();
+    }
+    serde_json::from_str::<serde_json::Value>(line)
+        .ok()
+        .and_then(|v| {
+            v["request"]["mcpServers"]
+                .as_object()
+                .map(acp_bridge::mcp_servers::secrets)
+        })
+        .unwrap_or_default()
 }
 
 /// The signal that ended a process (Unix; Windows statuses always have a code).

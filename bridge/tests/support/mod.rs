@@ -66,6 +66,8 @@ pub struct Bridge {
     stderr_done: Arc<std::sync::atomic::AtomicBool>,
     /// Every stdout line read so far, for failure messages.
     pub seen: Vec<String>,
+    /// Every line written to its stdin, in order.
+    pub sent: Vec<String>,
 }
 
 impl Bridge {
@@ -87,18 +89,23 @@ impl Bridge {
     }
 
     pub fn start_with_agent_env(args: &[&str], agent_env: Option<&str>) -> Bridge {
-        Bridge::spawn(args, agent_env, true, None)
+        Bridge::spawn(args, agent_env, true, None, &[])
     }
 
     /// Like [`Bridge::start`], with `dir` first in its `PATH`.
     pub fn start_with_path_first(args: &[&str], dir: &Path) -> Bridge {
-        Bridge::spawn(args, None, true, Some(dir))
+        Bridge::spawn(args, None, true, Some(dir), &[])
+    }
+
+    /// Like [`Bridge::start`], with these environment variables set.
+    pub fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> Bridge {
+        Bridge::spawn(args, None, true, None, env)
     }
 
     /// Like [`Bridge::start`], but its stderr is a pipe nobody reads (as some
     /// panels do): the bridge must not stall on it.
     pub fn start_with_unread_stderr(args: &[&str]) -> Bridge {
-        Bridge::spawn(args, None, false, None)
+        Bridge::spawn(args, None, false, None, &[])
     }
 
     fn spawn(
@@ -106,6 +113,7 @@ impl Bridge {
         agent_env: Option<&str>,
         read_stderr: bool,
         path_first: Option<&Path>,
+        env: &[(&str, &str)],
     ) -> Bridge {
         #[cfg(windows)]
         have_a_console();
@@ -118,6 +126,8 @@ impl Bridge {
             windows::Win32::System::Threading::CREATE_NEW_PROCESS_GROUP.0,
         );
         command.env_remove("ACP_BRIDGE_AGENT");
+        command.env_remove("ACP_BRIDGE_TAP");
+        command.envs(env.iter().copied());
         if let Some(agent) = agent_env {
             command.env("ACP_BRIDGE_AGENT", agent);
         }
@@ -173,6 +183,7 @@ impl Bridge {
             stderr,
             stderr_done,
             seen: Vec::new(),
+            sent: Vec::new(),
         }
     }
 
@@ -181,10 +192,15 @@ impl Bridge {
         writeln!(stdin, "{line}")
             .and_then(|_| stdin.flush())
             .expect("write to acp-bridge");
+        self.sent.push(line.to_string());
     }
 
     pub fn close_stdin(&mut self) {
         self.stdin.take();
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     #[cfg(unix)]

@@ -18,6 +18,8 @@
 //!   contain those fields (notifications named in `"notifications_first"`
 //!   may come before it). With `"fill":{"pointer":"/a/b","len":N}`, N base64
 //!   characters are put at that JSON pointer first (big images, small script).
+//! - `{"send_raw":"text"}`: write that text as one line, byte for byte
+//!   (escapes a serialiser would not choose, such as `\u00fc` or `\/`).
 //! - `{"stderr":"text", "times":n}` (times defaults to 1), `{"sleep_ms":n}`,
 //!   `{"exit":code}`.
 //!
@@ -194,6 +196,10 @@ impl Peer {
                     ));
                 }
             }
+        } else if let Some(text) = step["send_raw"].as_str() {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{text}");
+            let _ = out.flush();
         } else if let Some(text) = step["stderr"].as_str() {
             for _ in 0..step["times"].as_u64().unwrap_or(1) {
                 eprintln!("{text}");
