@@ -10,6 +10,7 @@ mod mcp_config;
 mod program;
 mod random_ids;
 mod session;
+mod signals;
 mod stderr_sink;
 mod tap_file;
 

@@ -29,7 +29,7 @@
 use std::process::ExitStatus;
 use std::time::Duration;
 
-use acp_bridge::tap::{REDACTED, Scrubber, TapEnd, TapSession, Way};
+use acp_bridge::tap::{TapEnd, TapSession, Way};
 use acp_bridge::{Bridge, Output};
 use anyhow::Result;
 use tokio::sync::mpsc;
@@ -37,6 +37,9 @@ use tokio::time::{Instant, sleep_until, timeout};
 
 use process_group::tree::{INTERRUPT_NAME, KILL_NAME, Tree};
 use process_group::{Graces, Ladder, Rung};
+
+use super::signals::Signals;
+use super::tap_file::{panel_line_secrets, tap_scrubber};
 
 use super::agent_process;
 use super::args::HostConfig;
@@ -99,60 +102,6 @@ enum EndCause {
     /// We got this signal (its Unix number; Windows console events are
     /// numbered as the signal they stand for, see [`Signals`]).
     Signal(i32),
-}
-
-/// Our own termination signals. On Windows the console events stand for
-/// the signals they mean: ctrl_c for SIGINT, ctrl_break for SIGTERM (what
-/// a parent sends a process group it wants ended), ctrl_close for SIGHUP.
-struct Signals {
-    #[cfg(unix)]
-    term: tokio::signal::unix::Signal,
-    #[cfg(unix)]
-    int: tokio::signal::unix::Signal,
-    #[cfg(unix)]
-    hup: tokio::signal::unix::Signal,
-    #[cfg(windows)]
-    int: tokio::signal::windows::CtrlC,
-    #[cfg(windows)]
-    term: tokio::signal::windows::CtrlBreak,
-    #[cfg(windows)]
-    hup: tokio::signal::windows::CtrlClose,
-}
-
-const SIGHUP: i32 = 1;
-const SIGINT: i32 = 2;
-const SIGTERM: i32 = 15;
-
-impl Signals {
-    fn listen() -> std::io::Result<Signals> {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{SignalKind, signal};
-            Ok(Signals {
-                term: signal(SignalKind::terminate())?,
-                int: signal(SignalKind::interrupt())?,
-                hup: signal(SignalKind::hangup())?,
-            })
-        }
-        #[cfg(windows)]
-        {
-            use tokio::signal::windows::{ctrl_break, ctrl_c, ctrl_close};
-            Ok(Signals {
-                int: ctrl_c()?,
-                term: ctrl_break()?,
-                hup: ctrl_close()?,
-            })
-        }
-    }
-
-    /// The next one, as its Unix number.
-    async fn recv(&mut self) -> i32 {
-        tokio::select! {
-            _ = self.term.recv() => SIGTERM,
-            _ = self.int.recv() => SIGINT,
-            _ = self.hup.recv() => SIGHUP,
-        }
-    }
 }
 
 pub async fn run(config: HostConfig) -> Result<i32> {
@@ -800,66 +749,6 @@ fn diagnostic(stderr: &mut StderrSink, log: &Tap, start: std::time::Instant, tex
     log.line(start.elapsed().as_millis() as u64, Way::Diagnostic, text);
 }
 
-/// The tap's scrubber: the session's workspace, the user's home and the
-/// system temp directory (also as their canonical paths), the MCP URL and
-/// token, and every MCP header and environment value of the configuration.
-fn tap_scrubber(config: &HostConfig) -> Scrubber {
-    let mut b = Scrubber::builder();
-    let mut path = |kind: &'static str, placeholder: &str, p: &std::path::Path| {
-        b.path(kind, placeholder, &p.to_string_lossy());
-        if let Ok(real) = p.canonicalize() {
-            b.path(kind, placeholder, &real.to_string_lossy());
-        }
-    };
-    path("workspace", "<workspace>", &config.cwd);
-    for var in ["HOME", "USERPROFILE"] {
-        if let Some(home) = std::env::var_os(var) {
-            path("home", "<home>", std::path::Path::new(&home));
-        }
-    }
-    path("temp", "<temp>", &std::env::temp_dir());
-    let authorization = config
-        .spec
-        .mcp
-        .as_ref()
-        .and_then(|m| m.authorization.as_deref());
-    if let Some(mcp) = &config.spec.mcp {
-        b.literal("mcp-url", "<mcp-url>", &mcp.url);
-    }
-    if let Some(auth) = authorization {
-        match auth.split_once(' ') {
-            Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => {
-                b.literal("mcp-token", "<mcp-token>", token.trim())
-            }
-            _ => b.literal("mcp-header", REDACTED, auth),
-        }
-    }
-    for secret in &config.secrets {
-        if Some(secret.as_str()) != authorization {
-            b.literal("mcp-header", REDACTED, secret);
-        }
-    }
-    b.build()
-}
-
-/// The header and environment values of the MCP servers a panel
-/// `initialize` line carries (the TypeScript SDK sends its servers there):
-/// the tap learns them before it writes the line, as it learns the
-/// `--mcp-config` ones at launch.
-fn panel_line_secrets(line: &str) -> Vec<String> {
-    if !line.contains("\"mcpServers\"") {
-        return Vec::new();
-    }
-    serde_json::from_str::<serde_json::Value>(line)
-        .ok()
-        .and_then(|v| {
-            v["request"]["mcpServers"]
-                .as_object()
-                .map(acp_bridge::mcp_servers::secrets)
-        })
-        .unwrap_or_default()
-}
-
 /// The signal that ended a process (Unix; Windows statuses always have a code).
 fn killed_by(status: ExitStatus) -> Option<i32> {
     #[cfg(unix)]
@@ -892,28 +781,4 @@ async fn sleep_until_opt(at: Option<Instant>) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_the_reply_to_our_own_request_is_recognised() {
-        let cases = [
-            (
-                r#"{"type":"control_response","response":{"subtype":"success","request_id":"acp-bridge-print-init","response":{}}}"#,
-                true,
-            ),
-            (
-                r#"{"type":"control_response","response":{"subtype":"success","request_id":"req_1","response":{}}}"#,
-                false,
-            ),
-            (
-                r#"{"type":"user","message":{"content":"acp-bridge-print-init \"control_response\""}}"#,
-                false,
-            ),
-            (r#"{"type":"control_response", broken"#, false),
-        ];
-        for (line, want) in cases {
-            assert_eq!(is_reply_to(line, PRINT_INIT_ID), want, "{line}");
-        }
-    }
-}
+mod tests;

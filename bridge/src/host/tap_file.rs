@@ -19,7 +19,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use acp_bridge::tap::{Scrubber, TapEncoder, TapEnd, TapSession, Way};
+use acp_bridge::tap::{REDACTED, Scrubber, TapEncoder, TapEnd, TapSession, Way};
+
+use super::args::HostConfig;
 use anyhow::{Context, Result};
 
 /// Bytes of lines that may wait for the writer thread: room for an image at
@@ -408,6 +410,66 @@ fn civil_date(days: i64) -> String {
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
     format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// The tap's scrubber: the session's workspace, the user's home and the
+/// system temp directory (also as their canonical paths), the MCP URL and
+/// token, and every MCP header and environment value of the configuration.
+pub fn tap_scrubber(config: &HostConfig) -> Scrubber {
+    let mut b = Scrubber::builder();
+    let mut path = |kind: &'static str, placeholder: &str, p: &std::path::Path| {
+        b.path(kind, placeholder, &p.to_string_lossy());
+        if let Ok(real) = p.canonicalize() {
+            b.path(kind, placeholder, &real.to_string_lossy());
+        }
+    };
+    path("workspace", "<workspace>", &config.cwd);
+    for var in ["HOME", "USERPROFILE"] {
+        if let Some(home) = std::env::var_os(var) {
+            path("home", "<home>", std::path::Path::new(&home));
+        }
+    }
+    path("temp", "<temp>", &std::env::temp_dir());
+    let authorization = config
+        .spec
+        .mcp
+        .as_ref()
+        .and_then(|m| m.authorization.as_deref());
+    if let Some(mcp) = &config.spec.mcp {
+        b.literal("mcp-url", "<mcp-url>", &mcp.url);
+    }
+    if let Some(auth) = authorization {
+        match auth.split_once(' ') {
+            Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => {
+                b.literal("mcp-token", "<mcp-token>", token.trim())
+            }
+            _ => b.literal("mcp-header", REDACTED, auth),
+        }
+    }
+    for secret in &config.secrets {
+        if Some(secret.as_str()) != authorization {
+            b.literal("mcp-header", REDACTED, secret);
+        }
+    }
+    b.build()
+}
+
+/// The header and environment values of the MCP servers a panel
+/// `initialize` line carries (the TypeScript SDK sends its servers there):
+/// the tap learns them before it writes the line, as it learns the
+/// `--mcp-config` ones at launch.
+pub fn panel_line_secrets(line: &str) -> Vec<String> {
+    if !line.contains("\"mcpServers\"") {
+        return Vec::new();
+    }
+    serde_json::from_str::<serde_json::Value>(line)
+        .ok()
+        .and_then(|v| {
+            v["request"]["mcpServers"]
+                .as_object()
+                .map(acp_bridge::mcp_servers::secrets)
+        })
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
