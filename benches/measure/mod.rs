@@ -4,6 +4,7 @@
 
 /// Nanoseconds on CLOCK_MONOTONIC: the same clock in the writing and the
 /// reading process, so a frame's stamp and its arrival compare directly.
+#[cfg(unix)]
 pub fn monotonic_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
@@ -12,6 +13,20 @@ pub fn monotonic_ns() -> u64 {
     // SAFETY: clock_gettime writes into the timespec we own.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Nanoseconds on the performance counter, which Windows keeps system-wide
+/// (the same in every process), as CLOCK_MONOTONIC on Unix.
+#[cfg(windows)]
+pub fn monotonic_ns() -> u64 {
+    use windows::Win32::System::Performance::{QueryPerformanceCounter, QueryPerformanceFrequency};
+    let (mut count, mut per_second) = (0i64, 0i64);
+    // SAFETY: both write into integers we own.
+    unsafe {
+        let _ = QueryPerformanceCounter(&mut count);
+        let _ = QueryPerformanceFrequency(&mut per_second);
+    }
+    (count as u128 * 1_000_000_000 / per_second.max(1) as u128) as u64
 }
 
 /// A numeric knob from the environment, or its default.

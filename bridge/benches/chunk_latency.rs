@@ -10,6 +10,10 @@
 //! rounds quoted: on a noisy host a pooled difference of p99s swings with
 //! the worst stall of any one run.
 //!
+//! The bridge runs twice per round: plain, and with its tap on
+//! (`ACP_BRIDGE_TAP` set to a scratch directory, as a panel user would);
+//! what the tap adds is the median over the rounds of (tapped - plain).
+//!
 //! A second part sends one chunk of 1 to 64 MiB text and times it from the
 //! agent's write to the panel's read of the whole delta line: the cost must
 //! stay linear in frame size.
@@ -174,19 +178,31 @@ fn send(stdin: &mut ChildStdin, line: &str) {
 #[derive(Clone, Copy, PartialEq)]
 enum Between {
     Bridge,
+    /// The bridge with its tap writing to a scratch directory.
+    TappedBridge,
     PassThrough,
+}
+
+/// Where the tapped bridge writes its taps (removed after each run).
+fn tap_dir() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("chunk-latency-taps-{}", std::process::id()))
 }
 
 fn run(between: Between, rate: u64, count: u64, big: usize) -> Result<Run, String> {
     let me = std::env::current_exe().expect("own path");
     let mut command = match between {
-        Between::Bridge => {
+        Between::Bridge | Between::TappedBridge => {
             let mut c = Command::new(env!("CARGO_BIN_EXE_acp-bridge"));
             c.env(
                 "ACP_BRIDGE_AGENT",
-                shell_words::join([me.to_string_lossy().as_ref()]),
+                one_word_command_line(&me.to_string_lossy()),
             )
             .env(ROLE, "agent");
+            if between == Between::TappedBridge {
+                c.env("ACP_BRIDGE_TAP", format!("{}/", tap_dir().display()));
+            } else {
+                c.env_remove("ACP_BRIDGE_TAP");
+            }
             c
         }
         Between::PassThrough => {
@@ -206,7 +222,7 @@ fn run(between: Between, rate: u64, count: u64, big: usize) -> Result<Run, Strin
         .map_err(|e| format!("cannot start: {e}"))?;
     let mut stdin = child.stdin.take().expect("piped");
     let rx = match between {
-        Between::Bridge => {
+        Between::Bridge | Between::TappedBridge => {
             let rx = collect(&mut child, |l| l.starts_with(r#"{"type":"result""#));
             send(
                 &mut stdin,
@@ -253,6 +269,13 @@ fn run(between: Between, rate: u64, count: u64, big: usize) -> Result<Run, Strin
             _ => std::thread::sleep(Duration::from_millis(10)),
         }
     }
+    if between == Between::TappedBridge {
+        let taps = std::fs::read_dir(tap_dir()).map_or(0, |d| d.count());
+        let _ = std::fs::remove_dir_all(tap_dir());
+        if taps != 1 && result.is_ok() {
+            return Err(format!("the tapped bridge left {taps} files, not one tap"));
+        }
+    }
     result
 }
 
@@ -268,18 +291,20 @@ fn main() {
     println!("<!-- report:begin -->");
     println!("## Chunk latency through the `acp-bridge` binary (`chunk_latency`)\n");
     println!(
-        "{count} text chunks at {rate} chunks/s, {rounds} rounds each, bridge and pass-through interleaved.\n"
+        "{count} text chunks at {rate} chunks/s, {rounds} rounds each, pass-through, bridge and bridge with its tap interleaved.\n"
     );
     println!("| between agent and panel | chunks | p50 µs | p99 µs | max µs | received chunks/s |");
     println!("|---|---:|---:|---:|---:|---:|");
     let mut pooled = [
         (Between::PassThrough, Vec::new(), 0u64, 0usize),
         (Between::Bridge, Vec::new(), 0, 0),
+        (Between::TappedBridge, Vec::new(), 0, 0),
     ];
-    // per round: (p50, p99) added by the bridge next to its pass-through run
-    let mut added = Vec::new();
+    // per round: (p50, p99) added by the bridge next to its pass-through
+    // run, and by the tap next to the plain bridge's run
+    let (mut added, mut tap_added) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
-        let mut quantiles = [(f64::NAN, f64::NAN); 2];
+        let mut quantiles = [(f64::NAN, f64::NAN); 3];
         for (k, (between, delays, span, n)) in pooled.iter_mut().enumerate() {
             match run(*between, rate, count, 0) {
                 Ok(r) => {
@@ -299,12 +324,17 @@ fn main() {
             quantiles[1].0 - quantiles[0].0,
             quantiles[1].1 - quantiles[0].1,
         ));
+        tap_added.push((
+            quantiles[2].0 - quantiles[1].0,
+            quantiles[2].1 - quantiles[1].1,
+        ));
     }
     let mut p = Vec::new();
     for (between, delays, span, n) in pooled.iter_mut() {
         delays.sort_unstable();
         let name = match between {
             Between::Bridge => "acp-bridge",
+            Between::TappedBridge => "acp-bridge with ACP_BRIDGE_TAP",
             Between::PassThrough => "pass-through",
         };
         let (p50, p99) = (percentile(delays, 0.5), percentile(delays, 0.99));
@@ -325,14 +355,24 @@ fn main() {
         p[1].1 - p[0].1,
         load()
     );
+    println!(
+        "Added by the tap, median over the rounds of (tapped - plain bridge) in the same round: \
+         p50 {:.0} µs, p99 {:.0} µs; pooled: p50 {:.0} µs, p99 {:.0} µs.\n",
+        median(tap_added.iter().map(|a| a.0).collect()),
+        median(tap_added.iter().map(|a| a.1).collect()),
+        p[2].0 - p[1].0,
+        p[2].1 - p[1].1,
+    );
     println!("### One big chunk\n");
-    println!("| text MiB | pass-through ms | acp-bridge ms | bridge ms per MiB |");
-    println!("|---:|---:|---:|---:|");
+    println!(
+        "| text MiB | pass-through ms | acp-bridge ms | bridge ms per MiB | with the tap ms |"
+    );
+    println!("|---:|---:|---:|---:|---:|");
     for mib in [1usize, 4, 16, 64] {
         let size = mib << 20;
-        let mut times = [Vec::new(), Vec::new()];
+        let mut times = [Vec::new(), Vec::new(), Vec::new()];
         for _ in 0..if quick { 2 } else { 3 } {
-            for (k, between) in [Between::PassThrough, Between::Bridge]
+            for (k, between) in [Between::PassThrough, Between::Bridge, Between::TappedBridge]
                 .into_iter()
                 .enumerate()
             {
@@ -347,12 +387,22 @@ fn main() {
             v.sort_unstable();
             v.get(v.len() / 2).map_or(f64::NAN, |d| *d as f64 / 1e6)
         };
-        let (relay, bridge) = (med(&mut times[0]), med(&mut times[1]));
+        let (relay, bridge, tapped) = (med(&mut times[0]), med(&mut times[1]), med(&mut times[2]));
         println!(
-            "| {mib} | {relay:.1} | {bridge:.1} | {:.2} |",
+            "| {mib} | {relay:.1} | {bridge:.1} | {:.2} | {tapped:.1} |",
             bridge / mib as f64
         );
     }
     println!("\nMedians; load average after: {}.", load());
     println!("<!-- report:end -->");
+}
+
+/// `program` alone as a command line the bridge splits back into it: shell
+/// words on Unix, a double-quoted word on Windows.
+fn one_word_command_line(program: &str) -> String {
+    if cfg!(windows) {
+        format!("\"{program}\"")
+    } else {
+        shell_words::join([program])
+    }
 }

@@ -129,11 +129,32 @@ struct Case {
 }
 
 /// The bridge's `VmHWM` (peak resident set) in bytes.
+#[cfg(unix)]
 fn peak_rss(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
+}
+
+/// The bridge's peak private bytes (Windows has no resident-set peak that
+/// leaves out shared images).
+#[cfg(windows)]
+fn peak_rss(pid: u32) -> Option<u64> {
+    use windows::Win32::Foundation::CloseHandle;
+    use windows::Win32::System::ProcessStatus::{K32GetProcessMemoryInfo, PROCESS_MEMORY_COUNTERS};
+    use windows::Win32::System::Threading::{
+        OpenProcess, PROCESS_QUERY_INFORMATION, PROCESS_VM_READ,
+    };
+    // SAFETY: a handle we open, read and close here, and a buffer of the size we pass.
+    unsafe {
+        let handle = OpenProcess(PROCESS_QUERY_INFORMATION | PROCESS_VM_READ, false, pid).ok()?;
+        let mut counters = PROCESS_MEMORY_COUNTERS::default();
+        let size = std::mem::size_of::<PROCESS_MEMORY_COUNTERS>() as u32;
+        let read = K32GetProcessMemoryInfo(handle, &mut counters, size).as_bool();
+        let _ = CloseHandle(handle);
+        read.then_some(counters.PeakPagefileUsage as u64)
+    }
 }
 
 struct Measured {
@@ -150,7 +171,7 @@ fn run(case: &Case, seconds: u64) -> Result<Measured, String> {
     command
         .env(
             "ACP_BRIDGE_AGENT",
-            shell_words::join([me.to_string_lossy().as_ref()]),
+            one_word_command_line(&me.to_string_lossy()),
         )
         .env(ROLE, "agent")
         .env(KIND, case.flood.name())
@@ -234,8 +255,10 @@ fn run(case: &Case, seconds: u64) -> Result<Measured, String> {
     })
 }
 
-/// Ends the bridge (which ends its agent): SIGTERM, then SIGKILL.
+/// Ends the bridge (which ends its agent): SIGTERM, then SIGKILL (on
+/// Windows at once: its Job Object ends the agent).
 fn end(child: &mut Child) {
+    #[cfg(unix)]
     // SAFETY: signalling the child we started.
     unsafe {
         libc::kill(child.id() as i32, libc::SIGTERM);
@@ -341,4 +364,14 @@ fn main() {
         load()
     );
     println!("<!-- report:end -->");
+}
+
+/// `program` alone as a command line the bridge splits back into it: shell
+/// words on Unix, a double-quoted word on Windows.
+fn one_word_command_line(program: &str) -> String {
+    if cfg!(windows) {
+        format!("\"{program}\"")
+    } else {
+        shell_words::join([program])
+    }
 }

@@ -9,7 +9,12 @@
 //! per frame), and a burst of 200 tool calls (announce, run, complete).
 //!
 //! Linear in frame size means MB/s stays flat as the image grows; the bridge
-//! is meant to stay within 1.2x of the baseline. Besides criterion's own
+//! is meant to stay within 1.2x of the baseline. The same frames are also
+//! run with the tap (`--tap`): each agent frame and each panel line it gives
+//! is scrubbed and encoded as the tap's writer thread does, into a sink, on
+//! the same thread, so the column shows the tap's whole CPU cost per frame
+//! (in the binary that work runs on the tap's own thread; the session loop
+//! only copies the line into its queue). Besides criterion's own
 //! report, a table of MB/s and the bridge/baseline CPU-time ratio is printed at
 //! the end (only when run with `cargo bench`). `BENCH_REPORT=1` is the quick
 //! mode: no criterion sampling, only the paired table, as markdown between
@@ -20,7 +25,8 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use acp_bridge::{Bridge, CounterIds, LaunchSpec};
+use acp_bridge::tap::{Scrubber, TapEncoder, TapSession, Way};
+use acp_bridge::{Bridge, CounterIds, LaunchSpec, McpEndpoint};
 use base64::Engine;
 use criterion::{BatchSize, Criterion, Throughput};
 use serde_json::{Value, json};
@@ -259,6 +265,64 @@ fn translate(bridge: &mut Bridge, frames: &[String]) -> usize {
     n
 }
 
+/// A tap as the binary builds it for a session in `/work` (home, workspace,
+/// temp and the MCP URL and token to scrub), writing into a sink.
+fn tap() -> TapEncoder<std::io::Sink> {
+    let mut scrubber = Scrubber::builder();
+    scrubber.path("home", "<home>", "/home/user");
+    scrubber.path("workspace", "<workspace>", "/work");
+    scrubber.path("temp", "<temp>", "/tmp");
+    scrubber.literal("mcp-url", "<mcp-url>", "http://127.0.0.1:41234/mcp");
+    scrubber.literal("mcp-token", "<mcp-token>", "t0k3n-0123456789abcdef");
+    let session = TapSession {
+        bridge_version: "0".into(),
+        date: "2026-01-01".into(),
+        argv: vec!["/home/user/.local/bin/agent".into(), "--acp".into()],
+        launch: LaunchSpec {
+            cwd: "/work".into(),
+            mcp: Some(McpEndpoint {
+                name: "unity-ops".into(),
+                url: "http://127.0.0.1:41234/mcp".into(),
+                authorization: Some("Bearer t0k3n-0123456789abcdef".into()),
+            }),
+            ..LaunchSpec::default()
+        },
+    };
+    let mut tap = TapEncoder::new(session, scrubber.build(), Some(std::io::sink()), None);
+    // past the header: the agent's initialize answer releases it
+    tap.line(
+        0,
+        Way::BridgeToAgent,
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#,
+    )
+    .unwrap();
+    tap.line(
+        0,
+        Way::AgentToBridge,
+        r#"{"jsonrpc":"2.0","id":0,"result":{"agentInfo":{"name":"a","version":"1"}}}"#,
+    )
+    .unwrap();
+    tap
+}
+
+/// [`translate`] with every agent frame and panel line tapped.
+fn translate_tapped(
+    bridge: &mut Bridge,
+    tap: &mut TapEncoder<std::io::Sink>,
+    frames: &[String],
+) -> usize {
+    let mut n = 0;
+    for (ms, f) in frames.iter().enumerate() {
+        tap.line(ms as u64, Way::AgentToBridge, f).unwrap();
+        let out = bridge.on_agent_line(f, Duration::ZERO);
+        for line in &out.to_panel {
+            tap.line(ms as u64, Way::BridgeToPanel, line).unwrap();
+        }
+        n += out.to_panel.iter().map(String::len).sum::<usize>();
+    }
+    n
+}
+
 fn bytes(frames: &[String]) -> u64 {
     frames.iter().map(|f| f.len() as u64).sum()
 }
@@ -275,6 +339,13 @@ fn bench(c: &mut Criterion, workloads: &[(String, Vec<String>)]) {
                 BatchSize::PerIteration,
             )
         });
+        group.bench_function("bridge_with_tap", |b| {
+            b.iter_batched(
+                || (bridge_in_turn(), tap()),
+                |(mut br, mut t)| black_box(translate_tapped(&mut br, &mut t, frames)),
+                BatchSize::PerIteration,
+            )
+        });
         group.bench_function("serde_json", |b| {
             b.iter(|| black_box(serde_round_trip(frames)))
         });
@@ -285,6 +356,7 @@ fn bench(c: &mut Criterion, workloads: &[(String, Vec<String>)]) {
 /// CPU time of this thread. On a busy machine a longer run is preempted
 /// more often than a short one, so wall time would inflate the ratio of
 /// whichever side is slower; CPU time does not count the time others ran.
+#[cfg(unix)]
 fn thread_cpu_time() -> Duration {
     let mut ts = libc::timespec {
         tv_sec: 0,
@@ -296,44 +368,75 @@ fn thread_cpu_time() -> Duration {
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
-/// Median CPU times ([`thread_cpu_time`]) of the bridge and of the baseline
-/// on `frames`, runs interleaved (bridge, baseline, bridge, ...) so cache
-/// and frequency effects hit both alike; at least 9 pairs and about two
-/// seconds of measuring.
-fn paired_medians(frames: &[String]) -> (Duration, Duration) {
-    let (mut bridge, mut serde) = (Vec::new(), Vec::new());
+/// CPU time of this thread (kernel and user, in 100 ns ticks).
+#[cfg(windows)]
+fn thread_cpu_time() -> Duration {
+    use windows::Win32::Foundation::FILETIME;
+    use windows::Win32::System::Threading::{GetCurrentThread, GetThreadTimes};
+    let [mut created, mut exited, mut kernel, mut user] = [FILETIME::default(); 4];
+    // SAFETY: the pseudo handle of this thread and four writable FILETIMEs.
+    unsafe {
+        GetThreadTimes(
+            GetCurrentThread(),
+            &mut created,
+            &mut exited,
+            &mut kernel,
+            &mut user,
+        )
+    }
+    .expect("GetThreadTimes");
+    let ticks = |t: FILETIME| (u64::from(t.dwHighDateTime) << 32) | u64::from(t.dwLowDateTime);
+    Duration::from_nanos((ticks(kernel) + ticks(user)) * 100)
+}
+
+/// Median CPU times ([`thread_cpu_time`]) of the bridge, the bridge with
+/// the tap and the baseline on `frames`, runs interleaved (bridge, tapped,
+/// baseline, bridge, ...) so cache and frequency effects hit all alike; at
+/// least 9 triples and about three seconds of measuring.
+fn paired_medians(frames: &[String]) -> (Duration, Duration, Duration) {
+    let (mut bridge, mut tapped, mut serde) = (Vec::new(), Vec::new(), Vec::new());
     let budget = Instant::now();
-    while bridge.len() < 9 || (budget.elapsed() < Duration::from_secs(2) && bridge.len() < 1000) {
+    while bridge.len() < 9 || (budget.elapsed() < Duration::from_secs(3) && bridge.len() < 1000) {
         let mut b = bridge_in_turn();
         let start = thread_cpu_time();
         black_box(translate(&mut b, frames));
         bridge.push(thread_cpu_time() - start);
+        let (mut b, mut t) = (bridge_in_turn(), tap());
+        let start = thread_cpu_time();
+        black_box(translate_tapped(&mut b, &mut t, frames));
+        tapped.push(thread_cpu_time() - start);
         let start = thread_cpu_time();
         black_box(serde_round_trip(frames));
         serde.push(thread_cpu_time() - start);
     }
-    bridge.sort();
-    serde.sort();
-    (bridge[bridge.len() / 2], serde[serde.len() / 2])
+    for v in [&mut bridge, &mut tapped, &mut serde] {
+        v.sort();
+    }
+    (
+        bridge[bridge.len() / 2],
+        tapped[tapped.len() / 2],
+        serde[serde.len() / 2],
+    )
 }
 
 fn ratio_table(workloads: &[(String, Vec<String>)]) {
     println!("<!-- report:begin -->");
     println!("## Bridge core vs serde_json (`translate_throughput`)\n");
     println!(
-        "| workload | frames | MiB | panel bytes / agent bytes | allocations / frame (bridge, serde_json) | bridge MB/s | serde_json MB/s | ratio |"
+        "| workload | frames | MiB | panel bytes / agent bytes | allocations / frame (bridge, serde_json) | bridge MB/s | serde_json MB/s | ratio | bridge + tap MB/s | tap µs / frame |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (name, frames) in workloads {
         let size = bytes(frames) as f64;
-        let (bridge, serde) = paired_medians(frames);
+        let (bridge, tapped, serde) = paired_medians(frames);
         let mbps = |d: Duration| size / d.as_secs_f64() / 1e6;
         let mut b = bridge_in_turn();
         let (emitted, bridge_allocs) = allocations(|| translate(&mut b, frames));
         let (_, serde_allocs) = allocations(|| serde_round_trip(frames));
         let per_frame = |n: u64| n as f64 / frames.len() as f64;
+        let tap_us = tapped.saturating_sub(bridge).as_secs_f64() * 1e6 / frames.len() as f64;
         println!(
-            "| {} | {} | {:.2} | {:.2} | {:.1}, {:.1} | {:.1} | {:.1} | {:.2}x |",
+            "| {} | {} | {:.2} | {:.2} | {:.1}, {:.1} | {:.1} | {:.1} | {:.2}x | {:.1} | {:.2} |",
             name,
             frames.len(),
             size / MIB as f64,
@@ -342,7 +445,9 @@ fn ratio_table(workloads: &[(String, Vec<String>)]) {
             per_frame(serde_allocs),
             mbps(bridge),
             mbps(serde),
-            bridge.as_secs_f64() / serde.as_secs_f64()
+            bridge.as_secs_f64() / serde.as_secs_f64(),
+            mbps(tapped),
+            tap_us
         );
     }
     println!(
@@ -351,7 +456,11 @@ fn ratio_table(workloads: &[(String, Vec<String>)]) {
          bridge writes per byte it reads (the baseline writes 1.0): where it is well above 1, the \
          panel protocol's own volume (stream events, a tool_use and a tool_result line per call) \
          is the floor. Allocations / frame counts heap allocations and reallocations per agent \
-         frame, of one untimed run of each side."
+         frame, of one untimed run of each side. bridge + tap: the same frames with every agent \
+         frame and panel line scrubbed and encoded as the tap's writer does (into a sink, on the \
+         same thread); tap µs / frame = (median tapped - median bridge CPU time) / frames. In \
+         `acp-bridge --tap` that work runs on the tap's own thread: what the panel waits for is \
+         in the chunk latency section."
     );
     println!("<!-- report:end -->");
 }

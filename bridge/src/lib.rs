@@ -15,6 +15,7 @@ mod permission_mode;
 pub mod script_gate;
 pub mod shorten;
 pub mod stream_json;
+pub mod tap;
 mod tool_calls;
 pub mod tool_input;
 pub mod tool_name;

@@ -34,6 +34,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+mod support;
+
 #[path = "fault_campaign/floods.rs"]
 mod floods;
 
@@ -56,6 +58,22 @@ const AFTER_INTERRUPT: Duration = Duration::from_secs(6);
 const TURN_LIMIT: Duration = Duration::from_secs(20);
 /// Longest the bridge may take to exit after the panel's stdin closed.
 const EXIT_LIMIT: Duration = Duration::from_secs(8);
+/// How many times longer the panel's patience and every bound above are
+/// (`FAULT_CAMPAIGN_TIME_SCALE`, default 1): under wine every pipe write goes
+/// through the wineserver, so a handshake can outlast the patience, and the
+/// bounds are about hanging, not speed.
+fn scaled(bound: Duration) -> Duration {
+    static SCALE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    let scale = *SCALE.get_or_init(|| {
+        std::env::var("FAULT_CAMPAIGN_TIME_SCALE")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .filter(|n| *n >= 1)
+            .unwrap_or(1)
+    });
+    bound * scale
+}
+
 /// Scenarios whose panel side is a plain sequence of prompts.
 const SCENARIOS: &[&str] = &[
     "text-only",
@@ -220,17 +238,14 @@ fn fault_agent(plan_path: &Path) -> i32 {
     };
     let _ = std::fs::write(&plan.pid_file, format!("{}\n", std::process::id()));
     if plan.fault == AgentFault::HangStubborn {
-        // SAFETY: setting a signal disposition to SIG_IGN.
-        unsafe {
-            libc::signal(libc::SIGTERM, libc::SIG_IGN);
-        }
+        support::termination::ignore_termination();
     }
     // Whatever happens, this process ends within a minute.
     std::thread::spawn(|| {
         std::thread::sleep(Duration::from_secs(60));
         std::process::exit(9);
     });
-    let mut out = std::io::stdout().lock();
+    let mut out = floods::counted_stdout();
     let mut stopped = false;
     let mut next = 1usize;
     let mut ids: HashMap<String, Value> = HashMap::new();
@@ -256,10 +271,7 @@ fn fault_agent(plan_path: &Path) -> i32 {
                     AgentFault::CloseStdout => {
                         *stopped = true;
                         let _ = out.flush();
-                        // SAFETY: closing our own stdout; nothing writes to it after this.
-                        unsafe {
-                            libc::close(1);
-                        }
+                        close_stdout();
                         return None;
                     }
                     AgentFault::Flood => {
@@ -695,7 +707,7 @@ fn shorten(s: &str) -> String {
 
 fn start_bridge(dir: &Path, plan_path: &Path, extra_args: &[String]) -> Session {
     let me = std::env::current_exe().unwrap();
-    let agent = shell_words::join([
+    let agent = support::join_command_line(&[
         me.to_str().unwrap(),
         "--fault-agent",
         plan_path.to_str().unwrap(),
@@ -789,18 +801,19 @@ fn drive_turn(s: &mut Session, out: &mut Outcome) -> Result<Value, String> {
     let mut interrupted_at: Option<Instant> = None;
     loop {
         let limit = match interrupted_at {
-            Some(at) => at + AFTER_INTERRUPT,
-            None => started + TURN_LIMIT,
+            Some(at) => at + scaled(AFTER_INTERRUPT),
+            None => started + scaled(TURN_LIMIT),
         };
         if Instant::now() > limit {
             return Err(match interrupted_at {
                 Some(_) => format!(
-                    "liveness: no result within {AFTER_INTERRUPT:?} of an interrupt (cancel grace {CANCEL_GRACE_MS} ms)"
+                    "liveness: no result within {:?} of an interrupt (cancel grace {CANCEL_GRACE_MS} ms)",
+                    scaled(AFTER_INTERRUPT)
                 ),
-                None => format!("liveness: no result within {TURN_LIMIT:?}"),
+                None => format!("liveness: no result within {:?}", scaled(TURN_LIMIT)),
             });
         }
-        match s.next_line(PANEL_PATIENCE)? {
+        match s.next_line(scaled(PANEL_PATIENCE))? {
             Some(v) if v["type"] == "result" => return Ok(v),
             Some(v)
                 if v["type"] == "control_request" && v["request"]["subtype"] == "can_use_tool" =>
@@ -822,11 +835,24 @@ fn drive_turn(s: &mut Session, out: &mut Outcome) -> Result<Value, String> {
 }
 
 fn pid_gone(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    support::process_gone(pid)
+}
+
+/// Closes our own stdout for good; nothing writes to it after this.
+fn close_stdout() {
+    #[cfg(unix)]
+    // SAFETY: closing our own fd 1.
+    unsafe {
+        libc::close(1);
+    }
+    #[cfg(windows)]
+    // SAFETY: closing our own standard output handle.
+    unsafe {
+        use windows::Win32::Foundation::CloseHandle;
+        use windows::Win32::System::Console::{GetStdHandle, STD_OUTPUT_HANDLE};
+        if let Ok(handle) = GetStdHandle(STD_OUTPUT_HANDLE) {
+            let _ = CloseHandle(handle);
+        }
     }
 }
 
@@ -852,7 +878,7 @@ fn run_case(case: &Case, dir: &Path) -> Result<Stats, String> {
     let agent_pid: Option<i32> = std::fs::read_to_string(&case.plan.pid_file)
         .ok()
         .and_then(|t| t.trim().parse().ok());
-    let exit = wait_exit(&mut s, EXIT_LIMIT);
+    let exit = wait_exit(&mut s, scaled(EXIT_LIMIT));
     let stderr = {
         // give the stderr reader a moment to take the last lines
         let until = Instant::now() + Duration::from_secs(2);
@@ -869,12 +895,13 @@ fn run_case(case: &Case, dir: &Path) -> Result<Stats, String> {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        // SAFETY: ending a process this case's agent reported as its own.
-        unsafe {
-            libc::kill(*p, libc::SIGKILL);
-        }
+        support::kill_pids(&[*p]);
         true
     });
+    #[cfg(windows)]
+    if let Some(pid) = agent_pid {
+        let _ = std::fs::remove_file(floods::written_file(pid as u32));
+    }
     let mut problems = Vec::new();
     let stats = match result {
         Ok(stats) => stats,
@@ -967,13 +994,14 @@ fn drive_case(case: &Case, s: &mut Session) -> Result<Stats, String> {
     }
     s.stdin.take();
     // everything up to the exit belongs to this session
-    let until = Instant::now() + EXIT_LIMIT;
+    let until = Instant::now() + scaled(EXIT_LIMIT);
     loop {
         match s.next_line(Duration::from_millis(50)) {
             Ok(Some(v)) if v["type"] == "result" => out.results.push(v),
             Ok(_) if Instant::now() > until => {
                 return Err(format!(
-                    "stdout still open {EXIT_LIMIT:?} after stdin closed"
+                    "stdout still open {:?} after stdin closed",
+                    scaled(EXIT_LIMIT)
                 ));
             }
             Ok(_) => {}
@@ -1247,7 +1275,7 @@ fn run_campaign() -> usize {
                     };
                     let case = &cases[i];
                     let label = format!("#{i} {:?} {}", case.kind, case.recording);
-                    let outcome = (started.elapsed() < WALL_LIMIT)
+                    let outcome = (started.elapsed() < scaled(WALL_LIMIT))
                         .then(|| run_case(case, &scratch.join(format!("case-{i}"))));
                     report.lock().unwrap().push((case.kind, outcome, label));
                 }
@@ -1310,8 +1338,9 @@ fn run_campaign() -> usize {
     );
     if totals.2 > 0 {
         println!(
-            "({} case(s) not run: the campaign's wall limit of {WALL_LIMIT:?} passed)",
-            totals.2
+            "({} case(s) not run: the campaign's wall limit of {:?} passed)",
+            totals.2,
+            scaled(WALL_LIMIT)
         );
     }
     if failures == 0 {

@@ -1,8 +1,9 @@
 //! Child processes the way this workspace runs them. Every child starts in
-//! its own process group, so signalling the group reaches whatever it
-//! started (npx shims, node, helpers); every wait has a timeout; every child
-//! is ended by us: stdin closed, a grace period, SIGTERM to the group,
-//! another grace period, SIGKILL to the group.
+//! its own process group (on Windows: a Job Object and a console process
+//! group, see [`tree`]), so signalling the group reaches whatever it started
+//! (npx shims, node, helpers); every wait has a timeout; every child is
+//! ended by us: stdin closed, a grace period, SIGTERM (CTRL_BREAK) to the
+//! group, another grace period, SIGKILL to the group (the job terminated).
 //!
 //! The ladder itself ([`Ladder`]) is sans-IO (deadlines in, signals out), so
 //! an event loop that must never await the child (the bridge host) and code
@@ -10,17 +11,24 @@
 //! [`output`] runs a short-lived command (npm) with both pipes read while it
 //! runs, so a chatty child never stalls on a full pipe until the timeout.
 
+#[cfg(unix)]
 mod descendants;
+pub mod tree;
 
+#[cfg(unix)]
 pub use descendants::{Proc, Swept, become_subreaper, descendants, end_descendants, parse_stat};
 
+#[cfg(unix)]
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
+#[cfg(unix)]
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+#[cfg(unix)]
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::time::Instant;
 
+#[cfg(unix)]
 /// Makes `cmd` start its child in a new process group (group id = its pid)
 /// and kill it when the handle is dropped. With `die_with_parent` the kernel
 /// also SIGKILLs it (Linux) when the spawning thread dies, so a host that is
@@ -42,6 +50,7 @@ pub fn in_own_group(cmd: &mut Command, die_with_parent: bool) -> &mut Command {
     cmd
 }
 
+#[cfg(unix)]
 /// Sends `signal` to every process in group `pgid`. False when no process is
 /// left in the group (or `pgid` is not a valid group id).
 pub fn signal_group(pgid: i32, signal: i32) -> bool {
@@ -53,6 +62,7 @@ pub fn signal_group(pgid: i32, signal: i32) -> bool {
     rc == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
 }
 
+#[cfg(unix)]
 /// True while any process of group `pgid` exists (zombies included).
 pub fn group_alive(pgid: i32) -> bool {
     signal_group(pgid, 0)
@@ -131,6 +141,7 @@ impl Ladder {
     }
 }
 
+#[cfg(unix)]
 /// How [`stop`] ended a child.
 #[derive(Debug)]
 pub struct Stopped {
@@ -140,6 +151,7 @@ pub struct Stopped {
     pub rungs: Vec<Rung>,
 }
 
+#[cfg(unix)]
 /// Ends `child` (group `pgid`) by the ladder: `stdin` is dropped (closed)
 /// first. The group is swept with SIGKILL at the end whatever happened, so
 /// nothing the child started outlives it.
@@ -179,6 +191,7 @@ pub async fn stop(
     Stopped { status, rungs }
 }
 
+#[cfg(unix)]
 /// Waits for `child` at most `timeout`; `None` when it is still running.
 pub async fn wait_timeout(
     child: &mut Child,
@@ -187,6 +200,7 @@ pub async fn wait_timeout(
     tokio::time::timeout(timeout, child.wait()).await.ok()
 }
 
+#[cfg(unix)]
 /// What to do with a short-lived command's stdout and stderr.
 #[derive(Debug, Clone, Copy)]
 pub enum Pipes {
@@ -200,6 +214,7 @@ pub enum Pipes {
     AsGiven,
 }
 
+#[cfg(unix)]
 /// A finished short-lived command.
 #[derive(Debug)]
 pub struct Output {
@@ -210,6 +225,7 @@ pub struct Output {
     pub stderr: Vec<u8>,
 }
 
+#[cfg(unix)]
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     #[error("cannot start it: {0}")]
@@ -220,10 +236,12 @@ pub enum RunError {
     Wait(std::io::Error),
 }
 
+#[cfg(unix)]
 /// How long a command past its timeout gets after SIGTERM before SIGKILL
 /// (a child that runs children of its own gets to end them).
 pub const TIMEOUT_TERM_GRACE: Duration = Duration::from_secs(10);
 
+#[cfg(unix)]
 /// Runs `cmd` to its end in its own process group, stdin empty, its pipes as
 /// `pipes` says (read while it runs). After `timeout` its group gets SIGTERM,
 /// then SIGKILL after [`TIMEOUT_TERM_GRACE`].
@@ -268,6 +286,7 @@ pub async fn output(mut cmd: Command, timeout: Duration, pipes: Pipes) -> Result
     })
 }
 
+#[cfg(unix)]
 /// [`output`] from synchronous code, on a runtime of its own. Must not be
 /// called from inside a tokio runtime.
 pub fn output_blocking(cmd: Command, timeout: Duration, pipes: Pipes) -> Result<Output, RunError> {
@@ -278,6 +297,7 @@ pub fn output_blocking(cmd: Command, timeout: Duration, pipes: Pipes) -> Result<
         .block_on(output(cmd, timeout, pipes))
 }
 
+#[cfg(unix)]
 /// Reads a pipe to its end: kept with `Capture`, relayed line by line with `Lines`.
 async fn drain(pipe: impl AsyncRead + Unpin, pipes: Pipes) -> Vec<u8> {
     let mut reader = BufReader::new(pipe);
@@ -336,12 +356,14 @@ mod tests {
         assert_eq!(l.due(t0), Some(Rung::Kill));
     }
 
+    #[cfg(unix)]
     fn sh(script: &str) -> Command {
         let mut c = Command::new("sh");
         c.args(["-c", script]);
         c
     }
 
+    #[cfg(unix)]
     /// Running, not gone or a zombie waiting for init to reap it.
     fn running(pid: &str) -> bool {
         std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
@@ -351,6 +373,7 @@ mod tests {
         })
     }
 
+    #[cfg(unix)]
     #[tokio::test]
     async fn a_child_that_ignores_stdin_and_sigterm_is_killed_with_its_group() {
         let dir = std::env::temp_dir().join(format!("process-group-test-{}", std::process::id()));
@@ -387,6 +410,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    #[cfg(unix)]
     #[tokio::test]
     async fn a_child_that_ends_on_stdin_eof_needs_no_signal() {
         let mut cmd = sh("cat >/dev/null");
@@ -400,6 +424,7 @@ mod tests {
         assert!(stopped.rungs.is_empty(), "{:?}", stopped.rungs);
     }
 
+    #[cfg(unix)]
     #[tokio::test]
     async fn output_reads_a_pipe_larger_than_its_buffer_while_the_child_runs() {
         // 1 MiB on stdout: a parent that reads only after exit would stall here
@@ -414,6 +439,7 @@ mod tests {
         assert_eq!(out.stdout.len(), 1 << 20);
     }
 
+    #[cfg(unix)]
     #[tokio::test]
     async fn output_stops_a_child_at_the_timeout() {
         let started = std::time::Instant::now();

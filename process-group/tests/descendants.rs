@@ -1,6 +1,9 @@
 //! The sweep that ends what a run leaves behind, against a real double
 //! fork. Its own test binary: the sweep ends every process below the test
-//! process, so no other test may run beside it.
+//! process, so no other test may run beside it. Linux only (`/proc`, a
+//! subreaper); on Windows nothing escapes the Job Object, which
+//! `tests/tree.rs` checks.
+#![cfg(target_os = "linux")]
 
 use std::time::Duration;
 

@@ -19,6 +19,9 @@ use super::mcp_config;
 pub const AGENT_ENV: &str = "ACP_BRIDGE_AGENT";
 /// Environment variable holding the line cap when `--max-line-bytes` is absent.
 pub const MAX_LINE_ENV: &str = "ACP_BRIDGE_MAX_LINE_BYTES";
+/// Environment variable holding the tap path when `--tap` is absent (for
+/// panels that start the bridge with flags of their own).
+pub const TAP_ENV: &str = "ACP_BRIDGE_TAP";
 
 /// The variables of ours the command line falls back to.
 #[derive(Debug, Default, Clone)]
@@ -27,6 +30,8 @@ pub struct Env {
     pub agent: Option<String>,
     /// [`MAX_LINE_ENV`]
     pub max_line_bytes: Option<String>,
+    /// [`TAP_ENV`]
+    pub tap: Option<String>,
 }
 
 impl Env {
@@ -34,6 +39,7 @@ impl Env {
         Env {
             agent: std::env::var(AGENT_ENV).ok(),
             max_line_bytes: std::env::var(MAX_LINE_ENV).ok(),
+            tap: std::env::var(TAP_ENV).ok(),
         }
     }
 }
@@ -56,8 +62,13 @@ pub struct HostConfig {
     /// The directory the agent runs in (also `spec.cwd`).
     pub cwd: PathBuf,
     pub timing: Timing,
-    /// Optional traffic log: every line in and out, with its direction.
+    /// `--bridge-log`: the tap's tagged text view, appended as lines come.
     pub bridge_log: Option<PathBuf>,
+    /// `--tap` (or [`TAP_ENV`]): the session's tap, written whole at exit; a
+    /// directory gets a new file named by the time and pid.
+    pub tap: Option<PathBuf>,
+    /// Values the tap never writes (MCP header and environment values).
+    pub secrets: Vec<String>,
     /// The longest line read from the panel or the agent; a longer one is
     /// skipped and reported.
     pub max_line_bytes: usize,
@@ -104,6 +115,7 @@ const VALUE_FLAGS: &[&str] = &[
     "--cwd",
     "--auth-method",
     "--bridge-log",
+    "--tap",
     "--agent-grace-ms",
     "--eof-drain-ms",
     "--cancel-grace-ms",
@@ -148,6 +160,7 @@ pub fn parse(args: &[String], env: Env, current_dir: &Path) -> Result<Invocation
     let mut auth_method = None;
     let mut script_gate = false;
     let mut bridge_log = None;
+    let mut tap = None;
     let mut timing = Timing::default();
     let mut cancel_grace = None;
     let mut max_line = None;
@@ -239,6 +252,7 @@ pub fn parse(args: &[String], env: Env, current_dir: &Path) -> Result<Invocation
                     "--cwd" => cwd = Some(current_dir.join(value)),
                     "--auth-method" => auth_method = Some(value),
                     "--bridge-log" => bridge_log = Some(current_dir.join(value)),
+                    "--tap" => tap = Some(tap_path(&value, n, current_dir)?),
                     "--agent-grace-ms" => timing.grace = millis(&value, n)?,
                     "--eof-drain-ms" => timing.eof_drain = millis(&value, n)?,
                     "--cancel-grace-ms" => cancel_grace = Some(millis(&value, n)?),
@@ -265,20 +279,27 @@ pub fn parse(args: &[String], env: Env, current_dir: &Path) -> Result<Invocation
         (None, Some(v)) if !v.trim().is_empty() => line_cap(v.trim(), MAX_LINE_ENV)?,
         _ => super::line_io::DEFAULT_MAX_LINE,
     };
+    let tap = match (tap, env.tap) {
+        (Some(path), _) => Some(path),
+        (None, Some(v)) if !v.trim().is_empty() => Some(tap_path(v.trim(), TAP_ENV, current_dir)?),
+        _ => None,
+    };
     let (agent_line, source) = match (agent_cmd, env.agent) {
         (Some(cmd), _) => (cmd, "--agent-cmd"),
         (None, Some(env)) if !env.trim().is_empty() => (env, AGENT_ENV),
         _ => bail!("no agent command: pass --agent-cmd \"<command line>\" or set {AGENT_ENV}"),
     };
-    let mut agent_argv = shell_words::split(&agent_line).with_context(|| {
-        format!("cannot split the agent command line from {source} ({agent_line:?})")
-    })?;
+    let mut agent_argv = super::command_line::split(&agent_line)
+        .map_err(anyhow::Error::msg)
+        .with_context(|| {
+            format!("cannot split the agent command line from {source} ({agent_line:?})")
+        })?;
     if agent_argv.is_empty() {
         bail!("the agent command line from {source} is empty");
     }
     // A relative program path means relative to where we were started, not
     // to --cwd (std leaves that case platform-specific).
-    if agent_argv[0].contains('/') && Path::new(&agent_argv[0]).is_relative() {
+    if super::program::is_relative_path(&agent_argv[0], cfg!(windows)) {
         agent_argv[0] = current_dir
             .join(&agent_argv[0])
             .to_string_lossy()
@@ -292,6 +313,7 @@ pub fn parse(args: &[String], env: Env, current_dir: &Path) -> Result<Invocation
 
     let launch_servers = mcp_config::read(&mcp_configs, current_dir)?;
     notes.extend(launch_servers.picked.notes);
+    let secrets = acp_bridge::mcp_servers::secrets(&launch_servers.servers);
 
     if permission_mode.is_none() && skip_permissions {
         permission_mode = Some("bypassPermissions".to_string());
@@ -331,6 +353,8 @@ pub fn parse(args: &[String], env: Env, current_dir: &Path) -> Result<Invocation
         cwd,
         timing,
         bridge_log,
+        tap,
+        secrets,
         max_line_bytes,
         print_prompt,
         notes,
@@ -349,6 +373,23 @@ fn line_cap(value: &str, what: &str) -> Result<usize> {
         Ok(n) if n > 0 => Ok(n),
         _ => bail!("{what} takes a positive whole number of bytes, got {value:?}"),
     }
+}
+
+/// The tap's path: `~/` is the home directory (a panel's environment is not
+/// expanded by a shell), relative paths are relative to where we were
+/// started; a trailing `/` keeps meaning "a directory".
+fn tap_path(value: &str, what: &str, current_dir: &Path) -> Result<PathBuf> {
+    if value.is_empty() {
+        bail!("{what} needs a file or directory path");
+    }
+    let path = match value.strip_prefix("~/") {
+        Some(rest) => match std::env::var_os("HOME") {
+            Some(home) => Path::new(&home).join(rest),
+            None => bail!("{what} {value:?}: HOME is not set, so ~ means nothing"),
+        },
+        None => current_dir.join(value),
+    };
+    Ok(path)
 }
 
 fn read_text(path: &str, flag: &str, current_dir: &Path) -> Result<String> {
@@ -370,7 +411,10 @@ Claude flags used: --model, --permission-mode, --mcp-config (JSON or path),
 --dangerously-skip-permissions, --await-initialize (the panel's first line must
 be its initialize request, whose mcpServers join --mcp-config's). Every other Claude flag is accepted and ignored.
 Bridge flags: --cwd <dir>, --auth-method <id>, --script-gate[=true|false],
---bridge-log <file>, --agent-grace-ms <ms> (default 2000),
+--tap <file or dir/> (also from ACP_BRIDGE_TAP: both legs of the session, scrubbed
+of paths and credentials, written whole at exit; in a directory, a new file per session),
+--bridge-log <file> (the same lines as tagged text, appended as they come),
+--agent-grace-ms <ms> (default 2000),
 --eof-drain-ms <ms> (longest wait for a running turn after stdin closes; default 600000),
 --cancel-grace-ms <ms> (longest wait for the agent to answer an interrupted prompt
 before the turn ends without it; default 10000),
@@ -382,295 +426,4 @@ acp-bridge gate-hook: the script gate as a Claude Code PreToolUse hook (stdin ->
 ";
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use acp_bridge::McpEndpoint;
-
-    fn argv(s: &str) -> Vec<String> {
-        shell_words::split(s).unwrap()
-    }
-
-    fn run(s: &str) -> HostConfig {
-        match parse(&argv(s), Env::default(), &std::env::temp_dir()).unwrap() {
-            Invocation::Run(c) => *c,
-            other => panic!("expected Run for {s:?}, got {other:?}"),
-        }
-    }
-
-    #[test]
-    fn python_sdk_command_line_yields_the_launch_spec() {
-        let c = run(
-            r#"--output-format stream-json --verbose --input-format stream-json --system-prompt "Be brief" --model gpt-5 --permission-mode acceptEdits --mcp-config '{"mcpServers":{"unity-ops":{"type":"http","url":"http://127.0.0.1:9/mcp","headers":{"Authorization":"Bearer t"}}}}' --resume s-1 --agent-cmd "codex-acp -c 'a b'""#,
-        );
-        assert_eq!(c.agent_argv, vec!["codex-acp", "-c", "a b"]);
-        assert_eq!(c.spec.model.as_deref(), Some("gpt-5"));
-        assert_eq!(c.spec.permission_mode.as_deref(), Some("acceptEdits"));
-        assert_eq!(c.spec.custom_instructions.as_deref(), Some("Be brief"));
-        assert_eq!(c.spec.resume_session_id.as_deref(), Some("s-1"));
-        assert_eq!(
-            c.spec.mcp,
-            Some(McpEndpoint {
-                name: "unity-ops".into(),
-                url: "http://127.0.0.1:9/mcp".into(),
-                authorization: Some("Bearer t".into()),
-            })
-        );
-    }
-
-    #[test]
-    fn typescript_sdk_command_line_yields_the_launch_spec() {
-        // As the TypeScript Agent SDK builds it: `--flag=value`, bare booleans,
-        // and --mcp-config with its JSON as the next token.
-        let c = run(
-            r#"--output-format stream-json --verbose --input-format stream-json --max-thinking-tokens=0 --model=m1 --permission-prompt-tool=stdio --continue --resume=s-9 --allowedTools=Read,Bash --tools=default --mcp-config '{"mcpServers":{"unity-ops":{"type":"http","url":"http://127.0.0.1:9/mcp"}}}' --setting-sources= --await-initialize --include-partial-messages --include-hook-events --permission-mode=plan --agent-cmd=x"#,
-        );
-        assert_eq!(c.spec.model.as_deref(), Some("m1"));
-        assert_eq!(c.spec.resume_session_id.as_deref(), Some("s-9"));
-        assert_eq!(c.spec.permission_mode.as_deref(), Some("plan"));
-        assert_eq!(
-            c.spec.mcp.map(|m| m.url).as_deref(),
-            Some("http://127.0.0.1:9/mcp")
-        );
-        assert_eq!(c.agent_argv, vec!["x"]);
-        assert!(c.spec.await_initialize);
-        assert!(c.spec.mcp_servers.contains_key("unity-ops"));
-        assert!(!run("--agent-cmd x").spec.await_initialize);
-    }
-
-    #[test]
-    fn equals_form_is_read_like_the_spaced_form() {
-        let spaced =
-            run("--model m --permission-mode plan --resume r --agent-cmd x --auth-method chatgpt");
-        let equals =
-            run("--model=m --permission-mode=plan --resume=r --agent-cmd=x --auth-method=chatgpt");
-        assert_eq!(spaced.spec, equals.spec);
-        assert_eq!(equals.spec.auth_method.as_deref(), Some("chatgpt"));
-    }
-
-    #[test]
-    fn unknown_flags_never_swallow_a_known_flag() {
-        let cases = [
-            ("--max-turns 5 --model m --agent-cmd x", "m"),
-            ("--setting-sources --model m --agent-cmd x", "m"),
-            ("--allowedTools=Read,Write --model m --agent-cmd x", "m"),
-            (
-                "--permission-prompt-tool stdio --include-partial-messages --model m --agent-cmd x",
-                "m",
-            ),
-            ("--verbose --model=m --some-new-flag --agent-cmd x", "m"),
-            ("-p --debug-to-stderr --model m --agent-cmd x", "m"),
-        ];
-        for (line, model) in cases {
-            let c = run(line);
-            assert_eq!(c.spec.model.as_deref(), Some(model), "for {line:?}");
-            assert_eq!(c.agent_argv, vec!["x"], "for {line:?}");
-        }
-    }
-
-    #[test]
-    fn formats_other_than_stream_json_are_noted() {
-        assert!(
-            run("--output-format stream-json --input-format=stream-json --agent-cmd x")
-                .notes
-                .is_empty()
-        );
-        let notes = run("--output-format text --agent-cmd x").notes;
-        assert!(
-            notes
-                .iter()
-                .any(|n| n.contains("--output-format text: only stream-json")),
-            "{notes:?}"
-        );
-    }
-
-    #[test]
-    fn print_mode_takes_the_positional_prompt() {
-        let cases = [
-            ("-p \"hello world\" --agent-cmd x", Some("hello world")),
-            (
-                "--print --model m --agent-cmd x -- ping the editor",
-                Some("ping the editor"),
-            ),
-            ("--agent-cmd x hello", None),
-            ("-p --agent-cmd x", None),
-        ];
-        for (line, want) in cases {
-            assert_eq!(run(line).print_prompt.as_deref(), want, "{line}");
-        }
-    }
-
-    #[test]
-    fn system_and_appended_prompts_join_in_order() {
-        let c = run(
-            "--append-system-prompt B --system-prompt A --append-system-prompt=C --agent-cmd x",
-        );
-        assert_eq!(c.spec.custom_instructions.as_deref(), Some("A\n\nB\n\nC"));
-        assert_eq!(run("--agent-cmd x").spec.custom_instructions, None);
-    }
-
-    #[test]
-    fn bridge_flags_set_their_fields() {
-        let c = run(
-            "--agent-cmd x --script-gate --agent-grace-ms 150 --eof-drain-ms=900 --cancel-grace-ms 300",
-        );
-        assert!(c.spec.script_gate);
-        assert_eq!(c.spec.cancel_grace, Some(Duration::from_millis(300)));
-        assert_eq!(run("--agent-cmd x").spec.cancel_grace, None);
-        assert_eq!(
-            c.timing,
-            Timing {
-                grace: Duration::from_millis(150),
-                eof_drain: Duration::from_millis(900)
-            }
-        );
-        assert!(!run("--agent-cmd x --script-gate=false").spec.script_gate);
-        assert_eq!(
-            run("--agent-cmd x --dangerously-skip-permissions")
-                .spec
-                .permission_mode
-                .as_deref(),
-            Some("bypassPermissions")
-        );
-    }
-
-    #[test]
-    fn relative_agent_program_is_anchored_at_the_start_directory() {
-        let start = Path::new("/srv/panel");
-        let cases = [
-            ("./bin/agent --acp", "/srv/panel/./bin/agent"),
-            ("agent", "agent"),
-            ("/opt/agent", "/opt/agent"),
-        ];
-        for (line, program) in cases {
-            let args = vec![
-                "--agent-cmd".to_string(),
-                line.to_string(),
-                "--cwd".into(),
-                "/".into(),
-            ];
-            match parse(&args, Env::default(), start).unwrap() {
-                Invocation::Run(c) => assert_eq!(c.agent_argv[0], program, "{line}"),
-                other => panic!("{other:?}"),
-            }
-        }
-    }
-
-    fn agent_env(agent: &str) -> Env {
-        Env {
-            agent: Some(agent.into()),
-            max_line_bytes: None,
-        }
-    }
-
-    #[test]
-    fn the_line_cap_comes_from_the_flag_then_the_environment() {
-        let cap = |args: &str, env: Option<&str>| {
-            let env = Env {
-                agent: None,
-                max_line_bytes: env.map(String::from),
-            };
-            match parse(&argv(args), env, &std::env::temp_dir()) {
-                Ok(Invocation::Run(c)) => Ok(c.max_line_bytes),
-                Ok(other) => panic!("{other:?}"),
-                Err(e) => Err(format!("{e:#}")),
-            }
-        };
-        assert_eq!(cap("--agent-cmd x", None), Ok(128 << 20));
-        assert_eq!(cap("--agent-cmd x", Some("4096")), Ok(4096));
-        assert_eq!(
-            cap("--agent-cmd x --max-line-bytes=1024", Some("4096")),
-            Ok(1024)
-        );
-        let bad = cap("--agent-cmd x --max-line-bytes 0", None).unwrap_err();
-        assert!(bad.contains("--max-line-bytes takes a positive"), "{bad}");
-        let bad = cap("--agent-cmd x", Some("lots")).unwrap_err();
-        assert!(
-            bad.contains("ACP_BRIDGE_MAX_LINE_BYTES takes a positive"),
-            "{bad}"
-        );
-    }
-
-    #[test]
-    fn agent_command_falls_back_to_the_environment() {
-        let parsed = parse(
-            &argv("--model m"),
-            agent_env("gemini --experimental-acp"),
-            &std::env::temp_dir(),
-        );
-        match parsed.unwrap() {
-            Invocation::Run(c) => assert_eq!(c.agent_argv, vec!["gemini", "--experimental-acp"]),
-            other => panic!("{other:?}"),
-        }
-        // The flag wins over the environment.
-        match parse(
-            &argv("--agent-cmd a"),
-            agent_env("b"),
-            &std::env::temp_dir(),
-        )
-        .unwrap()
-        {
-            Invocation::Run(c) => assert_eq!(c.agent_argv, vec!["a"]),
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn version_and_help_are_recognised_anywhere() {
-        for line in ["--version", "-v", "--verbose -v", "--model m --version"] {
-            assert!(
-                matches!(
-                    parse(&argv(line), Env::default(), Path::new(".")).unwrap(),
-                    Invocation::Version
-                ),
-                "{line}"
-            );
-        }
-        assert!(matches!(
-            parse(&argv("--help"), Env::default(), Path::new(".")).unwrap(),
-            Invocation::Help
-        ));
-    }
-
-    #[test]
-    fn bad_command_lines_name_what_is_wrong() {
-        let cases = [
-            ("--model m", None, "no agent command"),
-            ("--agent-cmd", None, "--agent-cmd needs a value"),
-            (
-                "--agent-cmd \"codex 'unclosed\"",
-                None,
-                "cannot split the agent command line from --agent-cmd",
-            ),
-            ("", Some("   "), "no agent command"),
-            (
-                "--agent-cmd x --agent-grace-ms soon",
-                None,
-                "--agent-grace-ms takes a whole number",
-            ),
-            (
-                "--agent-cmd x --script-gate=maybe",
-                None,
-                "--script-gate takes true or false",
-            ),
-            (
-                "--agent-cmd x --cwd /definitely/not/here",
-                None,
-                "not a directory",
-            ),
-            (
-                "--agent-cmd x --mcp-config '{not json'",
-                None,
-                "--mcp-config",
-            ),
-        ];
-        for (line, env, want) in cases {
-            let env = Env {
-                agent: env.map(String::from),
-                max_line_bytes: None,
-            };
-            let err = parse(&argv(line), env, &std::env::temp_dir()).unwrap_err();
-            let text = format!("{err:#}");
-            assert!(text.contains(want), "{line:?}: {text:?} lacks {want:?}");
-        }
-    }
-}
+mod tests;

@@ -91,6 +91,39 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// The spellings a Windows panel may pass: a subfolder with a backslash,
+    /// the absolute path with forward slashes, with a lower-case drive
+    /// letter, and in its verbatim `\\?\` form.
+    #[cfg(windows)]
+    #[test]
+    fn config_path_may_be_spelled_any_windows_way() {
+        let dir = std::env::temp_dir().join(format!("acp-bridge-mcp-win-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        std::fs::write(
+            dir.join("sub").join("mcp.json"),
+            r#"{"mcpServers":{"unity-ops":{"type":"http","url":"http://w"}}}"#,
+        )
+        .unwrap();
+        let full = dir
+            .join("sub")
+            .join("mcp.json")
+            .to_string_lossy()
+            .into_owned();
+        let mut lower = full.clone();
+        lower[..1].make_ascii_lowercase();
+        for value in [
+            r"sub\mcp.json".to_string(),
+            full.replace('\\', "/"),
+            lower,
+            format!(r"\\?\{full}"),
+        ] {
+            let p = pick_endpoint(std::slice::from_ref(&value), &dir)
+                .unwrap_or_else(|e| panic!("{value}: {e:#}"));
+            assert_eq!(p.endpoint.unwrap().url, "http://w", "{value}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[test]
     fn malformed_configs_are_clear_errors() {
         let cases = [

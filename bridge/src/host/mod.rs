@@ -3,13 +3,16 @@
 
 mod agent_process;
 mod args;
+mod command_line;
 mod line_io;
 mod line_queue;
 mod mcp_config;
+mod program;
 mod random_ids;
 mod session;
+mod signals;
 mod stderr_sink;
-mod traffic_log;
+mod tap_file;
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -61,7 +64,8 @@ fn fail(message: &str) -> ExitCode {
 }
 
 /// Orphans of the agent's tree are re-parented to us instead of init, so we
-/// can reap them and leave no zombie behind.
+/// can reap them and leave no zombie behind (Windows has no zombies; the
+/// Job Object holds the tree).
 fn become_subreaper() {
     #[cfg(target_os = "linux")]
     // SAFETY: plain prctl on our own process.
@@ -72,6 +76,7 @@ fn become_subreaper() {
 
 /// Reaps any exited child without blocking. Only called once the agent itself
 /// has been reaped, so it cannot steal the agent's exit status.
+#[cfg(unix)]
 fn reap_orphans() {
     loop {
         let mut status = 0;

@@ -20,19 +20,26 @@
 //! Ending: when the panel's stdin closes the core is told (`on_panel_eof`)
 //! and decides when the agent's stdin may close (`close_agent_stdin`, after
 //! any running turn, bounded by `Timing::eof_drain`). Then the agent gets
-//! `Timing::grace` to exit, then SIGTERM to its process group, then SIGKILL,
-//! then we reap it; leftovers of the group are ended and orphans reaped.
+//! `Timing::grace` to exit, then SIGTERM to its process group (Windows:
+//! CTRL_BREAK to its console process group), then SIGKILL (Windows: its Job
+//! Object terminated), then we reap it; leftovers of the tree are ended and
+//! orphans reaped. Our own SIGINT/SIGTERM/SIGHUP (Windows: ctrl_c /
+//! ctrl_break / ctrl_close) start that ending at once.
 
 use std::process::ExitStatus;
 use std::time::Duration;
 
+use acp_bridge::tap::{TapEnd, TapSession, Way};
 use acp_bridge::{Bridge, Output};
 use anyhow::Result;
-use tokio::signal::unix::{SignalKind, signal};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio::time::{Instant, sleep_until, timeout};
 
-use process_group::{Graces, Ladder, Rung, group_alive, signal_group};
+use process_group::tree::{INTERRUPT_NAME, KILL_NAME, Tree};
+use process_group::{Graces, Ladder, Rung};
+
+use super::signals::Signals;
+use super::tap_file::{panel_line_secrets, tap_scrubber};
 
 use super::agent_process;
 use super::args::HostConfig;
@@ -40,7 +47,7 @@ use super::line_io::{Line, Read, read_lines, write_lines, write_lines_blocking};
 use super::line_queue::{LineQueue, READ_BUDGET, ReadBudget, WRITE_BUDGET, line_queue};
 use super::random_ids::RandomIds;
 use super::stderr_sink::StderrSink;
-use super::traffic_log::TrafficLog;
+use super::tap_file::{Tap, TapConfig, utc_date};
 
 /// How long the agent's stdout may stay open after the agent exited (a
 /// grandchild can hold it) before the exit is reported to the core anyway.
@@ -92,7 +99,8 @@ enum EndCause {
     /// The agent closed its stdout: it is stopped; its own exit code counts
     /// when it exited before we had to signal it.
     AgentStdout,
-    /// We got this signal.
+    /// We got this signal (its Unix number; Windows console events are
+    /// numbered as the signal they stand for, see [`Signals`]).
     Signal(i32),
 }
 
@@ -100,40 +108,59 @@ pub async fn run(config: HostConfig) -> Result<i32> {
     let start = std::time::Instant::now();
     let now = || start.elapsed();
     let timing = config.timing;
-    let secrets = config
-        .spec
-        .mcp
-        .iter()
-        .filter_map(|m| m.authorization.clone())
-        .collect();
-    let mut log = TrafficLog::open(config.bridge_log.as_deref(), secrets)?;
-    log.note(&format!(
-        "acp-bridge argv {:?}",
-        std::env::args().collect::<Vec<_>>()
-    ));
+    let ms = || start.elapsed().as_millis() as u64;
+    let log = Tap::open(
+        TapConfig {
+            tap: config.tap.as_deref(),
+            bridge_log: config.bridge_log.as_deref(),
+            cap: config.max_line_bytes,
+        },
+        TapSession {
+            bridge_version: env!("CARGO_PKG_VERSION").to_string(),
+            date: utc_date(),
+            argv: config.agent_argv.clone(),
+            launch: config.spec.clone(),
+        },
+        tap_scrubber(&config),
+    )?;
+    log.line(
+        ms(),
+        Way::Note,
+        &format!("acp-bridge argv {:?}", std::env::args().collect::<Vec<_>>()),
+    );
     let mut stderr = StderrSink::start();
     for note in &config.notes {
-        diagnostic(&mut stderr, &mut log, note);
+        diagnostic(&mut stderr, &log, start, note);
     }
 
     // Before the agent exists: a signal must never kill us with the agent left running.
-    let mut sigterm = signal(SignalKind::terminate())?;
-    let mut sigint = signal(SignalKind::interrupt())?;
-    let mut sighup = signal(SignalKind::hangup())?;
+    let mut signals = Signals::listen()?;
 
     let agent = match agent_process::spawn(&config.agent_argv, &config.cwd) {
         Ok(agent) => agent,
         Err(e) => {
             // The notes above go out before the error that ends us.
+            let end = TapEnd {
+                outcome: "error",
+                bridge_exit: 1,
+                ..TapEnd::default()
+            };
+            if let Some(told) = log.finish(ms(), end, vec![format!("{e:#}")]) {
+                stderr.line(format!("acp-bridge: {told}"));
+            }
             stderr.close(STDERR_FLUSH).await;
             return Err(e);
         }
     };
-    let pgid = agent.pgid;
-    log.note(&format!(
-        "agent started: pid {pgid}, argv {:?}",
-        config.agent_argv
-    ));
+    log.line(
+        ms(),
+        Way::Note,
+        &format!(
+            "agent started: pid {}, argv {:?}",
+            agent.tree.id(),
+            config.agent_argv
+        ),
+    );
 
     let cap = config.max_line_bytes;
     let (events_tx, mut events) = mpsc::channel::<Event>(64);
@@ -181,19 +208,17 @@ pub async fn run(config: HostConfig) -> Result<i32> {
     }
     drop(events_tx);
 
-    let (exit_tx, mut exit_rx) = oneshot::channel::<std::io::Result<ExitStatus>>();
-    let mut child = agent.child;
-    tokio::spawn(async move {
-        let _ = exit_tx.send(child.wait().await);
-    });
+    let mut exit_rx = agent.exit;
 
     let mut host = Host {
         bridge: Bridge::new(config.spec.clone(), Box::new(RandomIds)),
         panel_tx,
         agent_tx,
         log,
+        start,
+        agent_status: None,
         stderr,
-        pgid,
+        tree: agent.tree,
         cap,
         panel_open: true,
         panel_gone: false,
@@ -217,7 +242,7 @@ pub async fn run(config: HostConfig) -> Result<i32> {
         let user = serde_json::json!({"type": "user", "session_id": "",
             "message": {"role": "user", "content": prompt}, "parent_tool_use_id": null});
         for line in [init, user.to_string()] {
-            host.log.record("panel>", &line);
+            host.log.line(host.ms(), Way::PanelToBridge, &line);
             let out = host.bridge.on_panel_line(&line, now());
             host.apply(out);
         }
@@ -253,17 +278,17 @@ pub async fn run(config: HostConfig) -> Result<i32> {
         .flatten()
         .min();
         let exit_drain_due = agent_exit.map(|(_, at)| at + STDOUT_DRAIN_AFTER_EXIT);
-        let panel_room = host.panel_room();
-        let agent_room = host.agent_room();
+        let tap_room = host.log.has_room();
+        let panel_room = host.panel_room() && tap_room;
+        let agent_room = host.agent_room() && tap_room;
         tokio::select! {
             read = agent_lines.recv(), if agent_stdout_open && panel_room => match read {
                 Some(Read::Line(line)) => host.agent_line(line, now()),
                 Some(Read::OverCap) => {
-                    host.log.note(&format!("<agent line over the cap of {cap} bytes; skipping it"));
                     let out = host.bridge.on_agent_line_over_cap(cap, now());
                     host.apply(out);
                 }
-                Some(Read::Skipped { bytes }) => host.skipped("the agent", bytes),
+                Some(Read::Skipped { bytes }) => host.skipped(Way::AgentToBridge, bytes),
                 end => {
                     if let Some(Read::End(Some(e))) = end {
                         host.diag(&format!("reading the agent's stdout failed: {e}"));
@@ -277,13 +302,12 @@ pub async fn run(config: HostConfig) -> Result<i32> {
             read = panel_lines.recv(), if panel_reading && panel_room && agent_room => match read {
                 Some(Read::Line(line)) => host.panel_line(line, now()),
                 Some(Read::OverCap) => {
-                    host.log.note(&format!("panel> line over the cap of {cap} bytes; skipping it"));
                     if host.panel_open {
                         let out = host.bridge.on_panel_line_over_cap(cap, now());
                         host.apply(out);
                     }
                 }
-                Some(Read::Skipped { bytes }) => host.skipped("the panel", bytes),
+                Some(Read::Skipped { bytes }) => host.skipped(Way::PanelToBridge, bytes),
                 end => {
                     if let Some(Read::End(Some(e))) = end {
                         host.diag(&format!("reading stdin failed ({e}); treating it as closed"));
@@ -292,8 +316,9 @@ pub async fn run(config: HostConfig) -> Result<i32> {
                     host.panel_eof(now(), timing.eof_drain);
                 }
             },
-            _ = host.panel_tx.room(), if !panel_room => {}
-            _ = host.agent_tx.room(), if !agent_room => {}
+            _ = host.panel_tx.room(), if !host.panel_room() => {}
+            _ = host.agent_tx.room(), if !host.agent_room() => {}
+            _ = host.log.room(), if !tap_room => {}
             event = events.recv(), if events_open => match event {
                 Some(Event::PanelGone(e)) => {
                     host.diag(&format!("writing stdout failed ({e}); ending the session"));
@@ -304,10 +329,10 @@ pub async fn run(config: HostConfig) -> Result<i32> {
                 }
                 Some(Event::AgentStderr(Read::Line(line))) => {
                     host.stderr.line(format!("[agent] {}", line.text));
-                    host.log.record("agent-stderr", &line.text);
+                    host.log.line(host.ms(), Way::AgentStderr, &line.text);
                 }
                 Some(Event::AgentStderr(Read::Skipped { bytes })) => {
-                    host.skipped("the agent's stderr", bytes)
+                    host.skipped(Way::AgentStderr, bytes)
                 }
                 Some(Event::AgentStderr(Read::OverCap)) => {}
                 Some(Event::AgentStderr(Read::End(_))) => agent_stderr_open = false,
@@ -325,7 +350,8 @@ pub async fn run(config: HostConfig) -> Result<i32> {
                     Ok(Err(e)) => { host.diag(&format!("waiting for the agent failed: {e}")); None }
                     Err(_) => None,
                 };
-                host.log.note(&format!("agent exited: {}", describe(status)));
+                host.note(&format!("agent exited: {}", describe(status)));
+                host.agent_status = status;
                 agent_exit = Some((status, Instant::now()));
             }
             _ = sleep_until_opt(deadline), if deadline.is_some() => {
@@ -353,9 +379,7 @@ pub async fn run(config: HostConfig) -> Result<i32> {
                 agent_stdout_open = false;
                 agent_stderr_open = false;
             }
-            _ = sigterm.recv() => host.on_signal(libc::SIGTERM),
-            _ = sigint.recv() => host.on_signal(libc::SIGINT),
-            _ = sighup.recv() => host.on_signal(libc::SIGHUP),
+            signal = signals.recv() => host.on_signal(signal),
         }
 
         if let Some((status, _)) = agent_exit
@@ -368,7 +392,7 @@ pub async fn run(config: HostConfig) -> Result<i32> {
             if host.panel_open && panel_reading {
                 answer_late_panel_lines(&mut host, &mut panel_lines, &now).await;
             }
-            end_leftovers(pgid, timing.grace, &mut host).await;
+            end_leftovers(timing.grace, &mut host).await;
             let exit_code = host.exit_code(status);
             let on_its_own = host.cause.is_none()
                 || matches!(host.cause, Some(EndCause::AgentStdout)) && !host.signalled;
@@ -391,9 +415,15 @@ struct Host {
     bridge: Bridge,
     panel_tx: LineQueue,
     agent_tx: LineQueue,
-    log: TrafficLog,
+    /// The tap and `--bridge-log` view (no-ops without the flags).
+    log: Tap,
+    /// When the session started: the tap's times count from here.
+    start: std::time::Instant,
+    /// The agent's exit status, once it exited.
+    agent_status: Option<ExitStatus>,
     stderr: StderrSink,
-    pgid: i32,
+    /// The agent and everything it started.
+    tree: Tree,
     /// The longest line either way (`--max-line-bytes`).
     cap: usize,
     panel_eof_seen: bool,
@@ -431,7 +461,7 @@ impl Host {
         if line.lossy {
             self.diag("an agent line was not valid UTF-8; invalid bytes replaced");
         }
-        self.log.record("<agent", &line.text);
+        self.log.line(self.ms(), Way::AgentToBridge, &line.text);
         let out = self.bridge.on_agent_line(&line.text, now);
         self.apply(out);
     }
@@ -440,16 +470,24 @@ impl Host {
         if line.lossy {
             self.diag("a panel line was not valid UTF-8; invalid bytes replaced");
         }
-        self.log.learn_secrets_of_panel_line(&line.text);
-        self.log.record("panel>", &line.text);
+        for secret in panel_line_secrets(&line.text) {
+            self.log.secret(&secret);
+        }
+        self.log.line(self.ms(), Way::PanelToBridge, &line.text);
         if self.panel_open {
             let out = self.bridge.on_panel_line(&line.text, now);
             self.apply(out);
         }
     }
 
-    /// An over-cap line from `from` ended after `bytes` bytes.
-    fn skipped(&mut self, from: &str, bytes: u64) {
+    /// An over-cap line that went `way` ended after `bytes` bytes.
+    fn skipped(&mut self, way: Way, bytes: u64) {
+        self.log.skipped(self.ms(), way, bytes);
+        let from = match way {
+            Way::PanelToBridge => "the panel",
+            Way::AgentStderr => "the agent's stderr",
+            _ => "the agent",
+        };
         self.diag(&format!(
             "skipped a line of {bytes} bytes from {from}: over the line cap of {} bytes (--max-line-bytes)",
             self.cap
@@ -462,7 +500,7 @@ impl Host {
                 self.dropped_agent_lines += 1;
                 continue;
             }
-            self.log.record("agent<", &line);
+            self.log.line(self.ms(), Way::BridgeToAgent, &line);
             self.agent_tx.push(line);
         }
         for line in out.to_panel {
@@ -471,13 +509,13 @@ impl Host {
                 self.synthetic_init = false;
                 continue;
             }
-            self.log.record("<panel", &line);
+            self.log.line(self.ms(), Way::BridgeToPanel, &line);
             if !self.panel_gone {
                 self.panel_tx.push(line);
             }
         }
         for d in &out.diagnostics {
-            diagnostic(&mut self.stderr, &mut self.log, d);
+            diagnostic(&mut self.stderr, &self.log, self.start, d);
         }
         if out.close_agent_stdin && !self.stdin_closed {
             self.cause.get_or_insert(EndCause::Core);
@@ -486,7 +524,16 @@ impl Host {
     }
 
     fn diag(&mut self, text: &str) {
-        diagnostic(&mut self.stderr, &mut self.log, text);
+        diagnostic(&mut self.stderr, &self.log, self.start, text);
+    }
+
+    fn note(&self, text: &str) {
+        self.log.line(self.ms(), Way::Note, text);
+    }
+
+    /// Milliseconds since the session started, for the tap.
+    fn ms(&self) -> u64 {
+        self.start.elapsed().as_millis() as u64
     }
 
     fn panel_eof(&mut self, now: Duration, eof_drain: Duration) {
@@ -513,7 +560,7 @@ impl Host {
         }
         self.stdin_closed = true;
         self.agent_tx.close();
-        self.log.note("closed the agent's stdin");
+        self.note("closed the agent's stdin");
         self.drain_until = None;
         let graces = Graces {
             eof: self.grace,
@@ -557,15 +604,21 @@ impl Host {
         };
         match rung {
             Rung::Terminate => {
-                self.log
-                    .note("sending SIGTERM to the agent's process group");
-                self.signal(libc::SIGTERM);
+                self.note(&format!(
+                    "sending {INTERRUPT_NAME} to the agent's process group"
+                ));
+                self.signalled = true;
+                if !self.tree.interrupt() {
+                    // e.g. no console to send CTRL_BREAK on: the kill follows
+                    self.note(&format!("{INTERRUPT_NAME} reached no process"));
+                }
             }
             Rung::Kill => {
-                self.diag(&with_grace(
-                    "the agent ignored its stdin closing and SIGTERM; sending SIGKILL",
-                ));
-                self.signal(libc::SIGKILL);
+                self.diag(&with_grace(&format!(
+                    "the agent ignored its stdin closing and {INTERRUPT_NAME}; sending {KILL_NAME}"
+                )));
+                self.signalled = true;
+                self.tree.kill();
             }
             Rung::GiveUp => {
                 self.diag("the agent could not be reaped after SIGKILL; giving up on it");
@@ -575,22 +628,14 @@ impl Host {
         false
     }
 
-    fn signal(&mut self, signal: i32) {
-        self.signalled = true;
-        // The group id stays ours while any member lives (the kernel does not
-        // hand out a pid still in use as a group id); with none left this is ESRCH.
-        signal_group(self.pgid, signal);
-    }
-
     fn exit_code(&self, status: Option<ExitStatus>) -> i32 {
-        use std::os::unix::process::ExitStatusExt;
         match self.cause {
             Some(EndCause::Signal(n)) => 128 + n,
             Some(EndCause::Panel) => 0,
             Some(EndCause::Core) => 1,
             Some(EndCause::AgentStdout) if self.signalled => 1,
             Some(EndCause::AgentStdout) | None => match status {
-                Some(s) => s.code().unwrap_or_else(|| 128 + s.signal().unwrap_or(0)),
+                Some(s) => s.code().unwrap_or_else(|| 128 + killed_by(s).unwrap_or(0)),
                 None => 1,
             },
         }
@@ -614,7 +659,7 @@ async fn answer_late_panel_lines(
                 let out = host.bridge.on_panel_line_over_cap(host.cap, now());
                 host.apply(out);
             }
-            Ok(Some(Read::Skipped { bytes })) => host.skipped("the panel", bytes),
+            Ok(Some(Read::Skipped { bytes })) => host.skipped(Way::PanelToBridge, bytes),
             Ok(Some(Read::End(_)) | None) | Err(_) => break,
         }
     }
@@ -622,27 +667,44 @@ async fn answer_late_panel_lines(
 
 /// Ends what is left of the agent's process group after its leader exited
 /// (helpers it started), then reaps the orphans adopted by us.
-async fn end_leftovers(pgid: i32, grace: Duration, host: &mut Host) {
-    for signal in [libc::SIGTERM, libc::SIGKILL] {
-        if !group_alive(pgid) {
+#[cfg(unix)]
+async fn end_leftovers(grace: Duration, host: &mut Host) {
+    for (name, kill) in [(INTERRUPT_NAME, false), (KILL_NAME, true)] {
+        if !host.tree.alive() {
             break;
         }
-        host.log.note(&format!(
-            "signal {signal} to what is left of the agent's process group"
+        host.note(&format!(
+            "{name} to what is left of the agent's process group"
         ));
-        signal_group(pgid, signal);
+        // The group id stays ours while any member lives (the kernel does not
+        // hand out a pid still in use as a group id).
+        if kill {
+            host.tree.kill();
+        } else {
+            host.tree.interrupt();
+        }
         let until = Instant::now() + grace;
-        while group_alive(pgid) && Instant::now() < until {
+        while host.tree.alive() && Instant::now() < until {
             super::reap_orphans();
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
     super::reap_orphans();
-    if group_alive(pgid) {
+    if host.tree.alive() {
         host.diag(&format!(
-            "processes of the agent's group {pgid} survived SIGKILL"
+            "processes of the agent's group {} survived SIGKILL",
+            host.tree.id()
         ));
     }
+}
+
+/// Ends what is left of the agent's Job Object after the agent exited
+/// (helpers it started): the job is terminated at once, as its helpers have
+/// no console of their own to be asked on, and Windows has no orphans to reap.
+#[cfg(windows)]
+async fn end_leftovers(_grace: Duration, host: &mut Host) {
+    host.log.note("terminating what is left of the agent's job");
+    host.tree.kill();
 }
 
 async fn finish(mut host: Host, panel_writer: tokio::task::JoinHandle<()>, code: i32) -> i32 {
@@ -656,21 +718,53 @@ async fn finish(mut host: Host, panel_writer: tokio::task::JoinHandle<()>, code:
     if timeout(PANEL_FLUSH, panel_writer).await.is_err() {
         host.diag("stdout could not be flushed in time");
     }
-    host.log.note(&format!("exit {code}"));
-    host.log.flush();
+    host.note(&format!("exit {code}"));
+    let ms = host.ms();
+    let (agent_code, agent_signal) = {
+        use std::os::unix::process::ExitStatusExt;
+        match host.agent_status {
+            Some(s) => (s.code(), s.signal()),
+            None => (None, None),
+        }
+    };
+    let end = TapEnd {
+        outcome: match host.cause {
+            Some(EndCause::Signal(_)) => "interrupted",
+            _ if code == 0 => "ok",
+            _ => "error",
+        },
+        agent_code,
+        agent_signal,
+        bridge_exit: code,
+    };
+    if let Some(told) = host.log.finish(ms, end, Vec::new()) {
+        host.stderr.line(format!("acp-bridge: {told}"));
+    }
     host.stderr.close(STDERR_FLUSH).await;
     code
 }
 
-fn diagnostic(stderr: &mut StderrSink, log: &mut TrafficLog, text: &str) {
+fn diagnostic(stderr: &mut StderrSink, log: &Tap, start: std::time::Instant, text: &str) {
     stderr.line(format!("acp-bridge: {text}"));
-    log.record("diag", text);
+    log.line(start.elapsed().as_millis() as u64, Way::Diagnostic, text);
+}
+
+/// The signal that ended a process (Unix; Windows statuses always have a code).
+fn killed_by(status: ExitStatus) -> Option<i32> {
+    #[cfg(unix)]
+    {
+        std::os::unix::process::ExitStatusExt::signal(&status)
+    }
+    #[cfg(windows)]
+    {
+        let _ = status;
+        None
+    }
 }
 
 fn describe(status: Option<ExitStatus>) -> String {
-    use std::os::unix::process::ExitStatusExt;
     match status {
-        Some(s) => match (s.code(), s.signal()) {
+        Some(s) => match (s.code(), killed_by(s)) {
             (Some(c), _) => format!("exit code {c}"),
             (None, Some(sig)) => format!("killed by signal {sig}"),
             _ => "unknown status".into(),
@@ -687,28 +781,4 @@ async fn sleep_until_opt(at: Option<Instant>) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_the_reply_to_our_own_request_is_recognised() {
-        let cases = [
-            (
-                r#"{"type":"control_response","response":{"subtype":"success","request_id":"acp-bridge-print-init","response":{}}}"#,
-                true,
-            ),
-            (
-                r#"{"type":"control_response","response":{"subtype":"success","request_id":"req_1","response":{}}}"#,
-                false,
-            ),
-            (
-                r#"{"type":"user","message":{"content":"acp-bridge-print-init \"control_response\""}}"#,
-                false,
-            ),
-            (r#"{"type":"control_response", broken"#, false),
-        ];
-        for (line, want) in cases {
-            assert_eq!(is_reply_to(line, PRINT_INIT_ID), want, "{line}");
-        }
-    }
-}
+mod tests;

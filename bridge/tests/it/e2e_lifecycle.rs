@@ -10,12 +10,18 @@ use support::{
     Bridge, assert_peer_kept_to_script, kill_pids, peer_cmd, read_pids, scratch, wait_gone,
 };
 
+/// What the bridge says when it has to kill the agent's tree.
+#[cfg(unix)]
+const SENDING_KILL: &str = "sending SIGKILL";
+#[cfg(windows)]
+const SENDING_KILL: &str = "sending job termination";
+
 /// What the panel does once the agent runs.
 #[derive(Clone, Copy, PartialEq)]
 enum PanelAction {
     CloseStdin,
     KeepStdinOpen,
-    /// The SDKs end the CLI process with SIGTERM.
+    /// The SDKs end the CLI process with SIGTERM (on Windows: CTRL_BREAK).
     SendSigterm,
 }
 
@@ -36,7 +42,7 @@ const END_CASES: &[EndCase] = &[
         panel: PanelAction::CloseStdin,
         expect_code: 0,
         expect_stderr: &[
-            "sending SIGKILL",
+            SENDING_KILL,
             "[agent] scripted-acp-peer: stdin closed; ignoring it",
         ],
     },
@@ -45,7 +51,7 @@ const END_CASES: &[EndCase] = &[
         script: "ignores_eof_and_sigterm.json",
         panel: PanelAction::SendSigterm,
         expect_code: 128 + 15,
-        expect_stderr: &["got signal 15", "sending SIGKILL"],
+        expect_stderr: &["got signal 15", SENDING_KILL],
     },
     EndCase {
         name: "helper_left_by_an_exiting_agent_is_ended",
@@ -88,7 +94,15 @@ fn agent_is_always_ended_and_no_process_is_left() {
         match case.panel {
             PanelAction::CloseStdin => bridge.close_stdin(),
             PanelAction::KeepStdinOpen => {}
-            PanelAction::SendSigterm => bridge.signal(libc::SIGTERM),
+            PanelAction::SendSigterm => {
+                if let Err(e) = bridge.terminate() {
+                    assert!(support::console_events_missing(), "{}: {e}", case.name);
+                    eprintln!("{}: NOT RUN on this host: {e}", case.name);
+                    bridge.kill();
+                    let _ = bridge.wait_exit_and_reap(&pids);
+                    continue;
+                }
+            }
         }
         let (status, left) = bridge.wait_exit_and_reap(&pids);
         let stderr = bridge.stderr();
@@ -123,11 +137,15 @@ fn agent_that_cannot_start_is_a_clear_nonzero_exit() {
         ),
         (
             &["--agent-cmd", "/nonexistent/dir/agent"],
-            "No such file or directory",
+            if cfg!(windows) {
+                "(os error 3)"
+            } else {
+                "No such file or directory"
+            },
         ),
         (&["--model", "m"], "no agent command"),
         (
-            &["--agent-cmd", "agent 'unclosed"],
+            &["--agent-cmd", "agent \"unclosed"],
             "cannot split the agent command line",
         ),
     ];
@@ -266,24 +284,127 @@ fn panel_that_stops_reading_stdout_ends_the_session() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The processes that must not outlive a bridge killed outright: on Linux
+/// the agent (its parent-death signal; its own children are out of reach
+/// there, the test ends the helper itself); on Windows the whole tree (the
+/// Job Object closes with the bridge).
+fn must_die_with_the_bridge(pids: &[i32]) -> &[i32] {
+    if cfg!(windows) { pids } else { &pids[..1] }
+}
+
 #[test]
 fn agent_dies_with_a_bridge_that_is_killed_outright() {
-    // SIGKILL gives the bridge no chance to clean up: the agent (which here
-    // ignores stdin EOF and SIGTERM) must still not outlive it. Its own
-    // children are out of reach in that case; the test ends the helper itself.
+    // SIGKILL (TerminateProcess) gives the bridge no chance to clean up: the
+    // agent (which here ignores stdin EOF and SIGTERM) must still not outlive it.
     let dir = scratch("bridge-killed");
     let (mut bridge, pids) = Bridge::start_with_peer(&dir, "ignores_eof_and_sigterm.json", &[]);
-    bridge.signal(libc::SIGKILL);
+    bridge.kill();
     let status = bridge.wait_exit(Duration::from_secs(10));
-    let agent_left = wait_gone(&pids[..1], Duration::from_secs(5));
+    let agent_left = wait_gone(must_die_with_the_bridge(&pids), Duration::from_secs(5));
     kill_pids(&pids);
+    #[cfg(unix)]
     assert_eq!(
         std::os::unix::process::ExitStatusExt::signal(&status),
         Some(libc::SIGKILL)
     );
+    #[cfg(windows)]
+    assert!(!status.success(), "{status}");
     assert!(
         agent_left.is_empty(),
         "the agent outlived the killed bridge: {agent_left:?}"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// How the Windows tree test ends the session.
+#[cfg(windows)]
+#[derive(Clone, Copy, Debug)]
+enum TreeEnd {
+    /// The panel closes the bridge's stdin.
+    CloseStdin,
+    /// The bridge is killed outright (TerminateProcess).
+    KillBridge,
+    /// CTRL_BREAK to the bridge's console process group (the SDKs' SIGTERM).
+    CtrlBreak,
+}
+
+/// npm installs agents on Windows as `.cmd` shims, started through
+/// `cmd.exe`: the shim here is named without its extension (found through
+/// PATH and PATHEXT), runs the peer, which starts a helper, and ignores
+/// stdin EOF and CTRL_BREAK. However the session ends, the peer and its
+/// helper (cmd.exe's child and grandchild) are gone: the Job Object holds them.
+#[cfg(windows)]
+#[test]
+fn a_cmd_shim_agent_is_ended_with_its_whole_tree() {
+    for end in [TreeEnd::CloseStdin, TreeEnd::KillBridge, TreeEnd::CtrlBreak] {
+        let name = format!("cmd-shim-{end:?}");
+        let dir = scratch(&name);
+        let pid_file = dir.join("pids");
+        // The peer and its script beside the shim: the shim names them by
+        // Windows paths of the scratch directory.
+        let peer = dir.join("scripted-acp-peer.exe");
+        std::fs::copy(support::PEER, &peer).unwrap();
+        let script = dir.join("script.json");
+        std::fs::copy(support::script("ignores_eof_and_sigterm.json"), &script).unwrap();
+        let shim = format!(
+            "@echo off\r\n\"{}\" \"{}\" --pid-file \"{}\"\r\n",
+            peer.display(),
+            script.display(),
+            pid_file.display(),
+        );
+        std::fs::write(dir.join("stub-acp-agent.cmd"), shim).unwrap();
+        let mut bridge = Bridge::start_with_path_first(
+            &[
+                "--agent-cmd",
+                "stub-acp-agent",
+                "--cwd",
+                dir.to_str().unwrap(),
+                "--agent-grace-ms",
+                "300",
+                "--eof-drain-ms",
+                "300",
+            ],
+            &dir,
+        );
+        let until = std::time::Instant::now() + support::STEP_TIMEOUT;
+        while !pid_file.exists() && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if !pid_file.exists() {
+            bridge.fail(&format!("{name}: the shim did not start the peer"));
+        }
+        let pids = read_pids(&pid_file);
+        assert_eq!(pids.len(), 2, "{name}: the peer and its helper");
+        match end {
+            TreeEnd::CloseStdin => bridge.close_stdin(),
+            TreeEnd::KillBridge => bridge.kill(),
+            TreeEnd::CtrlBreak => {
+                if let Err(e) = bridge.terminate() {
+                    assert!(support::console_events_missing(), "{name}: {e}");
+                    eprintln!("{name}: NOT RUN on this host: {e}");
+                    bridge.kill();
+                    let _ = bridge.wait_exit_and_reap(&pids);
+                    continue;
+                }
+            }
+        }
+        let (status, left) = bridge.wait_exit_and_reap(&pids);
+        let stderr = bridge.stderr();
+        assert!(
+            left.is_empty(),
+            "{name}: processes left behind: {left:?}\nstderr:\n{stderr}"
+        );
+        match end {
+            TreeEnd::CloseStdin => {
+                assert_eq!(status.code(), Some(0), "{name}\nstderr:\n{stderr}");
+                assert!(stderr.contains(SENDING_KILL), "{name}:\n{stderr}");
+            }
+            TreeEnd::KillBridge => assert!(!status.success(), "{name}: {status}"),
+            TreeEnd::CtrlBreak => {
+                assert_eq!(status.code(), Some(128 + 15), "{name}\nstderr:\n{stderr}");
+                assert!(stderr.contains("got signal 15"), "{name}:\n{stderr}");
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

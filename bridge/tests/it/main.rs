@@ -11,6 +11,7 @@ mod support;
 
 mod core_robustness;
 mod e2e_lifecycle;
+mod e2e_tap;
 mod e2e_turn;
 mod e2e_unknown_dialect;
 mod permission_mode;

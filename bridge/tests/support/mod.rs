@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod termination;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
@@ -35,12 +37,24 @@ pub fn scratch(test: &str) -> PathBuf {
 
 /// The agent command line for the peer running `script_name`, writing its pids to `pid_file`.
 pub fn peer_cmd(script_name: &str, pid_file: &Path) -> String {
-    shell_words::join([
+    join_command_line(&[
         PEER,
         script(script_name).to_str().unwrap(),
         "--pid-file",
         pid_file.to_str().unwrap(),
     ])
+}
+
+/// `words` as one command line the bridge splits back into them: shell
+/// words on Unix, double-quoted words on Windows (test paths hold no quotes
+/// and no backslash before a closing quote).
+pub fn join_command_line(words: &[&str]) -> String {
+    if cfg!(windows) {
+        let quoted: Vec<String> = words.iter().map(|w| format!("\"{w}\"")).collect();
+        quoted.join(" ")
+    } else {
+        shell_words::join(words)
+    }
 }
 
 /// A running `acp-bridge` with the test playing the panel.
@@ -52,6 +66,8 @@ pub struct Bridge {
     stderr_done: Arc<std::sync::atomic::AtomicBool>,
     /// Every stdout line read so far, for failure messages.
     pub seen: Vec<String>,
+    /// Every line written to its stdin, in order.
+    pub sent: Vec<String>,
 }
 
 impl Bridge {
@@ -73,20 +89,55 @@ impl Bridge {
     }
 
     pub fn start_with_agent_env(args: &[&str], agent_env: Option<&str>) -> Bridge {
-        Bridge::spawn(args, agent_env, true)
+        Bridge::spawn(args, agent_env, true, None, &[])
+    }
+
+    /// Like [`Bridge::start`], with `dir` first in its `PATH`.
+    pub fn start_with_path_first(args: &[&str], dir: &Path) -> Bridge {
+        Bridge::spawn(args, None, true, Some(dir), &[])
+    }
+
+    /// Like [`Bridge::start`], with these environment variables set.
+    pub fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> Bridge {
+        Bridge::spawn(args, None, true, None, env)
     }
 
     /// Like [`Bridge::start`], but its stderr is a pipe nobody reads (as some
     /// panels do): the bridge must not stall on it.
     pub fn start_with_unread_stderr(args: &[&str]) -> Bridge {
-        Bridge::spawn(args, None, false)
+        Bridge::spawn(args, None, false, None, &[])
     }
 
-    fn spawn(args: &[&str], agent_env: Option<&str>, read_stderr: bool) -> Bridge {
+    fn spawn(
+        args: &[&str],
+        agent_env: Option<&str>,
+        read_stderr: bool,
+        path_first: Option<&Path>,
+        env: &[(&str, &str)],
+    ) -> Bridge {
+        #[cfg(windows)]
+        have_a_console();
         let mut command = Command::new(BRIDGE);
+        // A console process group of its own, so CTRL_BREAK reaches only it
+        // (the SDKs' SIGTERM, the Windows way).
+        #[cfg(windows)]
+        std::os::windows::process::CommandExt::creation_flags(
+            &mut command,
+            windows::Win32::System::Threading::CREATE_NEW_PROCESS_GROUP.0,
+        );
         command.env_remove("ACP_BRIDGE_AGENT");
+        command.env_remove("ACP_BRIDGE_TAP");
+        command.envs(env.iter().copied());
         if let Some(agent) = agent_env {
             command.env("ACP_BRIDGE_AGENT", agent);
+        }
+        if let Some(dir) = path_first {
+            let rest = std::env::var_os("PATH").unwrap_or_default();
+            let path = std::env::join_paths(
+                std::iter::once(dir.to_path_buf()).chain(std::env::split_paths(&rest)),
+            )
+            .expect("a PATH entry with a separator in it");
+            command.env("PATH", path);
         }
         let mut child = command
             .args(args)
@@ -132,6 +183,7 @@ impl Bridge {
             stderr,
             stderr_done,
             seen: Vec::new(),
+            sent: Vec::new(),
         }
     }
 
@@ -140,17 +192,48 @@ impl Bridge {
         writeln!(stdin, "{line}")
             .and_then(|_| stdin.flush())
             .expect("write to acp-bridge");
+        self.sent.push(line.to_string());
     }
 
     pub fn close_stdin(&mut self) {
         self.stdin.take();
     }
 
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    #[cfg(unix)]
     pub fn signal(&self, signal: i32) {
         // SAFETY: plain syscall on the child this struct started and has not reaped.
         unsafe {
             libc::kill(self.child.id() as i32, signal);
         }
+    }
+
+    /// Asks the bridge to end as the SDKs do: SIGTERM on Unix, CTRL_BREAK
+    /// to its console process group on Windows. `Err` when this host cannot
+    /// deliver console events (wine without a console of its own: see
+    /// [`console_events_missing`]).
+    pub fn terminate(&self) -> Result<(), String> {
+        #[cfg(unix)]
+        {
+            self.signal(libc::SIGTERM);
+            Ok(())
+        }
+        #[cfg(windows)]
+        {
+            use windows::Win32::System::Console::{CTRL_BREAK_EVENT, GenerateConsoleCtrlEvent};
+            // SAFETY: plain call on the group of the child this struct started.
+            unsafe { GenerateConsoleCtrlEvent(CTRL_BREAK_EVENT, self.child.id()) }
+                .map_err(|e| format!("CTRL_BREAK to acp-bridge: {e}"))
+        }
+    }
+
+    /// Ends the bridge outright, giving it no chance to clean up (SIGKILL,
+    /// TerminateProcess).
+    pub fn kill(&mut self) {
+        self.child.kill().expect("kill acp-bridge");
     }
 
     pub fn stderr(&self) -> String {
@@ -276,6 +359,35 @@ impl Drop for Bridge {
     }
 }
 
+/// Console control events reach only processes of the sender's console: a
+/// test run without one (a CI service) gets its own, which the bridge and
+/// its agent inherit.
+#[cfg(windows)]
+pub fn have_a_console() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        use windows::Win32::System::Console::{AllocConsole, GetConsoleWindow};
+        // SAFETY: plain calls on our own process.
+        unsafe {
+            if GetConsoleWindow().is_invalid() {
+                let _ = AllocConsole();
+            }
+        }
+    });
+}
+
+/// Set where console control events cannot be delivered at all (wine 8
+/// run headless fails GenerateConsoleCtrlEvent with "invalid handle" or
+/// "invalid access"): a test that sends one then says so on stderr and
+/// checks the rest, instead of failing on the host. Never set on Windows.
+pub const NO_CONSOLE_EVENTS_ENV: &str = "ACP_BRIDGE_TEST_NO_CONSOLE_EVENTS";
+
+/// Whether this host was declared unable to deliver console events
+/// ([`NO_CONSOLE_EVENTS_ENV`]).
+pub fn console_events_missing() -> bool {
+    std::env::var_os(NO_CONSOLE_EVENTS_ENV).is_some_and(|v| v == "1")
+}
+
 /// Asserts the scripted peer never left its script (it says `step` on
 /// stderr when a request was not the one its script expected).
 pub fn assert_peer_kept_to_script(stderr: &str) {
@@ -304,6 +416,7 @@ pub fn read_pids(pid_file: &Path) -> Vec<i32> {
 }
 
 /// True once `pid` is gone or a zombie nobody can reap any more.
+#[cfg(unix)]
 pub fn process_gone(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Err(_) => true,
@@ -311,6 +424,25 @@ pub fn process_gone(pid: i32) -> bool {
         Ok(stat) => stat
             .rsplit_once(')')
             .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// True once `pid` has exited (or no process has that id).
+#[cfg(windows)]
+pub fn process_gone(pid: i32) -> bool {
+    use windows::Win32::Foundation::{CloseHandle, STILL_ACTIVE};
+    use windows::Win32::System::Threading::{
+        GetExitCodeProcess, OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION,
+    };
+    // SAFETY: a handle we open, read and close here.
+    unsafe {
+        let Ok(handle) = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, false, pid as u32) else {
+            return true;
+        };
+        let mut code = 0u32;
+        let read = GetExitCodeProcess(handle, &mut code);
+        let _ = CloseHandle(handle);
+        read.is_err() || code != STILL_ACTIVE.0 as u32
     }
 }
 
@@ -331,9 +463,22 @@ pub fn wait_gone(pids: &[i32], limit: Duration) -> Vec<i32> {
 pub fn kill_pids(pids: &[i32]) {
     for &pid in pids {
         if !process_gone(pid) {
+            #[cfg(unix)]
             // SAFETY: plain syscall on a pid this test's peer reported.
             unsafe {
                 libc::kill(pid, libc::SIGKILL);
+            }
+            #[cfg(windows)]
+            // SAFETY: a handle we open, use and close here.
+            unsafe {
+                use windows::Win32::Foundation::CloseHandle;
+                use windows::Win32::System::Threading::{
+                    OpenProcess, PROCESS_TERMINATE, TerminateProcess,
+                };
+                if let Ok(handle) = OpenProcess(PROCESS_TERMINATE, false, pid as u32) {
+                    let _ = TerminateProcess(handle, 1);
+                    let _ = CloseHandle(handle);
+                }
             }
         }
     }

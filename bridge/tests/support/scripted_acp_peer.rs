@@ -4,6 +4,7 @@
 //! stderr and ends it with exit code 3, so a test sees it.
 //!
 //! usage: scripted-acp-peer <script.json> [--pid-file <path>]
+//!        scripted-acp-peer --linger <seconds>   (the helper: sleeps, then exits)
 //!
 //! Script: `{"steps":[...], "after":"exit_on_eof"|"ignore_eof",
 //! "ignore_sigterm":bool, "spawn_helper":bool}`. Steps:
@@ -17,14 +18,17 @@
 //!   contain those fields (notifications named in `"notifications_first"`
 //!   may come before it). With `"fill":{"pointer":"/a/b","len":N}`, N base64
 //!   characters are put at that JSON pointer first (big images, small script).
+//! - `{"send_raw":"text"}`: write that text as one line, byte for byte
+//!   (escapes a serialiser would not choose, such as `\u00fc` or `\/`).
 //! - `{"stderr":"text", "times":n}` (times defaults to 1), `{"sleep_ms":n}`,
 //!   `{"exit":code}`.
 //!
 //! After the steps: `exit_on_eof` (default) reads until stdin closes and
 //! exits 0; `ignore_eof` keeps running after stdin closes (for at most a
 //! minute, so a broken test cannot leave it behind). `ignore_sigterm` makes it
-//! survive SIGTERM; `spawn_helper` starts a `sleep` child in its process group
-//! (its pid goes to the pid file's second line) to check the whole tree ends.
+//! survive SIGTERM (Windows: CTRL_BREAK and CTRL_C); `spawn_helper` starts a
+//! copy of itself that only lingers, in its process group (its pid goes to the
+//! pid file's second line) to check the whole tree ends.
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -32,6 +36,10 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+
+#[path = "termination.rs"]
+mod termination;
+use termination::ignore_termination;
 
 const SAFETY_CAP: Duration = Duration::from_secs(60);
 
@@ -47,6 +55,11 @@ fn main() -> ExitCode {
 
 fn run() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--linger") {
+        let secs = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(60);
+        std::thread::sleep(Duration::from_secs(secs));
+        return Ok(());
+    }
     let script_path = args
         .first()
         .ok_or("usage: scripted-acp-peer <script.json> [--pid-file <path>]")?;
@@ -59,15 +72,13 @@ fn run() -> Result<(), String> {
     let script: Value = serde_json::from_str(&text).map_err(|e| format!("{script_path}: {e}"))?;
 
     if script["ignore_sigterm"].as_bool() == Some(true) {
-        // SAFETY: setting a signal disposition to SIG_IGN.
-        unsafe {
-            libc::signal(libc::SIGTERM, libc::SIG_IGN);
-        }
+        ignore_termination();
     }
     let mut pids = vec![std::process::id().to_string()];
     if script["spawn_helper"].as_bool() == Some(true) {
-        let helper = std::process::Command::new("sleep")
-            .arg("60")
+        let me = std::env::current_exe().map_err(|e| format!("cannot find myself: {e}"))?;
+        let helper = std::process::Command::new(me)
+            .args(["--linger", "60"])
             .spawn()
             .map_err(|e| format!("cannot start the helper: {e}"))?;
         pids.push(helper.id().to_string());
@@ -185,6 +196,10 @@ impl Peer {
                     ));
                 }
             }
+        } else if let Some(text) = step["send_raw"].as_str() {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{text}");
+            let _ = out.flush();
         } else if let Some(text) = step["stderr"].as_str() {
             for _ in 0..step["times"].as_u64().unwrap_or(1) {
                 eprintln!("{text}");

@@ -1,0 +1,537 @@
+//! The tap: both legs of a live session (panel <-> bridge <-> agent), every
+//! line in order with its time, in the recording format (format 1, see
+//! `docs/recording-format.md` and `docs/tap.md`), scrubbed before it is
+//! written. The host feeds it what it already sees; this module only turns
+//! lines into scrubbed recording lines on a writer it is given.
+//!
+//! The panel leg is the recording format's `stream-json` leg (the bridge
+//! stands where Claude Code stands: `to_agent` is the panel's line on our
+//! stdin, `from_agent` ours on stdout); the agent leg is its `acp` leg, the
+//! agent's stderr its `stderr` leg, the host's notes `harness` notes. Line 1
+//! is the header, which names the agent from its initialize answer, so the
+//! events before that answer are held (bounded) until it comes.
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use crate::LaunchSpec;
+
+pub mod scrub;
+pub use scrub::{REDACTED, SECRET_PATTERNS, Scrubber, ScrubberBuilder};
+
+/// The recording format a tap is written in.
+pub const RECORDING_FORMAT: u32 = 1;
+/// The version of what a tap adds to the recording format (the header's `tap`).
+pub const TAP_FORMAT: u32 = 1;
+
+/// The placeholders a tap uses, with what each stands for (listed in every header).
+pub const PLACEHOLDERS: &[(&str, &str)] = &[
+    ("<home>", "the user's home directory"),
+    ("<workspace>", "cwd of the session"),
+    ("<temp>", "the system temp directory"),
+    ("<mcp-url>", "the URL of the panel's MCP server"),
+    (
+        "<mcp-token>",
+        "the bearer token of the panel's MCP server's Authorization header",
+    ),
+    (
+        "<redacted>",
+        "another MCP header value, or text shaped like a credential",
+    ),
+];
+
+/// Events held for the header at most (then it is written without `agent_info`).
+const MAX_HELD_EVENTS: usize = 1024;
+const MAX_HELD_BYTES: usize = 4 << 20;
+
+/// Where a line went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Way {
+    PanelToBridge,
+    BridgeToPanel,
+    BridgeToAgent,
+    AgentToBridge,
+    AgentStderr,
+    /// What the host did or saw (agent started, exit, a signal).
+    Note,
+    /// A diagnostic the bridge wrote to its stderr.
+    Diagnostic,
+}
+
+impl Way {
+    /// The recording leg and direction.
+    pub fn leg_dir(self) -> (&'static str, &'static str) {
+        match self {
+            Way::PanelToBridge => ("stream-json", "to_agent"),
+            Way::BridgeToPanel => ("stream-json", "from_agent"),
+            Way::BridgeToAgent => ("acp", "to_agent"),
+            Way::AgentToBridge => ("acp", "from_agent"),
+            Way::AgentStderr => ("stderr", "from_agent"),
+            Way::Note | Way::Diagnostic => ("harness", "note"),
+        }
+    }
+
+    /// The tag of the `--bridge-log` view.
+    pub fn tag(self) -> &'static str {
+        match self {
+            Way::PanelToBridge => "panel>",
+            Way::BridgeToPanel => "<panel",
+            Way::BridgeToAgent => "agent<",
+            Way::AgentToBridge => "<agent",
+            Way::AgentStderr => "agent-stderr",
+            Way::Note => "host",
+            Way::Diagnostic => "diag",
+        }
+    }
+
+    fn proc(self) -> u32 {
+        match self {
+            Way::Note | Way::Diagnostic => 0,
+            _ => 1,
+        }
+    }
+}
+
+/// What the header says besides what the agent's initialize answer adds.
+#[derive(Clone, Debug)]
+pub struct TapSession {
+    pub bridge_version: String,
+    /// UTC date, `YYYY-MM-DD`.
+    pub date: String,
+    /// The agent's command line (scrubbed before it is written).
+    pub argv: Vec<String>,
+    pub launch: LaunchSpec,
+}
+
+/// How the session ended, for the trailer.
+#[derive(Clone, Debug, Default)]
+pub struct TapEnd {
+    /// `ok` (the bridge exits 0), `interrupted` (a signal ended it), `error`.
+    pub outcome: &'static str,
+    /// The agent's exit: code, or the signal that ended it.
+    pub agent_code: Option<i32>,
+    pub agent_signal: Option<i32>,
+    /// The bridge's own exit code.
+    pub bridge_exit: i32,
+}
+
+#[derive(Serialize)]
+struct EventLine<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    seq: u64,
+    ms: u64,
+    leg: &'static str,
+    dir: &'static str,
+    proc: u32,
+    raw: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    skipped: Option<&'a Value>,
+}
+
+struct Held {
+    ms: u64,
+    way: Way,
+    raw: String,
+    skipped: Option<Value>,
+}
+
+/// Turns session lines into a scrubbed tap on `out` (and, optionally, the
+/// tagged `--bridge-log` view on `log`, written as lines come).
+pub struct TapEncoder<W: Write> {
+    out: Option<W>,
+    log: Option<Box<dyn Write + Send>>,
+    scrubber: Scrubber,
+    seq: u64,
+    last_ms: u64,
+    /// The header, until it is written.
+    header: Option<Map<String, Value>>,
+    /// The id of the `initialize` request the bridge sent, until answered.
+    init_id: Option<Value>,
+    held: Vec<Held>,
+    held_bytes: usize,
+}
+
+impl<W: Write> TapEncoder<W> {
+    /// An encoder writing the tap to `out` (none: only the `log` view).
+    pub fn new(
+        session: TapSession,
+        scrubber: Scrubber,
+        out: Option<W>,
+        log: Option<Box<dyn Write + Send>>,
+    ) -> TapEncoder<W> {
+        let mut scrubber = scrubber;
+        let mut s = |text: &str| scrubber.scrub(text).into_owned();
+        let spec = &session.launch;
+        let launch = json!({
+            "model": spec.model,
+            "permission_mode": spec.permission_mode,
+            "custom_instructions": spec.custom_instructions.as_deref().map(&mut s),
+            "resume_session_id": spec.resume_session_id,
+            "auth_method": spec.auth_method,
+            "script_gate": spec.script_gate,
+            "mcp": spec.mcp.as_ref().map(|m| json!({"name": m.name, "url": s(&m.url)})),
+        });
+        let argv: Vec<String> = session.argv.iter().map(|a| s(a)).collect();
+        let agent = argv
+            .first()
+            .map(|p| p.rsplit(['/', '\\']).next().unwrap_or(p).to_string())
+            .unwrap_or_default();
+        let placeholders: Map<String, Value> = PLACEHOLDERS
+            .iter()
+            .map(|(k, v)| (k.to_string(), Value::from(*v)))
+            .collect();
+        let header = json!({
+            "type": "header",
+            "format": RECORDING_FORMAT,
+            "tap": TAP_FORMAT,
+            "agent": agent,
+            "agent_info": null,
+            "package": "",
+            "argv": argv,
+            "scenario": "",
+            "model_mode": "live",
+            "harness_version": "",
+            "bridge_version": session.bridge_version,
+            "client_capabilities": null,
+            "protocol_version": 0,
+            "date": session.date,
+            "isolation": "none",
+            "synthetic": false,
+            "placeholders": placeholders,
+            "launch": launch,
+            "scrub_patterns": SECRET_PATTERNS.iter().map(|(k, _)| *k).collect::<Vec<_>>(),
+        });
+        let Value::Object(header) = header else {
+            unreachable!("a json! object")
+        };
+        TapEncoder {
+            out,
+            log,
+            scrubber,
+            seq: 0,
+            last_ms: 0,
+            header: Some(header),
+            init_id: None,
+            held: Vec::new(),
+            held_bytes: 0,
+        }
+    }
+
+    /// A credential learnt mid-session (an MCP server's header in the
+    /// panel's `initialize`): replaced by [`REDACTED`] from now on.
+    pub fn learn_secret(&mut self, value: &str) {
+        self.scrubber.add_literal("mcp-header", REDACTED, value);
+    }
+
+    /// One line of the session, `ms` after the bridge started.
+    pub fn line(&mut self, ms: u64, way: Way, text: &str) -> io::Result<()> {
+        let raw = self.scrubber.scrub(text);
+        if let Some(log) = &mut self.log {
+            // A failing debug view must not end the session.
+            let _ = writeln!(log, "{} {raw}", way.tag());
+        }
+        if self.out.is_none() {
+            return Ok(());
+        }
+        let answered = self.header.is_some() && self.learn_from(way, &raw);
+        self.event(ms, way, raw.into_owned(), None)?;
+        if answered {
+            self.write_header()?;
+        }
+        Ok(())
+    }
+
+    /// A line over the line cap, which the bridge skipped: its length is
+    /// recorded, never its text.
+    pub fn skipped(&mut self, ms: u64, way: Way, bytes: u64, cap: usize) -> io::Result<()> {
+        let (leg, dir) = way.leg_dir();
+        let text = format!(
+            "skipped a line of {bytes} bytes ({leg} {dir}): over the line cap of {cap} bytes"
+        );
+        if let Some(log) = &mut self.log {
+            let _ = writeln!(log, "{} {text}", Way::Note.tag());
+        }
+        if self.out.is_none() {
+            return Ok(());
+        }
+        let skipped = json!({"leg": leg, "dir": dir, "bytes": bytes});
+        self.event(ms, Way::Note, text, Some(skipped))
+    }
+
+    pub fn flush(&mut self) -> io::Result<()> {
+        if let Some(log) = &mut self.log {
+            let _ = log.flush();
+        }
+        match &mut self.out {
+            Some(out) => out.flush(),
+            None => Ok(()),
+        }
+    }
+
+    /// What was replaced so far, by kind.
+    pub fn scrubbed(&self) -> Map<String, Value> {
+        self.scrubber
+            .counts()
+            .iter()
+            .map(|(k, v)| (k.to_string(), Value::from(*v)))
+            .collect()
+    }
+
+    /// Writes what is held and the trailer, flushes, and hands the writer back.
+    pub fn finish(mut self, ms: u64, end: TapEnd, notes: Vec<String>) -> io::Result<Option<W>> {
+        self.write_header()?;
+        let scrubbed = self.scrubbed();
+        if let Some(out) = &mut self.out {
+            self.seq += 1;
+            let notes: Vec<String> = notes
+                .iter()
+                .map(|n| self.scrubber.scrub(n).into_owned())
+                .collect();
+            let trailer = json!({
+                "type": "trailer",
+                "seq": self.seq,
+                "ms": ms.max(self.last_ms),
+                "outcome": end.outcome,
+                "exit": {"code": end.agent_code, "signal": end.agent_signal},
+                "notes": notes,
+                "bridge_exit": end.bridge_exit,
+                "scrubbed": scrubbed,
+            });
+            serde_json::to_writer(&mut *out, &trailer)?;
+            out.write_all(b"\n")?;
+        }
+        self.flush()?;
+        Ok(self.out.take())
+    }
+
+    fn event(&mut self, ms: u64, way: Way, raw: String, skipped: Option<Value>) -> io::Result<()> {
+        if self.header.is_some() {
+            self.held_bytes += raw.len();
+            self.held.push(Held {
+                ms,
+                way,
+                raw,
+                skipped,
+            });
+            if self.held.len() >= MAX_HELD_EVENTS || self.held_bytes >= MAX_HELD_BYTES {
+                // The agent never answered initialize in time: no agent_info.
+                self.write_header()?;
+            }
+            return Ok(());
+        }
+        self.write_event(ms, way, &raw, skipped.as_ref())
+    }
+
+    fn write_event(
+        &mut self,
+        ms: u64,
+        way: Way,
+        raw: &str,
+        skipped: Option<&Value>,
+    ) -> io::Result<()> {
+        let Some(out) = &mut self.out else {
+            return Ok(());
+        };
+        self.seq += 1;
+        self.last_ms = self.last_ms.max(ms);
+        let (leg, dir) = way.leg_dir();
+        let line = EventLine {
+            kind: "event",
+            seq: self.seq,
+            ms,
+            leg,
+            dir,
+            proc: way.proc(),
+            raw,
+            skipped,
+        };
+        serde_json::to_writer(&mut *out, &line)?;
+        out.write_all(b"\n")
+    }
+
+    /// While the header waits: the bridge's `initialize` request and the
+    /// agent's answer to it fill in the client capabilities, the protocol
+    /// version and `agent_info`; the answer releases the header.
+    fn learn_from(&mut self, way: Way, raw: &str) -> bool {
+        match way {
+            Way::BridgeToAgent if self.init_id.is_none() && raw.contains("\"initialize\"") => {
+                let Ok(v) = serde_json::from_str::<Value>(raw) else {
+                    return false;
+                };
+                if v["method"] != "initialize" {
+                    return false;
+                }
+                self.init_id = Some(v["id"].clone());
+                if let Some(h) = &mut self.header {
+                    h.insert(
+                        "client_capabilities".into(),
+                        v["params"]["clientCapabilities"].clone(),
+                    );
+                }
+                false
+            }
+            Way::AgentToBridge if self.init_id.is_some() && raw.contains("\"result\"") => {
+                let Ok(v) = serde_json::from_str::<Value>(raw) else {
+                    return false;
+                };
+                if Some(&v["id"]) != self.init_id.as_ref() {
+                    return false;
+                }
+                let result = &v["result"];
+                if let Some(h) = &mut self.header {
+                    h.insert("agent_info".into(), result["agentInfo"].clone());
+                    if let Some(name) = result["agentInfo"]["name"].as_str() {
+                        h.insert("agent".into(), Value::from(name));
+                    }
+                    if let Some(version) = result["protocolVersion"].as_u64() {
+                        h.insert("protocol_version".into(), Value::from(version));
+                    }
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Writes the header (if not yet written), then the events held for it.
+    fn write_header(&mut self) -> io::Result<()> {
+        let Some(header) = self.header.take() else {
+            return Ok(());
+        };
+        if let Some(out) = &mut self.out {
+            serde_json::to_writer(&mut *out, &header)?;
+            out.write_all(b"\n")?;
+        }
+        self.held_bytes = 0;
+        for held in std::mem::take(&mut self.held) {
+            self.write_event(held.ms, held.way, &held.raw, held.skipped.as_ref())?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session() -> TapSession {
+        TapSession {
+            bridge_version: "9.9.9".into(),
+            date: "2026-01-02".into(),
+            argv: vec!["/opt/agents/bin/some-agent".into(), "--acp".into()],
+            launch: LaunchSpec::default(),
+        }
+    }
+
+    /// The tap of `lines` (each `ms` = its index), parsed line by line.
+    fn tap_of(lines: &[(Way, String)]) -> Vec<Value> {
+        let mut tap = TapEncoder::new(
+            session(),
+            Scrubber::builder().build(),
+            Some(Vec::new()),
+            None,
+        );
+        for (ms, (way, line)) in lines.iter().enumerate() {
+            tap.line(ms as u64, *way, line).unwrap();
+        }
+        let end = TapEnd {
+            outcome: "ok",
+            ..TapEnd::default()
+        };
+        let out = tap
+            .finish(lines.len() as u64, end, Vec::new())
+            .unwrap()
+            .unwrap();
+        String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"terminal":false}}}"#;
+
+    #[test]
+    fn the_header_names_the_agent_from_its_answer_to_the_bridges_initialize() {
+        let answer = |id: u32| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":1,"agentInfo":{{"name":"agent-x","version":"1.2.3"}}}}}}"#
+            )
+        };
+        // (case, lines, agent, agent_info)
+        type Case = (&'static str, Vec<(Way, String)>, &'static str, Value);
+        let cases: Vec<Case> = vec![
+            (
+                "answered",
+                vec![
+                    (Way::PanelToBridge, "{}".into()),
+                    (Way::BridgeToAgent, INIT.into()),
+                    (Way::AgentStderr, "starting".into()),
+                    (Way::AgentToBridge, answer(0)),
+                ],
+                "agent-x",
+                json!({"name":"agent-x","version":"1.2.3"}),
+            ),
+            (
+                "an answer to another request",
+                vec![
+                    (Way::BridgeToAgent, INIT.into()),
+                    (Way::AgentToBridge, answer(7)),
+                ],
+                "some-agent",
+                Value::Null,
+            ),
+            (
+                "never answered",
+                vec![(Way::BridgeToAgent, INIT.into())],
+                "some-agent",
+                Value::Null,
+            ),
+        ];
+        for (case, lines, agent, info) in cases {
+            let tap = tap_of(&lines);
+            let header = &tap[0];
+            assert_eq!(header["type"], "header", "{case}");
+            assert_eq!(header["agent"], agent, "{case}");
+            assert_eq!(header["agent_info"], info, "{case}");
+            assert_eq!(
+                header["client_capabilities"],
+                json!({"terminal":false}),
+                "{case}"
+            );
+            assert_eq!(header["bridge_version"], "9.9.9", "{case}");
+            // every line, in order, after the header, then the trailer
+            let raws: Vec<&str> = tap[1..tap.len() - 1]
+                .iter()
+                .map(|e| e["raw"].as_str().unwrap())
+                .collect();
+            let want: Vec<&str> = lines.iter().map(|(_, l)| l.as_str()).collect();
+            assert_eq!(raws, want, "{case}");
+            assert_eq!(tap.last().unwrap()["type"], "trailer", "{case}");
+        }
+    }
+
+    #[test]
+    fn events_held_for_the_header_are_bounded() {
+        let lines: Vec<(Way, String)> = (0..MAX_HELD_EVENTS + 10)
+            .map(|i| (Way::AgentStderr, format!("line {i}")))
+            .collect();
+        let mut tap = TapEncoder::new(
+            session(),
+            Scrubber::builder().build(),
+            Some(Vec::new()),
+            None,
+        );
+        for (ms, (way, line)) in lines.iter().enumerate() {
+            tap.line(ms as u64, *way, line).unwrap();
+            assert!(tap.held.len() < MAX_HELD_EVENTS, "held {}", tap.held.len());
+        }
+        assert!(
+            tap.header.is_none(),
+            "the header went out without agent_info"
+        );
+    }
+}
