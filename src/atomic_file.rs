@@ -52,6 +52,24 @@ impl AtomicFile {
         &self.target
     }
 
+    /// Hands what was written to the disk (a commit after this is a rename).
+    pub fn sync(&mut self) -> io::Result<()> {
+        self.temp.flush()?;
+        self.temp.as_file().sync_all()
+    }
+
+    /// Replaces everything from byte `at` on with `bytes` (a trailer
+    /// rewritten before the file is put anywhere).
+    pub fn rewrite_from(&mut self, at: u64, bytes: &[u8]) -> io::Result<()> {
+        use std::io::{Seek, SeekFrom};
+        self.temp.flush()?;
+        let file = self.temp.as_file_mut();
+        file.set_len(at)?;
+        file.seek(SeekFrom::Start(at))?;
+        file.write_all(bytes)?;
+        file.sync_all()
+    }
+
     /// Syncs the file, renames it over the target, syncs the directory.
     pub fn commit(self) -> io::Result<PathBuf> {
         let target = self.target.clone();
