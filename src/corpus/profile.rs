@@ -263,6 +263,10 @@ pub struct Profile {
     /// PyPI pin overrides for every PyPI recipe (`name==version`).
     #[serde(default)]
     pub overrides: Vec<String>,
+    /// Versions whose agent reports itself as another version string
+    /// (`"<asked>" = "<reported>"`); any other mismatch is a recording error.
+    #[serde(default)]
+    pub reported_versions: BTreeMap<String, String>,
     #[serde(rename = "recipe")]
     pub recipes: Vec<Recipe>,
     #[serde(skip)]

@@ -4,7 +4,8 @@
 //! Per scenario it starts stub-mcp and the scripted model server, makes a
 //! fresh home and workspace, spawns the agent from its profile, drives the
 //! scenario over ACP ([`driver`]) and tees every event of every leg into
-//! `<out>/<agent>/<agentInfo.version>/<scenario>.jsonl` ([`timeline`]).
+//! `<out>/<agent>/<version>/<scenario>.jsonl` ([`timeline`]), the version
+//! asked for; an agent reporting another one gets nothing written.
 //! Recording is hermetic by default: after installing (which needs the
 //! network) the command re-runs itself inside a loopback-only network
 //! namespace ([`crate::capture::isolation`]). `--check` records into a temporary
@@ -600,7 +601,11 @@ async fn record_one(
         header,
         scrubber,
         ctx.out_root.to_path_buf(),
-        ctx.version.to_string(),
+        ctx.version.clone(),
+        ctx.profile
+            .reported_versions
+            .get(&ctx.version.to_string())
+            .cloned(),
     );
     let tap = timeline.tap.clone();
 
