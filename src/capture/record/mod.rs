@@ -126,6 +126,11 @@ pub fn run(args: Request) -> anyhow::Result<ExitCode> {
     let version = profile.version_for(&spec);
     let recipe = profile.recipe(&version)?.clone();
     let scenarios = load_scenarios(&args)?;
+    if !args.check {
+        // refused before any install or run, not after
+        crate::atomic_file::prepare_dir(&args.out)
+            .with_context(|| format!("--out {}", args.out.display()))?;
+    }
     let live = args.model == "live";
     let targets: Vec<PathBuf> = scenarios
         .iter()
