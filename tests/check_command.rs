@@ -279,3 +279,22 @@ fn outputs_that_are_not_files_are_written_in_place_and_symlinks_keep_their_link(
     assert!(stderr.contains("is a directory"), "{stderr}");
     assert!(!report.join("index.html").exists());
 }
+
+#[test]
+fn a_recording_whose_header_names_a_path_is_an_error_and_reads_nothing_outside() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text =
+        std::fs::read_to_string(repo.join("recordings/grok/1.0.41/text-only.jsonl")).unwrap();
+    let (header, rest) = text.split_once('\n').unwrap();
+    let mut header: serde_json::Value = serde_json::from_str(header).unwrap();
+    header["agent"] = "../../../../etc".into();
+    let path = dir.path().join("x.jsonl");
+    std::fs::write(&path, format!("{header}\n{rest}")).unwrap();
+    let (code, stdout, stderr) = harness(&["replay", path.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("header agent = \"../../../../etc\" is not a name"),
+        "{stdout}\n{stderr}"
+    );
+}

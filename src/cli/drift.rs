@@ -71,6 +71,9 @@ pub fn run(args: DriftArgs) -> anyhow::Result<std::process::ExitCode> {
     let (a, b) = match (&args.a, &args.b, &args.agent, &args.from, &args.to) {
         (Some(a), Some(b), None, _, _) => (a.clone(), b.clone()),
         (None, None, Some(agent), Some(from), Some(to)) => {
+            for (field, value) in [("--agent", agent), ("--from", from), ("--to", to)] {
+                crate::corpus::name::check(field, value)?;
+            }
             let dir = args.root.join("recordings").join(agent);
             (dir.join(from), dir.join(to))
         }
