@@ -278,7 +278,8 @@ fn header() -> Header {
 async fn tee(rate: u64, count: u64, bytes: usize) -> Result<Run, String> {
     let run_dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let out = run_dir.path().join("out");
-    let timeline = Timeline::start(header(), scrubber(run_dir.path()), out, "0.0.0".into());
+    let version = semver::Version::new(1, 0, 0);
+    let timeline = Timeline::start(header(), scrubber(run_dir.path()), out, version, None);
     timeline.agent_info(json!({"name": "flood", "version": "1.0.0"}), Some(1));
     let me = std::env::current_exe().map_err(|e| e.to_string())?;
     let (mut agent, mut rx) = AgentProcess::spawn(

@@ -5,6 +5,12 @@
 //! at any moment leaves the previous file byte-identical; what it leaves
 //! behind is a temp file whose name every reader of the corpus ignores
 //! (hidden, and ending in [`PARTIAL_SUFFIX`] rather than `.jsonl`).
+//!
+//! An output path someone gives ([`Output`]) need not be a file: a
+//! character device, a FIFO, a socket or a `/dev/stdout`-style path is
+//! written in place (streamed, never renamed over); a symlink's target is
+//! replaced, the link kept; a directory or a place that cannot be written is
+//! refused by [`Output::prepare`] before any work, not after it.
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -52,6 +58,24 @@ impl AtomicFile {
         &self.target
     }
 
+    /// Hands what was written to the disk (a commit after this is a rename).
+    pub fn sync(&mut self) -> io::Result<()> {
+        self.temp.flush()?;
+        self.temp.as_file().sync_all()
+    }
+
+    /// Replaces everything from byte `at` on with `bytes` (a trailer
+    /// rewritten before the file is put anywhere).
+    pub fn rewrite_from(&mut self, at: u64, bytes: &[u8]) -> io::Result<()> {
+        use std::io::{Seek, SeekFrom};
+        self.temp.flush()?;
+        let file = self.temp.as_file_mut();
+        file.set_len(at)?;
+        file.seek(SeekFrom::Start(at))?;
+        file.write_all(bytes)?;
+        file.sync_all()
+    }
+
     /// Syncs the file, renames it over the target, syncs the directory.
     pub fn commit(self) -> io::Result<PathBuf> {
         let target = self.target.clone();
@@ -79,11 +103,135 @@ impl Write for AtomicFile {
     }
 }
 
-/// Writes `contents` to `path` whole or not at all.
+/// Writes `contents` to `path` whole or not at all (as [`Output`] writes).
 pub fn write(path: &Path, contents: impl AsRef<[u8]>) -> io::Result<()> {
-    let mut file = AtomicFile::create(path)?;
-    file.write_all(contents.as_ref())?;
-    file.commit().map(drop)
+    Output::prepare(path)?.write(contents)
+}
+
+/// An output path, looked at before anything is written to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Output {
+    /// A regular file or nothing yet (a symlink's final target): replaced
+    /// whole through a temp file beside it.
+    Replace(PathBuf),
+    /// A character device, FIFO, socket or `/proc` file descriptor link:
+    /// opened as given and written in place (appended to, never truncated
+    /// or renamed over).
+    InPlace(PathBuf),
+}
+
+impl Output {
+    /// Looks at `path`: what is there decides how it is written. A
+    /// directory, a symlink loop or a directory that cannot take a file is
+    /// an error naming the path, so a command can refuse before its run.
+    pub fn prepare(path: &Path) -> io::Result<Output> {
+        let (resolved, magic) = resolve_links(path)?;
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.is_dir() => {
+                return Err(io::Error::new(
+                    io::ErrorKind::IsADirectory,
+                    format!("{} is a directory, not a file to write", path.display()),
+                ));
+            }
+            Ok(meta) if magic || is_stream(&meta.file_type()) => {
+                return Ok(Output::InPlace(path.to_path_buf()));
+            }
+            Err(e) if magic => {
+                return Err(io::Error::new(e.kind(), format!("{}: {e}", path.display())));
+            }
+            _ => {}
+        }
+        let dir = parent_dir(&resolved);
+        std::fs::create_dir_all(dir)
+            .map_err(|e| io::Error::new(e.kind(), format!("creating {}: {e}", dir.display())))?;
+        // a temp file is what the write makes there: prove it can
+        tempfile::Builder::new()
+            .prefix(".acp-harness-probe.")
+            .suffix(PARTIAL_SUFFIX)
+            .tempfile_in(dir)
+            .map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!("cannot write into {}: {e}", dir.display()),
+                )
+            })?;
+        Ok(Output::Replace(resolved))
+    }
+
+    /// Where the bytes end up (the symlink's target for a link).
+    pub fn path(&self) -> &Path {
+        match self {
+            Output::Replace(p) | Output::InPlace(p) => p,
+        }
+    }
+
+    /// Writes `contents`: whole or not at all for a file, streamed in place
+    /// otherwise.
+    pub fn write(&self, contents: impl AsRef<[u8]>) -> io::Result<()> {
+        match self {
+            Output::Replace(target) => {
+                let mut file = AtomicFile::create(target)?;
+                file.write_all(contents.as_ref())?;
+                file.commit().map(drop)
+            }
+            Output::InPlace(path) => {
+                let mut file = std::fs::OpenOptions::new().append(true).open(path)?;
+                file.write_all(contents.as_ref())?;
+                file.flush()
+            }
+        }
+    }
+}
+
+/// Checks that `dir` is a directory or can be made one, and takes a file:
+/// an output directory is refused before the run, not after it.
+pub fn prepare_dir(dir: &Path) -> io::Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotADirectory,
+            format!("{} is not a directory", dir.display()),
+        ));
+    }
+    Output::prepare(&dir.join(".acp-harness-output")).map(drop)
+}
+
+/// A file type written in place: what is there is not a file to replace.
+fn is_stream(t: &std::fs::FileType) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    t.is_char_device() || t.is_fifo() || t.is_socket() || t.is_block_device()
+}
+
+/// How many symlinks a path may go through (as the kernel's limit).
+const MAX_LINKS: usize = 40;
+
+/// Follows `path`'s symlinks to the path they end at (which may not exist
+/// yet); also says whether one of them is a `/proc` or `/dev/fd` link (a
+/// file descriptor, whose "target" is no path to write).
+fn resolve_links(path: &Path) -> io::Result<(PathBuf, bool)> {
+    let magic = |p: &Path| p.starts_with("/proc") || p.starts_with("/dev/fd");
+    let mut current = path.to_path_buf();
+    let mut through_magic = magic(&current);
+    for _ in 0..MAX_LINKS {
+        match std::fs::symlink_metadata(&current) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let target = std::fs::read_link(&current)?;
+                current = if target.is_absolute() {
+                    target
+                } else {
+                    parent_dir(&current).join(target)
+                };
+                through_magic |= magic(&current);
+            }
+            _ => return Ok((current, through_magic)),
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!(
+            "{}: more than {MAX_LINKS} symbolic links (a loop?)",
+            path.display()
+        ),
+    ))
 }
 
 /// The directory a relative bare name lives in is the current one.
@@ -108,6 +256,84 @@ fn readable_permissions() -> std::fs::Permissions {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_symlinked_output_replaces_its_target_and_keeps_the_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.xml");
+        let link = dir.path().join("link.xml");
+        std::fs::write(&real, "old\n").unwrap();
+        std::os::unix::fs::symlink("real.xml", &link).unwrap();
+        write(&link, "new\n").unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "new\n");
+        // a dangling link: its target is made
+        let dangling = dir.path().join("dangling.xml");
+        std::os::unix::fs::symlink("sub/made.xml", &dangling).unwrap();
+        write(&dangling, "made\n").unwrap();
+        assert!(
+            std::fs::symlink_metadata(&dangling)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("sub/made.xml")).unwrap(),
+            "made\n"
+        );
+    }
+
+    #[test]
+    fn devices_fifos_and_descriptor_links_are_written_in_place() {
+        assert_eq!(
+            Output::prepare(Path::new("/dev/null")).unwrap(),
+            Output::InPlace("/dev/null".into())
+        );
+        assert!(matches!(
+            Output::prepare(Path::new("/dev/stdout")).unwrap(),
+            Output::InPlace(_)
+        ));
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo with a valid C string.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+        };
+        write(&fifo, "streamed\n").unwrap();
+        assert_eq!(reader.join().unwrap(), "streamed\n");
+        use std::os::unix::fs::FileTypeExt;
+        assert!(
+            std::fs::symlink_metadata(&fifo)
+                .unwrap()
+                .file_type()
+                .is_fifo()
+        );
+    }
+
+    #[test]
+    fn a_directory_a_symlink_loop_or_a_file_as_directory_is_refused_before_writing() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = Output::prepare(dir.path()).unwrap_err();
+        assert!(err.to_string().contains("is a directory"), "{err}");
+        let a = dir.path().join("a");
+        std::os::unix::fs::symlink("b", &a).unwrap();
+        std::os::unix::fs::symlink("a", dir.path().join("b")).unwrap();
+        let err = Output::prepare(&a).unwrap_err();
+        assert!(err.to_string().contains("symbolic links"), "{err}");
+        let file = dir.path().join("f");
+        std::fs::write(&file, "").unwrap();
+        assert!(Output::prepare(&file.join("x.xml")).is_err());
+        let err = prepare_dir(&file).unwrap_err();
+        assert!(err.to_string().contains("is not a directory"), "{err}");
+    }
 
     #[test]
     fn an_uncommitted_file_leaves_the_target_as_it_was_and_no_temp_behind() {

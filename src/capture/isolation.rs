@@ -68,9 +68,15 @@ pub fn reexec_command(args: &[std::ffi::OsString]) -> anyhow::Result<Command> {
 /// Ctrl-C reaches only this process, which passes it on once to the group:
 /// `unshare` ignores it, the recorder ends its run as `interrupted`);
 /// `unshare` is SIGKILLed should this process die, and then the recorder
-/// gets SIGTERM (`--kill-child=SIGTERM`) and ends the same way. However
-/// this process ends, half a recording is never committed.
-pub fn run_reexec(cmd: Command) -> anyhow::Result<ExitCode> {
+/// gets SIGTERM (`--kill-child=SIGTERM`) and ends the same way. The
+/// recorder also holds the read end of a pipe only this process writes to
+/// ([`parent_gone`]): it commits nothing once that end reports this process
+/// gone. However this process ends, nothing unfinished is committed.
+pub fn run_reexec(mut cmd: Command) -> anyhow::Result<ExitCode> {
+    let (read_end, write_end) = parent_pipe().context("making the recorder's parent pipe")?;
+    let mut write_end = Some(write_end);
+    let read_fd = std::os::fd::AsRawFd::as_raw_fd(&read_end);
+    cmd.env(PARENT_PIPE_ENV, read_fd.to_string());
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -85,6 +91,11 @@ pub fn run_reexec(cmd: Command) -> anyhow::Result<ExitCode> {
         unsafe {
             cmd.pre_exec(move || {
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                // the read end goes on to `unshare` and the recorder; the
+                // write end stays close-on-exec, held by this process alone
+                if libc::fcntl(read_fd, libc::F_SETFD, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
                 if libc::getppid() as u32 != parent {
                     return Err(std::io::Error::other(
                         "the recorder ended before its child started",
@@ -99,6 +110,9 @@ pub fn run_reexec(cmd: Command) -> anyhow::Result<ExitCode> {
         let status = tokio::select! {
             status = child.wait() => status,
             signal = interrupt.wait() => {
+                // the recorder commits nothing from now on, even should the
+                // signal reach it before it can take signals
+                drop(write_end.take());
                 if let Some(pid) = child.id() {
                     let number = if signal == "SIGINT" { libc::SIGINT } else { libc::SIGTERM };
                     // the group `unshare` leads: the recorder inside is in it
@@ -119,6 +133,94 @@ pub fn run_reexec(cmd: Command) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// The environment variable naming the recorder's end of its parent pipe.
+const PARENT_PIPE_ENV: &str = "ACP_HARNESS_PARENT_PIPE";
+
+/// A pipe whose ends are both close-on-exec: (read, write).
+fn parent_pipe() -> std::io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)> {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: pipe2 fills two fds we then own.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both fds were just created and are owned by nobody else.
+    Ok(unsafe {
+        (
+            std::os::fd::OwnedFd::from_raw_fd(fds[0]),
+            std::os::fd::OwnedFd::from_raw_fd(fds[1]),
+        )
+    })
+}
+
+/// Inside the namespaces: whether the `record` that started this recorder
+/// is gone (its pipe's write end closed, as it is when the process dies,
+/// SIGKILL included). A recorder as init of its PID namespace cannot ask
+/// for its parent (`getppid` is 0 there), so it asks the pipe. Outside the
+/// namespaces there is no such parent: never gone.
+pub fn parent_gone() -> bool {
+    let Some(&fd) = PARENT_PIPE.get() else {
+        return false;
+    };
+    let mut poll = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: polls one fd without waiting; a bad fd is reported in revents.
+    let ready = unsafe { libc::poll(&mut poll, 1, 0) };
+    // nothing is ever written: readable means end of file, the writer gone
+    ready > 0 && poll.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0
+}
+
+/// Inside the namespaces: ends the run ([`crate::capture::interrupt::request_end`])
+/// once [`parent_gone`] would say so, watched by a thread of its own.
+pub fn end_run_when_parent_goes() {
+    let Some(&fd) = PARENT_PIPE.get() else {
+        return;
+    };
+    std::thread::spawn(move || {
+        loop {
+            let mut poll = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: waits on one fd this process holds for its lifetime.
+            let ready = unsafe { libc::poll(&mut poll, 1, -1) };
+            if ready > 0 {
+                if poll.revents & libc::POLLNVAL == 0 {
+                    crate::capture::interrupt::request_end(crate::capture::interrupt::PARENT_GONE);
+                }
+                return;
+            }
+            if ready < 0
+                && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
+            {
+                return;
+            }
+        }
+    });
+}
+
+/// The recorder's end of its parent pipe, once [`enter_inside`] took it.
+static PARENT_PIPE: std::sync::OnceLock<libc::c_int> = std::sync::OnceLock::new();
+
+/// Takes the parent pipe's read end named in the environment, close-on-exec
+/// again so the agents do not inherit it.
+fn take_parent_pipe() {
+    let Some(fd) = std::env::var(PARENT_PIPE_ENV)
+        .ok()
+        .and_then(|v| v.parse::<libc::c_int>().ok())
+    else {
+        return;
+    };
+    // SAFETY: sets a descriptor flag; a bad fd only fails the call.
+    if unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } == 0 {
+        let _ = PARENT_PIPE.set(fd);
+    }
+}
+
 /// Inside the namespaces: check this process is the PID namespace's init,
 /// bring `lo` up, then prove isolation.
 pub fn enter_inside() -> anyhow::Result<()> {
@@ -129,6 +231,7 @@ pub fn enter_inside() -> anyhow::Result<()> {
         );
     }
     end_on_signals();
+    take_parent_pipe();
     let status = Command::new("ip")
         .args(["link", "set", "lo", "up"])
         .stdin(Stdio::null())
@@ -147,6 +250,9 @@ pub fn enter_inside() -> anyhow::Result<()> {
 /// registration still calls this handler after its own).
 fn end_on_signals() {
     extern "C" fn end(signal: libc::c_int) {
+        if signal != libc::SIGHUP {
+            crate::capture::interrupt::note_received(signal);
+        }
         if CLEAN_END.load(std::sync::atomic::Ordering::SeqCst) {
             return;
         }

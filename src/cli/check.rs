@@ -2,7 +2,7 @@
 //! (with what failed and why), JSON, JUnit XML or Markdown; optionally also
 //! write the JUnit file and the HTML report from the same run.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
@@ -10,6 +10,7 @@ use anyhow::Context as _;
 use super::exit::{EXIT_CODES, Exit};
 use super::output::{Color, Out};
 use super::selection::judged_with;
+use crate::atomic_file::{Output, prepare_dir};
 use crate::judging::judge::{self, Case, Corpus};
 use crate::judging::report::{self, Summary, junit};
 
@@ -61,6 +62,15 @@ pub struct CheckArgs {
 /// `acp-harness check`: exit 0 when every recording passes, 1 when one
 /// fails, 2 on a usage or tool error.
 pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    // outputs are looked at before the run: a bad one is refused up front
+    let junit_out = args
+        .junit
+        .as_deref()
+        .map(|p| Output::prepare(p).with_context(|| format!("--junit {}", p.display())))
+        .transpose()?;
+    if let Some(dir) = &args.report {
+        prepare_dir(dir).with_context(|| format!("--report {}", dir.display()))?;
+    }
     let corpus = Corpus::at(&args.root);
     // Profiles are data every other command trusts: check them without npm.
     let profile_errors: Vec<String> = crate::corpus::profile::validate_all(&args.root)?
@@ -102,8 +112,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
         Format::Junit => out.print(&junit::render(&cases)),
         Format::Markdown => out.print(&report::markdown(&cases)),
     }
-    if let Some(file) = &args.junit {
-        write_file(file, &junit::render(&cases))?;
+    if let Some(file) = &junit_out {
+        file.write(junit::render(&cases))
+            .with_context(|| format!("writing {}", file.path().display()))?;
     }
     if let Some(dir) = &args.report {
         let page = super::report::write(dir, &cases, &corpus)?;
@@ -142,8 +153,4 @@ fn print_table(out: &mut Out, cases: &[Case], orphans: &[PathBuf], quiet: bool) 
             "bless missing goldens with `INSTA_UPDATE=always cargo test --test replay -- <agent>/<version>`",
         );
     }
-}
-
-fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
-    crate::atomic_file::write(path, text).with_context(|| format!("writing {}", path.display()))
 }

@@ -60,9 +60,20 @@ pub struct DriftArgs {
 
 /// `acp-harness drift`: print the report (and write it with `--out`).
 pub fn run(args: DriftArgs) -> anyhow::Result<std::process::ExitCode> {
+    // looked at before the comparison: a bad --out is refused up front
+    let out_file = args
+        .out
+        .as_deref()
+        .map(|p| {
+            crate::atomic_file::Output::prepare(p).with_context(|| format!("--out {}", p.display()))
+        })
+        .transpose()?;
     let (a, b) = match (&args.a, &args.b, &args.agent, &args.from, &args.to) {
         (Some(a), Some(b), None, _, _) => (a.clone(), b.clone()),
         (None, None, Some(agent), Some(from), Some(to)) => {
+            for (field, value) in [("--agent", agent), ("--from", from), ("--to", to)] {
+                crate::corpus::name::check(field, value)?;
+            }
             let dir = args.root.join("recordings").join(agent);
             (dir.join(from), dir.join(to))
         }
@@ -96,9 +107,9 @@ pub fn run(args: DriftArgs) -> anyhow::Result<std::process::ExitCode> {
                 + "\n"),
         ),
     }
-    if let Some(out) = &args.out {
-        crate::atomic_file::write(out, &text)
-            .with_context(|| format!("writing {}", out.display()))?;
+    if let Some(out) = &out_file {
+        out.write(&text)
+            .with_context(|| format!("writing {}", out.path().display()))?;
     }
     Ok(Exit::found_if(args.exit_code && report.differs()).into())
 }

@@ -109,6 +109,9 @@ fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
 fn profile(args: ProfileArgs) -> anyhow::Result<ExitCode> {
     let index = acp_registry::load(&args.registry)?;
     let entry = index.agent(&args.id, &args.registry)?;
+    // what the starter says becomes a profile's id and default version
+    crate::corpus::name::check("the registry entry's id", &entry.id)?;
+    crate::corpus::name::check("the registry entry's version", &entry.version)?;
     print!("{}", acp_registry::starter_profile(entry, &args.registry));
     Ok(Exit::Good.into())
 }

@@ -30,6 +30,8 @@ pub struct ReportArgs {
 /// `acp-harness report --out DIR`: exit 0 when every recording passes, 1
 /// when one fails (the page is written either way).
 pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    crate::atomic_file::prepare_dir(&args.out)
+        .with_context(|| format!("--out {}", args.out.display()))?;
     let corpus = Corpus::at(&args.root);
     let cases = judged(&corpus, args.filter.as_deref())?;
     let page = write(&args.out, &cases, &corpus)?;

@@ -73,6 +73,9 @@ pub fn run(args: UpdateArgs) -> anyhow::Result<ExitCode> {
     if !args.version.is_empty() && args.agent.len() != 1 {
         bail!("--version needs exactly one --agent (versions differ per agent)");
     }
+    for v in &args.version {
+        crate::corpus::name::check("--version", &v.to_string())?;
+    }
     let root = args.root.clone();
     let corpus = Corpus::at(&root);
     let agents = acp_agents(&args)?;

@@ -76,6 +76,8 @@ pub enum ProfileError {
     },
     #[error("unknown placeholder `{{{name}}}` in {what}")]
     Placeholder { name: String, what: String },
+    #[error(transparent)]
+    Name(#[from] crate::corpus::name::NameError),
 }
 
 /// How an agent talks to its model and names MCP tools toward it.
@@ -269,6 +271,10 @@ pub struct Profile {
     /// PyPI pin overrides for every PyPI recipe (`name==version`).
     #[serde(default)]
     pub overrides: Vec<String>,
+    /// Versions whose agent reports itself as another version string
+    /// (`"<asked>" = "<reported>"`); any other mismatch is a recording error.
+    #[serde(default)]
+    pub reported_versions: BTreeMap<String, String>,
     #[serde(rename = "recipe")]
     pub recipes: Vec<Recipe>,
     #[serde(skip)]
@@ -296,12 +302,20 @@ pub struct AgentSpec {
 
 impl AgentSpec {
     pub fn parse(spec: &str) -> Result<Self, ProfileError> {
-        match spec.split_once('@') {
+        let (agent, version) = match spec.split_once('@') {
+            Some((agent, version)) => (agent, Some(version)),
+            None => (spec, None),
+        };
+        crate::corpus::name::check("--agent", agent)?;
+        if let Some(version) = version {
+            crate::corpus::name::check("--agent version", version)?;
+        }
+        match version {
             None => Ok(AgentSpec {
                 agent: spec.to_string(),
                 version: None,
             }),
-            Some((agent, version)) => {
+            Some(version) => {
                 let parsed =
                     semver::Version::parse(version).map_err(|_| ProfileError::BadVersion {
                         spec: spec.to_string(),
@@ -359,6 +373,7 @@ pub fn validate_all(root: &Path) -> Result<Vec<ProfileError>, ProfileError> {
 impl Profile {
     /// Loads `profiles/<agent>.toml` under `root`.
     pub fn find(root: &Path, agent: &str) -> Result<Profile, ProfileError> {
+        crate::corpus::name::check("agent", agent)?;
         let path = root.join(PROFILES_DIR).join(format!("{agent}.toml"));
         if !path.is_file() {
             return Err(ProfileError::Unknown {
@@ -398,6 +413,16 @@ impl Profile {
             }
         })?;
         profile.path = path.to_path_buf();
+        for (key, value) in [
+            ("id", &profile.id),
+            ("default_version", &profile.default_version),
+        ] {
+            crate::corpus::name::check(key, value).map_err(|e| ProfileError::Parse {
+                path: path.to_path_buf(),
+                line: line_of(text, key, value),
+                message: e.to_string(),
+            })?;
+        }
         for (index, recipe) in profile.recipes.iter().enumerate() {
             semver::VersionReq::parse(&recipe.versions).map_err(|e| ProfileError::Range {
                 path: path.to_path_buf(),

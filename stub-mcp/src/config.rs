@@ -2,6 +2,7 @@
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::str::FromStr;
+use std::time::Duration;
 
 /// Base64 length of a real codex-acp screenshot capture (the size that once
 /// froze a panel; docs/bridge-behaviour.md, "Tool results").
@@ -65,7 +66,19 @@ pub struct Config {
     /// loopback only and checks Host and Origin): for clients that cannot
     /// send a header, such as the MCP conformance suite. Never the default.
     pub no_auth: bool,
+    /// How long a connection may take to send a request's headers, counted
+    /// from when the server waits for them: also how long an idle
+    /// (keep-alive or never-used) connection is kept.
+    pub header_timeout: Duration,
+    /// Connections served at once; further ones wait to be accepted.
+    pub max_connections: usize,
 }
+
+/// Default of [`Config::header_timeout`].
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default of [`Config::max_connections`]: far above what one agent opens,
+/// far below what the memory bound allows.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
 
 impl Default for Config {
     fn default() -> Self {
@@ -79,6 +92,8 @@ impl Default for Config {
             workspace: DEFAULT_WORKSPACE.to_string(),
             staged: Vec::new(),
             no_auth: false,
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
         }
     }
 }

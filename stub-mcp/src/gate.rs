@@ -3,7 +3,8 @@
 //! gives (`server/discover` unknown, GET not offered).
 //!
 //! Checks run in this order, first failure answers: Host (400/403), Origin
-//! (403), Authorization (401), body size (413) or a body that stalls (408),
+//! (403), Authorization (401), all three before the body is read; then body
+//! size (413) or a body that stalls (408),
 //! then for POST /mcp: JSON
 //! (-32700), JSON-RPC shape (-32600), `server/discover` (-32601). A POST that
 //! passes but lacks the Accept / Content-Type rmcp insists on is served anyway.
@@ -46,6 +47,14 @@ enum BodyRead {
 pub(crate) async fn guard(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
     let id = gate.sink.next_id();
     let (parts, body) = request.into_parts();
+    // Host, Origin and the token first: a client without the token gets
+    // its answer before a byte of its body is read, so it cannot make the
+    // server hold a body of its choosing.
+    if let Some(early) = refuse_headers(&gate, &parts) {
+        drop(body);
+        publish_request(&gate, id, &parts, b"");
+        return tap(early, id, &gate.sink);
+    }
     let read = read_bounded(body, gate.body_limit, BODY_READ_TIMEOUT).await;
     let received: &[u8] = match &read {
         BodyRead::Complete(b) => b,
@@ -53,18 +62,7 @@ pub(crate) async fn guard(State(gate): State<Arc<Gate>>, request: Request, next:
             prefix
         }
     };
-    gate.sink.publish(Exchange::Request {
-        id,
-        method: parts.method.to_string(),
-        path: parts
-            .uri
-            .path_and_query()
-            .map(|p| p.as_str().to_string())
-            .unwrap_or_else(|| parts.uri.path().to_string()),
-        headers: redact_headers(&parts.headers),
-        body: String::from_utf8_lossy(received).into_owned(),
-        at: SystemTime::now(),
-    });
+    publish_request(&gate, id, &parts, received);
     let response = match refuse(&gate, &parts, &read) {
         Some(early) => early,
         None => {
@@ -89,6 +87,22 @@ pub(crate) async fn guard(State(gate): State<Arc<Gate>>, request: Request, next:
         }
     };
     tap(response, id, &gate.sink)
+}
+
+/// Puts the request on the event tap (with what of its body was read).
+fn publish_request(gate: &Gate, id: u64, parts: &Parts, body: &[u8]) {
+    gate.sink.publish(Exchange::Request {
+        id,
+        method: parts.method.to_string(),
+        path: parts
+            .uri
+            .path_and_query()
+            .map(|p| p.as_str().to_string())
+            .unwrap_or_else(|| parts.uri.path().to_string()),
+        headers: redact_headers(&parts.headers),
+        body: String::from_utf8_lossy(body).into_owned(),
+        at: SystemTime::now(),
+    });
 }
 
 /// rmcp answers 406/415 unless a POST accepts both JSON and SSE and says it
@@ -203,8 +217,9 @@ async fn read_bounded(mut body: Body, limit: usize, patience: Duration) -> BodyR
     }
 }
 
-/// The early answer for a request that must not reach rmcp, if any.
-fn refuse(gate: &Gate, parts: &Parts, read: &BodyRead) -> Option<Response> {
+/// The answer for a request refused on its headers alone (Host, Origin,
+/// the bearer token), if any.
+fn refuse_headers(gate: &Gate, parts: &Parts) -> Option<Response> {
     if let Some(response) = refuse_host(&parts.headers).or_else(|| refuse_origin(&parts.headers)) {
         return Some(response);
     }
@@ -219,6 +234,12 @@ fn refuse(gate: &Gate, parts: &Parts, read: &BodyRead) -> Option<Response> {
         );
         return Some(response);
     }
+    None
+}
+
+/// The early answer for a request that passed [`refuse_headers`] but must
+/// not reach rmcp, if any.
+fn refuse(gate: &Gate, parts: &Parts, read: &BodyRead) -> Option<Response> {
     let bytes = match read {
         BodyRead::Complete(b) => b,
         BodyRead::TooLarge(_) => {

@@ -48,7 +48,8 @@ pub mod staging;
 
 pub use catalogue::{Hints, ToolSpec, catalogue};
 pub use config::{
-    Config, DEFAULT_BODY_LIMIT, DEFAULT_SCREENSHOT_BASE64_LEN, DEFAULT_WORKSPACE, ResponseMode,
+    Config, DEFAULT_BODY_LIMIT, DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_SCREENSHOT_BASE64_LEN, DEFAULT_WORKSPACE, ResponseMode,
 };
 pub use exchange::{Exchange, REDACTED, redact_headers_where};
 pub use gate::{CLIENT_CLOSED, MCP_PATH};

@@ -64,6 +64,7 @@ async fn main() -> Result<()> {
         workspace: args.workspace,
         staged: Vec::new(),
         no_auth: args.no_auth,
+        ..Config::default()
     };
     let mut running = stub_mcp::serve(config)
         .await

@@ -177,15 +177,11 @@ pub async fn serve(config: Config) -> Result<Running, Error> {
         .route_service(MCP_PATH, service)
         .layer(axum::middleware::from_fn_with_state(gate, gate::guard));
 
-    let shutdown = cancel.clone();
-    let task = tokio::spawn(async move {
-        let served = axum::serve(listener, app)
-            .with_graceful_shutdown(shutdown.cancelled_owned())
-            .await;
-        if let Err(e) = served {
-            eprintln!("stub-mcp: server stopped with an error: {e}");
-        }
-    });
+    let limits = Limits {
+        header_timeout: config.header_timeout,
+        max_connections: config.max_connections.max(1),
+    };
+    let task = tokio::spawn(accept_loop(listener, app, limits, cancel.clone()));
 
     Ok(Running {
         url: format!("http://{addr}{MCP_PATH}"),
@@ -196,6 +192,83 @@ pub async fn serve(config: Config) -> Result<Running, Error> {
         task: Some(task),
         in_flight,
     })
+}
+
+/// What one client may hold of the server.
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    header_timeout: Duration,
+    max_connections: usize,
+}
+
+/// Accepts connections while fewer than `max_connections` are open (the
+/// rest wait in the listen backlog) and serves each (HTTP/1.1) with a
+/// header-read timeout, and ends a connection that sends nothing at all in
+/// that time: a client holding connections open, or dribbling headers,
+/// costs a bounded number of them for a bounded time. On `cancel`: stops
+/// accepting, lets open connections finish.
+async fn accept_loop(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    limits: Limits,
+    cancel: CancellationToken,
+) {
+    use hyper::server::conn::http1::Builder;
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use hyper_util::service::TowerToHyperService;
+
+    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    // HTTP/1.1, what MCP clients speak to a plain http:// URL
+    let mut builder = Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout);
+    loop {
+        let slot = tokio::select! {
+            slot = slots.clone().acquire_owned() => match slot {
+                Ok(slot) => slot,
+                Err(_) => break,
+            },
+            () = cancel.cancelled() => break,
+        };
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                // out of descriptors and the like: a moment, then again
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
+            },
+            () = cancel.cancelled() => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let service = TowerToHyperService::new(app.clone());
+        let builder = builder.clone();
+        let watcher = graceful.watcher();
+        let stop = cancel.clone();
+        tokio::spawn(async move {
+            // hyper's header timer starts at a connection's first byte: one
+            // that never sends any (or is still silent at shutdown) ends here
+            let mut first = [0u8; 1];
+            let first_byte = tokio::select! {
+                r = tokio::time::timeout(limits.header_timeout, stream.peek(&mut first)) => {
+                    matches!(r, Ok(Ok(n)) if n > 0)
+                }
+                () = stop.cancelled() => false,
+            };
+            if !first_byte {
+                drop(slot);
+                return;
+            }
+            let connection = builder.serve_connection(TokioIo::new(stream), service);
+            let _ = watcher.watch(connection).await;
+            drop(slot);
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
 }
 
 fn offered_tools(names: Option<&[String]>) -> Result<Vec<&'static ToolSpec>, Error> {

@@ -150,3 +150,68 @@ fn an_unknown_tool_name_fails_with_a_message_naming_it() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("uap_nope"), "{stderr}");
 }
+
+/// The resident memory of process `pid`, in KiB (`VmRSS`).
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS in /proc/<pid>/status")
+}
+
+/// 200 connections that say nothing and 50 that post a 4 MiB body without
+/// the token (loopback only, bounded in count and time): the server stays
+/// under 64 MiB and serves a real client meanwhile.
+#[tokio::test]
+async fn idle_and_unauthenticated_connections_cost_little_and_real_calls_are_served() {
+    use std::io::Write;
+    use std::net::TcpStream;
+    let stub = launch(&[]);
+    let addr = stub
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_string();
+    let idle: Vec<TcpStream> = (0..200)
+        .map(|_| TcpStream::connect(&addr).expect("an idle connection"))
+        .collect();
+    let body_len = 4 * 1024 * 1024;
+    let senders: Vec<_> = (0..50)
+        .map(|_| {
+            let addr = addr.clone();
+            std::thread::spawn(move || {
+                let mut s = TcpStream::connect(&addr).unwrap();
+                s.set_write_timeout(Some(Duration::from_secs(10))).unwrap();
+                let head = format!(
+                    "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {body_len}\r\n\r\n"
+                );
+                let _ = s.write_all(head.as_bytes());
+                let chunk = vec![b' '; 64 * 1024];
+                for _ in 0..body_len / chunk.len() {
+                    // the server answers 401 and stops reading: writes then fail
+                    if s.write_all(&chunk).is_err() {
+                        break;
+                    }
+                }
+                s
+            })
+        })
+        .collect();
+    let held: Vec<TcpStream> = senders.into_iter().map(|t| t.join().unwrap()).collect();
+    let started = Instant::now();
+    assert_eq!(
+        initialize(&stub.url, &stub.token).await,
+        reqwest::StatusCode::OK
+    );
+    let served_in = started.elapsed();
+    let rss = rss_kib(stub.child.id());
+    eprintln!(
+        "stub-mcp with {} idle and {} unauthenticated connections: {rss} KiB resident; a real initialize took {served_in:?}",
+        idle.len(),
+        held.len()
+    );
+    assert!(rss < 64 * 1024, "stub-mcp holds {rss} KiB");
+    drop((idle, held));
+}

@@ -601,3 +601,62 @@ async fn a_request_cut_off_mid_body_is_still_recorded_with_what_arrived() {
     assert!(body.contains("could not read the body"), "{body}");
     server.shutdown().await;
 }
+
+/// Reads from `stream` until the server closes it; how long that took
+/// (bounded: a connection still open after `limit` fails the test).
+fn closed_within(mut stream: std::net::TcpStream, limit: Duration) -> Duration {
+    use std::io::Read;
+    let started = Instant::now();
+    stream.set_read_timeout(Some(limit)).unwrap();
+    let mut buf = [0u8; 1024];
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) => return started.elapsed(),
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return started.elapsed(),
+            Err(e) => panic!("still open after {limit:?}: {e}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn idle_and_dribbling_connections_are_closed_after_the_header_timeout() {
+    use std::io::Write;
+    let server = stub_mcp::serve(Config {
+        token: Some("secret-token".into()),
+        header_timeout: Duration::from_millis(500),
+        max_connections: 4,
+        ..Config::default()
+    })
+    .await
+    .expect("server starts");
+    let addr = server.local_addr();
+    let (idle, dribbling, crowd) = tokio::task::spawn_blocking(move || {
+        let idle = std::net::TcpStream::connect(addr).unwrap();
+        let mut dribbling = std::net::TcpStream::connect(addr).unwrap();
+        dribbling
+            .write_all(format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\n").as_bytes())
+            .unwrap();
+        // more than the server takes at once: the rest wait their turn
+        let crowd: Vec<_> = (0..6)
+            .map(|_| std::net::TcpStream::connect(addr).unwrap())
+            .collect();
+        (idle, dribbling, crowd)
+    })
+    .await
+    .unwrap();
+    let limit = Duration::from_secs(10);
+    let closed = tokio::task::spawn_blocking(move || {
+        [closed_within(idle, limit), closed_within(dribbling, limit)]
+    })
+    .await
+    .unwrap();
+    eprintln!(
+        "idle closed after {:?}, dribbling after {:?}",
+        closed[0], closed[1]
+    );
+    // a real client is served once the crowd's slots are freed
+    assert!(session(&server).await.is_some());
+    drop(crowd);
+    server.shutdown().await;
+}

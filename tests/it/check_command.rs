@@ -159,3 +159,142 @@ fn check_judges_a_recording_by_how_its_run_ended_and_which_scenario_made_it() {
         assert!(out.contains(want), "{case}: {want:?} not in:\n{out}");
     }
 }
+
+/// Runs `acp-harness <args>` from the repository root; exit code, stdout, stderr.
+fn harness(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_acp-harness"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A character device like /dev/null (1, 3), made in `dir` so that nothing
+/// of the machine's is at stake; None where devices cannot be made (not root).
+fn char_device(dir: &Path) -> Option<std::path::PathBuf> {
+    let path = dir.join("null");
+    let c = std::ffi::CString::new(path.to_str()?).ok()?;
+    // SAFETY: mknod with a valid C string.
+    let made = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) };
+    (made == 0).then_some(path)
+}
+
+#[test]
+fn outputs_that_are_not_files_are_written_in_place_and_symlinks_keep_their_link() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let check = |junit: &Path| {
+        let junit = junit.to_str().unwrap();
+        let args = [
+            "check",
+            "--filter",
+            "grok/1.0.41/text-only",
+            "--quiet",
+            "--junit",
+            junit,
+        ];
+        let (code, stdout, stderr) = harness(&args);
+        assert!(matches!(code, Some(0 | 1)), "{args:?}: {stderr}");
+        stdout
+    };
+    let kind = |p: &Path| std::fs::symlink_metadata(p).unwrap().file_type();
+
+    // a character device stays one (as root, as CI runs)
+    match char_device(dir.path()) {
+        Some(dev) => {
+            check(&dev);
+            assert!(
+                kind(&dev).is_char_device(),
+                "{} was replaced",
+                dev.display()
+            );
+            let dev_s = dev.to_str().unwrap();
+            let (code, _, stderr) = harness(&[
+                "drift",
+                "--agent",
+                "grok",
+                "--from",
+                "1.0.5",
+                "--to",
+                "1.0.41",
+                "--scenario",
+                "unity-call-allowed",
+                "--out",
+                dev_s,
+            ]);
+            assert!(matches!(code, Some(0 | 1)), "{stderr}");
+            assert!(kind(&dev).is_char_device(), "drift --out replaced {dev_s}");
+        }
+        None => eprintln!("cannot make a character device here (not root): that case is not run"),
+    }
+
+    // a symlink: its target is replaced, the link stays
+    let real = dir.path().join("real.xml");
+    let link = dir.path().join("link.xml");
+    std::fs::write(&real, "previous\n").unwrap();
+    std::os::unix::fs::symlink("real.xml", &link).unwrap();
+    check(&link);
+    assert!(kind(&link).is_symlink());
+    assert!(
+        std::fs::read_to_string(&real)
+            .unwrap()
+            .contains("<testsuite")
+    );
+
+    // a FIFO: streamed to whoever reads it, and still a FIFO
+    let fifo = dir.path().join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo with a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    check(&fifo);
+    assert!(reader.join().unwrap().contains("<testsuite"));
+    assert!(kind(&fifo).is_fifo());
+
+    // a file descriptor: what it is open to gets the file
+    assert!(check(Path::new("/dev/fd/1")).contains("<testsuite"));
+
+    // a directory: refused before the run (the report it also asked is never written)
+    let report = dir.path().join("report");
+    let (code, _, stderr) = harness(&[
+        "check",
+        "--filter",
+        "grok/1.0.41/text-only",
+        "--quiet",
+        "--junit",
+        dir.path().to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("is a directory"), "{stderr}");
+    assert!(!report.join("index.html").exists());
+}
+
+#[test]
+fn a_recording_whose_header_names_a_path_is_an_error_and_reads_nothing_outside() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text =
+        std::fs::read_to_string(repo.join("recordings/grok/1.0.41/text-only.jsonl")).unwrap();
+    let (header, rest) = text.split_once('\n').unwrap();
+    let mut header: serde_json::Value = serde_json::from_str(header).unwrap();
+    header["agent"] = "../../../../etc".into();
+    let path = dir.path().join("x.jsonl");
+    std::fs::write(&path, format!("{header}\n{rest}")).unwrap();
+    let (code, stdout, stderr) = harness(&["replay", path.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("header agent = \"../../../../etc\" is not a name"),
+        "{stdout}\n{stderr}"
+    );
+}

@@ -311,6 +311,138 @@ fn record_killed_at_any_point_leaves_the_committed_recording_whole() {
     }
 }
 
+/// A root whose profile `slow-stop` serves the same recording through a
+/// wrapper that, once the agent read end of file, marks `stopping` and
+/// takes another second to exit: the agent's stop is a window a signal can
+/// be aimed at. Returns the root and the marker's path.
+fn slow_stop_root() -> (tempfile::TempDir, PathBuf) {
+    let dir = served_root();
+    let root = dir.path();
+    let served = root.join("served.jsonl");
+    let stopping = root.join("stopping");
+    let script = format!(
+        "'{BIN}' fake-agent '{}'; touch '{}'; sleep 1",
+        served.display(),
+        stopping.display()
+    );
+    std::fs::write(
+        root.join("profiles/slow-stop.toml"),
+        format!(
+            r#"id = "slow-stop"
+default_version = "0.16.0"
+[model]
+flavour = "responses"
+tool_naming = {{ form = "namespace", namespace = "mcp__unity_ops" }}
+[ready]
+after = "session"
+settle_ms = 100
+timeout_ms = 10000
+handshake_timeout_ms = 10000
+[stop]
+eof_grace_ms = 5000
+term_grace_ms = 300
+[[recipe]]
+versions = "*"
+program = "bash"
+args = ["-c", '''{script}''']
+"#
+        ),
+    )
+    .unwrap();
+    (dir, stopping)
+}
+
+/// Whether a temp file of the recording in `dir` holds `text`.
+fn partial_holds(dir: &Path, text: &str) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries.flatten().any(|e| {
+            e.file_name().to_string_lossy().ends_with(".partial")
+                && std::fs::read_to_string(e.path()).is_ok_and(|s| s.contains(text))
+        })
+    })
+}
+
+#[test]
+fn record_signalled_at_any_moment_before_its_commit_leaves_the_committed_bytes() {
+    let mut rng = Rng::seeded();
+    let (dir, stopping) = slow_stop_root();
+    let root = dir.path();
+    let marker = root.display().to_string();
+    let target = root.join("recordings/slow-stop/0.16.0/text-only.jsonl");
+    let version_dir = target.parent().unwrap().to_path_buf();
+    let stderr = root.join("record.stderr");
+    let record = [
+        "record",
+        "--agent",
+        "slow-stop",
+        "--scenario",
+        "text-only",
+        "--allow-network",
+        "--root",
+        &marker,
+    ];
+    let first = spawn(root, &record, &stderr);
+    let ended = kill_at(first, 0, || false, 0, Some(&marker), &stderr);
+    assert_eq!(ended.code, Some(0), "{}", ended.stderr);
+    assert_eq!(outcome_of(&target), Some(Outcome::Ok));
+    let previous = std::fs::read(&target).unwrap();
+
+    let moments = [
+        "the namespace's entry",
+        "the run's start",
+        "the temp file",
+        "the last turn's end",
+        "the agent's stop",
+    ];
+    for (signal, name) in SIGNALS {
+        for (point, moment) in moments.iter().enumerate() {
+            let _ = std::fs::remove_file(&stopping);
+            let _ = std::fs::remove_file(recording::interrupted_path(&target));
+            let mut args = record.to_vec();
+            args.extend(["--mode", "all"]);
+            let child = spawn(root, &args, &stderr);
+            // every moment plus its delay comes before the commit: the
+            // agent's stop alone lasts a second
+            let delay = rng.below(300);
+            let what = format!("record, {name} {delay} ms after {moment}");
+            let stderr_holds =
+                |text: &str| std::fs::read_to_string(&stderr).is_ok_and(|s| s.contains(text));
+            let start = || match point {
+                0 => stderr_holds("entering a loopback-only network namespace"),
+                1 => stderr_holds("(1/1)"),
+                2 => partial_exists(&version_dir),
+                3 => partial_holds(&version_dir, "stopReason"),
+                _ => stopping.exists(),
+            };
+            let ended = kill_at(child, signal, start, delay, Some(&marker), &stderr);
+            eprintln!("{what}: exit {:?}", ended.code);
+            assert!(!ended.before_signal, "{what}: the run outlives the signal");
+            assert!(
+                std::fs::read(&target).unwrap() == previous,
+                "{what}: the committed recording changed\n{}",
+                ended.stderr
+            );
+            let listed = acp_harness::judging::judge::list_recordings(&version_dir).unwrap();
+            assert_eq!(
+                listed,
+                vec![target.clone()],
+                "{what}: nothing else in the corpus"
+            );
+            if signal != libc::SIGKILL {
+                assert_eq!(ended.code, Some(2), "{what}\n{}", ended.stderr);
+                if point > 1 {
+                    assert_eq!(
+                        outcome_of(&recording::interrupted_path(&target)),
+                        Some(Outcome::Interrupted),
+                        "{what}: the run is kept beside, as interrupted\n{}",
+                        ended.stderr
+                    );
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn update_killed_at_any_point_commits_only_whole_recordings_and_resumes() {
     let mut rng = Rng::seeded();

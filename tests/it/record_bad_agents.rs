@@ -485,3 +485,55 @@ fn update_records_what_is_missing_and_sets_aside_what_could_not_be_recorded() {
         "{unrunnable}"
     );
 }
+
+#[test]
+fn an_agent_reporting_another_version_than_asked_writes_nothing_and_names_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let steady = double_case("steady", "hello");
+    let root = setup_root(dir.path(), &steady);
+    let out = dir.path().join("out");
+    let agent = "test-double-steady";
+    let committed = out.join(agent).join("1.0.0/text-only.jsonl");
+    let (code, stderr) = run_record(&root, &out, agent);
+    assert_eq!(code, Some(0), "first recording failed:\n{stderr}");
+    let first = std::fs::read(&committed).unwrap();
+    let corpus = || acp_harness::judging::judge::list_recordings(&out).unwrap();
+
+    // the double reports 1.0.0 whatever it is asked to be
+    for mode in ["once", "all"] {
+        let (code, stderr) =
+            run_record_with(&root, &out, &format!("{agent}@1.0.1"), &["--mode", mode]);
+        assert_eq!(code, Some(2), "--mode {mode}: {stderr}");
+        assert!(
+            stderr.contains("asked for version 1.0.1, but the agent reports version 1.0.0"),
+            "--mode {mode}: {stderr}"
+        );
+        assert!(std::fs::read(&committed).unwrap() == first, "--mode {mode}");
+        assert_eq!(corpus(), vec![committed.clone()], "--mode {mode}");
+    }
+
+    // update of that version: unrunnable, and nothing of it in the corpus
+    let logs = dir.path().join("logs");
+    let (code, stdout, stderr) = run_update(&root, agent, &logs, &["--version", "1.0.1"]);
+    assert!(code.is_some(), "update hung:\n{stderr}");
+    assert!(
+        stderr.contains("unrunnable  test-double-steady@1.0.1"),
+        "{stdout}\n{stderr}"
+    );
+    let in_root =
+        || acp_harness::judging::judge::list_recordings(&root.join("recordings")).unwrap();
+    assert_eq!(in_root(), Vec::<PathBuf>::new(), "{stdout}\n{stderr}");
+
+    // the profile says 1.0.1 reports itself as 1.0.0: recorded as 1.0.1
+    let text = profile_text(&steady).replacen(
+        "[model]",
+        "reported_versions = { \"1.0.1\" = \"1.0.0\" }\n[model]",
+        1,
+    );
+    std::fs::write(root.join("profiles").join(format!("{agent}.toml")), text).unwrap();
+    let (code, stderr) = run_record(&root, &out, &format!("{agent}@1.0.1"));
+    assert_eq!(code, Some(0), "{stderr}");
+    let mapped = out.join(agent).join("1.0.1/text-only.jsonl");
+    assert_eq!(corpus(), vec![committed.clone(), mapped]);
+    assert!(std::fs::read(&committed).unwrap() == first);
+}

@@ -69,7 +69,10 @@ impl Halt {
             Err(Halt::Error(e)) => (Outcome::Error, Some(format!("error: {e:#}"))),
             Err(Halt::Interrupted(signal)) => (
                 Outcome::Interrupted,
-                Some(format!("interrupted: {signal} received")),
+                Some(format!(
+                    "interrupted: {}",
+                    crate::capture::interrupt::describe(signal)
+                )),
             ),
         }
     }

@@ -4,7 +4,8 @@
 //! Per scenario it starts stub-mcp and the scripted model server, makes a
 //! fresh home and workspace, spawns the agent from its profile, drives the
 //! scenario over ACP ([`driver`]) and tees every event of every leg into
-//! `<out>/<agent>/<agentInfo.version>/<scenario>.jsonl` ([`timeline`]).
+//! `<out>/<agent>/<version>/<scenario>.jsonl` ([`timeline`]), the version
+//! asked for; an agent reporting another one gets nothing written.
 //! Recording is hermetic by default: after installing (which needs the
 //! network) the command re-runs itself inside a loopback-only network
 //! namespace ([`crate::capture::isolation`]). `--check` records into a temporary
@@ -26,7 +27,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use serde_json::Value;
 
-use crate::capture::interrupt::{EXIT_INTERRUPTED, Interrupt};
+use crate::capture::interrupt::{EXIT_INTERRUPTED, Interrupt, PARENT_GONE};
 use crate::capture::isolation;
 use crate::capture::model_server::{
     AgentTools, Flavour, ModelExchange, ModelScript, ModelServer, SideRequests, ToolNaming,
@@ -125,6 +126,11 @@ pub fn run(args: Request) -> anyhow::Result<ExitCode> {
     let version = profile.version_for(&spec);
     let recipe = profile.recipe(&version)?.clone();
     let scenarios = load_scenarios(&args)?;
+    if !args.check {
+        // refused before any install or run, not after
+        crate::atomic_file::prepare_dir(&args.out)
+            .with_context(|| format!("--out {}", args.out.display()))?;
+    }
     let live = args.model == "live";
     let targets: Vec<PathBuf> = scenarios
         .iter()
@@ -203,6 +209,9 @@ pub fn run(args: Request) -> anyhow::Result<ExitCode> {
         let _in_runtime = runtime.enter();
         let interrupt = Interrupt::listen().context("taking over SIGINT and SIGTERM")?;
         isolation::end_runs_cleanly();
+        if args.inside_netns {
+            isolation::end_run_when_parent_goes();
+        }
         interrupt
     };
     let check_dir = if args.check {
@@ -253,7 +262,12 @@ pub fn run(args: Request) -> anyhow::Result<ExitCode> {
             out_root: &out_root,
         };
         let (finished, outcome) = runtime.block_on(record_one(&ctx, interrupt.clone()))?;
-        if outcome == Outcome::Interrupted {
+        let late = why_not_commit(&interrupt);
+        if outcome == Outcome::Interrupted || late.is_some() {
+            let mut finished = finished;
+            if let Some(why) = late {
+                finished.interrupted(why)?;
+            }
             let target = finished.path().to_path_buf();
             let kept = finished.keep_interrupted()?;
             // --check: the kept file is in the temporary directory, so keep that
@@ -269,7 +283,15 @@ pub fn run(args: Request) -> anyhow::Result<ExitCode> {
         if *action == mode::Action::Rerecord {
             compare::report_rerecord(&targets[i], finished.temp_path(), finished.path());
         }
-        let path = finished.commit()?;
+        // the last look, after the sync: only the rename follows it
+        let path = finished.commit_unless(|| why_not_commit(&interrupt))?;
+        let Some(path) = path else {
+            eprintln!(
+                "[record] interrupted as the run ended: {} is left as it was",
+                targets[i].display()
+            );
+            break;
+        };
         eprintln!("[record] {}: {}", path.display(), outcome.as_str());
         if outcome != Outcome::Ok {
             failed += 1;
@@ -324,6 +346,20 @@ pub fn run(args: Request) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// Why a finished run must not be committed, if it must not: a signal
+/// received at any moment since the run started (the agent's stop and the
+/// moments after the last turn included), or the `record` that started
+/// this recorder gone (SIGKILLed: nobody is there to say the run is wanted).
+fn why_not_commit(interrupt: &Interrupt) -> Option<String> {
+    let why = interrupt
+        .requested()
+        .or_else(|| isolation::parent_gone().then_some(PARENT_GONE))?;
+    Some(format!(
+        "interrupted: {}",
+        crate::capture::interrupt::describe(why)
+    ))
 }
 
 /// Where `record` writes a scenario of `agent@version` under `out`.
@@ -570,7 +606,11 @@ async fn record_one(
         header,
         scrubber,
         ctx.out_root.to_path_buf(),
-        ctx.version.to_string(),
+        ctx.version.clone(),
+        ctx.profile
+            .reported_versions
+            .get(&ctx.version.to_string())
+            .cloned(),
     );
     let tap = timeline.tap.clone();
 
@@ -625,9 +665,15 @@ async fn record_one(
                 );
             }),
         };
-        let end = stream_json_client::run(ctx.scenario, setup, interrupt).await;
+        let end = stream_json_client::run(ctx.scenario, setup, interrupt.clone()).await;
         let forwards = [mcp_forward, model_forward];
-        return finish_run(model, mcp, forwards, tap, timeline, end, &off_script).await;
+        let sinks = RunSinks {
+            forwards,
+            tap,
+            timeline,
+            off_script: &off_script,
+        };
+        return finish_run(model, mcp, sinks, end, &interrupt).await;
     }
     let setup = driver::Setup {
         launch: &launch,
@@ -651,23 +697,43 @@ async fn record_one(
             );
         }),
     };
-    let end = driver::run(ctx.scenario, setup, interrupt).await;
+    let end = driver::run(ctx.scenario, setup, interrupt.clone()).await;
     let forwards = [mcp_forward, model_forward];
-    finish_run(model, mcp, forwards, tap, timeline, end, &off_script).await
+    let sinks = RunSinks {
+        forwards,
+        tap,
+        timeline,
+        off_script: &off_script,
+    };
+    finish_run(model, mcp, sinks, end, &interrupt).await
+}
+
+/// Where a run's events go: the servers' forwarding tasks, the tap, the
+/// timeline, and the off-script requests seen.
+struct RunSinks<'a> {
+    forwards: [Option<tokio::task::JoinHandle<()>>; 2],
+    tap: crate::capture::acp_client::Tap,
+    timeline: timeline::Timeline,
+    off_script: &'a std::sync::Mutex<Vec<String>>,
 }
 
 /// Servers down, their taps drained, then the trailer: a run that played
 /// to its end but answered a model request off the script is `off_script`,
-/// each such request named in the notes.
+/// each such request named in the notes; one that got a signal after its
+/// last step (while the agent was stopped, say) is `interrupted`.
 async fn finish_run(
     model: Option<crate::capture::model_server::Running>,
     mcp: stub_mcp::Running,
-    forwards: [Option<tokio::task::JoinHandle<()>>; 2],
-    tap: crate::capture::acp_client::Tap,
-    timeline: timeline::Timeline,
+    sinks: RunSinks<'_>,
     mut end: driver::RunEnd,
-    off_script: &std::sync::Mutex<Vec<String>>,
+    interrupt: &Interrupt,
 ) -> anyhow::Result<(recording::Finished, Outcome)> {
+    let RunSinks {
+        forwards,
+        tap,
+        timeline,
+        off_script,
+    } = sinks;
     if let Some(m) = model {
         m.shutdown().await;
     }
@@ -682,6 +748,12 @@ async fn finish_run(
         end.outcome = Outcome::OffScript;
     }
     end.notes.extend(off);
+    if end.outcome != Outcome::Interrupted
+        && let Some(why) = why_not_commit(interrupt)
+    {
+        end.outcome = Outcome::Interrupted;
+        end.notes.push(format!("{why} as the run ended"));
+    }
     let finished = timeline.finish(end.outcome, end.exit, end.notes).await?;
     Ok((finished, end.outcome))
 }

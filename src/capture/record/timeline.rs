@@ -3,11 +3,14 @@
 //! notes) through one channel and writes them in arrival order, numbering
 //! and timestamping each as it writes it and scrubbing it first.
 //!
-//! The header needs `agentInfo` (and the version directory comes from
-//! `agentInfo.version`), which is known only once the agent answered
-//! `initialize`; events before that (a few hundred ms) are held in memory
-//! and written the moment the header can be. A run that never got that far
-//! still writes everything at the end, with `agent_info: null`.
+//! The header needs `agentInfo`, which is known only once the agent
+//! answered `initialize`; events before that (a few hundred ms) are held in
+//! memory and written the moment the header can be. A run that never got
+//! that far still writes everything at the end, with `agent_info: null`.
+//! The recording goes to the version asked for, always; an agent that
+//! reports another version (`agentInfo.version`, unless the profile maps the
+//! asked version to what it reports) gets nothing written, and the run is an
+//! error naming both: never a write into another version's directory.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -46,12 +49,14 @@ pub struct Timeline {
 }
 
 impl Timeline {
-    /// `dir_for(version)` gives the directory the recording goes to.
+    /// The recording goes to `<out_root>/<agent>/<version>/<scenario>.jsonl`;
+    /// `reported_as` is what the profile says this version reports itself as.
     pub fn start(
         header: Header,
         scrubber: Scrubber,
         out_root: PathBuf,
-        fallback_version: String,
+        version: semver::Version,
+        reported_as: Option<String>,
     ) -> Timeline {
         let (tap, tap_rx) = unbounded_channel();
         let (control, control_rx) = unbounded_channel();
@@ -60,7 +65,9 @@ impl Timeline {
             header,
             scrubber,
             out_root,
-            fallback_version,
+            version,
+            reported_as,
+            mismatch: None,
             pending: Vec::new(),
             writer: None,
             error: None,
@@ -108,7 +115,10 @@ struct State {
     header: Header,
     scrubber: Scrubber,
     out_root: PathBuf,
-    fallback_version: String,
+    version: semver::Version,
+    reported_as: Option<String>,
+    /// The agent reported another version: nothing is written.
+    mismatch: Option<RecordingError>,
     pending: Vec<(u64, Tapped)>,
     writer: Option<RecordingWriter>,
     error: Option<RecordingError>,
@@ -136,6 +146,7 @@ impl State {
                         if let Some(v) = protocol_version {
                             self.header.protocol_version = v;
                         }
+                        self.mismatch = self.version_mismatch();
                         self.open();
                     }
                     Control::Finish { outcome, exit, notes, done } => {
@@ -188,20 +199,28 @@ impl State {
     }
 
     fn path(&self) -> PathBuf {
-        let version = self
-            .header
-            .agent_version()
-            .filter(|v| is_safe_component(v))
-            .unwrap_or(&self.fallback_version)
-            .to_string();
         self.out_root
             .join(&self.header.agent)
-            .join(version)
+            .join(self.version.to_string())
             .join(format!("{}.jsonl", self.header.scenario))
     }
 
+    /// The error when the agent reports a version other than the one asked
+    /// for (or the one the profile says it reports).
+    fn version_mismatch(&self) -> Option<RecordingError> {
+        let reported = self.header.agent_version()?;
+        if reports_version(reported, &self.version, self.reported_as.as_deref()) {
+            return None;
+        }
+        Some(RecordingError::VersionMismatch {
+            agent: self.header.agent.clone(),
+            asked: self.version.to_string(),
+            reported: reported.chars().take(200).collect(),
+        })
+    }
+
     fn open(&mut self) {
-        if self.writer.is_some() {
+        if self.writer.is_some() || self.mismatch.is_some() {
             return;
         }
         let path = self.path();
@@ -229,7 +248,7 @@ impl State {
         notes: Vec<String>,
     ) -> Result<Finished, RecordingError> {
         self.open();
-        if let Some(e) = self.error.take() {
+        if let Some(e) = self.mismatch.take().or_else(|| self.error.take()) {
             return Err(e);
         }
         let ms = self.ms();
@@ -244,13 +263,11 @@ impl State {
     }
 }
 
-/// A version string used as a directory name must not escape the tree.
-fn is_safe_component(v: &str) -> bool {
-    !v.is_empty()
-        && v != "."
-        && v != ".."
-        && v.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+' | '_'))
+/// Whether an agent reporting `reported` is version `asked`: the same
+/// version, or the string the profile says `asked` reports.
+fn reports_version(reported: &str, asked: &semver::Version, reported_as: Option<&str>) -> bool {
+    reported_as == Some(reported)
+        || semver::Version::parse(reported.trim_start_matches('v')).is_ok_and(|v| v == *asked)
 }
 
 fn display_rel(path: &Path) -> String {
@@ -258,4 +275,31 @@ fn display_rel(path: &Path) -> String {
         .ok()
         .and_then(|cwd| path.strip_prefix(cwd).ok().map(|p| p.display().to_string()))
         .unwrap_or_else(|| path.display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reports_version;
+
+    #[test]
+    fn an_agent_is_the_version_it_reports_or_the_one_its_profile_maps() {
+        let asked = semver::Version::parse("1.0.1").unwrap();
+        let cases = [
+            ("1.0.1", None, true),
+            ("v1.0.1", None, true),
+            ("1.0.0", None, false),
+            ("1.0.1-beta", None, false),
+            ("../../x", None, false),
+            ("1.0.0", Some("1.0.0"), true),
+            ("1.0.1", Some("1.0.0"), true),
+            ("1.0.2", Some("1.0.0"), false),
+        ];
+        for (reported, mapped, expected) in cases {
+            assert_eq!(
+                reports_version(reported, &asked, mapped),
+                expected,
+                "{reported} for 1.0.1 (mapped: {mapped:?})"
+            );
+        }
+    }
 }

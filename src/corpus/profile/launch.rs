@@ -2,7 +2,7 @@
 //! ([`Vars`]) and the recipe with every placeholder filled ([`Launch`]).
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Component, Path, PathBuf};
 
 use super::{Profile, ProfileError, Recipe};
 
@@ -80,6 +80,29 @@ impl Vars {
     }
 }
 
+/// `path` with `.` and `..` resolved by their names alone (nothing on disk
+/// is looked at: the files are written into fresh directories); `None` for
+/// a relative path or one that climbs above the root.
+fn normalise(path: &Path) -> Option<PathBuf> {
+    if !path.is_absolute() {
+        return None;
+    }
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::RootDir | Component::Prefix(_) => out.push(c),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() || out.as_os_str().is_empty() {
+                    return None;
+                }
+            }
+            Component::Normal(n) => out.push(n),
+        }
+    }
+    Some(out)
+}
+
 /// A recipe with every placeholder filled: what to write and what to run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Launch {
@@ -109,10 +132,30 @@ impl Launch {
             .files
             .iter()
             .map(|f| {
-                Ok((
-                    PathBuf::from(vars.fill(&f.path, "files.path")?),
-                    vars.fill(&f.content, &format!("file {}", f.path))?,
-                ))
+                let path = PathBuf::from(vars.fill(&f.path, "files.path")?);
+                let inside = normalise(&path).filter(|p| {
+                    [&vars.home, &vars.workspace]
+                        .iter()
+                        .filter(|root| !root.is_empty())
+                        .filter_map(|root| normalise(Path::new(root.as_str())))
+                        .any(|root| p.starts_with(&root) && *p != root)
+                });
+                let Some(path) = inside else {
+                    return Err(ProfileError::Recipe {
+                        path: profile.path.clone(),
+                        index: profile
+                            .recipes
+                            .iter()
+                            .position(|r| r == recipe)
+                            .map_or(0, |i| i + 1),
+                        message: format!(
+                            "[[recipe.files]] path = {:?} is not inside {{home}} or {{workspace}} (it resolves to {})",
+                            f.path,
+                            path.display()
+                        ),
+                    });
+                };
+                Ok((path, vars.fill(&f.content, &format!("file {}", f.path))?))
             })
             .collect::<Result<_, ProfileError>>()?;
         Ok(Launch {

@@ -336,3 +336,66 @@ fn bad_runtimes_side_packages_and_overrides_are_named() {
         assert!(err.contains(want), "{err:?} should contain {want:?}");
     }
 }
+
+#[test]
+fn recipe_files_land_inside_home_or_workspace_or_are_refused() {
+    let vars = Vars {
+        home: "/run/home".into(),
+        workspace: "/run/workspace".into(),
+        ..Vars::default()
+    };
+    let cases: &[(&str, Option<&str>)] = &[
+        (
+            "{home}/.codex/config.toml",
+            Some("/run/home/.codex/config.toml"),
+        ),
+        ("{home}/./a/../b.json", Some("/run/home/b.json")),
+        ("{workspace}/.agent/x", Some("/run/workspace/.agent/x")),
+        ("{home}/../../../../x", None),
+        ("{home}/../workspace2/x", None),
+        ("{home}", None),
+        ("/etc/x", None),
+        ("relative/x", None),
+    ];
+    for (path, want) in cases {
+        let text = format!(
+            "id = \"f\"\ndefault_version = \"1.0.0\"\n[model]\nflavour = \"responses\"\ntool_naming = {{ form = \"plain\" }}\n[[recipe]]\nversions = \"*\"\nprogram = \"x\"\n[[recipe.files]]\npath = {path:?}\ncontent = \"c\"\n"
+        );
+        let p = Profile::parse(&text, Path::new("profiles/f.toml")).unwrap();
+        let got = Launch::resolve(&p, &p.recipes[0], &vars);
+        match (got, want) {
+            (Ok(l), Some(w)) => assert_eq!(l.files[0].0, PathBuf::from(w), "{path}"),
+            (Err(e), None) => {
+                let e = e.to_string();
+                assert!(e.contains("[[recipe.files]] path"), "{path}: {e}");
+                assert!(e.contains(path), "{path}: {e}");
+            }
+            (got, want) => panic!("{path}: got {got:?}, want {want:?}"),
+        }
+    }
+}
+
+#[test]
+fn profile_ids_and_agent_names_are_names() {
+    let text = "id = \"../../x\"\ndefault_version = \"1.0.0\"\n[model]\nflavour = \"responses\"\ntool_naming = { form = \"plain\" }\n[[recipe]]\nversions = \"*\"\nprogram = \"x\"\n";
+    let err = Profile::parse(text, Path::new("profiles/x.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("profiles/x.toml:1: id = \"../../x\" is not a name"),
+        "{err}"
+    );
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for agent in ["../../x", "/etc/passwd", "a/b"] {
+        let err = Profile::find(root, agent).unwrap_err().to_string();
+        assert!(err.contains("is not a name"), "{agent}: {err}");
+        let err = AgentSpec::parse(agent).unwrap_err().to_string();
+        assert!(err.contains("is not a name"), "{agent}: {err}");
+    }
+    let long = format!("codex-acp@1.0.0-{}", "a".repeat(300));
+    let err = AgentSpec::parse(&long).unwrap_err().to_string();
+    assert!(
+        err.contains("--agent version") && err.contains("too long"),
+        "{err}"
+    );
+}

@@ -120,6 +120,44 @@ fn an_interrupted_recording_is_kept_beside_its_path_under_a_name_no_reader_takes
 }
 
 #[test]
+fn a_run_refused_at_its_commit_is_kept_beside_saying_interrupted_and_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.jsonl");
+    std::fs::write(&path, "previous\n").unwrap();
+    let mut w = RecordingWriter::create(&path, &header()).unwrap();
+    w.event(0, Leg::Harness, Dir::Note, 1, "played".into(), None)
+        .unwrap();
+    let finished = w
+        .finish(1, Outcome::Ok, Exit::default(), vec!["a note".into()])
+        .unwrap();
+    let committed = finished
+        .commit_unless(|| Some("interrupted: SIGTERM received".into()))
+        .unwrap();
+    assert_eq!(committed, None);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "previous\n");
+    let kept = read(&dir.path().join("x.jsonl.interrupted")).unwrap();
+    assert_eq!(kept.events.len(), 1);
+    let t = kept.trailer.unwrap();
+    assert_eq!((t.seq, t.outcome), (2, Outcome::Interrupted));
+    assert_eq!(t.notes, ["a note", "interrupted: SIGTERM received"]);
+    assert_eq!(
+        crate::judging::judge::list_recordings(dir.path()).unwrap(),
+        vec![path.clone()]
+    );
+}
+
+#[test]
+fn a_run_not_refused_at_its_commit_is_at_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.jsonl");
+    std::fs::write(&path, "previous\n").unwrap();
+    let w = RecordingWriter::create(&path, &header()).unwrap();
+    let finished = w.finish(1, Outcome::Ok, Exit::default(), vec![]).unwrap();
+    assert_eq!(finished.commit_unless(|| None).unwrap(), Some(path.clone()));
+    assert_eq!(read(&path).unwrap().trailer.unwrap().outcome, Outcome::Ok);
+}
+
+#[test]
 fn unknown_fields_and_outcomes_are_tolerated_and_kept() {
     let text = concat!(
         r#"{"type":"header","format":1,"agent":"a","package":"p@1","scenario":"s","model_mode":"stub","harness_version":"0","date":"d","isolation":"none","future":7}"#,

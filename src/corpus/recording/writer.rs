@@ -22,11 +22,16 @@ pub struct RecordingWriter {
     path: PathBuf,
     file: BufWriter<AtomicFile>,
     seq: u64,
+    /// Bytes written so far (where the next line starts).
+    written: u64,
 }
 
 /// A recording with its trailer written, not yet at its path.
 pub struct Finished {
     file: AtomicFile,
+    /// Where the trailer starts in the file, and what it says.
+    trailer_at: u64,
+    trailer: Trailer,
 }
 
 impl Finished {
@@ -38,6 +43,50 @@ impl Finished {
     /// Where the finished recording is until it is committed.
     pub fn temp_path(&self) -> &Path {
         self.file.temp_path()
+    }
+
+    /// Hands the recording to the disk (a commit after this only renames).
+    pub fn sync(&mut self) -> Result<(), RecordingError> {
+        let path = self.path().to_path_buf();
+        self.file
+            .sync()
+            .map_err(|source| RecordingError::Io { path, source })
+    }
+
+    /// Puts the recording at its path unless `refuse()` gives a reason not
+    /// to at the last moment (after the sync, just before the rename);
+    /// `None` then, and the recording is kept as [`Finished::keep_interrupted`]
+    /// keeps it, its trailer saying `interrupted` and why.
+    pub fn commit_unless(
+        mut self,
+        refuse: impl FnOnce() -> Option<String>,
+    ) -> Result<Option<PathBuf>, RecordingError> {
+        self.sync()?;
+        if let Some(why) = refuse() {
+            self.interrupted(why)?;
+            self.keep_interrupted()?;
+            return Ok(None);
+        }
+        self.commit().map(Some)
+    }
+
+    /// Rewrites the trailer as `interrupted` with `why` among its notes,
+    /// unless it says so already: a run that played to its end but was
+    /// interrupted before its commit never claims another outcome.
+    pub fn interrupted(&mut self, why: String) -> Result<(), RecordingError> {
+        if self.trailer.outcome == Outcome::Interrupted {
+            return Ok(());
+        }
+        self.trailer.outcome = Outcome::Interrupted;
+        self.trailer.notes.push(why);
+        let mut text = serde_json::to_string(&Line::Trailer(self.trailer.clone()))
+            .expect("recording lines always serialise");
+        text.push('\n');
+        let at = self.trailer_at;
+        let path = self.path().to_path_buf();
+        self.file
+            .rewrite_from(at, text.as_bytes())
+            .map_err(|source| RecordingError::Io { path, source })
     }
 
     /// Puts the recording at its path (synced, then renamed over whatever
@@ -87,6 +136,7 @@ impl RecordingWriter {
             path: path.to_path_buf(),
             file: BufWriter::with_capacity(WRITE_BUFFER, file),
             seq: 0,
+            written: 0,
         };
         writer.write_line(&Line::Header(header.clone()))?;
         writer.flush()?;
@@ -158,14 +208,19 @@ impl RecordingWriter {
             notes,
             extra: Map::new(),
         };
-        self.write_line(&Line::Trailer(trailer))?;
+        let trailer_at = self.written;
+        self.write_line(&Line::Trailer(trailer.clone()))?;
         self.flush()?;
         let path = self.path;
         let file = self.file.into_inner().map_err(|e| RecordingError::Io {
             path,
             source: e.into_error(),
         })?;
-        Ok(Finished { file })
+        Ok(Finished {
+            file,
+            trailer_at,
+            trailer,
+        })
     }
 
     fn write_line(&mut self, line: &Line) -> Result<(), RecordingError> {
@@ -175,6 +230,8 @@ impl RecordingWriter {
         // through at once): the file never ends in half a line of ours
         // between flushes.
         let written = self.file.write_all(text.as_bytes());
-        written.map_err(|e| self.io_error(e))
+        written.map_err(|e| self.io_error(e))?;
+        self.written += text.len() as u64;
+        Ok(())
     }
 }

@@ -124,6 +124,20 @@ impl Corpus {
             }
         };
         case.id = self.id_of(path, Some(&recording));
+        // an id from the header names goldens and limitation files: names only
+        let id = &case.id;
+        let fields = [
+            ("agent", &id.agent),
+            ("version", &id.version),
+            ("scenario", &id.scenario),
+        ];
+        if let Some(e) = fields
+            .iter()
+            .find_map(|(field, value)| crate::corpus::name::check(field, value).err())
+        {
+            case.error = Some(format!("cannot replay {}: header {e}", path.display()));
+            return case;
+        }
         case.synthetic = recording.header.synthetic;
         if !recording.leg(recording::Leg::Acp).any(|e| e.proc == 1) {
             case.errors.push(format!(

@@ -222,6 +222,9 @@ fn validate(ctx: &Ctx, raw: RawFile, sha256: RecordingHashes) -> R<Scenario> {
             format!("`{name}` must equal the file name without `.toml` (`{stem}`)"),
         ));
     }
+    // recordings and goldens are named after it
+    crate::corpus::name::check("name", &name)
+        .map_err(|e| ctx.err(raw.name.span(), "name", e.to_string()))?;
     let summary = non_empty(ctx, &raw.summary, "summary")?;
     let system_prompt = match &raw.system_prompt {
         Some(s) => Some(non_empty(ctx, s, "system_prompt")?),
