@@ -215,8 +215,8 @@ pub fn rows(
     Ok(out)
 }
 
-/// One row per Agent SDK of the Claude-side catalogue: the published
-/// versions (from `fetch`, given the package key) against the pinned one.
+/// One row per Agent SDK of the Claude-side catalogue: the versions
+/// published (from `fetch`, given the package key) after the pinned one.
 pub fn sdk_rows(
     catalogue: &crate::corpus::claude_side::Catalogue,
     asked: &[String],
@@ -232,7 +232,8 @@ pub fn sdk_rows(
                 Ok(list) => (list, None),
                 Err(e) => (Vec::new(), Some(format!("{e:#}"))),
             };
-            let (newest, newer, older) = compare(std::slice::from_ref(&p.pinned), &list, pre);
+            // older versions are no news for a pinned SDK
+            let (newest, newer, _) = compare(std::slice::from_ref(&p.pinned), &list, pre);
             let packages = vec![p.package.clone()];
             let source = if offline {
                 "install cache"
@@ -245,7 +246,7 @@ pub fn sdk_rows(
                 packages,
                 newest_recorded: newest,
                 newer: if error.is_some() { Vec::new() } else { newer },
-                unrecorded_older: if error.is_some() { Vec::new() } else { older },
+                unrecorded_older: Vec::new(),
                 source,
                 error,
                 renamed: Vec::new(),
@@ -299,7 +300,7 @@ mod tests {
         assert_eq!(ts.protocol, "sdk");
         assert_eq!(show(ts.newest_recorded.as_slice()), "0.3.336");
         assert_eq!(show(&ts.newer), "0.3.337 0.3.340");
-        assert_eq!(show(&ts.unrecorded_older), "0.3.332");
+        assert!(ts.unrecorded_older.is_empty());
         assert_eq!(ts.source, "install cache");
         let py = rows.iter().find(|r| r.agent == "python-agent-sdk").unwrap();
         assert_eq!(py.error.as_deref(), Some("pip index versions failed"));

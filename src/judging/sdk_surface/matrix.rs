@@ -270,7 +270,7 @@ pub fn render(matrix: &Matrix, surfaces: &[Surface]) -> String {
     }
     let mark = |s: &Surface, has: bool| {
         if has {
-            format!("{}", short(&s.sdk))
+            short(&s.sdk).to_string()
         } else {
             String::new()
         }
