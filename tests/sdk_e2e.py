@@ -222,6 +222,7 @@ async def run_case_ts(case: Case, bridge: Path, harness: Path, node_modules: Pat
                 f"the initialize answer says mcp_servers_applied {seen['mcp_servers_applied']!r}, "
                 f"not {case.agent_took_server} (whether the agent took the server)"
             )
+        check_queries(case, seen["mcp_status"], seen["context_usage"], seen["context_usage_error"])
         tool_results = [SimpleNamespace(**r) for r in seen["tool_results"]]
         results = [SimpleNamespace(**r) for r in seen["results"]]
         check(case, tmp, seen["asked"], seen["tool_uses"], tool_results, results)
@@ -271,25 +272,27 @@ async def run_case(case: Case, bridge: Path, harness: Path) -> None:
                             results.append(message)
 
                 await asyncio.wait_for(drain(), TURN_TIMEOUT_S)
-            await asyncio.wait_for(check_queries(case, client), TURN_TIMEOUT_S)
+            status = await asyncio.wait_for(client.get_mcp_status(), TURN_TIMEOUT_S)
+            try:
+                usage, usage_error = await asyncio.wait_for(client.get_context_usage(), TURN_TIMEOUT_S), None
+            except Exception as e:  # the SDK raises the control error's text
+                usage, usage_error = None, str(e)
+        check_queries(case, status, usage, usage_error)
         check(case, tmp, asked, tool_uses, tool_results, results)
 
 
-async def check_queries(case: Case, client: ClaudeSDKClient) -> None:
+def check_queries(case: Case, status, usage, usage_error) -> None:
     """The SDK's session queries the bridge answers from what it knows
     (docs/sdk-surface.md): the MCP server status and the context usage."""
     fail = case.failures.append
-    status = await client.get_mcp_status()
-    servers = {s["name"]: s["status"] for s in status.get("mcpServers", [])}
+    servers = {s["name"]: s["status"] for s in (status or {}).get("mcpServers", [])}
     if "unity-ops" not in servers:
-        fail(f"get_mcp_status lists no unity-ops: {status}")
+        fail(f"the MCP status lists no unity-ops: {status}")
     elif not case.agent_took_server and servers["unity-ops"] != "failed":
-        fail(f"get_mcp_status says unity-ops is {servers['unity-ops']}, but the agent did not take it")
-    try:
-        usage = await client.get_context_usage()
-    except Exception as e:  # the SDK raises the control error's text
-        if case.agent_sent_usage or "usage_update" not in str(e):
-            fail(f"get_context_usage failed: {e}")
+        fail(f"the MCP status says unity-ops is {servers['unity-ops']}, but the agent did not take it")
+    if usage_error is not None:
+        if case.agent_sent_usage or "usage_update" not in usage_error:
+            fail(f"get_context_usage failed: {usage_error}")
         return
     if not case.agent_sent_usage:
         fail(f"get_context_usage answered without a usage_update from the agent: {usage}")
