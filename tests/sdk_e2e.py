@@ -15,6 +15,9 @@ network is needed). Checked per case:
 - images arrive as image blocks inside the `ToolResultBlock`;
 - every turn ends in a `ResultMessage` that parses;
 - every line the bridge printed passes the SDK's own message parser;
+- the SDK's `get_mcp_status()` lists the panel's server (failed when the
+  agent did not take it), and its `get_context_usage()` answers from the
+  agent's last `usage_update` (an error naming it when the agent sent none);
 - the bridge exits 0.
 
 With `--ts <node_modules>`, each case runs through the TypeScript Agent SDK
@@ -88,6 +91,8 @@ class Case:
     # (the agent advertises mcpCapabilities.http): only then is a server
     # sent in the initialize request applied.
     agent_took_server: bool
+    # Whether the agent sent a usage_update with the context used and its size.
+    agent_sent_usage: bool
     # How the panel hands the bridge its MCP servers: "argv" (--mcp-config)
     # or "initialize" (the initialize request, TypeScript SDK only).
     mcp_delivery: str = "argv"
@@ -121,7 +126,7 @@ def load_case(recording: Path) -> Case | None:
     # recordings/<agent>/<version>/<scenario>.jsonl
     agent, version = recording.parent.parent.name, recording.parent.name
     token = "<mcp-token>" if "<mcp-token>" in header.get("placeholders", {}) else "<redacted>"
-    asks, image, called, took_server = 0, False, False, False
+    asks, image, called, took_server, usage = 0, False, False, False, False
     for line in recording.open():
         event = json.loads(line)
         if event.get("type") != "event" or event.get("leg") != "acp":
@@ -136,6 +141,10 @@ def load_case(recording: Path) -> Case | None:
         asks += '"method":"session/request_permission"' in event["raw"]
         image |= "iVBORw0KGgo" in event["raw"]  # base64 of the PNG signature
         called |= '"sessionUpdate":"tool_call"' in event["raw"] or '"toolCall"' in event["raw"]
+        if '"sessionUpdate":"usage_update"' in event["raw"]:
+            u = json.loads(event["raw"]).get("params", {}).get("update", {})
+            # claude-agent-acp sends `used: null` until it knows
+            usage |= isinstance(u.get("used"), int) and isinstance(u.get("size"), int)
     return Case(
         recording,
         f"{agent} {version}",
@@ -148,6 +157,7 @@ def load_case(recording: Path) -> Case | None:
         image,
         called,
         took_server,
+        usage,
     )
 
 
@@ -212,6 +222,7 @@ async def run_case_ts(case: Case, bridge: Path, harness: Path, node_modules: Pat
                 f"the initialize answer says mcp_servers_applied {seen['mcp_servers_applied']!r}, "
                 f"not {case.agent_took_server} (whether the agent took the server)"
             )
+        check_queries(case, seen["mcp_status"], seen["context_usage"], seen["context_usage_error"])
         tool_results = [SimpleNamespace(**r) for r in seen["tool_results"]]
         results = [SimpleNamespace(**r) for r in seen["results"]]
         check(case, tmp, seen["asked"], seen["tool_uses"], tool_results, results)
@@ -261,7 +272,32 @@ async def run_case(case: Case, bridge: Path, harness: Path) -> None:
                             results.append(message)
 
                 await asyncio.wait_for(drain(), TURN_TIMEOUT_S)
+            status = await asyncio.wait_for(client.get_mcp_status(), TURN_TIMEOUT_S)
+            try:
+                usage, usage_error = await asyncio.wait_for(client.get_context_usage(), TURN_TIMEOUT_S), None
+            except Exception as e:  # the SDK raises the control error's text
+                usage, usage_error = None, str(e)
+        check_queries(case, status, usage, usage_error)
         check(case, tmp, asked, tool_uses, tool_results, results)
+
+
+def check_queries(case: Case, status, usage, usage_error) -> None:
+    """The SDK's session queries the bridge answers from what it knows
+    (docs/sdk-surface.md): the MCP server status and the context usage."""
+    fail = case.failures.append
+    servers = {s["name"]: s["status"] for s in (status or {}).get("mcpServers", [])}
+    if "unity-ops" not in servers:
+        fail(f"the MCP status lists no unity-ops: {status}")
+    elif not case.agent_took_server and servers["unity-ops"] != "failed":
+        fail(f"the MCP status says unity-ops is {servers['unity-ops']}, but the agent did not take it")
+    if usage_error is not None:
+        if case.agent_sent_usage or "usage_update" not in usage_error:
+            fail(f"get_context_usage failed: {usage_error}")
+        return
+    if not case.agent_sent_usage:
+        fail(f"get_context_usage answered without a usage_update from the agent: {usage}")
+    elif not usage.get("maxTokens") or usage.get("totalTokens") is None:
+        fail(f"get_context_usage has no maxTokens or totalTokens: {usage}")
 
 
 def divergences(stderr: str) -> list[str]:

@@ -8,8 +8,9 @@
 // servers delivered as asked (on the command line, or in the initialize
 // request under --await-initialize), each prompt after the previous turn's
 // result, and prints what the SDK delivered as one JSON object: tool_uses,
-// asked, tool_results, results, and the initialize answer's
-// mcp_servers_applied.
+// asked, tool_results, results, the initialize answer's
+// mcp_servers_applied, and after the last turn mcpServerStatus() and
+// getContextUsage() (or its error).
 import { query } from "@anthropic-ai/claude-agent-sdk";
 
 const input = JSON.parse(await new Promise((resolve) => {
@@ -30,7 +31,10 @@ async function* prompts() {
   }
 }
 
-const seen = { tool_uses: [], asked, tool_results: [], results: [], mcp_servers_applied: null };
+const seen = {
+  tool_uses: [], asked, tool_results: [], results: [], mcp_servers_applied: null,
+  mcp_status: null, context_usage: null, context_usage_error: null,
+};
 const run = query({
   prompt: prompts(),
   options: {
@@ -59,6 +63,15 @@ for await (const message of run) {
     }
   } else if (message.type === "result") {
     seen.results.push({ session_id: message.session_id, num_turns: message.num_turns, duration_ms: message.duration_ms });
+    if (seen.results.length === input.prompts.length) {
+      // the session queries, while it is still up
+      seen.mcp_status = { mcpServers: await run.mcpServerStatus() };
+      try {
+        seen.context_usage = await run.getContextUsage();
+      } catch (e) {
+        seen.context_usage_error = String(e?.message ?? e);
+      }
+    }
     turnDone();
   }
 }

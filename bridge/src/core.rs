@@ -25,6 +25,7 @@ mod handshake;
 mod line_cap;
 mod panel_initialize;
 mod panel_input;
+mod panel_queries;
 mod turn_output;
 
 use panel_initialize::{InitializeAsk, InitializeServers, PanelInstructions};
@@ -136,6 +137,8 @@ pub struct Bridge {
     init_emitted: bool,
     /// The agent said it could not start the panel's MCP server.
     mcp_failed: bool,
+    /// The agent's last `usage_update` (null before one), for `get_context_usage`.
+    last_usage: Value,
     turn: Option<Turn>,
     tool_calls: ToolCalls,
     permissions: Vec<PendingPermission>,
@@ -192,6 +195,7 @@ impl Bridge {
             slash_commands: Vec::new(),
             init_emitted: false,
             mcp_failed: false,
+            last_usage: Value::Null,
             turn: None,
             tool_calls: ToolCalls::new(servers),
             permissions: Vec::new(),

@@ -50,6 +50,25 @@ pub enum ContractCommand {
         #[arg(long)]
         details: bool,
     },
+    /// The Agent SDKs' stream-json surface matrix: write docs/sdk-surface.md
+    /// from contracts/sdk-surface/ (exit 1 when an entry has no row or a row
+    /// no entry), or with --extract re-extract an SDK's vendored surface from
+    /// its pinned version.
+    Surface {
+        #[arg(long, default_value = ".")]
+        root: PathBuf,
+        /// Re-extract this SDK (its id in contracts/claude-side.toml) from the
+        /// pinned version, installed into the install cache (needs its registry).
+        #[arg(long, value_name = "SDK")]
+        extract: Option<String>,
+        /// With --extract: read the package from this directory (its files as
+        /// the catalogue names them) instead of installing it.
+        #[arg(long, requires = "extract")]
+        from: Option<PathBuf>,
+        /// Print the page instead of writing it.
+        #[arg(long)]
+        stdout: bool,
+    },
 }
 
 /// `acp-harness contract ...`.
@@ -79,7 +98,81 @@ pub fn run(args: ContractArgs) -> anyhow::Result<std::process::ExitCode> {
             all_versions,
         } => compare(&root, details, all_versions),
         ContractCommand::Roundtrip { root, details } => roundtrip(&root, details),
+        ContractCommand::Surface {
+            root,
+            extract,
+            from,
+            stdout,
+        } => surface(&root, extract.as_deref(), from.as_deref(), stdout),
     }
+}
+
+/// `contract surface`: re-extracts one SDK's surface when asked, then
+/// writes the matrix page; exit 1 when the matrix and the surfaces disagree.
+fn surface(
+    root: &Path,
+    extract: Option<&str>,
+    from: Option<&Path>,
+    stdout: bool,
+) -> anyhow::Result<std::process::ExitCode> {
+    use crate::judging::sdk_surface::{self, matrix};
+    if let Some(id) = extract {
+        let cat = crate::corpus::claude_side::Catalogue::load(root)?;
+        let package = cat.get(id).with_context(|| {
+            format!(
+                "{id}: not in {}",
+                crate::corpus::claude_side::CATALOGUE_PATH
+            )
+        })?;
+        let source = package
+            .surface
+            .as_ref()
+            .with_context(|| format!("{id}: not an SDK (it has no surface)"))?;
+        let dir = match from {
+            Some(d) => d.to_path_buf(),
+            None => crate::tracking::claude_side::installed_package_dir(
+                package,
+                source,
+                &package.pinned,
+            )?,
+        };
+        let surface = sdk_surface::Surface::extract(package, source, &package.pinned, &dir)?;
+        let path = root.join(&source.vendored);
+        crate::atomic_file::write(&path, surface.to_json())
+            .with_context(|| format!("writing {}", path.display()))?;
+        eprintln!(
+            "[surface] {id} {}: {} control subtypes, {} message types -> {}",
+            package.pinned,
+            surface.control_subtypes.len(),
+            surface.message_types.len(),
+            path.display()
+        );
+    }
+    let m = matrix::Matrix::load(root)?;
+    let surfaces = matrix::vendored_surfaces(root)?;
+    let page = matrix::render(&m, &surfaces);
+    if stdout {
+        print!("{page}");
+    } else {
+        let path = root.join(matrix::DOC_PATH);
+        crate::atomic_file::write(&path, &page)
+            .with_context(|| format!("writing {}", path.display()))?;
+        let c = m.control_counts();
+        eprintln!(
+            "[surface] {} control subtypes ({} mapped, {} local, {} unsupported), {} message types -> {}",
+            c.total,
+            c.mapped,
+            c.local,
+            c.unsupported,
+            m.message_counts().total,
+            path.display()
+        );
+    }
+    let problems = m.check(&surfaces);
+    for p in &problems {
+        eprintln!("[surface] {p}");
+    }
+    Ok(super::exit::Exit::found_if(!problems.is_empty()).into())
 }
 
 /// Every recording of the agents `contracts/roundtrip.toml` lists that has a

@@ -1,7 +1,8 @@
 //! `acp-harness outdated`: per agent profile, the newest recorded version
 //! and the newer versions published in its registry (npm, PyPI), the
 //! package renames it follows, and with `--registry` what the ACP registry
-//! says of it; as a table or JSON.
+//! says of it; per Agent SDK of the Claude side, its pinned version and
+//! the newer ones; as a table or JSON.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -9,12 +10,13 @@ use std::process::ExitCode;
 use semver::Version;
 
 use super::exit::Exit;
-use crate::packages::outdated::{Row, agents, rows};
+use crate::packages::outdated::{Row, agents, rows, sdk_rows};
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = super::exit::EXIT_CODES)]
 pub struct OutdatedArgs {
-    /// Only these agents (repeatable); default every profile under profiles/.
+    /// Only these agents or Claude-side SDKs (repeatable); default every
+    /// profile under profiles/ and every SDK in contracts/claude-side.toml.
     #[arg(long)]
     pub agent: Vec<String>,
     /// Also list pre-releases (nightlies, release candidates).
@@ -61,9 +63,11 @@ pub fn table(rows: &[Row]) -> String {
             };
             [
                 r.agent.clone(),
-                r.newest_recorded
-                    .as_ref()
-                    .map_or("-".into(), Version::to_string),
+                match (&r.newest_recorded, r.protocol) {
+                    (None, _) => "-".into(),
+                    (Some(v), "sdk") => format!("{v} (pinned)"),
+                    (Some(v), _) => v.to_string(),
+                },
                 newer,
                 match r.unrecorded_older.last() {
                     None => "-".into(),
@@ -110,12 +114,34 @@ fn join(v: &[Version]) -> String {
 /// versions are published or the ACP registry differs, 2 when a registry
 /// could not be asked.
 pub fn run(args: OutdatedArgs) -> anyhow::Result<ExitCode> {
-    let agents = agents(&args.root, &args.agent)?;
+    let catalogue = crate::corpus::claude_side::Catalogue::load_or_empty(&args.root)?;
+    let is_sdk = |a: &String| catalogue.sdks().any(|(p, _)| &p.id == a);
+    let (asked_sdks, asked_agents): (Vec<String>, Vec<String>) =
+        args.agent.iter().cloned().partition(is_sdk);
+    let agents = if args.agent.is_empty() || !asked_agents.is_empty() {
+        agents(&args.root, &asked_agents)?
+    } else {
+        Vec::new()
+    };
     let index = match &args.registry {
         Some(location) => Some(crate::packages::acp_registry::load(location)?),
         None => None,
     };
-    let rows = rows(&args.root, &agents, args.pre, args.offline, index.as_ref())?;
+    let mut rows = rows(&args.root, &agents, args.pre, args.offline, index.as_ref())?;
+    if args.agent.is_empty() || !asked_sdks.is_empty() {
+        let fetch = if args.offline {
+            crate::packages::versions::offline_versions
+        } else {
+            crate::packages::versions::versions_saved
+        };
+        rows.extend(sdk_rows(
+            &catalogue,
+            &asked_sdks,
+            args.pre,
+            args.offline,
+            fetch,
+        ));
+    }
     match args.format {
         Format::Table => print!("{}", table(&rows)),
         Format::Json => println!("{}", serde_json::to_string_pretty(&rows)?),

@@ -5,6 +5,9 @@
 //! `--shard K/N` takes a stable share of the (agent, version, scenario) jobs
 //! so N CI workers split a matrix; after merging their recordings,
 //! `--judge-only` judges every recording that has no golden yet.
+//! `--claude-side` follows the Claude side instead: each newer Agent SDK
+//! version's stream-json surface against the vendored one, and the next
+//! steps for a newer Claude Code.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -64,6 +67,12 @@ pub struct UpdateArgs {
     /// available (passed to `record`; the headers then say "isolation":"none").
     #[arg(long)]
     pub allow_network: bool,
+    /// Follow the Claude side instead of the agents (contracts/claude-side.toml):
+    /// install each newer Agent SDK version (--agent names an SDK id), diff its
+    /// stream-json surface against the vendored one, and name the next steps;
+    /// list the newer Claude Code versions with theirs.
+    #[arg(long, conflicts_with_all = ["judge_only", "shard", "unrunnable_from"])]
+    pub claude_side: bool,
     /// Repository root holding profiles/, scenarios/, recordings/, tests/snapshots/ and docs/.
     #[arg(long, default_value = ".")]
     pub root: PathBuf,
@@ -75,6 +84,9 @@ pub fn run(args: UpdateArgs) -> anyhow::Result<ExitCode> {
     }
     for v in &args.version {
         crate::corpus::name::check("--version", &v.to_string())?;
+    }
+    if args.claude_side {
+        return claude_side(&args);
     }
     let root = args.root.clone();
     let corpus = Corpus::at(&root);
@@ -277,6 +289,89 @@ pub fn run(args: UpdateArgs) -> anyhow::Result<ExitCode> {
         println!("{}", s.render());
     }
     Ok(Exit::found_if(summaries.iter().any(|s| s.status() == Kind::Broken)).into())
+}
+
+/// `update --claude-side`: every SDK version to judge (newer than the pin,
+/// or those asked) judged by its surface, and the newer Claude Code
+/// versions named with the reference's next steps. Exit 2 when a registry
+/// could not be asked, else 0 (a changed surface is for review, as an
+/// agent's changed output is).
+fn claude_side(args: &UpdateArgs) -> anyhow::Result<ExitCode> {
+    use crate::corpus::claude_side::{Catalogue, Role};
+    use crate::tracking::claude_side::judge_version;
+    let catalogue = Catalogue::load(&args.root)?;
+    let matrix = crate::judging::sdk_surface::matrix::Matrix::load(&args.root)?;
+    for asked in &args.agent {
+        if catalogue.get(asked).is_none() {
+            bail!(
+                "{asked}: not in {} (with --claude-side, --agent names its packages)",
+                crate::corpus::claude_side::CATALOGUE_PATH
+            );
+        }
+    }
+    let pick = if !args.version.is_empty() {
+        Pick::Versions(args.version.clone())
+    } else if args.latest {
+        Pick::Latest
+    } else {
+        Pick::Newer
+    };
+    let mut failed = false;
+    let mut printed = false;
+    for p in &catalogue.packages {
+        if !args.agent.is_empty() && !args.agent.contains(&p.id) {
+            continue;
+        }
+        let published = if matches!(pick, Pick::Versions(_)) {
+            Vec::new()
+        } else {
+            match crate::packages::versions::versions_saved(&p.package) {
+                Ok(list) => list
+                    .into_iter()
+                    .filter(|v| args.pre || v.pre.is_empty())
+                    .collect(),
+                Err(e) => {
+                    println!("{} ({}): published versions unknown: {e:#}", p.id, p.title);
+                    failed = true;
+                    continue;
+                }
+            }
+        };
+        let versions: Vec<Version> =
+            plan::versions_to_update(&pick, &published, std::slice::from_ref(&p.pinned))
+                .into_iter()
+                .filter(|v| matches!(pick, Pick::Versions(_)) || *v > p.pinned)
+                .collect();
+        eprintln!(
+            "[update] {}: {} version(s) newer than the pinned {}",
+            p.id,
+            versions.len(),
+            p.pinned
+        );
+        for v in &versions {
+            printed = true;
+            match (&p.role, &p.surface) {
+                (Role::Sdk, Some(source)) => {
+                    println!(
+                        "{}",
+                        judge_version(&args.root, p, source, &matrix, v).render()
+                    )
+                }
+                _ => println!(
+                    "{} ({}) {v}: newer than the pinned reference {}\n  next 1. record it as the reference: acp-harness record --agent {}@{v} --all\n  next 2. re-derive the contract: acp-harness contract derive, and review its diff\n  next 3. pin {v} in {} and the profile's default_version\n",
+                    p.id,
+                    p.title,
+                    p.pinned,
+                    p.profile.as_deref().unwrap_or(&p.id),
+                    crate::corpus::claude_side::CATALOGUE_PATH
+                ),
+            }
+        }
+    }
+    if !printed && !failed {
+        println!("nothing to update on the Claude side: every package is at its newest version");
+    }
+    Ok(if failed { Exit::Error } else { Exit::Good }.into())
 }
 
 /// The agents to update: those asked, else every profile speaking ACP (the

@@ -1,5 +1,6 @@
-//! The corpus as data: recordings, scenarios, agent profiles and the workspace fixtures both declare.
+//! The corpus as data: recordings, scenarios, agent profiles, the Claude-side catalogue and the workspace fixtures both declare.
 
+pub mod claude_side;
 pub mod name;
 pub mod profile;
 pub mod recording;

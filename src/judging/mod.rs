@@ -1,4 +1,4 @@
-//! Judging what the bridge emits: replay, the judge, expectations, the stream-json contract, the ACP schema check, drift and the report.
+//! Judging what the bridge emits: replay, the judge, expectations, the stream-json contract, the ACP schema check, drift, the report and the Agent SDKs' stream-json surface.
 
 pub mod acp_schema;
 pub mod contract;
@@ -7,3 +7,4 @@ pub mod expect;
 pub mod judge;
 pub mod replay;
 pub mod report;
+pub mod sdk_surface;

@@ -20,9 +20,11 @@ use crate::corpus::profile::{Profile, Protocol};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Row {
     pub agent: String,
-    /// `acp` or `stream-json` (the reference, whose recordings feed the contract).
+    /// `acp`, `stream-json` (the reference, whose recordings feed the
+    /// contract) or `sdk` (an Agent SDK of the Claude side).
     pub protocol: &'static str,
     pub packages: Vec<String>,
+    /// For an SDK, the pinned version.
     #[serde(serialize_with = "opt_version")]
     pub newest_recorded: Option<Version>,
     /// Published after the newest recorded version (every published one when none is).
@@ -213,6 +215,47 @@ pub fn rows(
     Ok(out)
 }
 
+/// One row per Agent SDK of the Claude-side catalogue: the versions
+/// published (from `fetch`, given the package key) after the pinned one.
+pub fn sdk_rows(
+    catalogue: &crate::corpus::claude_side::Catalogue,
+    asked: &[String],
+    pre: bool,
+    offline: bool,
+    mut fetch: impl FnMut(&str) -> anyhow::Result<Vec<Version>>,
+) -> Vec<Row> {
+    catalogue
+        .sdks()
+        .filter(|(p, _)| asked.is_empty() || asked.contains(&p.id))
+        .map(|(p, _)| {
+            let (list, error) = match fetch(&p.package) {
+                Ok(list) => (list, None),
+                Err(e) => (Vec::new(), Some(format!("{e:#}"))),
+            };
+            // older versions are no news for a pinned SDK
+            let (newest, newer, _) = compare(std::slice::from_ref(&p.pinned), &list, pre);
+            let packages = vec![p.package.clone()];
+            let source = if offline {
+                "install cache"
+            } else {
+                crate::packages::versions::registries(&packages)
+            };
+            Row {
+                agent: p.id.clone(),
+                protocol: "sdk",
+                packages,
+                newest_recorded: newest,
+                newer: if error.is_some() { Vec::new() } else { newer },
+                unrecorded_older: Vec::new(),
+                source,
+                error,
+                renamed: Vec::new(),
+                registry: None,
+            }
+        })
+        .collect()
+}
+
 /// Versions from a space-separated list, for tests.
 #[cfg(test)]
 pub(crate) fn vs(list: &str) -> Vec<Version> {
@@ -234,6 +277,38 @@ mod tests {
 
     /// Rows: recorded, published (as npm lists them, unordered), pre, then
     /// newest recorded, newer, older-not-recorded.
+    /// The committed catalogue with saved registry answers: each SDK's
+    /// newer versions past its pin; a registry that fails is that row's error.
+    #[test]
+    fn sdk_rows_list_versions_newer_than_the_pin_from_saved_answers() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let cat = crate::corpus::claude_side::Catalogue::load(root).unwrap();
+        let answers = |key: &str| -> anyhow::Result<Vec<Version>> {
+            match key {
+                "@anthropic-ai/claude-agent-sdk" => Ok(crate::packages::versions::parse_versions(
+                    r#"["0.3.332","0.3.336","0.3.337","0.3.338-beta.1","0.3.340"]"#,
+                )
+                .unwrap()),
+                _ => anyhow::bail!("pip index versions failed"),
+            }
+        };
+        let rows = sdk_rows(&cat, &[], false, true, answers);
+        let ts = rows
+            .iter()
+            .find(|r| r.agent == "typescript-agent-sdk")
+            .unwrap();
+        assert_eq!(ts.protocol, "sdk");
+        assert_eq!(show(ts.newest_recorded.as_slice()), "0.3.336");
+        assert_eq!(show(&ts.newer), "0.3.337 0.3.340");
+        assert!(ts.unrecorded_older.is_empty());
+        assert_eq!(ts.source, "install cache");
+        let py = rows.iter().find(|r| r.agent == "python-agent-sdk").unwrap();
+        assert_eq!(py.error.as_deref(), Some("pip index versions failed"));
+        assert!(py.newer.is_empty());
+        let only = sdk_rows(&cat, &["python-agent-sdk".into()], false, true, answers);
+        assert_eq!(only.len(), 1);
+    }
+
     #[test]
     fn newer_and_unrecorded_versions_come_in_semver_order_with_pre_releases_on_request() {
         let cases = [

@@ -23,4 +23,5 @@ mod record_runtime;
 mod record_scenario_doubles;
 mod report_browser;
 mod scenario_load;
+mod sdk_surface;
 mod tidy;

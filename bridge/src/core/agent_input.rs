@@ -266,6 +266,7 @@ impl Bridge {
                 }
             }
             "usage_update" => {
+                self.last_usage = u.clone();
                 if let Some(t) = self.turn.as_mut() {
                     if let Some(used) = u["used"].as_u64() {
                         t.context_used = Some(used);

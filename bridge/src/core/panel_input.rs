@@ -1,6 +1,7 @@
 //! Lines from the panel: prompts (sent, or queued while one runs), control
-//! requests (initialize, interrupt, mode and model changes, unsupported
-//! ones) and the answers to permission requests.
+//! requests (initialize, interrupt, mode and model changes, the queries of
+//! `panel_queries`, and every other subtype answered `unsupported_request`
+//! naming it) and the answers to permission requests.
 
 use super::*;
 use crate::json_field::json_kind;
@@ -181,11 +182,8 @@ impl Bridge {
                 self.set_permission_mode(&request_id, req["mode"].as_str().unwrap_or(""), now)
             }
             "set_model" => self.set_model(&request_id, req["model"].as_str(), now),
-            "mcp_reconnect" => self.emit(stream_json::control_error(
-                &request_id,
-                "mcp_reconnect is not supported by ACP agents",
-                Some("unsupported_request"),
-            )),
+            "mcp_status" => self.mcp_status(&request_id),
+            "get_context_usage" => self.get_context_usage(&request_id),
             other => {
                 self.diag(format!(
                     "unsupported panel control_request subtype {other:?}"
