@@ -195,10 +195,10 @@ fn entries(plan: &Value) -> Vec<Value> {
         .flatten()
         .filter_map(|e| {
             let content = field(e, "content").as_str()?;
-            let status = match field(e, "status").as_str() {
-                Some(s @ ("pending" | "in_progress" | "completed")) => s,
-                _ => "pending",
-            };
+            let status = field(e, "status")
+                .as_str()
+                .filter(|s| matches!(*s, "pending" | "in_progress" | "completed"))
+                .unwrap_or("pending");
             Some(json!({"content": content, "status": status, "activeForm": content}))
         })
         .collect()
