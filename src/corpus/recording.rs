@@ -231,7 +231,8 @@ pub struct Trailer {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Line {
-    Header(Header),
+    /// Boxed: one per file, far larger than an event.
+    Header(Box<Header>),
     Event(Event),
     Trailer(Trailer),
 }
@@ -404,7 +405,7 @@ fn parse_lines(text: &str, path: &Path) -> Result<Lines, RecordingError> {
                         ),
                     ));
                 }
-                header = Some(h);
+                header = Some(*h);
             }
             Line::Event(e) => {
                 if header.is_none() {

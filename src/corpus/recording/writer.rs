@@ -88,7 +88,7 @@ impl RecordingWriter {
             file: BufWriter::with_capacity(WRITE_BUFFER, file),
             seq: 0,
         };
-        writer.write_line(&Line::Header(header.clone()))?;
+        writer.write_line(&Line::Header(Box::new(header.clone())))?;
         writer.flush()?;
         Ok(writer)
     }
