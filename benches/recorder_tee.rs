@@ -264,6 +264,7 @@ fn header() -> Header {
         harness_version: env!("CARGO_PKG_VERSION").into(),
         client_capabilities: Value::Null,
         protocol_version: 1,
+        acp_schema: None,
         date: "1970-01-01".into(),
         isolation: "none".into(),
         synthetic: true,

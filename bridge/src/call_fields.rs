@@ -152,11 +152,17 @@ const CLAUDE_BUILTIN_TOOLS: &[&str] = &[
     "Write",
 ];
 
-/// The Claude built-in tool a call's `_meta` (or its permission request's)
-/// names in a tool-name field (`toolName`, `tool_name`, `tool`, `name`, at
-/// any depth up to 3), the whole string exactly one of
-/// [`CLAUDE_BUILTIN_TOOLS`]: structure, whoever sends it.
+/// The Claude built-in tool the call's ACP `name` is, else the one its
+/// `_meta` (or its permission request's) names in a tool-name field
+/// (`toolName`, `tool_name`, `tool`, `name`, at any depth up to 3), the
+/// whole string exactly one of [`CLAUDE_BUILTIN_TOOLS`]: structure,
+/// whoever sends it. Any other `name` (`exec_command`) says less than the
+/// call's kind, so it names nothing here.
 pub fn meta_builtin_name(call: &Value) -> Option<&'static str> {
+    let own = field(call, "name").as_str();
+    if let Some(name) = own.and_then(|s| CLAUDE_BUILTIN_TOOLS.iter().find(|b| **b == s).copied()) {
+        return Some(name);
+    }
     fn find(v: &Value, depth: usize) -> Option<&'static str> {
         let map = v.as_object().filter(|_| depth > 0)?;
         let named = TOOL_KEYS

@@ -26,6 +26,7 @@ mod line_cap;
 mod panel_initialize;
 mod panel_input;
 mod panel_queries;
+mod session_notes;
 mod turn_output;
 
 use panel_initialize::{InitializeAsk, InitializeServers, PanelInstructions};
@@ -152,6 +153,11 @@ pub struct Bridge {
     /// and the session updates before it are late and dropped; new prompts
     /// wait until the agent has answered them.
     late_prompts: Vec<u64>,
+    /// The agent's plans by plan id, in the order first seen (see
+    /// [`session_notes`]).
+    plans: Vec<(String, session_notes::Plan)>,
+    /// `TodoWrite` calls made for plans so far (their ids).
+    next_plan_call: u64,
 }
 
 /// How much of an offending line a diagnostic quotes.
@@ -205,6 +211,8 @@ impl Bridge {
             stdin_closed: false,
             cancel_deadline: None,
             late_prompts: Vec::new(),
+            plans: Vec::new(),
+            next_plan_call: 0,
         }
     }
 

@@ -3,7 +3,7 @@
 //!
 //! **One identity rule, the same for every agent**: a call is a call of MCP
 //! server S, tool T when a structural field of the call *is* an identifier
-//! naming S and T (see [`identity`]): rawInput `server` + `tool`, rawInput
+//! naming S and T (see [`identity`]): the call's ACP `name`, rawInput `server` + `tool`, rawInput
 //! `tool_name` / `toolName` / `name` / `tool`, the title, any string in
 //! `_meta`, the permission request's title, `_meta` and option names. The
 //! spellings are `mcp__S__T`, `S__T`, `mcp.S.T`, `Tool: S/T`,
@@ -338,12 +338,16 @@ fn identity_in_values(v: &Value, servers: &[String], depth: usize) -> Option<Ide
 }
 
 /// The MCP identity of a call (server, tool, decoration arguments) from any
-/// of its structural fields, in this order: rawInput `server` + `tool`,
+/// of its structural fields, in this order: the call's `name`, rawInput `server` + `tool`,
 /// rawInput's name fields, the title, any string in `_meta`, the permission
 /// request's title, `_meta` and option names.
 pub fn identity(call: &Value, servers: &[String]) -> Option<Identity> {
     if mcp_startup_server(call).is_some() {
         return None;
+    }
+    // ACP's own `name` of the call, when the agent gives one
+    if let Some(found) = non_empty(field(call, "name")).and_then(|s| field_identity(s, servers)) {
+        return Some(found);
     }
     let raw = field(call, "rawInput");
     if let Some((s, t)) = keyed_identity(raw)

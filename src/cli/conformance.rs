@@ -18,7 +18,7 @@ pub enum Format {
     /// Agent x version x side, then each violation and outside method.
     #[default]
     Table,
-    /// `{versions, bridge_invalid}`.
+    /// `{schema, versions, bridge_invalid}`.
     Json,
     /// A Markdown table, then each violation and outside method.
     Markdown,

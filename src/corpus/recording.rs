@@ -47,8 +47,16 @@ pub struct Header {
     /// The `clientCapabilities` sent in initialize.
     #[serde(default)]
     pub client_capabilities: Value,
+    /// The ACP `protocolVersion` the agent's initialize response
+    /// negotiated (the client's own when the agent never answered; 0 in
+    /// recordings that predate the field).
     #[serde(default)]
     pub protocol_version: u64,
+    /// The ACP schema the recorder validated the frames against
+    /// (`schema/acp-v1/VERSION` of the harness that recorded); absent in
+    /// stream-json recordings and in recordings that predate the field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acp_schema: Option<String>,
     /// UTC date of the run, `YYYY-MM-DD`.
     pub date: String,
     /// `netns-loopback` when the run was verified to have only loopback,
@@ -223,7 +231,8 @@ pub struct Trailer {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Line {
-    Header(Header),
+    /// Boxed: one per file, far larger than an event.
+    Header(Box<Header>),
     Event(Event),
     Trailer(Trailer),
 }
@@ -376,7 +385,7 @@ fn parse_lines(text: &str, path: &Path) -> Result<Lines, RecordingError> {
                         ),
                     ));
                 }
-                header = Some(h);
+                header = Some(*h);
             }
             Line::Event(e) => {
                 if header.is_none() {

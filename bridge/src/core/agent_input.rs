@@ -303,7 +303,11 @@ impl Bridge {
                     obj.insert("configOptions".into(), opts.clone());
                 }
             }
-            "user_message_chunk" | "plan" | "session_info_update" => {}
+            "notice" => self.notice(&u),
+            "compaction_update" => self.compaction_update(&u),
+            "plan" | "plan_update" | "plan_removed" => self.plan_update(kind, &u),
+            // Claude Code's stream shows no compaction summary text
+            "user_message_chunk" | "session_info_update" | "compaction_summary_chunk" => {}
             other => self.diag(format!("unknown session/update kind {other:?} skipped")),
         }
     }
@@ -455,6 +459,12 @@ impl Bridge {
 fn is_turn_update(kind: &str) -> bool {
     matches!(
         kind,
-        "agent_message_chunk" | "agent_thought_chunk" | "tool_call" | "tool_call_update" | "plan"
+        "agent_message_chunk"
+            | "agent_thought_chunk"
+            | "tool_call"
+            | "tool_call_update"
+            | "plan"
+            | "plan_update"
+            | "plan_removed"
     )
 }

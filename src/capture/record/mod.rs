@@ -228,6 +228,7 @@ pub fn run(args: Request) -> anyhow::Result<ExitCode> {
         .map(|d| d.path().to_path_buf())
         .unwrap_or_else(|| args.out.clone());
 
+    let stream_json_profile = profile.protocol == crate::corpus::profile::Protocol::StreamJson;
     let mut failed = 0usize;
     let mut keep_check_dir = false;
     for (i, (scenario, action)) in scenarios.iter().zip(&actions).enumerate() {
@@ -293,6 +294,9 @@ pub fn run(args: Request) -> anyhow::Result<ExitCode> {
             break;
         };
         eprintln!("[record] {}: {}", path.display(), outcome.as_str());
+        if !stream_json_profile {
+            eprintln!("[record] {}", schema_check(&path));
+        }
         if outcome != Outcome::Ok {
             failed += 1;
             continue;
@@ -586,6 +590,7 @@ async fn record_one(
         harness_version: env!("CARGO_PKG_VERSION").into(),
         client_capabilities: acp_bridge::client::initialize_params()["clientCapabilities"].clone(),
         protocol_version: acp_bridge::client::PROTOCOL_VERSION,
+        acp_schema: Some(crate::judging::acp_schema::schema::version().into()),
         date: today(),
         isolation: ctx.isolation.into(),
         synthetic: false,
@@ -600,6 +605,7 @@ async fn record_one(
     if stream_json {
         // A reference recording: the replayer skips it, the contract reads it.
         header.client_capabilities = Value::Null;
+        header.acp_schema = None;
         header.extra.insert("protocol".into(), "stream-json".into());
     }
     let timeline = timeline::Timeline::start(
@@ -796,6 +802,31 @@ impl ParseAs for String {
         serde_json::from_value(Value::String(self.clone()))
             .with_context(|| format!("unknown value {self:?}"))
     }
+}
+
+/// The recording's ACP frames against the vendored schema, one line: what
+/// its header's `acp_schema` says the recorder validated against.
+fn schema_check(path: &Path) -> String {
+    use crate::judging::acp_schema::{AcpSchema, RecordingConformance, schema};
+    let schema_name = schema::version();
+    let acp = match (AcpSchema::get(), recording::read(path)) {
+        (Ok(s), Ok(r)) => RecordingConformance::of_recording(s, &r),
+        (Err(e), _) => return format!("ACP schema {schema_name}: not checked: {e}"),
+        (_, Err(e)) => return format!("ACP schema {schema_name}: not checked: {e}"),
+    };
+    let side = |t: &crate::judging::acp_schema::Tally| {
+        format!(
+            "{} valid, {} invalid, {} outside",
+            t.valid, t.invalid, t.outside
+        )
+    };
+    format!(
+        "ACP schema {schema_name}: agent {} frame(s): {}; client {} frame(s): {}",
+        acp.agent.frames,
+        side(&acp.agent),
+        acp.client.frames,
+        side(&acp.client)
+    )
 }
 
 /// Whether the recording at `path` was made from an older version of

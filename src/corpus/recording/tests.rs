@@ -15,6 +15,7 @@ fn header() -> Header {
         harness_version: "0.1.0".into(),
         client_capabilities: serde_json::json!({"fs": {"readTextFile": false}}),
         protocol_version: 1,
+        acp_schema: None,
         date: "2026-11-29".into(),
         isolation: "netns-loopback".into(),
         synthetic: false,

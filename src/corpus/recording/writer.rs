@@ -138,7 +138,7 @@ impl RecordingWriter {
             seq: 0,
             written: 0,
         };
-        writer.write_line(&Line::Header(header.clone()))?;
+        writer.write_line(&Line::Header(Box::new(header.clone())))?;
         writer.flush()?;
         Ok(writer)
     }

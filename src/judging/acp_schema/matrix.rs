@@ -123,6 +123,10 @@ impl Matrix {
 
     fn summary(&self) -> String {
         let totals = self.totals();
+        let against = format!(
+            "judged against the ACP v1 schema {}\n",
+            super::schema::version()
+        );
         let mut parts: Vec<String> = totals
             .iter()
             .map(|(side, t)| {
@@ -136,7 +140,7 @@ impl Matrix {
         if not_replayed > 0 {
             parts.push(format!("{not_replayed} recording(s) not replayed"));
         }
-        parts.join("; ") + "\n"
+        against + &parts.join("; ") + "\n"
     }
 
     pub fn render_table(&self) -> String {
@@ -173,7 +177,7 @@ impl Matrix {
         out
     }
 
-    /// `{versions: [{agent, version, recordings, not_replayed, sides: {agent|client|bridge: {frames, valid, invalid, outside, violations: [{method, pointer, message, frames}], outside_methods: {method: frames}}}}], bridge_invalid}`.
+    /// `{schema, versions: [{agent, version, recordings, not_replayed, sides: {agent|client|bridge: {frames, valid, invalid, outside, violations: [{method, pointer, message, frames}], outside_methods: {method: frames}}}}], bridge_invalid}`.
     pub fn to_json(&self) -> Value {
         let versions: Vec<Value> = self
             .rows
@@ -192,7 +196,11 @@ impl Matrix {
                 })
             })
             .collect();
-        json!({ "versions": versions, "bridge_invalid": self.bridge_invalid() })
+        json!({
+            "schema": super::schema::version(),
+            "versions": versions,
+            "bridge_invalid": self.bridge_invalid(),
+        })
     }
 }
 

@@ -15,6 +15,14 @@ use serde_json::{Value, json};
 
 const SCHEMA_JSON: &str = include_str!("../../../schema/acp-v1/schema.json");
 const META_JSON: &str = include_str!("../../../schema/acp-v1/meta.json");
+const VERSION_TEXT: &str = include_str!("../../../schema/acp-v1/VERSION");
+/// Which schema is vendored (`schema/acp-v1/VERSION`: where it came from
+/// and its version), so a verdict and a recording can name what they were
+/// judged against.
+pub fn version() -> &'static str {
+    VERSION_TEXT.trim()
+}
+
 /// The root's name in the registry: the schema has no `$id` of its own.
 const ROOT_URI: &str = "urn:acp-harness:acp-schema-v1";
 

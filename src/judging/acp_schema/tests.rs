@@ -156,4 +156,35 @@ fn the_matrix_sums_recordings_per_version_and_counts_invalid_bridge_frames() {
     let json = m.to_json();
     assert_eq!(json["versions"][0]["agent"], "a");
     assert_eq!(json["versions"][0]["sides"]["bridge"]["invalid"], 1);
+    assert_eq!(json["schema"], schema::version());
+    assert!(m.render_table().contains(schema::version()));
+}
+
+#[test]
+fn the_vendored_schema_names_its_source_and_version() {
+    let v = schema::version();
+    assert!(v.starts_with("agent-client-protocol-schema "), "{v}");
+    assert!(!v.contains('\n'));
+}
+
+/// Stable v1 frames the 1.21.0 schema did not know: each is valid now.
+#[test]
+fn stable_additions_since_1_21_are_valid_frames() {
+    let frames = [
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"notice","severity":"warning","title":"Rate limited"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"compaction_update","compactionId":"k1","status":"completed"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"compaction_summary_chunk","compactionId":"k1","content":{"type":"text","text":"x"}}}}"#,
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"plan_update","plan":{"type":"items","planId":"p1","entries":[{"content":"a","priority":"high","status":"pending"}]}}}}"#,
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"plan_removed","planId":"p1"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"c1","title":"Ping","name":"mcp__unity-ops__uap_ping"}}}"#,
+    ];
+    for frame in frames {
+        let checks = check_all(&[(Sender::Agent, frame)]);
+        assert_eq!(checks[0].verdict, Verdict::Valid, "{frame}");
+    }
+    let checks = check_all(&[(
+        Sender::Client,
+        r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/w","mcpServers":[],"systemPrompt":{"mode":"append","content":[{"type":"text","text":"Be brief."}]}}}"#,
+    )]);
+    assert_eq!(checks[0].verdict, Verdict::Valid);
 }

@@ -8,6 +8,8 @@
 //! so two runs of one version show no drift. Frames no schema knows are
 //! observed like any other: unknown is exactly what a drift report is for.
 
+mod protocol;
+pub use protocol::{ProtocolDrift, ProtocolMove};
 mod render;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -461,6 +463,9 @@ pub struct Report {
     pub bridge_diffs: Vec<(String, String)>,
     /// The agent's ACP schema violations that only one side shows.
     pub schema: SchemaDrift,
+    /// The ACP protocol versions the two sides negotiated, and the schemas
+    /// their recorders validated against.
+    pub protocol: ProtocolDrift,
 }
 
 /// A violation of the ACP schema: (method, JSON pointer, the schema's
@@ -555,6 +560,10 @@ pub fn report_with(
         &recs_a.values().collect::<Vec<_>>(),
         &recs_b.values().collect::<Vec<_>>(),
     );
+    let protocol = ProtocolDrift::between(
+        &recs_a.values().collect::<Vec<_>>(),
+        &recs_b.values().collect::<Vec<_>>(),
+    );
     let mut bridge_diffs = Vec::new();
     for (name, ra) in &recs_a {
         let Some(rb) = recs_b.get(name) else { continue };
@@ -583,6 +592,7 @@ pub fn report_with(
         changes,
         bridge_diffs,
         schema,
+        protocol,
     })
 }
 

@@ -11,11 +11,13 @@ impl Report {
     pub fn differs(&self) -> bool {
         !self.changes.is_empty()
             || !self.schema.is_empty()
+            || self.protocol.moved().is_some()
             || self.bridge_diffs.iter().any(|(_, d)| !d.is_empty())
     }
 
     /// The report as JSON: `{title, differs, changes: [{change, category,
-    /// key, values | removed + added}], bridge: [{scenario, same, diff}]}`,
+    /// key, values | removed + added}], protocol: {finding, a, b, schema_a,
+    /// schema_b}, bridge: [{scenario, same, diff}]}`,
     /// each value with its example's source.
     pub fn to_json(&self) -> Value {
         let values = |v: &[(String, Example)]| -> Value {
@@ -68,6 +70,13 @@ impl Report {
                 "appeared": violations(&self.schema.appeared),
                 "disappeared": violations(&self.schema.disappeared),
                 "unchecked": self.schema.unchecked,
+            },
+            "protocol": {
+                "finding": self.protocol.finding(),
+                "a": self.protocol.a,
+                "b": self.protocol.b,
+                "schema_a": self.protocol.schema_a,
+                "schema_b": self.protocol.schema_b,
             },
             "bridge": bridge,
         })
@@ -170,6 +179,19 @@ impl Report {
                 }
             }
             out.push('\n');
+        }
+        // Only when something moved, so a report without reads as it always did.
+        if let Some(finding) = self.protocol.finding() {
+            let _ = writeln!(out, "## ACP protocol revision\n\n{finding}\n");
+        }
+        if self.protocol.schemas_differ() {
+            let list = |s: &BTreeSet<String>| s.iter().cloned().collect::<Vec<_>>().join(", ");
+            let _ = writeln!(
+                out,
+                "The recordings were validated against different ACP schemas: {} -> {}.\n",
+                list(&self.protocol.schema_a),
+                list(&self.protocol.schema_b)
+            );
         }
         // Only when something moved, so a report with no schema drift reads
         // as it always did.

@@ -267,7 +267,11 @@ pub fn render(cases: &[Case], extras: &Extras) -> String {
 /// frames are all valid, else the count of invalid ones; the title says what
 /// was counted and which violations.
 fn conformance_row(out: &mut String, of_agent: &[&Case], versions: &[&str]) {
-    out.push_str("<tr class=\"conformance\"><th title=\"frames checked against the ACP schema (acp-harness conformance)\">ACP schema</th>");
+    let _ = write!(
+        out,
+        "<tr class=\"conformance\"><th title=\"frames checked against the ACP v1 schema {} (acp-harness conformance)\">ACP schema</th>",
+        esc(crate::judging::acp_schema::schema::version())
+    );
     for v in versions {
         let (mut agent, mut bridge) = (Tally::default(), Tally::default());
         for c in of_agent.iter().filter(|c| c.id.version == *v) {

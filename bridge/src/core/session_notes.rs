@@ -1,0 +1,205 @@
+//! Session updates the panel sees as Claude Code shows the same thing:
+//! a `notice` as an informational system line, a compaction as Claude's
+//! compaction status and boundary, a plan as a `TodoWrite` call
+//! (docs/bridge-behaviour.md, "Agent to panel").
+
+use super::*;
+use crate::json_field::field;
+
+/// The `tool_result` of a plan's `TodoWrite`: Claude Code's own answer to
+/// that tool, so the panel reads the pair as it reads Claude's.
+pub(crate) const TODO_WRITE_RESULT: &str = "Todos have been modified successfully. Ensure that you continue to use the todo list to track your progress. Please proceed with the current tasks if applicable";
+
+/// The plan id a plan without one (the `plan` update) is kept under.
+const WHOLE_PLAN: &str = "";
+
+/// One plan the agent keeps: its entries as `TodoWrite` todos, or a
+/// Markdown plan (shown as text when it arrives, no todos).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Plan {
+    Items(Vec<Value>),
+    Markdown,
+}
+
+impl Bridge {
+    /// Folds the streamed message and lets held calls go, so a note lands
+    /// between messages, after every `tool_use` before it.
+    fn before_note(&mut self) {
+        if self.turn.is_some() {
+            self.release_held_except("");
+            self.fold_message("end_turn");
+        }
+    }
+
+    /// A `system` line of `subtype` with `fields`, stamped.
+    fn system_line(&mut self, subtype: &str, fields: Value) {
+        let mut line = json!({"type": "system", "subtype": subtype});
+        if let (Some(obj), Value::Object(more)) = (line.as_object_mut(), fields) {
+            obj.extend(more);
+            obj.insert("session_id".into(), Value::Null);
+        }
+        self.emit(line);
+    }
+
+    /// `notice`: Claude's informational system line, its level from the
+    /// severity (`info` would show only in a transcript view).
+    pub(super) fn notice(&mut self, u: &Value) {
+        let Some(title) = field(u, "title").as_str().filter(|t| !t.is_empty()) else {
+            return self.diag("notice without a title skipped");
+        };
+        let level = match field(u, "severity").as_str() {
+            Some("warning" | "error") => "warning",
+            _ => "notice",
+        };
+        let content = title.to_string();
+        self.before_note();
+        self.system_line("informational", json!({"content": content, "level": level}));
+    }
+
+    /// `compaction_update`: Claude's `status` line (`compacting`, then
+    /// `null` with the result), and on success its `compact_boundary`.
+    pub(super) fn compaction_update(&mut self, u: &Value) {
+        let status = field(u, "status").as_str().unwrap_or("");
+        let ended = match status {
+            "in_progress" => None,
+            "completed" => Some(json!({"status": null, "compact_result": "success"})),
+            "failed" => {
+                let error = field(u, "error")
+                    .as_str()
+                    .unwrap_or("the agent gave no details")
+                    .to_string();
+                Some(json!({"status": null, "compact_result": "failed", "compact_error": error}))
+            }
+            "cancelled" => Some(json!({"status": null})),
+            other => {
+                return self.diag(format!("compaction_update status {other:?} skipped"));
+            }
+        };
+        self.before_note();
+        let Some(ended) = ended else {
+            return self.system_line("status", json!({"status": "compacting"}));
+        };
+        self.system_line("status", ended);
+        if status == "completed" {
+            let pre_tokens = self.turn.as_ref().and_then(|t| t.context_used).unwrap_or(0);
+            self.system_line(
+                "compact_boundary",
+                json!({"compact_metadata": {"trigger": "auto", "pre_tokens": pre_tokens}}),
+            );
+        }
+    }
+
+    /// `plan`, `plan_update`, `plan_removed`: the plans kept so far, changed,
+    /// then shown as one `TodoWrite` of every item plan's entries (an empty
+    /// list once the last is removed, as Claude clears its todos); a
+    /// Markdown plan as a text message of its own.
+    pub(super) fn plan_update(&mut self, kind: &str, u: &Value) {
+        let (id, plan) = match kind {
+            "plan" => (WHOLE_PLAN, Some(Plan::Items(entries(u)))),
+            "plan_update" => {
+                let plan = field(u, "plan");
+                let id = field(plan, "planId").as_str().unwrap_or(WHOLE_PLAN);
+                match field(plan, "type").as_str() {
+                    Some("items") => (id, Some(Plan::Items(entries(plan)))),
+                    Some("markdown") => {
+                        let text = field(plan, "content").as_str().unwrap_or("").to_string();
+                        self.set_plan(id, Some(Plan::Markdown));
+                        return self.markdown_plan(text);
+                    }
+                    other => {
+                        let other = other.unwrap_or("(none)");
+                        return self.diag(format!("plan_update of type {other:?} skipped"));
+                    }
+                }
+            }
+            _ => (field(u, "planId").as_str().unwrap_or(WHOLE_PLAN), None),
+        };
+        let was_items = self.set_plan(id, plan.clone());
+        if plan.is_none() && !was_items {
+            return; // a Markdown plan or none: no todos change
+        }
+        let todos: Vec<Value> = self
+            .plans
+            .iter()
+            .filter_map(|(_, p)| match p {
+                Plan::Items(todos) => Some(todos.iter().cloned()),
+                Plan::Markdown => None,
+            })
+            .flatten()
+            .collect();
+        self.todo_write(todos);
+    }
+
+    /// Replaces (or with `None` removes) plan `id`; whether it was an item plan.
+    fn set_plan(&mut self, id: &str, plan: Option<Plan>) -> bool {
+        let at = self.plans.iter().position(|(k, _)| k == id);
+        let was_items = at.is_some_and(|i| matches!(self.plans[i].1, Plan::Items(_)));
+        match (at, plan) {
+            (Some(i), Some(p)) => self.plans[i].1 = p,
+            (Some(i), None) => {
+                self.plans.remove(i);
+            }
+            (None, Some(p)) => self.plans.push((id.to_string(), p)),
+            (None, None) => {}
+        }
+        was_items
+    }
+
+    /// A `TodoWrite` `tool_use` and its `tool_result`, inside a turn only.
+    fn todo_write(&mut self, todos: Vec<Value>) {
+        if self.turn.is_none() {
+            return self.diag("plan outside a turn skipped (kept for the next one)");
+        }
+        self.before_note();
+        self.next_plan_call += 1;
+        let call_id = format!("acp_plan_{}", self.next_plan_call);
+        self.next_msg += 1;
+        let msg_id = format!("msg_acp_{}", self.next_msg);
+        let model = self.model_name();
+        let input = json!({ "todos": todos });
+        let message =
+            stream_json::ToolUseMessage::new(&msg_id, &model, &call_id, "TodoWrite", &input);
+        self.emit_message(stream_json::MessageLineType::Assistant, &message);
+        self.emit_message(
+            stream_json::MessageLineType::User,
+            &stream_json::ToolResultMessage::new(&call_id, &TODO_WRITE_RESULT, false),
+        );
+    }
+
+    /// A Markdown plan: an assistant message of its own holding the text.
+    fn markdown_plan(&mut self, text: String) {
+        if self.turn.is_none() {
+            return self.diag("plan outside a turn skipped");
+        }
+        if text.is_empty() {
+            return;
+        }
+        self.before_note();
+        self.next_msg += 1;
+        let msg_id = format!("msg_acp_{}", self.next_msg);
+        let model = self.model_name();
+        let content = vec![stream_json::text_block(text)];
+        self.emit(stream_json::assistant(stream_json::message_object(
+            &msg_id, &model, content, None,
+        )));
+    }
+}
+
+/// A plan's entries as `TodoWrite` todos (`content`, `status`,
+/// `activeForm`): ACP's statuses are Claude's; an unknown one reads
+/// `pending`, and the entry's text stands for its active form.
+fn entries(plan: &Value) -> Vec<Value> {
+    field(plan, "entries")
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| {
+            let content = field(e, "content").as_str()?;
+            let status = field(e, "status")
+                .as_str()
+                .filter(|s| matches!(*s, "pending" | "in_progress" | "completed"))
+                .unwrap_or("pending");
+            Some(json!({"content": content, "status": status, "activeForm": content}))
+        })
+        .collect()
+}
