@@ -44,6 +44,13 @@ fn the_identity_is_any_whole_field_in_any_spelling_and_never_a_mention() {
         (json!({"title": "unity-ops:uap_ping"}), &ours, ping),
         (json!({"title": "unity-ops::uap_ping"}), &ours, ping),
         (json!({"title": "mcp_unity-ops_uap_ping"}), &ours, ping),
+        // any run of separator characters (Copilot CLI, Factory Droid)
+        (json!({"title": "unity-ops-uap_ping"}), &ours, ping),
+        (json!({"title": "unity-ops___uap_ping"}), &ours, ping),
+        (json!({"title": "unity-ops___uap_ping"}), &[], ping),
+        (json!({"title": "unity-ops-_:uap_ping"}), &ours, ping),
+        (json!({"title": "unity-opsuap_ping"}), &ours, None),
+        (json!({"title": "unity-ops-uap_ping"}), &[], None),
         // the server's name sanitised to identifier characters (pi)
         (json!({"title": "mcp__unity_ops__uap_ping"}), &ours, ping),
         (json!({"title": "unity_ops_uap_ping"}), &ours, ping),
