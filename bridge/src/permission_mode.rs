@@ -206,11 +206,23 @@ fn restricts(c: &Choice) -> bool {
     RESTRICTING.iter().any(|r| says(&hay, r))
 }
 
+/// How a choice matched a Claude mode: by its id, its name, or only by a
+/// phrase of its name or description. A phrase match is the weakest: a
+/// description that mentions allowing all ("Autonomous mode that enables
+/// allow-all and runs until task completion") may describe a mode that
+/// does much more than approve every call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Rung {
+    Id,
+    Name,
+    Phrase,
+}
+
 /// The best choice for `m`: by id (or its last segment), then by name, then
 /// by a phrase in the name or description (whole words); within a rung,
 /// the table's word order. A mode allowing more than `default` never lands
 /// on a choice that [`restricts`].
-fn pick<'a>(m: &Meaning, choices: &'a [Choice]) -> Option<&'a Choice> {
+fn pick<'a>(m: &Meaning, choices: &'a [Choice]) -> Option<(&'a Choice, Rung)> {
     let widens = m.allow_all || m.claude == "acceptEdits";
     let fits = |c: &&Choice| !(widens && restricts(c));
     for word in m.words {
@@ -220,13 +232,13 @@ fn pick<'a>(m: &Meaning, choices: &'a [Choice]) -> Option<&'a Choice> {
             .filter(fits)
             .find(|c| loose(&c.id) == w || loose(tail(&c.id)) == w)
         {
-            return Some(c);
+            return Some((c, Rung::Id));
         }
     }
     for word in m.words {
         let w = loose(word);
         if let Some(c) = choices.iter().filter(fits).find(|c| loose(&c.name) == w) {
-            return Some(c);
+            return Some((c, Rung::Name));
         }
     }
     for phrase in m.phrases {
@@ -235,7 +247,7 @@ fn pick<'a>(m: &Meaning, choices: &'a [Choice]) -> Option<&'a Choice> {
             .filter(fits)
             .find(|c| says(&words(&c.name), phrase) || says(&words(&c.description), phrase))
         {
-            return Some(c);
+            return Some((c, Rung::Phrase));
         }
     }
     None
@@ -301,18 +313,93 @@ fn is_bool_option(opt: &Value) -> bool {
     opt["type"] == "boolean" || opt["currentValue"].is_boolean()
 }
 
-/// A boolean switch meaning `names`, with its id and current value.
-fn switch<'a>(session_result: &'a Value, names: &[&str]) -> Option<(&'a str, Option<bool>)> {
+/// Loose spellings of a switch's two values.
+const ON_VALUES: &[&str] = &["on", "true", "enabled", "enable", "yes"];
+const OFF_VALUES: &[&str] = &["off", "false", "disabled", "disable", "no"];
+
+/// The on and off values of a select option that is a switch in all but
+/// type: exactly two values, one saying on and one saying off (by id or
+/// name), as Copilot CLI's `allow_all` `on` / `off`.
+fn on_off_values(opt: &Value) -> Option<(String, String)> {
+    let values = select_values(opt);
+    let says_one = |c: &Choice, of: &[&str]| {
+        of.iter()
+            .any(|v| loose(&c.id) == *v || loose(&c.name) == *v)
+    };
+    let [a, b] = values.as_slice() else {
+        return None;
+    };
+    if says_one(a, ON_VALUES) && says_one(b, OFF_VALUES) {
+        Some((a.id.clone(), b.id.clone()))
+    } else if says_one(b, ON_VALUES) && says_one(a, OFF_VALUES) {
+        Some((b.id.clone(), a.id.clone()))
+    } else {
+        None
+    }
+}
+
+/// A switch meaning `names`, boolean or a select of on/off values.
+struct Switch<'a> {
+    id: &'a str,
+    /// Whether it is on now, when the agent says.
+    current: Option<bool>,
+    /// The select's on and off values; `None` for a boolean option.
+    values: Option<(String, String)>,
+}
+
+impl Switch<'_> {
+    /// The change that turns it `on` or off.
+    fn set(&self, on: bool) -> ModeChange {
+        let config_id = self.id.to_string();
+        match &self.values {
+            None => ModeChange::SetConfigSwitch {
+                config_id,
+                value: on,
+            },
+            Some((on_value, off_value)) => ModeChange::SetConfigOption {
+                config_id,
+                value: if on { on_value } else { off_value }.clone(),
+            },
+        }
+    }
+}
+
+/// A switch meaning `names` (a boolean option, or a select whose values are
+/// on and off), with its id and current value.
+fn switch<'a>(session_result: &'a Value, names: &[&str]) -> Option<Switch<'a>> {
     config_options(session_result)
-        .filter(|o| is_bool_option(o) && option_says(o, names))
-        .find_map(|o| Some((o["id"].as_str()?, o["currentValue"].as_bool())))
+        .filter(|o| option_says(o, names))
+        .find_map(|o| {
+            let id = o["id"].as_str()?;
+            if is_bool_option(o) {
+                return Some(Switch {
+                    id,
+                    current: o["currentValue"].as_bool(),
+                    values: None,
+                });
+            }
+            let (on, off) = on_off_values(o)?;
+            let current = o["currentValue"]
+                .as_str()
+                .and_then(|v| (v == on).then_some(true).or((v == off).then_some(false)));
+            Some(Switch {
+                id,
+                current,
+                values: Some((on, off)),
+            })
+        })
 }
 
 /// How to put the agent into the Claude permission mode `claude_mode`, in
 /// order: a value of the agent's mode select option (category `mode`, else
-/// one named for permissions or approval), one of its modes, then an
-/// allow-all or read-only switch set to what the mode means (turned off
-/// only when it is on). `None` when nothing the agent offers fits.
+/// one named for permissions or approval) or one of its modes matched by id
+/// or name; then an allow-all or read-only switch (boolean, or a select of
+/// on/off values) set to what the mode means (turned off only when it is
+/// on); then a value or mode matched only by a phrase of its description.
+/// **A switch that approves every call and changes nothing else beats a
+/// mode that merely mentions allowing all** (an autopilot that also keeps
+/// the agent re-prompting itself). `None` when nothing the agent offers
+/// fits.
 pub fn resolve_permission_mode(claude_mode: &str, session_result: &Value) -> Option<ModeChange> {
     let meaning = MEANINGS.iter().find(|m| m.claude == claude_mode);
     // an unknown Claude mode still matches an agent mode of the same id
@@ -324,67 +411,71 @@ pub fn resolve_permission_mode(claude_mode: &str, session_result: &Value) -> Opt
         read_only: false,
     };
     let m = meaning.unwrap_or(&unknown);
-    let exact = Choice {
-        id: claude_mode.into(),
-        name: String::new(),
-        description: String::new(),
-    };
-    let pick_in = |choices: &[Choice]| -> Option<String> {
+    let pick_in = |choices: &[Choice]| -> Option<(String, Rung)> {
         choices
             .iter()
-            .find(|c| c.id == exact.id)
+            .find(|c| c.id == claude_mode)
+            .map(|c| (c, Rung::Id))
             .or_else(|| pick(m, choices))
-            .map(|c| c.id.clone())
+            .map(|(c, rung)| (c.id.clone(), rung))
     };
+    let is_mode_select = |o: &&Value| !is_bool_option(o) && on_off_values(o).is_none();
     let select = config_options(session_result)
-        .filter(|o| !is_bool_option(o))
+        .filter(is_mode_select)
         .find(|o| o["category"] == "mode")
         .or_else(|| {
-            config_options(session_result).find(|o| {
-                !is_bool_option(o)
-                    && o["category"].as_str().is_none_or(|c| c != "model")
-                    && option_says(o, PERMISSION_SELECT)
-            })
+            config_options(session_result)
+                .filter(is_mode_select)
+                .find(|o| {
+                    o["category"].as_str().is_none_or(|c| c != "model")
+                        && option_says(o, PERMISSION_SELECT)
+                })
         });
-    if let Some(opt) = select
-        && let Some(value) = pick_in(&select_values(opt))
-    {
-        return Some(ModeChange::SetConfigOption {
+    let from_select = select.and_then(|opt| {
+        let (value, rung) = pick_in(&select_values(opt))?;
+        let change = ModeChange::SetConfigOption {
             config_id: opt["id"].as_str().unwrap_or("mode").to_string(),
             value,
-        });
-    }
-    if let Some(modes) = session_result["modes"]["availableModes"].as_array() {
-        let choices: Vec<Choice> = modes
-            .iter()
-            .filter_map(|v| {
-                let id = v["id"].as_str()?;
-                Some(Choice {
-                    id: id.into(),
-                    name: text(v, "name"),
-                    description: text(v, "description"),
+        };
+        Some((change, rung))
+    });
+    let from_modes = session_result["modes"]["availableModes"]
+        .as_array()
+        .and_then(|modes| {
+            let choices: Vec<Choice> = modes
+                .iter()
+                .filter_map(|v| {
+                    let id = v["id"].as_str()?;
+                    Some(Choice {
+                        id: id.into(),
+                        name: text(v, "name"),
+                        description: text(v, "description"),
+                    })
                 })
-            })
-            .collect();
-        if let Some(mode_id) = pick_in(&choices) {
-            return Some(ModeChange::SetMode { mode_id });
+                .collect();
+            let (mode_id, rung) = pick_in(&choices)?;
+            Some((ModeChange::SetMode { mode_id }, rung))
+        });
+    let (strong, weak): (Vec<_>, Vec<_>) = [from_select, from_modes]
+        .into_iter()
+        .flatten()
+        .partition(|(_, rung)| *rung < Rung::Phrase);
+    if let Some((change, _)) = strong.into_iter().next() {
+        return Some(change);
+    }
+    if let Some(meaning) = meaning {
+        for (names, want) in [
+            (ALLOW_ALL_SWITCH, meaning.allow_all),
+            (READ_ONLY_SWITCH, meaning.read_only),
+        ] {
+            if let Some(found) = switch(session_result, names)
+                && (want || found.current == Some(true))
+            {
+                return Some(found.set(want));
+            }
         }
     }
-    let meaning = meaning?;
-    for (names, want) in [
-        (ALLOW_ALL_SWITCH, meaning.allow_all),
-        (READ_ONLY_SWITCH, meaning.read_only),
-    ] {
-        if let Some((id, current)) = switch(session_result, names)
-            && (want || current == Some(true))
-        {
-            return Some(ModeChange::SetConfigSwitch {
-                config_id: id.to_string(),
-                value: want,
-            });
-        }
-    }
-    None
+    weak.into_iter().next().map(|(change, _)| change)
 }
 
 /// Whether `change` is already in effect according to the session result.

@@ -261,7 +261,8 @@ pub struct AgentToolInput<'a> {
     /// rawInput lacks.
     side: Map<String, Value>,
     /// Added after rawInput's keys, in this order, where rawInput has no
-    /// such key.
+    /// such key; `title`, `kind` and `path` only when the call has no
+    /// arguments at all (they are the bridge's, not the agent's).
     title: Option<&'a str>,
     kind: Option<&'a str>,
     path: Option<&'a str>,
@@ -394,8 +395,17 @@ impl<'a> AgentToolInput<'a> {
         let filled = crate::tool_input::claude_fields(name, call, &sources, |k| {
             has(k) || (k == "file_path" && file_path.is_some())
         });
-        let title = crate::call_fields::title(call).filter(|_| !has("title"));
-        let kind = crate::call_fields::kind(call).filter(|_| !has("kind"));
+        // the bridge's own fallback keys stand in only for a call without
+        // arguments: they never enter an input the agent gave arguments for
+        let has_arguments = match raw {
+            RawInput::Object(map) => !map.is_empty(),
+            RawInput::Other(_) => true,
+            RawInput::Absent => false,
+        } || !side.is_empty();
+        let fallback = |v: Option<&'a str>| v.filter(|_| !has_arguments);
+        let title = fallback(crate::call_fields::title(call).filter(|_| !has("title")));
+        let kind = fallback(crate::call_fields::kind(call).filter(|_| !has("kind")));
+        let path = fallback(path);
         AgentToolInput {
             name,
             raw,
@@ -416,7 +426,8 @@ impl<'a> AgentToolInput<'a> {
 
     /// The input's keys and values in order: rawInput's (an argv `command`
     /// as its string), the other sources' arguments, then `title`, `kind`,
-    /// `path`, `file_path`, then the Claude tool's fields filled in.
+    /// `path` (only for a call without arguments), `file_path`, then the
+    /// Claude tool's fields filled in.
     pub fn entries(&self) -> impl Iterator<Item = (&str, InputValue<'_>)> {
         let raw = match self.raw {
             RawInput::Object(map) => Some(map.iter()),

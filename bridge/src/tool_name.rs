@@ -7,9 +7,10 @@
 //! `tool_name` / `toolName` / `name` / `tool`, the title, any string in
 //! `_meta`, the permission request's title, `_meta` and option names. The
 //! spellings are `mcp__S__T`, `S__T`, `mcp.S.T`, `Tool: S/T`,
-//! `T (S MCP Server)` for any server, and `S_T`, `S.T`, `S/T`, `S:T`,
-//! `S::T` (also after an `mcp` prefix) for the panel's own servers, where the
-//! separator could also be part of a name; any of them may be followed by a
+//! `T (S MCP Server)` for any server, and S followed by any run of separator
+//! characters (`-`, `_`, `.`, `/`, `:`) and T (also after an `mcp` prefix)
+//! for the panel's own servers, where the separator could also be part of a
+//! name; any of them may be followed by a
 //! decoration (`: <arguments JSON>`). Whole fields only: a shell command or a
 //! sentence that mentions a tool is not that tool. The agents recorded so far
 //! are examples of the rule, not cases of it:
@@ -175,15 +176,18 @@ fn is_id(s: &str) -> bool {
 /// `unity-ops` tool.
 fn split_double_underscore(s: &str) -> Option<(String, String)> {
     let (server, tool) = s.split_once("__")?;
+    // a longer run of underscores is one separator (`S___T`)
+    let tool = tool.trim_start_matches('_');
     (is_id(server) && is_id(tool) && !tool.contains("__"))
         .then(|| (server.to_string(), tool.to_string()))
 }
 
 /// An MCP tool identity spelled in one whole string, without decoration.
 /// Spellings whose separator is unambiguous (`mcp__S__T`, `mcp.S.T`,
-/// `S__T`, `Tool: S/T`, `T (S MCP Server)`) name any server; the ones whose
-/// separator also occurs inside names (`S_T`, `S.T`, `S/T`, `S:T`) only a
-/// server in `servers`, the panel's servers the bridge registered.
+/// `S__T`, `Tool: S/T`, `T (S MCP Server)`) name any server; S followed by
+/// any run of separators (`S_T`, `S-T`, `S___T`, `S.T`, `S/T`, `S:T`), which
+/// also occur inside names, only a server in `servers`, the panel's servers
+/// the bridge registered.
 fn spelled_identity(s: &str, servers: &[String]) -> Option<(String, String)> {
     let s = s.trim();
     if let Some(rest) = s.strip_prefix("Tool: ")
@@ -216,13 +220,10 @@ fn spelled_identity(s: &str, servers: &[String]) -> Option<(String, String)> {
                 .flatten()
         });
         for rest in rests {
-            let tool = ["__", "::", "_", ".", "/", ":"]
-                .iter()
-                .find_map(|sep| rest.strip_prefix(sep));
-            if let Some(tool) = tool
-                && is_id(tool)
-                && !tool.contains("__")
-            {
+            // any run of separator characters: `-` (Copilot CLI's
+            // `unity-ops-uap_ping`), `___` (Factory Droid's), `::`, ...
+            let tool = rest.trim_start_matches(is_separator);
+            if tool.len() < rest.len() && is_id(tool) && !tool.contains("__") {
                 return Some((server.clone(), tool.to_string()));
             }
         }
@@ -238,6 +239,12 @@ fn spelled_identity(s: &str, servers: &[String]) -> Option<(String, String)> {
         return Some((server.into(), tool.into()));
     }
     split_double_underscore(s)
+}
+
+/// A character that may stand between a registered server's name and its
+/// tool's.
+fn is_separator(c: char) -> bool {
+    matches!(c, '-' | '_' | '.' | '/' | ':')
 }
 
 fn is_identifier_char(c: char) -> bool {

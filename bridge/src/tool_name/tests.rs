@@ -4,7 +4,7 @@ use super::*;
 use serde_json::json;
 
 #[test]
-fn input_is_raw_input_plus_title_kind_and_path() {
+fn input_is_the_arguments_and_title_kind_and_path_only_without_them() {
     let mut call = Value::Null;
     merge_tool_call(
         &mut call,
@@ -16,11 +16,15 @@ fn input_is_raw_input_plus_title_kind_and_path() {
     );
     assert_eq!(
         tool_input(&call),
-        json!({"file_path": "a", "title": "mine", "kind": "read", "path": "/p/a"})
+        json!({"file_path": "a", "title": "mine"})
     );
     assert_eq!(
         tool_input(&json!({"rawInput": "ls -la"})),
         json!({"rawInput": "ls -la"})
+    );
+    assert_eq!(
+        tool_input(&json!({"kind": "read", "title": "Read a", "locations": [{"path": "/p/a"}]})),
+        json!({"title": "Read a", "kind": "read", "path": "/p/a", "file_path": "/p/a"})
     );
 }
 
@@ -44,6 +48,13 @@ fn the_identity_is_any_whole_field_in_any_spelling_and_never_a_mention() {
         (json!({"title": "unity-ops:uap_ping"}), &ours, ping),
         (json!({"title": "unity-ops::uap_ping"}), &ours, ping),
         (json!({"title": "mcp_unity-ops_uap_ping"}), &ours, ping),
+        // any run of separator characters (Copilot CLI, Factory Droid)
+        (json!({"title": "unity-ops-uap_ping"}), &ours, ping),
+        (json!({"title": "unity-ops___uap_ping"}), &ours, ping),
+        (json!({"title": "unity-ops___uap_ping"}), &[], ping),
+        (json!({"title": "unity-ops-_:uap_ping"}), &ours, ping),
+        (json!({"title": "unity-opsuap_ping"}), &ours, None),
+        (json!({"title": "unity-ops-uap_ping"}), &[], None),
         // the server's name sanitised to identifier characters (pi)
         (json!({"title": "mcp__unity_ops__uap_ping"}), &ours, ping),
         (json!({"title": "unity_ops_uap_ping"}), &ours, ping),
@@ -222,15 +233,15 @@ fn kinds_map_to_claude_names_and_other_uses_the_title() {
 /// panel shows the input as sent; goldens compare bytes, `Value` equality
 /// does not see order).
 #[test]
-fn agent_tool_input_keeps_raw_input_order_then_title_kind_path_file_path() {
+fn agent_tool_input_keeps_raw_input_order_then_fallbacks_only_without_arguments_then_file_path() {
     let cases = [
         (
             json!({"title": "cat f", "kind": "execute", "rawInput": {"command": ["bash", "-lc", "cat f"], "cwd": "/p"}}),
-            r#"{"command":"cat f","cwd":"/p","title":"cat f","kind":"execute"}"#,
+            r#"{"command":"cat f","cwd":"/p"}"#,
         ),
         (
             json!({"kind": "read", "title": "Read a", "rawInput": {"file_path": "a", "title": "mine"}, "locations": [{"path": "/p/a"}]}),
-            r#"{"file_path":"a","title":"mine","kind":"read","path":"/p/a"}"#,
+            r#"{"file_path":"a","title":"mine"}"#,
         ),
         (
             json!({"kind": "read", "title": "Read", "locations": [{"path": "/p/a"}, {"path": "/p/b"}]}),
@@ -242,19 +253,19 @@ fn agent_tool_input_keeps_raw_input_order_then_title_kind_path_file_path() {
         ),
         (
             json!({"kind": "edit", "rawInput": {"path": 5}, "locations": [{"path": "/p/a"}]}),
-            r#"{"path":5,"kind":"edit","file_path":"/p/a"}"#,
+            r#"{"path":5,"file_path":"/p/a"}"#,
         ),
         (
             json!({"title": "ls", "rawInput": "ls -la"}),
-            r#"{"rawInput":"ls -la","title":"ls"}"#,
+            r#"{"rawInput":"ls -la"}"#,
         ),
         (
             json!({"kind": "read", "rawInput": ["a", 1], "locations": [{"path": "/p/a"}]}),
-            r#"{"rawInput":["a",1],"kind":"read","path":"/p/a","file_path":"/p/a"}"#,
+            r#"{"rawInput":["a",1],"file_path":"/p/a"}"#,
         ),
         (
             json!({"permissionTitle": "Run ls", "permissionKind": "execute", "rawInput": {"command": ["ls", 1]}}),
-            r#"{"command":["ls",1],"title":"Run ls","kind":"execute"}"#,
+            r#"{"command":["ls",1]}"#,
         ),
         (
             json!({"title": "  ", "rawInput": {"command": "ls"}}),
