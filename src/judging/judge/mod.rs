@@ -135,7 +135,7 @@ impl Corpus {
             .iter()
             .find_map(|(field, value)| crate::corpus::name::check(field, value).err())
         {
-            case.error = Some(format!("cannot replay {}: header {e}", path.display()));
+            case.errors.push(format!("cannot replay {}: header {e}", path.display()));
             return case;
         }
         case.synthetic = recording.header.synthetic;
