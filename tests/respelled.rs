@@ -587,7 +587,11 @@ fn is_final(update: &Value) -> bool {
 /// Whether the variant can be made from this recording's calls.
 fn applies(base: &Base, variant: &Variant) -> bool {
     let needs_request = matches!(variant.place, Place::PermissionTitle | Place::OptionName)
-        || matches!(variant.arguments, Arguments_::PermissionOnly);
+        // arguments after the answer need a question to answer
+        || matches!(
+            variant.arguments,
+            Arguments_::PermissionOnly | Arguments_::AfterTheAnswer
+        );
     let needs_tool_call = matches!(variant.arguments, Arguments_::LaterUpdate);
     let needs_opened = matches!(variant.arguments, Arguments_::ContentText);
     match variant.extra {

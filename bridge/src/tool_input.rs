@@ -142,6 +142,12 @@ fn from_structure(claude: &str, call: &Value) -> Option<Value> {
             .then(|| crate::call_fields::title(call))
             .flatten()
             .filter(|t| t.contains(char::is_whitespace))
+            // a title repeating another argument (its description) labels the call
+            .filter(|t| {
+                !field(call, "rawInput")
+                    .as_object()
+                    .is_some_and(|m| m.values().any(|v| v.as_str() == Some(*t)))
+            })
             .map(|t| Value::String(t.to_string())),
         _ => None,
     }
@@ -532,6 +538,12 @@ mod tests {
                 "Bash",
                 json!({"kind": "execute", "title": "echo hi > Assets/A.cs", "rawInput": {"cwd": "/w"}}),
                 json!({"command": "echo hi > Assets/A.cs"}),
+            ),
+            (
+                "an execute title repeating the call's description is no command",
+                "Bash",
+                json!({"kind": "execute", "title": "Run a shell command", "rawInput": {"description": "Run a shell command"}}),
+                json!({}),
             ),
             (
                 "a one-word execute title is no command",

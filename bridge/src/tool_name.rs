@@ -348,7 +348,22 @@ fn identity_in_values(v: &Value, servers: &[String], depth: usize) -> Option<Ide
 /// of its structural fields, in this order: the call's `name`, rawInput `server` + `tool`,
 /// rawInput's name fields, the title, any string in `_meta`, the permission
 /// request's title, `_meta` and option names.
+/// Wherever the identity is found, a title spelling the same tool with a
+/// decoration still carries the call's arguments.
 pub fn identity(call: &Value, servers: &[String]) -> Option<Identity> {
+    let (server, tool, decoration) = undecorated_identity(call, servers)?;
+    let decoration = decoration.or_else(|| {
+        [field(call, "title"), field(call, PERMISSION_TITLE)]
+            .into_iter()
+            .filter_map(non_empty)
+            .filter_map(|title| field_identity(title, servers))
+            .find(|(s, t, d)| *s == server && *t == tool && d.is_some())
+            .and_then(|(_, _, d)| d)
+    });
+    Some((server, tool, decoration))
+}
+
+fn undecorated_identity(call: &Value, servers: &[String]) -> Option<Identity> {
     if mcp_startup_server(call).is_some() {
         return None;
     }
