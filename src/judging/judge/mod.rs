@@ -135,7 +135,8 @@ impl Corpus {
             .iter()
             .find_map(|(field, value)| crate::corpus::name::check(field, value).err())
         {
-            case.errors.push(format!("cannot replay {}: header {e}", path.display()));
+            case.errors
+                .push(format!("cannot replay {}: header {e}", path.display()));
             return case;
         }
         case.synthetic = recording.header.synthetic;

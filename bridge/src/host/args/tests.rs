@@ -116,9 +116,8 @@ fn print_mode_takes_the_positional_prompt() {
 
 #[test]
 fn system_and_appended_prompts_join_in_order() {
-    let c = run(
-        "--append-system-prompt B --system-prompt A --append-system-prompt=C --agent-cmd x",
-    );
+    let c =
+        run("--append-system-prompt B --system-prompt A --append-system-prompt=C --agent-cmd x");
     assert_eq!(c.spec.custom_instructions.as_deref(), Some("A\n\nB\n\nC"));
     assert_eq!(run("--agent-cmd x").spec.custom_instructions, None);
 }
