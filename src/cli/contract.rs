@@ -292,6 +292,13 @@ pub fn rows(corpus: &Corpus) -> anyhow::Result<Vec<Row>> {
                         agent_asked
                             || !compare::follows_from_unasked_calls(d, &row.claude, &row.bridge)
                     })
+                    // the agent's known limitation names what follows from it
+                    .filter(|d| {
+                        !case
+                            .limitation
+                            .as_ref()
+                            .is_some_and(|l| l.contract.contains(&d.key))
+                    })
                     .cloned()
                     .collect();
             }

@@ -27,6 +27,11 @@ pub struct Limitation {
     /// What in the recordings shows it.
     #[serde(default)]
     pub evidence: Vec<String>,
+    /// Keys of `contract compare` differences (`tool-result-structure`, ...)
+    /// that follow from the same agent behaviour, so the comparison counts
+    /// them as the agent's rather than the bridge's.
+    #[serde(default)]
+    pub contract: Vec<String>,
 }
 
 #[derive(Debug, serde::Deserialize)]
@@ -222,6 +227,7 @@ mod tests {
             failing: failing.iter().map(|s| s.to_string()).collect(),
             reason: "r".into(),
             evidence: Vec::new(),
+            contract: Vec::new(),
         }
     }
 
