@@ -252,11 +252,18 @@ impl Scrubber {
 
     /// Whether `text` still holds a credential shape (an importer refuses such a file).
     pub fn finds_secret(&self, text: &str) -> bool {
-        self.passes.iter().any(|p| {
-            p.regex
-                .captures_iter(text)
-                .any(|c| p.span(text, &c).is_some())
-        })
+        self.find_secret(text).is_some()
+    }
+
+    /// The kind ([`SECRET_PATTERNS`]) of the first credential shape left in
+    /// `text` and where it starts, so a refusal names what and where
+    /// without repeating the value.
+    pub fn find_secret(&self, text: &str) -> Option<(&'static str, usize)> {
+        self.passes
+            .iter()
+            .filter_map(|p| p.regex.captures_iter(text).find_map(|c| p.span(text, &c)))
+            .min_by_key(|(_, start, _)| *start)
+            .map(|(i, start, _)| (SECRET_PATTERNS[i].0, start))
     }
 
     fn scrub_literals<'a>(&mut self, text: &'a str) -> Cow<'a, str> {
