@@ -85,17 +85,17 @@ fn user(text: &str) -> Value {
     json!({"type":"user","message":{"role":"user","content":text},"parent_tool_use_id":null,"session_id":"default"})
 }
 
-/// Runs the recorded session live: the bridge with `--tap` in front of the
-/// fake agent, the panel prompting, allowing the call, interrupting it
-/// while it runs, and prompting again. Returns the tap's path.
-fn tap_a_session(dir: &Path) -> PathBuf {
+/// Runs `recording` live: the bridge with `--tap` in front of the fake
+/// agent serving it, `script` playing the panel after `initialize`.
+/// Returns the tap's path.
+fn tap(dir: &Path, recording: &str, script: impl FnOnce(&mut Panel)) -> PathBuf {
     let workspace = dir.join("My Project");
     std::fs::create_dir_all(&workspace).unwrap();
     let tap = dir.join("session.jsonl");
     let agent = format!(
         "'{HARNESS}' fake-agent --idle-timeout-secs 60 --workspace '{}' '{}'",
         workspace.display(),
-        repo().join(RECORDING).display()
+        repo().join(recording).display()
     );
     let mcp = json!({"mcpServers":{"unity-ops":{"type":"http","url":"<mcp-url>","headers":{"Authorization":"Bearer <mcp-token>"}}}});
     let mut child = Command::new(bridge_bin())
@@ -130,27 +130,7 @@ fn tap_a_session(dir: &Path) -> PathBuf {
         &json!({"type":"control_request","request_id":"req_1","request":{"subtype":"initialize"}}),
     );
     panel.until("the initialize answer", |v| v["type"] == "control_response");
-    panel.send(&user(FIRST));
-    let ask = panel.until("can_use_tool", |v| {
-        v["type"] == "control_request" && v["request"]["subtype"] == "can_use_tool"
-    });
-    panel.send(&json!({"type":"control_response","response":{"subtype":"success",
-        "request_id":ask["request_id"],"response":{"behavior":"allow","updatedInput":ask["request"]["input"]}}}));
-    let has_tool_use = |v: &Value| {
-        v["type"] == "assistant"
-            && v["message"]["content"]
-                .as_array()
-                .is_some_and(|c| c.iter().any(|b| b["type"] == "tool_use"))
-    };
-    if !panel.seen.iter().any(has_tool_use) {
-        panel.until("the tool_use", has_tool_use);
-    }
-    panel.send(
-        &json!({"type":"control_request","request_id":"req_2","request":{"subtype":"interrupt"}}),
-    );
-    panel.until("the first result", |v| v["type"] == "result");
-    panel.send(&user(SECOND));
-    panel.until("the second result", |v| v["type"] == "result");
+    script(&mut panel);
     drop(panel.child.stdin.take());
     let started = Instant::now();
     loop {
@@ -166,6 +146,44 @@ fn tap_a_session(dir: &Path) -> PathBuf {
     }
     assert!(tap.exists(), "no tap at {}", tap.display());
     tap
+}
+
+fn can_use_tool(v: &Value) -> bool {
+    v["type"] == "control_request" && v["request"]["subtype"] == "can_use_tool"
+}
+
+/// The panel's answer to a `can_use_tool` request.
+fn answer(ask: &Value, response: Value) -> Value {
+    json!({"type":"control_response","response":{"subtype":"success",
+        "request_id":ask["request_id"],"response":response}})
+}
+
+/// The panel prompts, allows the call, interrupts it while it runs, and
+/// prompts again.
+fn tap_a_session(dir: &Path) -> PathBuf {
+    tap(dir, RECORDING, |panel| {
+        panel.send(&user(FIRST));
+        let ask = panel.until("can_use_tool", can_use_tool);
+        panel.send(&answer(
+            &ask,
+            json!({"behavior":"allow","updatedInput":ask["request"]["input"]}),
+        ));
+        let has_tool_use = |v: &Value| {
+            v["type"] == "assistant"
+                && v["message"]["content"]
+                    .as_array()
+                    .is_some_and(|c| c.iter().any(|b| b["type"] == "tool_use"))
+        };
+        if !panel.seen.iter().any(has_tool_use) {
+            panel.until("the tool_use", has_tool_use);
+        }
+        panel.send(
+            &json!({"type":"control_request","request_id":"req_2","request":{"subtype":"interrupt"}}),
+        );
+        panel.until("the first result", |v| v["type"] == "result");
+        panel.send(&user(SECOND));
+        panel.until("the second result", |v| v["type"] == "result");
+    })
 }
 
 /// A fresh corpus root: empty `recordings/`, `scenarios/` and `profiles/`.
@@ -438,6 +456,11 @@ fn a_tap_that_is_cut_off_malformed_secret_or_misnamed_is_refused_and_nothing_is_
         assert_eq!(out.status.code(), Some(2), "{case}: {err}");
         assert!(err.contains(&want), "{case}: {want:?} not in {err}");
         assert!(!err.contains("panicked"), "{case}: {err}");
+        assert_eq!(
+            err.lines().count(),
+            1,
+            "{case}: said once, on one line: {err}"
+        );
         assert!(files(&root).is_empty(), "{case}: {:?}", files(&root));
     }
     let err = text(
@@ -452,5 +475,67 @@ fn a_tap_that_is_cut_off_malformed_secret_or_misnamed_is_refused_and_nothing_is_
     assert!(
         !err.contains("abcdefghij"),
         "the refusal repeats the secret: {err}"
+    );
+}
+
+#[test]
+fn a_tapped_denial_replays_green_and_a_broken_deny_rule_fails_it_with_a_golden_diff() {
+    let dir = tempfile::tempdir().unwrap();
+    let tap = tap(
+        dir.path(),
+        "recordings/codex-acp/2.6.0/permission-denied.jsonl",
+        |panel| {
+            panel.send(&user("Ping the Unity editor, if you are allowed to."));
+            let ask = panel.until("can_use_tool", can_use_tool);
+            panel.send(&answer(
+                &ask,
+                json!({"behavior":"deny","message":"Not now."}),
+            ));
+            panel.until("the result", |v| v["type"] == "result");
+        },
+    );
+    let root = fresh_root(dir.path());
+    // codex-acp's agentInfo.name is its npm package, no profile id
+    let out = import(&tap, &root, &["--name", "tapped-denial"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(
+            "agent_info.name (or --agent) = \"@agentclientprotocol/codex-acp\" is not a name"
+        ),
+        "{err}"
+    );
+    assert_eq!(err.matches("is not a name").count(), 1, "said once: {err}");
+    let out = import(
+        &tap,
+        &root,
+        &["--name", "tapped-denial", "--agent", "codex-acp"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains(": deny"),
+        "{}",
+        text(&out.stdout)
+    );
+    let corpus = Corpus::at(&root);
+    let path = root.join("recordings/codex-acp/2.6.0/tapped-denial.jsonl");
+    let case = corpus.judge(&path);
+    assert_eq!(case.errors, Vec::<String>::new());
+    assert_eq!(case.divergences, 0, "{}", case.transcript);
+    bless(&root, &case.id, &case.transcript);
+    assert!(corpus.judge(&path).passed());
+    // the bridge's rule choosing the deny option by its kind, switched off:
+    // the agent is answered otherwise than it was, and the panel sees it
+    let broken = acp_bridge::Compat {
+        reject_option_by_kind: false,
+        ..acp_bridge::Compat::default()
+    };
+    let case = corpus.judge_with(&path, broken);
+    assert!(!case.passed());
+    let statuses = case.statuses();
+    assert!(
+        statuses.contains(&Status::GoldenDiff) && statuses.contains(&Status::Divergence),
+        "{statuses:?}\n{}",
+        case.transcript
     );
 }

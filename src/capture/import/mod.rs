@@ -28,8 +28,8 @@ const TAP_ONLY: &[&str] = &["tap", "bridge_version", "launch", "scrub_patterns"]
 /// Why a tap is not imported.
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
-    #[error("{0}")]
-    Malformed(#[from] RecordingError),
+    #[error("{error}")]
+    Malformed { error: RecordingError },
     #[error("{}: not a tap: its header has no `tap` field (a tap is written by `acp-bridge --tap`)", .0.display())]
     NotATap(PathBuf),
     #[error("{}: the tap is cut off: it has no trailer (the bridge was killed before the session ended); nothing of it is imported", .0.display())]
@@ -43,23 +43,23 @@ pub enum ImportError {
     },
     #[error("{}: the header has no `agent_info.version` (the agent never answered initialize), so the tap names no version to file it under", .0.display())]
     NoVersion(PathBuf),
-    #[error("{}: {}", path.display(), source)]
-    Name { path: PathBuf, source: NameError },
-    #[error("{}: {source}", path.display())]
-    Panel { path: PathBuf, source: Unplaceable },
+    #[error("{}: {error}", path.display())]
+    Name { path: PathBuf, error: NameError },
+    #[error("{}: {error}", path.display())]
+    Panel { path: PathBuf, error: Unplaceable },
     #[error("{}: the tap's panel leg has no prompt: nothing to replay", .0.display())]
     NoPrompt(PathBuf),
     #[error("{} exists: import never overwrites (choose another --name)", .0.display())]
     Exists(PathBuf),
-    #[error("the scenario made from {}: {source}", path.display())]
+    #[error("the scenario made from {}: {error}", path.display())]
     Scenario {
         path: PathBuf,
-        source: scenario::ScenarioError,
+        error: scenario::ScenarioError,
     },
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {error}", path.display())]
     Io {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
 }
 
@@ -99,11 +99,12 @@ pub struct Plan {
 /// Reads and checks the tap and works out both files; writes nothing.
 pub fn plan(req: &Request) -> Result<Plan, ImportError> {
     let path = &req.tap;
-    let text = std::fs::read_to_string(path).map_err(|source| ImportError::Io {
+    let text = std::fs::read_to_string(path).map_err(|error| ImportError::Io {
         path: path.clone(),
-        source,
+        error,
     })?;
-    let tap = recording::parse_str(&text, path)?;
+    let tap =
+        recording::parse_str(&text, path).map_err(|error| ImportError::Malformed { error })?;
     if !tap.header.extra.contains_key("tap") {
         return Err(ImportError::NotATap(path.clone()));
     }
@@ -112,9 +113,9 @@ pub fn plan(req: &Request) -> Result<Plan, ImportError> {
     };
     refuse_secrets(path, &text)?;
     let named = |field: &str, value: &str| {
-        name::check(field, value).map_err(|source| ImportError::Name {
+        name::check(field, value).map_err(|error| ImportError::Name {
             path: path.clone(),
-            source,
+            error,
         })
     };
     let version = tap
@@ -167,10 +168,10 @@ pub fn plan(req: &Request) -> Result<Plan, ImportError> {
     // the tap's line of each event: the header is line 1
     let lines = event_lines(&text);
     let leg =
-        panel::read(&tap.events, |i| lines.get(i).copied().unwrap_or(0)).map_err(|source| {
+        panel::read(&tap.events, |i| lines.get(i).copied().unwrap_or(0)).map_err(|error| {
             ImportError::Panel {
                 path: path.clone(),
-                source,
+                error,
             }
         })?;
     if !leg
@@ -240,10 +241,10 @@ pub fn plan(req: &Request) -> Result<Plan, ImportError> {
         },
         &leg.steps,
     );
-    let scenario = scenario::parse(&scenario_path, scenario_text.as_bytes()).map_err(|source| {
+    let scenario = scenario::parse(&scenario_path, scenario_text.as_bytes()).map_err(|error| {
         ImportError::Scenario {
             path: path.clone(),
-            source,
+            error,
         }
     })?;
 
@@ -283,7 +284,8 @@ pub fn plan(req: &Request) -> Result<Plan, ImportError> {
         extra: Map::new(),
     })));
     // what is written reads back as a recording
-    recording::parse_str(&recording_text, &recording_path)?;
+    recording::parse_str(&recording_text, &recording_path)
+        .map_err(|error| ImportError::Malformed { error })?;
     let count = |leg: Leg| kept_events.iter().filter(|e| e.leg == leg).count();
     let kept = vec![
         ("acp", count(Leg::Acp)),
@@ -319,13 +321,13 @@ pub fn commit(plan: &Plan) -> Result<(), ImportError> {
 
 fn write_new(path: &Path, text: &str) -> Result<(), ImportError> {
     use std::io::Write as _;
-    let io = |source: std::io::Error| {
-        if source.kind() == std::io::ErrorKind::AlreadyExists {
+    let io = |error: std::io::Error| {
+        if error.kind() == std::io::ErrorKind::AlreadyExists {
             ImportError::Exists(path.to_path_buf())
         } else {
             ImportError::Io {
                 path: path.to_path_buf(),
-                source,
+                error,
             }
         }
     };
