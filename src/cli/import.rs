@@ -22,6 +22,9 @@ pub struct ImportArgs {
     /// The name of the recording and its scenario [default: the tap's file name without .jsonl].
     #[arg(long)]
     pub name: Option<String>,
+    /// Mark the recording synthetic, saying why (the tapped agent was a replay, not a real agent).
+    #[arg(long, value_name = "WHY")]
+    pub synthetic: Option<String>,
     /// Show what would be written, and write nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -33,6 +36,7 @@ pub fn run(args: ImportArgs) -> anyhow::Result<ExitCode> {
         root: args.root,
         agent: args.agent,
         name: args.name,
+        synthetic: args.synthetic,
     })?;
     print!("{}", describe(&plan));
     if args.dry_run {

@@ -73,6 +73,9 @@ pub struct Request {
     pub agent: Option<String>,
     /// The case's name (default: the tap file's name without `.jsonl`).
     pub name: Option<String>,
+    /// Why the tapped session was no real one (its agent a replay, say):
+    /// the recording is marked synthetic and says why.
+    pub synthetic: Option<String>,
 }
 
 /// An import worked out and checked, nothing written yet.
@@ -219,10 +222,10 @@ pub fn plan(req: &Request) -> Result<Plan, ImportError> {
         tap.header.date,
         leg.tool_uses.len()
     );
-    let synthetic = if tap.header.synthetic {
-        " (synthetic: not a real user's session)"
-    } else {
-        ""
+    let synthetic = match (&req.synthetic, tap.header.synthetic) {
+        (Some(why), _) => format!(" (synthetic: {why})"),
+        (None, true) => " (synthetic: not a real user's session)".into(),
+        (None, false) => String::new(),
     };
     let source = format!(
         "Imported by `acp-harness import` from a tap of {agent} {version} ({tapped}){synthetic}.\n\
@@ -238,6 +241,7 @@ pub fn plan(req: &Request) -> Result<Plan, ImportError> {
                 .as_str()
                 .filter(|s| !s.trim().is_empty()),
             script_gate: launch["script_gate"].as_bool() == Some(true),
+            results: leg.results,
         },
         &leg.steps,
     );
@@ -256,6 +260,10 @@ pub fn plan(req: &Request) -> Result<Plan, ImportError> {
     from.insert("tap".into(), Value::from(panel_leg_lines(&tap.events)));
     if let Some(v) = bridge_version {
         from.insert("bridge_version".into(), v);
+    }
+    if let Some(why) = &req.synthetic {
+        header.synthetic = true;
+        from.insert("synthetic".into(), Value::from(why.as_str()));
     }
     header
         .extra

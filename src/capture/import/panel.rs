@@ -27,6 +27,8 @@ pub enum PanelStep {
 pub struct PanelLeg {
     pub steps: Vec<PanelStep>,
     pub tool_uses: Vec<String>,
+    /// The `result` lines the panel was sent (one per turn).
+    pub results: usize,
     pub notes: Vec<String>,
 }
 
@@ -109,6 +111,7 @@ pub fn read(events: &[Event], line_of: impl Fn(usize) -> usize) -> Result<PanelL
                     turn.text_deltas += 1;
                 }
                 "result" => {
+                    leg.results += 1;
                     turn = Turn::default();
                     open.clear();
                 }
@@ -259,6 +262,8 @@ pub struct ScenarioHead<'a> {
     pub tools: &'a [String],
     pub system_prompt: Option<&'a str>,
     pub script_gate: bool,
+    /// The `result` lines the tapped panel got: the first expectation.
+    pub results: usize,
 }
 
 /// The scenario file's text: the head, the steps, and room for `[[expect]]`s.
@@ -299,10 +304,15 @@ pub fn scenario_text(head: &ScenarioHead, steps: &[PanelStep]) -> String {
             }
         }
     }
-    out.push_str(
+    // an expectation first, so what a user adds below it is in the tables
+    // the recording's hash leaves out, blank lines and all
+    out.push_str(&format!(
         "\n# The bridge's output-side invariants are always checked. Add `[[expect]]`\n\
-         # entries (scenarios/README.md) for what must hold of this session.\n",
-    );
+         # entries below (scenarios/README.md) for what must hold of this session.\n\
+         [[expect]]\nkind = \"result\"\ncount = {}\n\
+         why = \"Each turn of the tapped session ended with exactly one result, so the panel left its busy state.\"\n",
+        head.results
+    ));
     out
 }
 
@@ -485,6 +495,7 @@ mod tests {
             tools: &["uap_ping".to_string()],
             system_prompt: None,
             script_gate: false,
+            results: 1,
         };
         let text = scenario_text(
             &head,
@@ -498,5 +509,6 @@ mod tests {
             Some("say \"hi\"\\n\nnext\u{1}")
         );
         assert_eq!(doc["imported"].as_bool(), Some(true));
+        assert_eq!(doc["expect"][0]["count"].as_integer(), Some(1));
     }
 }
