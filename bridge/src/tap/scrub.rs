@@ -538,6 +538,26 @@ mod tests {
     }
 
     #[test]
+    fn find_secret_names_the_first_shape_left_and_where_it_starts() {
+        let s = scrubber();
+        let cases: &[(&str, Option<(&str, usize)>)] = &[
+            ("plain text", None),
+            (
+                "key: AKIAABCDEFGHIJKLMNOP then sk-0123456789abcdefghijk",
+                Some(("aws-access-key", 5)),
+            ),
+            (
+                "then sk-0123456789abcdefghijk and AKIAABCDEFGHIJKLMNOP",
+                Some(("sk-key", 5)),
+            ),
+            ("Authorization: Bearer <mcp-token>", None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(s.find_secret(text), *want, "{text}");
+        }
+    }
+
+    #[test]
     fn counts_name_kinds_and_a_clean_line_is_not_copied() {
         let mut s = scrubber();
         assert!(matches!(s.scrub(r#"{"plain":"text"}"#), Cow::Borrowed(_)));
