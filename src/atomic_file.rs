@@ -83,6 +83,20 @@ impl AtomicFile {
         Ok(target)
     }
 
+    /// As [`AtomicFile::commit`], but never over an existing file: a file
+    /// at the target (even one made a moment ago) is an `AlreadyExists`
+    /// error, and the temp file is removed.
+    pub fn commit_new(mut self) -> io::Result<PathBuf> {
+        self.temp.flush()?;
+        self.temp.as_file().sync_all()?;
+        let target = self.target.clone();
+        self.temp.persist_noclobber(&target).map_err(|e| {
+            io::Error::new(e.error.kind(), format!("{}: {}", target.display(), e.error))
+        })?;
+        sync_dir(parent_dir(&target))?;
+        Ok(target)
+    }
+
     /// Syncs the file and renames it to `path` (in the same directory)
     /// instead of the target: what an interrupted run keeps for inspection.
     pub fn persist_as(mut self, path: &Path) -> io::Result<()> {

@@ -32,6 +32,8 @@ enum Command {
     Conformance(acp_harness::cli::conformance::ConformanceArgs),
     /// Serve a recording as an ACP agent on stdio.
     FakeAgent(acp_harness::cli::replay::FakeAgentArgs),
+    /// Turn a tapped panel session (acp-bridge --tap) into a recording and a scenario.
+    Import(acp_harness::cli::import::ImportArgs),
     /// Compare what an agent sent in two recordings (or versions) structurally, next to the bridge output diff.
     Drift(acp_harness::cli::drift::DriftArgs),
     /// Find the first agent version that breaks a scenario in the bridge.
@@ -57,6 +59,7 @@ fn main() -> ExitCode {
         Command::Check(args) => acp_harness::cli::check::run(args),
         Command::Conformance(args) => acp_harness::cli::conformance::run(args),
         Command::FakeAgent(args) => acp_harness::cli::replay::fake_agent(args),
+        Command::Import(args) => acp_harness::cli::import::run(args),
         Command::Drift(args) => acp_harness::cli::drift::run(args),
         Command::Bisect(args) => acp_harness::cli::bisect::run(args),
         Command::Contract(args) => acp_harness::cli::contract::run(args),

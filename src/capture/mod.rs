@@ -1,6 +1,7 @@
-//! Capturing a recording: the record command, the scripted model server, the minimal ACP client, isolation and interrupts.
+//! Capturing a recording: the record command, importing a tapped session, the scripted model server, the minimal ACP client, isolation and interrupts.
 
 pub mod acp_client;
+pub mod import;
 pub mod interrupt;
 pub mod isolation;
 pub mod model_server;

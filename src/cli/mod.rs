@@ -10,6 +10,7 @@ pub mod conformance;
 pub mod contract;
 pub mod drift;
 pub mod exit;
+pub mod import;
 pub mod install;
 pub mod outdated;
 pub mod output;

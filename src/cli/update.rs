@@ -399,11 +399,14 @@ fn scenario_names(args: &UpdateArgs) -> anyhow::Result<Vec<String>> {
     if args.scenario.is_empty() {
         return Ok(crate::corpus::scenario::load_all(&dir)?
             .into_iter()
+            .filter(|s| !s.imported)
             .map(|s| s.name)
             .collect());
     }
     for name in &args.scenario {
-        crate::corpus::scenario::find(&dir, name).with_context(|| format!("scenario {name:?}"))?;
+        crate::corpus::scenario::find(&dir, name)
+            .and_then(|s| s.recordable())
+            .with_context(|| format!("scenario {name:?}"))?;
     }
     Ok(args.scenario.clone())
 }

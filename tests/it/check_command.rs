@@ -119,7 +119,7 @@ fn check_judges_a_recording_by_how_its_run_ended_and_which_scenario_made_it() {
             "a run recorded from an older scenario file is counted stale",
             recorded.replacen(sha, &"0".repeat(sha.len()), 1),
             Some(1),
-            "1 recorded from an older scenario file (re-record them: `record --agent <agent>@<version> --all --mode stale`)",
+            "1 recorded from an older scenario file (re-record them: `record --agent <agent>@<version> --all --mode stale`; an imported one cannot be: ask for a new tap)",
         ),
         (
             "a run that went off script",

@@ -15,6 +15,7 @@ mod corpus_model_script;
 mod corpus_traces;
 mod corrupt_profiles;
 mod drift_codex;
+mod import;
 mod interrupted_runs;
 mod model_server_flavours;
 mod model_server_responses;

@@ -34,9 +34,10 @@ fn every_committed_scenario_loads_and_is_named_after_its_file() {
     for s in &all {
         assert!(!s.expect.is_empty(), "{} has no expectations", s.name);
         assert_eq!(s.sha256.len(), 64);
+        // an imported scenario (a tapped session) has no model replies
         assert!(
             s.prompts()
-                .all(|p| !p.model.is_empty() && !p.live.is_empty())
+                .all(|p| (s.imported || !p.model.is_empty()) && !p.live.is_empty())
         );
     }
 }
@@ -137,11 +138,11 @@ const BAD: &[(&str, &str, usize, &str, &str)] = &[
         "does not belong",
     ),
     (
-        "prompt without model replies",
+        "prompt without model replies (in a scenario that is not imported)",
         "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n",
         3,
         "step[0].model",
-        "at least one",
+        "only an `imported = true` scenario has none",
     ),
     (
         "tool not offered",
@@ -368,6 +369,28 @@ fn a_minimal_good_scenario_loads_with_defaults() {
         }
     );
     assert_eq!(s.expect[0].line, 10);
+}
+
+#[test]
+fn an_imported_scenario_has_prompts_without_model_replies_that_may_repeat() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.toml");
+    let text = "name = \"t\"\nsummary = \"s\"\nimported = true\nsystem_prompt = \"Say continue when done.\"\n\
+        [[step]]\npanel = \"prompt\"\ntext = \"continue\"\n\
+        [[step]]\npanel = \"interrupt\"\nat = \"chunks:2\"\n\
+        [[step]]\npanel = \"prompt\"\ntext = \"continue\"\n";
+    std::fs::write(&path, text).unwrap();
+    let s = scenario::load(&path).unwrap();
+    assert!(s.imported);
+    assert!(
+        s.prompts()
+            .all(|p| p.model.is_empty() && p.text == "continue")
+    );
+    assert!(
+        !scenario::load(scenarios_dir().join("text-only.toml"))
+            .unwrap()
+            .imported
+    );
 }
 
 /// The README's examples, joined in order, form one valid scenario that

@@ -252,11 +252,18 @@ impl Scrubber {
 
     /// Whether `text` still holds a credential shape (an importer refuses such a file).
     pub fn finds_secret(&self, text: &str) -> bool {
-        self.passes.iter().any(|p| {
-            p.regex
-                .captures_iter(text)
-                .any(|c| p.span(text, &c).is_some())
-        })
+        self.find_secret(text).is_some()
+    }
+
+    /// The kind ([`SECRET_PATTERNS`]) of the first credential shape left in
+    /// `text` and where it starts, so a refusal names what and where
+    /// without repeating the value.
+    pub fn find_secret(&self, text: &str) -> Option<(&'static str, usize)> {
+        self.passes
+            .iter()
+            .filter_map(|p| p.regex.captures_iter(text).find_map(|c| p.span(text, &c)))
+            .min_by_key(|(_, start, _)| *start)
+            .map(|(i, start, _)| (SECRET_PATTERNS[i].0, start))
     }
 
     fn scrub_literals<'a>(&mut self, text: &'a str) -> Cow<'a, str> {
@@ -527,6 +534,26 @@ mod tests {
             let mut s = scrubber();
             assert_eq!(s.scrub(&input), want, "{input}");
             assert!(!s.finds_secret(&want), "{want}");
+        }
+    }
+
+    #[test]
+    fn find_secret_names_the_first_shape_left_and_where_it_starts() {
+        let s = scrubber();
+        let cases: &[(&str, Option<(&str, usize)>)] = &[
+            ("plain text", None),
+            (
+                "key: AKIAABCDEFGHIJKLMNOP then sk-0123456789abcdefghijk",
+                Some(("aws-access-key", 5)),
+            ),
+            (
+                "then sk-0123456789abcdefghijk and AKIAABCDEFGHIJKLMNOP",
+                Some(("sk-key", 5)),
+            ),
+            ("Authorization: Bearer <mcp-token>", None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(s.find_secret(text), *want, "{text}");
         }
     }
 

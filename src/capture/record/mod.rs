@@ -369,13 +369,12 @@ pub fn recording_path(
 fn load_scenarios(args: &Request) -> anyhow::Result<Vec<Scenario>> {
     let dir = args.root.join("scenarios");
     if args.all {
-        Ok(scenario::load_all(&dir)?)
-    } else {
-        args.scenario
-            .iter()
-            .map(|name| scenario::find(&dir, name).map_err(Into::into))
-            .collect()
+        // an imported scenario has no scripted model to record against
+        let all = scenario::load_all(&dir)?.into_iter();
+        return Ok(all.filter(|s| !s.imported).collect());
     }
+    let named = |name: &String| scenario::find(&dir, name)?.recordable();
+    Ok(args.scenario.iter().map(named).collect::<Result<_, _>>()?)
 }
 
 struct RunContext<'a> {

@@ -24,6 +24,9 @@ pub enum ScenarioError {
         field: String,
         message: String,
     },
+    /// An imported scenario named to `record` or `update`.
+    #[error("{}: scenario {name} is imported from a tapped session: it has no scripted model replies, so it is replayed, never recorded", file.display())]
+    NotRecordable { file: PathBuf, name: String },
     #[error("no scenario named `{name}` in {} (available: {})", dir.display(), available.join(", "))]
     NotFound {
         dir: PathBuf,

@@ -43,6 +43,10 @@ pub struct Scenario {
     /// agent's profile routes them through a meta-tool (`mcp_call` role,
     /// Grok's `use_tool`): `mcp_calls = "direct"`.
     pub direct_mcp_calls: bool,
+    /// Made by `acp-harness import` from a tapped panel session: its prompts
+    /// have no scripted model replies, so it is replayed, never recorded
+    /// (`record --all` and `update` pass it by; naming it is an error).
+    pub imported: bool,
     /// Directories and files the recorder lays out in the workspace before
     /// the agent starts (`[[workspace]] dir = "..."` / `file = "..."`).
     pub workspace: Vec<crate::corpus::workspace_fixture::WorkspaceEntry>,
@@ -409,6 +413,18 @@ fn scenario_files(dir: &Path) -> Result<Vec<PathBuf>, ScenarioError> {
 }
 
 impl Scenario {
+    /// The scenario, when it can be recorded: an imported one has no
+    /// scripted model to record against.
+    pub fn recordable(self) -> Result<Scenario, ScenarioError> {
+        if self.imported {
+            return Err(ScenarioError::NotRecordable {
+                file: self.path,
+                name: self.name,
+            });
+        }
+        Ok(self)
+    }
+
     /// The prompts of the scenario (prompt and steer steps), in step order.
     pub fn prompts(&self) -> impl Iterator<Item = &Prompt> {
         self.steps.iter().filter_map(|s| match s {

@@ -118,7 +118,7 @@ impl Summary {
         if self.stale_scenario > 0 {
             let _ = write!(
                 s,
-                "; {} recorded from an older scenario file (re-record them: `record --agent <agent>@<version> --all --mode stale`)",
+                "; {} recorded from an older scenario file (re-record them: `record --agent <agent>@<version> --all --mode stale`; an imported one cannot be: ask for a new tap)",
                 self.stale_scenario
             );
         }

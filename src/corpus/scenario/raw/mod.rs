@@ -38,6 +38,8 @@ struct RawFile {
     script_gate: bool,
     #[serde(default)]
     mcp_calls: Option<Spanned<String>>,
+    #[serde(default)]
+    imported: bool,
     /// Directories and files laid out in the workspace before the agent starts.
     #[serde(default)]
     workspace: Vec<Spanned<crate::corpus::workspace_fixture::WorkspaceEntry>>,
@@ -290,12 +292,13 @@ fn validate(ctx: &Ctx, raw: RawFile, sha256: RecordingHashes) -> R<Scenario> {
         call_ids: HashSet::new(),
         prompt_texts: Vec::new(),
         in_turn: false,
+        imported: raw.imported,
     };
     let mut steps = Vec::new();
     for (i, s) in raw.step.iter().enumerate() {
         steps.push(step(ctx, &mut state, s, i)?);
     }
-    if let Some(sp) = &system_prompt {
+    if let Some(sp) = system_prompt.as_ref().filter(|_| !raw.imported) {
         for (text, span, field) in &state.prompt_texts {
             if sp.contains(text.as_str()) {
                 return Err(ctx.err(
@@ -319,6 +322,7 @@ fn validate(ctx: &Ctx, raw: RawFile, sha256: RecordingHashes) -> R<Scenario> {
         tools,
         script_gate: raw.script_gate,
         direct_mcp_calls,
+        imported: raw.imported,
         workspace,
         steps,
         expect,
@@ -336,6 +340,10 @@ struct StepState<'a> {
     /// Whether a turn may be running when this step comes (permission,
     /// interrupt and steer steps need one).
     in_turn: bool,
+    /// An imported scenario: prompts without model replies, and prompt
+    /// texts that may repeat (a user says "continue" twice); nothing of it
+    /// reaches a scripted model.
+    imported: bool,
 }
 
 /// Largest `pace_ms`: a paced reply must still finish well inside the
@@ -492,7 +500,7 @@ fn prompt(ctx: &Ctx, st: &mut StepState, s: &Spanned<RawStep>, i: usize) -> R<Pr
         .as_ref()
         .ok_or_else(|| ctx.err(s.span(), f("text"), format!("a `{kind}` step needs `text`")))?;
     let text = non_empty(ctx, text_v, &f("text"))?;
-    for (other, _, other_field) in &st.prompt_texts {
+    for (other, _, other_field) in st.prompt_texts.iter().filter(|_| !st.imported) {
         if other.contains(text.as_str()) || text.contains(other.as_str()) {
             return Err(ctx.err(
                 text_v.span(),
@@ -517,14 +525,16 @@ fn prompt(ctx: &Ctx, st: &mut StepState, s: &Spanned<RawStep>, i: usize) -> R<Pr
         }
     }
 
+    let no_replies = Vec::new();
     let replies = match &raw.model {
         Some(m) if !m.get_ref().is_empty() => m.get_ref(),
+        None if st.imported => &no_replies,
         _ => {
             return Err(ctx.err(
                 s.span(),
                 f("model"),
                 format!(
-                    "a `{kind}` step needs at least one `[[step.model]]` reply (the scripted model's answer)"
+                    "a `{kind}` step needs at least one `[[step.model]]` reply (the scripted model's answer; only an `imported = true` scenario has none)"
                 ),
             ));
         }

@@ -1,0 +1,421 @@
+//! `import`: a tap (`acp-bridge --tap`, a live panel session in the
+//! recording format) becomes a corpus case: a recording of its agent leg
+//! (`recordings/<agent>/<version>/<name>.jsonl`) and a scenario of its panel
+//! leg (`scenarios/<name>.toml`, `imported = true`), so `check` replays it
+//! like any recording: the fake agent plays the agent leg, the scenario the
+//! panel, and the golden is blessed after reading.
+//!
+//! Nothing is written unless all of it can be: a tap that is not one, is
+//! cut off, still holds a credential shape, or would replace a file is
+//! refused, naming what and where. Both files are written whole and never
+//! over an existing file.
+
+mod panel;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::atomic_file::AtomicFile;
+use crate::corpus::name::{self, NameError};
+use crate::corpus::recording::{self, Event, Leg, Line, Outcome, RecordingError, Trailer};
+use crate::corpus::scenario;
+pub use panel::{PanelStep, Unplaceable};
+
+/// Header fields a tap adds to the recording format; a recording has none.
+const TAP_ONLY: &[&str] = &["tap", "bridge_version", "launch", "scrub_patterns"];
+
+/// Why a tap is not imported.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error("{error}")]
+    Malformed { error: RecordingError },
+    #[error("{}: not a tap: its header has no `tap` field (a tap is written by `acp-bridge --tap`)", .0.display())]
+    NotATap(PathBuf),
+    #[error("{}: the tap is cut off: it has no trailer (the bridge was killed before the session ended); nothing of it is imported", .0.display())]
+    CutOff(PathBuf),
+    #[error("{}:{line}:{column}: a credential shape ({kind}) survived scrubbing; remove it from the tap (or ask the user for a new tap) before importing", path.display())]
+    Secret {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        kind: &'static str,
+    },
+    #[error("{}: the header has no `agent_info.version` (the agent never answered initialize), so the tap names no version to file it under", .0.display())]
+    NoVersion(PathBuf),
+    #[error("{}: {error}", path.display())]
+    Name { path: PathBuf, error: NameError },
+    #[error("{}: {error}", path.display())]
+    Panel { path: PathBuf, error: Unplaceable },
+    #[error("{}: the tap's panel leg has no prompt: nothing to replay", .0.display())]
+    NoPrompt(PathBuf),
+    #[error("{} exists: import never overwrites (choose another --name)", .0.display())]
+    Exists(PathBuf),
+    #[error("the scenario made from {}: {error}", path.display())]
+    Scenario {
+        path: PathBuf,
+        error: scenario::ScenarioError,
+    },
+    #[error("{}: {error}", path.display())]
+    Io {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+}
+
+/// What to import and where.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub tap: PathBuf,
+    /// The corpus root (`recordings/`, `scenarios/`).
+    pub root: PathBuf,
+    /// The profile id to file it under (default: the tap's `agent_info.name`).
+    pub agent: Option<String>,
+    /// The case's name (default: the tap file's name without `.jsonl`).
+    pub name: Option<String>,
+    /// Why the tapped session was no real one (its agent a replay, say):
+    /// the recording is marked synthetic and says why.
+    pub synthetic: Option<String>,
+}
+
+/// An import worked out and checked, nothing written yet.
+#[derive(Debug)]
+pub struct Plan {
+    pub agent: String,
+    pub version: String,
+    pub name: String,
+    pub recording_path: PathBuf,
+    pub scenario_path: PathBuf,
+    pub recording_text: String,
+    pub scenario_text: String,
+    pub steps: Vec<PanelStep>,
+    /// The Claude tool names the panel was shown, in order.
+    pub tool_uses: Vec<String>,
+    /// Events kept in the recording, by leg name.
+    pub kept: Vec<(&'static str, usize)>,
+    /// What the replay will do differently from the tapped session.
+    pub notes: Vec<String>,
+    /// The tap's date and bridge version.
+    pub tapped: String,
+}
+
+/// Reads and checks the tap and works out both files; writes nothing.
+pub fn plan(req: &Request) -> Result<Plan, ImportError> {
+    let path = &req.tap;
+    let text = std::fs::read_to_string(path).map_err(|error| ImportError::Io {
+        path: path.clone(),
+        error,
+    })?;
+    let tap =
+        recording::parse_str(&text, path).map_err(|error| ImportError::Malformed { error })?;
+    if !tap.header.extra.contains_key("tap") {
+        return Err(ImportError::NotATap(path.clone()));
+    }
+    let Some(trailer) = &tap.trailer else {
+        return Err(ImportError::CutOff(path.clone()));
+    };
+    refuse_secrets(path, &text)?;
+    let named = |field: &str, value: &str| {
+        name::check(field, value).map_err(|error| ImportError::Name {
+            path: path.clone(),
+            error,
+        })
+    };
+    let version = tap
+        .header
+        .agent_version()
+        .ok_or_else(|| ImportError::NoVersion(path.clone()))?
+        .to_string();
+    named("agent_info.version", &version)?;
+    let agent = match &req.agent {
+        Some(a) => {
+            named("--agent", a)?;
+            a.clone()
+        }
+        None => {
+            let a = tap.header.agent_info["name"]
+                .as_str()
+                .unwrap_or(&tap.header.agent)
+                .to_string();
+            named("agent_info.name (or --agent)", &a)?;
+            a
+        }
+    };
+    let name = match &req.name {
+        Some(n) => {
+            named("--name", n)?;
+            n.clone()
+        }
+        None => {
+            let stem = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            named("the tap's file name (or --name)", &stem)?;
+            stem
+        }
+    };
+    let recording_path = req
+        .root
+        .join("recordings")
+        .join(&agent)
+        .join(&version)
+        .join(format!("{name}.jsonl"));
+    let scenario_path = req.root.join("scenarios").join(format!("{name}.toml"));
+    for p in [&recording_path, &scenario_path] {
+        if p.exists() {
+            return Err(ImportError::Exists(p.clone()));
+        }
+    }
+
+    // the tap's line of each event: the header is line 1
+    let lines = event_lines(&text);
+    let leg =
+        panel::read(&tap.events, |i| lines.get(i).copied().unwrap_or(0)).map_err(|error| {
+            ImportError::Panel {
+                path: path.clone(),
+                error,
+            }
+        })?;
+    if !leg
+        .steps
+        .iter()
+        .any(|s| matches!(s, PanelStep::Prompt { .. }))
+    {
+        return Err(ImportError::NoPrompt(path.clone()));
+    }
+    let launch = tap.header.extra.get("launch").cloned().unwrap_or_default();
+    let mut notes = launch_notes(&launch);
+    notes.extend(leg.notes.iter().cloned());
+    if trailer.outcome != Outcome::Ok {
+        notes.push(format!(
+            "the session ended {}, not ok: `check` fails a recording that did not end ok",
+            trailer.outcome.as_str()
+        ));
+    }
+    let bridge_version = tap.header.extra.get("bridge_version").cloned();
+    let tapped = format!(
+        "{} through acp-bridge {}",
+        tap.header.date,
+        bridge_version
+            .as_ref()
+            .and_then(Value::as_str)
+            .unwrap_or("?")
+    );
+    let mut tools: Vec<String> = Vec::new();
+    for t in &leg.tool_uses {
+        let own = t.rsplit("__").next().unwrap_or(t);
+        if t.starts_with("mcp__")
+            && stub_mcp::catalogue().iter().any(|c| c.name == own)
+            && !tools.iter().any(|x| x == own)
+        {
+            tools.push(own.to_string());
+        }
+    }
+    let prompts = leg
+        .steps
+        .iter()
+        .filter(|s| matches!(s, PanelStep::Prompt { .. } | PanelStep::Steer { .. }))
+        .count();
+    let summary = format!(
+        "A panel session with {agent} {version}, tapped on {}: {prompts} prompt(s), {} tool call(s).",
+        tap.header.date,
+        leg.tool_uses.len()
+    );
+    let synthetic = match (&req.synthetic, tap.header.synthetic) {
+        (Some(why), _) => format!(" (synthetic: {why})"),
+        (None, true) => " (synthetic: not a real user's session)".into(),
+        (None, false) => String::new(),
+    };
+    let source = format!(
+        "Imported by `acp-harness import` from a tap of {agent} {version} ({tapped}){synthetic}.\n\
+         Replayed, never recorded: its prompts have no scripted model replies."
+    );
+    let scenario_text = panel::scenario_text(
+        &panel::ScenarioHead {
+            name: &name,
+            summary: &summary,
+            source: &source,
+            tools: &tools,
+            system_prompt: launch["custom_instructions"]
+                .as_str()
+                .filter(|s| !s.trim().is_empty()),
+            script_gate: launch["script_gate"].as_bool() == Some(true),
+            results: leg.results,
+        },
+        &leg.steps,
+    );
+    let scenario = scenario::parse(&scenario_path, scenario_text.as_bytes()).map_err(|error| {
+        ImportError::Scenario {
+            path: path.clone(),
+            error,
+        }
+    })?;
+
+    let mut header = tap.header.clone();
+    for key in TAP_ONLY {
+        header.extra.remove(*key);
+    }
+    let mut from = Map::new();
+    from.insert("tap".into(), Value::from(panel_leg_lines(&tap.events)));
+    if let Some(v) = bridge_version {
+        from.insert("bridge_version".into(), v);
+    }
+    if let Some(why) = &req.synthetic {
+        header.synthetic = true;
+        from.insert("synthetic".into(), Value::from(why.as_str()));
+    }
+    header
+        .extra
+        .insert("imported_from".into(), Value::Object(from));
+    header.agent = agent.clone();
+    header.scenario = name.clone();
+    header.scenario_sha256 = scenario.sha256.clone();
+    header.harness_version = env!("CARGO_PKG_VERSION").into();
+    let kept_events: Vec<&Event> = tap
+        .events
+        .iter()
+        .filter(|e| e.leg != Leg::StreamJson)
+        .collect();
+    let mut recording_text = line(&Line::Header(Box::new(header)));
+    for (i, e) in kept_events.iter().enumerate() {
+        let mut e = (*e).clone();
+        e.seq = i as u64 + 1;
+        recording_text.push_str(&line(&Line::Event(e)));
+    }
+    recording_text.push_str(&line(&Line::Trailer(Trailer {
+        seq: kept_events.len() as u64 + 1,
+        ms: trailer.ms,
+        outcome: trailer.outcome,
+        exit: trailer.exit,
+        notes: trailer.notes.clone(),
+        extra: Map::new(),
+    })));
+    // what is written reads back as a recording
+    recording::parse_str(&recording_text, &recording_path)
+        .map_err(|error| ImportError::Malformed { error })?;
+    let count = |leg: Leg| kept_events.iter().filter(|e| e.leg == leg).count();
+    let kept = vec![
+        ("acp", count(Leg::Acp)),
+        ("stderr", count(Leg::Stderr)),
+        ("notes", count(Leg::Harness)),
+    ];
+    Ok(Plan {
+        agent,
+        version,
+        name,
+        recording_path,
+        scenario_path,
+        recording_text,
+        scenario_text,
+        steps: leg.steps,
+        tool_uses: leg.tool_uses,
+        kept,
+        notes,
+        tapped,
+    })
+}
+
+/// Writes the scenario, then the recording, each whole and never over a
+/// file; a recording that cannot be written takes its scenario back.
+pub fn commit(plan: &Plan) -> Result<(), ImportError> {
+    write_new(&plan.scenario_path, &plan.scenario_text)?;
+    if let Err(e) = write_new(&plan.recording_path, &plan.recording_text) {
+        let _ = std::fs::remove_file(&plan.scenario_path);
+        return Err(e);
+    }
+    Ok(())
+}
+
+fn write_new(path: &Path, text: &str) -> Result<(), ImportError> {
+    use std::io::Write as _;
+    let io = |error: std::io::Error| {
+        if error.kind() == std::io::ErrorKind::AlreadyExists {
+            ImportError::Exists(path.to_path_buf())
+        } else {
+            ImportError::Io {
+                path: path.to_path_buf(),
+                error,
+            }
+        }
+    };
+    let mut file = AtomicFile::create(path).map_err(io)?;
+    file.write_all(text.as_bytes()).map_err(io)?;
+    file.commit_new().map_err(io)?;
+    Ok(())
+}
+
+fn line(l: &Line) -> String {
+    let mut text = serde_json::to_string(l).expect("recording lines always serialise");
+    text.push('\n');
+    text
+}
+
+/// The tap's first credential shape left, by line and column.
+fn refuse_secrets(path: &Path, text: &str) -> Result<(), ImportError> {
+    let scrubber = acp_bridge::tap::Scrubber::builder().build();
+    for (i, l) in text.lines().enumerate() {
+        if let Some((kind, at)) = scrubber.find_secret(l) {
+            return Err(ImportError::Secret {
+                path: path.to_path_buf(),
+                line: i + 1,
+                column: l[..at].chars().count() + 1,
+                kind,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The file line of each event, in order (the header is line 1; blank
+/// lines are skipped as the reader skips them).
+fn event_lines(text: &str) -> Vec<usize> {
+    text.split('\n')
+        .enumerate()
+        .filter(|(_, l)| l.contains("\"type\":\"event\""))
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+/// How many panel-leg lines the tap had (kept in the header's provenance:
+/// the recording drops them, the scenario plays them).
+fn panel_leg_lines(events: &[Event]) -> usize {
+    events.iter().filter(|e| e.leg == Leg::StreamJson).count()
+}
+
+/// What the tapped launch had that the replay's launch cannot give.
+fn launch_notes(launch: &Value) -> Vec<String> {
+    let mut notes = Vec::new();
+    for (key, what) in [
+        ("model", "--model"),
+        ("permission_mode", "--permission-mode"),
+        ("resume_session_id", "--resume"),
+    ] {
+        if !launch[key].is_null() {
+            notes.push(format!(
+                "the bridge was launched with {what}; a scenario has no such key, so the replay launches without it (what the bridge then does not send the agent is a divergence)"
+            ));
+        }
+    }
+    match launch["mcp"]["name"].as_str() {
+        Some("unity-ops") => {}
+        Some(other) => notes.push(format!(
+            "the panel's MCP server is named {other:?}; the replay registers it as \"unity-ops\""
+        )),
+        None => notes.push(
+            "the panel gave no MCP server; the replay registers unity-ops (the session/new differs: a divergence)".into(),
+        ),
+    }
+    notes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_lines_count_from_the_header() {
+        let text = "{\"type\":\"header\"}\n{\"type\":\"event\",\"seq\":1}\n\n{\"type\":\"event\",\"seq\":2}\n{\"type\":\"trailer\"}\n";
+        assert_eq!(event_lines(text), vec![2, 4]);
+    }
+}

@@ -1,0 +1,514 @@
+//! The panel leg of a tap read as a scenario: the panel's prompts,
+//! permission answers, interrupts and mode changes become its steps, each
+//! placed at a point the replay's panel driver will see again (the counts
+//! it keeps of the running turn: tool calls, permission requests, text
+//! deltas), and the whole is written as a scenario file.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::corpus::recording::{Dir, Event, Leg};
+use crate::corpus::scenario::{Decision, Point};
+
+/// One panel step as the scenario file writes it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PanelStep {
+    Prompt { text: String },
+    Steer { at: Point, text: String },
+    Permission { decision: Decision, tool: String },
+    Interrupt { at: Point },
+    SetMode { mode: String },
+}
+
+/// What the panel leg holds: the steps, the Claude tool names the bridge
+/// showed the panel, and what a scenario cannot say (told in the summary).
+#[derive(Debug, Default)]
+pub struct PanelLeg {
+    pub steps: Vec<PanelStep>,
+    pub tool_uses: Vec<String>,
+    /// The `result` lines the panel was sent (one per turn).
+    pub results: usize,
+    pub notes: Vec<String>,
+}
+
+/// A panel line no scenario step can stand for, which would make the
+/// replay something other than the tapped session: the import refuses it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("tap line {line}: {what}")]
+pub struct Unplaceable {
+    /// 1-based line of the tap file.
+    pub line: usize,
+    pub what: String,
+}
+
+/// What the panel has seen of the running turn (as `PanelDriver` counts it).
+#[derive(Debug, Default)]
+struct Turn {
+    running: bool,
+    tool_uses: usize,
+    permissions: usize,
+    text_deltas: u32,
+}
+
+impl Turn {
+    /// The point of the running turn a step that came now is placed at: one
+    /// the panel had passed, so the replay reaches it too.
+    fn point(&self) -> Option<Point> {
+        if self.permissions > 0 {
+            Some(Point::Permission)
+        } else if self.tool_uses > 0 {
+            Some(Point::FirstToolCall)
+        } else if self.text_deltas > 0 {
+            Some(Point::Chunks(self.text_deltas))
+        } else {
+            None
+        }
+    }
+}
+
+/// Reads the `stream-json` events (`to_agent`: the panel's lines,
+/// `from_agent`: the bridge's) in order. `line_of` gives an event's line in
+/// the tap file, for messages.
+pub fn read(events: &[Event], line_of: impl Fn(usize) -> usize) -> Result<PanelLeg, Unplaceable> {
+    let mut leg = PanelLeg::default();
+    let mut turn = Turn::default();
+    // open can_use_tool requests: request id -> tool name
+    let mut open: BTreeMap<String, String> = BTreeMap::new();
+    let mut left_out: BTreeMap<String, usize> = BTreeMap::new();
+    for (i, e) in events.iter().enumerate() {
+        if e.leg != Leg::StreamJson {
+            continue;
+        }
+        let line = line_of(i);
+        let Ok(v) = serde_json::from_str::<Value>(&e.raw) else {
+            leg.notes.push(format!(
+                "tap line {line}: a panel-leg line that is not JSON is left out"
+            ));
+            continue;
+        };
+        let ty = v["type"].as_str().unwrap_or("");
+        let subtype = v["request"]["subtype"].as_str().unwrap_or("");
+        if e.dir == Dir::FromAgent {
+            match ty {
+                "control_request" if subtype == "can_use_tool" => {
+                    turn.permissions += 1;
+                    let id = v["request_id"].as_str().unwrap_or_default().to_string();
+                    let tool = v["request"]["tool_name"].as_str().unwrap_or("?");
+                    open.insert(id, tool.to_string());
+                }
+                "control_cancel_request" => {
+                    open.remove(v["request_id"].as_str().unwrap_or_default());
+                }
+                "assistant" => {
+                    for b in blocks(&v, "tool_use") {
+                        turn.tool_uses += 1;
+                        leg.tool_uses
+                            .push(b["name"].as_str().unwrap_or("?").to_string());
+                    }
+                }
+                "stream_event" if v["event"]["delta"]["type"] == "text_delta" => {
+                    turn.text_deltas += 1;
+                }
+                "result" => {
+                    leg.results += 1;
+                    turn = Turn::default();
+                    open.clear();
+                }
+                _ => {}
+            }
+            continue;
+        }
+        match ty {
+            "user" => {
+                let text = prompt_text(&v, line)?;
+                if turn.running {
+                    let at = turn.point().ok_or_else(|| Unplaceable {
+                        line,
+                        what: "a message sent while a turn ran, before anything of the turn reached the panel: no point of the turn places it".into(),
+                    })?;
+                    leg.steps.push(PanelStep::Steer { at, text });
+                } else {
+                    turn = Turn {
+                        running: true,
+                        ..Turn::default()
+                    };
+                    leg.steps.push(PanelStep::Prompt { text });
+                }
+            }
+            "control_request" => match subtype {
+                "initialize" => {}
+                "interrupt" if turn.running => {
+                    let at = turn.point().ok_or_else(|| Unplaceable {
+                        line,
+                        what: "an interrupt before anything of its turn reached the panel: no point of the turn places it".into(),
+                    })?;
+                    leg.steps.push(PanelStep::Interrupt { at });
+                    // the next message is a new prompt, sent after the result
+                    turn.running = false;
+                }
+                "interrupt" => leg.notes.push(format!(
+                    "tap line {line}: an interrupt with no turn running is left out"
+                )),
+                "set_permission_mode" => {
+                    let mode = v["request"]["mode"].as_str().unwrap_or_default();
+                    if mode.is_empty() {
+                        leg.notes.push(format!(
+                            "tap line {line}: a set_permission_mode without a mode is left out"
+                        ));
+                        continue;
+                    }
+                    if turn.running {
+                        leg.notes.push(format!(
+                            "tap line {line}: the mode changed while a turn ran; the replay changes it after the turn"
+                        ));
+                    }
+                    leg.steps.push(PanelStep::SetMode {
+                        mode: mode.to_string(),
+                    });
+                }
+                other => *left_out.entry(other.to_string()).or_default() += 1,
+            },
+            "control_response" => {
+                let id = v["response"]["request_id"].as_str().unwrap_or_default();
+                let Some(tool) = open.remove(id) else {
+                    continue;
+                };
+                let decision = decision(&v["response"]);
+                if turn.running {
+                    leg.steps.push(PanelStep::Permission { decision, tool });
+                    if decision == Decision::Cancel {
+                        turn.running = false;
+                    }
+                } else {
+                    leg.notes.push(format!(
+                        "tap line {line}: a permission answer after its turn ended is left out"
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    for (subtype, n) in left_out {
+        leg.notes.push(format!(
+            "{n} `{subtype}` control request(s) of the panel have no scenario step; the replay does not send them (a frame the bridge then does not send the agent is a divergence)"
+        ));
+    }
+    Ok(leg)
+}
+
+/// The text of a panel `user` line: a string, or its text blocks (one).
+fn prompt_text(v: &Value, line: usize) -> Result<String, Unplaceable> {
+    let refuse = |what: &str| Unplaceable {
+        line,
+        what: what.to_string(),
+    };
+    let content = &v["message"]["content"];
+    if let Some(text) = content.as_str() {
+        return non_empty(text).ok_or_else(|| refuse("a user message without text"));
+    }
+    let blocks = content
+        .as_array()
+        .ok_or_else(|| refuse("a user message whose content is neither text nor blocks"))?;
+    if blocks.iter().any(|b| b["type"] != "text") {
+        return Err(refuse(
+            "a user message with an image or another non-text block: a scenario prompt cannot carry it yet",
+        ));
+    }
+    match blocks.as_slice() {
+        [one] => non_empty(one["text"].as_str().unwrap_or_default())
+            .ok_or_else(|| refuse("a user message without text")),
+        _ => Err(refuse(
+            "a user message of several text blocks: a scenario prompt is one block",
+        )),
+    }
+}
+
+fn non_empty(text: &str) -> Option<String> {
+    (!text.trim().is_empty()).then(|| text.to_string())
+}
+
+/// A `can_use_tool` answer as the bridge reads it (`bridge/src/permission.rs`).
+fn decision(response: &Value) -> Decision {
+    let body = &response["response"];
+    let allow = response["subtype"] == "success" && body["behavior"] == "allow";
+    let always = body["updatedPermissions"].as_array().is_some_and(|a| {
+        a.iter().any(|u| {
+            matches!(u["type"].as_str(), Some("addRules" | "replaceRules"))
+                && u["behavior"].as_str().unwrap_or("allow") == "allow"
+        })
+    });
+    match (allow, always) {
+        (true, true) => Decision::AllowAlways,
+        (true, false) => Decision::Allow,
+        (false, _) if body["interrupt"].as_bool() == Some(true) => Decision::Cancel,
+        (false, _) => Decision::Deny,
+    }
+}
+
+fn blocks<'v>(v: &'v Value, ty: &'v str) -> impl Iterator<Item = &'v Value> + 'v {
+    v["message"]["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(move |b| b["type"] == ty)
+}
+
+/// The head of the scenario file: what it is and what it runs with.
+pub struct ScenarioHead<'a> {
+    pub name: &'a str,
+    pub summary: &'a str,
+    pub source: &'a str,
+    pub tools: &'a [String],
+    pub system_prompt: Option<&'a str>,
+    pub script_gate: bool,
+    /// The `result` lines the tapped panel got: the first expectation.
+    pub results: usize,
+}
+
+/// The scenario file's text: the head, the steps, and room for `[[expect]]`s.
+pub fn scenario_text(head: &ScenarioHead, steps: &[PanelStep]) -> String {
+    let mut out = String::new();
+    for line in head.source.lines() {
+        out.push_str(&format!("# {line}\n"));
+    }
+    out.push_str(&format!("name = {}\n", quote(head.name)));
+    out.push_str(&format!("summary = {}\n", quote(head.summary)));
+    out.push_str("imported = true\n");
+    let tools: Vec<String> = head.tools.iter().map(|t| quote(t)).collect();
+    out.push_str(&format!("tools = [{}]\n", tools.join(", ")));
+    if let Some(sp) = head.system_prompt {
+        out.push_str(&format!("system_prompt = {}\n", quote(sp)));
+    }
+    if head.script_gate {
+        out.push_str("script_gate = true\n");
+    }
+    for step in steps {
+        out.push_str("\n[[step]]\n");
+        match step {
+            PanelStep::Prompt { text } => {
+                out.push_str(&format!("panel = \"prompt\"\ntext = {}\n", quote(text)));
+            }
+            PanelStep::Steer { at, text } => out.push_str(&format!(
+                "panel = \"steer\"\nat = \"{at}\"\ntext = {}\n",
+                quote(text)
+            )),
+            PanelStep::Permission { decision, tool } => out.push_str(&format!(
+                "panel = \"permission\"\ndecision = \"{decision}\"   # {tool}\n"
+            )),
+            PanelStep::Interrupt { at } => {
+                out.push_str(&format!("panel = \"interrupt\"\nat = \"{at}\"\n"));
+            }
+            PanelStep::SetMode { mode } => {
+                out.push_str(&format!("panel = \"set_mode\"\nmode = {}\n", quote(mode)));
+            }
+        }
+    }
+    // an expectation first, so what a user adds below it is in the tables
+    // the recording's hash leaves out, blank lines and all
+    out.push_str(&format!(
+        "\n# The bridge's output-side invariants are always checked. Add `[[expect]]`\n\
+         # entries below (scenarios/README.md) for what must hold of this session.\n\
+         [[expect]]\nkind = \"result\"\ncount = {}\n\
+         why = \"Each turn of the tapped session ended with exactly one result, so the panel left its busy state.\"\n",
+        head.results
+    ));
+    out
+}
+
+/// `text` as a TOML basic string.
+fn quote(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Map, json};
+
+    fn ev(dir: Dir, v: Value) -> Event {
+        Event {
+            seq: 0,
+            ms: 0,
+            leg: Leg::StreamJson,
+            dir,
+            proc: 1,
+            raw: v.to_string(),
+            http: None,
+            extra: Map::new(),
+        }
+    }
+
+    const PANEL: Dir = Dir::ToAgent;
+    const BRIDGE: Dir = Dir::FromAgent;
+
+    fn user(text: &str) -> Value {
+        json!({"type":"user","message":{"role":"user","content":text}})
+    }
+
+    #[test]
+    fn panel_lines_become_steps_at_points_the_panel_had_passed() {
+        let events = vec![
+            ev(
+                PANEL,
+                json!({"type":"control_request","request_id":"req_1","request":{"subtype":"initialize"}}),
+            ),
+            ev(PANEL, user("Ping it.")),
+            ev(
+                BRIDGE,
+                json!({"type":"stream_event","event":{"type":"content_block_delta","delta":{"type":"text_delta","text":"a"}}}),
+            ),
+            ev(PANEL, user("Also this.")),
+            ev(
+                BRIDGE,
+                json!({"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"mcp__unity-ops__uap_ping","input":{}}]}}),
+            ),
+            ev(
+                BRIDGE,
+                json!({"type":"control_request","request_id":"acp-perm-1","request":{"subtype":"can_use_tool","tool_name":"mcp__unity-ops__uap_ping","input":{}}}),
+            ),
+            ev(
+                PANEL,
+                json!({"type":"control_response","response":{"subtype":"success","request_id":"acp-perm-1","response":{"behavior":"allow","updatedInput":{},"updatedPermissions":[{"type":"addRules","behavior":"allow"}]}}}),
+            ),
+            ev(
+                PANEL,
+                json!({"type":"control_request","request_id":"req_2","request":{"subtype":"interrupt"}}),
+            ),
+            ev(BRIDGE, json!({"type":"result","subtype":"success"})),
+            ev(
+                PANEL,
+                json!({"type":"control_request","request_id":"req_3","request":{"subtype":"set_permission_mode","mode":"acceptEdits"}}),
+            ),
+            ev(
+                PANEL,
+                json!({"type":"control_request","request_id":"req_4","request":{"subtype":"mcp_status"}}),
+            ),
+        ];
+        let leg = read(&events, |i| i + 2).unwrap();
+        assert_eq!(
+            leg.steps,
+            vec![
+                PanelStep::Prompt {
+                    text: "Ping it.".into()
+                },
+                PanelStep::Steer {
+                    at: Point::Chunks(1),
+                    text: "Also this.".into()
+                },
+                PanelStep::Permission {
+                    decision: Decision::AllowAlways,
+                    tool: "mcp__unity-ops__uap_ping".into()
+                },
+                PanelStep::Interrupt {
+                    at: Point::Permission
+                },
+                PanelStep::SetMode {
+                    mode: "acceptEdits".into()
+                },
+            ]
+        );
+        assert_eq!(leg.tool_uses, vec!["mcp__unity-ops__uap_ping"]);
+        assert!(leg.notes[0].contains("`mcp_status`"), "{:?}", leg.notes);
+    }
+
+    #[test]
+    fn a_step_no_point_can_place_and_a_prompt_no_scenario_can_carry_are_refused() {
+        let cases: Vec<(&str, Vec<Event>, &str)> = vec![
+            (
+                "interrupt at once",
+                vec![
+                    ev(PANEL, user("Go.")),
+                    ev(
+                        PANEL,
+                        json!({"type":"control_request","request_id":"r","request":{"subtype":"interrupt"}}),
+                    ),
+                ],
+                "an interrupt before anything",
+            ),
+            (
+                "image",
+                vec![ev(
+                    PANEL,
+                    json!({"type":"user","message":{"content":[{"type":"text","text":"x"},{"type":"image","source":{}}]}}),
+                )],
+                "an image",
+            ),
+        ];
+        for (case, events, want) in cases {
+            let err = read(&events, |i| i + 2).unwrap_err();
+            assert!(err.to_string().contains(want), "{case}: {err}");
+            assert!(err.to_string().starts_with("tap line "), "{case}: {err}");
+        }
+    }
+
+    #[test]
+    fn permission_answers_read_as_the_bridge_reads_them() {
+        let cases = [
+            (
+                json!({"subtype":"success","response":{"behavior":"allow","updatedInput":{}}}),
+                Decision::Allow,
+            ),
+            (
+                json!({"subtype":"success","response":{"behavior":"allow","updatedPermissions":[{"type":"setMode","mode":"acceptEdits"}]}}),
+                Decision::Allow,
+            ),
+            (
+                json!({"subtype":"success","response":{"behavior":"allow","updatedPermissions":[{"type":"addRules","rules":[]}]}}),
+                Decision::AllowAlways,
+            ),
+            (
+                json!({"subtype":"success","response":{"behavior":"deny","message":"no"}}),
+                Decision::Deny,
+            ),
+            (
+                json!({"subtype":"success","response":{"behavior":"deny","message":"no","interrupt":true}}),
+                Decision::Cancel,
+            ),
+            (json!({"subtype":"error","error":"x"}), Decision::Deny),
+        ];
+        for (response, want) in cases {
+            assert_eq!(decision(&response), want, "{response}");
+        }
+    }
+
+    #[test]
+    fn the_scenario_text_quotes_what_the_user_typed() {
+        let head = ScenarioHead {
+            name: "n",
+            summary: "s",
+            source: "from a tap",
+            tools: &["uap_ping".to_string()],
+            system_prompt: None,
+            script_gate: false,
+            results: 1,
+        };
+        let text = scenario_text(
+            &head,
+            &[PanelStep::Prompt {
+                text: "say \"hi\"\\n\nnext\u{1}".into(),
+            }],
+        );
+        let doc: toml::Table = text.parse().unwrap();
+        assert_eq!(
+            doc["step"][0]["text"].as_str(),
+            Some("say \"hi\"\\n\nnext\u{1}")
+        );
+        assert_eq!(doc["imported"].as_bool(), Some(true));
+        assert_eq!(doc["expect"][0]["count"].as_integer(), Some(1));
+    }
+}

@@ -1,0 +1,541 @@
+//! `acp-harness import`: a tap made by really running `acp-bridge --tap`
+//! in front of `acp-harness fake-agent <recording>` (a panel script playing
+//! the panel) imports into a fresh root and replays green; a replay whose
+//! panel asks the agent something else reports a divergence (exit 1, no
+//! panic); a tap that is malformed, cut off, holds a secret, or would
+//! replace a file or leave the root is refused (exit 2, naming what and
+//! where) and nothing is written.
+//!
+//! The bridge binary is the one beside this harness binary (`cargo test
+//! --workspace` builds both); where it is missing it is built first.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use acp_harness::judging::judge::{Corpus, Status};
+use serde_json::{Value, json};
+
+const HARNESS: &str = env!("CARGO_BIN_EXE_acp-harness");
+/// Any wait of this test is bounded by this.
+const LIMIT: Duration = Duration::from_secs(60);
+/// A recorded session with a tool call asked about, allowed, interrupted
+/// while it runs, and a second prompt.
+const RECORDING: &str = "recordings/gemini-cli/0.61.0/interrupt-slow-tool.jsonl";
+const FIRST: &str = "Run the slow Unity operation.";
+const SECOND: &str = "Reply with the single word: still-here";
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `acp-bridge` beside the harness binary, built when it is not there.
+fn bridge_bin() -> PathBuf {
+    let bin = Path::new(HARNESS).with_file_name("acp-bridge");
+    if !bin.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(cargo)
+            .args(["build", "-p", "acp-bridge", "--bin", "acp-bridge"])
+            .current_dir(repo())
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building acp-bridge failed");
+    }
+    bin
+}
+
+/// The bridge as a panel sees it: its stdout lines through a channel, so
+/// every wait has a limit.
+struct Panel {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+    seen: Vec<Value>,
+}
+
+impl Panel {
+    fn send(&mut self, v: &Value) {
+        let stdin = self.child.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{v}").expect("the bridge reads");
+        stdin.flush().unwrap();
+    }
+
+    /// Reads panel lines until one satisfies `pred`; returns it.
+    fn until(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        let started = Instant::now();
+        loop {
+            let left = LIMIT.saturating_sub(started.elapsed());
+            let line = self
+                .lines
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("waited {LIMIT:?} for {what}; saw {:#?}", self.seen));
+            let Ok(v) = serde_json::from_str::<Value>(&line) else {
+                continue;
+            };
+            self.seen.push(v.clone());
+            if pred(&v) {
+                return v;
+            }
+        }
+    }
+}
+
+fn user(text: &str) -> Value {
+    json!({"type":"user","message":{"role":"user","content":text},"parent_tool_use_id":null,"session_id":"default"})
+}
+
+/// Runs `recording` live: the bridge with `--tap` in front of the fake
+/// agent serving it, `script` playing the panel after `initialize`.
+/// Returns the tap's path.
+fn tap(dir: &Path, recording: &str, script: impl FnOnce(&mut Panel)) -> PathBuf {
+    let workspace = dir.join("My Project");
+    std::fs::create_dir_all(&workspace).unwrap();
+    let tap = dir.join("session.jsonl");
+    let agent = format!(
+        "'{HARNESS}' fake-agent --idle-timeout-secs 60 --workspace '{}' '{}'",
+        workspace.display(),
+        repo().join(recording).display()
+    );
+    let mcp = json!({"mcpServers":{"unity-ops":{"type":"http","url":"<mcp-url>","headers":{"Authorization":"Bearer <mcp-token>"}}}});
+    let mut child = Command::new(bridge_bin())
+        .args([
+            "--tap",
+            tap.to_str().unwrap(),
+            "--cwd",
+            workspace.to_str().unwrap(),
+        ])
+        .args(["--mcp-config", &mcp.to_string(), "--agent-cmd", &agent])
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("acp-bridge starts");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut panel = Panel {
+        child,
+        lines: rx,
+        seen: Vec::new(),
+    };
+    panel.send(
+        &json!({"type":"control_request","request_id":"req_1","request":{"subtype":"initialize"}}),
+    );
+    panel.until("the initialize answer", |v| v["type"] == "control_response");
+    script(&mut panel);
+    drop(panel.child.stdin.take());
+    let started = Instant::now();
+    loop {
+        if let Some(status) = panel.child.try_wait().unwrap() {
+            assert!(status.success(), "the bridge exited {status}");
+            break;
+        }
+        if started.elapsed() > LIMIT {
+            let _ = panel.child.kill();
+            panic!("the bridge did not exit within {LIMIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(tap.exists(), "no tap at {}", tap.display());
+    tap
+}
+
+fn can_use_tool(v: &Value) -> bool {
+    v["type"] == "control_request" && v["request"]["subtype"] == "can_use_tool"
+}
+
+/// The panel's answer to a `can_use_tool` request.
+fn answer(ask: &Value, response: Value) -> Value {
+    json!({"type":"control_response","response":{"subtype":"success",
+        "request_id":ask["request_id"],"response":response}})
+}
+
+/// The panel prompts, allows the call, interrupts it while it runs, and
+/// prompts again.
+fn tap_a_session(dir: &Path) -> PathBuf {
+    tap(dir, RECORDING, |panel| {
+        panel.send(&user(FIRST));
+        let ask = panel.until("can_use_tool", can_use_tool);
+        panel.send(&answer(
+            &ask,
+            json!({"behavior":"allow","updatedInput":ask["request"]["input"]}),
+        ));
+        let has_tool_use = |v: &Value| {
+            v["type"] == "assistant"
+                && v["message"]["content"]
+                    .as_array()
+                    .is_some_and(|c| c.iter().any(|b| b["type"] == "tool_use"))
+        };
+        if !panel.seen.iter().any(has_tool_use) {
+            panel.until("the tool_use", has_tool_use);
+        }
+        panel.send(
+            &json!({"type":"control_request","request_id":"req_2","request":{"subtype":"interrupt"}}),
+        );
+        panel.until("the first result", |v| v["type"] == "result");
+        panel.send(&user(SECOND));
+        panel.until("the second result", |v| v["type"] == "result");
+    })
+}
+
+/// A fresh corpus root: empty `recordings/`, `scenarios/` and `profiles/`.
+fn fresh_root(dir: &Path) -> PathBuf {
+    let root = dir.join("root");
+    for sub in ["recordings", "scenarios", "profiles"] {
+        std::fs::create_dir_all(root.join(sub)).unwrap();
+    }
+    root
+}
+
+fn import(tap: &Path, root: &Path, more: &[&str]) -> std::process::Output {
+    Command::new(HARNESS)
+        .arg("import")
+        .arg(tap)
+        .arg("--root")
+        .arg(root)
+        .args(more)
+        .output()
+        .expect("acp-harness runs")
+}
+
+fn text(out: &[u8]) -> String {
+    String::from_utf8_lossy(out).into_owned()
+}
+
+/// Every file under `dir`, relative, sorted.
+fn files(dir: &Path) -> Vec<String> {
+    let mut out: Vec<String> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.path().strip_prefix(dir).unwrap().display().to_string())
+        .collect();
+    out.sort();
+    out
+}
+
+/// The golden as blessing writes it, from the transcript read.
+fn bless(root: &Path, id: &acp_harness::judging::judge::golden::RecordingId, transcript: &str) {
+    let path = id.snapshot_path(&root.join("tests/snapshots"));
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let snap = format!(
+        "---\nsource: tests/replay.rs\ndescription: replay of {}\n---\n{transcript}",
+        id.trial_name()
+    );
+    std::fs::write(path, snap).unwrap();
+}
+
+/// The kinds of panel line a run showed, without the streamed deltas: what
+/// the panel's user saw happen, in order.
+fn panel_kinds(values: impl Iterator<Item = Value>) -> Vec<String> {
+    values
+        .filter(|v| v["type"] != "stream_event")
+        .map(|v| {
+            let sub = v["subtype"]
+                .as_str()
+                .or(v["request"]["subtype"].as_str())
+                .unwrap_or("");
+            let tools: Vec<&str> = v["message"]["content"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|b| b["name"].as_str())
+                .collect();
+            format!(
+                "{} {sub} {}",
+                v["type"].as_str().unwrap_or("?"),
+                tools.join(",")
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_tapped_session_with_a_tool_a_permission_and_an_interrupt_imports_and_replays_green() {
+    let dir = tempfile::tempdir().unwrap();
+    let tap = tap_a_session(dir.path());
+    let root = fresh_root(dir.path());
+
+    // a dry run shows the plan and writes nothing
+    let dry = import(&tap, &root, &["--dry-run", "--name", "tapped-interrupt"]);
+    assert_eq!(dry.status.code(), Some(0), "{}", text(&dry.stderr));
+    let shown = text(&dry.stdout);
+    for want in [
+        "import gemini-cli/0.61.0/tapped-interrupt",
+        "prompts: 2",
+        FIRST,
+        "tool calls: 1",
+        "mcp__unity-ops__uap_slow",
+        "permission answers: 1",
+        ": allow",
+        "interrupt at permission",
+        "dry run: nothing written",
+    ] {
+        assert!(shown.contains(want), "{want:?} not in\n{shown}");
+    }
+    assert!(files(&root).is_empty(), "{:?}", files(&root));
+
+    let out = import(&tap, &root, &["--name", "tapped-interrupt"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        files(&root),
+        vec![
+            "recordings/gemini-cli/0.61.0/tapped-interrupt.jsonl",
+            "scenarios/tapped-interrupt.toml"
+        ]
+    );
+    let scenario =
+        acp_harness::corpus::scenario::find(root.join("scenarios"), "tapped-interrupt").unwrap();
+    assert!(scenario.imported);
+    let kinds: Vec<&str> = scenario.steps.iter().map(|s| s.kind()).collect();
+    assert_eq!(kinds, ["prompt", "permission", "interrupt", "prompt"]);
+    let recording =
+        std::fs::read_to_string(root.join("recordings/gemini-cli/0.61.0/tapped-interrupt.jsonl"))
+            .unwrap();
+    let home = std::env::var("HOME").unwrap_or_default();
+    for machine in [dir.path().to_str().unwrap(), home.as_str()] {
+        assert!(
+            machine.len() < 2 || !recording.contains(machine),
+            "{machine} in the recording"
+        );
+    }
+
+    // check replays it: no divergence, no failure; blessed, it passes
+    let corpus = Corpus::at(&root);
+    let path = root.join("recordings/gemini-cli/0.61.0/tapped-interrupt.jsonl");
+    let case = corpus.judge(&path);
+    assert_eq!(case.errors, Vec::<String>::new());
+    assert_eq!(case.divergences, 0, "{}", case.transcript);
+    assert_eq!(
+        case.statuses(),
+        vec![Status::GoldenMissing],
+        "{}",
+        case.transcript
+    );
+    // the replay shows the panel what the live session showed it
+    let tapped = acp_harness::corpus::recording::read(&tap).unwrap();
+    let live = tapped
+        .events
+        .iter()
+        .filter(|e| e.dir == acp_harness::corpus::recording::Dir::FromAgent)
+        .filter(|e| e.leg == acp_harness::corpus::recording::Leg::StreamJson)
+        .filter_map(|e| serde_json::from_str(&e.raw).ok());
+    let replayed = case
+        .replay
+        .as_ref()
+        .unwrap()
+        .panel_lines
+        .iter()
+        .filter_map(|l| serde_json::from_str(l).ok());
+    assert_eq!(panel_kinds(replayed), panel_kinds(live));
+    bless(&root, &case.id, &case.transcript);
+    let check = Command::new(HARNESS)
+        .args(["check", "--color", "never", "--root"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "{}{}",
+        text(&check.stdout),
+        text(&check.stderr)
+    );
+    assert!(
+        text(&check.stdout).contains("1 pass"),
+        "{}",
+        text(&check.stdout)
+    );
+
+    // importing it again never overwrites
+    let again = import(&tap, &root, &["--name", "tapped-interrupt"]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(
+        text(&again.stderr).contains("tapped-interrupt.jsonl exists: import never overwrites"),
+        "{}",
+        text(&again.stderr)
+    );
+
+    // a later panel that asks the agent something else: a divergence and
+    // a golden diff, exit 1, no panic
+    let scenario_path = root.join("scenarios/tapped-interrupt.toml");
+    let changed = std::fs::read_to_string(&scenario_path)
+        .unwrap()
+        .replace(SECOND, "Reply with another word");
+    std::fs::write(&scenario_path, changed).unwrap();
+    let check = Command::new(HARNESS)
+        .args(["check", "--color", "never", "--root"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    let shown = text(&check.stdout);
+    assert_eq!(
+        check.status.code(),
+        Some(1),
+        "{shown}{}",
+        text(&check.stderr)
+    );
+    assert!(shown.contains("divergence"), "{shown}");
+    assert!(shown.contains("golden diff"), "{shown}");
+}
+
+#[test]
+fn a_tap_that_is_cut_off_malformed_secret_or_misnamed_is_refused_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let tap = tap_a_session(dir.path());
+    let good = std::fs::read_to_string(&tap).unwrap();
+    let lines: Vec<&str> = good.lines().collect();
+    let variant = |name: &str, text: String| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let secret = good.replacen(
+        FIRST,
+        "Use sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345 now.",
+        1,
+    );
+    let secret_line = secret.lines().position(|l| l.contains("sk-ant-")).unwrap() + 1;
+    // (case, tap, extra args, what stderr must say)
+    let cases: Vec<(&str, PathBuf, Vec<&str>, String)> = vec![
+        (
+            "no header",
+            variant("no-header.jsonl", lines[1..].join("\n")),
+            vec![],
+            "no-header.jsonl:1: event before the header".into(),
+        ),
+        (
+            "cut off",
+            variant("cut.jsonl", lines[..lines.len() - 1].join("\n")),
+            vec![],
+            "cut.jsonl: the tap is cut off: it has no trailer".into(),
+        ),
+        (
+            "not a tap",
+            repo().join(RECORDING),
+            vec![],
+            "not a tap: its header has no `tap` field".into(),
+        ),
+        (
+            "secret",
+            variant("secret.jsonl", secret.clone()),
+            vec![],
+            format!("secret.jsonl:{secret_line}:"),
+        ),
+        (
+            "name leaves the root",
+            tap.clone(),
+            vec!["--name", "../escape"],
+            "--name = \"../escape\" is not a name".into(),
+        ),
+        (
+            "agent leaves the root",
+            tap.clone(),
+            vec!["--agent", "a/b"],
+            "--agent = \"a/b\" is not a name".into(),
+        ),
+        (
+            "file name is no name",
+            variant(".hidden.jsonl", good.clone()),
+            vec![],
+            "the tap's file name (or --name) = \".hidden\" is not a name".into(),
+        ),
+    ];
+    for (case, path, args, want) in cases {
+        let root = fresh_root(&dir.path().join(case.replace(' ', "-")));
+        let out = import(&path, &root, &args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{case}: {err}");
+        assert!(err.contains(&want), "{case}: {want:?} not in {err}");
+        assert!(!err.contains("panicked"), "{case}: {err}");
+        assert_eq!(
+            err.lines().count(),
+            1,
+            "{case}: said once, on one line: {err}"
+        );
+        assert!(files(&root).is_empty(), "{case}: {:?}", files(&root));
+    }
+    let err = text(
+        &import(
+            &dir.path().join("secret.jsonl"),
+            &fresh_root(dir.path()),
+            &[],
+        )
+        .stderr,
+    );
+    assert!(err.contains("credential shape (sk-key)"), "{err}");
+    assert!(
+        !err.contains("abcdefghij"),
+        "the refusal repeats the secret: {err}"
+    );
+}
+
+#[test]
+fn a_tapped_denial_replays_green_and_a_broken_deny_rule_fails_it_with_a_golden_diff() {
+    let dir = tempfile::tempdir().unwrap();
+    let tap = tap(
+        dir.path(),
+        "recordings/codex-acp/2.6.0/permission-denied.jsonl",
+        |panel| {
+            panel.send(&user("Ping the Unity editor, if you are allowed to."));
+            let ask = panel.until("can_use_tool", can_use_tool);
+            panel.send(&answer(
+                &ask,
+                json!({"behavior":"deny","message":"Not now."}),
+            ));
+            panel.until("the result", |v| v["type"] == "result");
+        },
+    );
+    let root = fresh_root(dir.path());
+    // codex-acp's agentInfo.name is its npm package, no profile id
+    let out = import(&tap, &root, &["--name", "tapped-denial"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(
+            "agent_info.name (or --agent) = \"@agentclientprotocol/codex-acp\" is not a name"
+        ),
+        "{err}"
+    );
+    assert_eq!(err.matches("is not a name").count(), 1, "said once: {err}");
+    let out = import(
+        &tap,
+        &root,
+        &["--name", "tapped-denial", "--agent", "codex-acp"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains(": deny"),
+        "{}",
+        text(&out.stdout)
+    );
+    let corpus = Corpus::at(&root);
+    let path = root.join("recordings/codex-acp/2.6.0/tapped-denial.jsonl");
+    let case = corpus.judge(&path);
+    assert_eq!(case.errors, Vec::<String>::new());
+    assert_eq!(case.divergences, 0, "{}", case.transcript);
+    bless(&root, &case.id, &case.transcript);
+    assert!(corpus.judge(&path).passed());
+    // the bridge's rule choosing the deny option by its kind, switched off:
+    // the agent is answered otherwise than it was, and the panel sees it
+    let broken = acp_bridge::Compat {
+        reject_option_by_kind: false,
+        ..acp_bridge::Compat::default()
+    };
+    let case = corpus.judge_with(&path, broken);
+    assert!(!case.passed());
+    let statuses = case.statuses();
+    assert!(
+        statuses.contains(&Status::GoldenDiff) && statuses.contains(&Status::Divergence),
+        "{statuses:?}\n{}",
+        case.transcript
+    );
+}
