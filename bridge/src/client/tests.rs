@@ -60,7 +60,15 @@ fn system_prompt_goes_only_where_advertised_and_overrides_only_where_offered() {
     let append_only = caps(json!({}));
     let with_override = caps(json!({"mode": {"override": {}}}));
     let text = |t: &str| json!({"type": "text", "text": t});
-    let cases: &[(&str, &Value, Option<&str>, Option<&str>, Option<Value>)] = &[
+    // (name, initialize result, system prompt, appended text, systemPrompt sent)
+    type Case<'a> = (
+        &'a str,
+        &'a Value,
+        Option<&'a str>,
+        Option<&'a str>,
+        Option<Value>,
+    );
+    let cases: &[Case] = &[
         (
             "not advertised",
             &json!({"agentCapabilities": {}}),
