@@ -123,23 +123,78 @@ pub fn mcp_servers(mcp: Option<&McpEndpoint>, agent_init_result: &Value) -> Valu
     }
 }
 
-/// `session/new` params.
+/// Whether the agent takes a client `systemPrompt` on its session calls
+/// (`sessionCapabilities.systemPrompt`): `Some(true)` when in mode
+/// `override` too, `Some(false)` when in mode `append` only.
+fn system_prompt_override(agent_init_result: &Value) -> Option<bool> {
+    let cap = &agent_caps(agent_init_result)["sessionCapabilities"]["systemPrompt"];
+    cap.is_object().then(|| cap["mode"]["override"].is_object())
+}
+
+/// Whether the agent takes a client `systemPrompt` on its session calls.
+pub fn agent_supports_system_prompt(agent_init_result: &Value) -> bool {
+    system_prompt_override(agent_init_result).is_some()
+}
+
+/// The `systemPrompt` of a session call, from Claude's two instruction
+/// parts: `system` replaces the agent's default instructions
+/// (`--system-prompt`), `append` follows them (`--append-system-prompt`).
+/// `None` unless the agent advertises `sessionCapabilities.systemPrompt` and
+/// one part says something (an empty content array is not allowed). Mode
+/// `override` only when `system` is given and the agent advertises
+/// `mode.override`; otherwise `append`, the replacing prompt included, since
+/// system-level text outranks a block in the user's turn even where the
+/// agent's defaults stay. One text block per part, `system` first.
+pub fn session_system_prompt(
+    system: Option<&str>,
+    append: Option<&str>,
+    agent_init_result: &Value,
+) -> Option<Value> {
+    let can_override = system_prompt_override(agent_init_result)?;
+    let system = system.filter(|s| !s.is_empty());
+    let content: Vec<Value> = system
+        .into_iter()
+        .chain(append.filter(|a| !a.is_empty()))
+        .map(|text| json!({"type": "text", "text": text}))
+        .collect();
+    if content.is_empty() {
+        return None;
+    }
+    let mode = if can_override && system.is_some() {
+        "override"
+    } else {
+        "append"
+    };
+    Some(json!({"mode": mode, "content": content}))
+}
+
+/// `session/new` params; `system_prompt` from [`session_system_prompt`].
 pub fn new_session_params(
     cwd: &str,
     mcp: Option<&McpEndpoint>,
     agent_init_result: &Value,
+    system_prompt: Option<Value>,
 ) -> Value {
-    json!({"cwd": cwd, "mcpServers": mcp_servers(mcp, agent_init_result)})
+    let mut params = json!({"cwd": cwd, "mcpServers": mcp_servers(mcp, agent_init_result)});
+    if let Some(sp) = system_prompt {
+        params["systemPrompt"] = sp;
+    }
+    params
 }
 
-/// `session/load` params.
+/// `session/load` params; `system_prompt` from [`session_system_prompt`].
 pub fn load_session_params(
     session_id: &str,
     cwd: &str,
     mcp: Option<&McpEndpoint>,
     agent_init_result: &Value,
+    system_prompt: Option<Value>,
 ) -> Value {
-    json!({"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers(mcp, agent_init_result)})
+    let mut params = json!({"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers(mcp, agent_init_result)});
+    if let Some(sp) = system_prompt {
+        params["systemPrompt"] = sp;
+    }
+    params
 }
 
 /// Whether a JSON-RPC error (the `error` object) means "authenticate first":
@@ -171,7 +226,8 @@ pub fn authenticate_params(method_id: &str) -> Value {
 // ---------------------------------------------------------------- prompts
 
 /// The content blocks of one `session/prompt`. `custom_instructions` is given
-/// only for the first prompt of a new session (ACP has no system prompt).
+/// only for the first prompt of a new session whose instructions did not go
+/// as the session call's `systemPrompt`.
 /// Images are dropped when the agent did not advertise `promptCapabilities.image`.
 pub fn prompt_blocks(
     text: &str,
@@ -198,8 +254,11 @@ pub fn prompt_blocks(
 }
 
 /// The instructions the first prompt of a new session carries: the custom
-/// instructions, with the script gate's steering text joined when the gate is
-/// on. Both the bridge and the recorder call this, so their first prompts match.
+/// instructions (`None` when they went as the session call's `systemPrompt`),
+/// with the script gate's steering text joined when the gate is on: the
+/// steering text always travels here, so every agent reads the gate's rules
+/// the same way. Both the bridge and the recorder call this, so their first
+/// prompts match.
 pub fn first_prompt_instructions(
     custom_instructions: Option<&str>,
     script_gate: bool,

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::client::{self, ModeChange, ModelChange, PermissionIntent, PromptImage};
 use crate::ids::IdSource;
-use crate::launch::{LaunchSpec, McpEndpoint};
+use crate::launch::{LaunchSpec, McpEndpoint, join_instructions};
 use crate::permission::{PanelAnswer, PendingPermission};
 use crate::stream_json::{self, InitInfo};
 use crate::tool_calls::ToolCalls;
@@ -29,7 +29,7 @@ mod panel_queries;
 mod session_notes;
 mod turn_output;
 
-use panel_initialize::{InitializeAsk, InitializeServers, PanelInstructions};
+use panel_initialize::{InitializeAsk, InitializeServers, PanelInstructions, SessionInstructions};
 
 /// How long the agent may take to answer each handshake request
 /// (`initialize`, `session/new|load`, `authenticate`).
@@ -132,6 +132,8 @@ pub struct Bridge {
     /// Instructions from the panel's `initialize` (how the TypeScript Agent
     /// SDK passes its system prompt); see [`PanelInstructions`].
     panel_instructions: PanelInstructions,
+    /// The instructions the session call carried as its `systemPrompt`.
+    system_prompt_sent: Option<SessionInstructions>,
     model: Option<String>,
     permission_mode: String,
     slash_commands: Vec<Value>,
@@ -196,6 +198,7 @@ impl Bridge {
             new_session: true,
             instructions_sent: false,
             panel_instructions: PanelInstructions::default(),
+            system_prompt_sent: None,
             model: None,
             permission_mode,
             slash_commands: Vec::new(),

@@ -7,11 +7,14 @@ pub struct LaunchSpec {
     pub resume_session_id: Option<String>,
     pub model: Option<String>,
     pub permission_mode: Option<String>,
-    /// Custom instructions (system prompt); ACP has none, so they are
-    /// prepended to the first prompt of a new session. The panel's
-    /// `initialize` may carry its own (TypeScript Agent SDK): its
-    /// `systemPrompt` replaces these, its `appendSystemPrompt` is appended.
-    pub custom_instructions: Option<String>,
+    /// `--system-prompt`: instructions that replace the agent's default ones
+    /// (ACP `systemPrompt` mode `override` where the agent offers it). The
+    /// panel's `initialize` may carry its own (TypeScript Agent SDK): its
+    /// `systemPrompt` replaces these and `append_system_prompt` both.
+    pub system_prompt: Option<String>,
+    /// `--append-system-prompt` (several joined by blank lines): instructions
+    /// that follow the agent's own (ACP mode `append`).
+    pub append_system_prompt: Option<String>,
     /// The MCP server the launch registers with the agent: the one
     /// [`crate::mcp_servers::pick`] picks from `mcp_servers`.
     pub mcp: Option<McpEndpoint>,
@@ -33,6 +36,28 @@ pub struct LaunchSpec {
     /// Agent-shape handling that tests switch off to rebuild an older bridge
     /// (bisect proves it finds a real mapping break); always on in the binary.
     pub compat: Compat,
+}
+
+impl LaunchSpec {
+    /// The launch's custom instructions as one text: the system prompt, then
+    /// the appended text; `None` when neither says anything.
+    pub fn custom_instructions(&self) -> Option<String> {
+        join_instructions(
+            self.system_prompt.as_deref(),
+            self.append_system_prompt.as_deref(),
+        )
+    }
+}
+
+/// A system prompt and the text appended to it as one text (blank line
+/// between), the way an agent without a client system prompt reads them.
+pub fn join_instructions(system: Option<&str>, append: Option<&str>) -> Option<String> {
+    let parts: Vec<&str> = [system, append]
+        .into_iter()
+        .flatten()
+        .filter(|p| !p.is_empty())
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("\n\n"))
 }
 
 /// Switches for handling that was added for a newer agent frame shape. All

@@ -168,7 +168,7 @@ impl<W: Write> TapEncoder<W> {
         let launch = json!({
             "model": spec.model,
             "permission_mode": spec.permission_mode,
-            "custom_instructions": spec.custom_instructions.as_deref().map(&mut s),
+            "custom_instructions": spec.custom_instructions().as_deref().map(&mut s),
             "resume_session_id": spec.resume_session_id,
             "auth_method": spec.auth_method,
             "script_gate": spec.script_gate,

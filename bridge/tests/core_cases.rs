@@ -7,13 +7,14 @@
 //! | line | meaning |
 //! |---|---|
 //! | `case: <name>` | starts a case (fresh bridge, clock at 0 ms) |
-//! | `spec: {json}` | launch spec fields (`cwd`, `resume_session_id`, `model`, `permission_mode`, `custom_instructions`, `auth_method`, `cancel_grace_ms`, `mcp: {name,url,authorization}` or `null`, `mcp_servers: {<--mcp-config set>}` (sets `mcp` to its pick), `await_initialize`) |
+//! | `spec: {json}` | launch spec fields (`cwd`, `resume_session_id`, `model`, `permission_mode`, `system_prompt`, `append_system_prompt`, `auth_method`, `cancel_grace_ms`, `mcp: {name,url,authorization}` or `null`, `mcp_servers: {<--mcp-config set>}` (sets `mcp` to its pick), `await_initialize`) |
 //! | `use <name>` | inlines the steps of `_<name>.steps` |
 //! | `at <ms>` | sets the clock |
 //! | `panel> {json}` / `agent> <line>` | feeds one line (any text: malformed lines too) |
 //! | `agent-exit <code>` / `agent-killed` / `agent-stdout-closed` / `panel-eof` / `tick` | the other inputs |
 //! | `agent-over-cap <bytes>` / `panel-over-cap <bytes>` | a line from that side passed the host's line cap |
 //! | `to-agent: {json}` | the next line sent to the agent (subset match) |
+//! | `to-agent=: {json}` | the next line sent to the agent (exact match) |
 //! | `to-panel: {json}` | the next line sent to the panel (subset match) |
 //! | `to-panel=: {json}` | the next line sent to the panel (exact match) |
 //! | `diag: <text>` | some diagnostic of this input contains the text |
@@ -25,7 +26,8 @@
 //! all be expected: an extra or missing line fails the case. "Subset match"
 //! means every key given must be present with an equal value (recursively;
 //! arrays must have the same length); `"<any>"` matches any value and
-//! `"<contains:TEXT>"` any string containing TEXT.
+//! `"<contains:TEXT>"` any string containing TEXT, `"<starts:TEXT>"` any
+//! string starting with it.
 //!
 //! Each case is one trial, `<file stem>/<case name>`, so one case runs alone
 //! (`cargo test -p acp-bridge --test core_cases -- tool_identity/`) and a new
@@ -61,7 +63,7 @@ enum Step {
     PanelOverCap(usize),
     PanelEof,
     Tick,
-    ToAgent(Value),
+    ToAgent(Value, bool),
     ToPanel(Value, bool),
     Diag(String),
     NoDiag,
@@ -142,7 +144,9 @@ fn parse_steps(
         } else if line == "tick" {
             Step::Tick
         } else if let Some(r) = line.strip_prefix("to-agent: ") {
-            Step::ToAgent(parse_json(r, &at)?)
+            Step::ToAgent(parse_json(r, &at)?, false)
+        } else if let Some(r) = line.strip_prefix("to-agent=: ") {
+            Step::ToAgent(parse_json(r, &at)?, true)
         } else if let Some(r) = line.strip_prefix("to-panel: ") {
             Step::ToPanel(parse_json(r, &at)?, false)
         } else if let Some(r) = line.strip_prefix("to-panel=: ") {
@@ -190,6 +194,9 @@ fn matches(want: &Value, got: &Value) -> bool {
         (Value::String(s), Value::String(g)) if s.starts_with("<contains:") && s.ends_with('>') => {
             g.contains(&s["<contains:".len()..s.len() - 1])
         }
+        (Value::String(s), Value::String(g)) if s.starts_with("<starts:") && s.ends_with('>') => {
+            g.starts_with(&s["<starts:".len()..s.len() - 1])
+        }
         (Value::Object(w), Value::Object(g)) => w
             .iter()
             .all(|(k, v)| g.get(k).is_some_and(|gv| matches(v, gv))),
@@ -231,7 +238,8 @@ fn spec_from(v: &Value) -> LaunchSpec {
         resume_session_id: s("resume_session_id"),
         model: s("model"),
         permission_mode: s("permission_mode"),
-        custom_instructions: s("custom_instructions"),
+        system_prompt: s("system_prompt"),
+        append_system_prompt: s("append_system_prompt"),
         mcp,
         cwd: s("cwd").unwrap_or_else(|| "/project".into()),
         auth_method: s("auth_method"),
@@ -258,7 +266,7 @@ struct Block {
 fn is_expectation(step: &Step) -> bool {
     matches!(
         step,
-        Step::ToAgent(_)
+        Step::ToAgent(..)
             | Step::ToPanel(..)
             | Step::Diag(_)
             | Step::NoDiag
@@ -377,15 +385,23 @@ fn run_case(case: &Case) -> Result<Vec<Block>, String> {
                     .map(|d| d.as_millis() as u64);
                 (got != *want).then(|| format!("{at}: next_deadline is {got:?}, expected {want:?}"))
             }
-            Step::ToAgent(want) => match o.to_agent.get(na) {
+            Step::ToAgent(want, exact) => match o.to_agent.get(na) {
                 None => Some(format!(
                     "{at}: expected a line to the agent, got none; wanted {want}"
                 )),
                 Some(line) => match serde_json::from_str::<Value>(line) {
                     Err(e) => Some(format!("{at}: bridge sent non-JSON {line}: {e}")),
-                    Ok(got) if !matches(want, &got) => Some(format!(
-                        "{at}: line to the agent differs\n  want: {want}\n  got:  {got}"
-                    )),
+                    Ok(got)
+                        if !(if *exact {
+                            *want == got
+                        } else {
+                            matches(want, &got)
+                        }) =>
+                    {
+                        Some(format!(
+                            "{at}: line to the agent differs\n  want: {want}\n  got:  {got}"
+                        ))
+                    }
                     Ok(_) => {
                         na += 1;
                         None

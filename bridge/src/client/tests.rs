@@ -35,21 +35,100 @@ fn initialize_declares_no_fs_and_no_terminal() {
 fn new_session_registers_unity_ops_only_with_http_mcp() {
     let ep = endpoint();
     assert_eq!(
-        new_session_params("/w", Some(&ep), &init(true, false, false)),
+        new_session_params("/w", Some(&ep), &init(true, false, false), None),
         json!({"cwd": "/w", "mcpServers": [{"type": "http", "name": "unity-ops", "url": "http://127.0.0.1:9/mcp",
             "headers": [{"name": "Authorization", "value": "Bearer t"}]}]})
     );
     assert_eq!(
-        new_session_params("/w", Some(&ep), &init(false, false, false)),
+        new_session_params("/w", Some(&ep), &init(false, false, false), None),
         json!({"cwd": "/w", "mcpServers": []})
     );
     assert_eq!(
-        new_session_params("/w", None, &init(true, false, false)),
+        new_session_params("/w", None, &init(true, false, false), None),
         json!({"cwd": "/w", "mcpServers": []})
     );
     assert_eq!(
-        load_session_params("s1", "/w", Some(&ep), &init(true, false, true))["sessionId"],
+        load_session_params("s1", "/w", Some(&ep), &init(true, false, true), None)["sessionId"],
         json!("s1")
+    );
+}
+
+#[test]
+fn system_prompt_goes_only_where_advertised_and_overrides_only_where_offered() {
+    let caps =
+        |sp: Value| json!({"agentCapabilities": {"sessionCapabilities": {"systemPrompt": sp}}});
+    let append_only = caps(json!({}));
+    let with_override = caps(json!({"mode": {"override": {}}}));
+    let text = |t: &str| json!({"type": "text", "text": t});
+    // (name, initialize result, system prompt, appended text, systemPrompt sent)
+    type Case<'a> = (
+        &'a str,
+        &'a Value,
+        Option<&'a str>,
+        Option<&'a str>,
+        Option<Value>,
+    );
+    let cases: &[Case] = &[
+        (
+            "not advertised",
+            &json!({"agentCapabilities": {}}),
+            Some("S"),
+            Some("A"),
+            None,
+        ),
+        ("advertised null", &caps(Value::Null), Some("S"), None, None),
+        ("nothing to send", &with_override, Some(""), None, None),
+        (
+            "override",
+            &with_override,
+            Some("S"),
+            None,
+            Some(json!({"mode": "override", "content": [text("S")]})),
+        ),
+        (
+            "override with appended text",
+            &with_override,
+            Some("S"),
+            Some("A"),
+            Some(json!({"mode": "override", "content": [text("S"), text("A")]})),
+        ),
+        (
+            "append only: the replacing prompt is appended",
+            &append_only,
+            Some("S"),
+            Some("A"),
+            Some(json!({"mode": "append", "content": [text("S"), text("A")]})),
+        ),
+        (
+            "appended text alone is never override",
+            &with_override,
+            None,
+            Some("A"),
+            Some(json!({"mode": "append", "content": [text("A")]})),
+        ),
+        (
+            "override mode null",
+            &caps(json!({"mode": {"override": null}})),
+            Some("S"),
+            None,
+            Some(json!({"mode": "append", "content": [text("S")]})),
+        ),
+    ];
+    for (name, init, system, append, want) in cases {
+        assert_eq!(
+            &session_system_prompt(*system, *append, init),
+            want,
+            "{name}"
+        );
+    }
+    let sp = session_system_prompt(Some("S"), None, &with_override);
+    assert_eq!(
+        new_session_params("/w", None, &with_override, sp.clone())["systemPrompt"],
+        json!({"mode": "override", "content": [text("S")]})
+    );
+    assert_eq!(
+        load_session_params("s1", "/w", None, &with_override, sp)["systemPrompt"]["mode"],
+        "override"
     );
 }
 

@@ -58,6 +58,13 @@ impl Bridge {
                 ep.name
             ));
         }
+        let instructions = self.panel_instructions.apply_to(&self.spec);
+        let system_prompt = client::session_system_prompt(
+            instructions.system.as_deref(),
+            instructions.append.as_deref(),
+            &self.agent_init,
+        );
+        self.system_prompt_sent = system_prompt.as_ref().map(|_| instructions);
         let resume = self
             .spec
             .resume_session_id
@@ -70,6 +77,7 @@ impl Bridge {
                     &self.spec.cwd,
                     mcp.as_ref(),
                     &self.agent_init,
+                    system_prompt,
                 );
                 self.request("session/load", params, Pending::LoadSession { after_auth });
             }
@@ -81,8 +89,12 @@ impl Bridge {
                     ));
                     self.spec.resume_session_id = None;
                 }
-                let params =
-                    client::new_session_params(&self.spec.cwd, mcp.as_ref(), &self.agent_init);
+                let params = client::new_session_params(
+                    &self.spec.cwd,
+                    mcp.as_ref(),
+                    &self.agent_init,
+                    system_prompt,
+                );
                 self.request("session/new", params, Pending::NewSession { after_auth });
             }
         }

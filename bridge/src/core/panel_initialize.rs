@@ -85,8 +85,11 @@ impl Bridge {
         req: &Value,
         now: Duration,
     ) {
-        let ask = match InitializeAsk::read(req) {
-            Ok(ask) => ask,
+        let read = InitializeAsk::read(req)
+            .map_err(|e| e.to_string())
+            .and_then(|ask| Ok((ask, PanelInstructions::read(req)?)));
+        let (ask, instructions) = match read {
+            Ok(read) => read,
             Err(e) => {
                 let why = format!("initialize {e}");
                 self.emit(stream_json::control_error(&request_id, &why, None));
@@ -99,7 +102,7 @@ impl Bridge {
                 return;
             }
         };
-        self.initialize_instructions(req);
+        self.initialize_instructions(instructions);
         match self.phase {
             Phase::Idle => {
                 if let Some(servers) = &ask.mcp_servers {
@@ -224,11 +227,7 @@ impl Bridge {
     }
 
     /// Takes the system prompt fields of a panel `initialize`.
-    fn initialize_instructions(&mut self, req: &Value) {
-        let (given, problems) = PanelInstructions::read(req);
-        for p in problems {
-            self.diag(p);
-        }
+    fn initialize_instructions(&mut self, given: PanelInstructions) {
         if given.is_empty() {
             return;
         }
@@ -258,13 +257,12 @@ pub(super) struct PanelInstructions {
 impl PanelInstructions {
     /// Reads `request.systemPrompt` (a string, an array of strings joined by
     /// blank lines, or the `{"type":"preset","append":...}` form) and
-    /// `request.appendSystemPrompt`; a field of another shape is reported
-    /// and ignored.
-    pub(super) fn read(req: &Value) -> (PanelInstructions, Vec<String>) {
-        let mut problems = Vec::new();
-        let mut text = |field: &str, v: &Value| -> Option<String> {
+    /// `request.appendSystemPrompt`; a field of another shape is an error
+    /// naming it, as a malformed `mcpServers` is.
+    pub(super) fn read(req: &Value) -> Result<PanelInstructions, String> {
+        let text = |field: &str, v: &Value| -> Result<Option<String>, String> {
             let joined = match v {
-                Value::Null => return None,
+                Value::Null => return Ok(None),
                 Value::String(s) => s.clone(),
                 Value::Array(parts) => {
                     let mut texts = Vec::new();
@@ -272,43 +270,43 @@ impl PanelInstructions {
                         match p.as_str() {
                             Some(s) if !s.is_empty() => texts.push(s),
                             Some(_) => {}
-                            None => problems.push(format!(
-                                "panel initialize {field}[{i}] is {}, not a string; skipped",
-                                json_kind(p)
-                            )),
+                            None => {
+                                return Err(format!(
+                                    "request.{field}[{i}] is {}, not a string",
+                                    json_kind(p)
+                                ));
+                            }
                         }
                     }
                     texts.join("\n\n")
                 }
                 other => {
-                    problems.push(format!(
-                        "panel initialize {field} is {}, not a string or an array of strings; ignored",
+                    return Err(format!(
+                        "request.{field} is {}, not a string or an array of strings",
                         json_kind(other)
                     ));
-                    return None;
                 }
             };
-            Some(joined).filter(|s| !s.is_empty())
+            Ok(Some(joined).filter(|s| !s.is_empty()))
         };
         let sp = &req["systemPrompt"];
         let (system_prompt, preset_append) = if sp["type"] == "preset" {
-            (None, text("systemPrompt.append", &sp["append"]))
+            (None, text("systemPrompt.append", &sp["append"])?)
         } else {
-            (text("systemPrompt", sp), None)
+            (text("systemPrompt", sp)?, None)
         };
         let append = [
             preset_append,
-            text("appendSystemPrompt", &req["appendSystemPrompt"]),
+            text("appendSystemPrompt", &req["appendSystemPrompt"])?,
         ]
         .into_iter()
         .flatten()
         .collect::<Vec<_>>()
         .join("\n\n");
-        let given = PanelInstructions {
+        Ok(PanelInstructions {
             system_prompt,
             append: Some(append).filter(|a| !a.is_empty()),
-        };
-        (given, problems)
+        })
     }
 
     pub(super) fn is_empty(&self) -> bool {
@@ -325,17 +323,39 @@ impl PanelInstructions {
         }
     }
 
-    /// The custom instructions in force, given the launch spec's.
-    pub(super) fn apply_to(&self, launch: Option<&str>) -> Option<String> {
-        let base = self
-            .system_prompt
-            .as_deref()
-            .or(launch.filter(|l| !l.is_empty()));
-        match (base, self.append.as_deref()) {
-            (Some(b), Some(a)) => Some(format!("{b}\n\n{a}")),
-            (Some(b), None) => Some(b.to_string()),
-            (None, Some(a)) => Some(a.to_string()),
-            (None, None) => None,
+    /// The instructions in force, given the launch spec's, as Claude's two
+    /// parts: the system prompt (the panel's, which drops the launch's
+    /// appended text with its system prompt, else the launch's) and the
+    /// text appended to it.
+    pub(super) fn apply_to(&self, spec: &LaunchSpec) -> SessionInstructions {
+        let non_empty = |t: Option<&String>| t.filter(|t| !t.is_empty()).cloned();
+        match &self.system_prompt {
+            Some(panel) => SessionInstructions {
+                system: Some(panel.clone()),
+                append: self.append.clone(),
+            },
+            None => SessionInstructions {
+                system: non_empty(spec.system_prompt.as_ref()),
+                append: join_instructions(
+                    spec.append_system_prompt.as_deref(),
+                    self.append.as_deref(),
+                ),
+            },
         }
+    }
+}
+
+/// A session's custom instructions: `system` replaces the agent's default
+/// instructions, `append` follows them.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(super) struct SessionInstructions {
+    pub(super) system: Option<String>,
+    pub(super) append: Option<String>,
+}
+
+impl SessionInstructions {
+    /// Both parts as one text, for the first prompt's block.
+    pub(super) fn joined(&self) -> Option<String> {
+        join_instructions(self.system.as_deref(), self.append.as_deref())
     }
 }

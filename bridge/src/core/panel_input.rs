@@ -92,12 +92,35 @@ impl Bridge {
         }
     }
 
-    /// The custom instructions for the first prompt of a new session (with
-    /// the script gate's steering text when the gate is on).
-    pub(super) fn first_prompt_instructions(&self) -> Option<String> {
-        let custom = self
-            .panel_instructions
-            .apply_to(self.spec.custom_instructions.as_deref());
+    /// The instructions block of the first prompt of a new session: the
+    /// custom instructions unless the session call carried them as its
+    /// `systemPrompt`, with the script gate's steering text when the gate is
+    /// on. Instructions that changed after the session call went out (a
+    /// panel `initialize` after it) come here, with a diagnostic.
+    pub(super) fn first_prompt_instructions(&mut self) -> Option<String> {
+        let in_force = self.panel_instructions.apply_to(&self.spec);
+        let custom = match &self.system_prompt_sent {
+            Some(sent) if *sent == in_force => None,
+            Some(_) => {
+                self.diag(
+                    "custom instructions changed after the session call carried them as systemPrompt: \
+                     the first prompt carries the ones in force"
+                        .to_string(),
+                );
+                in_force.joined()
+            }
+            None => {
+                let custom = in_force.joined();
+                if custom.is_some() && client::agent_supports_system_prompt(&self.agent_init) {
+                    self.diag(
+                        "custom instructions came after the session call went out without them: \
+                         the first prompt carries them, not systemPrompt"
+                            .to_string(),
+                    );
+                }
+                custom
+            }
+        };
         client::first_prompt_instructions(custom.as_deref(), self.spec.script_gate)
     }
 

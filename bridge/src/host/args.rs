@@ -318,9 +318,7 @@ pub fn parse(args: &[String], env: Env, current_dir: &Path) -> Result<Invocation
     if permission_mode.is_none() && skip_permissions {
         permission_mode = Some("bypassPermissions".to_string());
     }
-    let mut instructions: Vec<String> = system_prompt.into_iter().collect();
-    instructions.extend(append_prompts);
-    let custom_instructions = (!instructions.is_empty()).then(|| instructions.join("\n\n"));
+    let append_system_prompt = (!append_prompts.is_empty()).then(|| append_prompts.join("\n\n"));
 
     let print_prompt = if print_mode && !positionals.is_empty() {
         Some(positionals.join(" "))
@@ -336,7 +334,8 @@ pub fn parse(args: &[String], env: Env, current_dir: &Path) -> Result<Invocation
         resume_session_id: resume,
         model,
         permission_mode,
-        custom_instructions,
+        system_prompt,
+        append_system_prompt,
         mcp: launch_servers.picked.endpoint,
         mcp_servers: launch_servers.servers,
         await_initialize,

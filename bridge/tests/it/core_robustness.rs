@@ -21,7 +21,7 @@ fn spec() -> LaunchSpec {
             url: "http://127.0.0.1:7777/mcp".into(),
             authorization: None,
         }),
-        custom_instructions: Some("ci".into()),
+        system_prompt: Some("ci".into()),
         script_gate: true,
         ..LaunchSpec::default()
     }

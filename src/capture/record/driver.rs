@@ -132,6 +132,9 @@ struct Driver<'a> {
     permissions: VecDeque<(Value, Vec<Value>)>,
     turn: TurnPoints,
     sent_first_prompt: bool,
+    /// The scenario's system prompt, as the replayer launches the bridge
+    /// with it (`--system-prompt`).
+    system_prompt: Option<String>,
     /// Methods of the notifications this agent process sent (for `[ready]`).
     notifications_seen: std::collections::HashSet<String>,
     /// Kinds of the `session/update`s this agent process sent (for `[ready]`).
@@ -159,6 +162,7 @@ pub async fn run(scenario: &Scenario, setup: Setup<'_>, mut interrupt: Interrupt
         permissions: VecDeque::new(),
         turn: TurnPoints::default(),
         sent_first_prompt: false,
+        system_prompt: scenario.system_prompt.clone(),
         notifications_seen: Default::default(),
         updates_seen: Default::default(),
         mcp_at_start: Default::default(),
@@ -183,10 +187,12 @@ impl Driver<'_> {
 
     async fn play(&mut self, scenario: &Scenario) -> Result<(), Halt> {
         self.start_process(false).await?;
-        // What the bridge prepends to the first prompt (script gate off, as
-        // the replayer launches the bridge).
+        // What the bridge prepends to the first prompt: the system prompt
+        // unless the session call carried it, and the gate's steering text.
         let custom = frames::first_prompt_instructions(
-            scenario.system_prompt.as_deref(),
+            self.system_prompt
+                .as_deref()
+                .filter(|_| self.session_system_prompt().is_none()),
             scenario.script_gate,
         );
         for (index, step) in scenario.steps.iter().enumerate() {
@@ -277,6 +283,11 @@ impl Driver<'_> {
 
     fn idle(&self) -> bool {
         self.running.is_none() && self.queued.is_empty()
+    }
+
+    /// The session call's `systemPrompt`, as the bridge builds it.
+    fn session_system_prompt(&self) -> Option<Value> {
+        frames::session_system_prompt(self.system_prompt.as_deref(), None, &self.init_result)
     }
 
     fn prompt_blocks(&mut self, p: &Prompt, custom: Option<&str>) -> Value {
@@ -640,12 +651,18 @@ impl Driver<'_> {
                     &self.setup.workspace,
                     mcp,
                     &self.init_result,
+                    self.session_system_prompt(),
                 ),
             )
         } else {
             (
                 "session/new",
-                frames::new_session_params(&self.setup.workspace, mcp, &self.init_result),
+                frames::new_session_params(
+                    &self.setup.workspace,
+                    mcp,
+                    &self.init_result,
+                    self.session_system_prompt(),
+                ),
             )
         };
         let response = self

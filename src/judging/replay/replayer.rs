@@ -108,7 +108,7 @@ pub fn launch_spec(
             url: MCP_URL.to_string(),
             authorization: Some(format!("Bearer {token}")),
         }),
-        custom_instructions: scenario.system_prompt.clone(),
+        system_prompt: scenario.system_prompt.clone(),
         script_gate: scenario.script_gate,
         ..LaunchSpec::default()
     }

@@ -20,7 +20,7 @@ fn python_sdk_command_line_yields_the_launch_spec() {
     assert_eq!(c.agent_argv, vec!["codex-acp", "-c", "a b"]);
     assert_eq!(c.spec.model.as_deref(), Some("gpt-5"));
     assert_eq!(c.spec.permission_mode.as_deref(), Some("acceptEdits"));
-    assert_eq!(c.spec.custom_instructions.as_deref(), Some("Be brief"));
+    assert_eq!(c.spec.system_prompt.as_deref(), Some("Be brief"));
     assert_eq!(c.spec.resume_session_id.as_deref(), Some("s-1"));
     assert_eq!(
         c.spec.mcp,
@@ -115,11 +115,13 @@ fn print_mode_takes_the_positional_prompt() {
 }
 
 #[test]
-fn system_and_appended_prompts_join_in_order() {
+fn system_and_appended_prompts_stay_apart_and_join_in_order() {
     let c =
         run("--append-system-prompt B --system-prompt A --append-system-prompt=C --agent-cmd x");
-    assert_eq!(c.spec.custom_instructions.as_deref(), Some("A\n\nB\n\nC"));
-    assert_eq!(run("--agent-cmd x").spec.custom_instructions, None);
+    assert_eq!(c.spec.system_prompt.as_deref(), Some("A"));
+    assert_eq!(c.spec.append_system_prompt.as_deref(), Some("B\n\nC"));
+    assert_eq!(c.spec.custom_instructions().as_deref(), Some("A\n\nB\n\nC"));
+    assert_eq!(run("--agent-cmd x").spec.custom_instructions(), None);
 }
 
 #[test]
