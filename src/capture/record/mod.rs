@@ -15,6 +15,7 @@
 pub mod compare;
 mod date;
 mod driver;
+mod finish;
 mod http_legs;
 mod leftovers;
 pub mod mode;
@@ -27,7 +28,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use serde_json::Value;
 
-use crate::capture::interrupt::{EXIT_INTERRUPTED, Interrupt, PARENT_GONE};
+use crate::capture::interrupt::{EXIT_INTERRUPTED, Interrupt};
 use crate::capture::isolation;
 use crate::capture::model_server::{
     AgentTools, Flavour, ModelExchange, ModelScript, ModelServer, SideRequests, ToolNaming,
@@ -37,6 +38,7 @@ use crate::corpus::recording::{self, Header, Outcome, Scrubber};
 use crate::corpus::scenario::{self, Scenario};
 
 pub use date::today;
+use finish::{RunSinks, finish_run, schema_check, why_not_commit};
 
 /// The placeholder names a recording uses, with what each stands for.
 const PLACEHOLDERS: &[(&str, &str)] = &[
@@ -350,20 +352,6 @@ pub fn run(args: Request) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
-}
-
-/// Why a finished run must not be committed, if it must not: a signal
-/// received at any moment since the run started (the agent's stop and the
-/// moments after the last turn included), or the `record` that started
-/// this recorder gone (SIGKILLed: nobody is there to say the run is wanted).
-fn why_not_commit(interrupt: &Interrupt) -> Option<String> {
-    let why = interrupt
-        .requested()
-        .or_else(|| isolation::parent_gone().then_some(PARENT_GONE))?;
-    Some(format!(
-        "interrupted: {}",
-        crate::capture::interrupt::describe(why)
-    ))
 }
 
 /// Where `record` writes a scenario of `agent@version` under `out`.
@@ -714,56 +702,6 @@ async fn record_one(
     finish_run(model, mcp, sinks, end, &interrupt).await
 }
 
-/// Where a run's events go: the servers' forwarding tasks, the tap, the
-/// timeline, and the off-script requests seen.
-struct RunSinks<'a> {
-    forwards: [Option<tokio::task::JoinHandle<()>>; 2],
-    tap: crate::capture::acp_client::Tap,
-    timeline: timeline::Timeline,
-    off_script: &'a std::sync::Mutex<Vec<String>>,
-}
-
-/// Servers down, their taps drained, then the trailer: a run that played
-/// to its end but answered a model request off the script is `off_script`,
-/// each such request named in the notes; one that got a signal after its
-/// last step (while the agent was stopped, say) is `interrupted`.
-async fn finish_run(
-    model: Option<crate::capture::model_server::Running>,
-    mcp: stub_mcp::Running,
-    sinks: RunSinks<'_>,
-    mut end: driver::RunEnd,
-    interrupt: &Interrupt,
-) -> anyhow::Result<(recording::Finished, Outcome)> {
-    let RunSinks {
-        forwards,
-        tap,
-        timeline,
-        off_script,
-    } = sinks;
-    if let Some(m) = model {
-        m.shutdown().await;
-    }
-    mcp.shutdown().await;
-    for f in forwards.into_iter().flatten() {
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), f).await;
-    }
-    leftovers::end_leftovers(&mut end).await;
-    drop(tap);
-    let off = std::mem::take(&mut *off_script.lock().unwrap_or_else(|e| e.into_inner()));
-    if !off.is_empty() && end.outcome == Outcome::Ok {
-        end.outcome = Outcome::OffScript;
-    }
-    end.notes.extend(off);
-    if end.outcome != Outcome::Interrupted
-        && let Some(why) = why_not_commit(interrupt)
-    {
-        end.outcome = Outcome::Interrupted;
-        end.notes.push(format!("{why} as the run ended"));
-    }
-    let finished = timeline.finish(end.outcome, end.exit, end.notes).await?;
-    Ok((finished, end.outcome))
-}
-
 /// `--model live`: the agent keeps its own login and model, so nothing that
 /// points it at the scripted model server is written or set.
 fn live_launch(profile: &Profile, recipe: &Recipe, vars: &Vars) -> anyhow::Result<Launch> {
@@ -802,31 +740,6 @@ impl ParseAs for String {
         serde_json::from_value(Value::String(self.clone()))
             .with_context(|| format!("unknown value {self:?}"))
     }
-}
-
-/// The recording's ACP frames against the vendored schema, one line: what
-/// its header's `acp_schema` says the recorder validated against.
-fn schema_check(path: &Path) -> String {
-    use crate::judging::acp_schema::{AcpSchema, RecordingConformance, schema};
-    let schema_name = schema::version();
-    let acp = match (AcpSchema::get(), recording::read(path)) {
-        (Ok(s), Ok(r)) => RecordingConformance::of_recording(s, &r),
-        (Err(e), _) => return format!("ACP schema {schema_name}: not checked: {e}"),
-        (_, Err(e)) => return format!("ACP schema {schema_name}: not checked: {e}"),
-    };
-    let side = |t: &crate::judging::acp_schema::Tally| {
-        format!(
-            "{} valid, {} invalid, {} outside",
-            t.valid, t.invalid, t.outside
-        )
-    };
-    format!(
-        "ACP schema {schema_name}: agent {} frame(s): {}; client {} frame(s): {}",
-        acp.agent.frames,
-        side(&acp.agent),
-        acp.client.frames,
-        side(&acp.client)
-    )
 }
 
 /// Whether the recording at `path` was made from an older version of
