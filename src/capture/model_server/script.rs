@@ -175,8 +175,8 @@ impl ModelScript {
     /// the text before it after a finished sentence or a closing tag; no
     /// prompt text contains another, the loader checks), or else quotes it
     /// inside framing text of the agent's own ([`quotes_prompt`]; the
-    /// selection says `quoted`). Searched from the end, so the newest turn
-    /// wins. (The server places a request that offers no tools on no turn,
+    /// selection says `quoted`; only when no message holds one as a block).
+    /// Searched from the end, so the newest turn wins. (The server places a request that offers no tools on no turn,
     /// whatever it quotes: [`super::place`].) After the prompt, tool outputs count; user messages that
     /// are only images, only tagged reminders (`<system-reminder>...`), or a
     /// tool output's media ([`Entry::ToolMedia`]) are context the agent adds
@@ -185,28 +185,30 @@ impl ModelScript {
     /// request something else (a title or summary request about the
     /// conversation), off the script.
     pub fn select(&self, conversation: &[Entry]) -> Selection<'_> {
-        let found = conversation
-            .iter()
-            .enumerate()
-            .rev()
-            .find_map(|(pos, entry)| {
-                let Entry::User(parts) = entry else {
-                    return None;
-                };
-                // The latest turn the message holds: Claude Code puts a failed
-                // turn's prompt and the next prompt into one user message.
-                let held = |t: &ScriptTurn| parts.iter().any(|p| holds_prompt(p, &t.prompt_text));
-                let quoted =
-                    |t: &ScriptTurn| parts.iter().any(|p| quotes_prompt(p, &t.prompt_text));
-                match self.turns.iter().rposition(held) {
-                    Some(turn) => Some((pos, turn, false)),
-                    None => self
-                        .turns
+        // The newest message holding a prompt as a block of its own, else the
+        // newest quoting one: a title request quoting the prompt after the
+        // real one does not hide it.
+        let find = |matches: fn(&str, &str) -> bool| {
+            conversation
+                .iter()
+                .enumerate()
+                .rev()
+                .find_map(|(pos, entry)| {
+                    let Entry::User(parts) = entry else {
+                        return None;
+                    };
+                    // The latest turn the message holds: Claude Code puts a failed
+                    // turn's prompt and the next prompt into one user message.
+                    self.turns
                         .iter()
-                        .rposition(quoted)
-                        .map(|turn| (pos, turn, true)),
-                }
-            });
+                        .rposition(|t| parts.iter().any(|p| matches(p, &t.prompt_text)))
+                        .map(|turn| (pos, turn))
+                })
+        };
+        let found = match find(holds_prompt) {
+            Some((pos, turn)) => Some((pos, turn, false)),
+            None => find(quotes_prompt).map(|(pos, turn)| (pos, turn, true)),
+        };
         let Some((pos, turn, quoted)) = found else {
             let last = conversation.iter().rev().find_map(|e| match e {
                 Entry::User(parts) if !parts.is_empty() => Some(parts),
@@ -439,6 +441,15 @@ mod tests {
                     "[Context: cwd is /w]\nThe user asks: \"Ping   the\neditor.\" Answer briefly.",
                 )],
                 "reply 0.0 (quoted)",
+            ),
+            (
+                "a quote in a later message does not hide the prompt before it",
+                vec![
+                    user("Ping the editor."),
+                    Entry::Answer,
+                    user("Write a title for: Ping the editor."),
+                ],
+                "off script: after turn 1's prompt comes a user message that is neither a prompt, a tool output nor a tagged reminder: \"Write a title for: Ping the editor.\"",
             ),
             (
                 "a block of its own wins over a quote of a later turn",
