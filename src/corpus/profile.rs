@@ -100,6 +100,11 @@ pub struct ModelSection {
     /// request the scenario does not script ends the recording `off_script`.
     #[serde(default)]
     pub side_requests: Vec<toml::Value>,
+    /// Whether the agent asks a model at all (`false` for an agent that
+    /// answers by itself, such as an SDK's echo example): only then does a
+    /// recording in which a scripted reply went unasked end `incomplete`.
+    #[serde(default = "yes")]
+    pub asks_model: bool,
 }
 
 /// How to end the agent: close stdin, wait, SIGTERM, wait, SIGKILL.

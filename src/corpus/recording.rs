@@ -174,6 +174,10 @@ pub enum Outcome {
     /// The agent sent a model request the scenario does not script and the
     /// profile does not declare as a side request (the trailer's notes name it).
     OffScript,
+    /// The run played to its end, but not all of its scenario: a scripted
+    /// model reply was never asked for, or the scenario scripts calls of
+    /// the agent's own tools and the profile maps none (the notes say which).
+    Incomplete,
     #[serde(other)]
     Other,
 }
@@ -188,6 +192,7 @@ impl Outcome {
             Outcome::Error => "error",
             Outcome::Interrupted => "interrupted",
             Outcome::OffScript => "off_script",
+            Outcome::Incomplete => "incomplete",
             Outcome::Other => "other",
         }
     }

@@ -35,7 +35,8 @@ pub struct Item {
 /// An expectation that did not hold.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Failure {
-    /// 1-based line of the `[[expect]]` header in the scenario file.
+    /// 1-based line of the `[[expect]]` header in the scenario file; 0 for
+    /// an expectation the judge holds every recording to.
     pub line: usize,
     pub expectation: String,
     pub why: String,
@@ -47,10 +48,15 @@ pub struct Failure {
 
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // line 0: an expectation of the judge's own, in no scenario file
+        let from = match self.line {
+            0 => "the judge's own".to_owned(),
+            n => format!("scenario line {n}"),
+        };
         writeln!(
             f,
-            "expectation (scenario line {}) {} failed: {}",
-            self.line, self.expectation, self.why
+            "expectation ({from}) {} failed: {}",
+            self.expectation, self.why
         )?;
         writeln!(f, "  expected: {}", self.expected)?;
         write!(f, "  came:     {}", self.came)?;

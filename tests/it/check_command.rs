@@ -131,6 +131,15 @@ fn check_judges_a_recording_by_how_its_run_ended_and_which_scenario_made_it() {
             "the recording ended off_script, not ok",
         ),
         (
+            "a run that left a scripted reply unasked",
+            format!(
+                "{body}\n{}\n",
+                trailer.replace(r#""outcome":"ok""#, r#""outcome":"incomplete""#)
+            ),
+            Some(1),
+            "the recording ended incomplete, not ok",
+        ),
+        (
             "a run cut off before its trailer",
             format!("{body}\n"),
             Some(1),

@@ -4,6 +4,8 @@
 //! requests are the agents' own (real prompt shapes, reminders, tool
 //! results, title and router calls), so this pins prompt finding and the
 //! profiles' side-request declarations against what agents really send.
+//! And every recording that ended `ok` asked for each scripted reply its
+//! scenario needs (what the recorder now ends `incomplete` otherwise).
 //!
 //! Recordings made from another revision of their scenario (its hash in the
 //! header differs) are left out: their prompts may have changed since.
@@ -29,15 +31,16 @@ fn recordings(root: &Path) -> Vec<PathBuf> {
 }
 
 #[test]
-fn every_recorded_model_request_is_a_scripted_turn_or_a_declared_side_request() {
+fn every_recorded_model_request_is_a_scripted_turn_or_a_declared_side_request_and_ok_runs_asked_for_every_needed_reply()
+ {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let scenarios: BTreeMap<String, Scenario> = scenario::load_all(root.join("scenarios"))
         .unwrap()
         .into_iter()
         .map(|s| (s.name.clone(), s))
         .collect();
-    let mut profiles: BTreeMap<String, Option<(Flavour, SideRequests)>> = BTreeMap::new();
-    let (mut checked, mut requests, mut sides) = (0, 0, 0);
+    let mut profiles: BTreeMap<String, Option<(Flavour, SideRequests, bool)>> = BTreeMap::new();
+    let (mut checked, mut requests, mut sides, mut quoted_prompts) = (0, 0, 0, 0);
     let mut problems = Vec::new();
     for file in recordings(root) {
         let rel = file
@@ -65,7 +68,7 @@ fn every_recorded_model_request_is_a_scripted_turn_or_a_declared_side_request() 
             eprintln!("{rel}: made from another revision of its scenario; left out");
             continue;
         }
-        let Some((flavour, side)) = profiles
+        let Some((flavour, side, asks_model)) = profiles
             .entry(h.agent.clone())
             .or_insert_with(|| {
                 let p = match Profile::find(root, &h.agent) {
@@ -82,13 +85,14 @@ fn every_recorded_model_request_is_a_scripted_turn_or_a_declared_side_request() 
                     .clone()
                     .try_into()
                     .unwrap_or_else(|e| panic!("{}: {e}", h.agent));
-                Some((flavour, side))
+                Some((flavour, side, p.model.asks_model))
             })
             .as_ref()
         else {
             continue;
         };
         let script = ModelScript::from_scenario(scenario);
+        let mut served = std::collections::BTreeSet::new();
         checked += 1;
         for e in rec.leg(Leg::Model).filter(|e| e.dir == Dir::Request) {
             let Some(http) = &e.http else { continue };
@@ -97,7 +101,18 @@ fn every_recorded_model_request_is_a_scripted_turn_or_a_declared_side_request() 
             let full = http.path.as_deref().unwrap_or("/");
             let path = full.split('?').next().unwrap_or(full);
             match place(*flavour, &script, side, &method, path, e.raw.as_bytes()) {
-                Placement::Turn { .. } => requests += 1,
+                Placement::Turn {
+                    turn,
+                    reply,
+                    quoted,
+                    ..
+                } => {
+                    requests += 1;
+                    served.insert((turn, reply));
+                    if quoted {
+                        quoted_prompts += 1;
+                    }
+                }
                 Placement::Side(..) => sides += 1,
                 Placement::Auxiliary(_) | Placement::NoEndpoint => {}
                 Placement::Unreadable(why) => {
@@ -108,14 +123,27 @@ fn every_recorded_model_request_is_a_scripted_turn_or_a_declared_side_request() 
                 }
             }
         }
+        // a run that ended ok played its whole script (the recorder ends it
+        // `incomplete` otherwise), unless its agent never asks a model
+        let ended_ok = rec
+            .trailer
+            .as_ref()
+            .is_some_and(|t| t.outcome == recording::Outcome::Ok);
+        if ended_ok && *asks_model {
+            for r in script.unrequested(&served) {
+                problems.push(format!("{rel}: never asked for {r}"));
+            }
+        }
     }
     assert!(
         problems.is_empty(),
-        "{} recorded model request(s) the model server would now answer off script:\n{}",
+        "{} recorded model request(s) the model server would now answer off script, or scripted replies an ok recording never asked for:\n{}",
         problems.len(),
         problems.join("\n")
     );
-    eprintln!("{checked} recordings: {requests} turn requests, {sides} side requests");
+    eprintln!(
+        "{checked} recordings: {requests} turn requests ({quoted_prompts} with the prompt inside framing text), {sides} side requests"
+    );
     assert!(checked > 50, "only {checked} recordings checked");
     assert!(
         requests > 100 && sides > 5,

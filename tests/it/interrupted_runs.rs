@@ -147,6 +147,8 @@ fn served_root() -> tempfile::TempDir {
             r#"id = "served"
 default_version = "0.16.0"
 [model]
+# the double answers by itself, never asking a model
+asks_model = false
 flavour = "responses"
 tool_naming = {{ form = "namespace", namespace = "mcp__unity_ops" }}
 [ready]
@@ -331,6 +333,8 @@ fn slow_stop_root() -> (tempfile::TempDir, PathBuf) {
             r#"id = "slow-stop"
 default_version = "0.16.0"
 [model]
+# the double answers by itself, never asking a model
+asks_model = false
 flavour = "responses"
 tool_naming = {{ form = "namespace", namespace = "mcp__unity_ops" }}
 [ready]

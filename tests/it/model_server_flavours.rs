@@ -349,8 +349,8 @@ async fn gemini_api_keys_in_the_query_are_redacted() {
 /// Gemini CLI's router check (a non-streaming `generateContent` without
 /// tools) is answered from its profile's side-request declaration, in one
 /// JSON response; without the declaration the request, which carries the
-/// turn's conversation, would get the turn's reply (which is why profiles
-/// declare such requests).
+/// turn's conversation but offers no tools, is off the script, never served
+/// the turn's reply.
 #[tokio::test]
 async fn gemini_router_checks_are_answered_from_the_profiles_side_request() {
     use acp_harness::capture::model_server::{AgentTools, ModelExchange, SideRequests};
@@ -375,14 +375,16 @@ async fn gemini_router_checks_are_answered_from_the_profiles_side_request() {
         assert_eq!(status, 200, "{body}");
         let v: Value = serde_json::from_str(&body).unwrap();
         let parts = &v["candidates"][0]["content"]["parts"];
+        let mut off = false;
         while let Ok(e) = events.try_recv() {
-            assert!(!matches!(e, ModelExchange::OffScript { .. }), "{e:?}");
+            off |= matches!(e, ModelExchange::OffScript { .. });
         }
+        assert_eq!(off, !routed, "off script without the declaration only");
         if routed {
             let answer: Value = serde_json::from_str(parts[0]["text"].as_str().unwrap()).unwrap();
             assert_eq!(answer["complexity_score"], 1, "{body}");
         } else {
-            assert_eq!(parts[1]["text"], "Pinging.", "{body}");
+            assert_eq!(parts[0]["text"], "OK.", "{body}");
         }
         server.shutdown().await;
     }
@@ -647,8 +649,8 @@ enum Want {
 }
 
 /// Prompt finding, the same in every flavour: the prompt counts in any user
-/// message, beside tool results, in blocks joined without separators and
-/// after an image result; trailing reminders do not hide it; a request about
+/// message, beside tool results, in blocks joined without separators, inside
+/// framing text and after an image result; trailing reminders do not hide it; a request about
 /// a finished turn or past the script is off script unless the profile
 /// declares it.
 #[tokio::test]
@@ -682,6 +684,13 @@ async fn every_flavour_finds_the_prompt_wherever_the_request_carries_it() {
         (
             "blocks joined without a separator",
             vec![M::User(&["Be brief.Ping the Unity editor."])],
+            Want::Reply("Pinging."),
+        ),
+        (
+            "the prompt inside framing text of the agent's own",
+            vec![M::User(&[
+                "[Context: Unity project]\nThe user says: \"Ping the Unity editor.\" Answer briefly.",
+            ])],
             Want::Reply("Pinging."),
         ),
         (

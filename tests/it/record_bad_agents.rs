@@ -130,6 +130,8 @@ fn profile_text(case: &Case) -> String {
         r#"id = "test-double-{name}"
 default_version = "1.0.0"
 [model]
+# the double answers by itself, never asking a model
+asks_model = false
 flavour = "responses"
 tool_naming = {{ form = "namespace", namespace = "mcp__unity_ops" }}
 [ready]

@@ -17,6 +17,8 @@ use acp_harness::corpus::recording::{self, Outcome};
 const RUN_LIMIT: Duration = Duration::from_secs(120);
 
 const MODEL: &str = r#"[model]
+# the doubles answer by themselves, never asking a model
+asks_model = false
 flavour = "responses"
 tool_naming = { form = "namespace", namespace = "mcp__unity_ops" }
 [ready]

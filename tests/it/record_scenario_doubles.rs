@@ -65,6 +65,8 @@ fn profile(id: &str, script: &str, extra: &str) -> String {
 default_version = "1.0.0"
 {extra}
 [model]
+# the double answers by itself, never asking a model
+asks_model = false
 flavour = "responses"
 tool_naming = {{ form = "namespace", namespace = "mcp__unity_ops" }}
 [ready]

@@ -294,6 +294,7 @@ mod tests {
         let script = ModelScript {
             turns: vec![ScriptTurn {
                 prompt_text: "p".into(),
+                cut_short: false,
                 replies: vec![
                     ModelReply {
                         text: Some("writing".into()),

@@ -26,9 +26,10 @@ pub mod responses;
 pub mod script;
 pub mod side_requests;
 
+use std::collections::BTreeSet;
 use std::net::{Ipv4Addr, SocketAddr};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use axum::body::{Body, Bytes};
@@ -294,11 +295,12 @@ impl ModelServer {
             side_requests,
             events: tx,
             next_id: AtomicU64::new(1),
+            served: Mutex::new(BTreeSet::new()),
         });
         let app = axum::Router::new()
             .fallback(handle)
             .layer(DefaultBodyLimit::disable())
-            .with_state(state);
+            .with_state(state.clone());
         let (stop_tx, stop_rx) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app)
@@ -309,6 +311,7 @@ impl ModelServer {
         });
         Ok(Running {
             addr,
+            state,
             events: Some(rx),
             stop: Some(stop_tx),
             task: Some(task),
@@ -319,6 +322,7 @@ impl ModelServer {
 /// A running model server. Dropping it stops the server at once.
 pub struct Running {
     addr: SocketAddr,
+    state: Arc<ServerState>,
     events: Option<UnboundedReceiver<ModelExchange>>,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
@@ -338,6 +342,16 @@ impl Running {
     /// The exchange stream; `None` after the first call.
     pub fn take_events(&mut self) -> Option<UnboundedReceiver<ModelExchange>> {
         self.events.take()
+    }
+
+    /// [`Running::shutdown`], then the scripted replies no request asked
+    /// for ([`ModelScript::unrequested`]): empty when the run played every
+    /// reply its scenario needs.
+    pub async fn finish(self) -> Vec<String> {
+        let state = self.state.clone();
+        self.shutdown().await;
+        let served = state.served.lock().unwrap_or_else(|e| e.into_inner());
+        state.script.unrequested(&served)
     }
 
     /// Stop accepting, let open exchanges finish (bounded wait), then stop.
@@ -371,6 +385,8 @@ struct ServerState {
     side_requests: SideRequests,
     events: UnboundedSender<ModelExchange>,
     next_id: AtomicU64,
+    /// The `(turn, reply)` pairs some request was answered from.
+    served: Mutex<BTreeSet<(usize, usize)>>,
 }
 
 impl ServerState {
@@ -551,11 +567,12 @@ pub enum Placement<'a> {
     Unreadable(String),
     /// A side request the profile declares.
     Side(&'a SideRequest, RequestView),
-    /// A scripted turn's reply.
+    /// A scripted turn's reply; `quoted` as in [`Selection::Reply`].
     Turn {
         turn: usize,
         reply: usize,
         model: &'a ModelReply,
+        quoted: bool,
         view: RequestView,
     },
     /// Neither: `why` says what did not match.
@@ -564,7 +581,10 @@ pub enum Placement<'a> {
 
 /// Places a request (`path` without its query) against the script and the
 /// profile's side requests; side requests are tried first, so one that
-/// quotes the prompt is not taken for the turn.
+/// quotes the prompt is not taken for the turn. A request that offers the
+/// model no tools is never a turn (every agent offers its tools with a
+/// turn; a title request quoting the prompt offers none): unless declared,
+/// it is off the script, never served the turn's reply in silence.
 pub fn place<'a>(
     flavour: Flavour,
     script: &'a ModelScript,
@@ -605,10 +625,23 @@ fn place_with<'a>(
         return Placement::Side(side, view);
     }
     match script.select(&view.conversation) {
-        Selection::Reply { turn, reply, model } => Placement::Turn {
+        Selection::Reply { turn, .. } if view.offered_tools.is_empty() => Placement::OffScript {
+            why: format!(
+                "it quotes turn {}'s prompt but offers no tools: a request about the conversation (a session title, a summary), not the turn",
+                turn + 1
+            ),
+            view,
+        },
+        Selection::Reply {
             turn,
             reply,
             model,
+            quoted,
+        } => Placement::Turn {
+            turn,
+            reply,
+            model,
+            quoted,
             view,
         },
         Selection::OffScript { why } => Placement::OffScript { why, view },
@@ -663,8 +696,23 @@ fn answer(
             turn,
             reply,
             model,
+            quoted,
             view,
         } => {
+            if quoted {
+                state.note(
+                    id,
+                    format!(
+                        "model server: turn {}'s prompt found inside framing text of the agent's own",
+                        turn + 1
+                    ),
+                );
+            }
+            state
+                .served
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert((turn, reply));
             if let Some(error) = &model.error {
                 return (api.render_error(error), None);
             }

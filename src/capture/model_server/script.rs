@@ -9,7 +9,9 @@
 //! `off_script` unless the profile declared the request a side request
 //! ([`super::side_requests`]).
 
-use crate::corpus::scenario::{ModelReply, Scenario};
+use std::collections::BTreeSet;
+
+use crate::corpus::scenario::{Decision, ModelReply, Scenario, Step};
 
 /// All scripted turns of a scenario (prompt and steer steps, in order).
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -27,20 +29,106 @@ pub struct ModelScript {
 pub struct ScriptTurn {
     pub prompt_text: String,
     pub replies: Vec<ModelReply>,
+    /// The scenario cuts this turn short (an interrupt, a refused
+    /// permission, a steering message while it runs): only its first reply
+    /// must be asked for; the agent may end the turn there (as Claude Code
+    /// does after a refusal) or fold the rest into the next turn.
+    pub cut_short: bool,
 }
 
 impl ModelScript {
     pub fn from_scenario(scenario: &Scenario) -> ModelScript {
+        let mut turns: Vec<ScriptTurn> = Vec::new();
+        for step in &scenario.steps {
+            let prompt = match step {
+                Step::Prompt(p) => p,
+                Step::Steer { prompt, .. } => {
+                    if let Some(running) = turns.last_mut() {
+                        running.cut_short = true;
+                    }
+                    prompt
+                }
+                Step::Interrupt { .. }
+                | Step::Permission {
+                    decision: Decision::Deny | Decision::Cancel,
+                    ..
+                } => {
+                    if let Some(running) = turns.last_mut() {
+                        running.cut_short = true;
+                    }
+                    continue;
+                }
+                _ => continue,
+            };
+            turns.push(ScriptTurn {
+                prompt_text: prompt.text.clone(),
+                replies: prompt.model.clone(),
+                cut_short: false,
+            });
+        }
         ModelScript {
-            turns: scenario
-                .prompts()
-                .map(|p| ScriptTurn {
-                    prompt_text: p.text.clone(),
-                    replies: p.model.clone(),
-                })
-                .collect(),
+            turns,
             direct_mcp_calls: scenario.direct_mcp_calls,
         }
+    }
+
+    /// The scripted replies that had to be asked for and were not, given
+    /// the `(turn, reply)` pairs the server served (0-based), each named
+    /// for people (`turn 2 ("Reply with...") reply 1: text "still-here"`).
+    /// A run that leaves one unasked did not play its scenario.
+    pub fn unrequested(&self, served: &BTreeSet<(usize, usize)>) -> Vec<String> {
+        let mut out = Vec::new();
+        for (t, turn) in self.turns.iter().enumerate() {
+            let required = if turn.cut_short {
+                turn.replies.len().min(1)
+            } else {
+                turn.replies.len()
+            };
+            for (r, reply) in turn.replies.iter().enumerate().take(required) {
+                if !served.contains(&(t, r)) {
+                    out.push(format!(
+                        "turn {} ({}) reply {}: {}",
+                        t + 1,
+                        excerpt(std::slice::from_ref(&turn.prompt_text)),
+                        r + 1,
+                        describe_reply(reply)
+                    ));
+                }
+            }
+        }
+        out
+    }
+
+    /// The agent-tool roles (`shell`, `write_file`) the script's calls use.
+    pub fn agent_tool_roles(&self) -> BTreeSet<&str> {
+        self.turns
+            .iter()
+            .flat_map(|t| &t.replies)
+            .flat_map(|r| &r.tool_calls)
+            .filter_map(|c| c.agent_tool.as_deref())
+            .collect()
+    }
+}
+
+/// A scripted reply in a few words, for notes.
+fn describe_reply(reply: &ModelReply) -> String {
+    if let Some(e) = &reply.error {
+        return format!("API error {}", e.status);
+    }
+    let mut parts = Vec::new();
+    for c in &reply.tool_calls {
+        let name = c.agent_tool.as_deref().unwrap_or(&c.tool);
+        parts.push(format!("call {name} ({})", c.id));
+    }
+    if let Some(text) = &reply.text {
+        parts.push(format!("text {:?}", acp_bridge::shorten::shorten(text, 40)));
+    } else if reply.thinking.is_some() {
+        parts.push("thinking".to_owned());
+    }
+    if parts.is_empty() {
+        "an empty reply".to_owned()
+    } else {
+        parts.join(", ")
     }
 }
 
@@ -67,11 +155,14 @@ pub enum Entry {
 /// What the script says about one request.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Selection<'a> {
-    /// A scripted reply: `turn` and `reply` are 0-based indices.
+    /// A scripted reply: `turn` and `reply` are 0-based indices. `quoted`:
+    /// the prompt was found only inside other text of its message, not as a
+    /// block of its own ([`quotes_prompt`]).
     Reply {
         turn: usize,
         reply: usize,
         model: &'a ModelReply,
+        quoted: bool,
     },
     /// The script cannot place the request; `why` says what did not match.
     OffScript { why: String },
@@ -82,9 +173,11 @@ impl ModelScript {
     /// turn when one of its text parts holds the turn's prompt text as a
     /// block of its own ([`holds_prompt`]: on lines of its own, or joined to
     /// the text before it after a finished sentence or a closing tag; no
-    /// prompt text contains another, the loader checks); a prompt quoted
-    /// inside a sentence does not count. Searched from the end, so the newest
-    /// turn wins. After the prompt, tool outputs count; user messages that
+    /// prompt text contains another, the loader checks), or else quotes it
+    /// inside framing text of the agent's own ([`quotes_prompt`]; the
+    /// selection says `quoted`; only when no message holds one as a block).
+    /// Searched from the end, so the newest turn wins. (The server places a request that offers no tools on no turn,
+    /// whatever it quotes: [`super::place`].) After the prompt, tool outputs count; user messages that
     /// are only images, only tagged reminders (`<system-reminder>...`), or a
     /// tool output's media ([`Entry::ToolMedia`]) are context the agent adds
     /// and do not hide the prompt; any other user
@@ -92,22 +185,31 @@ impl ModelScript {
     /// request something else (a title or summary request about the
     /// conversation), off the script.
     pub fn select(&self, conversation: &[Entry]) -> Selection<'_> {
-        let found = conversation
-            .iter()
-            .enumerate()
-            .rev()
-            .find_map(|(pos, entry)| {
-                let Entry::User(parts) = entry else {
-                    return None;
-                };
-                // The latest turn the message holds: Claude Code puts a failed
-                // turn's prompt and the next prompt into one user message.
-                self.turns
-                    .iter()
-                    .rposition(|t| parts.iter().any(|p| holds_prompt(p, &t.prompt_text)))
-                    .map(|turn| (pos, turn))
-            });
-        let Some((pos, turn)) = found else {
+        // The newest message holding a prompt as a block of its own, else the
+        // newest quoting one: a title request quoting the prompt after the
+        // real one does not hide it.
+        let find = |matches: fn(&str, &str) -> bool| {
+            conversation
+                .iter()
+                .enumerate()
+                .rev()
+                .find_map(|(pos, entry)| {
+                    let Entry::User(parts) = entry else {
+                        return None;
+                    };
+                    // The latest turn the message holds: Claude Code puts a failed
+                    // turn's prompt and the next prompt into one user message.
+                    self.turns
+                        .iter()
+                        .rposition(|t| parts.iter().any(|p| matches(p, &t.prompt_text)))
+                        .map(|turn| (pos, turn))
+                })
+        };
+        let found = match find(holds_prompt) {
+            Some((pos, turn)) => Some((pos, turn, false)),
+            None => find(quotes_prompt).map(|(pos, turn)| (pos, turn, true)),
+        };
+        let Some((pos, turn, quoted)) = found else {
             let last = conversation.iter().rev().find_map(|e| match e {
                 Entry::User(parts) if !parts.is_empty() => Some(parts),
                 _ => None,
@@ -158,6 +260,7 @@ impl ModelScript {
                 turn,
                 reply: outputs,
                 model,
+                quoted,
             },
             None => Selection::OffScript {
                 why: format!(
@@ -222,6 +325,15 @@ pub fn holds_prompt(part: &str, text: &str) -> bool {
     })
 }
 
+/// Whether `part` contains `text` anywhere, whitespace runs read as one
+/// space: the prompt inside framing text an agent wraps around it
+/// (`The user says: "..." Answer briefly.`).
+pub fn quotes_prompt(part: &str, text: &str) -> bool {
+    let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let text = squash(text);
+    !text.is_empty() && squash(part).contains(&text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,10 +351,12 @@ mod tests {
                 ScriptTurn {
                     prompt_text: "Ping the editor.".into(),
                     replies: vec![reply("a0"), reply("a1")],
+                    cut_short: false,
                 },
                 ScriptTurn {
                     prompt_text: "Say hello.".into(),
                     replies: vec![reply("b0")],
+                    cut_short: false,
                 },
             ],
             direct_mcp_calls: false,
@@ -255,7 +369,13 @@ mod tests {
 
     fn chosen(sel: Selection<'_>) -> String {
         match sel {
-            Selection::Reply { turn, reply, .. } => format!("reply {turn}.{reply}"),
+            Selection::Reply {
+                turn,
+                reply,
+                quoted: false,
+                ..
+            } => format!("reply {turn}.{reply}"),
+            Selection::Reply { turn, reply, .. } => format!("reply {turn}.{reply} (quoted)"),
             Selection::OffScript { why } => format!("off script: {why}"),
         }
     }
@@ -316,14 +436,38 @@ mod tests {
                 "reply 0.0",
             ),
             (
+                "framing text around the prompt (Hermes-style wrapping)",
+                vec![user(
+                    "[Context: cwd is /w]\nThe user asks: \"Ping   the\neditor.\" Answer briefly.",
+                )],
+                "reply 0.0 (quoted)",
+            ),
+            (
+                "a quote in a later message does not hide the prompt before it",
+                vec![
+                    user("Ping the editor."),
+                    Entry::Answer,
+                    user("Write a title for: Ping the editor."),
+                ],
+                "off script: after turn 1's prompt comes a user message that is neither a prompt, a tool output nor a tagged reminder: \"Write a title for: Ping the editor.\"",
+            ),
+            (
+                "a block of its own wins over a quote of a later turn",
+                vec![Entry::User(vec![
+                    "Ping the editor.".into(),
+                    "as in \"Say hello.\" earlier".into(),
+                ])],
+                "reply 0.0",
+            ),
+            (
                 "quoted inside a sentence",
                 vec![user("He said Ping the editor. Then left.")],
-                "off script: no user message holds a scripted prompt (the last one says \"He said Ping the editor. Then left.\")",
+                "reply 0.0 (quoted)",
             ),
             (
                 "glued to a word",
                 vec![user("Be briefPing the editor.")],
-                "off script: no user message holds a scripted prompt (the last one says \"Be briefPing the editor.\")",
+                "reply 0.0 (quoted)",
             ),
             (
                 "a reminder before the prompt does not hide it",
@@ -428,5 +572,78 @@ mod tests {
         for (case, conversation, want) in cases {
             assert_eq!(chosen(s.select(conversation)), *want, "{case}");
         }
+    }
+
+    fn committed(name: &str) -> ModelScript {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+        ModelScript::from_scenario(&crate::corpus::scenario::find(dir, name).unwrap())
+    }
+
+    #[test]
+    fn a_run_must_ask_for_every_reply_except_after_the_point_that_cuts_a_turn_short() {
+        /// (scenario, (turn, reply) pairs served, replies named as unasked)
+        type Case = (
+            &'static str,
+            &'static [(usize, usize)],
+            &'static [&'static str],
+        );
+        let cases: &[Case] = &[
+            ("text-only", &[(0, 0)], &[]),
+            (
+                "text-only",
+                &[],
+                &["turn 1 (\"Reply with the single word: hello\") reply 1: text \"hello\""],
+            ),
+            (
+                "unity-call-allowed",
+                &[(0, 0)],
+                &[
+                    "turn 1 (\"Ping the Unity editor.\") reply 2: text \"The editor answered pong.\"",
+                ],
+            ),
+            // an interrupt: the turn's later replies may go unasked, the next turn's may not
+            ("interrupt-slow-tool", &[(0, 0), (1, 0)], &[]),
+            (
+                "interrupt-slow-tool",
+                &[(0, 0)],
+                &[
+                    "turn 2 (\"Reply with the single word: still-here\") reply 1: text \"still-here\"",
+                ],
+            ),
+            // a refusal: the agent may end the turn there
+            ("permission-denied", &[(0, 0)], &[]),
+            (
+                "permission-denied",
+                &[],
+                &[
+                    "turn 1 (\"Ping the Unity editor, if you are allowed to.\") reply 1: call uap_ping (call_ping_denied)",
+                ],
+            ),
+            // a steering message: the turn's rest may be folded into it
+            ("steering", &[(0, 0), (1, 0)], &[]),
+            ("model-error", &[(0, 0), (1, 0)], &[]),
+            (
+                "model-error",
+                &[(1, 0)],
+                &["turn 1 (\"Reply with the single word: hello\") reply 1: API error 400"],
+            ),
+        ];
+        for (scenario, served, want) in cases {
+            let served = served.iter().copied().collect();
+            let got = committed(scenario).unrequested(&served);
+            assert_eq!(got, *want, "{scenario} served {served:?}");
+        }
+    }
+
+    #[test]
+    fn the_agent_tool_roles_are_those_the_script_calls() {
+        let gate = committed("script-gate");
+        let roles: Vec<&str> = gate.agent_tool_roles().into_iter().collect();
+        assert_eq!(roles, ["shell", "write_file"]);
+        assert!(
+            committed("unity-call-allowed")
+                .agent_tool_roles()
+                .is_empty()
+        );
     }
 }

@@ -432,6 +432,8 @@ async fn record_one(
     .context("starting stub-mcp")?;
     let mcp_url = mcp.url().to_string();
 
+    // why the run cannot play its whole scenario, known before it starts
+    let mut unplayed = Vec::new();
     let mut model = if ctx.live {
         None
     } else {
@@ -465,16 +467,12 @@ async fn record_one(
         let home_s = home.display().to_string();
         let agent_tools =
             agent_tools.with_run_values(&[("workspace", &workspace_s), ("home", &home_s)]);
+        let script = ModelScript::from_scenario(ctx.scenario);
+        unplayed.extend(finish::unmapped_roles(&script, &agent_tools));
         Some(
-            ModelServer::start_with_profile(
-                flavour,
-                ModelScript::from_scenario(ctx.scenario),
-                naming,
-                agent_tools,
-                side_requests,
-            )
-            .await
-            .context("starting the scripted model server")?,
+            ModelServer::start_with_profile(flavour, script, naming, agent_tools, side_requests)
+                .await
+                .context("starting the scripted model server")?,
         )
     };
     let model_url = model.as_ref().map(|m| m.url()).unwrap_or_default();
@@ -665,6 +663,8 @@ async fn record_one(
             tap,
             timeline,
             off_script: &off_script,
+            unplayed,
+            asks_model: ctx.profile.model.asks_model,
         };
         return finish_run(model, mcp, sinks, end, &interrupt).await;
     }
@@ -697,6 +697,8 @@ async fn record_one(
         tap,
         timeline,
         off_script: &off_script,
+        unplayed,
+        asks_model: ctx.profile.model.asks_model,
     };
     finish_run(model, mcp, sinks, end, &interrupt).await
 }

@@ -19,6 +19,7 @@ pub mod golden;
 pub mod golden_diff;
 pub mod invariants;
 pub mod known_limitations;
+pub mod provenance;
 
 pub use case::{Case, Status, Verdict};
 pub use corpus::{CheckError, Corpus, list_recordings};
@@ -174,6 +175,8 @@ impl Corpus {
             .take()
             .map(|c| c.with_bridge(schema, &replay.transcript));
         case.failures = expect::evaluate(&scenario.expect, &replay.panel_values);
+        case.failures
+            .extend(provenance::unanswered_turns(&recording));
         case.invariants = invariants::check(&replay.panel_values, &recording);
         match self.limitation(&case.id) {
             Ok(l) => case.limitation = l,

@@ -1,0 +1,231 @@
+//! A recording proves its scenario ran:
+//! - the model server finds a prompt the agent wrapped in framing text of
+//!   its own, and never serves a turn's reply to a request that offers no
+//!   tools (a session-title request quoting the prompt) unless the profile
+//!   declares it a side request;
+//! - `record` ends a run `incomplete` and exits 1, naming what was not
+//!   played, when a scripted reply was never asked for or the scenario
+//!   calls an agent tool the profile maps none for; an agent the profile
+//!   says never asks a model records `ok`.
+
+use crate::support::record_run;
+
+use std::path::Path;
+use std::time::Duration;
+
+use acp_harness::capture::model_server::{Flavour, ModelScript, Placement, SideRequests, place};
+use acp_harness::corpus::recording::{self, Outcome};
+use acp_harness::corpus::scenario;
+use axum::http::Method;
+use serde_json::{Value, json};
+
+const RUN_LIMIT: Duration = Duration::from_secs(60);
+
+const SCENARIO: &str = r#"name = "one-turn"
+summary = "One prompt, one scripted reply."
+[[step]]
+panel = "prompt"
+text = "Reply with the single word: hello"
+  [[step.model]]
+  text = "hello"
+"#;
+
+fn chat(user: &str, tools: bool) -> Value {
+    let mut body = json!({"model": "m", "stream": true, "messages": [
+        {"role": "system", "content": "You are helpful."},
+        {"role": "user", "content": user},
+    ]});
+    if tools {
+        body["tools"] = json!([{"type": "function", "function": {"name": "bash"}}]);
+    }
+    body
+}
+
+fn placed(body: &Value, side: &SideRequests) -> String {
+    let scenario = scenario::parse(Path::new("one-turn.toml"), SCENARIO.as_bytes()).unwrap();
+    let script = ModelScript::from_scenario(&scenario);
+    let bytes = serde_json::to_vec(body).unwrap();
+    match place(
+        Flavour::ChatCompletions,
+        &script,
+        side,
+        &Method::POST,
+        "/v1/chat/completions",
+        &bytes,
+    ) {
+        Placement::Turn {
+            turn,
+            reply,
+            quoted,
+            ..
+        } => format!("turn {turn} reply {reply} quoted={quoted}"),
+        Placement::Side(s, _) => format!("side {}", s.name),
+        Placement::OffScript { why, .. } => format!("off script: {why}"),
+        other => format!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_framed_prompt_is_the_turn_and_a_request_without_tools_is_never_the_turn() {
+    let none = SideRequests::default();
+    let title: SideRequests = vec![
+        toml::from_str::<toml::Value>(
+            "name = \"session title\"\nno_tools = true\nlast_user_matches = \"(?i)title\"",
+        )
+        .unwrap(),
+    ]
+    .try_into()
+    .unwrap();
+    let framed = "[Context: the user works in Unity]\nThe user says: \"Reply with the single word: hello\" -- answer briefly";
+    let title_request = "Generate a session title for: Reply with the single word: hello";
+    let cases: &[(&str, Value, &SideRequests, &str)] = &[
+        (
+            "the prompt as a block of its own",
+            chat("Reply with the single word: hello", true),
+            &none,
+            "turn 0 reply 0 quoted=false",
+        ),
+        (
+            "the prompt inside framing text",
+            chat(framed, true),
+            &none,
+            "turn 0 reply 0 quoted=true",
+        ),
+        (
+            "a title request quoting the prompt, undeclared",
+            chat(title_request, false),
+            &none,
+            "off script: it quotes turn 1's prompt but offers no tools: a request about the conversation (a session title, a summary), not the turn",
+        ),
+        (
+            "the prompt on its own in a request without tools, undeclared",
+            chat("Reply with the single word: hello", false),
+            &none,
+            "off script: it quotes turn 1's prompt but offers no tools: a request about the conversation (a session title, a summary), not the turn",
+        ),
+        (
+            "a title request quoting the prompt, declared",
+            chat(title_request, false),
+            &title,
+            "side session title",
+        ),
+    ];
+    for (case, body, side, want) in cases {
+        assert_eq!(placed(body, side), *want, "{case}");
+    }
+}
+
+/// Answers every prompt itself with `hello`, never asking a model.
+const SELF_ANSWERING: &str = r#"
+while read -r line; do
+  id=$(printf '%s' "$line" | sed -n 's/^{"jsonrpc":"2.0","id":\([0-9]*\).*/\1/p')
+  case "$line" in
+  *'"method":"initialize"'*) printf '%s\n' '{"jsonrpc":"2.0","id":'"$id"',"result":{"protocolVersion":1,"agentInfo":{"name":"self-answering","version":"1.0.0"}}}';;
+  *'"method":"session/new"'*) printf '%s\n' '{"jsonrpc":"2.0","id":'"$id"',"result":{"sessionId":"s"}}';;
+  *'"method":"session/prompt"'*)
+    printf '%s\n' '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hello"}}}}'
+    printf '%s\n' '{"jsonrpc":"2.0","id":'"$id"',"result":{"stopReason":"end_turn"}}';;
+  esac
+done
+"#;
+
+fn profile(id: &str, model_extra: &str) -> String {
+    format!(
+        r#"id = "{id}"
+default_version = "1.0.0"
+[model]
+flavour = "chat_completions"
+tool_naming = {{ form = "flat", template = "unity-ops_{{tool}}" }}
+{model_extra}
+[ready]
+timeout_ms = 1500
+handshake_timeout_ms = 1500
+[stop]
+eof_grace_ms = 300
+term_grace_ms = 300
+[[recipe]]
+versions = "*"
+program = "bash"
+args = ["-c", '''{SELF_ANSWERING}''']
+"#
+    )
+}
+
+const GATE_SCENARIO: &str = r#"name = "own-tool"
+summary = "One prompt whose reply calls the agent's own shell tool."
+[[step]]
+panel = "prompt"
+text = "Run the shell command."
+  [[step.model]]
+  tool_calls = [{ agent_tool = "shell", arguments = { command = "true" }, id = "call_sh" }]
+  [[step.model]]
+  text = "done"
+"#;
+
+#[test]
+fn a_run_that_leaves_its_script_unplayed_ends_incomplete_and_record_exits_1_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir_all(root.join("profiles")).unwrap();
+    std::fs::create_dir_all(root.join("scenarios")).unwrap();
+    std::fs::write(root.join("scenarios/one-turn.toml"), SCENARIO).unwrap();
+    std::fs::write(root.join("scenarios/own-tool.toml"), GATE_SCENARIO).unwrap();
+    // (profile, its [model] extra, scenario, exit, outcome, a note that must be there)
+    let cases = [
+        (
+            "asks-model",
+            "",
+            "one-turn",
+            Some(1),
+            Outcome::Incomplete,
+            Some(
+                "incomplete: a scripted model reply was never asked for: turn 1 (\"Reply with the single word: hello\") reply 1: text \"hello\"",
+            ),
+        ),
+        (
+            "never-asks",
+            "asks_model = false",
+            "one-turn",
+            Some(0),
+            Outcome::Ok,
+            None,
+        ),
+        (
+            "no-own-tools",
+            "asks_model = false",
+            "own-tool",
+            Some(1),
+            Outcome::Incomplete,
+            Some(
+                "incomplete: the scenario calls the agent's own `shell` tool and the profile maps none ([model.agent_tools.shell])",
+            ),
+        ),
+    ];
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    for (id, extra, scenario, want_code, want_outcome, want_note) in cases {
+        std::fs::write(
+            root.join("profiles").join(format!("{id}.toml")),
+            profile(id, extra),
+        )
+        .unwrap();
+        let stderr_path = out.join(format!("{id}.stderr"));
+        let (code, stderr) =
+            record_run::run_record(&root, &out, id, scenario, &[], &stderr_path, RUN_LIMIT);
+        assert_eq!(code, want_code, "{id}: exit code; stderr:\n{stderr}");
+        let rec = recording::read(&out.join(format!("{id}/1.0.0/{scenario}.jsonl"))).unwrap();
+        let trailer = rec.trailer.expect("a trailer");
+        assert_eq!(trailer.outcome, want_outcome, "{id}: {:?}", trailer.notes);
+        if let Some(note) = want_note {
+            assert!(
+                trailer.notes.iter().any(|n| n == note),
+                "{id}: no note {note:?} in {:?}",
+                trailer.notes
+            );
+            assert!(
+                stderr.contains(note),
+                "{id}: record did not say {note:?}:\n{stderr}"
+            );
+        }
+    }
+}
