@@ -142,6 +142,11 @@ impl Bridge {
         let Some(call_id) = take_string(&mut u, "toolCallId") else {
             return self.diag("tool call without toolCallId skipped".to_string());
         };
+        // a second id a permission request gave the call
+        let call_id = match self.tool_calls.aliased(&call_id) {
+            Some(id) => id.to_string(),
+            None => call_id,
+        };
         if self.turn.is_none() {
             return self.diag(format!("tool call {call_id} outside a turn skipped"));
         }
@@ -200,15 +205,18 @@ impl Bridge {
             // a script write the agent made without asking (auto-approve), or
             // whose target its permission request did not name: report it
             let late = call.asked && call.gate_passed;
-            let unasked_gated = (self.spec.script_gate && completed && (!call.asked || late))
-                .then(|| {
-                    script_gate::gated_target_in_call(
-                        &call.name(&servers),
-                        call.input(&servers),
-                        call.fields(),
-                    )
-                })
-                .flatten();
+            // a refused call wrote nothing, whatever status the agent gives it
+            let refused = call.gate_denial.is_some() || call.panel_denial.is_some();
+            let unasked_gated =
+                (self.spec.script_gate && completed && !refused && (!call.asked || late))
+                    .then(|| {
+                        script_gate::gated_target_in_call(
+                            &call.name(&servers),
+                            call.input(&servers),
+                            call.fields(),
+                        )
+                    })
+                    .flatten();
             call.drop_argument_texts();
             if call.content_is_proposal() {
                 // a diff shown before the call ran is no result; its rawOutput is
