@@ -95,7 +95,17 @@ pub fn merge_tool_call_owned(known: &mut Value, frame: Value) {
         match (field_mut(known, &key), value) {
             (Some(Value::Object(old)), Value::Object(new)) if key == "rawInput" => {
                 for (k, v) in new {
-                    old.insert(k, v);
+                    match (old.get_mut(&k), v) {
+                        // arguments in an envelope merge key by key too
+                        (Some(Value::Object(inner)), Value::Object(more))
+                            if ARGUMENT_KEYS.contains(&k.as_str()) =>
+                        {
+                            inner.extend(more);
+                        }
+                        (_, v) => {
+                            old.insert(k, v);
+                        }
+                    }
                 }
             }
             (Some(slot), value) => *slot = value,
@@ -315,6 +325,27 @@ const ARGUMENT_KEYS: &[&str] = &[
     "params",
     "parameters",
 ];
+
+/// The arguments a rawInput wraps in an envelope: exactly one argument key
+/// holding an object, beside nothing but keys that name the tool or server
+/// (`{tool, arguments}`, `{name, input}`, `{args}`, codex's `{server, tool,
+/// arguments}`). `None`: rawInput is the arguments itself, and so is an
+/// envelope of no arguments (`{"tool_input": {}}` says nothing more).
+pub fn wrapped_arguments(raw: &Map<String, Value>) -> Option<&Map<String, Value>> {
+    let mut wrapped = None;
+    for (key, value) in raw {
+        match value {
+            Value::Object(inner) if ARGUMENT_KEYS.contains(&key.as_str()) => {
+                if wrapped.replace(inner).is_some() {
+                    return None;
+                }
+            }
+            _ if IDENTITY_KEYS.contains(&key.as_str()) => {}
+            _ => return None,
+        }
+    }
+    wrapped.filter(|inner| !inner.is_empty())
+}
 
 /// A server + tool pair of keys in one object (`{server, tool}`).
 fn keyed_identity(obj: &Value) -> Option<(String, String)> {
