@@ -96,6 +96,19 @@ pub fn declared_tool_name(call: &Value) -> &str {
     }
 }
 
+/// The name of a call its kind made a file tool (`Edit`, or `Write` by its
+/// arguments) when it carries no path to change: **`Edit` and `Write` only
+/// for calls that carry a path** (an agent labels a read-only screenshot
+/// `edit`). The title when it names the call, else `Tool`; `None` when the
+/// name stands (not a file tool, named by `_meta`, or a path is known).
+pub fn pathless_file_tool_name<'a>(call: &'a Value, name: &str, has_path: bool) -> Option<&'a str> {
+    let by_kind = matches!(name, "Edit" | "Write") && meta_builtin_name(call).is_none();
+    if !by_kind || has_path {
+        return None;
+    }
+    Some(title(call).and_then(title_name).map_or("Tool", |(n, _)| n))
+}
+
 /// Whether `s` can be a Claude tool name: 1 to 64 of `A-Z a-z 0-9 _ -`
 /// (the Messages API's rule for tool names).
 pub fn is_tool_identifier(s: &str) -> bool {

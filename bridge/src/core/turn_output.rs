@@ -61,7 +61,11 @@ impl Bridge {
             return;
         };
         call.announced = true;
-        call.announced_name = Some(call.name(&servers));
+        let name = call.name(&servers);
+        let has_path = !crate::json_field::field(call.input(&servers), "file_path").is_null();
+        let name = crate::call_fields::pathless_file_tool_name(call.fields(), &name, has_path)
+            .map_or(name, str::to_string);
+        call.announced_name = Some(name);
         self.next_msg += 1;
         call.message_id = Some(format!("msg_acp_{}", self.next_msg));
         let uuid = self.ids.next_uuid();
