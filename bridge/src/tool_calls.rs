@@ -385,8 +385,11 @@ impl ToolCall {
                 })
             }
         };
+        // a call that failed (a refused write) without content of its own
+        // leaves the diff it was asked with: no result either
+        let failed = self.status() == Some("failed");
         self.content_before_finish
-            && !field(&self.fields, "rawOutput").is_null()
+            && (failed || !field(&self.fields, "rawOutput").is_null())
             && field(&self.fields, "content")
                 .as_array()
                 .is_some_and(|blocks| !blocks.is_empty() && blocks.iter().all(proposal))

@@ -247,6 +247,11 @@ impl Bridge {
             // the result is serialised from the call's own fields (an image is not copied)
             let fields = self.close_fields(&call_id);
             let content = tool_result::render(&fields, &self.spec.compat);
+            for defect in &content.image_defects {
+                self.out
+                    .diagnostics
+                    .push(format!("tool call {call_id}: {defect}"));
+            }
             match stand_in.filter(|_| content.is_blank()) {
                 Some(text) => self.emit_tool_result(&call_id, &text, is_error),
                 None => self.emit_tool_result(&call_id, &content, is_error),
