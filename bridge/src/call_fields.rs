@@ -3,7 +3,7 @@
 //! shared by naming ([`crate::tool_name`]) and inputs ([`crate::tool_input`]),
 //! which both read them and neither owns them.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::json_field::field;
 
@@ -189,3 +189,47 @@ pub fn meta_builtin_name(call: &Value) -> Option<&'static str> {
 
 /// Keys whose value may spell a whole identity (`tool_name: "S__T"`).
 pub(crate) const TOOL_KEYS: &[&str] = &["tool", "tool_name", "toolName", "name"];
+
+/// rawInput / `_meta` keys that name a call's server and tool rather than
+/// hold its arguments.
+pub(crate) const IDENTITY_KEYS: &[&str] = &[
+    "server",
+    "server_name",
+    "serverName",
+    "mcp_server",
+    "tool",
+    "tool_name",
+    "toolName",
+    "name",
+    "variant",
+];
+/// rawInput keys that hold an MCP call's arguments.
+pub(crate) const ARGUMENT_KEYS: &[&str] = &[
+    "arguments",
+    "tool_input",
+    "input",
+    "args",
+    "params",
+    "parameters",
+];
+
+/// The arguments a rawInput wraps in an envelope: exactly one argument key
+/// holding an object, beside nothing but keys that name the tool or server
+/// (`{tool, arguments}`, `{name, input}`, `{args}`, codex's `{server, tool,
+/// arguments}`). `None`: rawInput is the arguments itself, and so is an
+/// envelope of no arguments (`{"tool_input": {}}` says nothing more).
+pub fn wrapped_arguments(raw: &Map<String, Value>) -> Option<&Map<String, Value>> {
+    let mut wrapped = None;
+    for (key, value) in raw {
+        match value {
+            Value::Object(inner) if ARGUMENT_KEYS.contains(&key.as_str()) => {
+                if wrapped.replace(inner).is_some() {
+                    return None;
+                }
+            }
+            _ if IDENTITY_KEYS.contains(&key.as_str()) => {}
+            _ => return None,
+        }
+    }
+    wrapped.filter(|inner| !inner.is_empty())
+}

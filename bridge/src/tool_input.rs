@@ -353,7 +353,7 @@ impl<'a> AgentToolInput<'a> {
         // arguments in an envelope (`{tool, arguments}`, ...) are the arguments
         let raw = match field(call, "rawInput") {
             Value::Object(map) => {
-                RawInput::Object(crate::tool_name::wrapped_arguments(map).unwrap_or(map))
+                RawInput::Object(crate::call_fields::wrapped_arguments(map).unwrap_or(map))
             }
             Value::Null => RawInput::Absent,
             other => RawInput::Other(other),
