@@ -17,6 +17,8 @@
 //! with key order aside), and for its `Write` calls a patch text as the only
 //! argument (Cline's `apply_patch`; compared by name, path and text). Titles
 //! decorated with the arguments are the `title-decorated` variants.
+//! `agent-arguments-wrapped` wraps every call's rawInput in an envelope
+//! (`{tool, arguments}`, `{name, input}`, `{args}`).
 //!
 //! The variants are data (a table of spellings, places and moves), applied
 //! the same way to every agent: no variant knows which agent it rewrites.
@@ -108,6 +110,10 @@ enum Extra {
     /// whose only argument is a patch adding the file (Cline's shape): no
     /// path field, location or diff says what it writes.
     WritesAsPatchTexts,
+    /// Every call's non-empty rawInput wrapped in an envelope, the shape
+    /// rotating from call to call: `{"tool": <label>, "arguments": ...}`,
+    /// `{"name": <label>, "input": ...}`, `{"args": ...}`.
+    ArgumentsWrapped,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -280,6 +286,7 @@ const VARIANTS: &[Variant] = &[
         Extra::AgentArgumentsInContentText,
     ),
     extra("agent-write-as-patch-text", Extra::WritesAsPatchTexts),
+    extra("agent-arguments-wrapped", Extra::ArgumentsWrapped),
     extra("empty-meta-only-chunks", Extra::EmptyChunks),
 ];
 
@@ -319,6 +326,9 @@ struct Base {
     agent_raw_first: HashSet<String>,
     /// Calls whose finishing frame renders images.
     image_calls: HashSet<String>,
+    /// Whether some call's frame has a rawInput to wrap (non-empty, not
+    /// wrapped already).
+    wrappable: bool,
     /// Size of the agent's ACP frames: what a replay costs.
     acp_bytes: usize,
 }
@@ -531,6 +541,9 @@ fn prepare(corpus: &Corpus, path: &Path, golden: &str) -> Result<Base, String> {
         }
     }
     let acp_bytes = agent_frames(&recording).map(|e| e.raw.len()).sum();
+    let wrappable = agent_frames(&recording)
+        .filter_map(|e| serde_json::from_str::<Value>(&e.raw).ok())
+        .any(|v| call_id(&v).is_some() && wrappable_raw_input(&v).is_some());
     Ok(Base {
         acp_bytes,
         golden_panel: panel_lines(golden),
@@ -544,6 +557,7 @@ fn prepare(corpus: &Corpus, path: &Path, golden: &str) -> Result<Base, String> {
         write_calls,
         agent_raw_first,
         image_calls,
+        wrappable,
     })
 }
 
@@ -599,6 +613,7 @@ fn applies(base: &Base, variant: &Variant) -> bool {
         Extra::AgentArgumentsInContentText => return !base.agent_calls.is_empty(),
         Extra::ImagePartsAsJsonText => return !base.image_calls.is_empty(),
         Extra::WritesAsPatchTexts => return !base.write_calls.is_empty(),
+        Extra::ArgumentsWrapped => return base.wrappable,
         Extra::None | Extra::EmptyChunks => {}
     }
     !base.calls.is_empty()
@@ -616,6 +631,7 @@ fn run_variant(base: &Base, id: &RecordingId, variant: &Variant) -> Result<(), F
             rewrite_agent_calls(&base.recording, base, variant.extra)
         }
         Extra::WritesAsPatchTexts => writes_as_patches(&base.recording, &base.write_calls),
+        Extra::ArgumentsWrapped => arguments_wrapped(&base.recording),
         _ => rewrite(&base.recording, &base.calls, variant),
     };
     let replay = judge::replay_with(&recording, &base.scenario);
@@ -1036,6 +1052,84 @@ fn rewrite_agent_calls(r: &Recording, base: &Base, extra: Extra) -> Vec<Event> {
         }
     }
     out
+}
+
+/// A frame's rawInput (its update's or its request's `toolCall`'s) when it
+/// is a non-empty object no envelope wraps yet.
+fn wrappable_raw_input(v: &Value) -> Option<&Map<String, Value>> {
+    let frame = if v["method"] == "session/request_permission" {
+        &v["params"]["toolCall"]
+    } else {
+        &v["params"]["update"]
+    };
+    frame["rawInput"]
+        .as_object()
+        .filter(|m| !m.is_empty() && !wraps(m))
+}
+
+/// Whether a rawInput holds its arguments under a wrapper key already
+/// (codex's `{server, tool, arguments}`, an empty `{"tool_input": {}}`).
+fn wraps(raw: &Map<String, Value>) -> bool {
+    [
+        "arguments",
+        "tool_input",
+        "input",
+        "args",
+        "params",
+        "parameters",
+    ]
+    .iter()
+    .any(|k| raw.get(*k).is_some_and(Value::is_object))
+}
+
+/// The recording with every call's rawInput wrapped (see
+/// [`Extra::ArgumentsWrapped`]): the n-th call gets the n-th envelope.
+fn arguments_wrapped(r: &Recording) -> Vec<Event> {
+    // a call some frame of which wraps its arguments already keeps its shape
+    let wrapped_already: HashSet<String> = agent_frames(r)
+        .filter_map(|e| serde_json::from_str::<Value>(&e.raw).ok())
+        .filter(|v| {
+            let frame = if v["method"] == "session/request_permission" {
+                &v["params"]["toolCall"]
+            } else {
+                &v["params"]["update"]
+            };
+            frame["rawInput"].as_object().is_some_and(wraps)
+        })
+        .filter_map(|v| call_id(&v))
+        .collect();
+    let mut order: HashMap<String, usize> = HashMap::new();
+    r.events
+        .iter()
+        .map(|e| {
+            let parsed = (e.leg == Leg::Acp && e.dir == Dir::FromAgent)
+                .then(|| serde_json::from_str::<Value>(&e.raw).ok())
+                .flatten();
+            let Some(mut v) = parsed else {
+                return e.clone();
+            };
+            let (Some(id), Some(raw)) = (call_id(&v), wrappable_raw_input(&v).cloned()) else {
+                return e.clone();
+            };
+            if wrapped_already.contains(&id) {
+                return e.clone();
+            }
+            let next = order.len();
+            let raw = Value::Object(raw);
+            let wrapped = match *order.entry(id).or_insert(next) % 3 {
+                0 => json!({"tool": "agent_tool", "arguments": raw}),
+                1 => json!({"name": "agent_tool", "input": raw}),
+                _ => json!({"args": raw}),
+            };
+            let frame = if v["method"] == "session/request_permission" {
+                &mut v["params"]["toolCall"]
+            } else {
+                &mut v["params"]["update"]
+            };
+            frame["rawInput"] = wrapped;
+            with_raw(e, v.to_string())
+        })
+        .collect()
 }
 
 fn with_raw(e: &Event, raw: String) -> Event {

@@ -3,7 +3,7 @@
 //! shared by naming ([`crate::tool_name`]) and inputs ([`crate::tool_input`]),
 //! which both read them and neither owns them.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::json_field::field;
 
@@ -96,6 +96,19 @@ pub fn declared_tool_name(call: &Value) -> &str {
     }
 }
 
+/// The name of a call its kind made a file tool (`Edit`, or `Write` by its
+/// arguments) when it carries no path to change: **`Edit` and `Write` only
+/// for calls that carry a path** (an agent labels a read-only screenshot
+/// `edit`). The title when it names the call, else `Tool`; `None` when the
+/// name stands (not a file tool, named by `_meta`, or a path is known).
+pub fn pathless_file_tool_name<'a>(call: &'a Value, name: &str, has_path: bool) -> Option<&'a str> {
+    let by_kind = matches!(name, "Edit" | "Write") && meta_builtin_name(call).is_none();
+    if !by_kind || has_path {
+        return None;
+    }
+    Some(title(call).and_then(title_name).map_or("Tool", |(n, _)| n))
+}
+
 /// Whether `s` can be a Claude tool name: 1 to 64 of `A-Z a-z 0-9 _ -`
 /// (the Messages API's rule for tool names).
 pub fn is_tool_identifier(s: &str) -> bool {
@@ -176,3 +189,47 @@ pub fn meta_builtin_name(call: &Value) -> Option<&'static str> {
 
 /// Keys whose value may spell a whole identity (`tool_name: "S__T"`).
 pub(crate) const TOOL_KEYS: &[&str] = &["tool", "tool_name", "toolName", "name"];
+
+/// rawInput / `_meta` keys that name a call's server and tool rather than
+/// hold its arguments.
+pub(crate) const IDENTITY_KEYS: &[&str] = &[
+    "server",
+    "server_name",
+    "serverName",
+    "mcp_server",
+    "tool",
+    "tool_name",
+    "toolName",
+    "name",
+    "variant",
+];
+/// rawInput keys that hold an MCP call's arguments.
+pub(crate) const ARGUMENT_KEYS: &[&str] = &[
+    "arguments",
+    "tool_input",
+    "input",
+    "args",
+    "params",
+    "parameters",
+];
+
+/// The arguments a rawInput wraps in an envelope: exactly one argument key
+/// holding an object, beside nothing but keys that name the tool or server
+/// (`{tool, arguments}`, `{name, input}`, `{args}`, codex's `{server, tool,
+/// arguments}`). `None`: rawInput is the arguments itself, and so is an
+/// envelope of no arguments (`{"tool_input": {}}` says nothing more).
+pub fn wrapped_arguments(raw: &Map<String, Value>) -> Option<&Map<String, Value>> {
+    let mut wrapped = None;
+    for (key, value) in raw {
+        match value {
+            Value::Object(inner) if ARGUMENT_KEYS.contains(&key.as_str()) => {
+                if wrapped.replace(inner).is_some() {
+                    return None;
+                }
+            }
+            _ if IDENTITY_KEYS.contains(&key.as_str()) => {}
+            _ => return None,
+        }
+    }
+    wrapped.filter(|inner| !inner.is_empty())
+}

@@ -5,9 +5,11 @@
 //! the reject option, then `session/cancel`; interrupt = `session/cancel`,
 //! then every pending request answered `cancelled`.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
+use crate::call_fields::{PERMISSION_KIND, PERMISSION_TITLE};
 use crate::client::PermissionIntent;
+use crate::json_field::field;
 
 /// How many permission requests may wait for the panel at once: a panel
 /// shows one dialog at a time, and each keeps the call's input, so an agent
@@ -26,6 +28,72 @@ pub(crate) struct PendingPermission {
     pub tool_use_id: String,
     pub tool_name: String,
     pub input: Value,
+}
+
+/// The pending call a permission request under an unknown `toolCallId`
+/// (or none) belongs to: some agents announce a call under one id and ask
+/// under another (a synthetic id without arguments, a second id for the
+/// same write). `request` is the request's fields
+/// ([`crate::tool_name::permission_request_fields`]); `pending` the calls
+/// still open and not asked about, oldest first, with their fields.
+///
+/// Strongest evidence first: arguments that agree (a key in common, none
+/// that differs), the same title, the same locations; a request that
+/// carries no arguments of its own also goes to the one pending call of its
+/// kind, else to the only call pending. A call whose arguments differ from
+/// the request's is never its call; no match is a call of its own.
+pub(crate) fn paired_call<'a>(
+    request: &Value,
+    pending: impl IntoIterator<Item = (&'a str, &'a Value)>,
+) -> Option<&'a str> {
+    fn arguments(fields: &Value) -> Option<&Map<String, Value>> {
+        field(fields, "rawInput")
+            .as_object()
+            .filter(|m| !m.is_empty())
+    }
+    fn same(a: &Value, b: &Value) -> bool {
+        let blank = match a {
+            Value::String(s) => s.trim().is_empty(),
+            Value::Array(items) => items.is_empty(),
+            Value::Object(map) => map.is_empty(),
+            _ => a.is_null(),
+        };
+        !blank && a == b
+    }
+    let asked_with = arguments(request);
+    let differs = |fields: &Value| match (asked_with, arguments(fields)) {
+        (Some(a), Some(b)) => a.iter().any(|(k, v)| b.get(k).is_some_and(|w| w != v)),
+        _ => false,
+    };
+    let fitting: Vec<(&str, &Value)> = pending.into_iter().filter(|(_, f)| !differs(f)).collect();
+    let find =
+        |test: &dyn Fn(&Value) -> bool| fitting.iter().find(|(_, f)| test(f)).map(|(id, _)| *id);
+    let agree = |f: &Value| {
+        asked_with
+            .zip(arguments(f))
+            .is_some_and(|(a, b)| a.keys().any(|k| b.contains_key(k)))
+    };
+    let title = |f: &Value| same(field(request, PERMISSION_TITLE), field(f, "title"));
+    let locations = |f: &Value| same(field(request, "locations"), field(f, "locations"));
+    if let Some(id) = find(&agree)
+        .or_else(|| find(&title))
+        .or_else(|| find(&locations))
+    {
+        return Some(id);
+    }
+    if asked_with.is_some() {
+        return None;
+    }
+    let kind = field(request, PERMISSION_KIND);
+    let of_kind: Vec<&str> = fitting
+        .iter()
+        .filter(|(_, f)| same(kind, field(f, "kind")))
+        .map(|(id, _)| *id)
+        .collect();
+    match (of_kind.as_slice(), fitting.as_slice()) {
+        ([id], _) | ([], [(id, _)]) => Some(id),
+        _ => None,
+    }
 }
 
 /// The panel's answer to a `can_use_tool` request.
@@ -85,6 +153,41 @@ impl PanelAnswer {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Which pending call a request under an unknown id is paired with,
+    /// if any: the strongest evidence wins, differing arguments never pair,
+    /// and a request without arguments pairs only when one call fits.
+    #[test]
+    fn requests_under_unknown_ids_pair_with_the_call_they_match() {
+        let a = json!({"title": "Run", "kind": "execute", "rawInput": {"command": "ls"}});
+        let b = json!({"title": "Write", "kind": "edit", "rawInput": {"path": "a.txt"}, "locations": [{"path": "a.txt"}]});
+        let c = json!({"title": "Run", "kind": "execute", "rawInput": {"command": "pwd"}});
+        let cases = [
+            (
+                json!({"rawInput": {"command": "ls", "commands": ["ls"]}}),
+                Some("a"),
+            ),
+            (json!({"rawInput": {"command": "rm x"}}), None),
+            (json!({"permissionTitle": "Write"}), Some("b")),
+            (json!({"locations": [{"path": "a.txt"}]}), Some("b")),
+            (json!({"permissionKind": "edit"}), Some("b")),
+            // two pending calls of its kind and others: nothing says which
+            (json!({"permissionKind": "execute"}), None),
+            (json!({}), None),
+        ];
+        for (request, want) in cases {
+            let pending = [("a", &a), ("b", &b), ("c", &c)];
+            assert_eq!(paired_call(&request, pending), want, "{request}");
+        }
+        assert_eq!(
+            paired_call(&json!({"permissionTitle": "?"}), [("c", &c)]),
+            Some("c")
+        );
+        assert_eq!(
+            paired_call(&json!({"rawInput": {"command": "rm"}}), [("c", &c)]),
+            None
+        );
+    }
 
     #[test]
     fn panel_answers_map_to_intents() {

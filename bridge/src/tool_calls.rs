@@ -385,8 +385,11 @@ impl ToolCall {
                 })
             }
         };
+        // a call that failed (a refused write) without content of its own
+        // leaves the diff it was asked with: no result either
+        let failed = self.status() == Some("failed");
         self.content_before_finish
-            && !field(&self.fields, "rawOutput").is_null()
+            && (failed || !field(&self.fields, "rawOutput").is_null())
             && field(&self.fields, "content")
                 .as_array()
                 .is_some_and(|blocks| !blocks.is_empty() && blocks.iter().all(proposal))
@@ -437,6 +440,9 @@ pub(crate) struct ToolCalls {
     /// keeps colliding ids from being chosen ahead, and only the table's
     /// layout depends on it, never what the bridge emits.
     index: foldhash::HashMap<String, usize>,
+    /// Other ids of calls: the id a permission request asked under when it
+    /// belongs to a call announced under another ([`ToolCalls::alias`]).
+    aliases: foldhash::HashMap<String, String>,
     /// Where the calls not closed yet are in `calls`, in order: few, while
     /// a session may have made hundreds.
     open: Vec<usize>,
@@ -453,6 +459,7 @@ impl ToolCalls {
             calls: VecDeque::new(),
             first: 0,
             index: foldhash::HashMap::default(),
+            aliases: foldhash::HashMap::default(),
             open: Vec::new(),
             open_held: 0,
             servers: servers.into(),
@@ -536,8 +543,35 @@ impl ToolCalls {
     fn position(&self, id: &str) -> Option<usize> {
         match self.calls.back() {
             Some(newest) if newest.id == id => Some(self.first + self.calls.len() - 1),
-            _ => self.index.get(id).copied(),
+            _ => self.index.get(id).copied().or_else(|| {
+                self.aliases
+                    .get(id)
+                    .and_then(|call| self.index.get(call))
+                    .copied()
+            }),
         }
+    }
+
+    /// Makes `other` a second id of the call `id`: its frames are that
+    /// call's from now on.
+    pub fn alias(&mut self, other: &str, id: &str) {
+        if !other.is_empty() && other != id && !self.index.contains_key(other) {
+            self.aliases.insert(other.to_string(), id.to_string());
+        }
+    }
+
+    /// The id of the call `id` is another id of, if it is one.
+    pub fn aliased(&self, id: &str) -> Option<&str> {
+        self.aliases.get(id).map(String::as_str)
+    }
+
+    /// The calls still open that no permission request asked about yet,
+    /// oldest first, with their fields: what a request under an unknown id
+    /// may belong to ([`crate::permission::paired_call`]).
+    pub fn unasked(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.open_calls()
+            .filter(|c| !c.asked)
+            .map(|c| (c.id.as_str(), &c.fields))
     }
 
     pub fn get(&self, id: &str) -> Option<&ToolCall> {
@@ -574,6 +608,9 @@ impl ToolCalls {
         while self.calls.len() > REMEMBERED_CALLS && self.calls.front().is_some_and(|c| c.closed) {
             if let Some(old) = self.calls.pop_front() {
                 self.index.remove(&old.id);
+                if !self.aliases.is_empty() {
+                    self.aliases.retain(|_, call| *call != old.id);
+                }
                 self.first += 1;
             }
         }

@@ -350,8 +350,11 @@ impl<'a> AgentToolInput<'a> {
         call: &'a Value,
         content_arguments: Option<&Value>,
     ) -> AgentToolInput<'a> {
+        // arguments in an envelope (`{tool, arguments}`, ...) are the arguments
         let raw = match field(call, "rawInput") {
-            Value::Object(map) => RawInput::Object(map),
+            Value::Object(map) => {
+                RawInput::Object(crate::call_fields::wrapped_arguments(map).unwrap_or(map))
+            }
             Value::Null => RawInput::Absent,
             other => RawInput::Other(other),
         };

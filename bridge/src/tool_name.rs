@@ -34,11 +34,11 @@
 
 use serde_json::{Map, Value};
 
-use crate::call_fields::TOOL_KEYS;
+use crate::call_fields::{ARGUMENT_KEYS, IDENTITY_KEYS, TOOL_KEYS};
 pub use crate::call_fields::{
     PERMISSION_CONTENT, PERMISSION_KIND, PERMISSION_META, PERMISSION_OPTIONS, PERMISSION_TITLE,
     declared_tool_name, is_tool_identifier, json_text_arguments, kind, meta_builtin_name,
-    name_for_kind, non_empty, title, title_name,
+    name_for_kind, non_empty, title, title_name, wrapped_arguments,
 };
 use crate::json_field::{field, field_mut};
 use crate::tool_input::{AgentToolInput, agent_tool_input};
@@ -95,7 +95,17 @@ pub fn merge_tool_call_owned(known: &mut Value, frame: Value) {
         match (field_mut(known, &key), value) {
             (Some(Value::Object(old)), Value::Object(new)) if key == "rawInput" => {
                 for (k, v) in new {
-                    old.insert(k, v);
+                    match (old.get_mut(&k), v) {
+                        // arguments in an envelope merge key by key too
+                        (Some(Value::Object(inner)), Value::Object(more))
+                            if ARGUMENT_KEYS.contains(&k.as_str()) =>
+                        {
+                            inner.extend(more);
+                        }
+                        (_, v) => {
+                            old.insert(k, v);
+                        }
+                    }
                 }
             }
             (Some(slot), value) => *slot = value,
@@ -289,32 +299,10 @@ pub fn field_identity(s: &str, servers: &[String]) -> Option<Identity> {
     None
 }
 
-/// rawInput / `_meta` keys that name a call's server and tool rather than
-/// hold its arguments.
-const IDENTITY_KEYS: &[&str] = &[
-    "server",
-    "server_name",
-    "serverName",
-    "mcp_server",
-    "tool",
-    "tool_name",
-    "toolName",
-    "name",
-    "variant",
-];
 const SERVER_KEYS: &[&str] = &["server", "server_name", "serverName", "mcp_server"];
 /// Keys that name the tool beside a server key (`{server, tool}`); `name`
 /// is left out: `{server, name}` is as likely an agent tool's own arguments.
 const PAIRED_TOOL_KEYS: &[&str] = &["tool", "tool_name", "toolName"];
-/// rawInput keys that hold an MCP call's arguments.
-const ARGUMENT_KEYS: &[&str] = &[
-    "arguments",
-    "tool_input",
-    "input",
-    "args",
-    "params",
-    "parameters",
-];
 
 /// A server + tool pair of keys in one object (`{server, tool}`).
 fn keyed_identity(obj: &Value) -> Option<(String, String)> {

@@ -35,6 +35,7 @@
 //! straight from the frame it parsed, never from a copy.
 
 mod embedded;
+mod image_check;
 mod terminal;
 
 use std::borrow::Cow;
@@ -70,6 +71,9 @@ pub struct ToolResultContent<'a> {
     images_seen: usize,
     /// The output the call's frames streamed for its terminal, if any.
     terminal_output: Option<&'a str>,
+    /// Why images became the marker instead of blocks (their base64 is no
+    /// whole image of the declared type): the core's diagnostics.
+    pub image_defects: Vec<String>,
 }
 
 /// A kept image: its MIME type and base64 data.
@@ -85,10 +89,16 @@ impl<'a> ToolResultContent<'a> {
         self.images_seen += 1;
         // an image without data (withheld by the agent) is no image block:
         // the panel would get an invalid one; the marker says what was there
+        let defect = (data.len() <= MAX_IMAGE_BASE64 && self.images.len() < MAX_IMAGES)
+            .then(|| image_check::defect(&mime, &data))
+            .flatten();
         if data.trim().is_empty()
             || data.len() > MAX_IMAGE_BASE64
             || self.images.len() >= MAX_IMAGES
+            || defect.is_some()
         {
+            self.image_defects
+                .extend(defect.map(|d| format!("{mime} image shown as {IMAGE_PLACEHOLDER}: {d}")));
             self.texts.push(Cow::Borrowed(IMAGE_PLACEHOLDER));
         } else {
             self.images.push(Image { mime, data });

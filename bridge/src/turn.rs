@@ -283,7 +283,16 @@ impl Turn {
             duration_ms: now.saturating_sub(self.started).as_millis() as u64,
             num_turns: self.prompts_sent.max(1),
             result,
-            stop_reason: self.stop_reason,
+            // **always a string**: a turn the agent never ended with a stop
+            // reason (a failed prompt, a cancel never answered) says how it ended
+            stop_reason: Some(self.stop_reason.unwrap_or_else(|| {
+                if self.cancel_sent {
+                    "cancelled"
+                } else {
+                    "end_turn"
+                }
+                .to_string()
+            })),
             total_cost_usd: self.cost_usd.unwrap_or(0.0),
             usage,
             permission_denials: self.permission_denials,

@@ -69,7 +69,21 @@ impl Bridge {
         // its content describes the request, not the tool's result; its
         // options may name the tool (Gemini before 0.36)
         let tc = &crate::tool_name::permission_request_fields(params);
-        let call_id = tc["toolCallId"].as_str().unwrap_or("").to_string();
+        let mut call_id = tc["toolCallId"].as_str().unwrap_or("").to_string();
+        if let Some(id) = self.tool_calls.aliased(&call_id) {
+            call_id = id.to_string();
+        }
+        // asked under an id no frame announced: the pending call it matches
+        if self.tool_calls.get(&call_id).is_none()
+            && let Some(paired) =
+                crate::permission::paired_call(tc, self.tool_calls.unasked()).map(str::to_string)
+        {
+            self.diag(format!(
+                "permission request for unknown tool call {call_id:?} belongs to pending call {paired}"
+            ));
+            self.tool_calls.alias(&call_id, &paired);
+            call_id = paired;
+        }
         let options: Vec<Value> = params["options"].as_array().cloned().unwrap_or_default();
         // calls held back before this request come before it
         self.release_held_except(&call_id);

@@ -61,7 +61,11 @@ impl Bridge {
             return;
         };
         call.announced = true;
-        call.announced_name = Some(call.name(&servers));
+        let name = call.name(&servers);
+        let has_path = !crate::json_field::field(call.input(&servers), "file_path").is_null();
+        let name = crate::call_fields::pathless_file_tool_name(call.fields(), &name, has_path)
+            .map_or(name, str::to_string);
+        call.announced_name = Some(name);
         self.next_msg += 1;
         call.message_id = Some(format!("msg_acp_{}", self.next_msg));
         let uuid = self.ids.next_uuid();
@@ -142,6 +146,11 @@ impl Bridge {
         let Some(call_id) = take_string(&mut u, "toolCallId") else {
             return self.diag("tool call without toolCallId skipped".to_string());
         };
+        // a second id a permission request gave the call
+        let call_id = match self.tool_calls.aliased(&call_id) {
+            Some(id) => id.to_string(),
+            None => call_id,
+        };
         if self.turn.is_none() {
             return self.diag(format!("tool call {call_id} outside a turn skipped"));
         }
@@ -200,15 +209,18 @@ impl Bridge {
             // a script write the agent made without asking (auto-approve), or
             // whose target its permission request did not name: report it
             let late = call.asked && call.gate_passed;
-            let unasked_gated = (self.spec.script_gate && completed && (!call.asked || late))
-                .then(|| {
-                    script_gate::gated_target_in_call(
-                        &call.name(&servers),
-                        call.input(&servers),
-                        call.fields(),
-                    )
-                })
-                .flatten();
+            // a refused call wrote nothing, whatever status the agent gives it
+            let refused = call.gate_denial.is_some() || call.panel_denial.is_some();
+            let unasked_gated =
+                (self.spec.script_gate && completed && !refused && (!call.asked || late))
+                    .then(|| {
+                        script_gate::gated_target_in_call(
+                            &call.name(&servers),
+                            call.input(&servers),
+                            call.fields(),
+                        )
+                    })
+                    .flatten();
             call.drop_argument_texts();
             if call.content_is_proposal() {
                 // a diff shown before the call ran is no result; its rawOutput is
@@ -235,6 +247,11 @@ impl Bridge {
             // the result is serialised from the call's own fields (an image is not copied)
             let fields = self.close_fields(&call_id);
             let content = tool_result::render(&fields, &self.spec.compat);
+            for defect in &content.image_defects {
+                self.out
+                    .diagnostics
+                    .push(format!("tool call {call_id}: {defect}"));
+            }
             match stand_in.filter(|_| content.is_blank()) {
                 Some(text) => self.emit_tool_result(&call_id, &text, is_error),
                 None => self.emit_tool_result(&call_id, &content, is_error),

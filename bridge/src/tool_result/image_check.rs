@@ -1,0 +1,147 @@
+//! Whether an image's base64 is an image of its declared type, checked
+//! cheaply: the alphabet and length once, then only the first and last few
+//! bytes decoded (magic bytes, the format's end marker or size). An image
+//! the panel cannot decode (an agent cut its base64 short, the data is of
+//! another type) becomes the `[image]` marker with a diagnostic instead;
+//! data whose magic bytes are of no format known here passes as declared.
+
+/// What is wrong with `data` as an image of type `mime`; `None` when it
+/// looks whole, or the type is one this check does not know.
+pub(super) fn defect(mime: &str, data: &str) -> Option<String> {
+    let kind = match mime.to_ascii_lowercase().as_str() {
+        "image/png" => Format::Png,
+        "image/jpeg" | "image/jpg" => Format::Jpeg,
+        "image/gif" => Format::Gif,
+        "image/webp" => Format::Webp,
+        _ => return None,
+    };
+    let bytes = data.as_bytes();
+    let body = bytes
+        .strip_suffix(b"==")
+        .or_else(|| bytes.strip_suffix(b"="))
+        .unwrap_or(bytes);
+    if !bytes.len().is_multiple_of(4)
+        || !body
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/'))
+    {
+        return Some(format!(
+            "its base64 ({} characters) does not decode: cut short or not base64",
+            bytes.len()
+        ));
+    }
+    let head = decode(&bytes[..bytes.len().min(16)]);
+    let tail = decode(&bytes[bytes.len().saturating_sub(16)..]);
+    let decoded_len = bytes.len() / 4 * 3 - (bytes.len() - body.len());
+    let found = if head.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Format::Png
+    } else if head.starts_with(b"\xff\xd8\xff") {
+        Format::Jpeg
+    } else if head.starts_with(b"GIF87a") || head.starts_with(b"GIF89a") {
+        Format::Gif
+    } else if head.starts_with(b"RIFF") && head.get(8..12) == Some(b"WEBP") {
+        Format::Webp
+    } else {
+        // data of no format this check knows is passed on as declared
+        return None;
+    };
+    if found != kind {
+        return Some(format!("its data is {}, not {mime}", found.mime()));
+    }
+    let whole = match kind {
+        Format::Png => tail.ends_with(b"IEND\xae\x42\x60\x82"),
+        Format::Jpeg => tail.windows(2).any(|w| w == b"\xff\xd9"),
+        Format::Gif => tail.contains(&0x3b),
+        Format::Webp => {
+            let size = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
+            size + 8 <= decoded_len
+        }
+    };
+    (!whole).then(|| format!("its {mime} data is cut short (no end marker)"))
+}
+
+/// A few whole groups of standard base64 (checked above) as bytes.
+fn decode(groups: &[u8]) -> Vec<u8> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        _ => 63,
+    };
+    let mut out = Vec::with_capacity(groups.len() / 4 * 3);
+    for group in groups.chunks_exact(4) {
+        let n = group.iter().fold(0u32, |n, &c| {
+            n << 6 | u32::from(if c == b'=' { 0 } else { value(c) })
+        });
+        let pad = group.iter().filter(|&&c| c == b'=').count();
+        out.extend_from_slice(&n.to_be_bytes()[1..4 - pad]);
+    }
+    out
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Png,
+    Jpeg,
+    Gif,
+    Webp,
+}
+
+impl Format {
+    fn mime(self) -> &'static str {
+        match self {
+            Format::Png => "image/png",
+            Format::Jpeg => "image/jpeg",
+            Format::Gif => "image/gif",
+            Format::Webp => "image/webp",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use base64::Engine;
+    use base64::engine::general_purpose::STANDARD;
+
+    const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+
+    /// A whole image passes; a cut, mistyped or non-base64 one names why.
+    #[test]
+    fn images_that_do_not_decode_to_their_type_are_named() {
+        assert_eq!(defect("image/png", PNG), None);
+        assert_eq!(defect("image/x-unknown", "@@"), None);
+        let cut = &PNG[..PNG.len() - 8];
+        assert!(
+            defect("image/png", cut).unwrap().contains("cut short"),
+            "{cut}"
+        );
+        assert!(
+            defect("image/png", &PNG[..PNG.len() - 3])
+                .unwrap()
+                .contains("does not decode")
+        );
+        assert!(
+            defect("image/jpeg", PNG)
+                .unwrap()
+                .contains("is image/png, not image/jpeg")
+        );
+        // data of no known format is passed on as declared
+        assert_eq!(defect("image/png", "QUJD"), None);
+        assert!(
+            defect("image/png", "not base64!")
+                .unwrap()
+                .contains("does not decode")
+        );
+        // a JPEG ending in its EOI marker, a GIF in its trailer
+        let jpeg = STANDARD.encode(b"\xff\xd8\xff\xe0 jfif body \xff\xd9");
+        assert_eq!(defect("image/jpeg", &jpeg), None);
+        let gif = STANDARD.encode(b"GIF89a body;");
+        assert_eq!(defect("image/gif", &gif), None);
+        let webp = STANDARD.encode(b"RIFF\x08\x00\x00\x00WEBPVP8 ");
+        assert_eq!(defect("image/webp", &webp), None);
+        let webp_cut = STANDARD.encode(b"RIFF\xff\x00\x00\x00WEBPVP8 ");
+        assert!(defect("image/webp", &webp_cut).is_some());
+    }
+}
