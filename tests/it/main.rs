@@ -21,6 +21,7 @@ mod model_server_responses;
 mod record_bad_agents;
 mod record_runtime;
 mod record_scenario_doubles;
+mod record_scrubbing;
 mod report_browser;
 mod scenario_load;
 mod sdk_surface;
