@@ -297,15 +297,9 @@ impl RecordingError {
     }
 }
 
-/// Reads a recording file.
+/// Reads a recording file (all of it: see [`Reader`] for one event at a time).
 pub fn read(path: &Path) -> Result<Recording, RecordingError> {
-    // One read and one UTF-8 check for the whole file; lines are borrowed
-    // from it, so only the strings a line holds are copied.
-    let bytes = std::fs::read(path).map_err(|source| RecordingError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    parse(&bytes, path)
+    Reader::open(path)?.into_recording()
 }
 
 /// Parses recording text; `path` only names the source in errors.
@@ -314,128 +308,11 @@ pub fn parse_str(text: &str, path: &Path) -> Result<Recording, RecordingError> {
 }
 
 fn parse(bytes: &[u8], path: &Path) -> Result<Recording, RecordingError> {
-    // Lines before one that is not UTF-8 are read first: an error in them
-    // is the one to report.
-    let (text, not_utf8) = match std::str::from_utf8(bytes) {
-        Ok(text) => (text, None),
-        Err(e) => {
-            let valid = e.valid_up_to();
-            let line_start = bytes[..valid]
-                .iter()
-                .rposition(|b| *b == b'\n')
-                .map_or(0, |i| i + 1);
-            let text = std::str::from_utf8(&bytes[..line_start]).unwrap_or_default();
-            (text, Some(valid - line_start))
-        }
-    };
-    let (header, events, trailer) = parse_lines(text, path)?;
-    if let Some(column) = not_utf8 {
-        return Err(RecordingError::parse(
-            path,
-            text.matches('\n').count() + 1,
-            format!("not valid UTF-8 (invalid byte at column {})", column + 1),
-        ));
-    }
-    let header = header.ok_or_else(|| RecordingError::Empty {
-        path: path.to_path_buf(),
-    })?;
-    Ok(Recording {
-        header,
-        events,
-        trailer,
-    })
+    Reader::new(bytes, path)?.into_recording()
 }
 
-/// What the lines of a recording hold: header, events, trailer.
-type Lines = (Option<Header>, Vec<Event>, Option<Trailer>);
-
-/// The lines of `text` in order; the header is checked for by the caller
-/// (a file whose first line is not UTF-8 has none yet).
-fn parse_lines(text: &str, path: &Path) -> Result<Lines, RecordingError> {
-    let mut header: Option<Header> = None;
-    let mut events = Vec::new();
-    let mut trailer: Option<Trailer> = None;
-    let mut last_seq = 0u64;
-    for (index, line) in text.split('\n').enumerate() {
-        let number = index + 1;
-        if line.trim().is_empty() {
-            continue;
-        }
-        if trailer.is_some() {
-            return Err(RecordingError::parse(
-                path,
-                number,
-                "line after the trailer",
-            ));
-        }
-        let parsed: Line = serde_json::from_str(line).map_err(|e| {
-            RecordingError::parse(path, number, format!("not a recording line: {e}"))
-        })?;
-        match parsed {
-            Line::Header(h) => {
-                if header.is_some() || !events.is_empty() {
-                    return Err(RecordingError::parse(
-                        path,
-                        number,
-                        "header is not the first line",
-                    ));
-                }
-                if h.format != FORMAT {
-                    return Err(RecordingError::parse(
-                        path,
-                        number,
-                        format!(
-                            "format {} is not supported (this harness reads {FORMAT})",
-                            h.format
-                        ),
-                    ));
-                }
-                header = Some(*h);
-            }
-            Line::Event(e) => {
-                if header.is_none() {
-                    return Err(RecordingError::parse(
-                        path,
-                        number,
-                        "event before the header",
-                    ));
-                }
-                if !e.leg.directions().contains(&e.dir) {
-                    return Err(RecordingError::parse(
-                        path,
-                        number,
-                        format!(
-                            "leg {:?} has no direction {:?} (it has {:?})",
-                            e.leg,
-                            e.dir,
-                            e.leg.directions()
-                        ),
-                    ));
-                }
-                if e.seq <= last_seq {
-                    return Err(RecordingError::parse(
-                        path,
-                        number,
-                        format!("seq {} does not follow {last_seq}", e.seq),
-                    ));
-                }
-                last_seq = e.seq;
-                events.push(e);
-            }
-            Line::Trailer(t) => {
-                if header.is_none() {
-                    return Err(RecordingError::parse(
-                        path,
-                        number,
-                        "trailer before the header",
-                    ));
-                }
-                trailer = Some(t);
-            }
-        }
-    }
-    Ok((header, events, trailer))
-}
+mod reader;
+pub use reader::Reader;
 
 mod scrubber;
 pub use scrubber::{Scrubber, temp_placeholder};

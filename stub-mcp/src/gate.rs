@@ -8,6 +8,8 @@
 //! then for POST /mcp: JSON
 //! (-32700), JSON-RPC shape (-32600), `server/discover` (-32601). A POST that
 //! passes but lacks the Accept / Content-Type rmcp insists on is served anyway.
+//! A request's id reaches the client's answer with the text it was sent in
+//! ([`request_id`]).
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -21,6 +23,7 @@ use serde_json::{Value, json};
 
 use crate::config::ResponseMode;
 use crate::exchange::{Exchange, Sink, TeeBody, redact_headers};
+use crate::request_id;
 
 /// The one path the server answers MCP on.
 pub const MCP_PATH: &str = "/mcp";
@@ -34,6 +37,9 @@ pub(crate) struct Gate {
     pub(crate) body_limit: usize,
     pub(crate) mode: ResponseMode,
     pub(crate) sink: Arc<Sink>,
+    /// Drawn per server: makes the stand-in ids of [`request_id`] ones no
+    /// client can send.
+    pub(crate) nonce: String,
 }
 
 enum BodyRead {
@@ -63,6 +69,17 @@ pub(crate) async fn guard(State(gate): State<Arc<Gate>>, request: Request, next:
         }
     };
     publish_request(&gate, id, &parts, received);
+    let mut read = read;
+    let mut stand_in = None;
+    if let BodyRead::Complete(bytes) = &read
+        && parts.method == Method::POST
+        && parts.uri.path() == MCP_PATH
+        && let Some((rewritten, used)) =
+            request_id::substitute(bytes, &format!("stub-mcp-{}-{id}", gate.nonce))
+    {
+        read = BodyRead::Complete(rewritten);
+        stand_in = Some(used);
+    }
     let response = match refuse(&gate, &parts, &read) {
         Some(early) => early,
         None => {
@@ -85,6 +102,10 @@ pub(crate) async fn guard(State(gate): State<Arc<Gate>>, request: Request, next:
             hung_up.disarm();
             response
         }
+    };
+    let response = match stand_in {
+        Some(stand_in) => request_id::restore(response, stand_in).await,
+        None => response,
     };
     tap(response, id, &gate.sink)
 }

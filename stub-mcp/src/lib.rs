@@ -12,7 +12,8 @@
 //!   -32601 so clients that probe newer revisions fall back to `initialize`.
 //! - Security: loopback binds only; `Authorization: Bearer <token>` on every
 //!   request (401 otherwise); Host and Origin must be loopback; bodies over the
-//!   limit get 413; malformed JSON gets a JSON-RPC parse error (-32700).
+//!   limit get 413; malformed JSON gets a JSON-RPC parse error (-32700);
+//!   ids are echoed with the text they were sent in, however large.
 //! - Observability: every HTTP exchange is an [`Exchange`] on the channel from
 //!   [`Running::take_events`], request when it arrived, response when its
 //!   body (or SSE stream) ended; a client that hung up before any answer
@@ -41,6 +42,7 @@ mod config;
 mod exchange;
 mod gate;
 mod handler;
+mod request_id;
 pub mod screenshot;
 mod server;
 mod sessions;

@@ -172,6 +172,7 @@ pub async fn serve(config: Config) -> Result<Running, Error> {
         body_limit: config.body_limit,
         mode: config.mode,
         sink,
+        nonce: uuid::Uuid::new_v4().simple().to_string(),
     });
     let app = Router::new()
         .route_service(MCP_PATH, service)

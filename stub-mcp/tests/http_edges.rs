@@ -660,3 +660,147 @@ async fn idle_and_dribbling_connections_are_closed_after_the_header_timeout() {
     drop(crowd);
     server.shutdown().await;
 }
+
+/// The `"id":…` member of the JSON-RPC message in a JSON or SSE body, as text.
+fn id_text(body: &str) -> &str {
+    let json = body
+        .lines()
+        .find_map(|l| l.strip_prefix("data: "))
+        .unwrap_or(body);
+    let start = json
+        .find("\"id\":")
+        .unwrap_or_else(|| panic!("no id: {body}"))
+        + 5;
+    let rest = &json[start..];
+    let end = match rest.strip_prefix('"') {
+        Some(inner) => 1 + inner.find('"').unwrap_or_else(|| panic!("{body}")) + 1,
+        None => rest.find([',', '}']).unwrap_or(rest.len()),
+    };
+    &rest[..end]
+}
+
+#[tokio::test]
+async fn ids_are_echoed_with_the_text_they_were_sent_in() {
+    let ids = [
+        "7",
+        "-3",
+        "9223372036854775807",
+        "1180591620717411303424",
+        "123456789012345678901234567890",
+        "-123456789012345678901234567890",
+        "1e400",
+        "1.0",
+        "-0",
+        "2.5E-3",
+        r#""plain""#,
+        r#""\u0041\/b""#,
+    ];
+    for mode in MODES {
+        let server = start(mode).await;
+        for id in ids {
+            // initialize (which opens a session in SSE mode) and a tool call in it
+            let init = INIT.replacen("\"id\":1", &format!("\"id\":{id}"), 1);
+            let response = post(&server, init).send().await.unwrap();
+            assert_eq!(response.status(), StatusCode::OK, "{mode:?} {id}");
+            let sid = response
+                .headers()
+                .get("mcp-session-id")
+                .map(|v| v.to_str().unwrap().to_string());
+            let body = response.text().await.unwrap();
+            assert_eq!(id_text(&body), id, "{mode:?} initialize: {body}");
+            assert!(body.contains("unity-ops"), "{mode:?} {id}: {body}");
+            let call = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"uap_ping","arguments":{{}}}}}}"#
+            );
+            let mut request = post(&server, call);
+            if let Some(sid) = &sid {
+                request = request.header("mcp-session-id", sid);
+            }
+            let response = request.send().await.unwrap();
+            let length = response.content_length();
+            let body = response.text().await.unwrap();
+            assert_eq!(id_text(&body), id, "{mode:?} tools/call: {body}");
+            assert!(body.contains("pong"), "{mode:?} {id}: {body}");
+            if let Some(length) = length {
+                assert_eq!(length as usize, body.len(), "{mode:?} {id}");
+            }
+            // a request refused by the gate names the id the same way
+            let bad = format!(r#"{{"jsonrpc":"1.0","id":{id},"method":"ping"}}"#);
+            let body = post(&server, bad)
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
+            assert_eq!(id_text(&body), id, "{mode:?} invalid request: {body}");
+        }
+        server.shutdown().await;
+    }
+}
+
+#[tokio::test]
+async fn a_kept_alive_connection_is_closed_after_idling_for_the_header_timeout() {
+    use std::io::{Read, Write};
+    let timeout = Duration::from_millis(600);
+    let server = stub_mcp::serve(Config {
+        mode: ResponseMode::Json,
+        token: Some("secret-token".into()),
+        header_timeout: timeout,
+        ..Config::default()
+    })
+    .await
+    .expect("server starts");
+    let addr = server.local_addr();
+    let (idle_for, served_slow) = tokio::task::spawn_blocking(move || {
+        let call = |stream: &mut std::net::TcpStream, body: &str| {
+            let request = format!(
+                "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer secret-token\r\n\
+                 Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n\
+                 Content-Length: {}\r\n\r\n{body}",
+                body.len()
+            );
+            stream.write_all(request.as_bytes()).unwrap();
+            // the whole response: headers, then Content-Length bytes
+            let mut got = Vec::new();
+            let mut buf = [0u8; 4096];
+            loop {
+                let n = stream.read(&mut buf).unwrap();
+                assert!(n > 0, "closed mid-response: {}", String::from_utf8_lossy(&got));
+                got.extend_from_slice(&buf[..n]);
+                let text = String::from_utf8_lossy(&got).to_string();
+                if let Some(end) = text.find("\r\n\r\n") {
+                    let length: usize = text[..end]
+                        .lines()
+                        .find_map(|l| {
+                            l.to_ascii_lowercase()
+                                .strip_prefix("content-length:")
+                                .map(|v| v.trim().parse().unwrap())
+                        })
+                        .expect("a JSON response has a length");
+                    if got.len() >= end + 4 + length {
+                        return text;
+                    }
+                }
+            }
+        };
+        let mut stream = std::net::TcpStream::connect(addr).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        // a call longer than the timeout is not cut: the connection is busy
+        let slow = call(
+            &mut stream,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"uap_slow","arguments":{"ms":1500}}}"#,
+        );
+        (closed_within(stream, Duration::from_secs(10)), slow)
+    })
+    .await
+    .unwrap();
+    assert!(served_slow.contains("waited 1500 ms"), "{served_slow}");
+    assert!(
+        idle_for >= timeout.mul_f32(0.8) && idle_for < Duration::from_secs(5),
+        "closed after {idle_for:?} idle"
+    );
+    server.shutdown().await;
+}

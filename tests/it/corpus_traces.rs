@@ -14,6 +14,12 @@
 //! `node_modules` or venv `site-packages` outside `<package-dir>`/`<cache>`). Example paths that agents
 //! write into their own prompts are the same everywhere; they are listed in
 //! [`AGENT_PROMPT_LITERALS`] and allowed.
+//!
+//! Also no other spelling of such a path (a `file://` URL, a percent-encoded
+//! component), no tail of a run path an agent shortened behind an ellipsis
+//! (`...rness-run-x1/workspace`), and no machine's hostname as the value of
+//! a host-name key (`"hostname":"vm"`; `<hostname>` is the placeholder), in
+//! the recordings and the goldens made from them.
 
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
@@ -56,6 +62,19 @@ fn recordings() -> Vec<PathBuf> {
     out
 }
 
+/// The goldens made from the recordings (replay outputs).
+fn goldens() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots");
+    let mut out: Vec<PathBuf> = walkdir::WalkDir::new(root)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.into_path())
+        .collect();
+    out.sort();
+    out
+}
+
 /// The machine paths in one line of text (a JSON-escaped `\/` reads as `/`).
 fn machine_paths(line: &str) -> Vec<String> {
     static ROOTED: LazyLock<Regex> = LazyLock::new(|| {
@@ -91,7 +110,29 @@ fn machine_paths(line: &str) -> Vec<String> {
             .map(|c| format!(".../{}", &c[1])),
     );
     found.extend(UNROOTED.captures_iter(&line).map(|c| c[1].to_string()));
+    found.extend(other_spellings(&line));
     found
+}
+
+/// Spellings of a machine path or name that [`machine_paths`]' plain path
+/// patterns do not see.
+fn other_spellings(line: &str) -> Vec<String> {
+    static PATTERNS: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(concat!(
+            // a file:// URL or a percent-encoded component under a machine root
+            r#"(file://(?:/tmp|/var|/private|/root|/home|/Users|/run/user)/[^\s"'`\\)\],;]*"#,
+            r#"|(?i:%2F(?:tmp|var|private|root|home|Users|run)%2F)[^\s"'`\\)\],;]*"#,
+            // a run path's tail behind an ellipsis
+            r#"|(?:\.\.\.|\x{2026}|\\u2026)[A-Za-z0-9-]{1,24}(?:/|\\/)(?:workspace|home)\b"#,
+            // a host-name key with a value that is not a placeholder
+            r#"|(?i:host_?name|computer_?name|machine_?name|nodename)\\*"\s*:\s*\\*"[^"\\<][^"\\]*)"#,
+        ))
+        .unwrap()
+    });
+    PATTERNS
+        .captures_iter(line)
+        .map(|c| c[1].to_string())
+        .collect()
 }
 
 #[test]
@@ -129,6 +170,25 @@ fn machine_path_detection_finds_traces_and_spares_prompt_literals() {
             &[".cache/acp-harness/agents/x@1/node_modules/y.js:1"],
         ),
         ("<cache>/agents/x@1 and <workspace-relative>", &[]),
+        (
+            "open file:///tmp/a%20b/workspace/x.cs",
+            &["file:///tmp/a%20b/workspace/x.cs"],
+        ),
+        (
+            "sessions/%2Ftmp%2Fr1%2Fworkspace/s.json",
+            &["%2Ftmp%2Fr1%2Fworkspace/s.json"],
+        ),
+        (
+            "Creating ...rness-run-YFhviP/workspace/Assets/Editor/Foo.cs",
+            &["...rness-run-YFhviP/workspace"],
+        ),
+        (r#"{\"hostname\":\"vm\",\"x\":1}"#, &[r#"hostname\":\"vm"#]),
+        (r#""hostName": "build-7""#, &[r#"hostName": "build-7"#]),
+        (
+            r#"{"hostname":"<hostname>"} and ...<run>/workspace and file://<run>/x"#,
+            &[],
+        ),
+        ("a `node:vm` sandbox, a valid hostname (e.g.", &[]),
     ];
     for (line, want) in cases {
         assert_eq!(machine_paths(line), *want, "{line}");
@@ -157,6 +217,34 @@ fn no_recording_carries_a_machine_path_outside_the_placeholders() {
     assert!(
         problems.is_empty(),
         "{} machine path(s) in recordings (re-record them: the recorder now scrubs these):\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn no_golden_carries_a_hostname_or_another_spelling_of_a_machine_path() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let files = goldens();
+    assert!(!files.is_empty(), "no goldens found");
+    let mut problems = Vec::new();
+    for file in &files {
+        let Ok(text) = std::fs::read_to_string(file) else {
+            continue;
+        };
+        for (i, line) in text.lines().enumerate() {
+            for trace in other_spellings(&line.replace("\\/", "/")) {
+                problems.push(format!(
+                    "{}:{}: {trace}",
+                    file.strip_prefix(root).unwrap_or(file).display(),
+                    i + 1
+                ));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{} trace(s) in goldens (re-record their recordings, then re-bless):\n{}",
         problems.len(),
         problems.join("\n")
     );

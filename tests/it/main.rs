@@ -22,6 +22,7 @@ mod model_server_responses;
 mod record_bad_agents;
 mod record_runtime;
 mod record_scenario_doubles;
+mod record_scrubbing;
 mod recording_proves_its_run;
 mod report_browser;
 mod scenario_load;

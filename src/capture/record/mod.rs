@@ -19,6 +19,7 @@ mod finish;
 mod http_legs;
 mod leftovers;
 pub mod mode;
+mod scrubbing;
 mod stream_json_client;
 pub mod timeline;
 
@@ -34,61 +35,11 @@ use crate::capture::model_server::{
     AgentTools, Flavour, ModelExchange, ModelScript, ModelServer, SideRequests, ToolNaming,
 };
 use crate::corpus::profile::{AgentSpec, Launch, Profile, Recipe, Vars};
-use crate::corpus::recording::{self, Header, Outcome, Scrubber};
+use crate::corpus::recording::{self, Header, Outcome};
 use crate::corpus::scenario::{self, Scenario};
 
 pub use date::today;
 use finish::{RunSinks, finish_run, schema_check, why_not_commit};
-
-/// The placeholder names a recording uses, with what each stands for.
-const PLACEHOLDERS: &[(&str, &str)] = &[
-    (
-        "<workspace>",
-        "the session's cwd, a fresh empty directory per run",
-    ),
-    ("<home>", "the agent's fresh HOME for this run"),
-    ("<run>", "the run's temporary directory"),
-    (
-        "<package-dir>",
-        "the install cache directory of package@version",
-    ),
-    (
-        "<mcp-url>",
-        "stub-mcp's Streamable HTTP URL (ephemeral port)",
-    ),
-    ("<mcp-addr>", "stub-mcp's host:port"),
-    ("<mcp-token>", "the bearer token stub-mcp required this run"),
-    (
-        "<model-url>",
-        "the scripted model server's base URL (ephemeral port)",
-    ),
-    ("<model-addr>", "the scripted model server's host:port"),
-    (
-        "<cache>",
-        "the install cache (installs, venvs, runtimes) of the recording machine",
-    ),
-    (
-        "<workspace-relative>",
-        "the workspace path relative to / or, with its ../ run, to some other directory",
-    ),
-    (
-        "<run-relative>",
-        "the run's temporary directory, relative likewise",
-    ),
-    ("<redacted>", "a secret (Authorization value, API key)"),
-    (
-        "<workspace-hash>",
-        "a hex digest (sha256, sha1, md5, sha256's first 16) of the workspace path, as agents name directories",
-    ),
-    (
-        "<temp-N>",
-        "the Nth path under the system temp dir the run created (a socket, a file an agent wrote)",
-    ),
-    (
-        "<workspace-slug>",
-        "the workspace path with every non-alphanumeric character as `-` (Claude Code's project directory name)",
-    ),
-];
 
 /// The dummy API key given to agents; never reaches disk.
 const DUMMY_API_KEY: &str = "sk-acp-harness-dummy-key";
@@ -388,17 +339,6 @@ struct RunContext<'a> {
     out_root: &'a Path,
 }
 
-/// The system temp dir as agents spell it (as given and canonical, and
-/// `/tmp`, where agents that ignore `TMPDIR` write).
-fn temp_roots() -> Vec<String> {
-    let temp = std::env::temp_dir();
-    let mut roots = vec![temp.display().to_string(), "/tmp".to_string()];
-    if let Ok(c) = temp.canonicalize() {
-        roots.push(c.display().to_string());
-    }
-    roots
-}
-
 /// Records one scenario (until done or `interrupt`); returns the finished
 /// recording, not yet at its path, and how the run ended.
 async fn record_one(
@@ -509,53 +449,18 @@ async fn record_one(
         std::fs::write(path, content).with_context(|| format!("writing {}", path.display()))?;
     }
 
-    let mut scrubber = Scrubber::new();
-    scrubber.secret(DUMMY_API_KEY);
-    scrubber.placeholder(&token, "<mcp-token>");
-    scrubber.placeholder(&mcp_url, "<mcp-url>");
-    scrubber.placeholder(mcp.local_addr().to_string(), "<mcp-addr>");
-    if let Some(m) = &model {
-        scrubber.placeholder(m.url(), "<model-url>");
-        scrubber.placeholder(m.addr().to_string(), "<model-addr>");
-    }
-    // agents name directories after the workspace path's slug or hash
-    scrubber.workspace(&workspace_s);
-    // sockets and files the run leaves under the system temp dir (pid- or time-named)
-    scrubber.run_temp(temp_roots(), run_started);
-    scrubber.placeholder(home.display().to_string(), "<home>");
-    scrubber.placeholder(run_path.display().to_string(), "<run>");
-    scrubber.placeholder(run_dir.path().display().to_string(), "<run>");
-    let mut run_placeholders = Vec::new();
-    for (alias, p) in &ctx.installed.packages {
-        let name = format!("<package-dir:{alias}>");
-        scrubber.placeholder(p.dir.display().to_string(), &name);
-        run_placeholders.push((name, format!("the install cache directory of {}", p.spec)));
-    }
-    if let Some(node) = &ctx.installed.node {
-        scrubber.placeholder(node.dir.display().to_string(), "<runtime-dir:node>");
-        run_placeholders.push((
-            "<runtime-dir:node>".to_string(),
-            format!("the install cache directory of Node {}", node.version),
-        ));
-    }
-    if let Some(main) = &ctx.installed.main {
-        scrubber.placeholder(main.display().to_string(), "<package-dir>");
-        if let Ok(c) = main.canonicalize() {
-            scrubber.placeholder(c.display().to_string(), "<package-dir>");
-        }
-    }
-    scrubber.relative_forms(&run_path.display().to_string(), "<run-relative>");
-    // Installs, venvs and runtimes live in the install cache; agents and
-    // their stderr name them, also by their canonical spelling.
-    if let Some(cache) = crate::packages::package_cache::cache_root()
-        .ok()
-        .and_then(|a| a.parent().map(Path::to_path_buf))
-    {
-        if let Ok(c) = cache.canonicalize() {
-            scrubber.placeholder(c.display().to_string(), "<cache>");
-        }
-        scrubber.placeholder(cache.display().to_string(), "<cache>");
-    }
+    let (scrubber, run_placeholders) = scrubbing::run_scrubber(&scrubbing::RunValues {
+        mcp_token: &token,
+        mcp_url: &mcp_url,
+        mcp_addr: mcp.local_addr(),
+        model: model.as_ref().map(|m| (m.url(), m.addr())),
+        workspace: &workspace_s,
+        home: &home,
+        run_path: &run_path,
+        run_dir: run_dir.path(),
+        run_started,
+        installed: ctx.installed,
+    });
 
     let mut argv = vec![launch.program.clone()];
     argv.extend(launch.args.iter().cloned());
@@ -579,7 +484,7 @@ async fn record_one(
         date: today(),
         isolation: ctx.isolation.into(),
         synthetic: false,
-        placeholders: PLACEHOLDERS
+        placeholders: scrubbing::PLACEHOLDERS
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),

@@ -24,7 +24,20 @@ pub struct Scrubber {
     /// front (which depends on the directory it is relative to), the whole
     /// goes, before the absolute rules could take the `/...` part of it.
     relative: Vec<(String, String)>,
+    /// (spelling of a path, its placeholder): a tail of it right after an
+    /// ellipsis (an agent shortening a long path in a title) goes too.
+    truncated: Vec<(String, String)>,
+    /// The machine's hostname, and whether it is distinctive enough to be
+    /// replaced wherever it stands as a token of its own.
+    host: Option<(String, bool)>,
 }
+
+/// What the machine's hostname becomes.
+pub const HOSTNAME: &str = "<hostname>";
+
+/// How an agent marks a path it shortened at the front (also as a JSON
+/// writer may escape the ellipsis character).
+const ELLIPSES: [&str; 3] = ["...", "\u{2026}", "\\u2026"];
 
 /// The shortest digest prefix that counts as a trace.
 const DIGEST_PREFIX: usize = 8;
@@ -93,6 +106,104 @@ impl RunTemp {
     }
 }
 
+/// `host` by [`HOSTNAME`] where it stands as a host name (see
+/// [`Scrubber::hostname`]).
+fn scrub_host(mut out: String, host: &str, anywhere: bool) -> String {
+    let glued = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || "_-".contains(c));
+    let mut from = 0;
+    while let Some(at) = out[from..].find(host).map(|i| from + i) {
+        let end = at + host.len();
+        let before = out[..at].chars().next_back();
+        let after = out[end..].chars().next();
+        let stands = !glued(before)
+            && !glued(after)
+            && (anywhere
+                || (before == Some('"') && out[end..].trim_start_matches('\\').starts_with('"'))
+                || (before == Some('\'') && after == Some('\''))
+                || before == Some('@')
+                || out[..at].to_ascii_lowercase().ends_with("hostname="));
+        if stands {
+            out.replace_range(at..end, HOSTNAME);
+            from = at + HOSTNAME.len();
+        } else {
+            from = end;
+        }
+    }
+    out
+}
+
+/// The spellings of `value` that writers produce, each with the spelling
+/// of `placeholder` that reads the same in its place: as is; with `/`
+/// escaped as `\/` (once or inside a nested JSON string); with non-ASCII
+/// characters as JSON `\uXXXX` escapes (lower or upper case hex, or inside a
+/// nested string), as Python's `json` writes; percent-encoded as in a
+/// `file://` URL (`/` kept) or a URL component (`/` as `%2F`, as Grok names
+/// its session directory after the workspace path).
+fn spellings(value: &str, placeholder: &str) -> Vec<(String, String)> {
+    let mut bases = vec![value.to_string()];
+    if !value.is_ascii() {
+        for (prefix, upper) in [("\\u", false), ("\\u", true), ("\\\\u", false)] {
+            bases.push(escape_non_ascii(value, prefix, upper));
+        }
+    }
+    let mut out = Vec::new();
+    for base in &bases {
+        for slash in ["/", "\\/", "\\\\/"] {
+            out.push((base.replace('/', slash), placeholder.replace('/', slash)));
+        }
+    }
+    if value.contains('/') {
+        out.push((value.replace('/', "%2F"), placeholder.replace('/', "%2F")));
+    }
+    for upper in [true, false] {
+        out.push((percent_encode(value, true, upper), placeholder.to_string()));
+        out.push((
+            percent_encode(value, false, upper),
+            placeholder.replace('/', "%2F"),
+        ));
+    }
+    out.retain(|(spelling, _)| !spelling.is_empty());
+    out.sort();
+    out.dedup_by(|a, b| a.0 == b.0);
+    out
+}
+
+/// `value` with each non-ASCII character as `{prefix}XXXX` (UTF-16 units).
+fn escape_non_ascii(value: &str, prefix: &str, upper: bool) -> String {
+    let mut out = String::with_capacity(value.len() * 2);
+    for c in value.chars() {
+        if c.is_ascii() {
+            out.push(c);
+            continue;
+        }
+        let mut units = [0u16; 2];
+        for unit in c.encode_utf16(&mut units) {
+            if upper {
+                out.push_str(&format!("{prefix}{unit:04X}"));
+            } else {
+                out.push_str(&format!("{prefix}{unit:04x}"));
+            }
+        }
+    }
+    out
+}
+
+/// `value` with every byte but unreserved URL characters (and `/`, if
+/// `keep_slash`) as `%XX`.
+fn percent_encode(value: &str, keep_slash: bool, upper: bool) -> String {
+    let mut out = String::with_capacity(value.len() * 3);
+    for b in value.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) || (keep_slash && b == b'/') {
+            out.push(b as char);
+        } else if upper {
+            out.push_str(&format!("%{b:02X}"));
+        } else {
+            out.push_str(&format!("%{b:02x}"));
+        }
+    }
+    out
+}
+
 /// Whether `c` ends (or precedes) a path in free text or JSON.
 fn path_delimiter(c: Option<char>) -> bool {
     c.is_none_or(|c| c.is_whitespace() || "\"'`\\()[]{}<>,;:=".contains(c))
@@ -110,16 +221,7 @@ impl Scrubber {
             return;
         }
         let placeholder = placeholder.into();
-        // A JSON writer may escape '/' as "\/"; cover that spelling too.
-        let escaped = value.replace('/', "\\/");
-        if escaped != value {
-            self.rules.push((escaped, placeholder.replace('/', "\\/")));
-            // Percent-encoded too: Grok names its session directory after the
-            // workspace path with '/' as %2F.
-            self.rules
-                .push((value.replace('/', "%2F"), placeholder.replace('/', "%2F")));
-        }
-        self.rules.push((value, placeholder));
+        self.rules.extend(spellings(&value, &placeholder));
         self.rules
             .sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(&b.0)));
         self.rules.dedup_by(|a, b| a.0 == b.0);
@@ -128,10 +230,17 @@ impl Scrubber {
 
     fn find_any(&mut self) {
         let roots = self.run_temp.iter().flat_map(|t| &t.roots);
+        let ellipses = if self.truncated.is_empty() {
+            &[][..]
+        } else {
+            &ELLIPSES[..]
+        };
         let needles = self
             .rules
             .iter()
             .map(|r| r.0.clone())
+            .chain(self.host.iter().map(|h| h.0.clone()))
+            .chain(ellipses.iter().map(|e| e.to_string()))
             .chain(roots.map(|r| format!("{r}/")))
             .chain(
                 self.digests
@@ -271,6 +380,64 @@ impl Scrubber {
         self.find_any();
     }
 
+    /// Also replaces a tail of `path` (any spelling [`Scrubber::placeholder`]
+    /// knows) that follows an ellipsis and reaches into the path (a `/`
+    /// follows it) or, at 4 characters or more, ends a token, by
+    /// `placeholder`: agents shorten long paths in titles from the front.
+    pub fn truncated_path(&mut self, path: &str, placeholder: &str) {
+        self.truncated.extend(spellings(path, placeholder));
+        self.truncated
+            .sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(&b.0)));
+        self.truncated.dedup();
+        self.find_any();
+    }
+
+    /// `...rness-run-x1/workspace` -> `...<run>/workspace`.
+    fn scrub_truncated(&self, mut out: String) -> String {
+        for ellipsis in ELLIPSES {
+            let mut from = 0;
+            while let Some(at) = out[from..]
+                .find(ellipsis)
+                .map(|i| from + i + ellipsis.len())
+            {
+                from = at;
+                let rest = &out[at..];
+                let found = self.truncated.iter().find_map(|(path, placeholder)| {
+                    path.char_indices()
+                        .map(|(i, _)| &path[i..])
+                        .find(|tail| {
+                            rest.starts_with(tail) && {
+                                let next = rest[tail.len()..].chars().next();
+                                matches!(next, Some('/' | '\\'))
+                                    || (tail.chars().count() >= 4 && path_delimiter(next))
+                            }
+                        })
+                        .map(|tail| (tail.len(), placeholder))
+                });
+                if let Some((len, placeholder)) = found {
+                    out.replace_range(at..at + len, placeholder);
+                    from = at + placeholder.len();
+                }
+            }
+        }
+        out
+    }
+
+    /// Also replaces the machine's hostname by [`HOSTNAME`]: where it stands
+    /// as a token of its own when it is distinctive (8 characters or more,
+    /// or with a digit), and a short one only where it is plainly a host
+    /// name (a whole quoted string, after `@`, or `hostname=`), so that a
+    /// host called `vm` leaves `node:vm` alone. `localhost` is no trace.
+    pub fn hostname(&mut self, name: &str) {
+        let name = name.trim();
+        if name.is_empty() || name.eq_ignore_ascii_case("localhost") {
+            return;
+        }
+        let anywhere = name.len() >= 8 || name.chars().any(|c| c.is_ascii_digit());
+        self.host = Some((name.to_string(), anywhere));
+        self.find_any();
+    }
+
     /// Replace a secret value by [`REDACTED`].
     pub fn secret(&mut self, value: impl Into<String>) {
         self.placeholder(value, REDACTED);
@@ -298,6 +465,13 @@ impl Scrubber {
         }
         if !self.digests.is_empty() {
             out = self.scrub_digests(out);
+        }
+        // after the whole paths: what is left of one is a shortened tail
+        if !self.truncated.is_empty() {
+            out = self.scrub_truncated(out);
+        }
+        if let Some((host, anywhere)) = &self.host {
+            out = scrub_host(out, host, *anywhere);
         }
         // after the fixed rules: the run's own dirs under temp are <run> already
         match &self.run_temp {

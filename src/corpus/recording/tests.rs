@@ -448,3 +448,82 @@ fn buffered_lines_reach_the_file_at_each_flush() {
     let rec = read(w.temp_path()).unwrap();
     assert_eq!((rec.events.len(), rec.is_truncated()), (1, true));
 }
+
+#[test]
+fn scrubber_replaces_every_spelling_of_a_path_with_spaces_and_non_ascii() {
+    let mut s = Scrubber::new();
+    s.placeholder("/tmp/a b/é😀/run", "<run>");
+    let cases = [
+        "/tmp/a b/é😀/run/x",
+        "\\/tmp\\/a b\\/é😀\\/run\\/x",
+        "/tmp/a b/\\u00e9\\ud83d\\ude00/run/x",
+        "/tmp/a b/\\u00E9\\uD83D\\uDE00/run/x",
+        "\\/tmp\\/a b\\/\\u00e9\\ud83d\\ude00\\/run\\/x",
+        "/tmp/a b/\\\\u00e9\\\\ud83d\\\\ude00/run/x",
+        "file:///tmp/a%20b/%C3%A9%F0%9F%98%80/run/x",
+        "file:///tmp/a%20b/%c3%a9%f0%9f%98%80/run/x",
+        "%2Ftmp%2Fa%20b%2F%C3%A9%F0%9F%98%80%2Frun/x",
+    ];
+    for text in cases {
+        let out = s.scrub(text);
+        assert!(
+            out.starts_with("<run>") || out.starts_with("\\/") || out.starts_with("file://<run>"),
+            "{text} -> {out}"
+        );
+        assert!(!out.contains("tmp"), "{text} -> {out}");
+    }
+}
+
+#[test]
+fn scrubber_replaces_the_tail_of_a_run_path_after_an_ellipsis() {
+    let mut s = Scrubber::new();
+    s.placeholder("/tmp/acp-harness-run-YFhviP", "<run>");
+    s.truncated_path("/tmp/acp-harness-run-YFhviP", "<run>");
+    let cases = [
+        (
+            "Creating ...rness-run-YFhviP/workspace/Assets/Foo.cs",
+            "Creating ...<run>/workspace/Assets/Foo.cs",
+        ),
+        ("…P/workspace", "…<run>/workspace"),
+        ("\\u2026hviP\\/workspace", "\\u2026<run>\\/workspace"),
+        ("see ...-run-YFhviP\"", "see ...<run>\""),
+        // no ellipsis, or not a tail of the path: left alone
+        ("run-YFhviP/workspace", "run-YFhviP/workspace"),
+        ("Loading...P", "Loading...P"),
+        ("...kspace/Assets", "...kspace/Assets"),
+    ];
+    for (text, want) in cases {
+        assert_eq!(s.scrub(text), want, "{text}");
+    }
+}
+
+#[test]
+fn scrubber_replaces_the_hostname_where_it_stands_as_one() {
+    let mut s = Scrubber::new();
+    s.hostname("vm");
+    let cases = [
+        (r#"{"hostname":"vm"}"#, r#"{"hostname":"<hostname>"}"#),
+        (
+            r#"{\"hostname\":\"vm\"}"#,
+            r#"{\"hostname\":\"<hostname>\"}"#,
+        ),
+        ("root@vm:~#", "root@<hostname>:~#"),
+        ("HOSTNAME=vm", "HOSTNAME=<hostname>"),
+        // a short name elsewhere is a word, not the host
+        ("a `node:vm` sandbox", "a `node:vm` sandbox"),
+        ("the vm is up", "the vm is up"),
+        ("\"vms\"", "\"vms\""),
+    ];
+    for (text, want) in cases {
+        assert_eq!(s.scrub(text), want, "{text}");
+    }
+    let mut s = Scrubber::new();
+    s.hostname("build-host-7");
+    assert_eq!(
+        s.scrub("on build-host-7 and build-host-77"),
+        "on <hostname> and build-host-77"
+    );
+    let mut s = Scrubber::new();
+    s.hostname("localhost");
+    assert_eq!(s.scrub("\"localhost\""), "\"localhost\"");
+}

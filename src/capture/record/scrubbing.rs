@@ -1,0 +1,156 @@
+//! The scrubber of one run: every value the run made up or the machine
+//! said about itself, each with the placeholder a recording keeps instead.
+
+use std::net::SocketAddr;
+use std::path::Path;
+
+use crate::corpus::recording::Scrubber;
+use crate::packages::install::Installed;
+
+use super::DUMMY_API_KEY;
+
+/// The placeholder names a recording uses, with what each stands for.
+pub(super) const PLACEHOLDERS: &[(&str, &str)] = &[
+    (
+        "<workspace>",
+        "the session's cwd, a fresh empty directory per run",
+    ),
+    ("<home>", "the agent's fresh HOME for this run"),
+    ("<run>", "the run's temporary directory"),
+    (
+        "<package-dir>",
+        "the install cache directory of package@version",
+    ),
+    (
+        "<mcp-url>",
+        "stub-mcp's Streamable HTTP URL (ephemeral port)",
+    ),
+    ("<mcp-addr>", "stub-mcp's host:port"),
+    ("<mcp-token>", "the bearer token stub-mcp required this run"),
+    (
+        "<model-url>",
+        "the scripted model server's base URL (ephemeral port)",
+    ),
+    ("<model-addr>", "the scripted model server's host:port"),
+    (
+        "<cache>",
+        "the install cache (installs, venvs, runtimes) of the recording machine",
+    ),
+    (
+        "<workspace-relative>",
+        "the workspace path relative to / or, with its ../ run, to some other directory",
+    ),
+    (
+        "<run-relative>",
+        "the run's temporary directory, relative likewise",
+    ),
+    ("<redacted>", "a secret (Authorization value, API key)"),
+    (
+        "<workspace-hash>",
+        "a hex digest (sha256, sha1, md5, sha256's first 16) of the workspace path, as agents name directories",
+    ),
+    (
+        "<temp-N>",
+        "the Nth path under the system temp dir the run created (a socket, a file an agent wrote)",
+    ),
+    ("<hostname>", "the recording machine's hostname"),
+    (
+        "<workspace-slug>",
+        "the workspace path with every non-alphanumeric character as `-` (Claude Code's project directory name)",
+    ),
+];
+
+/// What one run made up, as the recorder knows it.
+pub(super) struct RunValues<'a> {
+    pub mcp_token: &'a str,
+    pub mcp_url: &'a str,
+    pub mcp_addr: SocketAddr,
+    /// The scripted model server's URL and address (none when live).
+    pub model: Option<(String, SocketAddr)>,
+    pub workspace: &'a str,
+    pub home: &'a Path,
+    /// The run dir, canonical and as created.
+    pub run_path: &'a Path,
+    pub run_dir: &'a Path,
+    pub run_started: std::time::SystemTime,
+    pub installed: &'a Installed,
+}
+
+/// The run's scrubber, and the placeholders it adds to [`PLACEHOLDERS`]
+/// (name, meaning).
+pub(super) fn run_scrubber(v: &RunValues<'_>) -> (Scrubber, Vec<(String, String)>) {
+    let mut scrubber = Scrubber::new();
+    scrubber.secret(DUMMY_API_KEY);
+    scrubber.placeholder(v.mcp_token, "<mcp-token>");
+    scrubber.placeholder(v.mcp_url, "<mcp-url>");
+    scrubber.placeholder(v.mcp_addr.to_string(), "<mcp-addr>");
+    if let Some((url, addr)) = &v.model {
+        scrubber.placeholder(url, "<model-url>");
+        scrubber.placeholder(addr.to_string(), "<model-addr>");
+    }
+    // agents name directories after the workspace path's slug or hash
+    scrubber.workspace(v.workspace);
+    // sockets and files the run leaves under the system temp dir (pid- or time-named)
+    scrubber.run_temp(temp_roots(), v.run_started);
+    scrubber.placeholder(v.home.display().to_string(), "<home>");
+    for run in [v.run_path, v.run_dir] {
+        scrubber.placeholder(run.display().to_string(), "<run>");
+        // an agent's title may keep only the end of a long path
+        scrubber.truncated_path(&run.display().to_string(), "<run>");
+    }
+    if let Some(host) = hostname() {
+        scrubber.hostname(&host);
+    }
+    let mut run_placeholders = Vec::new();
+    for (alias, p) in &v.installed.packages {
+        let name = format!("<package-dir:{alias}>");
+        scrubber.placeholder(p.dir.display().to_string(), &name);
+        run_placeholders.push((name, format!("the install cache directory of {}", p.spec)));
+    }
+    if let Some(node) = &v.installed.node {
+        scrubber.placeholder(node.dir.display().to_string(), "<runtime-dir:node>");
+        run_placeholders.push((
+            "<runtime-dir:node>".to_string(),
+            format!("the install cache directory of Node {}", node.version),
+        ));
+    }
+    if let Some(main) = &v.installed.main {
+        scrubber.placeholder(main.display().to_string(), "<package-dir>");
+        if let Ok(c) = main.canonicalize() {
+            scrubber.placeholder(c.display().to_string(), "<package-dir>");
+        }
+    }
+    scrubber.relative_forms(&v.run_path.display().to_string(), "<run-relative>");
+    // Installs, venvs and runtimes live in the install cache; agents and
+    // their stderr name them, also by their canonical spelling.
+    if let Some(cache) = crate::packages::package_cache::cache_root()
+        .ok()
+        .and_then(|a| a.parent().map(Path::to_path_buf))
+    {
+        if let Ok(c) = cache.canonicalize() {
+            scrubber.placeholder(c.display().to_string(), "<cache>");
+        }
+        scrubber.placeholder(cache.display().to_string(), "<cache>");
+    }
+    (scrubber, run_placeholders)
+}
+
+/// The machine's hostname, as agents read it (`os.hostname()`).
+fn hostname() -> Option<String> {
+    ["/proc/sys/kernel/hostname", "/etc/hostname"]
+        .iter()
+        .find_map(|p| std::fs::read_to_string(p).ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+}
+
+/// The system temp dir as agents spell it (as given and canonical, and
+/// `/tmp`, where agents that ignore `TMPDIR` write).
+fn temp_roots() -> Vec<String> {
+    let temp = std::env::temp_dir();
+    let mut roots = vec![temp.display().to_string(), "/tmp".to_string()];
+    if let Ok(c) = temp.canonicalize() {
+        roots.push(c.display().to_string());
+    }
+    roots
+}
