@@ -117,9 +117,9 @@ mod tests {
             lower,
             format!(r"\\?\{full}"),
         ] {
-            let p = pick_endpoint(std::slice::from_ref(&value), &dir)
+            let l = read(std::slice::from_ref(&value), &dir)
                 .unwrap_or_else(|e| panic!("{value}: {e:#}"));
-            assert_eq!(p.endpoint.unwrap().url, "http://w", "{value}");
+            assert_eq!(l.picked.endpoint.unwrap().url, "http://w", "{value}");
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }

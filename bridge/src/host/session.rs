@@ -703,8 +703,23 @@ async fn end_leftovers(grace: Duration, host: &mut Host) {
 /// no console of their own to be asked on, and Windows has no orphans to reap.
 #[cfg(windows)]
 async fn end_leftovers(_grace: Duration, host: &mut Host) {
-    host.log.note("terminating what is left of the agent's job");
+    host.note("terminating what is left of the agent's job");
     host.tree.kill();
+}
+
+/// The signal that ended the agent (Unix only: a Windows process has just its
+/// exit code).
+fn exit_signal(status: &std::process::ExitStatus) -> Option<i32> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        status.signal()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = status;
+        None
+    }
 }
 
 async fn finish(mut host: Host, panel_writer: tokio::task::JoinHandle<()>, code: i32) -> i32 {
@@ -720,12 +735,9 @@ async fn finish(mut host: Host, panel_writer: tokio::task::JoinHandle<()>, code:
     }
     host.note(&format!("exit {code}"));
     let ms = host.ms();
-    let (agent_code, agent_signal) = {
-        use std::os::unix::process::ExitStatusExt;
-        match host.agent_status {
-            Some(s) => (s.code(), s.signal()),
-            None => (None, None),
-        }
+    let (agent_code, agent_signal) = match host.agent_status {
+        Some(s) => (s.code(), exit_signal(&s)),
+        None => (None, None),
     };
     let end = TapEnd {
         outcome: match host.cause {

@@ -365,14 +365,14 @@ fn path_forms(path: &str) -> Vec<String> {
             forms.push(json_inner(&json));
             forms.push(json);
         }
-        if !base.contains('\\') {
-            for upper in [true, false] {
-                forms.push(percent(base, "/:", upper));
-                forms.push(percent(base, "/", upper));
-                forms.push(percent(base, "", upper));
-                // JavaScript's encodeURI leaves these as they are
-                forms.push(percent(base, ";,/?:@&=+$!*'()#", upper));
-            }
+        // a URL's path keeps `/`; a Windows path encoded whole has its
+        // backslashes as %5C
+        for upper in [true, false] {
+            forms.push(percent(base, "/:", upper));
+            forms.push(percent(base, "/", upper));
+            forms.push(percent(base, "", upper));
+            // JavaScript's encodeURI leaves these as they are
+            forms.push(percent(base, ";,/?:@&=+$!*'()#", upper));
         }
     }
     forms.sort();

@@ -201,11 +201,12 @@ fn a_tap_holds_every_line_of_both_legs_in_order() {
 
         // the panel leg: exactly what the panel sent and read, in order
         assert_eq!(tap.raws("stream-json", "to_agent"), bridge.sent, "{ask:?}");
-        let workspace = dir.to_str().unwrap();
+        // as it appears inside a JSON string (a Windows path's backslashes escaped)
+        let workspace = json_inner(dir.to_str().unwrap());
         let seen: Vec<String> = bridge
             .seen
             .iter()
-            .map(|l| l.replace(workspace, "<workspace>"))
+            .map(|l| l.replace(&workspace, "<workspace>"))
             .collect();
         assert_eq!(tap.raws("stream-json", "from_agent"), seen, "{ask:?}");
 
@@ -448,7 +449,7 @@ fn a_tap_keeps_no_user_path_token_or_planted_secret() {
     )
     .unwrap();
     let pid_file = dir.join("pids");
-    let peer = shell_words::join([
+    let peer = support::join_command_line(&[
         PEER,
         script_path.to_str().unwrap(),
         "--pid-file",
@@ -469,7 +470,14 @@ fn a_tap_keeps_no_user_path_token_or_planted_secret() {
             "--tap",
             tap_path.to_str().unwrap(),
         ],
-        &[("HOME", &home_s), ("TMPDIR", &temp_s)],
+        // the Unix and the Windows names of the home and temp directories
+        &[
+            ("HOME", &home_s),
+            ("TMPDIR", &temp_s),
+            ("USERPROFILE", &home_s),
+            ("TMP", &temp_s),
+            ("TEMP", &temp_s),
+        ],
     );
     let pids = read_pids(&pid_file);
     bridge.send(INIT);
@@ -564,7 +572,7 @@ fn sigkill_mid_session_leaves_no_file_at_the_tap_path() {
                 is(v, "control_request") && v["request"]["subtype"] == "can_use_tool"
             });
         }
-        bridge.signal(libc::SIGKILL);
+        bridge.kill();
         let status = bridge.wait_exit(Duration::from_secs(10));
         kill_pids(&wait_gone(&pids, Duration::from_secs(3)));
         assert!(!status.success(), "{at:?}");
@@ -604,7 +612,7 @@ fn lines_over_the_cap_are_recorded_as_skipped_with_their_length() {
         frame.to_string().len() as u64
     };
     let pid_file = dir.join("pids");
-    let peer = shell_words::join([
+    let peer = support::join_command_line(&[
         PEER,
         script_path.to_str().unwrap(),
         "--pid-file",
