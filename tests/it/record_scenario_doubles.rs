@@ -60,26 +60,12 @@ done
 /// A test profile running `script` with bash; `extra` (e.g. `[[workspace]]`
 /// entries) goes before its other tables.
 fn profile(id: &str, script: &str, extra: &str) -> String {
-    format!(
-        r#"id = "{id}"
-default_version = "1.0.0"
-{extra}
-[model]
-# the double answers by itself, never asking a model
-asks_model = false
-flavour = "responses"
-tool_naming = {{ form = "namespace", namespace = "mcp__unity_ops" }}
-[ready]
-timeout_ms = 1500
-handshake_timeout_ms = 1500
-[stop]
-eof_grace_ms = 300
-term_grace_ms = 300
-[[recipe]]
-versions = "*"
-program = "bash"
-args = ["-c", '''{script}''']
-"#
+    crate::support::record_run::double_profile(
+        id,
+        extra,
+        "# the double answers by itself, never asking a model\nasks_model = false\nflavour = \"responses\"\ntool_naming = { form = \"namespace\", namespace = \"mcp__unity_ops\" }",
+        "bash",
+        &format!("[\"-c\", '''{script}''']"),
     )
 }
 

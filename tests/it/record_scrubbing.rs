@@ -66,23 +66,12 @@ fn a_run_under_a_temp_dir_with_spaces_and_non_ascii_leaves_no_spelling_of_its_pa
     let script = DOUBLE.replace("NAME_FILE", &name_file.display().to_string());
     std::fs::write(
         root.join("profiles/test-double-leaky.toml"),
-        format!(
-            r#"id = "test-double-leaky"
-default_version = "1.0.0"
-[model]
-flavour = "responses"
-tool_naming = {{ form = "namespace", namespace = "mcp__unity_ops" }}
-[ready]
-timeout_ms = 1500
-handshake_timeout_ms = 1500
-[stop]
-eof_grace_ms = 300
-term_grace_ms = 300
-[[recipe]]
-versions = "*"
-program = "/usr/bin/perl"
-args = ["-e", '''{script}''']
-"#
+        crate::support::record_run::double_profile(
+            "test-double-leaky",
+            "",
+            "flavour = \"responses\"\ntool_naming = { form = \"namespace\", namespace = \"mcp__unity_ops\" }",
+            "/usr/bin/perl",
+            &format!("[\"-e\", '''{script}''']"),
         ),
     )
     .unwrap();

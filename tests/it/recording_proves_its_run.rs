@@ -130,24 +130,14 @@ done
 "#;
 
 fn profile(id: &str, model_extra: &str) -> String {
-    format!(
-        r#"id = "{id}"
-default_version = "1.0.0"
-[model]
-flavour = "chat_completions"
-tool_naming = {{ form = "flat", template = "unity-ops_{{tool}}" }}
-{model_extra}
-[ready]
-timeout_ms = 1500
-handshake_timeout_ms = 1500
-[stop]
-eof_grace_ms = 300
-term_grace_ms = 300
-[[recipe]]
-versions = "*"
-program = "bash"
-args = ["-c", '''{SELF_ANSWERING}''']
-"#
+    crate::support::record_run::double_profile(
+        id,
+        "",
+        &format!(
+            "flavour = \"chat_completions\"\ntool_naming = {{ form = \"flat\", template = \"unity-ops_{{tool}}\" }}\n{model_extra}"
+        ),
+        "bash",
+        &format!("[\"-c\", '''{SELF_ANSWERING}''']"),
     )
 }
 

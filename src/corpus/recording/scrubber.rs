@@ -2,6 +2,7 @@
 //! keeps, before anything is written.
 
 use super::{Http, REDACTED};
+use acp_bridge::tap::scrub::percent_encode;
 
 /// Replaces machine-specific values (temporary paths, ephemeral URLs, tokens)
 /// with placeholders and secrets with [`REDACTED`], in every raw string,
@@ -156,9 +157,9 @@ fn spellings(value: &str, placeholder: &str) -> Vec<(String, String)> {
         out.push((value.replace('/', "%2F"), placeholder.replace('/', "%2F")));
     }
     for upper in [true, false] {
-        out.push((percent_encode(value, true, upper), placeholder.to_string()));
+        out.push((percent_encode(value, "/", upper), placeholder.to_string()));
         out.push((
-            percent_encode(value, false, upper),
+            percent_encode(value, "", upper),
             placeholder.replace('/', "%2F"),
         ));
     }
@@ -183,22 +184,6 @@ fn escape_non_ascii(value: &str, prefix: &str, upper: bool) -> String {
             } else {
                 out.push_str(&format!("{prefix}{unit:04x}"));
             }
-        }
-    }
-    out
-}
-
-/// `value` with every byte but unreserved URL characters (and `/`, if
-/// `keep_slash`) as `%XX`.
-fn percent_encode(value: &str, keep_slash: bool, upper: bool) -> String {
-    let mut out = String::with_capacity(value.len() * 3);
-    for b in value.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) || (keep_slash && b == b'/') {
-            out.push(b as char);
-        } else if upper {
-            out.push_str(&format!("%{b:02X}"));
-        } else {
-            out.push_str(&format!("%{b:02x}"));
         }
     }
     out

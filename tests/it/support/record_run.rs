@@ -4,6 +4,30 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// A profile whose agent is a test double: `program` run with `args` (a
+/// TOML array), short readiness and stop bounds, `model` as the body of its
+/// `[model]` table and `before` (e.g. `[[workspace]]` entries) ahead of it.
+pub fn double_profile(id: &str, before: &str, model: &str, program: &str, args: &str) -> String {
+    format!(
+        r#"id = "{id}"
+default_version = "1.0.0"
+{before}
+[model]
+{model}
+[ready]
+timeout_ms = 1500
+handshake_timeout_ms = 1500
+[stop]
+eof_grace_ms = 300
+term_grace_ms = 300
+[[recipe]]
+versions = "*"
+program = "{program}"
+args = {args}
+"#
+    )
+}
+
 /// Waits for `child` at most `limit`; its exit code, or None when we had to
 /// kill it (a hang).
 pub fn wait_bounded(mut child: Child, limit: Duration) -> Option<i32> {
