@@ -69,7 +69,7 @@ fn a_run_under_a_temp_dir_with_spaces_and_non_ascii_leaves_no_spelling_of_its_pa
         crate::support::record_run::double_profile(
             "test-double-leaky",
             "",
-            "flavour = \"responses\"\ntool_naming = { form = \"namespace\", namespace = \"mcp__unity_ops\" }",
+            "# the double answers by itself, never asking a model\nasks_model = false\nflavour = \"responses\"\ntool_naming = { form = \"namespace\", namespace = \"mcp__unity_ops\" }",
             "/usr/bin/perl",
             &format!("[\"-e\", '''{script}''']"),
         ),
