@@ -298,8 +298,8 @@ mod tests {
             .find(|r| r.agent == "typescript-agent-sdk")
             .unwrap();
         assert_eq!(ts.protocol, "sdk");
-        assert_eq!(show(ts.newest_recorded.as_slice()), "0.3.336");
-        assert_eq!(show(&ts.newer), "0.3.337 0.3.340");
+        assert_eq!(show(ts.newest_recorded.as_slice()), "0.3.337");
+        assert_eq!(show(&ts.newer), "0.3.340");
         assert!(ts.unrecorded_older.is_empty());
         assert_eq!(ts.source, "install cache");
         let py = rows.iter().find(|r| r.agent == "python-agent-sdk").unwrap();
