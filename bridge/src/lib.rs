@@ -26,5 +26,6 @@ mod update_frame;
 pub use crate::core::{Bridge, CONTROL_TIMEOUT, DEFAULT_CANCEL_GRACE, HANDSHAKE_TIMEOUT, Output};
 pub use crate::ids::{CounterIds, IdSource};
 pub use crate::launch::{Compat, LaunchSpec, McpEndpoint};
+pub use crate::permission::PanelAnswer;
 pub use crate::tool_calls::{LET_GO_TEXT, MAX_OPEN_CALL_BYTES, REMEMBERED_CALLS};
 pub use crate::turn::{FOLDED_TEXT_CUT, MAX_FOLDED_TEXT};

@@ -96,9 +96,10 @@ pub(crate) fn paired_call<'a>(
     }
 }
 
-/// The panel's answer to a `can_use_tool` request.
+/// The panel's answer to a `can_use_tool` request (public: the harness's tap
+/// importer reads a tapped answer the same way).
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) struct PanelAnswer {
+pub struct PanelAnswer {
     pub allow: bool,
     /// `updatedPermissions` holds an allow rule: the user chose "always allow".
     pub always: bool,

@@ -228,20 +228,13 @@ fn non_empty(text: &str) -> Option<String> {
     (!text.trim().is_empty()).then(|| text.to_string())
 }
 
-/// A `can_use_tool` answer as the bridge reads it (`bridge/src/permission.rs`).
+/// A `can_use_tool` answer as the bridge reads it.
 fn decision(response: &Value) -> Decision {
-    let body = &response["response"];
-    let allow = response["subtype"] == "success" && body["behavior"] == "allow";
-    let always = body["updatedPermissions"].as_array().is_some_and(|a| {
-        a.iter().any(|u| {
-            matches!(u["type"].as_str(), Some("addRules" | "replaceRules"))
-                && u["behavior"].as_str().unwrap_or("allow") == "allow"
-        })
-    });
-    match (allow, always) {
+    let answer = acp_bridge::PanelAnswer::parse(response);
+    match (answer.allow, answer.always) {
         (true, true) => Decision::AllowAlways,
         (true, false) => Decision::Allow,
-        (false, _) if body["interrupt"].as_bool() == Some(true) => Decision::Cancel,
+        (false, _) if answer.interrupt => Decision::Cancel,
         (false, _) => Decision::Deny,
     }
 }
