@@ -389,8 +389,15 @@ fn json_inner(s: &str) -> String {
 /// `s` JSON-escaped with every non-ASCII character as `\uXXXX` (as Python's
 /// `json.dumps` writes by default), hex digits upper or lower case.
 fn json_ascii(s: &str, upper: bool) -> String {
-    let mut out = String::new();
-    for c in json_inner(s).chars() {
+    escape_non_ascii(&json_inner(s), "\\u", upper)
+}
+
+/// `s` with each non-ASCII character as `{prefix}XXXX`, one per UTF-16 unit,
+/// hex digits upper or lower case. The harness's recording scrubber spells
+/// escaped paths with it too.
+pub fn escape_non_ascii(s: &str, prefix: &str, upper: bool) -> String {
+    let mut out = String::with_capacity(s.len() * 2);
+    for c in s.chars() {
         if c.is_ascii() {
             out.push(c);
             continue;
@@ -398,9 +405,9 @@ fn json_ascii(s: &str, upper: bool) -> String {
         let mut units = [0u16; 2];
         for unit in c.encode_utf16(&mut units) {
             if upper {
-                out.push_str(&format!("\\u{unit:04X}"));
+                out.push_str(&format!("{prefix}{unit:04X}"));
             } else {
-                out.push_str(&format!("\\u{unit:04x}"));
+                out.push_str(&format!("{prefix}{unit:04x}"));
             }
         }
     }

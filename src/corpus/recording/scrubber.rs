@@ -2,7 +2,7 @@
 //! keeps, before anything is written.
 
 use super::{Http, REDACTED};
-use acp_bridge::tap::scrub::percent_encode;
+use acp_bridge::tap::scrub::{escape_non_ascii, percent_encode};
 
 /// Replaces machine-specific values (temporary paths, ephemeral URLs, tokens)
 /// with placeholders and secrets with [`REDACTED`], in every raw string,
@@ -166,26 +166,6 @@ fn spellings(value: &str, placeholder: &str) -> Vec<(String, String)> {
     out.retain(|(spelling, _)| !spelling.is_empty());
     out.sort();
     out.dedup_by(|a, b| a.0 == b.0);
-    out
-}
-
-/// `value` with each non-ASCII character as `{prefix}XXXX` (UTF-16 units).
-fn escape_non_ascii(value: &str, prefix: &str, upper: bool) -> String {
-    let mut out = String::with_capacity(value.len() * 2);
-    for c in value.chars() {
-        if c.is_ascii() {
-            out.push(c);
-            continue;
-        }
-        let mut units = [0u16; 2];
-        for unit in c.encode_utf16(&mut units) {
-            if upper {
-                out.push_str(&format!("{prefix}{unit:04X}"));
-            } else {
-                out.push_str(&format!("{prefix}{unit:04x}"));
-            }
-        }
-    }
     out
 }
 
