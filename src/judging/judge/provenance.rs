@@ -38,7 +38,12 @@ pub fn unanswered_turns(recording: &Recording) -> Option<Failure> {
     // (proc, id) of each prompt request -> its seq
     let mut open: HashMap<(u32, String), u64> = HashMap::new();
     let mut unanswered = Vec::new();
-    for e in recording.leg(Leg::Acp) {
+    // only prompts and prompt results are parsed, not every update
+    let relevant = recording.leg(Leg::Acp).filter(|e| match e.dir {
+        Dir::ToAgent => e.raw.contains("session/prompt"),
+        _ => e.raw.contains("stopReason"),
+    });
+    for e in relevant {
         let Ok(frame) = serde_json::from_str::<Value>(&e.raw) else {
             continue;
         };
