@@ -97,6 +97,21 @@ pub fn spawn(mut cmd: Command, die_with_parent: bool) -> io::Result<Spawned> {
     imp::spawn(cmd, die_with_parent)
 }
 
+/// True for failures of the job setup that a second start can get past:
+/// the thread snapshot used to resume the suspended child can come back
+/// short or fail while processes come and go (`ERROR_BAD_LENGTH`, which
+/// the snapshot's documentation says to retry; `ERROR_INTERNAL_ERROR`;
+/// or no thread of the child in it). A program that is missing, not
+/// executable or refused fails the same way every time and is not retried.
+pub fn start_failure_is_transient(error: &io::Error) -> bool {
+    const ERROR_BAD_LENGTH: i32 = 24;
+    const ERROR_INTERNAL_ERROR: i32 = 1359;
+    match error.raw_os_error() {
+        Some(code) => code == ERROR_BAD_LENGTH || code == ERROR_INTERNAL_ERROR,
+        None => error.kind() == io::ErrorKind::Other,
+    }
+}
+
 fn pipes<I, O, E>(stdin: Option<I>, stdout: Option<O>, stderr: Option<E>) -> io::Result<(I, O, E)> {
     match (stdin, stdout, stderr) {
         (Some(i), Some(o), Some(e)) => Ok((i, o, e)),
@@ -137,6 +152,10 @@ mod imp {
 
     use super::*;
 
+    /// How many times a start whose process was created but whose Job Object
+    /// setup failed transiently is tried (the failed child is already ended).
+    const START_ATTEMPTS: usize = 3;
+
     pub fn spawn(cmd: Command, _die_with_parent: bool) -> io::Result<Spawned> {
         let mut wrap = CommandWrap::from(cmd);
         // KillOnDrop makes the job kill-on-close: our last handle to it
@@ -144,7 +163,16 @@ mod imp {
         wrap.wrap(CreationFlags(CREATE_NEW_PROCESS_GROUP))
             .wrap(JobObject)
             .wrap(KillOnDrop);
-        let mut child = wrap.spawn()?;
+        let mut attempt = 1;
+        let mut child = loop {
+            match wrap.spawn() {
+                Ok(child) => break child,
+                Err(e) if attempt < START_ATTEMPTS && start_failure_is_transient(&e) => {
+                    attempt += 1;
+                }
+                Err(e) => return Err(e),
+            }
+        };
         let pid = child
             .id()
             .ok_or_else(|| io::Error::other("the child exited before its pid was read"))?;
@@ -183,5 +211,30 @@ mod imp {
             stderr,
             exit,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_job_setup_failures_that_can_pass_on_a_second_start_are_retried() {
+        let cases = [
+            (io::Error::from_raw_os_error(1359), true),
+            (io::Error::from_raw_os_error(24), true),
+            (
+                io::Error::other("no thread belonging to the child was found"),
+                true,
+            ),
+            (io::Error::from_raw_os_error(2), false),
+            (io::Error::from_raw_os_error(5), false),
+            (io::Error::from_raw_os_error(193), false),
+            (io::Error::from(io::ErrorKind::NotFound), false),
+            (io::Error::from(io::ErrorKind::InvalidInput), false),
+        ];
+        for (error, transient) in cases {
+            assert_eq!(start_failure_is_transient(&error), transient, "{error}");
+        }
     }
 }
