@@ -36,6 +36,13 @@ impl Signals {
         #[cfg(windows)]
         {
             use tokio::signal::windows::{ctrl_break, ctrl_c, ctrl_close};
+            use windows::Win32::System::Console::SetConsoleCtrlHandler;
+            // A parent that starts us in a new console process group (as it
+            // must, to send that group CTRL_BREAK) also turns CTRL+C off for
+            // us (wine: every console event); we answer them, so we turn
+            // them back on.
+            // SAFETY: plain call on our own process.
+            unsafe { SetConsoleCtrlHandler(None, false) }?;
             Ok(Signals {
                 int: ctrl_c()?,
                 term: ctrl_break()?,
