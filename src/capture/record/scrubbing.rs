@@ -55,6 +55,10 @@ pub(super) const PLACEHOLDERS: &[(&str, &str)] = &[
     ),
     ("<hostname>", "the recording machine's hostname"),
     (
+        "<kernel-release>",
+        "the recording machine's kernel release (`uname -r`), as agents put it in system prompts",
+    ),
+    (
         "<workspace-slug>",
         "the workspace path with every non-alphanumeric character as `-` (Claude Code's project directory name)",
     ),
@@ -101,6 +105,12 @@ pub(super) fn run_scrubber(v: &RunValues<'_>) -> (Scrubber, Vec<(String, String)
     if let Some(host) = hostname() {
         scrubber.hostname(&host);
     }
+    if let Some(release) = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .ok()
+        .filter(|r| kernel_release_is_distinctive(r.trim()))
+    {
+        scrubber.placeholder(release.trim(), "<kernel-release>");
+    }
     let mut run_placeholders = Vec::new();
     for (alias, p) in &v.installed.packages {
         let name = format!("<package-dir:{alias}>");
@@ -144,6 +154,15 @@ fn hostname() -> Option<String> {
         .filter(|h| !h.is_empty())
 }
 
+/// A kernel release names this machine only with a build suffix
+/// (`6.1.0-18-amd64`); a bare `6.8.0` is as likely a package's version,
+/// which must stay.
+fn kernel_release_is_distinctive(release: &str) -> bool {
+    release.len() >= 6
+        && release.starts_with(|c: char| c.is_ascii_digit())
+        && release.contains(|c: char| c.is_ascii_alphabetic())
+}
+
 /// The system temp dir as agents spell it (as given and canonical, and
 /// `/tmp`, where agents that ignore `TMPDIR` write).
 fn temp_roots() -> Vec<String> {
@@ -153,4 +172,26 @@ fn temp_roots() -> Vec<String> {
         roots.push(c.display().to_string());
     }
     roots
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_kernel_release_is_scrubbed_only_with_a_build_suffix() {
+        for (release, scrubbed) in [
+            ("6.18.44-fc-v1272", true),
+            ("6.1.0-18-amd64", true),
+            ("5.15.0-91-generic", true),
+            ("6.8.0", false),
+            ("6.8", false),
+            ("", false),
+            ("linux", false),
+        ] {
+            assert_eq!(
+                super::kernel_release_is_distinctive(release),
+                scrubbed,
+                "{release}"
+            );
+        }
+    }
 }
