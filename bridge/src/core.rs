@@ -529,20 +529,25 @@ fn line_text<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Result<Stri
 }
 
 /// A JSON-RPC error as text: its message and code, plus the details in its
-/// `data` when the message alone is one of JSON-RPC's generic texts
-/// ("Internal error"), which says nothing the panel's user can act on.
+/// `data` when the message alone is made of generic words only
+/// ("Internal error", "Internal error: Agent error"), which say nothing the
+/// panel's user can act on.
 fn rpc_message(e: &Value) -> String {
     let text = match (e["code"].as_i64(), e["message"].as_str()) {
         (Some(c), Some(m)) => format!("{m} (code {c})"),
         (None, Some(m)) => m.to_string(),
         _ => return e.to_string(),
     };
+    // made of nothing but these words: "Internal error", "Server error",
+    // "Internal error: Agent error" (Factory Droid's, its reason in `data`)
     let generic = e["message"].as_str().is_some_and(|m| {
-        let m = m.trim().trim_end_matches('.');
-        m.is_empty()
-            || ["internal error", "server error", "unknown error", "error"]
-                .iter()
-                .any(|g| m.eq_ignore_ascii_case(g))
+        m.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .all(|w| {
+                ["internal", "server", "unknown", "agent", "error"]
+                    .iter()
+                    .any(|g| w.eq_ignore_ascii_case(g))
+            })
     });
     match error_details(&e["data"]).filter(|_| generic) {
         Some(details) => format!("{text}: {}", truncate(&details)),

@@ -74,6 +74,8 @@ const MEANINGS: &[Meaning] = &[
             "accepts edits",
             "auto-accept edits",
             "edits automatically",
+            "approve edit",
+            "approve file edit",
         ],
         allow_all: false,
         read_only: false,
@@ -98,13 +100,16 @@ const MEANINGS: &[Meaning] = &[
             "without asking",
             "never ask",
             "never asks",
+            "approve all",
+            "approve everything",
         ],
         allow_all: true,
         read_only: false,
     },
     Meaning {
         claude: "plan",
-        words: &["plan", "planning", "plan-mode"],
+        // a spec mode writes a specification and changes nothing (read-only)
+        words: &["plan", "planning", "plan-mode", "spec"],
         phrases: &[
             "plan only",
             "plans only",
@@ -278,6 +283,24 @@ fn select_values(opt: &Value) -> Vec<Choice> {
     out
 }
 
+/// Select values that carry no description take the description of the
+/// mode of the same id: an agent offering its modes both ways (a `mode`
+/// select and `availableModes`) often describes them only once, and the
+/// select is the route that stays.
+fn with_mode_descriptions(mut values: Vec<Choice>, session_result: &Value) -> Vec<Choice> {
+    let modes = session_result["modes"]["availableModes"].as_array();
+    for v in values.iter_mut().filter(|v| v.description.is_empty()) {
+        if let Some(mode) = modes
+            .into_iter()
+            .flatten()
+            .find(|m| m["id"].as_str() == Some(v.id.as_str()))
+        {
+            v.description = text(mode, "description");
+        }
+    }
+    values
+}
+
 fn config_options(session_result: &Value) -> impl Iterator<Item = &Value> {
     session_result["configOptions"]
         .as_array()
@@ -432,7 +455,7 @@ pub fn resolve_permission_mode(claude_mode: &str, session_result: &Value) -> Opt
                 })
         });
     let from_select = select.and_then(|opt| {
-        let (value, rung) = pick_in(&select_values(opt))?;
+        let (value, rung) = pick_in(&with_mode_descriptions(select_values(opt), session_result))?;
         let change = ModeChange::SetConfigOption {
             config_id: opt["id"].as_str().unwrap_or("mode").to_string(),
             value,

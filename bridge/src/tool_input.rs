@@ -141,7 +141,11 @@ fn from_structure(claude: &str, call: &Value) -> Option<Value> {
         "command" => (crate::call_fields::kind(call) == Some("execute"))
             .then(|| crate::call_fields::title(call))
             .flatten()
-            .filter(|t| t.contains(char::is_whitespace))
+            .and_then(|t| match code_span_at_start(t) {
+                Some(command) => Some(command),
+                None => Some(t).filter(|t| t.contains(char::is_whitespace)),
+            })
+            .filter(|t| !t.is_empty())
             // a title repeating another argument (its description) labels the call
             .filter(|t| {
                 !field(call, "rawInput")
@@ -151,6 +155,18 @@ fn from_structure(claude: &str, call: &Value) -> Option<Value> {
             .map(|t| Value::String(t.to_string())),
         _ => None,
     }
+}
+
+/// The text of a Markdown code span that opens `title` (``` `make test` (low) ```
+/// holds `make test`, the rest decorates it), or `None` when none does.
+fn code_span_at_start(title: &str) -> Option<&str> {
+    let rest = title.trim_start_matches('`');
+    let fence = &title[..title.len() - rest.len()];
+    if fence.is_empty() {
+        return None;
+    }
+    let end = rest.find(fence)?;
+    Some(rest[..end].trim())
 }
 
 /// A Claude field from a patch text among the arguments (see
@@ -541,6 +557,24 @@ mod tests {
                 "Bash",
                 json!({"kind": "execute", "title": "echo hi > Assets/A.cs", "rawInput": {"cwd": "/w"}}),
                 json!({"command": "echo hi > Assets/A.cs"}),
+            ),
+            (
+                "Bash from an execute title that opens with the command as a code span (Factory Droid's `cmd` (low))",
+                "Bash",
+                json!({"kind": "execute", "title": "`mkdir -p A && printf 'x' > A/F.cs` (low)", "rawInput": {"riskLevel": "low"}}),
+                json!({"command": "mkdir -p A && printf 'x' > A/F.cs"}),
+            ),
+            (
+                "a one-word command in a code span is a command",
+                "Bash",
+                json!({"kind": "execute", "title": "`ls`"}),
+                json!({"command": "ls"}),
+            ),
+            (
+                "an unclosed code span is the title as it is",
+                "Bash",
+                json!({"kind": "execute", "title": "`echo hi"}),
+                json!({"command": "`echo hi"}),
             ),
             (
                 "an execute title repeating the call's description is no command",

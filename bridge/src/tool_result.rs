@@ -400,6 +400,16 @@ fn base64_run(data: &[u8]) -> usize {
         .unwrap_or(data.len() - len)
 }
 
+/// A `Write` input (`file_path`, `content`) as the diff of a new file (see
+/// [`render_diff`]): the result of a write whose frames carry none.
+pub fn new_file_text(input: &Value) -> Option<String> {
+    let path = field(input, "file_path").as_str()?;
+    let content = field(input, "content").as_str()?;
+    Some(render_diff(
+        &serde_json::json!({"path": path, "newText": content}),
+    ))
+}
+
 /// A diff as text: the path, then removed lines with `-` and added ones with `+`.
 fn render_diff(item: &Value) -> String {
     let path = field(item, "path").as_str().unwrap_or("");

@@ -230,12 +230,19 @@ impl Bridge {
             let is_error = tool_result::is_error(call.fields());
             // **every result says what happened**: a refused or failed call
             // whose frames say nothing gets the refusal's text, or a failure
-            let stand_in = is_error.then(|| {
-                call.gate_denial
-                    .clone()
-                    .or_else(|| call.panel_denial.clone())
-                    .unwrap_or_else(|| FAILED_WITHOUT_TEXT.to_string())
-            });
+            let stand_in = if is_error {
+                Some(
+                    call.gate_denial
+                        .clone()
+                        .or_else(|| call.panel_denial.clone())
+                        .unwrap_or_else(|| FAILED_WITHOUT_TEXT.to_string()),
+                )
+            } else {
+                // a write that completed saying nothing shows the file it wrote
+                (call.name(&servers) == "Write")
+                    .then(|| tool_result::new_file_text(call.input(&servers)))
+                    .flatten()
+            };
             if let Some(target) = unasked_gated {
                 let note = if late {
                     script_gate::late_write_text(&target)
