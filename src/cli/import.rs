@@ -25,6 +25,10 @@ pub struct ImportArgs {
     /// Mark the recording synthetic, saying why (the tapped agent was a replay, not a real agent).
     #[arg(long, value_name = "WHY")]
     pub synthetic: Option<String>,
+    /// The tapped agent's model was the scripted model server of `acp-harness sandbox`
+    /// playing this scenario (the header then says `model_mode` stub).
+    #[arg(long, value_name = "SCENARIO")]
+    pub scripted_model: Option<String>,
     /// Show what would be written, and write nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -37,6 +41,7 @@ pub fn run(args: ImportArgs) -> anyhow::Result<ExitCode> {
         agent: args.agent,
         name: args.name,
         synthetic: args.synthetic,
+        scripted_model: args.scripted_model,
     })?;
     print!("{}", describe(&plan));
     if args.dry_run {

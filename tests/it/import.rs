@@ -539,3 +539,34 @@ fn a_tapped_denial_replays_green_and_a_broken_deny_rule_fails_it_with_a_golden_d
         case.transcript
     );
 }
+
+/// The corpus's tap of a live session (`.ci/tap-live`: the Python Agent SDK
+/// as the panel, `acp-bridge --tap`, the real codex-acp 2.6.0 in the
+/// recorder's sandbox) says where it came from and replays green; with the
+/// bridge's rule that reads codex-acp's wrapped `rawOutput` switched off,
+/// the panel is shown another tool result: a golden diff.
+#[test]
+fn the_live_tapped_session_replays_green_and_a_broken_tool_result_rule_fails_it_with_a_golden_diff()
+{
+    let path = repo().join("recordings/codex-acp/2.6.0/tap-live-unity-call.jsonl");
+    let recording = acp_harness::corpus::recording::read(&path).unwrap();
+    let from = &recording.header.extra["imported_from"];
+    assert_eq!(from["session"], "live", "{from}");
+    assert_eq!(from["model_script"], "unity-call-allowed", "{from}");
+    assert!(!recording.header.synthetic);
+    assert_eq!(recording.header.model_mode, "stub");
+    let corpus = Corpus::at(&repo());
+    let case = corpus.judge(&path);
+    assert!(case.passed(), "{:?}\n{}", case.statuses(), case.transcript);
+    let broken = acp_bridge::Compat {
+        mcp_raw_output_wrapper: false,
+        ..acp_bridge::Compat::default()
+    };
+    let case = corpus.judge_with(&path, broken);
+    assert_eq!(
+        case.statuses(),
+        vec![Status::GoldenDiff],
+        "{}",
+        case.transcript
+    );
+}

@@ -76,6 +76,9 @@ pub struct Request {
     /// Why the tapped session was no real one (its agent a replay, say):
     /// the recording is marked synthetic and says why.
     pub synthetic: Option<String>,
+    /// The scenario whose scripted model replies answered the tapped agent
+    /// (a session held in `acp-harness sandbox`), not a real model.
+    pub scripted_model: Option<String>,
 }
 
 /// An import worked out and checked, nothing written yet.
@@ -227,8 +230,19 @@ pub fn plan(req: &Request) -> Result<Plan, ImportError> {
         (None, true) => " (synthetic: not a real user's session)".into(),
         (None, false) => String::new(),
     };
+    let model = match &req.scripted_model {
+        Some(script) => format!(
+            "\nIts model was acp-harness's scripted model server playing scenario {script} (`acp-harness sandbox`)."
+        ),
+        None => String::new(),
+    };
+    let session = if synthetic.is_empty() {
+        "a live session"
+    } else {
+        "a session"
+    };
     let source = format!(
-        "Imported by `acp-harness import` from a tap of {agent} {version} ({tapped}){synthetic}.\n\
+        "Imported by `acp-harness import` from a tap of {session} with {agent} {version} ({tapped}){synthetic}.{model}\n\
          Replayed, never recorded: its prompts have no scripted model replies."
     );
     let scenario_text = panel::scenario_text(
@@ -264,6 +278,13 @@ pub fn plan(req: &Request) -> Result<Plan, ImportError> {
     if let Some(why) = &req.synthetic {
         header.synthetic = true;
         from.insert("synthetic".into(), Value::from(why.as_str()));
+    } else if !header.synthetic {
+        from.insert("session".into(), Value::from("live"));
+    }
+    if let Some(script) = &req.scripted_model {
+        named("--scripted-model", script)?;
+        header.model_mode = "stub".into();
+        from.insert("model_script".into(), Value::from(script.as_str()));
     }
     header
         .extra
