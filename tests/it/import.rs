@@ -570,3 +570,179 @@ fn the_live_tapped_session_replays_green_and_a_broken_tool_result_rule_fails_it_
         case.transcript
     );
 }
+
+/// `tap`'s lines as values, changed by `edit`, written to `name` beside it
+/// (events and trailer renumbered, so an inserted line is in order).
+fn edited_tap(tap: &Path, name: &str, edit: impl FnOnce(&mut Vec<Value>)) -> PathBuf {
+    let mut lines: Vec<Value> = std::fs::read_to_string(tap)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    edit(&mut lines);
+    let mut seq = 0;
+    for l in lines.iter_mut().skip(1) {
+        seq += 1;
+        l["seq"] = json!(seq);
+    }
+    let path = tap.with_file_name(format!("{name}.jsonl"));
+    let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+    std::fs::write(&path, text.join("\n") + "\n").unwrap();
+    path
+}
+
+/// The index of the first panel-leg line the panel sent that `pred` holds of.
+fn panel_line(lines: &[Value], pred: impl Fn(&Value) -> bool) -> usize {
+    lines
+        .iter()
+        .position(|l| {
+            l["leg"] == "stream-json"
+                && l["dir"] == "to_agent"
+                && serde_json::from_str::<Value>(l["raw"].as_str().unwrap_or(""))
+                    .is_ok_and(|v| pred(&v))
+        })
+        .expect("the tap has such a panel line")
+}
+
+fn edit_raw(line: &mut Value, edit: impl FnOnce(&mut Value)) {
+    let mut raw: Value = serde_json::from_str(line["raw"].as_str().unwrap()).unwrap();
+    edit(&mut raw);
+    line["raw"] = json!(raw.to_string());
+}
+
+/// What the tapped panel did beyond prompts, answers and interrupts becomes
+/// the imported scenario's too, so the replay's panel does it again: an
+/// image sent with a prompt, an input edited in a permission answer, the
+/// bridge's launch flags (both instructions kept apart, `--model`,
+/// `--permission-mode`, `--resume`) and a model change.
+#[test]
+fn a_tapped_image_edited_input_launch_flags_and_model_change_become_the_scenarios() {
+    use acp_harness::corpus::scenario::{LaunchSettings, Scenario, Step, panel_driver};
+    let dir = tempfile::tempdir().unwrap();
+    let tap = tap_a_session(dir.path());
+    const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+    let image_prompt = json!([{"type":"text","text":FIRST},
+        {"type":"image","source":{"type":"base64","media_type":"image/png","data":PNG}}]);
+    let edited = json!({"seconds": 1, "note": null});
+    type Edit = Box<dyn FnOnce(&mut Vec<Value>)>;
+    type Check = Box<dyn Fn(&Scenario)>;
+    // (case, how the tap changes, what the scenario then holds)
+    let cases: Vec<(&str, Edit, Check)> = vec![
+        (
+            "image",
+            Box::new({
+                let content = image_prompt.clone();
+                move |lines: &mut Vec<Value>| {
+                    let i = panel_line(lines, |v| v["type"] == "user");
+                    edit_raw(&mut lines[i], |v| v["message"]["content"] = content);
+                }
+            }),
+            Box::new({
+                let content = image_prompt.clone();
+                move |s: &Scenario| {
+                    let Step::Prompt(p) = &s.steps[0] else {
+                        panic!("{:?}", s.steps)
+                    };
+                    // the replay's panel sends what the tapped one sent
+                    let sent: Value = serde_json::from_str(&panel_driver::user_line(p)).unwrap();
+                    assert_eq!(sent["message"]["content"], content);
+                }
+            }),
+        ),
+        (
+            "edited input",
+            Box::new({
+                let edited = edited.clone();
+                move |lines: &mut Vec<Value>| {
+                    let i = panel_line(lines, |v| v["type"] == "control_response");
+                    edit_raw(&mut lines[i], |v| {
+                        v["response"]["response"]["updatedInput"] = edited
+                    });
+                }
+            }),
+            Box::new({
+                let edited = edited.clone();
+                move |s: &Scenario| {
+                    assert!(
+                        matches!(&s.steps[1], Step::Permission { updated_input: Some(u), .. } if *u == edited),
+                        "{:?}",
+                        s.steps[1]
+                    );
+                }
+            }),
+        ),
+        (
+            "launch flags",
+            Box::new(|lines: &mut Vec<Value>| {
+                lines[0]["launch"]["system_prompt"] = json!("Be brief.");
+                lines[0]["launch"]["append_system_prompt"] = json!("Then stop.");
+                lines[0]["launch"]["model"] = json!("model-b");
+                lines[0]["launch"]["permission_mode"] = json!("acceptEdits");
+                lines[0]["launch"]["resume_session_id"] = json!("sess-0");
+            }),
+            Box::new(|s: &Scenario| {
+                assert_eq!(s.system_prompt.as_deref(), Some("Be brief."));
+                assert_eq!(s.append_system_prompt.as_deref(), Some("Then stop."));
+                let launch = LaunchSettings {
+                    model: Some("model-b".into()),
+                    permission_mode: Some("acceptEdits".into()),
+                    resume_session: Some("sess-0".into()),
+                };
+                assert_eq!(s.launch, launch);
+                // the replayed bridge is launched with them
+                let header = acp_harness::corpus::recording::read(&repo().join(RECORDING))
+                    .unwrap()
+                    .header;
+                let spec = acp_harness::judging::replay::replayer::launch_spec(s, &header, None);
+                assert_eq!(spec.model.as_deref(), Some("model-b"));
+                assert_eq!(spec.permission_mode.as_deref(), Some("acceptEdits"));
+                assert_eq!(spec.resume_session_id.as_deref(), Some("sess-0"));
+                assert_eq!(spec.system_prompt.as_deref(), Some("Be brief."));
+                assert_eq!(spec.append_system_prompt.as_deref(), Some("Then stop."));
+            }),
+        ),
+        (
+            "model change",
+            Box::new(|lines: &mut Vec<Value>| {
+                let i = panel_line(lines, |v| {
+                    v["type"] == "user" && v["message"]["content"] == SECOND
+                });
+                let mut set = lines[i].clone();
+                set["raw"] = json!(
+                    json!({"type":"control_request","request_id":"req_9",
+                    "request":{"subtype":"set_model","model":"model-b"}})
+                    .to_string()
+                );
+                lines.insert(i, set);
+            }),
+            Box::new(|s: &Scenario| {
+                let kinds: Vec<&str> = s.steps.iter().map(|s| s.kind()).collect();
+                assert_eq!(
+                    kinds,
+                    ["prompt", "permission", "interrupt", "set_model", "prompt"]
+                );
+                assert_eq!(
+                    s.steps[3],
+                    Step::SetModel {
+                        model: "model-b".into()
+                    }
+                );
+            }),
+        ),
+    ];
+    for (case, edit, check) in cases {
+        let name = case.replace(' ', "-");
+        let edited = edited_tap(&tap, &name, edit);
+        let root = fresh_root(&dir.path().join(&name));
+        let out = import(&edited, &root, &[]);
+        assert_eq!(out.status.code(), Some(0), "{case}: {}", text(&out.stderr));
+        let scenario = acp_harness::corpus::scenario::find(root.join("scenarios"), &name)
+            .unwrap_or_else(|e| panic!("{case}: {e}"));
+        check(&scenario);
+        assert!(
+            !text(&out.stdout).contains("a scenario has no such key"),
+            "{case}: {}",
+            text(&out.stdout)
+        );
+    }
+}

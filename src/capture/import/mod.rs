@@ -20,7 +20,7 @@ use crate::atomic_file::AtomicFile;
 use crate::corpus::name::{self, NameError};
 use crate::corpus::recording::{self, Event, Leg, Line, Outcome, RecordingError, Trailer};
 use crate::corpus::scenario;
-pub use panel::{PanelStep, Unplaceable};
+pub use panel::{Image, PanelStep, Unplaceable};
 
 /// Header fields a tap adds to the recording format; a recording has none.
 const TAP_ONLY: &[&str] = &["tap", "bridge_version", "launch", "scrub_patterns"];
@@ -251,9 +251,11 @@ pub fn plan(req: &Request) -> Result<Plan, ImportError> {
             summary: &summary,
             source: &source,
             tools: &tools,
-            system_prompt: launch["custom_instructions"]
-                .as_str()
-                .filter(|s| !s.trim().is_empty()),
+            system_prompt: said(&launch["system_prompt"]),
+            append_system_prompt: said(&launch["append_system_prompt"]),
+            model: said(&launch["model"]),
+            permission_mode: said(&launch["permission_mode"]),
+            resume_session: said(&launch["resume_session_id"]),
             script_gate: launch["script_gate"].as_bool() == Some(true),
             results: leg.results,
         },
@@ -404,20 +406,14 @@ fn panel_leg_lines(events: &[Event]) -> usize {
     events.iter().filter(|e| e.leg == Leg::StreamJson).count()
 }
 
+/// A launch field's text, when it says something.
+fn said(v: &Value) -> Option<&str> {
+    v.as_str().filter(|s| !s.trim().is_empty())
+}
+
 /// What the tapped launch had that the replay's launch cannot give.
 fn launch_notes(launch: &Value) -> Vec<String> {
     let mut notes = Vec::new();
-    for (key, what) in [
-        ("model", "--model"),
-        ("permission_mode", "--permission-mode"),
-        ("resume_session_id", "--resume"),
-    ] {
-        if !launch[key].is_null() {
-            notes.push(format!(
-                "the bridge was launched with {what}; a scenario has no such key, so the replay launches without it (what the bridge then does not send the agent is a divergence)"
-            ));
-        }
-    }
     match launch["mcp"]["name"].as_str() {
         Some("unity-ops") => {}
         Some(other) => notes.push(format!(
