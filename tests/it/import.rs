@@ -614,7 +614,9 @@ fn edit_raw(line: &mut Value, edit: impl FnOnce(&mut Value)) {
 /// the imported scenario's too, so the replay's panel does it again: an
 /// image sent with a prompt, an input edited in a permission answer, the
 /// bridge's launch flags (both instructions kept apart, `--model`,
-/// `--permission-mode`, `--resume`) and a model change.
+/// `--permission-mode`, `--resume`), instructions in the panel's
+/// `initialize` (worked into the two as the bridge works them) and a model
+/// change.
 #[test]
 fn a_tapped_image_edited_input_launch_flags_and_model_change_become_the_scenarios() {
     use acp_harness::corpus::scenario::{LaunchSettings, Scenario, Step, panel_driver};
@@ -699,6 +701,43 @@ fn a_tapped_image_edited_input_launch_flags_and_model_change_become_the_scenario
                 assert_eq!(spec.resume_session_id.as_deref(), Some("sess-0"));
                 assert_eq!(spec.system_prompt.as_deref(), Some("Be brief."));
                 assert_eq!(spec.append_system_prompt.as_deref(), Some("Then stop."));
+            }),
+        ),
+        (
+            "instructions in the panel initialize",
+            Box::new(|lines: &mut Vec<Value>| {
+                lines[0]["launch"]["system_prompt"] = json!("From the launch.");
+                let i = panel_line(lines, |v| v["request"]["subtype"] == "initialize");
+                edit_raw(&mut lines[i], |v| {
+                    v["request"]["systemPrompt"] = json!(["From the SDK.", "Both parts."]);
+                    v["request"]["appendSystemPrompt"] = json!("And more.");
+                });
+            }),
+            Box::new(|s: &Scenario| {
+                // the panel's system prompt replaces the launch's, as in the bridge
+                assert_eq!(
+                    s.system_prompt.as_deref(),
+                    Some("From the SDK.\n\nBoth parts.")
+                );
+                assert_eq!(s.append_system_prompt.as_deref(), Some("And more."));
+            }),
+        ),
+        (
+            "an appended text in the panel initialize",
+            Box::new(|lines: &mut Vec<Value>| {
+                lines[0]["launch"]["system_prompt"] = json!("From the launch.");
+                lines[0]["launch"]["append_system_prompt"] = json!("Launch append.");
+                let i = panel_line(lines, |v| v["request"]["subtype"] == "initialize");
+                edit_raw(&mut lines[i], |v| {
+                    v["request"]["appendSystemPrompt"] = json!("SDK append.")
+                });
+            }),
+            Box::new(|s: &Scenario| {
+                assert_eq!(s.system_prompt.as_deref(), Some("From the launch."));
+                assert_eq!(
+                    s.append_system_prompt.as_deref(),
+                    Some("Launch append.\n\nSDK append.")
+                );
             }),
         ),
         (

@@ -245,14 +245,21 @@ pub fn plan(req: &Request) -> Result<Plan, ImportError> {
         "Imported by `acp-harness import` from a tap of {session} with {agent} {version} ({tapped}){synthetic}.{model}\n\
          Replayed, never recorded: its prompts have no scripted model replies."
     );
+    // the instructions in force, as the bridge worked them out from its
+    // launch and the panel's initialize; the replay gives both by flag
+    let instructions = leg.instructions.apply_to(&acp_bridge::LaunchSpec {
+        system_prompt: said(&launch["system_prompt"]).map(str::to_string),
+        append_system_prompt: said(&launch["append_system_prompt"]).map(str::to_string),
+        ..acp_bridge::LaunchSpec::default()
+    });
     let scenario_text = panel::scenario_text(
         &panel::ScenarioHead {
             name: &name,
             summary: &summary,
             source: &source,
             tools: &tools,
-            system_prompt: said(&launch["system_prompt"]),
-            append_system_prompt: said(&launch["append_system_prompt"]),
+            system_prompt: instructions.system.as_deref(),
+            append_system_prompt: instructions.append.as_deref(),
             model: said(&launch["model"]),
             permission_mode: said(&launch["permission_mode"]),
             resume_session: said(&launch["resume_session_id"]),

@@ -55,6 +55,9 @@ pub struct PanelLeg {
     pub tool_uses: Vec<String>,
     /// The `result` lines the panel was sent (one per turn).
     pub results: usize,
+    /// The instructions the panel's `initialize` carried (the TypeScript
+    /// Agent SDK sends its `systemPrompt` there), read as the bridge reads them.
+    pub instructions: acp_bridge::PanelInstructions,
     pub notes: Vec<String>,
 }
 
@@ -163,7 +166,12 @@ pub fn read(events: &[Event], line_of: impl Fn(usize) -> usize) -> Result<PanelL
                 }
             }
             "control_request" => match subtype {
-                "initialize" => {}
+                "initialize" => match acp_bridge::PanelInstructions::read(&v["request"]) {
+                    Ok(given) => leg.instructions.update(given),
+                    Err(e) => leg.notes.push(format!(
+                        "tap line {line}: the panel's initialize instructions are left out: {e}"
+                    )),
+                },
                 "interrupt" if turn.running => {
                     let at = turn.point().ok_or_else(|| Unplaceable {
                         line,
