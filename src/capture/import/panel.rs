@@ -226,6 +226,11 @@ pub fn read(events: &[Event], line_of: impl Fn(usize) -> usize) -> Result<PanelL
                     continue;
                 };
                 let decision = decision(&v["response"]);
+                if let Some(mode) = acp_bridge::PanelAnswer::parse(&v["response"]).set_mode {
+                    leg.notes.push(format!(
+                        "tap line {line}: the answer also switched the permission mode to {mode} (setMode); a permission step cannot say so, and the replay answers without it"
+                    ));
+                }
                 let sent = &v["response"]["response"]["updatedInput"];
                 let updated_input = (matches!(decision, Decision::Allow | Decision::AllowAlways)
                     && sent.is_object()
@@ -570,6 +575,37 @@ mod tests {
         );
         assert_eq!(leg.tool_uses, vec!["mcp__unity-ops__uap_ping"]);
         assert!(leg.notes[0].contains("`mcp_status`"), "{:?}", leg.notes);
+    }
+
+    #[test]
+    fn an_answer_that_also_switches_the_mode_is_named_in_the_notes() {
+        let events = vec![
+            ev(PANEL, user("Edit it.")),
+            ev(
+                BRIDGE,
+                json!({"type":"control_request","request_id":"acp-perm-1","request":{"subtype":"can_use_tool","tool_name":"Edit","input":{"a":1}}}),
+            ),
+            ev(
+                PANEL,
+                json!({"type":"control_response","response":{"subtype":"success","request_id":"acp-perm-1","response":{"behavior":"allow","updatedInput":{"a":1},"updatedPermissions":[{"type":"setMode","mode":"acceptEdits","destination":"session"}]}}}),
+            ),
+        ];
+        let leg = read(&events, |i| i + 2).unwrap();
+        assert_eq!(
+            leg.steps[1],
+            PanelStep::Permission {
+                decision: Decision::Allow,
+                tool: "Edit".into(),
+                updated_input: None
+            }
+        );
+        assert!(
+            leg.notes
+                .iter()
+                .any(|n| n.contains("tap line 4") && n.contains("acceptEdits")),
+            "{:?}",
+            leg.notes
+        );
     }
 
     #[test]
