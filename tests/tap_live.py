@@ -102,7 +102,14 @@ async def session(args) -> int:
             "CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK": "1",
         },
         stderr=lambda line: print(f"[bridge] {line}", file=sys.stderr),
+        # the panel's launch flags, as the SDK turns its options into them
+        model=args.model,
+        permission_mode=args.permission_mode,
     )
+    if args.append_system_prompt is not None:
+        options.system_prompt = {"type": "preset", "preset": "claude_code", "append": args.append_system_prompt}
+    elif args.system_prompt is not None:
+        options.system_prompt = args.system_prompt
     results: list[ResultMessage] = []
     tool_uses: list[str] = []
     async with ClaudeSDKClient(options=options) as client:
@@ -135,6 +142,10 @@ def main() -> int:
     p.add_argument("--bridge", required=True, help="the acp-bridge executable")
     p.add_argument("--scenario", required=True, help="the scenario file whose panel side to play")
     p.add_argument("--tap", required=True, help="where the tap goes (must not exist)")
+    p.add_argument("--model", help="the SDK's model option (the bridge's --model)")
+    p.add_argument("--permission-mode", help="the SDK's permission_mode option (--permission-mode)")
+    p.add_argument("--system-prompt", help="the SDK's system_prompt option (--system-prompt)")
+    p.add_argument("--append-system-prompt", help="appended to the preset prompt (--append-system-prompt)")
     return asyncio.run(session(p.parse_args()))
 
 

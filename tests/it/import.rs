@@ -785,3 +785,59 @@ fn a_tapped_image_edited_input_launch_flags_and_model_change_become_the_scenario
         );
     }
 }
+
+/// The corpus's tap of a live session whose panel launched the bridge with
+/// `--model`, `--permission-mode` and `--append-system-prompt` (the Python
+/// Agent SDK's options; `.ci/tap-live ... tap-live-launch-flags --model
+/// 'gpt-5.5[low]' --permission-mode bypassPermissions
+/// --append-system-prompt ...`) replays green because its scenario carries
+/// them; without them the replayed bridge asks the real agent's recording
+/// something else: a divergence.
+#[test]
+fn the_live_tapped_launch_flags_replay_green_and_without_them_the_replay_diverges() {
+    let name = "tap-live-launch-flags";
+    let recording = format!("recordings/codex-acp/2.6.0/{name}.jsonl");
+    let case = Corpus::at(&repo()).judge(&repo().join(&recording));
+    assert!(case.passed(), "{:?}\n{}", case.statuses(), case.transcript);
+    for (frame, why) in [
+        ("session/set_model", "--model"),
+        ("session/set_config_option", "--permission-mode"),
+        ("\"mode\":\"append\"", "--append-system-prompt"),
+    ] {
+        assert!(
+            case.transcript.contains(frame),
+            "{why}: no {frame} in\n{}",
+            case.transcript
+        );
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let root = fresh_root(dir.path());
+    let scenario = std::fs::read_to_string(repo().join(format!("scenarios/{name}.toml"))).unwrap();
+    let stripped: String = scenario
+        .lines()
+        .filter(|l| {
+            ![
+                "[launch]",
+                "model =",
+                "permission_mode =",
+                "append_system_prompt =",
+            ]
+            .iter()
+            .any(|k| l.starts_with(k))
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_ne!(stripped, scenario);
+    std::fs::write(root.join(format!("scenarios/{name}.toml")), stripped).unwrap();
+    let copy = root.join(&recording);
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    std::fs::copy(repo().join(&recording), &copy).unwrap();
+    let case = Corpus::at(&root).judge(&copy);
+    assert!(case.divergences > 0, "{}", case.transcript);
+    assert!(
+        case.statuses().contains(&Status::Divergence),
+        "{:?}",
+        case.statuses()
+    );
+}
