@@ -24,6 +24,8 @@ enum Command {
     Install(acp_harness::cli::install::InstallArgs),
     /// Run a scenario against a real agent and write a recording.
     Record(acp_harness::cli::record::RecordArgs),
+    /// Run a panel command in front of a real agent in the recorder's sandbox (loopback only, scripted model).
+    Sandbox(acp_harness::cli::sandbox::SandboxArgs),
     /// Replay a recording (or a directory of them) through the bridge; print the transcript and the golden diff.
     Replay(acp_harness::cli::replay::ReplayArgs),
     /// Replay the whole corpus and print a table of agent x version x scenario.
@@ -55,6 +57,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Install(args) => acp_harness::cli::install::run(args),
         Command::Record(args) => acp_harness::cli::record::run(args),
+        Command::Sandbox(args) => acp_harness::cli::sandbox::run(args),
         Command::Replay(args) => acp_harness::cli::replay::run(args),
         Command::Check(args) => acp_harness::cli::check::run(args),
         Command::Conformance(args) => acp_harness::cli::conformance::run(args),

@@ -24,12 +24,13 @@ mod agent_input;
 mod handshake;
 mod line_cap;
 mod panel_initialize;
+pub use panel_initialize::{PanelInstructions, SessionInstructions};
 mod panel_input;
 mod panel_queries;
 mod session_notes;
 mod turn_output;
 
-use panel_initialize::{InitializeAsk, InitializeServers, PanelInstructions, SessionInstructions};
+use panel_initialize::{InitializeAsk, InitializeServers};
 
 /// How long the agent may take to answer each handshake request
 /// (`initialize`, `session/new|load`, `authenticate`).

@@ -23,7 +23,10 @@ pub mod tool_result;
 mod turn;
 mod update_frame;
 
-pub use crate::core::{Bridge, CONTROL_TIMEOUT, DEFAULT_CANCEL_GRACE, HANDSHAKE_TIMEOUT, Output};
+pub use crate::core::{
+    Bridge, CONTROL_TIMEOUT, DEFAULT_CANCEL_GRACE, HANDSHAKE_TIMEOUT, Output, PanelInstructions,
+    SessionInstructions,
+};
 pub use crate::ids::{CounterIds, IdSource};
 pub use crate::launch::{Compat, LaunchSpec, McpEndpoint};
 pub use crate::permission::PanelAnswer;

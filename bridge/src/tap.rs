@@ -168,7 +168,8 @@ impl<W: Write> TapEncoder<W> {
         let launch = json!({
             "model": spec.model,
             "permission_mode": spec.permission_mode,
-            "custom_instructions": spec.custom_instructions().as_deref().map(&mut s),
+            "system_prompt": spec.system_prompt.as_deref().map(&mut s),
+            "append_system_prompt": spec.append_system_prompt.as_deref().map(&mut s),
             "resume_session_id": spec.resume_session_id,
             "auth_method": spec.auth_method,
             "script_gate": spec.script_gate,
@@ -533,5 +534,28 @@ mod tests {
             tap.header.is_none(),
             "the header went out without agent_info"
         );
+    }
+
+    #[test]
+    fn the_header_keeps_the_system_prompt_and_the_appended_one_apart() {
+        let mut tapped = session();
+        tapped.launch.system_prompt = Some("Be terse.".into());
+        tapped.launch.append_system_prompt = Some("Then stop.".into());
+        tapped.launch.model = Some("model-b".into());
+        let mut tap = TapEncoder::new(tapped, Scrubber::builder().build(), Some(Vec::new()), None);
+        let answer =
+            r#"{"jsonrpc":"2.0","id":0,"result":{"agentInfo":{"name":"a","version":"1.0.0"}}}"#;
+        tap.line(0, Way::BridgeToAgent, INIT).unwrap();
+        tap.line(1, Way::AgentToBridge, answer).unwrap();
+        let out = tap
+            .finish(2, TapEnd::default(), Vec::new())
+            .unwrap()
+            .unwrap();
+        let header: Value =
+            serde_json::from_str(String::from_utf8(out).unwrap().lines().next().unwrap()).unwrap();
+        let launch = &header["launch"];
+        assert_eq!(launch["system_prompt"], "Be terse.");
+        assert_eq!(launch["append_system_prompt"], "Then stop.");
+        assert_eq!(launch["model"], "model-b");
     }
 }

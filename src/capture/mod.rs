@@ -1,4 +1,4 @@
-//! Capturing a recording: the record command, importing a tapped session, the scripted model server, the minimal ACP client, isolation and interrupts.
+//! Capturing a recording: the record command, the sandbox a real panel runs an agent in, importing a tapped session, the scripted model server, the minimal ACP client, isolation and interrupts.
 
 pub mod acp_client;
 pub mod import;
@@ -6,3 +6,4 @@ pub mod interrupt;
 pub mod isolation;
 pub mod model_server;
 pub mod record;
+pub mod sandbox;

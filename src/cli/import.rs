@@ -25,6 +25,10 @@ pub struct ImportArgs {
     /// Mark the recording synthetic, saying why (the tapped agent was a replay, not a real agent).
     #[arg(long, value_name = "WHY")]
     pub synthetic: Option<String>,
+    /// The tapped agent's model was the scripted model server of `acp-harness sandbox`
+    /// playing this scenario (the header then says `model_mode` stub).
+    #[arg(long, value_name = "SCENARIO")]
+    pub scripted_model: Option<String>,
     /// Show what would be written, and write nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -37,6 +41,7 @@ pub fn run(args: ImportArgs) -> anyhow::Result<ExitCode> {
         agent: args.agent,
         name: args.name,
         synthetic: args.synthetic,
+        scripted_model: args.scripted_model,
     })?;
     print!("{}", describe(&plan));
     if args.dry_run {
@@ -74,15 +79,27 @@ fn describe(plan: &Plan) -> String {
     let mut prompts = Vec::new();
     let mut answers = Vec::new();
     let mut other = Vec::new();
+    let with_images = |text: &str, images: &[crate::capture::import::Image]| match images.len() {
+        0 => format!("{:?}", shorten(text)),
+        n => format!("{:?} (+{n} image(s))", shorten(text)),
+    };
     for step in &plan.steps {
         match step {
-            PanelStep::Prompt { text } => prompts.push(format!("{:?}", shorten(text))),
-            PanelStep::Steer { at, text } => {
-                prompts.push(format!("{:?} (steered at {at})", shorten(text)))
+            PanelStep::Prompt { text, images } => prompts.push(with_images(text, images)),
+            PanelStep::Steer { at, text, images } => {
+                prompts.push(format!("{} (steered at {at})", with_images(text, images)))
             }
-            PanelStep::Permission { decision, tool } => answers.push(format!("{tool}: {decision}")),
+            PanelStep::Permission {
+                decision,
+                tool,
+                updated_input,
+            } => answers.push(match updated_input {
+                Some(_) => format!("{tool}: {decision}, with the input edited"),
+                None => format!("{tool}: {decision}"),
+            }),
             PanelStep::Interrupt { at } => other.push(format!("interrupt at {at}")),
             PanelStep::SetMode { mode } => other.push(format!("set_mode {mode}")),
+            PanelStep::SetModel { model } => other.push(format!("set_model {model}")),
         }
     }
     let list = |out: &mut String, title: &str, items: &[String]| {

@@ -18,5 +18,6 @@ pub mod record;
 pub mod registry;
 pub mod replay;
 pub mod report;
+pub mod sandbox;
 pub mod selection;
 pub mod update;

@@ -539,3 +539,305 @@ fn a_tapped_denial_replays_green_and_a_broken_deny_rule_fails_it_with_a_golden_d
         case.transcript
     );
 }
+
+/// The corpus's tap of a live session (`.ci/tap-live`: the Python Agent SDK
+/// as the panel, `acp-bridge --tap`, the real codex-acp 2.6.0 in the
+/// recorder's sandbox) says where it came from and replays green; with the
+/// bridge's rule that reads codex-acp's wrapped `rawOutput` switched off,
+/// the panel is shown another tool result: a golden diff.
+#[test]
+fn the_live_tapped_session_replays_green_and_a_broken_tool_result_rule_fails_it_with_a_golden_diff()
+{
+    let path = repo().join("recordings/codex-acp/2.6.0/tap-live-unity-call.jsonl");
+    let recording = acp_harness::corpus::recording::read(&path).unwrap();
+    let from = &recording.header.extra["imported_from"];
+    assert_eq!(from["session"], "live", "{from}");
+    assert_eq!(from["model_script"], "unity-call-allowed", "{from}");
+    assert!(!recording.header.synthetic);
+    assert_eq!(recording.header.model_mode, "stub");
+    let corpus = Corpus::at(&repo());
+    let case = corpus.judge(&path);
+    assert!(case.passed(), "{:?}\n{}", case.statuses(), case.transcript);
+    let broken = acp_bridge::Compat {
+        mcp_raw_output_wrapper: false,
+        ..acp_bridge::Compat::default()
+    };
+    let case = corpus.judge_with(&path, broken);
+    assert_eq!(
+        case.statuses(),
+        vec![Status::GoldenDiff],
+        "{}",
+        case.transcript
+    );
+}
+
+/// `tap`'s lines as values, changed by `edit`, written to `name` beside it
+/// (events and trailer renumbered, so an inserted line is in order).
+fn edited_tap(tap: &Path, name: &str, edit: impl FnOnce(&mut Vec<Value>)) -> PathBuf {
+    let mut lines: Vec<Value> = std::fs::read_to_string(tap)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    edit(&mut lines);
+    let mut seq = 0;
+    for l in lines.iter_mut().skip(1) {
+        seq += 1;
+        l["seq"] = json!(seq);
+    }
+    let path = tap.with_file_name(format!("{name}.jsonl"));
+    let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+    std::fs::write(&path, text.join("\n") + "\n").unwrap();
+    path
+}
+
+/// The index of the first panel-leg line the panel sent that `pred` holds of.
+fn panel_line(lines: &[Value], pred: impl Fn(&Value) -> bool) -> usize {
+    lines
+        .iter()
+        .position(|l| {
+            l["leg"] == "stream-json"
+                && l["dir"] == "to_agent"
+                && serde_json::from_str::<Value>(l["raw"].as_str().unwrap_or(""))
+                    .is_ok_and(|v| pred(&v))
+        })
+        .expect("the tap has such a panel line")
+}
+
+fn edit_raw(line: &mut Value, edit: impl FnOnce(&mut Value)) {
+    let mut raw: Value = serde_json::from_str(line["raw"].as_str().unwrap()).unwrap();
+    edit(&mut raw);
+    line["raw"] = json!(raw.to_string());
+}
+
+/// What the tapped panel did beyond prompts, answers and interrupts becomes
+/// the imported scenario's too, so the replay's panel does it again: an
+/// image sent with a prompt, an input edited in a permission answer, the
+/// bridge's launch flags (both instructions kept apart, `--model`,
+/// `--permission-mode`, `--resume`), instructions in the panel's
+/// `initialize` (worked into the two as the bridge works them) and a model
+/// change.
+#[test]
+fn a_tapped_image_edited_input_launch_flags_and_model_change_become_the_scenarios() {
+    use acp_harness::corpus::scenario::{LaunchSettings, Scenario, Step, panel_driver};
+    let dir = tempfile::tempdir().unwrap();
+    let tap = tap_a_session(dir.path());
+    const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+    let image_prompt = json!([{"type":"text","text":FIRST},
+        {"type":"image","source":{"type":"base64","media_type":"image/png","data":PNG}}]);
+    let edited = json!({"seconds": 1, "note": null});
+    type Edit = Box<dyn FnOnce(&mut Vec<Value>)>;
+    type Check = Box<dyn Fn(&Scenario)>;
+    // (case, how the tap changes, what the scenario then holds)
+    let cases: Vec<(&str, Edit, Check)> = vec![
+        (
+            "image",
+            Box::new({
+                let content = image_prompt.clone();
+                move |lines: &mut Vec<Value>| {
+                    let i = panel_line(lines, |v| v["type"] == "user");
+                    edit_raw(&mut lines[i], |v| v["message"]["content"] = content);
+                }
+            }),
+            Box::new({
+                let content = image_prompt.clone();
+                move |s: &Scenario| {
+                    let Step::Prompt(p) = &s.steps[0] else {
+                        panic!("{:?}", s.steps)
+                    };
+                    // the replay's panel sends what the tapped one sent
+                    let sent: Value = serde_json::from_str(&panel_driver::user_line(p)).unwrap();
+                    assert_eq!(sent["message"]["content"], content);
+                }
+            }),
+        ),
+        (
+            "edited input",
+            Box::new({
+                let edited = edited.clone();
+                move |lines: &mut Vec<Value>| {
+                    let i = panel_line(lines, |v| v["type"] == "control_response");
+                    edit_raw(&mut lines[i], |v| {
+                        v["response"]["response"]["updatedInput"] = edited
+                    });
+                }
+            }),
+            Box::new({
+                let edited = edited.clone();
+                move |s: &Scenario| {
+                    assert!(
+                        matches!(&s.steps[1], Step::Permission { updated_input: Some(u), .. } if *u == edited),
+                        "{:?}",
+                        s.steps[1]
+                    );
+                }
+            }),
+        ),
+        (
+            "launch flags",
+            Box::new(|lines: &mut Vec<Value>| {
+                lines[0]["launch"]["system_prompt"] = json!("Be brief.");
+                lines[0]["launch"]["append_system_prompt"] = json!("Then stop.");
+                lines[0]["launch"]["model"] = json!("model-b");
+                lines[0]["launch"]["permission_mode"] = json!("acceptEdits");
+                lines[0]["launch"]["resume_session_id"] = json!("sess-0");
+            }),
+            Box::new(|s: &Scenario| {
+                assert_eq!(s.system_prompt.as_deref(), Some("Be brief."));
+                assert_eq!(s.append_system_prompt.as_deref(), Some("Then stop."));
+                let launch = LaunchSettings {
+                    model: Some("model-b".into()),
+                    permission_mode: Some("acceptEdits".into()),
+                    resume_session: Some("sess-0".into()),
+                };
+                assert_eq!(s.launch, launch);
+                // the replayed bridge is launched with them
+                let header = acp_harness::corpus::recording::read(&repo().join(RECORDING))
+                    .unwrap()
+                    .header;
+                let spec = acp_harness::judging::replay::replayer::launch_spec(s, &header, None);
+                assert_eq!(spec.model.as_deref(), Some("model-b"));
+                assert_eq!(spec.permission_mode.as_deref(), Some("acceptEdits"));
+                assert_eq!(spec.resume_session_id.as_deref(), Some("sess-0"));
+                assert_eq!(spec.system_prompt.as_deref(), Some("Be brief."));
+                assert_eq!(spec.append_system_prompt.as_deref(), Some("Then stop."));
+            }),
+        ),
+        (
+            "instructions in the panel initialize",
+            Box::new(|lines: &mut Vec<Value>| {
+                lines[0]["launch"]["system_prompt"] = json!("From the launch.");
+                let i = panel_line(lines, |v| v["request"]["subtype"] == "initialize");
+                edit_raw(&mut lines[i], |v| {
+                    v["request"]["systemPrompt"] = json!(["From the SDK.", "Both parts."]);
+                    v["request"]["appendSystemPrompt"] = json!("And more.");
+                });
+            }),
+            Box::new(|s: &Scenario| {
+                // the panel's system prompt replaces the launch's, as in the bridge
+                assert_eq!(
+                    s.system_prompt.as_deref(),
+                    Some("From the SDK.\n\nBoth parts.")
+                );
+                assert_eq!(s.append_system_prompt.as_deref(), Some("And more."));
+            }),
+        ),
+        (
+            "an appended text in the panel initialize",
+            Box::new(|lines: &mut Vec<Value>| {
+                lines[0]["launch"]["system_prompt"] = json!("From the launch.");
+                lines[0]["launch"]["append_system_prompt"] = json!("Launch append.");
+                let i = panel_line(lines, |v| v["request"]["subtype"] == "initialize");
+                edit_raw(&mut lines[i], |v| {
+                    v["request"]["appendSystemPrompt"] = json!("SDK append.")
+                });
+            }),
+            Box::new(|s: &Scenario| {
+                assert_eq!(s.system_prompt.as_deref(), Some("From the launch."));
+                assert_eq!(
+                    s.append_system_prompt.as_deref(),
+                    Some("Launch append.\n\nSDK append.")
+                );
+            }),
+        ),
+        (
+            "model change",
+            Box::new(|lines: &mut Vec<Value>| {
+                let i = panel_line(lines, |v| {
+                    v["type"] == "user" && v["message"]["content"] == SECOND
+                });
+                let mut set = lines[i].clone();
+                set["raw"] = json!(
+                    json!({"type":"control_request","request_id":"req_9",
+                    "request":{"subtype":"set_model","model":"model-b"}})
+                    .to_string()
+                );
+                lines.insert(i, set);
+            }),
+            Box::new(|s: &Scenario| {
+                let kinds: Vec<&str> = s.steps.iter().map(|s| s.kind()).collect();
+                assert_eq!(
+                    kinds,
+                    ["prompt", "permission", "interrupt", "set_model", "prompt"]
+                );
+                assert_eq!(
+                    s.steps[3],
+                    Step::SetModel {
+                        model: "model-b".into()
+                    }
+                );
+            }),
+        ),
+    ];
+    for (case, edit, check) in cases {
+        let name = case.replace(' ', "-");
+        let edited = edited_tap(&tap, &name, edit);
+        let root = fresh_root(&dir.path().join(&name));
+        let out = import(&edited, &root, &[]);
+        assert_eq!(out.status.code(), Some(0), "{case}: {}", text(&out.stderr));
+        let scenario = acp_harness::corpus::scenario::find(root.join("scenarios"), &name)
+            .unwrap_or_else(|e| panic!("{case}: {e}"));
+        check(&scenario);
+        assert!(
+            !text(&out.stdout).contains("a scenario has no such key"),
+            "{case}: {}",
+            text(&out.stdout)
+        );
+    }
+}
+
+/// The corpus's tap of a live session whose panel launched the bridge with
+/// `--model`, `--permission-mode` and `--append-system-prompt` (the Python
+/// Agent SDK's options; `.ci/tap-live ... tap-live-launch-flags --model
+/// 'gpt-5.5[low]' --permission-mode bypassPermissions
+/// --append-system-prompt ...`) replays green because its scenario carries
+/// them; without them the replayed bridge asks the real agent's recording
+/// something else: a divergence.
+#[test]
+fn the_live_tapped_launch_flags_replay_green_and_without_them_the_replay_diverges() {
+    let name = "tap-live-launch-flags";
+    let recording = format!("recordings/codex-acp/2.6.0/{name}.jsonl");
+    let case = Corpus::at(&repo()).judge(&repo().join(&recording));
+    assert!(case.passed(), "{:?}\n{}", case.statuses(), case.transcript);
+    for (frame, why) in [
+        ("session/set_model", "--model"),
+        ("session/set_config_option", "--permission-mode"),
+        ("\"mode\":\"append\"", "--append-system-prompt"),
+    ] {
+        assert!(
+            case.transcript.contains(frame),
+            "{why}: no {frame} in\n{}",
+            case.transcript
+        );
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let root = fresh_root(dir.path());
+    let scenario = std::fs::read_to_string(repo().join(format!("scenarios/{name}.toml"))).unwrap();
+    let stripped: String = scenario
+        .lines()
+        .filter(|l| {
+            ![
+                "[launch]",
+                "model =",
+                "permission_mode =",
+                "append_system_prompt =",
+            ]
+            .iter()
+            .any(|k| l.starts_with(k))
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_ne!(stripped, scenario);
+    std::fs::write(root.join(format!("scenarios/{name}.toml")), stripped).unwrap();
+    let copy = root.join(&recording);
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    std::fs::copy(repo().join(&recording), &copy).unwrap();
+    let case = Corpus::at(&root).judge(&copy);
+    assert!(case.divergences > 0, "{}", case.transcript);
+    assert!(
+        case.statuses().contains(&Status::Divergence),
+        "{:?}",
+        case.statuses()
+    );
+}

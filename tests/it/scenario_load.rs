@@ -58,7 +58,8 @@ fn unity_call_allowed_parses_into_the_documented_types() {
         s.steps[1],
         Step::Permission {
             decision: Decision::Allow,
-            option_id: None
+            option_id: None,
+            updated_input: None
         }
     );
     let e = &s.expect[0];
@@ -306,6 +307,69 @@ const BAD: &[(&str, &str, usize, &str, &str)] = &[
         "give `dir",
     ),
     (
+        "a launch setting outside an imported scenario",
+        "name = \"t\"\nsummary = \"s\"\n[launch]\nmodel = \"m\"\n[[step]]\npanel = \"resume\"\n",
+        3,
+        "launch",
+        "belongs to an imported scenario",
+    ),
+    (
+        "append_system_prompt outside an imported scenario",
+        "name = \"t\"\nsummary = \"s\"\nappend_system_prompt = \"x\"\n[[step]]\npanel = \"resume\"\n",
+        3,
+        "append_system_prompt",
+        "belongs to an imported scenario",
+    ),
+    (
+        "set_model outside an imported scenario",
+        "name = \"t\"\nsummary = \"s\"\n[[step]]\npanel = \"set_model\"\nmodel_id = \"m\"\n",
+        4,
+        "step[0].panel",
+        "belongs to an imported scenario",
+    ),
+    (
+        "set_model without model_id",
+        "name = \"t\"\nsummary = \"s\"\nimported = true\n[[step]]\npanel = \"set_model\"\n",
+        4,
+        "step[0].model_id",
+        "needs `model_id`",
+    ),
+    (
+        "updated_input outside an imported scenario",
+        "name = \"t\"\nsummary = \"s\"\ntools = [\"uap_ping\"]\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step.model]]\ntext = \"x\"\n[[step]]\npanel = \"permission\"\ndecision = \"allow\"\nupdated_input = '{}'\n",
+        12,
+        "step[1].updated_input",
+        "belongs to an imported scenario",
+    ),
+    (
+        "updated_input that is no JSON object",
+        "name = \"t\"\nsummary = \"s\"\nimported = true\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step]]\npanel = \"permission\"\ndecision = \"allow\"\nupdated_input = '[1]'\n",
+        10,
+        "step[1].updated_input",
+        "must be a JSON object",
+    ),
+    (
+        "updated_input on a denial",
+        "name = \"t\"\nsummary = \"s\"\nimported = true\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n[[step]]\npanel = \"permission\"\ndecision = \"deny\"\nupdated_input = '{}'\n",
+        10,
+        "step[1].updated_input",
+        "only an allowing answer",
+    ),
+    (
+        "inline image data that is not base64",
+        "name = \"t\"\nsummary = \"s\"\nimported = true\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\nimages = [{ media_type = \"image/png\", data = \"%%\" }]\n",
+        7,
+        "step[0].images[0].data",
+        "not standard base64",
+    ),
+    (
+        "inline image data without its media type",
+        "name = \"t\"\nsummary = \"s\"\nimported = true\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\nimages = [{ data = \"iVBO\" }]\n",
+        7,
+        "step[0].images[0].media_type",
+        "needs its `media_type`",
+    ),
+    (
         "toml syntax error",
         "name = \"t\"\nsummary = \n",
         2,
@@ -391,6 +455,45 @@ fn an_imported_scenario_has_prompts_without_model_replies_that_may_repeat() {
             .unwrap()
             .imported
     );
+}
+
+/// What a tapped panel did that only a replayed panel can do again: its
+/// launch flags, the appended instructions, an edited input, a model change.
+#[test]
+fn an_imported_scenario_carries_the_tapped_launch_an_edited_input_and_a_model_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.toml");
+    let text = "name = \"t\"\nsummary = \"s\"\nimported = true\nsystem_prompt = \"A\"\nappend_system_prompt = \"B\"\n\
+        [launch]\nmodel = \"m1\"\npermission_mode = \"acceptEdits\"\nresume_session = \"sess-9\"\n\
+        [[step]]\npanel = \"prompt\"\ntext = \"look\"\nimages = [{ media_type = \"image/png\", data = \"iVBORw0KGgo=\" }]\n\
+        [[step]]\npanel = \"permission\"\ndecision = \"allow\"\nupdated_input = '{\"command\":\"ls -a\",\"x\":null}'\n\
+        [[step]]\npanel = \"set_model\"\nmodel_id = \"m2\"\n";
+    std::fs::write(&path, text).unwrap();
+    let s = scenario::load(&path).unwrap();
+    assert_eq!(s.system_prompt.as_deref(), Some("A"));
+    assert_eq!(s.append_system_prompt.as_deref(), Some("B"));
+    assert_eq!(
+        s.launch,
+        scenario::LaunchSettings {
+            model: Some("m1".into()),
+            permission_mode: Some("acceptEdits".into()),
+            resume_session: Some("sess-9".into()),
+        }
+    );
+    let Step::Prompt(p) = &s.steps[0] else {
+        panic!("{:?}", s.steps[0])
+    };
+    assert_eq!(p.images[0].media_type, "image/png");
+    assert_eq!(p.images[0].data_base64, "iVBORw0KGgo=");
+    assert_eq!(
+        s.steps[1],
+        Step::Permission {
+            decision: Decision::Allow,
+            option_id: None,
+            updated_input: Some(serde_json::json!({"command": "ls -a", "x": null}))
+        }
+    );
+    assert_eq!(s.steps[2], Step::SetModel { model: "m2".into() });
 }
 
 /// The README's examples, joined in order, form one valid scenario that

@@ -249,7 +249,7 @@ impl Bridge {
 /// An empty `systemPrompt` (the TS SDK sends `""` when its user set none)
 /// counts as not given, so the launch spec's instructions stay.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(super) struct PanelInstructions {
+pub struct PanelInstructions {
     system_prompt: Option<String>,
     append: Option<String>,
 }
@@ -259,7 +259,7 @@ impl PanelInstructions {
     /// blank lines, or the `{"type":"preset","append":...}` form) and
     /// `request.appendSystemPrompt`; a field of another shape is an error
     /// naming it, as a malformed `mcpServers` is.
-    pub(super) fn read(req: &Value) -> Result<PanelInstructions, String> {
+    pub fn read(req: &Value) -> Result<PanelInstructions, String> {
         let text = |field: &str, v: &Value| -> Result<Option<String>, String> {
             let joined = match v {
                 Value::Null => return Ok(None),
@@ -314,7 +314,7 @@ impl PanelInstructions {
     }
 
     /// A later `initialize` replaces the fields it carries.
-    pub(super) fn update(&mut self, later: PanelInstructions) {
+    pub fn update(&mut self, later: PanelInstructions) {
         if later.system_prompt.is_some() {
             self.system_prompt = later.system_prompt;
         }
@@ -327,7 +327,7 @@ impl PanelInstructions {
     /// parts: the system prompt (the panel's, which drops the launch's
     /// appended text with its system prompt, else the launch's) and the
     /// text appended to it.
-    pub(super) fn apply_to(&self, spec: &LaunchSpec) -> SessionInstructions {
+    pub fn apply_to(&self, spec: &LaunchSpec) -> SessionInstructions {
         let non_empty = |t: Option<&String>| t.filter(|t| !t.is_empty()).cloned();
         match &self.system_prompt {
             Some(panel) => SessionInstructions {
@@ -348,9 +348,9 @@ impl PanelInstructions {
 /// A session's custom instructions: `system` replaces the agent's default
 /// instructions, `append` follows them.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(super) struct SessionInstructions {
-    pub(super) system: Option<String>,
-    pub(super) append: Option<String>,
+pub struct SessionInstructions {
+    pub system: Option<String>,
+    pub append: Option<String>,
 }
 
 impl SessionInstructions {

@@ -196,7 +196,8 @@ fn a_tap_holds_every_line_of_both_legs_in_order() {
             "{}",
             h["date"]
         );
-        assert_eq!(h["launch"]["custom_instructions"], "Be terse.");
+        assert_eq!(h["launch"]["system_prompt"], "Be terse.");
+        assert_eq!(h["launch"]["append_system_prompt"], Value::Null);
         assert_eq!(h["launch"]["mcp"]["url"], "<mcp-url>");
 
         // the panel leg: exactly what the panel sent and read, in order

@@ -20,7 +20,7 @@ use crate::atomic_file::AtomicFile;
 use crate::corpus::name::{self, NameError};
 use crate::corpus::recording::{self, Event, Leg, Line, Outcome, RecordingError, Trailer};
 use crate::corpus::scenario;
-pub use panel::{PanelStep, Unplaceable};
+pub use panel::{Image, PanelStep, Unplaceable};
 
 /// Header fields a tap adds to the recording format; a recording has none.
 const TAP_ONLY: &[&str] = &["tap", "bridge_version", "launch", "scrub_patterns"];
@@ -76,6 +76,9 @@ pub struct Request {
     /// Why the tapped session was no real one (its agent a replay, say):
     /// the recording is marked synthetic and says why.
     pub synthetic: Option<String>,
+    /// The scenario whose scripted model replies answered the tapped agent
+    /// (a session held in `acp-harness sandbox`), not a real model.
+    pub scripted_model: Option<String>,
 }
 
 /// An import worked out and checked, nothing written yet.
@@ -227,19 +230,39 @@ pub fn plan(req: &Request) -> Result<Plan, ImportError> {
         (None, true) => " (synthetic: not a real user's session)".into(),
         (None, false) => String::new(),
     };
+    let model = match &req.scripted_model {
+        Some(script) => format!(
+            "\nIts model was acp-harness's scripted model server playing scenario {script} (`acp-harness sandbox`)."
+        ),
+        None => String::new(),
+    };
+    let session = if synthetic.is_empty() {
+        "a live session"
+    } else {
+        "a session"
+    };
     let source = format!(
-        "Imported by `acp-harness import` from a tap of {agent} {version} ({tapped}){synthetic}.\n\
+        "Imported by `acp-harness import` from a tap of {session} with {agent} {version} ({tapped}){synthetic}.{model}\n\
          Replayed, never recorded: its prompts have no scripted model replies."
     );
+    // the instructions in force, as the bridge worked them out from its
+    // launch and the panel's initialize; the replay gives both by flag
+    let instructions = leg.instructions.apply_to(&acp_bridge::LaunchSpec {
+        system_prompt: said(&launch["system_prompt"]).map(str::to_string),
+        append_system_prompt: said(&launch["append_system_prompt"]).map(str::to_string),
+        ..acp_bridge::LaunchSpec::default()
+    });
     let scenario_text = panel::scenario_text(
         &panel::ScenarioHead {
             name: &name,
             summary: &summary,
             source: &source,
             tools: &tools,
-            system_prompt: launch["custom_instructions"]
-                .as_str()
-                .filter(|s| !s.trim().is_empty()),
+            system_prompt: instructions.system.as_deref(),
+            append_system_prompt: instructions.append.as_deref(),
+            model: said(&launch["model"]),
+            permission_mode: said(&launch["permission_mode"]),
+            resume_session: said(&launch["resume_session_id"]),
             script_gate: launch["script_gate"].as_bool() == Some(true),
             results: leg.results,
         },
@@ -264,6 +287,13 @@ pub fn plan(req: &Request) -> Result<Plan, ImportError> {
     if let Some(why) = &req.synthetic {
         header.synthetic = true;
         from.insert("synthetic".into(), Value::from(why.as_str()));
+    } else if !header.synthetic {
+        from.insert("session".into(), Value::from("live"));
+    }
+    if let Some(script) = &req.scripted_model {
+        named("--scripted-model", script)?;
+        header.model_mode = "stub".into();
+        from.insert("model_script".into(), Value::from(script.as_str()));
     }
     header
         .extra
@@ -383,20 +413,14 @@ fn panel_leg_lines(events: &[Event]) -> usize {
     events.iter().filter(|e| e.leg == Leg::StreamJson).count()
 }
 
+/// A launch field's text, when it says something.
+fn said(v: &Value) -> Option<&str> {
+    v.as_str().filter(|s| !s.trim().is_empty())
+}
+
 /// What the tapped launch had that the replay's launch cannot give.
 fn launch_notes(launch: &Value) -> Vec<String> {
     let mut notes = Vec::new();
-    for (key, what) in [
-        ("model", "--model"),
-        ("permission_mode", "--permission-mode"),
-        ("resume_session_id", "--resume"),
-    ] {
-        if !launch[key].is_null() {
-            notes.push(format!(
-                "the bridge was launched with {what}; a scenario has no such key, so the replay launches without it (what the bridge then does not send the agent is a divergence)"
-            ));
-        }
-    }
     match launch["mcp"]["name"].as_str() {
         Some("unity-ops") => {}
         Some(other) => notes.push(format!(

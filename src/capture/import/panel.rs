@@ -14,11 +14,37 @@ use crate::corpus::scenario::{Decision, Point};
 /// One panel step as the scenario file writes it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PanelStep {
-    Prompt { text: String },
-    Steer { at: Point, text: String },
-    Permission { decision: Decision, tool: String },
-    Interrupt { at: Point },
-    SetMode { mode: String },
+    Prompt {
+        text: String,
+        images: Vec<Image>,
+    },
+    Steer {
+        at: Point,
+        text: String,
+        images: Vec<Image>,
+    },
+    Permission {
+        decision: Decision,
+        tool: String,
+        /// The input the panel sent back when it differs from the asked one.
+        updated_input: Option<Value>,
+    },
+    Interrupt {
+        at: Point,
+    },
+    SetMode {
+        mode: String,
+    },
+    SetModel {
+        model: String,
+    },
+}
+
+/// An image of a panel prompt, as its base64 block carried it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Image {
+    pub media_type: String,
+    pub data: String,
 }
 
 /// What the panel leg holds: the steps, the Claude tool names the bridge
@@ -29,6 +55,9 @@ pub struct PanelLeg {
     pub tool_uses: Vec<String>,
     /// The `result` lines the panel was sent (one per turn).
     pub results: usize,
+    /// The instructions the panel's `initialize` carried (the TypeScript
+    /// Agent SDK sends its `systemPrompt` there), read as the bridge reads them.
+    pub instructions: acp_bridge::PanelInstructions,
     pub notes: Vec<String>,
 }
 
@@ -73,8 +102,8 @@ impl Turn {
 pub fn read(events: &[Event], line_of: impl Fn(usize) -> usize) -> Result<PanelLeg, Unplaceable> {
     let mut leg = PanelLeg::default();
     let mut turn = Turn::default();
-    // open can_use_tool requests: request id -> tool name
-    let mut open: BTreeMap<String, String> = BTreeMap::new();
+    // open can_use_tool requests: request id -> (tool name, asked input)
+    let mut open: BTreeMap<String, (String, Value)> = BTreeMap::new();
     let mut left_out: BTreeMap<String, usize> = BTreeMap::new();
     for (i, e) in events.iter().enumerate() {
         if e.leg != Leg::StreamJson {
@@ -95,7 +124,7 @@ pub fn read(events: &[Event], line_of: impl Fn(usize) -> usize) -> Result<PanelL
                     turn.permissions += 1;
                     let id = v["request_id"].as_str().unwrap_or_default().to_string();
                     let tool = v["request"]["tool_name"].as_str().unwrap_or("?");
-                    open.insert(id, tool.to_string());
+                    open.insert(id, (tool.to_string(), v["request"]["input"].clone()));
                 }
                 "control_cancel_request" => {
                     open.remove(v["request_id"].as_str().unwrap_or_default());
@@ -121,23 +150,28 @@ pub fn read(events: &[Event], line_of: impl Fn(usize) -> usize) -> Result<PanelL
         }
         match ty {
             "user" => {
-                let text = prompt_text(&v, line)?;
+                let (text, images) = prompt_content(&v, line)?;
                 if turn.running {
                     let at = turn.point().ok_or_else(|| Unplaceable {
                         line,
                         what: "a message sent while a turn ran, before anything of the turn reached the panel: no point of the turn places it".into(),
                     })?;
-                    leg.steps.push(PanelStep::Steer { at, text });
+                    leg.steps.push(PanelStep::Steer { at, text, images });
                 } else {
                     turn = Turn {
                         running: true,
                         ..Turn::default()
                     };
-                    leg.steps.push(PanelStep::Prompt { text });
+                    leg.steps.push(PanelStep::Prompt { text, images });
                 }
             }
             "control_request" => match subtype {
-                "initialize" => {}
+                "initialize" => match acp_bridge::PanelInstructions::read(&v["request"]) {
+                    Ok(given) => leg.instructions.update(given),
+                    Err(e) => leg.notes.push(format!(
+                        "tap line {line}: the panel's initialize instructions are left out: {e}"
+                    )),
+                },
                 "interrupt" if turn.running => {
                     let at = turn.point().ok_or_else(|| Unplaceable {
                         line,
@@ -167,16 +201,47 @@ pub fn read(events: &[Event], line_of: impl Fn(usize) -> usize) -> Result<PanelL
                         mode: mode.to_string(),
                     });
                 }
+                "set_model" => {
+                    let Some(model) = v["request"]["model"].as_str().filter(|m| !m.is_empty())
+                    else {
+                        leg.notes.push(format!(
+                            "tap line {line}: a set_model back to the default model is left out (a scenario names the model)"
+                        ));
+                        continue;
+                    };
+                    if turn.running {
+                        leg.notes.push(format!(
+                            "tap line {line}: the model changed while a turn ran; the replay changes it after the turn"
+                        ));
+                    }
+                    leg.steps.push(PanelStep::SetModel {
+                        model: model.to_string(),
+                    });
+                }
                 other => *left_out.entry(other.to_string()).or_default() += 1,
             },
             "control_response" => {
                 let id = v["response"]["request_id"].as_str().unwrap_or_default();
-                let Some(tool) = open.remove(id) else {
+                let Some((tool, asked)) = open.remove(id) else {
                     continue;
                 };
                 let decision = decision(&v["response"]);
+                if let Some(mode) = acp_bridge::PanelAnswer::parse(&v["response"]).set_mode {
+                    leg.notes.push(format!(
+                        "tap line {line}: the answer also switched the permission mode to {mode} (setMode); a permission step cannot say so, and the replay answers without it"
+                    ));
+                }
+                let sent = &v["response"]["response"]["updatedInput"];
+                let updated_input = (matches!(decision, Decision::Allow | Decision::AllowAlways)
+                    && sent.is_object()
+                    && *sent != asked)
+                    .then(|| sent.clone());
                 if turn.running {
-                    leg.steps.push(PanelStep::Permission { decision, tool });
+                    leg.steps.push(PanelStep::Permission {
+                        decision,
+                        tool,
+                        updated_input,
+                    });
                     if decision == Decision::Cancel {
                         turn.running = false;
                     }
@@ -197,31 +262,60 @@ pub fn read(events: &[Event], line_of: impl Fn(usize) -> usize) -> Result<PanelL
     Ok(leg)
 }
 
-/// The text of a panel `user` line: a string, or its text blocks (one).
-fn prompt_text(v: &Value, line: usize) -> Result<String, Unplaceable> {
+/// The text and images of a panel `user` line: a string, or one text block
+/// followed by base64 image blocks (the order a scenario prompt sends).
+fn prompt_content(v: &Value, line: usize) -> Result<(String, Vec<Image>), Unplaceable> {
     let refuse = |what: &str| Unplaceable {
         line,
         what: what.to_string(),
     };
     let content = &v["message"]["content"];
     if let Some(text) = content.as_str() {
-        return non_empty(text).ok_or_else(|| refuse("a user message without text"));
+        let text = non_empty(text).ok_or_else(|| refuse("a user message without text"))?;
+        return Ok((text, Vec::new()));
     }
     let blocks = content
         .as_array()
         .ok_or_else(|| refuse("a user message whose content is neither text nor blocks"))?;
-    if blocks.iter().any(|b| b["type"] != "text") {
+    let Some((first, rest)) = blocks.split_first().filter(|(f, _)| f["type"] == "text") else {
         return Err(refuse(
-            "a user message with an image or another non-text block: a scenario prompt cannot carry it yet",
+            "a user message that does not start with its text: a scenario prompt sends its text, then its images",
+        ));
+    };
+    let text = non_empty(first["text"].as_str().unwrap_or_default())
+        .ok_or_else(|| refuse("a user message without text"))?;
+    let mut images = Vec::new();
+    for b in rest {
+        let source = &b["source"];
+        match (b["type"].as_str(), source["type"].as_str()) {
+            (Some("image"), Some("base64")) => images.push(Image {
+                media_type: source["media_type"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                data: source["data"].as_str().unwrap_or_default().to_string(),
+            }),
+            (Some("text"), _) => {
+                return Err(refuse(
+                    "a user message of several text blocks: a scenario prompt is one block",
+                ));
+            }
+            _ => {
+                return Err(refuse(
+                    "a user message with a block that is neither text nor a base64 image: a scenario prompt cannot carry it",
+                ));
+            }
+        }
+    }
+    if images
+        .iter()
+        .any(|i| i.media_type.is_empty() || i.data.is_empty())
+    {
+        return Err(refuse(
+            "a user message with an image without media_type or data",
         ));
     }
-    match blocks.as_slice() {
-        [one] => non_empty(one["text"].as_str().unwrap_or_default())
-            .ok_or_else(|| refuse("a user message without text")),
-        _ => Err(refuse(
-            "a user message of several text blocks: a scenario prompt is one block",
-        )),
-    }
+    Ok((text, images))
 }
 
 fn non_empty(text: &str) -> Option<String> {
@@ -254,6 +348,11 @@ pub struct ScenarioHead<'a> {
     pub source: &'a str,
     pub tools: &'a [String],
     pub system_prompt: Option<&'a str>,
+    pub append_system_prompt: Option<&'a str>,
+    /// `--model`, `--permission-mode`, `--resume` of the tapped launch.
+    pub model: Option<&'a str>,
+    pub permission_mode: Option<&'a str>,
+    pub resume_session: Option<&'a str>,
     pub script_gate: bool,
     /// The `result` lines the tapped panel got: the first expectation.
     pub results: usize,
@@ -273,27 +372,65 @@ pub fn scenario_text(head: &ScenarioHead, steps: &[PanelStep]) -> String {
     if let Some(sp) = head.system_prompt {
         out.push_str(&format!("system_prompt = {}\n", quote(sp)));
     }
+    if let Some(ap) = head.append_system_prompt {
+        out.push_str(&format!("append_system_prompt = {}\n", quote(ap)));
+    }
     if head.script_gate {
         out.push_str("script_gate = true\n");
+    }
+    let launch = [
+        ("model", head.model),
+        ("permission_mode", head.permission_mode),
+        ("resume_session", head.resume_session),
+    ];
+    if launch.iter().any(|(_, v)| v.is_some()) {
+        out.push_str("\n[launch]\n");
+        for (key, value) in launch {
+            if let Some(v) = value {
+                out.push_str(&format!("{key} = {}\n", quote(v)));
+            }
+        }
     }
     for step in steps {
         out.push_str("\n[[step]]\n");
         match step {
-            PanelStep::Prompt { text } => {
+            PanelStep::Prompt { text, images } => {
                 out.push_str(&format!("panel = \"prompt\"\ntext = {}\n", quote(text)));
+                push_images(&mut out, images);
             }
-            PanelStep::Steer { at, text } => out.push_str(&format!(
-                "panel = \"steer\"\nat = \"{at}\"\ntext = {}\n",
-                quote(text)
-            )),
-            PanelStep::Permission { decision, tool } => out.push_str(&format!(
-                "panel = \"permission\"\ndecision = \"{decision}\"   # {tool}\n"
-            )),
+            PanelStep::Steer { at, text, images } => {
+                out.push_str(&format!(
+                    "panel = \"steer\"\nat = \"{at}\"\ntext = {}\n",
+                    quote(text)
+                ));
+                push_images(&mut out, images);
+            }
+            PanelStep::Permission {
+                decision,
+                tool,
+                updated_input,
+            } => {
+                out.push_str(&format!(
+                    "panel = \"permission\"\ndecision = \"{decision}\"   # {tool}\n"
+                ));
+                if let Some(input) = updated_input {
+                    out.push_str(&format!(
+                        "updated_input = {}   # the panel edited the input\n",
+                        quote(&input.to_string())
+                    ));
+                }
+            }
             PanelStep::Interrupt { at } => {
                 out.push_str(&format!("panel = \"interrupt\"\nat = \"{at}\"\n"));
             }
             PanelStep::SetMode { mode } => {
                 out.push_str(&format!("panel = \"set_mode\"\nmode = {}\n", quote(mode)));
+            }
+            PanelStep::SetModel { model } => {
+                out.push_str(&format!(
+                    "panel = \"set_model\"\nmodel_id = {}\n",
+                    quote(model)
+                ));
             }
         }
     }
@@ -307,6 +444,24 @@ pub fn scenario_text(head: &ScenarioHead, steps: &[PanelStep]) -> String {
         head.results
     ));
     out
+}
+
+/// A prompt's images, inline (`images = [{ media_type, data }]`).
+fn push_images(out: &mut String, images: &[Image]) {
+    if images.is_empty() {
+        return;
+    }
+    let list: Vec<String> = images
+        .iter()
+        .map(|i| {
+            format!(
+                "{{ media_type = {}, data = {} }}",
+                quote(&i.media_type),
+                quote(&i.data)
+            )
+        })
+        .collect();
+    out.push_str(&format!("images = [{}]\n", list.join(", ")));
 }
 
 /// `text` as a TOML basic string.
@@ -397,15 +552,18 @@ mod tests {
             leg.steps,
             vec![
                 PanelStep::Prompt {
-                    text: "Ping it.".into()
+                    text: "Ping it.".into(),
+                    images: vec![]
                 },
                 PanelStep::Steer {
                     at: Point::Chunks(1),
-                    text: "Also this.".into()
+                    text: "Also this.".into(),
+                    images: vec![]
                 },
                 PanelStep::Permission {
                     decision: Decision::AllowAlways,
-                    tool: "mcp__unity-ops__uap_ping".into()
+                    tool: "mcp__unity-ops__uap_ping".into(),
+                    updated_input: None
                 },
                 PanelStep::Interrupt {
                     at: Point::Permission
@@ -417,6 +575,37 @@ mod tests {
         );
         assert_eq!(leg.tool_uses, vec!["mcp__unity-ops__uap_ping"]);
         assert!(leg.notes[0].contains("`mcp_status`"), "{:?}", leg.notes);
+    }
+
+    #[test]
+    fn an_answer_that_also_switches_the_mode_is_named_in_the_notes() {
+        let events = vec![
+            ev(PANEL, user("Edit it.")),
+            ev(
+                BRIDGE,
+                json!({"type":"control_request","request_id":"acp-perm-1","request":{"subtype":"can_use_tool","tool_name":"Edit","input":{"a":1}}}),
+            ),
+            ev(
+                PANEL,
+                json!({"type":"control_response","response":{"subtype":"success","request_id":"acp-perm-1","response":{"behavior":"allow","updatedInput":{"a":1},"updatedPermissions":[{"type":"setMode","mode":"acceptEdits","destination":"session"}]}}}),
+            ),
+        ];
+        let leg = read(&events, |i| i + 2).unwrap();
+        assert_eq!(
+            leg.steps[1],
+            PanelStep::Permission {
+                decision: Decision::Allow,
+                tool: "Edit".into(),
+                updated_input: None
+            }
+        );
+        assert!(
+            leg.notes
+                .iter()
+                .any(|n| n.contains("tap line 4") && n.contains("acceptEdits")),
+            "{:?}",
+            leg.notes
+        );
     }
 
     #[test]
@@ -434,12 +623,20 @@ mod tests {
                 "an interrupt before anything",
             ),
             (
-                "image",
+                "image before the text",
                 vec![ev(
                     PANEL,
-                    json!({"type":"user","message":{"content":[{"type":"text","text":"x"},{"type":"image","source":{}}]}}),
+                    json!({"type":"user","message":{"content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBO"}},{"type":"text","text":"x"}]}}),
                 )],
-                "an image",
+                "does not start with its text",
+            ),
+            (
+                "image by URL",
+                vec![ev(
+                    PANEL,
+                    json!({"type":"user","message":{"content":[{"type":"text","text":"x"},{"type":"image","source":{"type":"url","url":"https://example.com/a.png"}}]}}),
+                )],
+                "neither text nor a base64 image",
             ),
         ];
         for (case, events, want) in cases {
@@ -487,6 +684,10 @@ mod tests {
             source: "from a tap",
             tools: &["uap_ping".to_string()],
             system_prompt: None,
+            append_system_prompt: None,
+            model: None,
+            permission_mode: None,
+            resume_session: None,
             script_gate: false,
             results: 1,
         };
@@ -494,6 +695,7 @@ mod tests {
             &head,
             &[PanelStep::Prompt {
                 text: "say \"hi\"\\n\nnext\u{1}".into(),
+                images: vec![],
             }],
         );
         let doc: toml::Table = text.parse().unwrap();

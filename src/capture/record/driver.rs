@@ -1,9 +1,8 @@
 //! The scenario driver: plays the panel's steps against a live agent over
-//! the minimal ACP client, with the bridge's own frame builders and the
-//! bridge's order rules (interrupt = `session/cancel` then each pending
-//! permission answered `cancelled`; deny + interrupt = reject option then
-//! `session/cancel`; a prompt sent while one runs is queued until the running
-//! `session/prompt` returns).
+//! the minimal ACP client, with the bridge's own frame builders and order
+//! rules (interrupt = `session/cancel` then each pending permission answered
+//! `cancelled`; deny + interrupt = reject option then `session/cancel`; a
+//! prompt sent while one runs is queued until the running prompt returns).
 //!
 //! Every wait has a deadline; a wait that expires, an agent that exits, or an
 //! agent that stops answering ends the run with an outcome instead of hanging.
@@ -207,6 +206,7 @@ impl Driver<'_> {
                 Step::Permission {
                     decision,
                     option_id,
+                    ..
                 } => {
                     let mark = self.turn.calls.mark();
                     self.wait_until(
@@ -247,6 +247,7 @@ impl Driver<'_> {
                     let blocks = self.prompt_blocks(prompt, custom.as_deref());
                     self.send_prompt(blocks).await?;
                 }
+                Step::SetModel { .. } => {} // imported scenarios only: never recorded
                 Step::SetMode { mode } => {
                     self.wait_idle(&format!("step {n}: turn to finish before set_mode"))
                         .await?;

@@ -12,7 +12,7 @@ use crate::corpus::recording::{Dir, Http, Leg};
 
 /// The JSON-RPC method of an MCP request (`tools/list`, `tools/call`);
 /// `None` for responses, notifications-less bodies and non-JSON (a GET).
-pub(super) fn mcp_method(ex: &stub_mcp::Exchange) -> Option<String> {
+pub(crate) fn mcp_method(ex: &stub_mcp::Exchange) -> Option<String> {
     match ex {
         stub_mcp::Exchange::Request { body, .. } => serde_json::from_str::<Value>(body)
             .ok()?

@@ -17,6 +17,7 @@ mod date;
 mod driver;
 mod finish;
 mod http_legs;
+pub(crate) use http_legs::mcp_method;
 mod leftovers;
 pub mod mode;
 mod scrubbing;
@@ -42,7 +43,7 @@ pub use date::today;
 use finish::{RunSinks, finish_run, schema_check, why_not_commit};
 
 /// The dummy API key given to agents; never reaches disk.
-const DUMMY_API_KEY: &str = "sk-acp-harness-dummy-key";
+pub(crate) const DUMMY_API_KEY: &str = "sk-acp-harness-dummy-key";
 
 /// What one `record` run is asked to do (the CLI's `record` arguments, parsed).
 #[derive(Debug, Clone)]
@@ -377,43 +378,10 @@ async fn record_one(
     let mut model = if ctx.live {
         None
     } else {
-        let flavour: Flavour = ctx
-            .profile
-            .model
-            .flavour
-            .parse_as()
-            .with_context(|| format!("{}: [model] flavour", ctx.profile.path.display()))?;
-        let naming: ToolNaming = ctx
-            .profile
-            .model
-            .tool_naming
-            .clone()
-            .try_into()
-            .with_context(|| format!("{}: [model] tool_naming", ctx.profile.path.display()))?;
-        let agent_tools: AgentTools = match &ctx.profile.model.agent_tools {
-            None => AgentTools::default(),
-            Some(v) => v
-                .clone()
-                .try_into()
-                .with_context(|| format!("{}: [model.agent_tools]", ctx.profile.path.display()))?,
-        };
-        let side_requests: SideRequests = ctx
-            .profile
-            .model
-            .side_requests
-            .clone()
-            .try_into()
-            .with_context(|| format!("{}: [[model.side_requests]]", ctx.profile.path.display()))?;
-        let home_s = home.display().to_string();
-        let agent_tools =
-            agent_tools.with_run_values(&[("workspace", &workspace_s), ("home", &home_s)]);
-        let script = ModelScript::from_scenario(ctx.scenario);
-        unplayed.extend(finish::unmapped_roles(&script, &agent_tools));
-        Some(
-            ModelServer::start_with_profile(flavour, script, naming, agent_tools, side_requests)
-                .await
-                .context("starting the scripted model server")?,
-        )
+        let (server, unmapped) =
+            scripted_model(ctx.profile, ctx.scenario, &home, &workspace_s).await?;
+        unplayed.extend(unmapped);
+        Some(server)
     };
     let model_url = model.as_ref().map(|m| m.url()).unwrap_or_default();
 
@@ -606,6 +574,50 @@ async fn record_one(
         asks_model: ctx.profile.model.asks_model,
     };
     finish_run(model, mcp, sinks, end, &interrupt).await
+}
+
+/// The scripted model server for `scenario`, speaking as `profile`'s agent
+/// expects; with the roles of the agent's own tools the script calls but
+/// the profile does not map (the run cannot play those).
+pub(crate) async fn scripted_model(
+    profile: &Profile,
+    scenario: &Scenario,
+    home: &Path,
+    workspace: &str,
+) -> anyhow::Result<(crate::capture::model_server::Running, Vec<String>)> {
+    let flavour: Flavour = profile
+        .model
+        .flavour
+        .parse_as()
+        .with_context(|| format!("{}: [model] flavour", profile.path.display()))?;
+    let naming: ToolNaming = profile
+        .model
+        .tool_naming
+        .clone()
+        .try_into()
+        .with_context(|| format!("{}: [model] tool_naming", profile.path.display()))?;
+    let agent_tools: AgentTools = match &profile.model.agent_tools {
+        None => AgentTools::default(),
+        Some(v) => v
+            .clone()
+            .try_into()
+            .with_context(|| format!("{}: [model.agent_tools]", profile.path.display()))?,
+    };
+    let side_requests: SideRequests = profile
+        .model
+        .side_requests
+        .clone()
+        .try_into()
+        .with_context(|| format!("{}: [[model.side_requests]]", profile.path.display()))?;
+    let home_s = home.display().to_string();
+    let agent_tools = agent_tools.with_run_values(&[("workspace", workspace), ("home", &home_s)]);
+    let script = ModelScript::from_scenario(scenario);
+    let unmapped = finish::unmapped_roles(&script, &agent_tools);
+    let server =
+        ModelServer::start_with_profile(flavour, script, naming, agent_tools, side_requests)
+            .await
+            .context("starting the scripted model server")?;
+    Ok((server, unmapped))
 }
 
 /// `--model live`: the agent keeps its own login and model, so nothing that

@@ -33,6 +33,11 @@ pub struct Scenario {
     pub summary: String,
     /// The panel's custom instructions (`--system-prompt`), if any.
     pub system_prompt: Option<String>,
+    /// The panel's appended instructions (`--append-system-prompt`), kept
+    /// apart from `system_prompt` as the bridge keeps them (imported only).
+    pub append_system_prompt: Option<String>,
+    /// The bridge's launch flags beyond the instructions (imported only).
+    pub launch: LaunchSettings,
     /// The unity-ops tools the stub MCP server offers (e.g. `uap_ping`).
     pub tools: Vec<String>,
     /// Run with the bridge's script gate on (`--script-gate`): the gate's
@@ -74,6 +79,18 @@ impl Scenario {
     }
 }
 
+/// Flags the tapped panel launched the bridge with, replayed as they were
+/// (`[launch]` of an imported scenario; the recorder launches no bridge).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LaunchSettings {
+    /// `--model`.
+    pub model: Option<String>,
+    /// `--permission-mode`.
+    pub permission_mode: Option<String>,
+    /// `--resume <session id>`: the session the bridge loads at start.
+    pub resume_session: Option<String>,
+}
+
 /// One thing the panel does, in order. A prompt waits for the previous
 /// turn's result; `at = ...` waits for that point of the running turn
 /// (skipped with a note if the turn ends first); a permission step does not
@@ -88,6 +105,9 @@ pub enum Step {
         decision: Decision,
         /// Choose this option id instead of the one the intent selects.
         option_id: Option<String>,
+        /// The input an allowing panel sends back edited (`updatedInput`);
+        /// `None` sends the requested input (imported only).
+        updated_input: Option<serde_json::Value>,
     },
     /// Interrupt the running turn when it reaches `at`.
     Interrupt { at: Point },
@@ -97,6 +117,9 @@ pub enum Step {
     /// Change the permission mode (a Claude mode name such as `acceptEdits`;
     /// the bridge maps it to the agent's mode id).
     SetMode { mode: String },
+    /// Change the model (`set_model` control request; imported only: the
+    /// recorder's ACP client has no such step).
+    SetModel { model: String },
     /// End the agent process, start a new one and load the same session.
     Resume,
 }
@@ -245,6 +268,7 @@ impl Step {
             Step::Interrupt { .. } => "interrupt",
             Step::Steer { .. } => "steer",
             Step::SetMode { .. } => "set_mode",
+            Step::SetModel { .. } => "set_model",
             Step::Resume => "resume",
         }
     }

@@ -223,7 +223,7 @@ impl<'a> PanelDriver<'a> {
     fn deny_unanswered(&mut self, n: usize) -> Option<Action> {
         let p = self.pending.pop_front()?;
         Some(Action::SendWithNote(
-            vec![permission_answer(&p, Decision::Deny)],
+            vec![permission_answer(&p, Decision::Deny, None)],
             format!("step {n}: a permission request no step answers; the panel denies it"),
         ))
     }
@@ -275,7 +275,9 @@ impl<'a> PanelDriver<'a> {
         }
         let waits_for_idle = matches!(
             self.scenario.steps.get(self.next_step),
-            None | Some(Step::Prompt(_) | Step::SetMode { .. } | Step::Resume)
+            None | Some(
+                Step::Prompt(_) | Step::SetMode { .. } | Step::SetModel { .. } | Step::Resume
+            )
         );
         if waits_for_idle
             && self.turn_running
@@ -307,8 +309,16 @@ impl<'a> PanelDriver<'a> {
                 self.turn = Turn::default();
                 Action::Send(vec![user_line(prompt)])
             }
-            Step::Permission { decision, .. } => match self.pending.pop_front() {
-                Some(p) => Action::Send(vec![permission_answer(&p, *decision)]),
+            Step::Permission {
+                decision,
+                updated_input,
+                ..
+            } => match self.pending.pop_front() {
+                Some(p) => Action::Send(vec![permission_answer(
+                    &p,
+                    *decision,
+                    updated_input.as_ref(),
+                )]),
                 None if !self.turn_running => Action::Skip(format!(
                     "step {n} (permission): the turn ended without a permission request"
                 )),
@@ -355,6 +365,14 @@ impl<'a> PanelDriver<'a> {
                 }
                 let line =
                     self.control_request(json!({"subtype": "set_permission_mode", "mode": mode}));
+                self.awaiting = Some(format!("req_{}", self.requests));
+                Action::Send(vec![line])
+            }
+            Step::SetModel { model } => {
+                if self.turn_running {
+                    return self.wait("the result of the running turn");
+                }
+                let line = self.control_request(json!({"subtype": "set_model", "model": model}));
                 self.awaiting = Some(format!("req_{}", self.requests));
                 Action::Send(vec![line])
             }
@@ -436,14 +454,16 @@ pub fn user_line(prompt: &Prompt) -> String {
     .to_string()
 }
 
-/// The `control_response` a panel sends to answer `can_use_tool`.
-fn permission_answer(p: &PendingPermission, decision: Decision) -> String {
+/// The `control_response` a panel sends to answer `can_use_tool`; an
+/// allowing one sends back `edited` as the input when given.
+fn permission_answer(p: &PendingPermission, decision: Decision, edited: Option<&Value>) -> String {
+    let input = edited.unwrap_or(&p.input);
     let response = match decision {
-        Decision::Allow => json!({"behavior": "allow", "updatedInput": p.input}),
+        Decision::Allow => json!({"behavior": "allow", "updatedInput": input}),
         Decision::AllowAlways => {
             // The panel's "always allow" sends back the suggestion it was offered.
             let rules = p.suggestions.clone().unwrap_or_else(|| json!([]));
-            json!({"behavior": "allow", "updatedInput": p.input, "updatedPermissions": rules})
+            json!({"behavior": "allow", "updatedInput": input, "updatedPermissions": rules})
         }
         Decision::Deny => json!({"behavior": "deny", "message": "The user denied this tool call."}),
         Decision::Cancel => {

@@ -101,7 +101,10 @@ pub fn launch_spec(
         REDACTED_TOKEN
     };
     LaunchSpec {
-        resume_session_id,
+        // a resume step's new process, else the tapped launch's --resume
+        resume_session_id: resume_session_id.or_else(|| scenario.launch.resume_session.clone()),
+        model: scenario.launch.model.clone(),
+        permission_mode: scenario.launch.permission_mode.clone(),
         cwd: WORKSPACE.to_string(),
         mcp: Some(McpEndpoint {
             name: MCP_NAME.to_string(),
@@ -109,6 +112,7 @@ pub fn launch_spec(
             authorization: Some(format!("Bearer {token}")),
         }),
         system_prompt: scenario.system_prompt.clone(),
+        append_system_prompt: scenario.append_system_prompt.clone(),
         script_gate: scenario.script_gate,
         ..LaunchSpec::default()
     }

@@ -33,6 +33,10 @@ struct RawFile {
     #[serde(default)]
     system_prompt: Option<Spanned<String>>,
     #[serde(default)]
+    append_system_prompt: Option<Spanned<String>>,
+    #[serde(default)]
+    launch: Option<Spanned<RawLaunch>>,
+    #[serde(default)]
     tools: Vec<Spanned<String>>,
     #[serde(default)]
     script_gate: bool,
@@ -57,6 +61,17 @@ struct RawFile {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+struct RawLaunch {
+    #[serde(default)]
+    model: Option<Spanned<String>>,
+    #[serde(default)]
+    permission_mode: Option<Spanned<String>>,
+    #[serde(default)]
+    resume_session: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawStep {
     panel: Spanned<String>,
     #[serde(default)]
@@ -75,6 +90,10 @@ struct RawStep {
     at: Option<Spanned<String>>,
     #[serde(default)]
     mode: Option<Spanned<String>>,
+    #[serde(default)]
+    model_id: Option<Spanned<String>>,
+    #[serde(default)]
+    updated_input: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -86,6 +105,8 @@ struct RawImage {
     file: Option<Spanned<String>>,
     #[serde(default)]
     media_type: Option<Spanned<String>>,
+    #[serde(default)]
+    data: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -232,6 +253,39 @@ fn validate(ctx: &Ctx, raw: RawFile, sha256: RecordingHashes) -> R<Scenario> {
         Some(s) => Some(non_empty(ctx, s, "system_prompt")?),
         None => None,
     };
+    // what only a replayed panel can do: the recorder launches no bridge
+    let imported_only = |span: Range<usize>, field: &str| -> R<()> {
+        if raw.imported {
+            return Ok(());
+        }
+        Err(ctx.err(
+            span,
+            field,
+            format!("`{field}` belongs to an imported scenario (`imported = true`): the recorder's client has no such setting"),
+        ))
+    };
+    let append_system_prompt = match &raw.append_system_prompt {
+        Some(s) => {
+            imported_only(s.span(), "append_system_prompt")?;
+            Some(non_empty(ctx, s, "append_system_prompt")?)
+        }
+        None => None,
+    };
+    let mut launch = LaunchSettings::default();
+    if let Some(l) = &raw.launch {
+        imported_only(l.span(), "launch")?;
+        let l = l.get_ref();
+        let opt = |v: &Option<Spanned<String>>, key: &str| -> R<Option<String>> {
+            v.as_ref()
+                .map(|v| non_empty(ctx, v, &format!("launch.{key}")))
+                .transpose()
+        };
+        launch = LaunchSettings {
+            model: opt(&l.model, "model")?,
+            permission_mode: opt(&l.permission_mode, "permission_mode")?,
+            resume_session: opt(&l.resume_session, "resume_session")?,
+        };
+    }
 
     let direct_mcp_calls = match &raw.mcp_calls {
         None => false,
@@ -319,6 +373,8 @@ fn validate(ctx: &Ctx, raw: RawFile, sha256: RecordingHashes) -> R<Scenario> {
         name,
         summary,
         system_prompt,
+        append_system_prompt,
+        launch,
         tools,
         script_gate: raw.script_gate,
         direct_mcp_calls,
@@ -350,7 +406,7 @@ struct StepState<'a> {
 /// recorder's step timeouts.
 const MAX_PACE_MS: u32 = 10_000;
 
-const STEP_KINDS: &str = "prompt, permission, interrupt, steer, set_mode, resume";
+const STEP_KINDS: &str = "prompt, permission, interrupt, steer, set_mode, set_model, resume";
 
 fn step(ctx: &Ctx, st: &mut StepState, s: &Spanned<RawStep>, i: usize) -> R<Step> {
     let raw = s.get_ref();
@@ -360,9 +416,10 @@ fn step(ctx: &Ctx, st: &mut StepState, s: &Spanned<RawStep>, i: usize) -> R<Step
     let allowed: &[&str] = match kind {
         "prompt" => &["text", "live", "images", "model"],
         "steer" => &["at", "text", "live", "images", "model"],
-        "permission" => &["decision", "option_id"],
+        "permission" => &["decision", "option_id", "updated_input"],
         "interrupt" => &["at"],
         "set_mode" => &["mode"],
+        "set_model" => &["model_id"],
         "resume" => &[],
         other => {
             return Err(ctx.err(
@@ -372,7 +429,7 @@ fn step(ctx: &Ctx, st: &mut StepState, s: &Spanned<RawStep>, i: usize) -> R<Step
             ));
         }
     };
-    let present: [(&str, Option<Range<usize>>); 8] = [
+    let present: [(&str, Option<Range<usize>>); 10] = [
         ("text", raw.text.as_ref().map(|v| v.span())),
         ("live", raw.live.as_ref().map(|v| v.span())),
         ("images", raw.images.as_ref().map(|v| v.span())),
@@ -381,6 +438,11 @@ fn step(ctx: &Ctx, st: &mut StepState, s: &Spanned<RawStep>, i: usize) -> R<Step
         ("option_id", raw.option_id.as_ref().map(|v| v.span())),
         ("at", raw.at.as_ref().map(|v| v.span())),
         ("mode", raw.mode.as_ref().map(|v| v.span())),
+        ("model_id", raw.model_id.as_ref().map(|v| v.span())),
+        (
+            "updated_input",
+            raw.updated_input.as_ref().map(|v| v.span()),
+        ),
     ];
     for (key, span) in present {
         if let Some(span) = span
@@ -442,12 +504,17 @@ fn step(ctx: &Ctx, st: &mut StepState, s: &Spanned<RawStep>, i: usize) -> R<Step
                 Some(o) => Some(non_empty(ctx, o, &f("option_id"))?),
                 None => None,
             };
+            let updated_input = match &raw.updated_input {
+                Some(u) => Some(updated_input(ctx, st, u, &f("updated_input"), decision)?),
+                None => None,
+            };
             if decision == Decision::Cancel {
                 st.in_turn = false;
             }
             Step::Permission {
                 decision,
                 option_id,
+                updated_input,
             }
         }
         "interrupt" => {
@@ -461,6 +528,19 @@ fn step(ctx: &Ctx, st: &mut StepState, s: &Spanned<RawStep>, i: usize) -> R<Step
             st.in_turn = false;
             Step::SetMode { mode }
         }
+        "set_model" => {
+            let v = required(&raw.model_id, "model_id")?;
+            if !st.imported {
+                return Err(ctx.err(
+                    raw.panel.span(),
+                    f("panel"),
+                    "a `set_model` step belongs to an imported scenario (`imported = true`): the recorder's client has no such step",
+                ));
+            }
+            let model = non_empty(ctx, &v, &f("model_id"))?;
+            st.in_turn = false;
+            Step::SetModel { model }
+        }
         "resume" => {
             st.in_turn = false;
             Step::Resume
@@ -468,6 +548,36 @@ fn step(ctx: &Ctx, st: &mut StepState, s: &Spanned<RawStep>, i: usize) -> R<Step
         _ => unreachable!("kind checked above"),
     };
     Ok(step)
+}
+
+/// `updated_input`: the JSON object an allowing panel sent back instead of
+/// the requested input (a string, since TOML has no null).
+fn updated_input(
+    ctx: &Ctx,
+    st: &StepState,
+    v: &Spanned<String>,
+    field: &str,
+    decision: Decision,
+) -> R<serde_json::Value> {
+    if !st.imported {
+        return Err(ctx.err(
+            v.span(),
+            field,
+            "`updated_input` belongs to an imported scenario (`imported = true`): an ACP permission answer carries no input",
+        ));
+    }
+    if !matches!(decision, Decision::Allow | Decision::AllowAlways) {
+        return Err(ctx.err(
+            v.span(),
+            field,
+            "only an allowing answer sends an input back",
+        ));
+    }
+    match serde_json::from_str::<serde_json::Value>(v.get_ref()) {
+        Ok(value) if value.is_object() => Ok(value),
+        Ok(_) => Err(ctx.err(v.span(), field, "must be a JSON object (the tool's input)")),
+        Err(e) => Err(ctx.err(v.span(), field, format!("not JSON: {e}"))),
+    }
 }
 
 fn point(ctx: &Ctx, v: &Spanned<String>, field: &str) -> R<Point> {
@@ -554,6 +664,33 @@ fn prompt(ctx: &Ctx, st: &mut StepState, s: &Spanned<RawStep>, i: usize) -> R<Pr
 fn image(ctx: &Ctx, img: &Spanned<RawImage>, field: &str) -> R<PromptImage> {
     let raw = img.get_ref();
     match (&raw.fixture, &raw.file) {
+        (None, None) if raw.data.is_some() => {
+            let data = raw.data.as_ref().expect("checked");
+            let media_type = raw.media_type.as_ref().ok_or_else(|| {
+                ctx.err(
+                    img.span(),
+                    format!("{field}.media_type"),
+                    "inline `data` needs its `media_type`",
+                )
+            })?;
+            let media_type = non_empty(ctx, media_type, &format!("{field}.media_type"))?;
+            if let Err(e) = base64::engine::general_purpose::STANDARD.decode(data.get_ref()) {
+                return Err(ctx.err(
+                    data.span(),
+                    format!("{field}.data"),
+                    format!("not standard base64: {e}"),
+                ));
+            }
+            Ok(PromptImage {
+                media_type,
+                data_base64: data.get_ref().clone(),
+            })
+        }
+        _ if raw.data.is_some() => Err(ctx.err(
+            img.span(),
+            field,
+            "an image needs exactly one of `fixture`, `file` or `data`",
+        )),
         (Some(name), None) => {
             if let Some(mt) = &raw.media_type {
                 return Err(ctx.err(
@@ -614,7 +751,7 @@ fn image(ctx: &Ctx, img: &Spanned<RawImage>, field: &str) -> R<PromptImage> {
         _ => Err(ctx.err(
             img.span(),
             field,
-            "an image needs exactly one of `fixture` or `file`",
+            "an image needs exactly one of `fixture`, `file` or `data`",
         )),
     }
 }

@@ -1,0 +1,238 @@
+//! `acp-harness sandbox --agent A@V --scenario S -- COMMAND...`: a real
+//! agent of the corpus in the recorder's sandbox, with a panel of someone
+//! else's choosing in front of it. The sandbox is the one `record` runs in
+//! (a loopback-only network namespace whose init is this process, stub-mcp
+//! and the scripted model server playing `S`, a fresh home and workspace,
+//! the agent launched from its profile); `COMMAND` is started inside it and
+//! is told in its environment how to start the agent, so a real panel (an
+//! Agent SDK driving `acp-bridge --tap`) holds a live session with a real
+//! agent that never reaches beyond 127.0.0.1. Nothing is recorded here: the
+//! panel's bridge taps the session (`docs/tap.md`).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+
+use crate::capture::isolation;
+use crate::capture::model_server::ModelExchange;
+use crate::corpus::profile::{AgentSpec, Launch, Profile, Vars};
+use crate::corpus::scenario;
+
+/// What `COMMAND` is told, by environment variable.
+pub const ENV_AGENT: &str = "ACP_BRIDGE_AGENT";
+pub const ENV_WORKSPACE: &str = "ACP_HARNESS_WORKSPACE";
+pub const ENV_MCP_URL: &str = "ACP_HARNESS_MCP_URL";
+pub const ENV_MCP_AUTHORIZATION: &str = "ACP_HARNESS_MCP_AUTHORIZATION";
+/// A file that exists once the agent listed unity-ops' tools: the panel
+/// waits for it before its first prompt, as the recorder's readiness does.
+pub const ENV_MCP_READY: &str = "ACP_HARNESS_MCP_READY";
+
+/// The `sandbox` arguments, parsed.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub agent: String,
+    pub scenario: String,
+    pub root: PathBuf,
+    /// How long `COMMAND` may run before it is ended (exit 2).
+    pub timeout: Duration,
+    pub command: Vec<std::ffi::OsString>,
+    /// Internal: this process already runs inside the namespaces.
+    pub inside_netns: bool,
+}
+
+pub fn run(req: Request) -> anyhow::Result<ExitCode> {
+    let spec = AgentSpec::parse(&req.agent)?;
+    let profile = Profile::find(&req.root, &spec.agent)?;
+    if profile.protocol != crate::corpus::profile::Protocol::Acp {
+        bail!(
+            "{}: the sandbox runs an ACP agent behind the panel's bridge; this profile speaks stream-json",
+            profile.id
+        );
+    }
+    let version = profile.version_for(&spec);
+    let recipe = profile.recipe(&version)?.clone();
+    let scenario = scenario::find(req.root.join("scenarios"), &req.scenario)?.recordable()?;
+    let Some((program, _)) = req.command.split_first() else {
+        bail!("no panel command: give it after `--`");
+    };
+    let installed = crate::packages::install::prepare(&profile, &recipe, &version)?;
+    if req.inside_netns {
+        isolation::enter_inside().context("setting up the loopback-only network namespace")?;
+    } else if isolation::available() {
+        // the flag goes before `--`, so the panel command stays as given
+        let mut inner: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+        let at = inner.iter().position(|a| a == "--").unwrap_or(inner.len());
+        inner.insert(at, "--inside-netns".into());
+        eprintln!("[sandbox] entering a loopback-only network namespace");
+        return isolation::run_reexec(isolation::reexec_command(&inner)?);
+    } else {
+        bail!(
+            "network isolation is not available here (`unshare --net` failed; it needs root or user namespaces), and the sandbox never runs an agent with the host network"
+        );
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let program = program.clone();
+    let args = req.command[1..].to_vec();
+    runtime.block_on(async move {
+        let run_dir = tempfile::Builder::new()
+            .prefix("acp-harness-run-")
+            .tempdir()?;
+        let run_path = run_dir.path().canonicalize()?;
+        let home = run_path.join("home");
+        let workspace = run_path.join("workspace");
+        std::fs::create_dir_all(&home)?;
+        std::fs::create_dir_all(&workspace)?;
+        crate::corpus::workspace_fixture::lay_out(&workspace, &profile.workspace)?;
+        crate::corpus::workspace_fixture::lay_out(&workspace, &scenario.workspace)?;
+        let workspace_s = workspace.display().to_string();
+        let token = uuid::Uuid::new_v4().simple().to_string();
+        let mut mcp = stub_mcp::serve(stub_mcp::Config {
+            token: Some(token.clone()),
+            tools: Some(scenario.tools.clone()),
+            workspace: workspace_s.clone(),
+            ..stub_mcp::Config::default()
+        })
+        .await
+        .context("starting stub-mcp")?;
+        let (mut model, unmapped) =
+            crate::capture::record::scripted_model(&profile, &scenario, &home, &workspace_s)
+                .await?;
+        for role in unmapped {
+            eprintln!("[sandbox] {role}");
+        }
+        let vars = Vars {
+            home: home.display().to_string(),
+            workspace: workspace_s.clone(),
+            package_dir: installed
+                .main
+                .clone()
+                .unwrap_or_default()
+                .display()
+                .to_string(),
+            packages: installed.package_dirs(),
+            model_url: model.url(),
+            mcp_url: mcp.url().to_string(),
+            mcp_token: token.clone(),
+            api_key: crate::capture::record::DUMMY_API_KEY.to_string(),
+            version: version.to_string(),
+        };
+        let mut launch = Launch::resolve(&profile, &recipe, &vars)?;
+        let base_path = match launch.env.get("PATH") {
+            Some(p) => p.clone(),
+            None => std::env::var("PATH").unwrap_or_default(),
+        };
+        if let Some(path) = installed.path_with_prefix(&base_path) {
+            launch.env.insert("PATH".into(), path);
+        }
+        for (path, content) in &launch.files {
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::write(path, content).with_context(|| format!("writing {}", path.display()))?;
+        }
+        let agent = launcher(&home, &profile.id, &launch)?;
+
+        let ready = run_path.join("mcp-ready");
+        let mcp_forward = mcp.take_events().map(|mut rx| {
+            let ready = ready.clone();
+            tokio::spawn(async move {
+                while let Some(ex) = rx.recv().await {
+                    let method = crate::capture::record::mcp_method(&ex);
+                    if method.as_deref() == Some("tools/list") && !ready.exists() {
+                        let _ = std::fs::write(&ready, "");
+                    }
+                }
+            })
+        });
+        let model_forward = model.take_events().map(|mut rx| {
+            tokio::spawn(async move {
+                let mut asked = 0usize;
+                while let Some(ex) = rx.recv().await {
+                    match &ex {
+                        ModelExchange::OffScript { text, .. } => {
+                            eprintln!("[sandbox] model server: {text}")
+                        }
+                        _ => asked += 1,
+                    }
+                }
+                asked
+            })
+        });
+
+        let mut cmd = tokio::process::Command::new(&program);
+        cmd.args(&args)
+            .envs(&launch.env)
+            .env(ENV_AGENT, &agent)
+            .env(ENV_WORKSPACE, &workspace)
+            .env(ENV_MCP_URL, mcp.url())
+            .env(ENV_MCP_AUTHORIZATION, format!("Bearer {token}"))
+            .env(ENV_MCP_READY, &ready)
+            .kill_on_drop(true);
+        eprintln!(
+            "[sandbox] {}@{version} behind the panel command {:?} (scenario {})",
+            profile.id, program, scenario.name
+        );
+        let mut child = cmd
+            .spawn()
+            .with_context(|| format!("starting the panel command {program:?}"))?;
+        let code = match tokio::time::timeout(req.timeout, child.wait()).await {
+            Ok(status) => {
+                let status = status.context("waiting for the panel command")?;
+                eprintln!("[sandbox] the panel command exited {status}");
+                match status.code() {
+                    Some(0) => 0,
+                    _ => 1,
+                }
+            }
+            Err(_) => {
+                eprintln!(
+                    "[sandbox] the panel command ran longer than {:?}: ended",
+                    req.timeout
+                );
+                let _ = child.kill().await;
+                2
+            }
+        };
+        model.shutdown().await;
+        mcp.shutdown().await;
+        if let Some(f) = mcp_forward {
+            let _ = tokio::time::timeout(Duration::from_secs(5), f).await;
+        }
+        if let Some(f) = model_forward
+            && let Ok(Ok(asked)) = tokio::time::timeout(Duration::from_secs(5), f).await
+        {
+            eprintln!("[sandbox] the scripted model server answered {asked} request(s)");
+        }
+        Ok(ExitCode::from(code))
+    })
+}
+
+/// The agent's command as the panel's bridge runs it: a script in the
+/// fresh home's `~/.local/bin` that starts the profile's program, so the
+/// tap's header names `<home>/.local/bin/<agent>` (a real user's install
+/// looks like it) and no path of the install cache.
+fn launcher(home: &Path, id: &str, launch: &Launch) -> anyhow::Result<PathBuf> {
+    let bin = home.join(".local/bin");
+    std::fs::create_dir_all(&bin)?;
+    let path = bin.join(id);
+    let mut argv = vec![launch.program.clone()];
+    argv.extend(launch.args.iter().cloned());
+    let quoted: Vec<String> = argv
+        .iter()
+        .map(|a| format!("'{}'", a.replace('\'', r"'\''")))
+        .collect();
+    std::fs::write(
+        &path,
+        format!("#!/bin/sh\nexec {} \"$@\"\n", quoted.join(" ")),
+    )
+    .with_context(|| format!("writing {}", path.display()))?;
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+    Ok(path)
+}
