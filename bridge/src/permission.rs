@@ -45,7 +45,8 @@ const PATH_ARGUMENTS: [&str; 4] = ["file_path", "filePath", "filepath", "path"];
 ///
 /// Strongest evidence first: arguments that agree (a key in common, none
 /// that differs; an envelope such as `{tool, arguments}` read as what it
-/// wraps), the same title, a file both name (in `locations`, a `diff`'s
+/// wraps; a command the call shows only in its `execute` title), the same
+/// title, a file both name (in `locations`, a `diff`'s
 /// path, or a path argument); a request that carries no arguments of its
 /// own also goes to the one pending call of its kind, else to the only call
 /// pending. A call whose arguments differ from the request's is never its
@@ -93,10 +94,22 @@ pub(crate) fn paired_call<'a>(
     let fitting: Vec<(&str, &Value)> = pending.into_iter().filter(|(_, f)| !differs(f)).collect();
     let find =
         |test: &dyn Fn(&Value) -> bool| fitting.iter().find(|(_, f)| test(f)).map(|(id, _)| *id);
+    // a call announced without arguments still shows its command in an
+    // `execute` title (`terminal: rm -rf Build`): the request agrees when it
+    // asks about that command
+    let shown_command = |f: &Value| {
+        (arguments(f).is_none() && crate::call_fields::kind(f) == Some("execute"))
+            .then(|| crate::tool_input::claude_fields("Bash", f, &[], |_| false))
+            .into_iter()
+            .flatten()
+            .find(|(key, _)| *key == "command")
+            .map(|(_, command)| command)
+    };
     let agree = |f: &Value| {
-        asked_with
-            .zip(arguments(f))
-            .is_some_and(|(a, b)| a.keys().any(|k| b.contains_key(k)))
+        asked_with.is_some_and(|a| {
+            arguments(f).is_some_and(|b| a.keys().any(|k| b.contains_key(k)))
+                || shown_command(f).is_some_and(|c| a.get("command") == Some(&c))
+        })
     };
     let title = |f: &Value| same(field(request, PERMISSION_TITLE), field(f, "title"));
     let asked_about = files(request);
