@@ -7,7 +7,9 @@
 
 use serde_json::{Map, Value};
 
-use crate::call_fields::{PERMISSION_KIND, PERMISSION_TITLE};
+use crate::call_fields::{
+    PERMISSION_CONTENT, PERMISSION_KIND, PERMISSION_TITLE, wrapped_arguments,
+};
 use crate::client::PermissionIntent;
 use crate::json_field::field;
 
@@ -30,6 +32,10 @@ pub(crate) struct PendingPermission {
     pub input: Value,
 }
 
+/// The argument keys a file tool names its file by, however the agent
+/// spells it.
+const PATH_ARGUMENTS: [&str; 4] = ["file_path", "filePath", "filepath", "path"];
+
 /// The pending call a permission request under an unknown `toolCallId`
 /// (or none) belongs to: some agents announce a call under one id and ask
 /// under another (a synthetic id without arguments, a second id for the
@@ -38,10 +44,13 @@ pub(crate) struct PendingPermission {
 /// still open and not asked about, oldest first, with their fields.
 ///
 /// Strongest evidence first: arguments that agree (a key in common, none
-/// that differs), the same title, the same locations; a request that
-/// carries no arguments of its own also goes to the one pending call of its
-/// kind, else to the only call pending. A call whose arguments differ from
-/// the request's is never its call; no match is a call of its own.
+/// that differs; an envelope such as `{tool, arguments}` read as what it
+/// wraps; a command the call shows only in its `execute` title), the same
+/// title, a file both name (in `locations`, a `diff`'s
+/// path, or a path argument); a request that carries no arguments of its
+/// own also goes to the one pending call of its kind, else to the only call
+/// pending. A call whose arguments differ from the request's is never its
+/// call; no match is a call of its own.
 pub(crate) fn paired_call<'a>(
     request: &Value,
     pending: impl IntoIterator<Item = (&'a str, &'a Value)>,
@@ -49,7 +58,24 @@ pub(crate) fn paired_call<'a>(
     fn arguments(fields: &Value) -> Option<&Map<String, Value>> {
         field(fields, "rawInput")
             .as_object()
+            .map(|raw| wrapped_arguments(raw).unwrap_or(raw))
             .filter(|m| !m.is_empty())
+    }
+    // every file the fields name, however the agent says it
+    fn files(fields: &Value) -> Vec<&str> {
+        let listed = ["locations", "content", PERMISSION_CONTENT]
+            .iter()
+            .filter_map(|key| field(fields, key).as_array())
+            .flatten()
+            .filter(|item| item.get("type").is_none_or(|t| t == "diff"))
+            .filter_map(|item| field(item, "path").as_str());
+        let argued = arguments(fields)
+            .into_iter()
+            .flat_map(|args| PATH_ARGUMENTS.iter().filter_map(|k| args.get(*k)?.as_str()));
+        listed
+            .chain(argued)
+            .filter(|p| !p.trim().is_empty())
+            .collect()
     }
     fn same(a: &Value, b: &Value) -> bool {
         let blank = match a {
@@ -68,16 +94,29 @@ pub(crate) fn paired_call<'a>(
     let fitting: Vec<(&str, &Value)> = pending.into_iter().filter(|(_, f)| !differs(f)).collect();
     let find =
         |test: &dyn Fn(&Value) -> bool| fitting.iter().find(|(_, f)| test(f)).map(|(id, _)| *id);
+    // a call announced without arguments still shows its command in an
+    // `execute` title (`terminal: rm -rf Build`): the request agrees when it
+    // asks about that command
+    let shown_command = |f: &Value| {
+        (arguments(f).is_none() && crate::call_fields::kind(f) == Some("execute"))
+            .then(|| crate::tool_input::claude_fields("Bash", f, &[], |_| false))
+            .into_iter()
+            .flatten()
+            .find(|(key, _)| *key == "command")
+            .map(|(_, command)| command)
+    };
     let agree = |f: &Value| {
-        asked_with
-            .zip(arguments(f))
-            .is_some_and(|(a, b)| a.keys().any(|k| b.contains_key(k)))
+        asked_with.is_some_and(|a| {
+            arguments(f).is_some_and(|b| a.keys().any(|k| b.contains_key(k)))
+                || shown_command(f).is_some_and(|c| a.get("command") == Some(&c))
+        })
     };
     let title = |f: &Value| same(field(request, PERMISSION_TITLE), field(f, "title"));
-    let locations = |f: &Value| same(field(request, "locations"), field(f, "locations"));
+    let asked_about = files(request);
+    let same_file = |f: &Value| files(f).iter().any(|p| asked_about.contains(p));
     if let Some(id) = find(&agree)
         .or_else(|| find(&title))
-        .or_else(|| find(&locations))
+        .or_else(|| find(&same_file))
     {
         return Some(id);
     }
@@ -153,6 +192,7 @@ impl PanelAnswer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tool_name::permission_request_fields;
     use serde_json::json;
 
     /// Which pending call a request under an unknown id is paired with,
@@ -188,6 +228,43 @@ mod tests {
             paired_call(&json!({"rawInput": {"command": "rm"}}), [("c", &c)]),
             None
         );
+    }
+
+    /// Hermes Agent 0.19.0 announces a write under one id with no
+    /// arguments and asks under `edit-approval-N`, its arguments wrapped
+    /// as `{tool, arguments}` and its file only in a diff: the file both
+    /// name pairs them, and a pending call of another file does not take it
+    /// (frames from recordings/hermes/0.19.0/script-gate.jsonl).
+    #[test]
+    fn a_request_pairs_with_the_call_that_names_the_same_file() {
+        let write = |path: &str| {
+            json!({"kind": "edit", "locations": [{"path": path}], "title": format!("write: {path}"),
+                "content": [{"type": "content", "content": {"type": "text", "text": format!("Preparing write to {path}. Approval prompt shows the diff.")}}]})
+        };
+        let request = permission_request_fields(&json!({
+            "options": [{"kind": "allow_once", "name": "Allow edit", "optionId": "allow_once"}, {"kind": "reject_once", "name": "Deny", "optionId": "deny"}],
+            "sessionId": "s",
+            "toolCall": {"content": [{"newText": "public class Foo {}\n", "path": "/w/Assets/Editor/Foo.cs", "type": "diff"}],
+                "kind": "edit",
+                "rawInput": {"tool": "write_file", "arguments": {"content": "public class Foo {}\n", "path": "/w/Assets/Editor/Foo.cs"}},
+                "status": "pending", "title": "Approve edit: /w/Assets/Editor/Foo.cs", "toolCallId": "edit-approval-1"}
+        }));
+        let (foo, bar) = (
+            write("/w/Assets/Editor/Foo.cs"),
+            write("/w/Assets/Editor/Bar.cs"),
+        );
+        let shell = json!({"kind": "execute", "title": "terminal: ls"});
+        assert_eq!(
+            paired_call(&request, [("bar", &bar), ("foo", &foo), ("shell", &shell)]),
+            Some("foo")
+        );
+        assert_eq!(
+            paired_call(&request, [("bar", &bar), ("shell", &shell)]),
+            None
+        );
+        // the wrapped arguments are compared as what they wrap
+        let other = json!({"rawInput": {"path": "/w/Assets/Editor/Foo.cs", "content": "x"}});
+        assert_eq!(paired_call(&request, [("other", &other)]), None);
     }
 
     #[test]

@@ -118,7 +118,8 @@ pub fn claude_fields(
 }
 
 /// A Claude field from the call's ACP structure: a location or diff path,
-/// a diff's texts, an `execute` title holding a command line.
+/// a diff's texts, an `execute` title holding a command line (after the
+/// tool's name when the title is decorated `<tool>: <command>`).
 fn from_structure(claude: &str, call: &Value) -> Option<Value> {
     let diff = diffs(call).next();
     match claude {
@@ -152,7 +153,7 @@ fn from_structure(claude: &str, call: &Value) -> Option<Value> {
                     .as_object()
                     .is_some_and(|m| m.values().any(|v| v.as_str() == Some(*t)))
             })
-            .map(|t| Value::String(t.to_string())),
+            .map(|t| Value::String(command_of_title(t).to_string())),
         _ => None,
     }
 }
@@ -167,6 +168,20 @@ fn code_span_at_start(title: &str) -> Option<&str> {
     }
     let end = rest.find(fence)?;
     Some(rest[..end].trim())
+}
+
+/// The command line of an `execute` title: what follows `<tool>: ` when
+/// the title starts with a tool identifier and a colon (`terminal: ls -la`;
+/// no shell command is a word ending in `:`), else the whole title.
+fn command_of_title(title: &str) -> &str {
+    match title.split_once(": ") {
+        Some((head, rest))
+            if crate::call_fields::is_tool_identifier(head) && !rest.trim().is_empty() =>
+        {
+            rest.trim()
+        }
+        _ => title,
+    }
 }
 
 /// A Claude field from a patch text among the arguments (see
@@ -551,6 +566,12 @@ mod tests {
                 "Bash",
                 json!({"rawInput": {"cmd": ["bash", "-lc", "echo hi"]}}),
                 json!({"command": "echo hi"}),
+            ),
+            (
+                "Bash from an execute title decorated with the tool's name (Hermes Agent 0.19.0)",
+                "Bash",
+                json!({"kind": "execute", "title": "terminal: mkdir -p Assets/Editor && printf 'public class Foo {}\\n' > Assets/Editor/Foo.cs", "content": [{"type": "content", "content": {"type": "text", "text": "$ mkdir -p Assets/Editor && printf 'public class Foo {}\\n' > Assets/Editor/Foo.cs"}}]}),
+                json!({"command": "mkdir -p Assets/Editor && printf 'public class Foo {}\\n' > Assets/Editor/Foo.cs"}),
             ),
             (
                 "Bash from an execute title with arguments",

@@ -21,7 +21,8 @@ pub struct Limitation {
     pub versions: String,
     pub scenario: String,
     /// The failing expectations as the scenario describes them (what a
-    /// failure prints between `[` and `]`).
+    /// failure prints between `[` and `]`); empty when the entry names only
+    /// `contract` differences.
     pub failing: Vec<String>,
     pub reason: String,
     /// What in the recordings shows it.
@@ -58,7 +59,7 @@ pub enum LimitationsError {
         range: String,
         message: String,
     },
-    #[error("{}: entry {index} (scenario {scenario}) lists no failing expectation", path.display())]
+    #[error("{}: entry {index} (scenario {scenario}) lists no failing expectation and no contract difference", path.display())]
     NothingListed {
         path: PathBuf,
         index: usize,
@@ -111,7 +112,9 @@ pub fn load(file: &Path) -> Result<Limitations, LimitationsError> {
                 range: l.versions.clone(),
                 message: e.to_string(),
             })?;
-        if l.failing.is_empty() {
+        // an entry says what the agent's behaviour breaks: expectations,
+        // or only contract differences when every expectation still holds
+        if l.failing.is_empty() && l.contract.is_empty() {
             return Err(LimitationsError::NothingListed {
                 path: file.to_path_buf(),
                 index: i + 1,
@@ -285,6 +288,24 @@ mod tests {
             .unwrap();
         let e = find(&file, "0.2.2", "s").unwrap_err().to_string();
         assert!(e.contains("entry 1") && e.contains("not a range"), "{e}");
+        let contract_only =
+            "[[limitation]]\nversions = \"*\"\nscenario = \"s\"\nfailing = []\nreason = \"r\"\n";
+        std::fs::write(&file, contract_only).unwrap();
+        let e = find(&file, "0.2.2", "s").unwrap_err().to_string();
+        assert!(
+            e.contains("lists no failing expectation and no contract difference"),
+            "{e}"
+        );
+        std::fs::write(
+            &file,
+            format!("{contract_only}contract = [\"tool-result-structure\"]\n"),
+        )
+        .unwrap();
+        let l = find(&file, "0.2.2", "s").unwrap().unwrap();
+        assert!(
+            compare(&l, &[]).holds(),
+            "nothing listed, nothing failing: it holds"
+        );
         std::fs::write(&file, "[[limitation]]\nversion = \"1\"\n").unwrap();
         let e = find(&file, "0.2.2", "s").unwrap_err().to_string();
         assert!(e.contains(FILE_NAME), "{e}");
