@@ -243,12 +243,7 @@ pub fn replay_with(recording: &Recording, scenario: &Scenario) -> Replay {
 /// normalised transcript. It takes the replay's parsed lines (they are
 /// normalised in place); a second render parses the lines again.
 pub fn render(path: &Path, recording: &Recording, replay: &mut Replay) -> String {
-    render_of(
-        path,
-        &recording.header,
-        recording.trailer.as_ref(),
-        replay,
-    )
+    render_of(path, &recording.header, recording.trailer.as_ref(), replay)
 }
 
 /// [`render`] given the recording's header and trailer only.

@@ -84,7 +84,10 @@ impl Turns {
                     return;
                 }
                 // every model request before this result has been seen
-                let asked = self.model_requests.iter().any(|s| (sent..e.seq).contains(s));
+                let asked = self
+                    .model_requests
+                    .iter()
+                    .any(|s| (sent..e.seq).contains(s));
                 if !asked {
                     self.unanswered.push(format!(
                         "session/prompt id {id} (seq {sent}) returned {stop:?} at seq {} with no model request between",

@@ -577,4 +577,47 @@ mod tests {
         assert!(s.divergences.is_empty());
         assert!(fake.finished());
     }
+
+    #[test]
+    fn a_segment_passed_over_waits_until_its_client_frame_comes_and_a_read_error_is_kept_not_fatal()
+    {
+        let frames = leg(&[
+            (C, r#"{"jsonrpc":"2.0","method":"a","params":{}}"#),
+            (A, r#"{"jsonrpc":"2.0","method":"after_a","params":{}}"#),
+            (C, r#"{"jsonrpc":"2.0","method":"b","params":{}}"#),
+            (A, r#"{"jsonrpc":"2.0","method":"after_b","params":{}}"#),
+            (A, r#"{"jsonrpc":"2.0","method":"after_b2","params":{}}"#),
+        ]);
+        let mut fake = FakeAgent::new(frames.clone());
+        let s = fake.on_client_line(r#"{"jsonrpc":"2.0","method":"b","params":{}}"#);
+        assert_eq!(lines(&s).len(), 2);
+        assert!(lines(&s)[0].contains("after_b"));
+        assert_eq!(fake.unreleased(), 1);
+        let s = fake.on_client_line(r#"{"jsonrpc":"2.0","method":"a","params":{}}"#);
+        assert_eq!(
+            lines(&s),
+            [r#"{"jsonrpc":"2.0","method":"after_a","params":{}}"#]
+        );
+        assert!(fake.finished());
+
+        let (client, agent): (Vec<_>, Vec<_>) = frames
+            .into_iter()
+            .partition(|f| f.dir == Direction::ToAgent);
+        let broken =
+            agent
+                .into_iter()
+                .take(1)
+                .map(Ok)
+                .chain(std::iter::once(Err(RecordingError::Empty {
+                    path: "gone.jsonl".into(),
+                })));
+        let mut fake = FakeAgent::streaming(client, 3, Box::new(broken));
+        let s = fake.on_client_line(r#"{"jsonrpc":"2.0","method":"b","params":{}}"#);
+        assert!(s.released.is_empty());
+        assert_eq!(
+            fake.read_error(),
+            Some("gone.jsonl: empty file, expected a header line")
+        );
+        assert_eq!(fake.unreleased(), 3);
+    }
 }

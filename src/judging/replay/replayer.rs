@@ -537,4 +537,31 @@ mod tests {
         );
         assert!(replay.truncated);
     }
+
+    #[test]
+    fn a_replay_reading_the_agent_frames_from_the_file_is_the_replay_of_the_recording_in_memory() {
+        let rec = resume_recording();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("resume.jsonl");
+        let mut text = String::new();
+        let line = |l: recording::Line| serde_json::to_string(&l).unwrap() + "\n";
+        text.push_str(&line(recording::Line::Header(Box::new(rec.header.clone()))));
+        for e in &rec.events {
+            text.push_str(&line(recording::Line::Event(e.clone())));
+        }
+        text.push_str(&line(recording::Line::Trailer(
+            rec.trailer.clone().unwrap(),
+        )));
+        std::fs::write(&path, text).unwrap();
+        let indexed = super::super::source::Indexed::read(&path).unwrap();
+        let streamed = replay_source(
+            &indexed.source(&path),
+            &resume_scenario(),
+            Compat::default(),
+        );
+        let in_memory = replay(&rec, &resume_scenario());
+        assert_eq!(streamed.transcript.render(), in_memory.transcript.render());
+        assert_eq!(streamed.panel_lines, in_memory.panel_lines);
+        assert!(streamed.read_error.is_none());
+    }
 }

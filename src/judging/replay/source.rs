@@ -109,9 +109,8 @@ impl<'a> Source<'a> {
     /// The fake agent of agent process `proc`.
     pub fn fake_agent(&self, proc: u32) -> FakeAgent<'a> {
         let leg = self.leg.processes.get(&proc).cloned().unwrap_or_default();
-        let of_proc = move |e: &Event| {
-            e.leg == Leg::Acp && e.dir == Dir::FromAgent && e.proc.max(1) == proc
-        };
+        let of_proc =
+            move |e: &Event| e.leg == Leg::Acp && e.dir == Dir::FromAgent && e.proc.max(1) == proc;
         let agent: AgentFrames<'a> = match self.frames {
             Frames::Memory(r) => Box::new(r.events.iter().filter(move |e| of_proc(e)).map(|e| {
                 Ok(AcpFrame {
