@@ -14,10 +14,10 @@ use acp_bridge::{Bridge, Compat, CounterIds, LaunchSpec, McpEndpoint, Output};
 use serde_json::Value;
 
 use super::divergence::Divergence;
-use super::fake_agent::{AcpFrame, Direction, FakeAgent, Released, Served};
+use super::fake_agent::{FakeAgent, Released, Served};
 use super::source::Source;
 use super::transcript::{Entry, Transcript};
-use crate::corpus::recording::{Dir, Exit, Header, Leg, Outcome, Recording};
+use crate::corpus::recording::{Exit, Header, Outcome, Recording};
 use crate::corpus::scenario::Scenario;
 use crate::corpus::scenario::panel_driver::{Action, PanelDriver};
 
@@ -68,28 +68,6 @@ impl Replay {
 /// ([`Replay::panel_values`]): parsed, `None` when it is not JSON.
 pub fn panel_value(line: &str) -> Option<Value> {
     serde_json::from_str(line).ok()
-}
-
-/// The acp leg of agent process `proc` (events written without a process
-/// number count as process 1).
-pub fn acp_frames(recording: &Recording, proc: u32) -> Vec<AcpFrame> {
-    recording
-        .leg(Leg::Acp)
-        .filter(|e| e.proc.max(1) == proc)
-        .filter_map(|e| {
-            let dir = match e.dir {
-                Dir::ToAgent => Direction::ToAgent,
-                Dir::FromAgent => Direction::FromAgent,
-                _ => return None,
-            };
-            Some(AcpFrame {
-                seq: e.seq,
-                ms: e.ms,
-                dir,
-                raw: e.raw.clone(),
-            })
-        })
-        .collect()
 }
 
 /// The launch spec a panel would give for this scenario, with the recorder's
