@@ -198,7 +198,7 @@ fn phases(corpus: &Corpus, paths: &[PathBuf]) -> [(&'static str, Duration); 6] {
         // last, as in the judge: the render takes the parsed lines
         let transcript = acp_harness::judging::judge::render(path, &recording, &mut replay);
         lap(2, &mut at);
-        let id = corpus.id_of(path, Some(&recording));
+        let id = corpus.id_of(path, Some(&recording.header));
         let golden = golden::read(&id.snapshot_path(&corpus.snapshots))
             .ok()
             .flatten();

@@ -1,13 +1,18 @@
 //! Reading a big recording: peak memory and time of `recording::read` (the
-//! whole recording in memory, as `check`, `replay` and `conformance` read
-//! today) against `recording::Reader` (one event at a time), on generated
-//! recordings of 250 000, 500 000 and 1 000 000 events (about 290 bytes a
-//! line, the size of a real session/update). Streaming should stay under
-//! 64 MiB whatever the size, and both should take time linear in it.
+//! whole recording in memory) against `recording::Reader` (one event at a
+//! time), on generated recordings of 250 000, 500 000 and 1 000 000 events
+//! (about 290 bytes a line, the size of a real session/update). Streaming
+//! should stay under 64 MiB whatever the size, and both should take time
+//! linear in it.
+//!
+//! Then end to end: the `acp-harness` binary's `check` and `replay` of a
+//! generated text-only conversation whose one answer comes in that many
+//! chunks (in a corpus of its own, no golden), peak RSS and wall time.
 //!
 //! Each measurement runs in a child process of its own (this binary again),
-//! so its peak RSS (`VmHWM`) is its own. The recordings go to a temp dir
-//! (about 290 MB for the largest) and are removed afterwards.
+//! so its peak RSS (`VmHWM`, or the waited-for binary's `ru_maxrss`) is its
+//! own. The recordings go to a temp dir (about 290 MB for the largest) and
+//! are removed afterwards.
 //!
 //! Run: `cargo bench -p acp-harness --bench replay_memory` (prints the
 //! table; `BENCH_REPORT=1` wraps it in report markers for `.ci/benchmarks`;
@@ -42,6 +47,26 @@ fn main() {
             .to_string(),
         "|---:|---:|---:|---:|---:|---:|".to_string(),
     ];
+    let mut end_to_end = vec![
+        "| events | file MiB | check: peak RSS MiB | check: s | replay: peak RSS MiB | replay: s |"
+            .to_string(),
+        "|---:|---:|---:|---:|---:|---:|".to_string(),
+    ];
+    for &events in &sizes {
+        let root = dir.path().join("corpus");
+        let bytes = generate_conversation(&root, events);
+        let check = measure("check", &root);
+        let replay = measure("replay", &root);
+        end_to_end.push(format!(
+            "| {events} | {:.0} | {:.1} | {:.2} | {:.1} | {:.2} |",
+            bytes as f64 / 1048576.0,
+            check.0,
+            check.1,
+            replay.0,
+            replay.1
+        ));
+        let _ = std::fs::remove_dir_all(&root);
+    }
     for events in sizes {
         let path = dir.path().join(format!("{events}.jsonl"));
         let bytes = generate(&path, events);
@@ -61,6 +86,12 @@ fn main() {
         println!("<!-- report:begin -->");
     }
     println!("{}", table.join("\n"));
+    println!();
+    println!(
+        "End to end, the `acp-harness` binary on one recording of a text-only turn answered in that many chunks:"
+    );
+    println!();
+    println!("{}", end_to_end.join("\n"));
     if report {
         println!("<!-- report:end -->");
     }
@@ -94,6 +125,84 @@ fn generate(path: &Path, events: usize) -> u64 {
     std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
 }
 
+/// Writes a corpus under `root`: the text-only scenario and a synthetic
+/// codex-acp recording of it whose answer comes in `events` chunks; the
+/// recording's size.
+fn generate_conversation(root: &Path, events: usize) -> u64 {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = root.join("recordings/codex-acp/0.0.0-synthetic");
+    for d in [
+        &dir,
+        &root.join("profiles"),
+        &root.join("scenarios"),
+        &root.join("tests/snapshots"),
+    ] {
+        std::fs::create_dir_all(d).expect("the corpus dirs");
+    }
+    std::fs::copy(
+        repo.join("scenarios/text-only.toml"),
+        root.join("scenarios/text-only.toml"),
+    )
+    .expect("the scenario copies");
+    let path = dir.join("text-only.jsonl");
+    let file = std::fs::File::create(&path).expect("the recording file");
+    let mut w = std::io::BufWriter::new(file);
+    writeln!(
+        w,
+        r#"{{"type":"header","format":1,"agent":"codex-acp","agent_info":{{"name":"codex-acp","version":"0.0.0-synthetic"}},"package":"bench","argv":[],"scenario":"text-only","scenario_sha256":"","model_mode":"stub","harness_version":"0","client_capabilities":{{"fs":{{"readTextFile":false,"writeTextFile":false}},"terminal":false}},"protocol_version":1,"date":"2026-12-05","isolation":"none","synthetic":true,"placeholders":{{}}}}"#
+    )
+    .unwrap();
+    let servers = r#"[{\"type\":\"http\",\"name\":\"unity-ops\",\"url\":\"<mcp-url>\",\"headers\":[{\"name\":\"Authorization\",\"value\":\"Bearer <redacted>\"}]}]"#;
+    let head = [
+        ("to_agent", r#"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":1,\"clientCapabilities\":{\"fs\":{\"readTextFile\":false,\"writeTextFile\":false},\"terminal\":false}}}"#.to_string()),
+        ("from_agent", r#"{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":1,\"agentCapabilities\":{\"loadSession\":true,\"mcpCapabilities\":{\"http\":true,\"sse\":false}},\"authMethods\":[]}}"#.to_string()),
+        ("to_agent", format!(r#"{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"session/new\",\"params\":{{\"cwd\":\"<workspace>\",\"mcpServers\":{servers}}}}}"#)),
+        ("from_agent", r#"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"sessionId\":\"s-1\"}}"#.to_string()),
+        ("to_agent", r#"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/prompt\",\"params\":{\"sessionId\":\"s-1\",\"prompt\":[{\"type\":\"text\",\"text\":\"Reply with the single word: hello\"}]}}"#.to_string()),
+    ];
+    let mut seq = 0;
+    let mut event = |w: &mut std::io::BufWriter<std::fs::File>, dir: &str, raw: &str| {
+        seq += 1;
+        writeln!(
+            w,
+            r#"{{"type":"event","seq":{seq},"ms":{},"leg":"acp","dir":"{dir}","proc":1,"raw":"{raw}"}}"#,
+            seq / 10
+        )
+        .unwrap();
+    };
+    for (dir, raw) in &head {
+        event(&mut w, dir, raw);
+    }
+    for i in 0..events {
+        let text = if i == 0 {
+            "hello".to_string()
+        } else {
+            format!(" chunk {i} of a long answer")
+        };
+        event(
+            &mut w,
+            "from_agent",
+            &format!(
+                r#"{{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{{\"sessionId\":\"s-1\",\"update\":{{\"sessionUpdate\":\"agent_message_chunk\",\"content\":{{\"type\":\"text\",\"text\":\"{text}\"}}}}}}}}"#
+            ),
+        );
+    }
+    event(
+        &mut w,
+        "from_agent",
+        r#"{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"stopReason\":\"end_turn\"}}"#,
+    );
+    writeln!(
+        w,
+        r#"{{"type":"trailer","seq":{},"ms":{},"outcome":"ok","exit":{{"code":0,"signal":null}}}}"#,
+        events + 7,
+        events / 10 + 1
+    )
+    .unwrap();
+    w.flush().unwrap();
+    std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0)
+}
+
 /// Runs `mode` over `path` in a child; its peak RSS in MiB and seconds.
 fn measure(mode: &str, path: &Path) -> (f64, f64) {
     let exe = std::env::current_exe().expect("this bench's path");
@@ -121,6 +230,9 @@ fn measure(mode: &str, path: &Path) -> (f64, f64) {
 fn child(job: &str) {
     let (mode, path) = job.split_once(':').expect("mode:path");
     let path = Path::new(path);
+    if mode == "check" || mode == "replay" {
+        return end_to_end(mode, path);
+    }
     let started = Instant::now();
     let (events, raw_bytes) = match mode {
         "read" => {
@@ -149,4 +261,44 @@ fn child(job: &str) {
         .and_then(|v| v.split_whitespace().next()?.parse().ok())
         .unwrap_or(f64::NAN);
     println!("{} {took}", peak_kib / 1024.0);
+}
+
+/// One end-to-end measurement: the `acp-harness` binary's `check` or
+/// `replay` of the corpus at `root`, waited for; prints `<its peak RSS MiB>
+/// <seconds>`.
+fn end_to_end(mode: &str, root: &Path) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_acp-harness"));
+    match mode {
+        "check" => cmd
+            .args([
+                "check", "--quiet", "--color", "never", "--jobs", "1", "--root",
+            ])
+            .arg(root),
+        _ => cmd
+            .arg("replay")
+            .arg(root.join("recordings"))
+            .args(["--color", "never", "--root"])
+            .arg(root),
+    };
+    let started = Instant::now();
+    let out = cmd
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .expect("acp-harness runs");
+    let took = started.elapsed().as_secs_f64();
+    // no golden: `check` and `replay` find it missing (exit 1); 2 is a tool error
+    assert!(
+        out.status.code() == Some(1),
+        "{mode}: {:?} {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // SAFETY: getrusage only writes the struct it is given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
+        usage
+    };
+    println!("{} {took}", usage.ru_maxrss as f64 / 1024.0);
 }

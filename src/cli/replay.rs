@@ -8,7 +8,8 @@ use std::time::Duration;
 use super::exit::{EXIT_CODES, Exit, UsageError};
 use super::output::{Color, Out};
 use crate::judging::judge::{self, Corpus};
-use crate::judging::replay::{fake_agent, replayer, stdio};
+use crate::judging::replay::source::Indexed;
+use crate::judging::replay::stdio;
 use crate::judging::report::{self, Summary, paint, status_style};
 
 #[derive(clap::Args, Debug)]
@@ -123,22 +124,23 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
 /// `acp-harness fake-agent <recording>`: serve a recorded agent process as
 /// an ACP agent on stdio, to any client.
 pub fn fake_agent(args: FakeAgentArgs) -> anyhow::Result<ExitCode> {
-    let recording = crate::corpus::recording::read(&args.recording)?;
-    let frames = replayer::acp_frames(&recording, args.process);
+    // indexed in one pass; the agent frames are read again as they are served
+    let indexed = Indexed::read(&args.recording)?;
     anyhow::ensure!(
-        !frames.is_empty(),
+        indexed.leg.has(args.process),
         "{}: no acp frames for agent process {}",
         args.recording.display(),
         args.process
     );
-    if recording.is_truncated() {
+    if indexed.trailer.is_none() {
         eprintln!(
             "fake-agent: {} is truncated (no trailer); serving what it has",
             args.recording.display()
         );
     }
+    let source = indexed.source(&args.recording);
     let summary = stdio::serve(
-        fake_agent::FakeAgent::new(frames),
+        source.fake_agent(args.process),
         std::io::stdin(),
         std::io::stdout(),
         &mut std::io::stderr(),

@@ -307,3 +307,91 @@ fn a_recording_whose_header_names_a_path_is_an_error_and_reads_nothing_outside()
         "{stdout}\n{stderr}"
     );
 }
+
+/// `check`, `replay`, `conformance` and `fake-agent` read a recording one
+/// line at a time: a bad line deep in it is still an error naming the file
+/// and the line, and never a panic.
+#[test]
+fn a_bad_line_in_a_recording_is_an_error_naming_file_and_line_in_every_command_that_reads_it() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let corpus = repo.join("tests/cmd/golden-diff.in");
+    let rel = "recordings/codex-acp/0.0.0-synthetic/text-only.jsonl";
+    let good = std::fs::read(corpus.join(rel)).unwrap();
+    let lines: Vec<&[u8]> = good.split(|b| *b == b'\n').collect();
+    let with_line_5 = |bad: &[u8]| {
+        let mut out = Vec::new();
+        for (i, l) in lines.iter().enumerate() {
+            out.extend_from_slice(if i == 4 { bad } else { l });
+            if i + 1 < lines.len() {
+                out.push(b'\n');
+            }
+        }
+        out
+    };
+    let cases: [(&str, Vec<u8>, &str); 3] = [
+        (
+            "not JSON",
+            with_line_5(b"{\"type\":\"event\",\"seq\":"),
+            "not a recording line",
+        ),
+        (
+            "not UTF-8",
+            with_line_5(b"{\"type\":\"event\xff\"}"),
+            "not valid UTF-8",
+        ),
+        (
+            "seq going back",
+            with_line_5(
+                &String::from_utf8_lossy(lines[4])
+                    .replace("\"seq\":4,", "\"seq\":1,")
+                    .into_bytes(),
+            ),
+            "seq 1 does not follow 3",
+        ),
+    ];
+    for (what, text, want) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        for sub in [
+            "profiles",
+            "scenarios",
+            "tests/snapshots",
+            "recordings/codex-acp/0.0.0-synthetic",
+        ] {
+            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        }
+        std::fs::copy(
+            corpus.join("scenarios/text-only.toml"),
+            dir.path().join("scenarios/text-only.toml"),
+        )
+        .unwrap();
+        let file = dir.path().join(rel);
+        std::fs::write(&file, text).unwrap();
+        let root = dir.path().to_str().unwrap();
+        let runs: [(&[&str], i32); 4] = [
+            (&["check", "--color", "never", "--root", root], 1),
+            (
+                &[
+                    "replay",
+                    file.to_str().unwrap(),
+                    "--color",
+                    "never",
+                    "--root",
+                    root,
+                ],
+                1,
+            ),
+            (&["conformance", "--root", root], 0),
+            (&["fake-agent", file.to_str().unwrap()], 2),
+        ];
+        for (args, code) in runs {
+            let (got, stdout, stderr) = harness(args);
+            let out = format!("{stdout}{stderr}");
+            assert_eq!(got, Some(code), "{what}: {args:?}: {out}");
+            assert!(
+                out.contains(&format!("text-only.jsonl:5: {want}")),
+                "{what}: {args:?}: no `text-only.jsonl:5: {want}` in:\n{out}"
+            );
+            assert!(!out.contains("panicked"), "{what}: {args:?}: {out}");
+        }
+    }
+}

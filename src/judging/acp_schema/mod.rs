@@ -15,25 +15,41 @@ use std::collections::{BTreeMap, HashMap};
 pub use classify::{Classifier, FrameCheck, Sender, Verdict};
 pub use schema::{AcpSchema, SchemaError, Violation};
 
-use crate::corpus::recording::{Dir, Leg, Recording};
+use crate::corpus::recording::{Dir, Event, Leg, Recording};
 use crate::judging::replay::transcript::{Entry, Transcript};
 
 /// Every frame of `recording`'s ACP leg, checked in order (ids tracked per
 /// agent process).
 pub fn check_recording(schema: &AcpSchema, recording: &Recording) -> Vec<FrameCheck> {
-    let mut conversations: HashMap<u32, Classifier> = HashMap::new();
+    let mut frames = RecordedFrames::default();
     recording
-        .leg(Leg::Acp)
-        .filter_map(|e| {
-            let sender = match e.dir {
-                Dir::ToAgent => Sender::Client,
-                Dir::FromAgent => Sender::Agent,
-                _ => return None,
-            };
-            let classifier = conversations.entry(e.proc.max(1)).or_default();
-            Some(classifier.check(schema, sender, &e.raw))
-        })
+        .events
+        .iter()
+        .filter_map(|e| frames.check(schema, e))
         .collect()
+}
+
+/// The recorded ACP frames checked one event at a time (a recording read
+/// line by line checks them on the way), ids tracked per agent process.
+#[derive(Default)]
+pub struct RecordedFrames {
+    conversations: HashMap<u32, Classifier>,
+}
+
+impl RecordedFrames {
+    /// `e` checked (`None`: not an ACP frame).
+    pub fn check(&mut self, schema: &AcpSchema, e: &Event) -> Option<FrameCheck> {
+        if e.leg != Leg::Acp {
+            return None;
+        }
+        let sender = match e.dir {
+            Dir::ToAgent => Sender::Client,
+            Dir::FromAgent => Sender::Agent,
+            _ => return None,
+        };
+        let classifier = self.conversations.entry(e.proc.max(1)).or_default();
+        Some(classifier.check(schema, sender, &e.raw))
+    }
 }
 
 /// The frames the bridge sent to the agent in a replay, checked (the agent's
@@ -120,12 +136,17 @@ impl RecordingConformance {
     pub fn of_recording(schema: &AcpSchema, recording: &Recording) -> RecordingConformance {
         let mut out = RecordingConformance::default();
         for check in check_recording(schema, recording) {
-            match check.sender {
-                Sender::Agent => out.agent.add(&check),
-                Sender::Client => out.client.add(&check),
-            }
+            out.add(&check);
         }
         out
+    }
+
+    /// Counts one recorded frame's check.
+    pub fn add(&mut self, check: &FrameCheck) {
+        match check.sender {
+            Sender::Agent => self.agent.add(check),
+            Sender::Client => self.client.add(check),
+        }
     }
 
     /// The bridge's violations, one line each (`None`: there are none).

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use super::golden::{self, RecordingId};
 use super::known_limitations::{self, Limitation, Limitations};
-use crate::corpus::recording::Recording;
+use crate::corpus::recording::Header;
 use crate::corpus::scenario::{self, Scenario};
 use crate::judging::contract::{self, Contract};
 
@@ -133,15 +133,15 @@ impl Corpus {
     }
 
     /// The id of a recording: from its path under the corpus, else its header.
-    pub fn id_of(&self, path: &Path, recording: Option<&Recording>) -> RecordingId {
+    pub fn id_of(&self, path: &Path, header: Option<&Header>) -> RecordingId {
         if let Some(id) = RecordingId::from_path(&self.recordings, path) {
             return id;
         }
-        match recording {
-            Some(r) => RecordingId {
-                agent: r.header.agent.clone(),
-                version: r.header.agent_version().unwrap_or("unknown").to_string(),
-                scenario: r.header.scenario.clone(),
+        match header {
+            Some(h) => RecordingId {
+                agent: h.agent.clone(),
+                version: h.agent_version().unwrap_or("unknown").to_string(),
+                scenario: h.scenario.clone(),
             },
             None => RecordingId {
                 agent: "?".into(),

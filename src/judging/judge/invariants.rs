@@ -72,8 +72,9 @@ pub fn check(panel: &[Option<Value>], recording: &Recording) -> Vec<Violation> {
     check_lines(panel, &CallFrames::from_frames(frames))
 }
 
-/// [`check`] against the call frames already gathered.
-fn check_lines(panel: &[Option<Value>], calls: &CallFrames) -> Vec<Violation> {
+/// [`check`] against the call frames already gathered (a recording read
+/// one line at a time gathers them on the way).
+pub fn check_lines(panel: &[Option<Value>], calls: &CallFrames) -> Vec<Violation> {
     let mut out = Vec::new();
     for (line, value) in panel.iter().enumerate() {
         let Some(v) = value else { continue };
@@ -157,7 +158,8 @@ fn longest_base64_run(text: &str) -> Option<usize> {
 /// Every recorded frame of each tool call (by `toolCallId`), merged as the
 /// bridge merges them, with the `seq` of the first frame that carried each
 /// field of the call's Claude-shape input.
-struct CallFrames {
+#[derive(Debug, Default)]
+pub struct CallFrames {
     calls: HashMap<String, Value>,
     seqs: HashMap<String, u64>,
 }
@@ -165,34 +167,38 @@ struct CallFrames {
 impl CallFrames {
     /// From the agent's ACP frames (`seq`, the raw line), in order.
     fn from_frames<'a>(frames: impl Iterator<Item = (u64, &'a str)>) -> CallFrames {
-        let mut calls: HashMap<String, Value> = HashMap::new();
-        let mut seqs = HashMap::new();
+        let mut calls = CallFrames::default();
         for (seq, raw) in frames {
-            let Ok(frame) = serde_json::from_str::<Value>(raw) else {
-                continue;
-            };
-            let params = &frame["params"];
-            let (id, fields) = match frame["method"].as_str() {
-                Some("session/update")
-                    if params["update"]["sessionUpdate"]
-                        .as_str()
-                        .is_some_and(|k| k.starts_with("tool_call")) =>
-                {
-                    let u = &params["update"];
-                    (u["toolCallId"].as_str(), u.clone())
-                }
-                Some("session/request_permission") => (
-                    params["toolCall"]["toolCallId"].as_str(),
-                    permission_request_fields(params),
-                ),
-                _ => continue,
-            };
-            let Some(id) = id else { continue };
-            let call = calls.entry(id.to_string()).or_insert(Value::Null);
-            merge_tool_call(call, &fields);
-            seqs.entry(id.to_string()).or_insert(seq);
+            calls.observe(seq, raw);
         }
-        CallFrames { calls, seqs }
+        calls
+    }
+
+    /// Takes the agent's next ACP frame (`seq`, the raw line).
+    pub fn observe(&mut self, seq: u64, raw: &str) {
+        let Ok(frame) = serde_json::from_str::<Value>(raw) else {
+            return;
+        };
+        let params = &frame["params"];
+        let (id, fields) = match frame["method"].as_str() {
+            Some("session/update")
+                if params["update"]["sessionUpdate"]
+                    .as_str()
+                    .is_some_and(|k| k.starts_with("tool_call")) =>
+            {
+                let u = &params["update"];
+                (u["toolCallId"].as_str(), u.clone())
+            }
+            Some("session/request_permission") => (
+                params["toolCall"]["toolCallId"].as_str(),
+                permission_request_fields(params),
+            ),
+            _ => return,
+        };
+        let Some(id) = id else { return };
+        let call = self.calls.entry(id.to_string()).or_insert(Value::Null);
+        merge_tool_call(call, &fields);
+        self.seqs.entry(id.to_string()).or_insert(seq);
     }
 
     /// What a `tool_use` block lacks that the call's frames carried: each

@@ -20,6 +20,9 @@ pub mod golden_diff;
 pub mod invariants;
 pub mod known_limitations;
 pub mod provenance;
+mod scan;
+
+use scan::Scanned;
 
 pub use case::{Case, Status, Verdict};
 pub use corpus::{CheckError, Corpus, list_recordings};
@@ -31,11 +34,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use golden::Comparison;
 
-use crate::corpus::recording::{self, Recording};
+use crate::corpus::recording::{self, Header, Recording, Trailer};
 use crate::corpus::scenario::Scenario;
-use crate::judging::acp_schema::{AcpSchema, RecordingConformance};
+use crate::judging::acp_schema::AcpSchema;
 use crate::judging::expect;
 use crate::judging::replay::replayer::{self, Replay};
+use crate::judging::replay::source::Indexed;
 
 impl Corpus {
     /// Judges every path with `jobs` workers (0: one per core), hands each
@@ -117,14 +121,17 @@ impl Corpus {
             stale_scenario: false,
             acp: None,
         };
-        let recording = match recording::read(path) {
+        // the schema first: the recorded frames are checked while read
+        let schema = AcpSchema::get();
+        let scanned = match scan::scan(path, schema.as_ref().ok().copied()) {
             Ok(r) => r,
             Err(e) => {
                 case.errors.push(format!("cannot replay: {e}"));
                 return case;
             }
         };
-        case.id = self.id_of(path, Some(&recording));
+        let header = &scanned.indexed.header;
+        case.id = self.id_of(path, Some(header));
         // an id from the header names goldens and limitation files: names only
         let id = &case.id;
         let fields = [
@@ -140,24 +147,24 @@ impl Corpus {
                 .push(format!("cannot replay {}: header {e}", path.display()));
             return case;
         }
-        case.synthetic = recording.header.synthetic;
-        if !recording.leg(recording::Leg::Acp).any(|e| e.proc == 1) {
+        case.synthetic = header.synthetic;
+        if !scanned.acp_process_1 {
             case.errors.push(format!(
                 "cannot replay {}: no ACP frames of agent process 1 (a stream-json reference recording is not replayed)",
                 path.display()
             ));
             return case;
         }
-        let schema = match AcpSchema::get() {
+        let schema = match schema {
             Ok(s) => s,
             Err(e) => {
                 case.errors.push(format!("the ACP schema: {e}"));
                 return case;
             }
         };
-        case.acp = Some(RecordingConformance::of_recording(schema, &recording));
-        case.trailer = recording.trailer.clone();
-        let scenario = match self.scenario(&recording.header.scenario) {
+        case.acp = scanned.acp.clone();
+        case.trailer = scanned.indexed.trailer.clone();
+        let scenario = match self.scenario(&header.scenario) {
             Ok(s) => s,
             Err(e) => {
                 case.errors.push(format!(
@@ -167,17 +174,27 @@ impl Corpus {
                 return case;
             }
         };
-        case.stale_scenario = scenario.changed_since(&recording.header.scenario_sha256);
-        let mut replay = replayer::replay_with_compat(&recording, &scenario, compat);
+        case.stale_scenario = scenario.changed_since(&header.scenario_sha256);
+        let mut replay = replayer::replay_source(&scanned.indexed.source(path), &scenario, compat);
+        if let Some(e) = &replay.read_error {
+            case.errors.push(format!("cannot replay: {e}"));
+        }
         case.divergences = replay.divergences().count();
         case.acp = case
             .acp
             .take()
             .map(|c| c.with_bridge(schema, &replay.transcript));
         case.failures = expect::evaluate(&scenario.expect, &replay.panel_values);
-        case.failures
-            .extend(provenance::unanswered_turns(&recording));
-        case.invariants = invariants::check(&replay.panel_values, &recording);
+        let Scanned {
+            indexed: Indexed {
+                header, trailer, ..
+            },
+            turns,
+            calls,
+            ..
+        } = scanned;
+        case.failures.extend(turns.finish(&header));
+        case.invariants = invariants::check_lines(&replay.panel_values, &calls);
         match self.limitation(&case.id) {
             Ok(l) => case.limitation = l,
             Err(e) => case.errors.push(format!("known limitations: {e}")),
@@ -205,7 +222,7 @@ impl Corpus {
             case.errors.extend(not_ok);
         }
         // last: the render takes the parsed lines
-        case.transcript = render(path, &recording, &mut replay);
+        case.transcript = render_of(path, &header, trailer.as_ref(), &mut replay);
         let golden = golden::read(&case.id.snapshot_path(&self.snapshots));
         case.golden = Some(match &golden {
             Ok(g) => golden::compare(g.as_deref(), &case.transcript),
@@ -226,7 +243,11 @@ pub fn replay_with(recording: &Recording, scenario: &Scenario) -> Replay {
 /// normalised transcript. It takes the replay's parsed lines (they are
 /// normalised in place); a second render parses the lines again.
 pub fn render(path: &Path, recording: &Recording, replay: &mut Replay) -> String {
-    let h = &recording.header;
+    render_of(path, &recording.header, recording.trailer.as_ref(), replay)
+}
+
+/// [`render`] given the recording's header and trailer only.
+fn render_of(path: &Path, h: &Header, trailer: Option<&Trailer>, replay: &mut Replay) -> String {
     let mut out = format!(
         "# replay of {} (agent {} {}, scenario {}, synthetic: {}, trailer: {})\n",
         file_label(path),
@@ -234,7 +255,7 @@ pub fn render(path: &Path, recording: &Recording, replay: &mut Replay) -> String
         h.agent_version().unwrap_or("?"),
         h.scenario,
         h.synthetic,
-        match &recording.trailer {
+        match trailer {
             Some(t) => t.outcome.as_str().to_string(),
             None => "missing".into(),
         }

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::corpus::recording::{Dir, Leg, Recording};
+use crate::corpus::recording::{Dir, Event, Header, Leg, Recording};
 use crate::judging::expect::Failure;
 
 /// The expectation's name, as known-limitation entries list it.
@@ -20,51 +20,76 @@ pub const ANSWERED_BY_THE_MODEL: &str = "answered_by_the_model";
 /// those whose model leg holds no request at all (an agent that never asks a
 /// model; a run that asked none ended `incomplete` when it was recorded).
 pub fn unanswered_turns(recording: &Recording) -> Option<Failure> {
-    let h = &recording.header;
-    let model_requests: Vec<u64> = recording
-        .leg(Leg::Model)
-        .filter(|e| e.dir == Dir::Request)
-        .filter(|e| {
-            e.http
-                .as_ref()
-                .and_then(|h| h.method.as_deref())
-                .is_none_or(|m| m.eq_ignore_ascii_case("POST"))
-        })
-        .map(|e| e.seq)
-        .collect();
-    if h.synthetic || h.model_mode != "stub" || model_requests.is_empty() {
-        return None;
+    let mut turns = Turns::default();
+    for e in &recording.events {
+        turns.observe(e);
     }
-    // (proc, id) of each prompt request -> its seq
-    let mut open: HashMap<(u32, String), u64> = HashMap::new();
-    let mut unanswered = Vec::new();
-    // only prompts and prompt results are parsed, not every update
-    let relevant = recording.leg(Leg::Acp).filter(|e| match e.dir {
-        Dir::ToAgent => e.raw.contains("session/prompt"),
-        _ => e.raw.contains("stopReason"),
-    });
-    for e in relevant {
+    turns.finish(&recording.header)
+}
+
+/// What [`unanswered_turns`] reads of a recording, gathered one event at a
+/// time.
+#[derive(Debug, Default)]
+pub struct Turns {
+    /// The seq of each model request so far.
+    model_requests: Vec<u64>,
+    /// (proc, id) of each prompt request -> its seq
+    open: HashMap<(u32, String), u64>,
+    unanswered: Vec<String>,
+}
+
+impl Turns {
+    pub fn observe(&mut self, e: &Event) {
+        match e.leg {
+            Leg::Model => {
+                let post = e
+                    .http
+                    .as_ref()
+                    .and_then(|h| h.method.as_deref())
+                    .is_none_or(|m| m.eq_ignore_ascii_case("POST"));
+                if e.dir == Dir::Request && post {
+                    self.model_requests.push(e.seq);
+                }
+            }
+            Leg::Acp => self.observe_acp(e),
+            _ => {}
+        }
+    }
+
+    fn observe_acp(&mut self, e: &Event) {
+        // only prompts and prompt results are parsed, not every update
+        let relevant = match e.dir {
+            Dir::ToAgent => e.raw.contains("session/prompt"),
+            _ => e.raw.contains("stopReason"),
+        };
+        if !relevant {
+            return;
+        }
         let Ok(frame) = serde_json::from_str::<Value>(&e.raw) else {
-            continue;
+            return;
         };
         let id = frame.get("id").map(Value::to_string);
         match (e.dir, id) {
             (Dir::ToAgent, Some(id)) if frame["method"] == "session/prompt" => {
-                open.insert((e.proc, id), e.seq);
+                self.open.insert((e.proc, id), e.seq);
             }
             (Dir::FromAgent, Some(id)) if frame.get("method").is_none() => {
-                let Some(sent) = open.remove(&(e.proc, id.clone())) else {
-                    continue;
+                let Some(sent) = self.open.remove(&(e.proc, id.clone())) else {
+                    return;
                 };
                 let Some(stop) = frame["result"]["stopReason"].as_str() else {
-                    continue; // an error answer: the result expectations judge it
+                    return; // an error answer: the result expectations judge it
                 };
                 if stop == "cancelled" {
-                    continue;
+                    return;
                 }
-                let asked = model_requests.iter().any(|s| (sent..e.seq).contains(s));
+                // every model request before this result has been seen
+                let asked = self
+                    .model_requests
+                    .iter()
+                    .any(|s| (sent..e.seq).contains(s));
                 if !asked {
-                    unanswered.push(format!(
+                    self.unanswered.push(format!(
                         "session/prompt id {id} (seq {sent}) returned {stop:?} at seq {} with no model request between",
                         e.seq
                     ));
@@ -73,17 +98,25 @@ pub fn unanswered_turns(recording: &Recording) -> Option<Failure> {
             _ => {}
         }
     }
-    if unanswered.is_empty() {
-        return None;
+
+    /// The failure, once every event has been observed.
+    pub fn finish(self, h: &Header) -> Option<Failure> {
+        if h.synthetic || h.model_mode != "stub" || self.model_requests.is_empty() {
+            return None;
+        }
+        if self.unanswered.is_empty() {
+            return None;
+        }
+        let unanswered = self.unanswered;
+        Some(Failure {
+            line: 0,
+            expectation: ANSWERED_BY_THE_MODEL.to_owned(),
+            why: "every prompt the agent answers is answered from its model: the scenario scripts the model's replies, so an answer made without asking plays nothing of it".to_owned(),
+            expected: "a model request between each session/prompt and its result".to_owned(),
+            came: format!("{} prompt(s) answered without one", unanswered.len()),
+            items: unanswered,
+        })
     }
-    Some(Failure {
-        line: 0,
-        expectation: ANSWERED_BY_THE_MODEL.to_owned(),
-        why: "every prompt the agent answers is answered from its model: the scenario scripts the model's replies, so an answer made without asking plays nothing of it".to_owned(),
-        expected: "a model request between each session/prompt and its result".to_owned(),
-        came: format!("{} prompt(s) answered without one", unanswered.len()),
-        items: unanswered,
-    })
 }
 
 #[cfg(test)]

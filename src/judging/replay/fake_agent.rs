@@ -8,11 +8,12 @@
 //! recorded agent waited on its client again. JSON-RPC ids of client requests
 //! are remapped both ways; the agent's own request ids pass through.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
 
 use super::divergence::{Closest, Divergence, VarEquivalence, diff_frames};
+use crate::corpus::recording::RecordingError;
 
 /// Which way a recorded ACP frame went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,22 +106,42 @@ impl Kind {
     }
 }
 
+/// A recorded client frame, parsed once.
 struct Slot {
     frame: AcpFrame,
-    /// The frame parsed (`None`: not JSON). An agent frame's value leaves
-    /// with it when it is released: the replay's render reads it, so each
-    /// agent frame is parsed once.
+    /// The frame parsed (`None`: not JSON).
     parsed: Option<Value>,
-    /// The frame's JSON-RPC kind (an agent frame's matters only when it is
-    /// a response: its id may need remapping).
     kind: Kind,
-    /// Client frame: matched. Agent frame: released.
+    /// Matched by a line the client sent.
     done: bool,
 }
 
-/// Serves one recorded agent process.
-pub struct FakeAgent {
-    slots: Vec<Slot>,
+/// Where the recorded agent frames come from, in recorded order: a
+/// recording in memory, or one read again from its file so that only the
+/// frames not yet due are held.
+pub type AgentFrames<'a> = Box<dyn Iterator<Item = Result<AcpFrame, RecordingError>> + 'a>;
+
+/// Serves one recorded agent process. The client frames are all held (a
+/// line the client sends may match any of them); the agent frames are read
+/// on as they are released. The agent frames between two client frames form
+/// a segment, released whole when the client frame before it is matched; a
+/// segment passed over (its client frame not matched yet) waits in
+/// `pending`, so memory is bounded by what the client has not asked for.
+pub struct FakeAgent<'a> {
+    client: Vec<Slot>,
+    /// Segment `k` holds the agent frames after client frame `k - 1` and
+    /// before client frame `k`; `released[k]` says it went out.
+    released: Vec<bool>,
+    agent: AgentFrames<'a>,
+    /// The next agent frame read and not yet due, with its segment.
+    peeked: Option<(usize, AcpFrame)>,
+    /// Agent frames of segments passed over, by segment.
+    pending: BTreeMap<usize, Vec<AcpFrame>>,
+    /// Recorded agent frames in all, and those released.
+    agent_total: usize,
+    agent_released: usize,
+    /// Reading the agent frames failed (the file changed under the replay).
+    read_error: Option<String>,
     /// Recorded client request id (as JSON text) -> the id the client used.
     ids: HashMap<String, Value>,
     /// Recorded client request ids, to spot responses to requests never sent.
@@ -129,17 +150,32 @@ pub struct FakeAgent {
     started: bool,
 }
 
-impl FakeAgent {
-    pub fn new(frames: Vec<AcpFrame>) -> FakeAgent {
+impl FakeAgent<'static> {
+    /// Serves a leg held in memory.
+    pub fn new(frames: Vec<AcpFrame>) -> FakeAgent<'static> {
+        let (client, agent): (Vec<_>, Vec<_>) = frames
+            .into_iter()
+            .partition(|f| f.dir == Direction::ToAgent);
+        let total = agent.len();
+        FakeAgent::streaming(client, total, Box::new(agent.into_iter().map(Ok)))
+    }
+}
+
+impl<'a> FakeAgent<'a> {
+    /// Serves `client` (every recorded client frame, in order) and the
+    /// `agent_total` agent frames `agent` yields in recorded order.
+    pub fn streaming(
+        client: Vec<AcpFrame>,
+        agent_total: usize,
+        agent: AgentFrames<'a>,
+    ) -> FakeAgent<'a> {
         let mut recorded_request_ids = HashMap::new();
-        let slots = frames
+        let client: Vec<Slot> = client
             .into_iter()
             .map(|frame| {
                 let parsed = serde_json::from_str::<Value>(&frame.raw).ok();
                 let kind = parsed.as_ref().map(Kind::of).unwrap_or(Kind::Other);
-                if frame.dir == Direction::ToAgent
-                    && let Kind::Request { id, .. } = &kind
-                {
+                if let Kind::Request { id, .. } = &kind {
                     recorded_request_ids.insert(id.to_string(), frame.seq);
                 }
                 Slot {
@@ -151,7 +187,14 @@ impl FakeAgent {
             })
             .collect();
         FakeAgent {
-            slots,
+            released: vec![false; client.len() + 1],
+            client,
+            agent,
+            peeked: None,
+            pending: BTreeMap::new(),
+            agent_total,
+            agent_released: 0,
+            read_error: None,
             ids: HashMap::new(),
             recorded_request_ids,
             eq: VarEquivalence::default(),
@@ -163,7 +206,7 @@ impl FakeAgent {
     pub fn start(&mut self) -> Served {
         self.started = true;
         let mut served = Served::default();
-        self.release_from(0, &mut served);
+        self.release_segment(0, &mut served);
         served
     }
 
@@ -194,9 +237,9 @@ impl FakeAgent {
             return served;
         }
         let found = self
-            .slots
+            .client
             .iter()
-            .position(|s| s.frame.dir == Direction::ToAgent && !s.done && s.kind.matches(&kind));
+            .position(|s| !s.done && s.kind.matches(&kind));
         let Some(i) = found else {
             served.divergences.push(Divergence::Unmatched {
                 what: kind.describe(),
@@ -204,8 +247,8 @@ impl FakeAgent {
             });
             return served;
         };
-        self.slots[i].done = true;
-        let recorded = self.slots[i]
+        self.client[i].done = true;
+        let recorded = self.client[i]
             .parsed
             .clone()
             .expect("a matched frame was parsed");
@@ -213,34 +256,66 @@ impl FakeAgent {
         if !diffs.is_empty() {
             served.divergences.push(Divergence::Differs {
                 what: kind.describe(),
-                recorded_seq: self.slots[i].frame.seq,
+                recorded_seq: self.client[i].frame.seq,
                 diffs,
             });
         }
         if let (Kind::Request { id: rec_id, .. }, Kind::Request { id: sent_id, .. }) =
-            (&self.slots[i].kind, &kind)
+            (&self.client[i].kind, &kind)
         {
             self.ids.insert(rec_id.to_string(), sent_id.clone());
         }
-        self.release_from(i + 1, &mut served);
+        self.release_segment(i + 1, &mut served);
         served
     }
 
-    /// Releases the agent frames from `start` up to the next client frame.
-    fn release_from(&mut self, start: usize, served: &mut Served) {
-        for j in start..self.slots.len() {
-            if self.slots[j].frame.dir == Direction::ToAgent {
+    /// The segment an agent frame of `seq` belongs to.
+    fn segment_of(&self, seq: u64) -> usize {
+        self.client.partition_point(|s| s.frame.seq < seq)
+    }
+
+    /// The agent frames of segment `k`: those passed over earlier, then
+    /// those read on up to the first frame of a later segment.
+    fn take_segment(&mut self, k: usize) -> Vec<AcpFrame> {
+        let mut frames = self.pending.remove(&k).unwrap_or_default();
+        loop {
+            let next = match self.peeked.take() {
+                Some(p) => Some(p),
+                None if self.read_error.is_some() => None,
+                None => match self.agent.next() {
+                    Some(Ok(f)) => Some((self.segment_of(f.seq), f)),
+                    Some(Err(e)) => {
+                        self.read_error = Some(e.to_string());
+                        None
+                    }
+                    None => None,
+                },
+            };
+            let Some((segment, frame)) = next else { break };
+            if segment > k {
+                self.peeked = Some((segment, frame));
                 break;
             }
-            if self.slots[j].done {
-                continue;
+            if segment == k {
+                frames.push(frame);
+            } else if !self.released[segment] {
+                self.pending.entry(segment).or_default().push(frame);
             }
-            self.slots[j].done = true;
-            // released once: the line moves out of the slot
-            let mut line = std::mem::take(&mut self.slots[j].frame.raw);
-            let mut value = self.slots[j].parsed.take();
-            let slot = &self.slots[j];
-            if let (Kind::Response { id }, Some(v)) = (&slot.kind, &mut value) {
+        }
+        frames
+    }
+
+    /// Releases the agent frames of segment `k` (once).
+    fn release_segment(&mut self, k: usize, served: &mut Served) {
+        if std::mem::replace(&mut self.released[k], true) {
+            return;
+        }
+        for frame in self.take_segment(k) {
+            self.agent_released += 1;
+            let mut line = frame.raw;
+            let mut value = serde_json::from_str::<Value>(&line).ok();
+            let kind = value.as_ref().map(Kind::of).unwrap_or(Kind::Other);
+            if let (Kind::Response { id }, Some(v)) = (&kind, &mut value) {
                 let key = id.to_string();
                 match self.ids.get(&key) {
                     Some(sent_id) if sent_id != id => {
@@ -250,7 +325,7 @@ impl FakeAgent {
                     Some(_) => {}
                     None if self.recorded_request_ids.contains_key(&key) => {
                         served.divergences.push(Divergence::OrphanResponse {
-                            recorded_seq: slot.frame.seq,
+                            recorded_seq: frame.seq,
                             recorded_id: id.clone(),
                         });
                     }
@@ -258,8 +333,8 @@ impl FakeAgent {
                 }
             }
             served.released.push(Released {
-                seq: slot.frame.seq,
-                ms: slot.frame.ms,
+                seq: frame.seq,
+                ms: frame.ms,
                 line,
                 value,
             });
@@ -269,9 +344,8 @@ impl FakeAgent {
     /// The recorded client frame most like `sent`: same method first, then
     /// not yet matched, then fewest differing fields.
     fn closest(&self, sent: &Value, kind: &Kind) -> Option<Closest> {
-        self.slots
+        self.client
             .iter()
-            .filter(|s| s.frame.dir == Direction::ToAgent)
             .filter_map(|s| {
                 let parsed = s.parsed.as_ref()?;
                 let mut eq = VarEquivalence::default();
@@ -290,9 +364,9 @@ impl FakeAgent {
 
     /// Recorded client frames the client never sent, as divergences.
     pub fn never_sent(&self) -> Vec<Divergence> {
-        self.slots
+        self.client
             .iter()
-            .filter(|s| s.frame.dir == Direction::ToAgent && !s.done)
+            .filter(|s| !s.done)
             .map(|s| Divergence::NeverSent {
                 what: match s.kind {
                     Kind::Other => format!(
@@ -308,15 +382,17 @@ impl FakeAgent {
 
     /// How many recorded agent frames were never released.
     pub fn unreleased(&self) -> usize {
-        self.slots
-            .iter()
-            .filter(|s| s.frame.dir == Direction::FromAgent && !s.done)
-            .count()
+        self.agent_total.saturating_sub(self.agent_released)
     }
 
     /// Whether every recorded frame was matched or released.
     pub fn finished(&self) -> bool {
-        self.slots.iter().all(|s| s.done)
+        self.client.iter().all(|s| s.done) && self.unreleased() == 0
+    }
+
+    /// Why the agent frames could not be read on (`None`: they could).
+    pub fn read_error(&self) -> Option<&str> {
+        self.read_error.as_deref()
     }
 }
 
@@ -500,5 +576,48 @@ mod tests {
         let s = fake.on_client_line(r#"{"jsonrpc":"2.0","method":"session/cancel","params":{}}"#);
         assert!(s.divergences.is_empty());
         assert!(fake.finished());
+    }
+
+    #[test]
+    fn a_segment_passed_over_waits_until_its_client_frame_comes_and_a_read_error_is_kept_not_fatal()
+    {
+        let frames = leg(&[
+            (C, r#"{"jsonrpc":"2.0","method":"a","params":{}}"#),
+            (A, r#"{"jsonrpc":"2.0","method":"after_a","params":{}}"#),
+            (C, r#"{"jsonrpc":"2.0","method":"b","params":{}}"#),
+            (A, r#"{"jsonrpc":"2.0","method":"after_b","params":{}}"#),
+            (A, r#"{"jsonrpc":"2.0","method":"after_b2","params":{}}"#),
+        ]);
+        let mut fake = FakeAgent::new(frames.clone());
+        let s = fake.on_client_line(r#"{"jsonrpc":"2.0","method":"b","params":{}}"#);
+        assert_eq!(lines(&s).len(), 2);
+        assert!(lines(&s)[0].contains("after_b"));
+        assert_eq!(fake.unreleased(), 1);
+        let s = fake.on_client_line(r#"{"jsonrpc":"2.0","method":"a","params":{}}"#);
+        assert_eq!(
+            lines(&s),
+            [r#"{"jsonrpc":"2.0","method":"after_a","params":{}}"#]
+        );
+        assert!(fake.finished());
+
+        let (client, agent): (Vec<_>, Vec<_>) = frames
+            .into_iter()
+            .partition(|f| f.dir == Direction::ToAgent);
+        let broken =
+            agent
+                .into_iter()
+                .take(1)
+                .map(Ok)
+                .chain(std::iter::once(Err(RecordingError::Empty {
+                    path: "gone.jsonl".into(),
+                })));
+        let mut fake = FakeAgent::streaming(client, 3, Box::new(broken));
+        let s = fake.on_client_line(r#"{"jsonrpc":"2.0","method":"b","params":{}}"#);
+        assert!(s.released.is_empty());
+        assert_eq!(
+            fake.read_error(),
+            Some("gone.jsonl: empty file, expected a header line")
+        );
+        assert_eq!(fake.unreleased(), 3);
     }
 }

@@ -7,5 +7,6 @@ pub mod divergence;
 pub mod fake_agent;
 pub mod normalise;
 pub mod replayer;
+pub mod source;
 pub mod stdio;
 pub mod transcript;

@@ -14,9 +14,10 @@ use acp_bridge::{Bridge, Compat, CounterIds, LaunchSpec, McpEndpoint, Output};
 use serde_json::Value;
 
 use super::divergence::Divergence;
-use super::fake_agent::{AcpFrame, Direction, FakeAgent, Released, Served};
+use super::fake_agent::{FakeAgent, Released, Served};
+use super::source::Source;
 use super::transcript::{Entry, Transcript};
-use crate::corpus::recording::{Dir, Exit, Header, Leg, Outcome, Recording};
+use crate::corpus::recording::{Exit, Header, Outcome, Recording};
 use crate::corpus::scenario::Scenario;
 use crate::corpus::scenario::panel_driver::{Action, PanelDriver};
 
@@ -52,6 +53,9 @@ pub struct Replay {
     pub diagnostics: Vec<String>,
     /// The recording has no trailer.
     pub truncated: bool,
+    /// Reading the recording's agent frames again failed (the file changed
+    /// under the replay): the replay is no evidence.
+    pub read_error: Option<String>,
 }
 
 impl Replay {
@@ -64,28 +68,6 @@ impl Replay {
 /// ([`Replay::panel_values`]): parsed, `None` when it is not JSON.
 pub fn panel_value(line: &str) -> Option<Value> {
     serde_json::from_str(line).ok()
-}
-
-/// The acp leg of agent process `proc` (events written without a process
-/// number count as process 1).
-pub fn acp_frames(recording: &Recording, proc: u32) -> Vec<AcpFrame> {
-    recording
-        .leg(Leg::Acp)
-        .filter(|e| e.proc.max(1) == proc)
-        .filter_map(|e| {
-            let dir = match e.dir {
-                Dir::ToAgent => Direction::ToAgent,
-                Dir::FromAgent => Direction::FromAgent,
-                _ => return None,
-            };
-            Some(AcpFrame {
-                seq: e.seq,
-                ms: e.ms,
-                dir,
-                raw: e.raw.clone(),
-            })
-        })
-        .collect()
 }
 
 /// The launch spec a panel would give for this scenario, with the recorder's
@@ -119,14 +101,14 @@ pub fn launch_spec(
 }
 
 /// The bridge, the fake agent and the clock of one agent process.
-struct Process {
+struct Process<'a> {
     number: u32,
     bridge: Bridge,
-    agent: FakeAgent,
+    agent: FakeAgent<'a>,
 }
 
-struct Run<'a> {
-    recording: &'a Recording,
+struct Run<'s, 'a> {
+    source: &'s Source<'a>,
     scenario: &'a Scenario,
     now: Duration,
     transcript: Transcript,
@@ -135,6 +117,7 @@ struct Run<'a> {
     agent_values: Vec<Option<Value>>,
     diagnostics: Vec<String>,
     compat: Compat,
+    read_error: Option<String>,
 }
 
 /// Replays `recording` through a fresh bridge, driven by `scenario`.
@@ -145,8 +128,14 @@ pub fn replay(recording: &Recording, scenario: &Scenario) -> Replay {
 /// [`replay`] through a bridge with some agent-shape handling switched off
 /// (bisect rebuilds an older bridge this way).
 pub fn replay_with_compat(recording: &Recording, scenario: &Scenario, compat: Compat) -> Replay {
+    replay_source(&Source::of_recording(recording), scenario, compat)
+}
+
+/// [`replay_with_compat`] of a recording as [`Source`] reads it (from a
+/// file: one line at a time).
+pub fn replay_source(source: &Source<'_>, scenario: &Scenario, compat: Compat) -> Replay {
     let mut run = Run {
-        recording,
+        source,
         scenario,
         compat,
         now: Duration::ZERO,
@@ -155,15 +144,16 @@ pub fn replay_with_compat(recording: &Recording, scenario: &Scenario, compat: Co
         panel_values: Vec::new(),
         agent_values: Vec::new(),
         diagnostics: Vec::new(),
+        read_error: None,
     };
-    let truncated = recording.is_truncated();
+    let truncated = source.trailer.is_none();
     if truncated {
         run.transcript.note(format!(
             "recording is truncated (no trailer): replaying the {} event(s) it has",
-            recording.events.len()
+            source.events
         ));
     }
-    if scenario.changed_since(&recording.header.scenario_sha256) {
+    if scenario.changed_since(&source.header.scenario_sha256) {
         run.transcript
             .note("the scenario file changed since this recording was made");
     }
@@ -222,7 +212,7 @@ pub fn replay_with_compat(recording: &Recording, scenario: &Scenario, compat: Co
             Action::Finished => break,
         }
     }
-    let exit = recording.trailer.as_ref().map(|t| {
+    let exit = source.trailer.map(|t| {
         run.now = run.now.max(Duration::from_millis(t.ms));
         if t.outcome != Outcome::Ok {
             run.transcript.note(format!(
@@ -240,17 +230,17 @@ pub fn replay_with_compat(recording: &Recording, scenario: &Scenario, compat: Co
         agent_values: run.agent_values,
         diagnostics: run.diagnostics,
         truncated,
+        read_error: run.read_error,
     }
 }
 
-impl Run<'_> {
+impl<'a> Run<'_, 'a> {
     fn start_process(
         &mut self,
         number: u32,
         resume: Option<String>,
         driver: &mut PanelDriver,
-    ) -> Process {
-        let frames = acp_frames(self.recording, number);
+    ) -> Process<'a> {
         if number > 1 {
             self.transcript.note(format!(
                 "agent process {number}: new bridge{}",
@@ -261,7 +251,7 @@ impl Run<'_> {
                 }
             ));
         }
-        if frames.is_empty() {
+        if !self.source.leg.has(number) {
             self.transcript.note(format!(
                 "the recording has no acp frames for agent process {number}"
             ));
@@ -271,11 +261,11 @@ impl Run<'_> {
             bridge: Bridge::new(
                 LaunchSpec {
                     compat: self.compat,
-                    ..launch_spec(self.scenario, &self.recording.header, resume)
+                    ..launch_spec(self.scenario, self.source.header, resume)
                 },
                 Box::new(CounterIds::default()),
             ),
-            agent: FakeAgent::new(frames),
+            agent: self.source.fake_agent(number),
         };
         let served = process.agent.start();
         self.serve(&mut process, driver, served);
@@ -283,11 +273,11 @@ impl Run<'_> {
     }
 
     /// Panel EOF, then the agent's exit, then what was left unplayed.
-    fn end_process(&mut self, process: &mut Process, driver: &mut PanelDriver, exit: Exit) {
+    fn end_process(&mut self, process: &mut Process<'a>, driver: &mut PanelDriver, exit: Exit) {
         let code = exit.code;
         let out = process.bridge.on_panel_eof(self.now);
         self.output(process, driver, out);
-        if self.recording.trailer.is_some() || process.number < self.last_process() {
+        if self.source.trailer.is_some() || process.number < self.source.leg.last_process() {
             self.transcript.note(format!(
                 "agent process {} {}",
                 process.number,
@@ -306,17 +296,14 @@ impl Run<'_> {
                 process.number
             ));
         }
+        if let Some(e) = process.agent.read_error() {
+            self.transcript
+                .note(format!("the recording could not be read again: {e}"));
+            self.read_error.get_or_insert_with(|| e.to_string());
+        }
     }
 
-    fn last_process(&self) -> u32 {
-        self.recording
-            .leg(Leg::Acp)
-            .map(|e| e.proc.max(1))
-            .max()
-            .unwrap_or(1)
-    }
-
-    fn panel_line(&mut self, process: &mut Process, driver: &mut PanelDriver, line: &str) {
+    fn panel_line(&mut self, process: &mut Process<'a>, driver: &mut PanelDriver, line: &str) {
         self.transcript.push(Entry::Panel(line.to_string()));
         let out = process.bridge.on_panel_line(line, self.now);
         self.output(process, driver, out);
@@ -324,7 +311,7 @@ impl Run<'_> {
 
     /// Fires due bridge deadlines (as a host's timer would) while the panel
     /// waits. Returns whether that produced anything.
-    fn fire_deadlines(&mut self, process: &mut Process, driver: &mut PanelDriver) -> bool {
+    fn fire_deadlines(&mut self, process: &mut Process<'a>, driver: &mut PanelDriver) -> bool {
         let before = self.transcript.entries.len();
         for _ in 0..MAX_TICKS_PER_WAIT {
             let Some(deadline) = process.bridge.next_deadline() else {
@@ -341,7 +328,7 @@ impl Run<'_> {
     }
 
     /// Transcribes one bridge output and plays it on.
-    fn output(&mut self, process: &mut Process, driver: &mut PanelDriver, out: Output) {
+    fn output(&mut self, process: &mut Process<'a>, driver: &mut PanelDriver, out: Output) {
         let mut queue = VecDeque::new();
         self.transcribe(process, driver, out, &mut queue);
         self.pump(process, driver, queue);
@@ -351,7 +338,7 @@ impl Run<'_> {
     /// order; what the bridge answers may release more.
     fn pump(
         &mut self,
-        process: &mut Process,
+        process: &mut Process<'a>,
         driver: &mut PanelDriver,
         mut queue: VecDeque<Released>,
     ) {
@@ -392,7 +379,7 @@ impl Run<'_> {
 
     fn transcribe(
         &mut self,
-        process: &mut Process,
+        process: &mut Process<'a>,
         driver: &mut PanelDriver,
         out: Output,
         queue: &mut VecDeque<Released>,
@@ -420,7 +407,7 @@ impl Run<'_> {
         }
     }
 
-    fn serve(&mut self, process: &mut Process, driver: &mut PanelDriver, served: Served) {
+    fn serve(&mut self, process: &mut Process<'a>, driver: &mut PanelDriver, served: Served) {
         for d in served.divergences {
             self.transcript.push(Entry::Divergence(d));
         }
@@ -531,5 +518,32 @@ mod tests {
             ["stalled at step 2 (resume) waiting for the result of the running turn"]
         );
         assert!(replay.truncated);
+    }
+
+    #[test]
+    fn a_replay_reading_the_agent_frames_from_the_file_is_the_replay_of_the_recording_in_memory() {
+        let rec = resume_recording();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("resume.jsonl");
+        let mut text = String::new();
+        let line = |l: recording::Line| serde_json::to_string(&l).unwrap() + "\n";
+        text.push_str(&line(recording::Line::Header(Box::new(rec.header.clone()))));
+        for e in &rec.events {
+            text.push_str(&line(recording::Line::Event(e.clone())));
+        }
+        text.push_str(&line(recording::Line::Trailer(
+            rec.trailer.clone().unwrap(),
+        )));
+        std::fs::write(&path, text).unwrap();
+        let indexed = super::super::source::Indexed::read(&path).unwrap();
+        let streamed = replay_source(
+            &indexed.source(&path),
+            &resume_scenario(),
+            Compat::default(),
+        );
+        let in_memory = replay(&rec, &resume_scenario());
+        assert_eq!(streamed.transcript.render(), in_memory.transcript.render());
+        assert_eq!(streamed.panel_lines, in_memory.panel_lines);
+        assert!(streamed.read_error.is_none());
     }
 }

@@ -125,6 +125,11 @@ pub fn serve(
         writeln!(log, "fake-agent: {}", d.headline())?;
     }
     summary.never_sent = never_sent.len();
+    if let Some(e) = agent.read_error() {
+        return Err(std::io::Error::other(format!(
+            "the recording could not be read again: {e}"
+        )));
+    }
     summary.unreleased = agent.unreleased();
     if summary.unreleased > 0 {
         writeln!(
