@@ -813,25 +813,23 @@ fn normalised_panel_lines(lines: &[String]) -> Vec<String> {
 }
 
 /// The `bridge>panel` lines of a transcript, with the labels of ids
-/// renumbered in order of first appearance among these lines alone.
+/// renumbered in order of first appearance among these lines alone, and of
+/// one kind: a label's kind says where the transcript first saw the value,
+/// which may be an agent line these lines leave out (a session id first
+/// seen under `_meta.acpSessionId` is a `<uuid>` there, a `<session>` here).
 fn panel_lines(transcript: &str) -> Vec<String> {
     static LABEL: OnceLock<Regex> = OnceLock::new();
     let label = LABEL.get_or_init(|| Regex::new(r"<(uuid|tool-call|session) \d+>").expect("regex"));
     let mut seen: HashMap<String, String> = HashMap::new();
-    let mut counts: HashMap<String, usize> = HashMap::new();
     transcript
         .lines()
         .filter_map(|l| l.strip_prefix("bridge>panel "))
         .map(|l| {
             label
                 .replace_all(l, |c: &regex::Captures| {
-                    let whole = c[0].to_string();
-                    seen.entry(whole)
-                        .or_insert_with(|| {
-                            let k = counts.entry(c[1].to_string()).or_default();
-                            *k += 1;
-                            format!("<{} {}>", &c[1], k)
-                        })
+                    let next = seen.len() + 1;
+                    seen.entry(c[0].to_string())
+                        .or_insert_with(|| format!("<id {next}>"))
                         .clone()
                 })
                 .into_owned()
