@@ -47,7 +47,7 @@ const PATH_ARGUMENTS: [&str; 4] = ["file_path", "filePath", "filepath", "path"];
 /// that differs; an envelope such as `{tool, arguments}` read as what it
 /// wraps; a command the call shows only in its `execute` title), the same
 /// title, a file both name (in `locations`, a `diff`'s
-/// path, or a path argument); a request that carries no arguments of its
+/// path, a path argument, or a patch text among the arguments); a request that carries no arguments of its
 /// own also goes to the one pending call of its kind, else to the only call
 /// pending. A call whose arguments differ from the request's is never its
 /// call; no match is a call of its own.
@@ -61,19 +61,34 @@ pub(crate) fn paired_call<'a>(
             .map(|raw| wrapped_arguments(raw).unwrap_or(raw))
             .filter(|m| !m.is_empty())
     }
-    // every file the fields name, however the agent says it
-    fn files(fields: &Value) -> Vec<&str> {
+    // every file the fields name, however the agent says it (a patch text
+    // among the arguments names the file it adds or changes)
+    fn files(fields: &Value) -> Vec<String> {
+        use crate::script_gate::PatchChange;
         let listed = ["locations", "content", PERMISSION_CONTENT]
             .iter()
             .filter_map(|key| field(fields, key).as_array())
             .flatten()
             .filter(|item| item.get("type").is_none_or(|t| t == "diff"))
             .filter_map(|item| field(item, "path").as_str());
-        let argued = arguments(fields)
+        let args = arguments(fields);
+        let argued = args
             .into_iter()
             .flat_map(|args| PATH_ARGUMENTS.iter().filter_map(|k| args.get(*k)?.as_str()));
+        let patched = args
+            .into_iter()
+            .flat_map(Map::values)
+            .filter_map(Value::as_str)
+            .filter_map(crate::script_gate::patch_change)
+            .map(|change| match change {
+                PatchChange::Write { file_path, .. } | PatchChange::Edit { file_path, .. } => {
+                    file_path
+                }
+            });
         listed
             .chain(argued)
+            .map(str::to_string)
+            .chain(patched)
             .filter(|p| !p.trim().is_empty())
             .collect()
     }
