@@ -32,14 +32,16 @@ pub(crate) struct ToolCall {
     /// What is read from `fields` (and the counters beside them), worked out
     /// on first use and forgotten whenever they change.
     derived: Derived,
-    pub announced: bool,
-    /// Set by [`ToolCalls::close`] only, which keeps the open list.
-    closed: bool,
+    /// Where the call is on its way to the panel; set to
+    /// [`Stage::Closed`] by [`ToolCalls::close`] only, which keeps the open
+    /// list.
+    stage: Stage,
     /// The `assistant` message that carried the call's `tool_use`; notes
     /// about the call (the script gate's) join it as further blocks.
     pub message_id: Option<String>,
-    /// Whether the agent asked permission for the call.
-    pub asked: bool,
+    /// Whether the agent asked permission for the call, and what the
+    /// script gate found in the request.
+    pub asked: Asked,
     /// The script gate's deny text when the bridge refused the call: its
     /// result if the agent never reports one (Gemini sends nothing).
     pub gate_denial: Option<String>,
@@ -47,9 +49,6 @@ pub(crate) struct ToolCall {
     /// if the agent's failed frame brings none (every result says what
     /// happened).
     pub panel_denial: Option<String>,
-    /// The script gate judged the call's permission request and found no
-    /// gated target in it (a target named later was never asked about).
-    pub gate_passed: bool,
     /// The Claude name given in the `tool_use`: **one name per call**, kept
     /// for its `can_use_tool`, denials and the script gate.
     pub announced_name: Option<String>,
@@ -74,6 +73,27 @@ pub(crate) struct ToolCall {
     /// About how many bytes `fields` holds (their JSON size, see
     /// [`held_bytes`]), for the budget of the calls still running.
     held: usize,
+}
+
+/// Where a call is on its way to the panel: held back (its name or input
+/// may still improve), announced (its `tool_use` went out), closed (its
+/// one `tool_result` went out; late frames for it are dropped). A call is
+/// announced before it closes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stage {
+    Held,
+    Announced,
+    Closed,
+}
+
+/// Whether the agent asked permission for a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Asked {
+    No,
+    Yes,
+    /// Asked, and the script gate judged the request and found no gated
+    /// target in it (a target named later was never asked about).
+    GatePassed,
 }
 
 /// How much the calls still running may hold in all (their fields' JSON
@@ -128,13 +148,11 @@ impl ToolCall {
         ToolCall {
             id,
             derived: Derived::default(),
-            announced: false,
-            closed: false,
+            stage: Stage::Held,
             message_id: None,
-            asked: false,
+            asked: Asked::No,
             gate_denial: None,
             panel_denial: None,
-            gate_passed: false,
             announced_name: None,
             content_arguments: None,
             frames: 0,
@@ -151,8 +169,8 @@ impl ToolCall {
     /// `toolCallId`), kept nowhere.
     pub fn detached(fields: Value) -> ToolCall {
         ToolCall {
-            announced: true,
-            asked: true,
+            stage: Stage::Announced,
+            asked: Asked::Yes,
             ..ToolCall::new(String::new(), fields)
         }
     }
@@ -208,7 +226,27 @@ impl ToolCall {
 
     /// Whether the call has its result (late frames for it are dropped).
     pub fn is_closed(&self) -> bool {
-        self.closed
+        self.stage == Stage::Closed
+    }
+
+    /// Whether the call's `tool_use` went out (a closed call's did).
+    pub fn is_announced(&self) -> bool {
+        self.stage != Stage::Held
+    }
+
+    /// Marks a held call announced: its `tool_use` goes out now. `false`
+    /// when it was announced already.
+    pub fn mark_announced(&mut self) -> bool {
+        let held = self.stage == Stage::Held;
+        if held {
+            self.stage = Stage::Announced;
+        }
+        held
+    }
+
+    /// Whether the agent asked permission for the call.
+    pub fn was_asked(&self) -> bool {
+        self.asked != Asked::No
     }
 
     /// Drops from the call's content the JSON object texts that carried its
@@ -488,7 +526,7 @@ impl ToolCalls {
             }
         };
         let call = &mut self.calls[idx - self.first];
-        if !call.closed {
+        if !call.is_closed() {
             call.derived = Derived::default();
             call.frames += 1;
             let finished = matches!(
@@ -570,7 +608,7 @@ impl ToolCalls {
     /// may belong to ([`crate::permission::paired_call`]).
     pub fn unasked(&self) -> impl Iterator<Item = (&str, &Value)> {
         self.open_calls()
-            .filter(|c| !c.asked)
+            .filter(|c| !c.was_asked())
             .map(|c| (c.id.as_str(), &c.fields))
     }
 
@@ -590,12 +628,12 @@ impl ToolCalls {
             return Value::Null;
         };
         let call = &mut self.calls[idx - self.first];
-        if !call.closed {
+        if !call.is_closed() {
             self.open.retain(|&i| i != idx);
             self.open_held = self.open_held.saturating_sub(call.held);
         }
         call.held = 0;
-        call.closed = true;
+        call.stage = Stage::Closed;
         call.derived = Derived::default();
         let fields = std::mem::take(&mut call.fields);
         self.forget_oldest_closed();
@@ -605,7 +643,9 @@ impl ToolCalls {
     /// Forgets the oldest calls past [`REMEMBERED_CALLS`] while they are
     /// closed (a running one is never forgotten: it waits for its result).
     fn forget_oldest_closed(&mut self) {
-        while self.calls.len() > REMEMBERED_CALLS && self.calls.front().is_some_and(|c| c.closed) {
+        while self.calls.len() > REMEMBERED_CALLS
+            && self.calls.front().is_some_and(ToolCall::is_closed)
+        {
             if let Some(old) = self.calls.pop_front() {
                 self.index.remove(&old.id);
                 if !self.aliases.is_empty() {
@@ -624,7 +664,7 @@ impl ToolCalls {
     /// The soonest end of a held call's wait for its name.
     pub fn next_name_wait(&self) -> Option<Duration> {
         self.open_calls()
-            .filter(|c| !c.announced)
+            .filter(|c| !c.is_announced())
             .filter_map(|c| c.named_by)
             .min()
     }
@@ -632,7 +672,7 @@ impl ToolCalls {
     /// Ids of held calls whose wait for a name has ended by `now`.
     pub fn name_waits_over(&self, now: Duration) -> Vec<String> {
         self.open_calls()
-            .filter(|c| !c.announced && c.named_by.is_some_and(|d| d <= now))
+            .filter(|c| !c.is_announced() && c.named_by.is_some_and(|d| d <= now))
             .map(|c| c.id.clone())
             .collect()
     }
@@ -640,7 +680,7 @@ impl ToolCalls {
     /// Ids of calls held back (identity pending) and not yet announced.
     pub fn unannounced_ids(&self) -> Vec<String> {
         self.open_calls()
-            .filter(|c| !c.announced)
+            .filter(|c| !c.is_announced())
             .map(|c| c.id.clone())
             .collect()
     }
@@ -648,7 +688,7 @@ impl ToolCalls {
     /// Ids of calls announced to the panel but not yet given a result.
     pub fn open_ids(&self) -> Vec<String> {
         self.open_calls()
-            .filter(|c| c.announced)
+            .filter(|c| c.is_announced())
             .map(|c| c.id.clone())
             .collect()
     }

@@ -5,6 +5,7 @@
 use super::*;
 use crate::chunk_frame::{ChunkFrame, ChunkKind};
 use crate::json_field::{field, field_mut};
+use crate::tool_calls::Asked;
 
 impl Bridge {
     pub(super) fn agent_line(&mut self, line: &str, now: Duration) {
@@ -96,11 +97,13 @@ impl Bridge {
             (call.name(&servers), call.input(&servers).clone(), true)
         } else {
             let call = self.tool_calls.merge(&call_id, tc);
-            call.asked = true;
+            if !call.was_asked() {
+                call.asked = Asked::Yes;
+            }
             (
                 call.name(&servers),
                 call.input(&servers).clone(),
-                call.announced,
+                call.is_announced(),
             )
         };
         if !announced && self.turn.is_some() {
@@ -126,9 +129,9 @@ impl Bridge {
             script_gate::gated_target_in_call(&name, &input, fields)
         });
         if gated.as_ref().is_some_and(Option::is_none)
-            && let Some(call) = self.tool_calls.get_mut(&call_id)
+            && let Some(call) = self.tool_calls.get_mut(&call_id).filter(|c| c.was_asked())
         {
-            call.gate_passed = true;
+            call.asked = Asked::GatePassed;
         }
         if let Some(target) = gated.flatten() {
             // the gate answers for the panel: a direct script write into Assets/

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::json_field::{field, take_string};
+use crate::tool_calls::Asked;
 
 /// The result text of a failed call whose frames carry no text.
 const FAILED_WITHOUT_TEXT: &str = "The tool call failed; the agent gave no details.";
@@ -57,10 +58,14 @@ impl Bridge {
     /// Emits the `tool_use` for a call.
     pub(super) fn announce(&mut self, call_id: &str) {
         let servers = self.tool_calls.servers.clone();
-        let Some(call) = self.tool_calls.get_mut(call_id).filter(|c| !c.announced) else {
+        let Some(call) = self
+            .tool_calls
+            .get_mut(call_id)
+            .filter(|c| !c.is_announced())
+        else {
             return;
         };
-        call.announced = true;
+        call.mark_announced();
         let name = call.name(&servers);
         let has_path = !crate::json_field::field(call.input(&servers), "file_path").is_null();
         let name = crate::call_fields::pathless_file_tool_name(call.fields(), &name, has_path)
@@ -134,7 +139,7 @@ impl Bridge {
             ));
             // a held call goes out first; text streamed since an announced
             // one ends its message, as before any result
-            let held = self.tool_calls.get(&id).is_some_and(|c| !c.announced);
+            let held = self.tool_calls.get(&id).is_some_and(|c| !c.is_announced());
             self.fold_message(if held { "tool_use" } else { "end_turn" });
             self.announce(&id);
             self.close_call(&id, json!(crate::LET_GO_TEXT), true);
@@ -163,7 +168,7 @@ impl Bridge {
         }
         let completed = call.status() == Some("completed");
         let finished = completed || call.status() == Some("failed");
-        if !call.announced {
+        if !call.is_announced() {
             // the `tool_use` waits until its name and input are known: an
             // MCP call until a frame carries its arguments, a meta-tool call
             // (`use_tool`) until the tool it calls is named, any other call
@@ -175,7 +180,7 @@ impl Bridge {
             let runs = call.frames > 1 && in_progress;
             let unnamed = !tool_name::has_kind(call.fields())
                 && tool_name::meta_builtin_name(call.fields()).is_none();
-            let waits_for_name = runs && unnamed && !call.asked && {
+            let waits_for_name = runs && unnamed && !call.was_asked() && {
                 let until = *call
                     .named_by
                     .get_or_insert(now + crate::tool_calls::UNNAMED_CALL_WAIT);
@@ -208,11 +213,11 @@ impl Bridge {
         if finished {
             // a script write the agent made without asking (auto-approve), or
             // whose target its permission request did not name: report it
-            let late = call.asked && call.gate_passed;
+            let late = call.asked == Asked::GatePassed;
             // a refused call wrote nothing, whatever status the agent gives it
             let refused = call.gate_denial.is_some() || call.panel_denial.is_some();
             let unasked_gated =
-                (self.spec.script_gate && completed && !refused && (!call.asked || late))
+                (self.spec.script_gate && completed && !refused && (!call.was_asked() || late))
                     .then(|| {
                         script_gate::gated_target_in_call(
                             &call.name(&servers),
@@ -267,7 +272,7 @@ impl Bridge {
         let Some(c) = self.tool_calls.get(call_id) else {
             return;
         };
-        if c.reported || c.is_closed() || !c.announced {
+        if c.reported || c.is_closed() || !c.is_announced() {
             return;
         }
         self.fold_message("end_turn");
