@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::call_fields::{PERMISSION_KIND, PERMISSION_TITLE};
+use crate::call_fields::CallFields;
 use crate::client::PermissionIntent;
 use crate::json_field::field;
 
@@ -43,7 +43,7 @@ pub(crate) struct PendingPermission {
 /// kind, else to the only call pending. A call whose arguments differ from
 /// the request's is never its call; no match is a call of its own.
 pub(crate) fn paired_call<'a>(
-    request: &Value,
+    request: &CallFields,
     pending: impl IntoIterator<Item = (&'a str, &'a Value)>,
 ) -> Option<&'a str> {
     fn arguments(fields: &Value) -> Option<&Map<String, Value>> {
@@ -60,7 +60,7 @@ pub(crate) fn paired_call<'a>(
         };
         !blank && a == b
     }
-    let asked_with = arguments(request);
+    let asked_with = arguments(&request.own);
     let differs = |fields: &Value| match (asked_with, arguments(fields)) {
         (Some(a), Some(b)) => a.iter().any(|(k, v)| b.get(k).is_some_and(|w| w != v)),
         _ => false,
@@ -73,8 +73,10 @@ pub(crate) fn paired_call<'a>(
             .zip(arguments(f))
             .is_some_and(|(a, b)| a.keys().any(|k| b.contains_key(k)))
     };
-    let title = |f: &Value| same(field(request, PERMISSION_TITLE), field(f, "title"));
-    let locations = |f: &Value| same(field(request, "locations"), field(f, "locations"));
+    let text = |t: &Option<String>| t.clone().map_or(Value::Null, Value::String);
+    let asked_title = text(&request.permission.title);
+    let title = |f: &Value| same(&asked_title, field(f, "title"));
+    let locations = |f: &Value| same(request.field("locations"), field(f, "locations"));
     if let Some(id) = find(&agree)
         .or_else(|| find(&title))
         .or_else(|| find(&locations))
@@ -84,10 +86,10 @@ pub(crate) fn paired_call<'a>(
     if asked_with.is_some() {
         return None;
     }
-    let kind = field(request, PERMISSION_KIND);
+    let kind = text(&request.permission.kind);
     let of_kind: Vec<&str> = fitting
         .iter()
-        .filter(|(_, f)| same(kind, field(f, "kind")))
+        .filter(|(_, f)| same(&kind, field(f, "kind")))
         .map(|(id, _)| *id)
         .collect();
     match (of_kind.as_slice(), fitting.as_slice()) {
@@ -169,23 +171,25 @@ mod tests {
                 Some("a"),
             ),
             (json!({"rawInput": {"command": "rm x"}}), None),
-            (json!({"permissionTitle": "Write"}), Some("b")),
+            (json!({"title": "Write"}), Some("b")),
             (json!({"locations": [{"path": "a.txt"}]}), Some("b")),
-            (json!({"permissionKind": "edit"}), Some("b")),
+            (json!({"kind": "edit"}), Some("b")),
             // two pending calls of its kind and others: nothing says which
-            (json!({"permissionKind": "execute"}), None),
+            (json!({"kind": "execute"}), None),
             (json!({}), None),
         ];
+        // each request as its `toolCall` makes it
+        let asked = |tool_call: &Value| crate::tool_name::permission_tool_call(tool_call);
         for (request, want) in cases {
             let pending = [("a", &a), ("b", &b), ("c", &c)];
-            assert_eq!(paired_call(&request, pending), want, "{request}");
+            assert_eq!(paired_call(&asked(&request), pending), want, "{request}");
         }
         assert_eq!(
-            paired_call(&json!({"permissionTitle": "?"}), [("c", &c)]),
+            paired_call(&asked(&json!({"title": "?"})), [("c", &c)]),
             Some("c")
         );
         assert_eq!(
-            paired_call(&json!({"rawInput": {"command": "rm"}}), [("c", &c)]),
+            paired_call(&asked(&json!({"rawInput": {"command": "rm"}})), [("c", &c)]),
             None
         );
     }

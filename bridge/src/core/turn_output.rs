@@ -232,7 +232,7 @@ impl Bridge {
                 call.clear_content();
             }
             // failed, or a result that says the tool failed (MCP isError, error shapes)
-            let is_error = tool_result::is_error(call.fields());
+            let is_error = tool_result::is_error(&call.fields().own);
             // **every result says what happened**: a refused or failed call
             // whose frames say nothing gets the refusal's text, or a failure
             let stand_in = is_error.then(|| {

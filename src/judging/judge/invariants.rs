@@ -16,7 +16,9 @@
 use std::collections::HashMap;
 
 use acp_bridge::tool_input::{agent_tool_input, required_fields};
-use acp_bridge::tool_name::{is_tool_identifier, merge_tool_call, permission_request_fields};
+use acp_bridge::tool_name::{
+    CallFields, is_tool_identifier, merge_tool_call, permission_request_fields,
+};
 use acp_bridge::tool_result::MAX_BASE64_RUN;
 use serde_json::Value;
 
@@ -158,14 +160,14 @@ fn longest_base64_run(text: &str) -> Option<usize> {
 /// bridge merges them, with the `seq` of the first frame that carried each
 /// field of the call's Claude-shape input.
 struct CallFrames {
-    calls: HashMap<String, Value>,
+    calls: HashMap<String, CallFields>,
     seqs: HashMap<String, u64>,
 }
 
 impl CallFrames {
     /// From the agent's ACP frames (`seq`, the raw line), in order.
     fn from_frames<'a>(frames: impl Iterator<Item = (u64, &'a str)>) -> CallFrames {
-        let mut calls: HashMap<String, Value> = HashMap::new();
+        let mut calls: HashMap<String, CallFields> = HashMap::new();
         let mut seqs = HashMap::new();
         for (seq, raw) in frames {
             let Ok(frame) = serde_json::from_str::<Value>(raw) else {
@@ -179,7 +181,7 @@ impl CallFrames {
                         .is_some_and(|k| k.starts_with("tool_call")) =>
                 {
                     let u = &params["update"];
-                    (u["toolCallId"].as_str(), u.clone())
+                    (u["toolCallId"].as_str(), CallFields::from(u.clone()))
                 }
                 Some("session/request_permission") => (
                     params["toolCall"]["toolCallId"].as_str(),
@@ -188,7 +190,7 @@ impl CallFrames {
                 _ => continue,
             };
             let Some(id) = id else { continue };
-            let call = calls.entry(id.to_string()).or_insert(Value::Null);
+            let call = calls.entry(id.to_string()).or_default();
             merge_tool_call(call, &fields);
             seqs.entry(id.to_string()).or_insert(seq);
         }
