@@ -1,5 +1,6 @@
-//! Readers of a tool call's merged fields (its ACP `kind` and `title`, the
-//! permission request's parts kept beside them, a name declared in `_meta`),
+//! A tool call's merged fields ([`CallFields`]: its own, and the permission
+//! request's parts apart) and their readers (its ACP `kind` and `title`, a
+//! name declared in `_meta`),
 //! shared by naming ([`crate::tool_name`]) and inputs ([`crate::tool_input`]),
 //! which both read them and neither owns them.
 
@@ -23,48 +24,155 @@ pub fn name_for_kind(kind: &str) -> Option<&'static str> {
     })
 }
 
-/// Where [`permission_tool_call`] keeps a permission request's `content`.
-pub const PERMISSION_CONTENT: &str = "permissionContent";
+/// A tool call's fields merged across its frames: the agent's own ACP
+/// fields (`title`, `kind`, `rawInput`, `content`, ...; a JSON object, kept
+/// whole, whatever keys it has) and, apart from them, the parts of the
+/// permission requests that asked about the call.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CallFields {
+    /// The call's own fields: an object, or null before any frame.
+    pub own: Value,
+    pub permission: PermissionParts,
+}
 
-/// Where [`permission_request_fields`] keeps a permission request's `options`.
-pub const PERMISSION_OPTIONS: &str = "permissionOptions";
+/// The parts of a permission request that describe the call it asks about
+/// (see [`crate::tool_name::permission_request_fields`]). They describe the
+/// request, not the call, so they never replace the call's own fields: its
+/// `title` and `kind` stand in only while the call has none (some agents
+/// title a request with the arguments, or say `read` for an MCP call); its
+/// `content` is no result (codex 0.x: "Allow the unity-ops MCP server to
+/// run tool ..."; Gemini: the arguments as JSON text).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PermissionParts {
+    /// `toolCall.title`.
+    pub title: Option<String>,
+    /// `toolCall.kind`.
+    pub kind: Option<String>,
+    /// `toolCall.content`'s blocks.
+    pub content: Option<Vec<Value>>,
+    /// The request's `options`: Gemini CLI before 0.36 names the MCP tool
+    /// and server only in the option names.
+    pub options: Option<Vec<Value>>,
+    /// The request's `_meta` (an object).
+    pub meta: Option<Value>,
+}
 
-/// Where [`permission_tool_call`] keeps the permission request's `title`
-/// and `kind`: they describe the request, so they never rename a call the
-/// agent already named; they only stand in while the call has none.
-pub const PERMISSION_TITLE: &str = "permissionTitle";
-pub const PERMISSION_KIND: &str = "permissionKind";
+static NULL: Value = Value::Null;
+
+/// A call of no fields (what a request for no known call reads).
+static EMPTY: CallFields = CallFields {
+    own: Value::Null,
+    permission: PermissionParts {
+        title: None,
+        kind: None,
+        content: None,
+        options: None,
+        meta: None,
+    },
+};
+
+impl CallFields {
+    /// A call of no fields.
+    pub fn empty() -> &'static CallFields {
+        &EMPTY
+    }
+
+    /// The call's own field `key` (`Null` when it has none).
+    pub fn field(&self, key: &str) -> &Value {
+        field(&self.own, key)
+    }
+}
+
+/// A call's own fields, no permission request's.
+impl From<Value> for CallFields {
+    fn from(own: Value) -> CallFields {
+        CallFields {
+            own,
+            permission: PermissionParts::default(),
+        }
+    }
+}
+
+impl PermissionParts {
+    /// The request's `_meta`, `Null` when it has none.
+    pub fn meta(&self) -> &Value {
+        self.meta.as_ref().unwrap_or(&NULL)
+    }
+
+    /// The request's title, when it says something.
+    pub fn title(&self) -> Option<&str> {
+        self.title
+            .as_deref()
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+    }
+
+    /// The request's content blocks (none when it has none).
+    pub fn content(&self) -> &[Value] {
+        self.content.as_deref().unwrap_or_default()
+    }
+
+    /// The request's options (none when it has none).
+    pub fn options(&self) -> &[Value] {
+        self.options.as_deref().unwrap_or_default()
+    }
+
+    /// Takes every part `later` has: a later request describes the call
+    /// anew.
+    pub fn merge(&mut self, later: PermissionParts) {
+        let PermissionParts {
+            title,
+            kind,
+            content,
+            options,
+            meta,
+        } = later;
+        if title.is_some() {
+            self.title = title;
+        }
+        if kind.is_some() {
+            self.kind = kind;
+        }
+        if content.is_some() {
+            self.content = content;
+        }
+        if options.is_some() {
+            self.options = options;
+        }
+        if meta.is_some() {
+            self.meta = meta;
+        }
+    }
+}
 
 pub fn non_empty(v: &Value) -> Option<&str> {
     v.as_str().map(str::trim).filter(|t| !t.is_empty())
 }
 
 /// The call's title: its own, else the permission request's.
-pub fn title(call: &Value) -> Option<&str> {
-    non_empty(field(call, "title")).or_else(|| non_empty(field(call, PERMISSION_TITLE)))
+pub fn title(call: &CallFields) -> Option<&str> {
+    non_empty(call.field("title")).or_else(|| call.permission.title())
 }
 
 /// The call's kind: its own, else the permission request's.
-pub fn kind(call: &Value) -> Option<&str> {
-    field(call, "kind")
+pub fn kind(call: &CallFields) -> Option<&str> {
+    call.field("kind")
         .as_str()
-        .or_else(|| field(call, PERMISSION_KIND).as_str())
+        .or(call.permission.kind.as_deref())
 }
-
-/// Where [`permission_request_fields`] keeps the permission request's `_meta`.
-pub const PERMISSION_META: &str = "permissionMeta";
 
 /// JSON arguments in a text block: the permission request's content first,
 /// then (with `with_content`) the call's.
-pub fn json_text_arguments(call: &Value, with_content: bool) -> Option<Value> {
+pub fn json_text_arguments(call: &CallFields, with_content: bool) -> Option<Value> {
     let own = with_content
-        .then(|| field(call, "content").as_array())
+        .then(|| call.field("content").as_array())
         .flatten();
-    let blocks = field(call, PERMISSION_CONTENT)
-        .as_array()
-        .into_iter()
-        .chain(own);
-    for item in blocks.flatten() {
+    let blocks = call
+        .permission
+        .content()
+        .iter()
+        .chain(own.into_iter().flatten());
+    for item in blocks {
         let block = if field(item, "type") == "content" {
             field(item, "content")
         } else {
@@ -81,7 +189,7 @@ pub fn json_text_arguments(call: &Value, with_content: bool) -> Option<Value> {
 
 /// The name of an agent's own tool from its `_meta`, kind or title, before
 /// its arguments refine it (see [`crate::tool_input::file_tool_name`]).
-pub fn declared_tool_name(call: &Value) -> &str {
+pub fn declared_tool_name(call: &CallFields) -> &str {
     if let Some(name) = meta_builtin_name(call) {
         return name;
     }
@@ -101,7 +209,11 @@ pub fn declared_tool_name(call: &Value) -> &str {
 /// for calls that carry a path** (an agent labels a read-only screenshot
 /// `edit`). The title when it names the call, else `Tool`; `None` when the
 /// name stands (not a file tool, named by `_meta`, or a path is known).
-pub fn pathless_file_tool_name<'a>(call: &'a Value, name: &str, has_path: bool) -> Option<&'a str> {
+pub fn pathless_file_tool_name<'a>(
+    call: &'a CallFields,
+    name: &str,
+    has_path: bool,
+) -> Option<&'a str> {
     let by_kind = matches!(name, "Edit" | "Write") && meta_builtin_name(call).is_none();
     if !by_kind || has_path {
         return None;
@@ -171,8 +283,8 @@ const CLAUDE_BUILTIN_TOOLS: &[&str] = &[
 /// whole string exactly one of [`CLAUDE_BUILTIN_TOOLS`]: structure,
 /// whoever sends it. Any other `name` (`exec_command`) says less than the
 /// call's kind, so it names nothing here.
-pub fn meta_builtin_name(call: &Value) -> Option<&'static str> {
-    let own = field(call, "name").as_str();
+pub fn meta_builtin_name(call: &CallFields) -> Option<&'static str> {
+    let own = call.field("name").as_str();
     if let Some(name) = own.and_then(|s| CLAUDE_BUILTIN_TOOLS.iter().find(|b| **b == s).copied()) {
         return Some(name);
     }
@@ -184,7 +296,7 @@ pub fn meta_builtin_name(call: &Value) -> Option<&'static str> {
             .find_map(|s| CLAUDE_BUILTIN_TOOLS.iter().find(|b| **b == s).copied());
         named.or_else(|| map.values().find_map(|x| find(x, depth - 1)))
     }
-    find(field(call, "_meta"), 3).or_else(|| find(field(call, PERMISSION_META), 3))
+    find(call.field("_meta"), 3).or_else(|| find(call.permission.meta(), 3))
 }
 
 /// Keys whose value may spell a whole identity (`tool_name: "S__T"`).

@@ -15,6 +15,7 @@ use crate::client::{self, ModeChange, ModelChange, PermissionIntent, PromptImage
 use crate::ids::IdSource;
 use crate::launch::{LaunchSpec, McpEndpoint, join_instructions};
 use crate::permission::{PanelAnswer, PendingPermission};
+use crate::permission_mode::PermissionMode;
 use crate::stream_json::{self, InitInfo};
 use crate::tool_calls::ToolCalls;
 use crate::turn::{BlockKind, Turn};
@@ -84,7 +85,7 @@ enum Pending {
     /// at `due` ([`CONTROL_TIMEOUT`]), whichever comes first.
     PanelSetMode {
         request_id: Value,
-        mode: String,
+        mode: PermissionMode,
         due: Duration,
     },
     /// A panel `set_model`, answered like [`Pending::PanelSetMode`].
@@ -97,7 +98,7 @@ enum Pending {
     /// (`updatedPermissions` `setMode`); nothing to answer, the mode is
     /// taken over when the agent agrees.
     PermissionSetMode {
-        mode: String,
+        mode: PermissionMode,
     },
     /// A launch-spec mode/model change sent during the handshake.
     Startup {
@@ -136,7 +137,7 @@ pub struct Bridge {
     /// The instructions the session call carried as its `systemPrompt`.
     system_prompt_sent: Option<SessionInstructions>,
     model: Option<String>,
-    permission_mode: String,
+    permission_mode: PermissionMode,
     slash_commands: Vec<Value>,
     init_emitted: bool,
     /// The agent said it could not start the panel's MCP server.
@@ -178,8 +179,8 @@ impl Bridge {
         let mcp = spec.mcp.clone();
         let permission_mode = spec
             .permission_mode
-            .clone()
-            .unwrap_or_else(|| "default".into());
+            .as_deref()
+            .map_or(PermissionMode::Default, PermissionMode::parse);
         Bridge {
             spec,
             ids,

@@ -7,9 +7,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::call_fields::{
-    PERMISSION_CONTENT, PERMISSION_KIND, PERMISSION_TITLE, wrapped_arguments,
-};
+use crate::call_fields::{CallFields, wrapped_arguments};
 use crate::client::PermissionIntent;
 use crate::json_field::field;
 
@@ -52,7 +50,7 @@ const PATH_ARGUMENTS: [&str; 4] = ["file_path", "filePath", "filepath", "path"];
 /// pending. A call whose arguments differ from the request's is never its
 /// call; no match is a call of its own.
 pub(crate) fn paired_call<'a>(
-    request: &Value,
+    request: &CallFields,
     pending: impl IntoIterator<Item = (&'a str, &'a Value)>,
 ) -> Option<&'a str> {
     fn arguments(fields: &Value) -> Option<&Map<String, Value>> {
@@ -62,16 +60,18 @@ pub(crate) fn paired_call<'a>(
             .filter(|m| !m.is_empty())
     }
     // every file the fields name, however the agent says it (a patch text
-    // among the arguments names the file it adds or changes)
-    fn files(fields: &Value) -> Vec<String> {
+    // among the arguments names the file it adds or changes): `own`, a
+    // call's own fields, and `asked`, its permission request's content
+    fn files(own: &Value, asked: &[Value]) -> Vec<String> {
         use crate::script_gate::PatchChange;
-        let listed = ["locations", "content", PERMISSION_CONTENT]
+        let listed = ["locations", "content"]
             .iter()
-            .filter_map(|key| field(fields, key).as_array())
+            .filter_map(|key| field(own, key).as_array())
             .flatten()
+            .chain(asked)
             .filter(|item| item.get("type").is_none_or(|t| t == "diff"))
             .filter_map(|item| field(item, "path").as_str());
-        let args = arguments(fields);
+        let args = arguments(own);
         let argued = args
             .into_iter()
             .flat_map(|args| PATH_ARGUMENTS.iter().filter_map(|k| args.get(*k)?.as_str()));
@@ -101,7 +101,7 @@ pub(crate) fn paired_call<'a>(
         };
         !blank && a == b
     }
-    let asked_with = arguments(request);
+    let asked_with = arguments(&request.own);
     let differs = |fields: &Value| match (asked_with, arguments(fields)) {
         (Some(a), Some(b)) => a.iter().any(|(k, v)| b.get(k).is_some_and(|w| w != v)),
         _ => false,
@@ -113,8 +113,11 @@ pub(crate) fn paired_call<'a>(
     // `execute` title (`terminal: rm -rf Build`): the request agrees when it
     // asks about that command
     let shown_command = |f: &Value| {
-        (arguments(f).is_none() && crate::call_fields::kind(f) == Some("execute"))
-            .then(|| crate::tool_input::claude_fields("Bash", f, &[], |_| false))
+        (arguments(f).is_none() && field(f, "kind") == "execute")
+            .then(|| {
+                let call = CallFields::from(f.clone());
+                crate::tool_input::claude_fields("Bash", &call, &[], |_| false)
+            })
             .into_iter()
             .flatten()
             .find(|(key, _)| *key == "command")
@@ -126,9 +129,11 @@ pub(crate) fn paired_call<'a>(
                 || shown_command(f).is_some_and(|c| a.get("command") == Some(&c))
         })
     };
-    let title = |f: &Value| same(field(request, PERMISSION_TITLE), field(f, "title"));
-    let asked_about = files(request);
-    let same_file = |f: &Value| files(f).iter().any(|p| asked_about.contains(p));
+    let text = |t: &Option<String>| t.clone().map_or(Value::Null, Value::String);
+    let asked_title = text(&request.permission.title);
+    let title = |f: &Value| same(&asked_title, field(f, "title"));
+    let asked_about = files(&request.own, request.permission.content());
+    let same_file = |f: &Value| files(f, &[]).iter().any(|p| asked_about.contains(p));
     if let Some(id) = find(&agree)
         .or_else(|| find(&title))
         .or_else(|| find(&same_file))
@@ -138,10 +143,10 @@ pub(crate) fn paired_call<'a>(
     if asked_with.is_some() {
         return None;
     }
-    let kind = field(request, PERMISSION_KIND);
+    let kind = text(&request.permission.kind);
     let of_kind: Vec<&str> = fitting
         .iter()
-        .filter(|(_, f)| same(kind, field(f, "kind")))
+        .filter(|(_, f)| same(&kind, field(f, "kind")))
         .map(|(id, _)| *id)
         .collect();
     match (of_kind.as_slice(), fitting.as_slice()) {
@@ -224,23 +229,25 @@ mod tests {
                 Some("a"),
             ),
             (json!({"rawInput": {"command": "rm x"}}), None),
-            (json!({"permissionTitle": "Write"}), Some("b")),
+            (json!({"title": "Write"}), Some("b")),
             (json!({"locations": [{"path": "a.txt"}]}), Some("b")),
-            (json!({"permissionKind": "edit"}), Some("b")),
+            (json!({"kind": "edit"}), Some("b")),
             // two pending calls of its kind and others: nothing says which
-            (json!({"permissionKind": "execute"}), None),
+            (json!({"kind": "execute"}), None),
             (json!({}), None),
         ];
+        // each request as its `toolCall` makes it
+        let asked = |tool_call: &Value| crate::tool_name::permission_tool_call(tool_call);
         for (request, want) in cases {
             let pending = [("a", &a), ("b", &b), ("c", &c)];
-            assert_eq!(paired_call(&request, pending), want, "{request}");
+            assert_eq!(paired_call(&asked(&request), pending), want, "{request}");
         }
         assert_eq!(
-            paired_call(&json!({"permissionTitle": "?"}), [("c", &c)]),
+            paired_call(&asked(&json!({"title": "?"})), [("c", &c)]),
             Some("c")
         );
         assert_eq!(
-            paired_call(&json!({"rawInput": {"command": "rm"}}), [("c", &c)]),
+            paired_call(&asked(&json!({"rawInput": {"command": "rm"}})), [("c", &c)]),
             None
         );
     }

@@ -25,6 +25,47 @@ pub enum ModeChange {
     },
 }
 
+/// A Claude permission mode: one of the four [`MEANINGS`] knows, or any
+/// other name (an agent mode of the same id may still match it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PermissionMode {
+    Default,
+    AcceptEdits,
+    BypassPermissions,
+    Plan,
+    Other(String),
+}
+
+impl PermissionMode {
+    /// The mode a Claude mode name names.
+    pub fn parse(name: &str) -> PermissionMode {
+        match name {
+            "default" => PermissionMode::Default,
+            "acceptEdits" => PermissionMode::AcceptEdits,
+            "bypassPermissions" => PermissionMode::BypassPermissions,
+            "plan" => PermissionMode::Plan,
+            other => PermissionMode::Other(other.to_string()),
+        }
+    }
+
+    /// Claude's name of the mode.
+    pub fn as_str(&self) -> &str {
+        match self {
+            PermissionMode::Default => "default",
+            PermissionMode::AcceptEdits => "acceptEdits",
+            PermissionMode::BypassPermissions => "bypassPermissions",
+            PermissionMode::Plan => "plan",
+            PermissionMode::Other(name) => name,
+        }
+    }
+}
+
+impl std::fmt::Display for PermissionMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// What a Claude permission mode means to an agent.
 struct Meaning {
     claude: &'static str,
@@ -511,5 +552,37 @@ pub fn already_in_effect(change: &ModeChange, session_result: &Value) -> bool {
             .any(|o| o["id"] == config_id.as_str() && o["currentValue"] == value.as_str()),
         ModeChange::SetConfigSwitch { config_id, value } => config_options(session_result)
             .any(|o| o["id"] == config_id.as_str() && o["currentValue"] == *value),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every Claude mode name reads back as it was given, known or not.
+    #[test]
+    fn mode_names_read_back_as_given() {
+        let known = [
+            ("default", PermissionMode::Default),
+            ("acceptEdits", PermissionMode::AcceptEdits),
+            ("bypassPermissions", PermissionMode::BypassPermissions),
+            ("plan", PermissionMode::Plan),
+        ];
+        for (name, mode) in known {
+            assert_eq!(PermissionMode::parse(name), mode);
+            assert_eq!(mode.as_str(), name);
+        }
+        for name in ["dontAsk", "", "Plan"] {
+            assert_eq!(PermissionMode::parse(name).to_string(), name);
+            assert!(matches!(
+                PermissionMode::parse(name),
+                PermissionMode::Other(_)
+            ));
+        }
+        assert!(
+            MEANINGS
+                .iter()
+                .all(|m| !matches!(PermissionMode::parse(m.claude), PermissionMode::Other(_)))
+        );
     }
 }

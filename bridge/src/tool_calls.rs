@@ -21,25 +21,29 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::call_fields::{CallFields, PermissionParts};
 use crate::json_field::field;
 use crate::tool_name::{self, Identity};
 
 #[derive(Debug)]
 pub(crate) struct ToolCall {
     pub id: String,
-    /// ACP fields seen so far (`title`, `kind`, `rawInput`, `content`, ...).
-    fields: Value,
+    /// ACP fields seen so far (`title`, `kind`, `rawInput`, `content`, ...)
+    /// and the permission request's parts.
+    fields: CallFields,
     /// What is read from `fields` (and the counters beside them), worked out
     /// on first use and forgotten whenever they change.
     derived: Derived,
-    pub announced: bool,
-    /// Set by [`ToolCalls::close`] only, which keeps the open list.
-    closed: bool,
+    /// Where the call is on its way to the panel; set to
+    /// [`Stage::Closed`] by [`ToolCalls::close`] only, which keeps the open
+    /// list.
+    stage: Stage,
     /// The `assistant` message that carried the call's `tool_use`; notes
     /// about the call (the script gate's) join it as further blocks.
     pub message_id: Option<String>,
-    /// Whether the agent asked permission for the call.
-    pub asked: bool,
+    /// Whether the agent asked permission for the call, and what the
+    /// script gate found in the request.
+    pub asked: Asked,
     /// The script gate's deny text when the bridge refused the call: its
     /// result if the agent never reports one (Gemini sends nothing).
     pub gate_denial: Option<String>,
@@ -47,9 +51,6 @@ pub(crate) struct ToolCall {
     /// if the agent's failed frame brings none (every result says what
     /// happened).
     pub panel_denial: Option<String>,
-    /// The script gate judged the call's permission request and found no
-    /// gated target in it (a target named later was never asked about).
-    pub gate_passed: bool,
     /// The Claude name given in the `tool_use`: **one name per call**, kept
     /// for its `can_use_tool`, denials and the script gate.
     pub announced_name: Option<String>,
@@ -74,6 +75,27 @@ pub(crate) struct ToolCall {
     /// About how many bytes `fields` holds (their JSON size, see
     /// [`held_bytes`]), for the budget of the calls still running.
     held: usize,
+}
+
+/// Where a call is on its way to the panel: held back (its name or input
+/// may still improve), announced (its `tool_use` went out), closed (its
+/// one `tool_result` went out; late frames for it are dropped). A call is
+/// announced before it closes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stage {
+    Held,
+    Announced,
+    Closed,
+}
+
+/// Whether the agent asked permission for a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Asked {
+    No,
+    Yes,
+    /// Asked, and the script gate judged the request and found no gated
+    /// target in it (a target named later was never asked about).
+    GatePassed,
 }
 
 /// How much the calls still running may hold in all (their fields' JSON
@@ -104,6 +126,35 @@ fn held_bytes(v: &Value) -> usize {
     }
 }
 
+/// About the JSON size of a call's fields (see [`held_bytes`]): its own and
+/// its permission request's parts, each counted as a key of the call.
+fn fields_held_bytes(fields: &CallFields) -> usize {
+    held_bytes(&fields.own)
+        + part_sizes(&fields.permission)
+            .into_iter()
+            .flatten()
+            .sum::<usize>()
+}
+
+/// The size of each permission request part present, counted as a key of
+/// the call (its name, quotes and colon, and the value).
+fn part_sizes(p: &PermissionParts) -> [Option<usize>; 5] {
+    let text = |t: &Option<String>, key: &str| t.as_ref().map(|t| key.len() + 3 + t.len() + 2);
+    let blocks = |b: &Option<Vec<Value>>, key: &str| {
+        b.as_ref()
+            .map(|b| key.len() + 3 + b.iter().map(held_bytes).sum::<usize>() + 2)
+    };
+    [
+        text(&p.title, "permissionTitle"),
+        text(&p.kind, "permissionKind"),
+        blocks(&p.content, "permissionContent"),
+        blocks(&p.options, "permissionOptions"),
+        p.meta
+            .as_ref()
+            .map(|m| "permissionMeta".len() + 3 + held_bytes(m)),
+    ]
+}
+
 /// How long a call with no kind and no tool identity, once it says it runs,
 /// stays held for a permission request that names it: agents that ask after
 /// reporting the call running (Kimi Code) name it only there. The wait ends
@@ -124,17 +175,15 @@ struct Derived {
 }
 
 impl ToolCall {
-    fn new(id: String, fields: Value) -> ToolCall {
+    fn new(id: String, fields: CallFields) -> ToolCall {
         ToolCall {
             id,
             derived: Derived::default(),
-            announced: false,
-            closed: false,
+            stage: Stage::Held,
             message_id: None,
-            asked: false,
+            asked: Asked::No,
             gate_denial: None,
             panel_denial: None,
-            gate_passed: false,
             announced_name: None,
             content_arguments: None,
             frames: 0,
@@ -142,29 +191,29 @@ impl ToolCall {
             raw_input_frames: 0,
             content_before_finish: false,
             named_by: None,
-            held: held_bytes(&fields),
+            held: fields_held_bytes(&fields),
             fields,
         }
     }
 
     /// A call known only from `fields` (a permission request without a
     /// `toolCallId`), kept nowhere.
-    pub fn detached(fields: Value) -> ToolCall {
+    pub fn detached(fields: CallFields) -> ToolCall {
         ToolCall {
-            announced: true,
-            asked: true,
+            stage: Stage::Announced,
+            asked: Asked::Yes,
             ..ToolCall::new(String::new(), fields)
         }
     }
 
     /// The ACP fields seen so far.
-    pub fn fields(&self) -> &Value {
+    pub fn fields(&self) -> &CallFields {
         &self.fields
     }
 
     /// Merges a frame into the fields, its terminal output kept beside them.
-    fn merge(&mut self, update: Value) {
-        crate::tool_result::keep_terminal_output(&mut self.fields, &update);
+    fn merge(&mut self, update: CallFields) {
+        crate::tool_result::keep_terminal_output(&mut self.fields.own, &update.own);
         tool_name::merge_tool_call_owned(&mut self.fields, update);
     }
 
@@ -172,12 +221,12 @@ impl ToolCall {
     /// counted by the keys it touches: what it replaces goes, what it brings
     /// comes (rawInput merges key by key and the terminal output grows, so
     /// those are counted whole before and after).
-    fn held_after_merge(&mut self, update: Value) -> usize {
+    fn held_after_merge(&mut self, update: CallFields) -> usize {
         const IN_PLACE: [&str; 2] = ["rawInput", crate::tool_result::TERMINAL_OUTPUT];
         // only the in-place keys this frame touches are counted again
         let touched = [
-            !field(&update, "rawInput").is_null(),
-            !field(field(field(&update, "_meta"), "terminal_output"), "data").is_null(),
+            !update.field("rawInput").is_null(),
+            !field(field(update.field("_meta"), "terminal_output"), "data").is_null(),
         ];
         let in_place = |fields: &Value| {
             IN_PLACE
@@ -187,8 +236,19 @@ impl ToolCall {
                 .filter_map(|(k, _)| Some(k.len() + 3 + held_bytes(fields.get(*k)?)))
                 .sum::<usize>()
         };
-        let (mut before, mut after) = (in_place(&self.fields), 0);
-        for (key, value) in update.as_object().into_iter().flatten() {
+        let (mut before, mut after) = (in_place(&self.fields.own), 0);
+        // a part the request brings replaces the one the call has
+        let (old_parts, new_parts) = (
+            part_sizes(&self.fields.permission),
+            part_sizes(&update.permission),
+        );
+        for (old, new) in old_parts.into_iter().zip(new_parts) {
+            if let Some(new) = new {
+                before += old.unwrap_or(0);
+                after += new;
+            }
+        }
+        for (key, value) in update.own.as_object().into_iter().flatten() {
             if value.is_null()
                 || IN_PLACE.contains(&key.as_str())
                 || matches!(key.as_str(), "sessionUpdate" | "toolCallId")
@@ -197,18 +257,39 @@ impl ToolCall {
             }
             before += self
                 .fields
+                .own
                 .get(key)
                 .map_or(0, |old| key.len() + 3 + held_bytes(old));
             after += key.len() + 3 + held_bytes(value);
         }
         self.merge(update);
-        after += in_place(&self.fields);
+        after += in_place(&self.fields.own);
         (self.held + after).saturating_sub(before)
     }
 
     /// Whether the call has its result (late frames for it are dropped).
     pub fn is_closed(&self) -> bool {
-        self.closed
+        self.stage == Stage::Closed
+    }
+
+    /// Whether the call's `tool_use` went out (a closed call's did).
+    pub fn is_announced(&self) -> bool {
+        self.stage != Stage::Held
+    }
+
+    /// Marks a held call announced: its `tool_use` goes out now. `false`
+    /// when it was announced already.
+    pub fn mark_announced(&mut self) -> bool {
+        let held = self.stage == Stage::Held;
+        if held {
+            self.stage = Stage::Announced;
+        }
+        held
+    }
+
+    /// Whether the agent asked permission for the call.
+    pub fn was_asked(&self) -> bool {
+        self.asked != Asked::No
     }
 
     /// Drops from the call's content the JSON object texts that carried its
@@ -218,7 +299,7 @@ impl ToolCall {
         if self.content_arguments.is_none() || !self.content_before_finish {
             return;
         }
-        let Some(Value::Array(blocks)) = self.fields.get_mut("content") else {
+        let Some(Value::Array(blocks)) = self.fields.own.get_mut("content") else {
             return;
         };
         let before = blocks.len();
@@ -240,7 +321,7 @@ impl ToolCall {
     /// Empties the call's content (a proposal, no result).
     pub fn clear_content(&mut self) {
         self.derived = Derived::default();
-        self.fields["content"] = json!([]);
+        self.fields.own["content"] = json!([]);
     }
 
     fn identity(&self, servers: &[String]) -> Option<&Identity> {
@@ -290,7 +371,7 @@ impl ToolCall {
     /// frame carried it and it was empty (`{}`), which an agent may send
     /// before the arguments it fills in with the next frame.
     fn raw_input_pending(&self) -> bool {
-        match field(&self.fields, "rawInput") {
+        match self.fields.field("rawInput") {
             Value::Null => true,
             Value::Object(m) => m.is_empty() && self.raw_input_frames <= 1,
             _ => false,
@@ -350,7 +431,7 @@ impl ToolCall {
                     // or a title decorated with `{}` while the agent is still
                     // preparing the call) is no proof of a call without
                     // arguments
-                    field(&self.fields, "rawInput").is_object()
+                    self.fields.field("rawInput").is_object()
                         && self.raw_input_pending()
                         && self.content_arguments.is_none()
                         && tool_name::other_arguments(&self.fields, decoration.as_ref(), false)
@@ -389,8 +470,10 @@ impl ToolCall {
         // leaves the diff it was asked with: no result either
         let failed = self.status() == Some("failed");
         self.content_before_finish
-            && (failed || !field(&self.fields, "rawOutput").is_null())
-            && field(&self.fields, "content")
+            && (failed || !self.fields.field("rawOutput").is_null())
+            && self
+                .fields
+                .field("content")
                 .as_array()
                 .is_some_and(|blocks| !blocks.is_empty() && blocks.iter().all(proposal))
     }
@@ -410,7 +493,7 @@ impl ToolCall {
     }
 
     pub fn status(&self) -> Option<&str> {
-        field(&self.fields, "status").as_str()
+        self.fields.field("status").as_str()
     }
 }
 
@@ -468,18 +551,19 @@ impl ToolCalls {
 
     /// Merges `update`'s fields (all but `sessionUpdate`) into the call,
     /// creating it; a closed call keeps no fields.
-    pub fn merge(&mut self, id: &str, update: &Value) -> &mut ToolCall {
+    pub fn merge(&mut self, id: &str, update: &CallFields) -> &mut ToolCall {
         self.merge_owned(id, update.clone())
     }
 
     /// [`ToolCalls::merge`] taking the update: its values move into the
     /// call, so a large result (an image) is not copied.
-    pub fn merge_owned(&mut self, id: &str, update: Value) -> &mut ToolCall {
+    pub fn merge_owned(&mut self, id: &str, update: impl Into<CallFields>) -> &mut ToolCall {
+        let update = update.into();
         let idx = match self.position(id) {
             Some(i) => i,
             None => {
                 let idx = self.first + self.calls.len();
-                let call = ToolCall::new(id.to_string(), json!({}));
+                let call = ToolCall::new(id.to_string(), CallFields::from(json!({})));
                 self.open_held += call.held;
                 self.calls.push_back(call);
                 self.index.insert(id.to_string(), idx);
@@ -488,11 +572,11 @@ impl ToolCalls {
             }
         };
         let call = &mut self.calls[idx - self.first];
-        if !call.closed {
+        if !call.is_closed() {
             call.derived = Derived::default();
             call.frames += 1;
             let finished = matches!(
-                field(&update, "status").as_str(),
+                update.field("status").as_str(),
                 Some("completed" | "failed")
             );
             // arguments in JSON content texts merge key by key, as rawInput does
@@ -504,12 +588,12 @@ impl ToolCalls {
                     slot => *slot = Some(Value::Object(new)),
                 }
             }
-            if !field(&update, "rawInput").is_null() {
+            if !update.field("rawInput").is_null() {
                 call.raw_input_frames += 1;
             }
             if finished {
-                call.content_before_finish = field(&update, "content").is_null()
-                    && field(&call.fields, "content").is_array();
+                call.content_before_finish =
+                    update.field("content").is_null() && call.fields.field("content").is_array();
             }
             let held = if finished {
                 // the call closes after this frame: what it brings never counts
@@ -570,8 +654,8 @@ impl ToolCalls {
     /// may belong to ([`crate::permission::paired_call`]).
     pub fn unasked(&self) -> impl Iterator<Item = (&str, &Value)> {
         self.open_calls()
-            .filter(|c| !c.asked)
-            .map(|c| (c.id.as_str(), &c.fields))
+            .filter(|c| !c.was_asked())
+            .map(|c| (c.id.as_str(), &c.fields.own))
     }
 
     pub fn get(&self, id: &str) -> Option<&ToolCall> {
@@ -584,28 +668,30 @@ impl ToolCalls {
 
     /// Marks the call closed and takes its fields: a closed call only needs
     /// its id (late frames for it are dropped); its fields may hold
-    /// megabytes of image data. `Null` for an unknown call.
+    /// megabytes of image data. Its own fields, `Null` for an unknown call.
     pub fn close(&mut self, id: &str) -> Value {
         let Some(idx) = self.position(id) else {
             return Value::Null;
         };
         let call = &mut self.calls[idx - self.first];
-        if !call.closed {
+        if !call.is_closed() {
             self.open.retain(|&i| i != idx);
             self.open_held = self.open_held.saturating_sub(call.held);
         }
         call.held = 0;
-        call.closed = true;
+        call.stage = Stage::Closed;
         call.derived = Derived::default();
         let fields = std::mem::take(&mut call.fields);
         self.forget_oldest_closed();
-        fields
+        fields.own
     }
 
     /// Forgets the oldest calls past [`REMEMBERED_CALLS`] while they are
     /// closed (a running one is never forgotten: it waits for its result).
     fn forget_oldest_closed(&mut self) {
-        while self.calls.len() > REMEMBERED_CALLS && self.calls.front().is_some_and(|c| c.closed) {
+        while self.calls.len() > REMEMBERED_CALLS
+            && self.calls.front().is_some_and(ToolCall::is_closed)
+        {
             if let Some(old) = self.calls.pop_front() {
                 self.index.remove(&old.id);
                 if !self.aliases.is_empty() {
@@ -624,7 +710,7 @@ impl ToolCalls {
     /// The soonest end of a held call's wait for its name.
     pub fn next_name_wait(&self) -> Option<Duration> {
         self.open_calls()
-            .filter(|c| !c.announced)
+            .filter(|c| !c.is_announced())
             .filter_map(|c| c.named_by)
             .min()
     }
@@ -632,7 +718,7 @@ impl ToolCalls {
     /// Ids of held calls whose wait for a name has ended by `now`.
     pub fn name_waits_over(&self, now: Duration) -> Vec<String> {
         self.open_calls()
-            .filter(|c| !c.announced && c.named_by.is_some_and(|d| d <= now))
+            .filter(|c| !c.is_announced() && c.named_by.is_some_and(|d| d <= now))
             .map(|c| c.id.clone())
             .collect()
     }
@@ -640,7 +726,7 @@ impl ToolCalls {
     /// Ids of calls held back (identity pending) and not yet announced.
     pub fn unannounced_ids(&self) -> Vec<String> {
         self.open_calls()
-            .filter(|c| !c.announced)
+            .filter(|c| !c.is_announced())
             .map(|c| c.id.clone())
             .collect()
     }
@@ -648,81 +734,11 @@ impl ToolCalls {
     /// Ids of calls announced to the panel but not yet given a result.
     pub fn open_ids(&self) -> Vec<String> {
         self.open_calls()
-            .filter(|c| c.announced)
+            .filter(|c| c.is_announced())
             .map(|c| c.id.clone())
             .collect()
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// What the running calls hold follows what their fields hold now: a
-    /// replaced content counts once, rawInput and terminal output by what
-    /// they merged into, a closed call not at all.
-    #[test]
-    fn running_calls_hold_what_their_fields_hold_now() {
-        let mut calls = ToolCalls::new(vec![]);
-        let text = |n: usize| "y".repeat(n);
-        let content =
-            |n: usize| json!([{"type": "content", "content": {"type": "text", "text": text(n)}}]);
-        for _ in 0..100 {
-            calls.merge_owned(
-                "a",
-                json!({"status": "in_progress", "content": content(1000)}),
-            );
-        }
-        let one = held_bytes(calls.get("a").unwrap().fields());
-        assert_eq!(calls.open_held, one);
-        assert!((1000..1200).contains(&one), "{one}");
-        calls.merge_owned("a", json!({"rawInput": {"path": text(500)}}));
-        calls.merge_owned("a", json!({"rawInput": {"path": text(10), "mode": "r"}}));
-        calls.merge_owned(
-            "a",
-            json!({"_meta": {"terminal_output": {"terminal_id": "a", "data": text(300)}}}),
-        );
-        calls.merge_owned("b", json!({"content": content(2000)}));
-        let held = |id: &str| held_bytes(calls.get(id).unwrap().fields());
-        assert_eq!(calls.open_held, held("a") + held("b"));
-        assert!(calls.over_budget().is_empty());
-        calls.close("a");
-        calls.close("a");
-        assert_eq!(
-            calls.open_held,
-            held_bytes(calls.get("b").unwrap().fields())
-        );
-        calls.close("b");
-        assert_eq!(calls.open_held, 0);
-    }
-
-    /// A session of endless calls keeps the last [`REMEMBERED_CALLS`]
-    /// closed ones (their late frames are dropped) and every running one.
-    #[test]
-    fn closed_calls_past_the_window_are_forgotten_running_ones_never() {
-        let mut calls = ToolCalls::new(vec![]);
-        calls.merge_owned("running", json!({"status": "in_progress"}));
-        let n = REMEMBERED_CALLS + 1000;
-        for i in 0..n {
-            calls.merge_owned(&format!("c{i}"), json!({"title": "t"}));
-            calls.close(&format!("c{i}"));
-        }
-        // the running call at the front holds the window open
-        assert_eq!(calls.calls.len(), n + 1);
-        calls.close("running");
-        assert_eq!(calls.calls.len(), REMEMBERED_CALLS);
-        assert_eq!(calls.index.len(), REMEMBERED_CALLS);
-        let last = format!("c{}", n - 1);
-        assert!(
-            calls
-                .merge_owned(&last, json!({"status": "completed"}))
-                .is_closed()
-        );
-        assert!(
-            !calls
-                .merge_owned("c0", json!({"status": "completed"}))
-                .is_closed()
-        );
-        assert_eq!(calls.open_ids().len() + calls.unannounced_ids().len(), 1);
-    }
-}
+mod tests;

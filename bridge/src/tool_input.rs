@@ -10,6 +10,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::call_fields::CallFields;
 use crate::json_field::{field, has_key, map_field};
 
 /// The fields a Claude tool's input needs before the panel can show,
@@ -92,7 +93,7 @@ fn commands_list(items: &[Value]) -> Option<String> {
 /// command (agents title a shell call with it).
 pub fn claude_fields(
     name: &str,
-    call: &Value,
+    call: &CallFields,
     sources: &[&Map<String, Value>],
     has: impl Fn(&str) -> bool,
 ) -> Vec<(&'static str, Value)> {
@@ -120,10 +121,11 @@ pub fn claude_fields(
 /// A Claude field from the call's ACP structure: a location or diff path,
 /// a diff's texts, an `execute` title holding a command line (after the
 /// tool's name when the title is decorated `<tool>: <command>`).
-fn from_structure(claude: &str, call: &Value) -> Option<Value> {
+fn from_structure(claude: &str, call: &CallFields) -> Option<Value> {
     let diff = diffs(call).next();
     match claude {
-        "file_path" => field(call, "locations")
+        "file_path" => call
+            .field("locations")
             .as_array()
             .and_then(|l| l.first())
             .and_then(|l| field(l, "path").as_str())
@@ -149,7 +151,8 @@ fn from_structure(claude: &str, call: &Value) -> Option<Value> {
             .filter(|t| !t.is_empty())
             // a title repeating another argument (its description) labels the call
             .filter(|t| {
-                !field(call, "rawInput")
+                !call
+                    .field("rawInput")
                     .as_object()
                     .is_some_and(|m| m.values().any(|v| v.as_str() == Some(*t)))
             })
@@ -216,7 +219,7 @@ fn patch_in(sources: &[&Map<String, Value>]) -> Option<crate::script_gate::Patch
 /// Whether [`file_tool_name`] may rename a call declared `declared`: its
 /// kind says only that a file changes, or nothing Claude knows, and no
 /// `_meta` names it. Cheap: no argument is read.
-pub fn file_tool_name_may_apply(declared: &str, call: &Value) -> bool {
+pub fn file_tool_name_may_apply(declared: &str, call: &CallFields) -> bool {
     let kind_name = crate::call_fields::kind(call).and_then(crate::call_fields::name_for_kind);
     (declared == "Edit" && kind_name == Some("Edit") || kind_name.is_none())
         && crate::call_fields::meta_builtin_name(call).is_none()
@@ -231,7 +234,7 @@ pub fn file_tool_name_may_apply(declared: &str, call: &Value) -> bool {
 /// name stays.
 pub fn file_tool_name(
     declared: &str,
-    call: &Value,
+    call: &CallFields,
     sources: &[&Map<String, Value>],
 ) -> Option<&'static str> {
     use crate::script_gate::PatchChange;
@@ -268,17 +271,15 @@ pub fn file_tool_name(
 }
 
 /// The call's `diff` content entries, its own then its permission request's.
-fn diffs(call: &Value) -> impl Iterator<Item = &Value> {
-    ["content", crate::call_fields::PERMISSION_CONTENT]
-        .into_iter()
-        .filter_map(|k| field(call, k).as_array())
-        .flatten()
+fn diffs(call: &CallFields) -> impl Iterator<Item = &Value> {
+    let own = call.field("content").as_array().into_iter().flatten();
+    own.chain(call.permission.content())
         .filter(|item| field(item, "type") == "diff")
 }
 
 /// The `input` of a call that is no MCP call: its rawInput in Claude's
 /// shape (see [`tool_input`]).
-pub fn agent_tool_input(call: &Value) -> Value {
+pub fn agent_tool_input(call: &CallFields) -> Value {
     AgentToolInput::new(call).to_value()
 }
 
@@ -331,16 +332,19 @@ pub enum InputValue<'a> {
 /// precedence: the title's decoration, a JSON object title, a JSON object
 /// text of the permission request, `content_arguments` (a JSON object text
 /// of the call's content while it was no result).
-fn side_arguments(call: &Value, content_arguments: Option<&Value>) -> Option<Map<String, Value>> {
+fn side_arguments(
+    call: &CallFields,
+    content_arguments: Option<&Value>,
+) -> Option<Map<String, Value>> {
     let decoration = crate::call_fields::title(call)
         .and_then(crate::call_fields::title_name)
         .and_then(|(_, d)| d);
     let json_title = [
-        field(call, "title"),
-        field(call, crate::call_fields::PERMISSION_TITLE),
+        crate::call_fields::non_empty(call.field("title")),
+        call.permission.title(),
     ]
     .into_iter()
-    .filter_map(crate::call_fields::non_empty)
+    .flatten()
     .filter(|t| t.starts_with('{'))
     .find_map(|t| {
         serde_json::from_str::<Value>(t)
@@ -371,18 +375,18 @@ fn side_arguments(call: &Value, content_arguments: Option<&Value>) -> Option<Map
 }
 
 impl<'a> AgentToolInput<'a> {
-    pub fn new(call: &'a Value) -> AgentToolInput<'a> {
+    pub fn new(call: &'a CallFields) -> AgentToolInput<'a> {
         AgentToolInput::with_content_arguments(call, None)
     }
 
     /// [`AgentToolInput::new`] also reading the arguments a JSON text of
     /// the call's own content carried before it was the result.
     pub fn with_content_arguments(
-        call: &'a Value,
+        call: &'a CallFields,
         content_arguments: Option<&Value>,
     ) -> AgentToolInput<'a> {
         // arguments in an envelope (`{tool, arguments}`, ...) are the arguments
-        let raw = match field(call, "rawInput") {
+        let raw = match call.field("rawInput") {
             Value::Object(map) => {
                 RawInput::Object(crate::call_fields::wrapped_arguments(map).unwrap_or(map))
             }
@@ -408,7 +412,8 @@ impl<'a> AgentToolInput<'a> {
             _ => None,
         };
         let has = |key: &str| has(key) || side.contains_key(key);
-        let location = field(call, "locations")
+        let location = call
+            .field("locations")
             .as_array()
             .and_then(|l| l.first())
             .and_then(|l| field(l, "path").as_str());
@@ -542,6 +547,7 @@ mod tests {
 
     fn fill(name: &str, call: Value) -> Value {
         let raw = call["rawInput"].as_object().cloned().unwrap_or_default();
+        let call = CallFields::from(call);
         let fields = claude_fields(name, &call, &[&raw], |k| raw.contains_key(k));
         Value::Object(fields.into_iter().map(|(k, v)| (k.into(), v)).collect())
     }

@@ -30,15 +30,14 @@
 //! else is named by a Claude built-in name in `_meta` ([`meta_builtin_name`]),
 //! else by ACP `kind`, and by title when the kind is `other` or missing.
 //! A permission request's title and kind never rename a call: they stand in
-//! only while the call has none ([`PERMISSION_TITLE`], [`PERMISSION_KIND`]).
+//! only while the call has none ([`PermissionParts`]).
 
 use serde_json::{Map, Value};
 
 use crate::call_fields::{ARGUMENT_KEYS, IDENTITY_KEYS, TOOL_KEYS};
 pub use crate::call_fields::{
-    PERMISSION_CONTENT, PERMISSION_KIND, PERMISSION_META, PERMISSION_OPTIONS, PERMISSION_TITLE,
-    declared_tool_name, is_tool_identifier, json_text_arguments, kind, meta_builtin_name,
-    name_for_kind, non_empty, title, title_name, wrapped_arguments,
+    CallFields, PermissionParts, declared_tool_name, is_tool_identifier, json_text_arguments, kind,
+    meta_builtin_name, name_for_kind, non_empty, title, title_name, wrapped_arguments,
 };
 use crate::json_field::{field, field_mut};
 use crate::tool_input::{AgentToolInput, agent_tool_input};
@@ -60,21 +59,26 @@ impl McpCall {
 }
 
 /// Merges one frame's view of a tool call (a `tool_call`, a
-/// `tool_call_update`, or a permission request's `toolCall`) into what is
+/// `tool_call_update`, or a permission request's fields) into what is
 /// known so far (`sessionUpdate` / `toolCallId` are not kept). Absent or
 /// null fields keep their value (codex 2.x drops rawInput
 /// from its last update); `rawInput` objects merge key by key (Grok's
 /// retitling update carries `variant` and `tool_name` but may leave out
-/// `tool_input`); every other field is replaced.
-pub fn merge_tool_call(known: &mut Value, frame: &Value) {
-    if frame.is_object() {
-        merge_tool_call_owned(known, frame.clone());
-    }
+/// `tool_input`); every other field is replaced, and so is each part of the
+/// permission request the frame carries.
+pub fn merge_tool_call(known: &mut CallFields, frame: &CallFields) {
+    merge_tool_call_owned(known, frame.clone());
 }
 
 /// [`merge_tool_call`] taking the frame: its values move into `known`, so a
 /// large result (an image) is not copied.
-pub fn merge_tool_call_owned(known: &mut Value, frame: Value) {
+pub fn merge_tool_call_owned(known: &mut CallFields, frame: CallFields) {
+    known.permission.merge(frame.permission);
+    merge_own_fields(&mut known.own, frame.own);
+}
+
+/// [`merge_tool_call_owned`] for the call's own fields.
+fn merge_own_fields(known: &mut Value, frame: Value) {
     let Value::Object(mut frame) = frame else {
         return;
     };
@@ -116,55 +120,52 @@ pub fn merge_tool_call_owned(known: &mut Value, frame: Value) {
     }
 }
 
-/// A permission request's `toolCall` as fields to merge into the call. Its
-/// `content` describes the request, not the tool's output (codex 0.x: "Allow
-/// the unity-ops MCP server to run tool ..."; Gemini: the arguments as JSON
-/// text), so it is kept as [`PERMISSION_CONTENT`]: a rejected call's result
-/// then comes from its own final frame, and Gemini's arguments stay readable.
-/// Its `title` and `kind` describe the request too (some agents title it
-/// with the arguments, or say `read` for an MCP call), so they are kept as
-/// [`PERMISSION_TITLE`] / [`PERMISSION_KIND`]: read for an identity, and as
-/// title and kind only while the call has none of its own.
-pub fn permission_tool_call(tool_call: &Value) -> Value {
-    let mut fields = tool_call.clone();
-    if let Some(map) = fields.as_object_mut() {
-        for (own, kept) in [
-            ("content", PERMISSION_CONTENT),
-            ("title", PERMISSION_TITLE),
-            ("kind", PERMISSION_KIND),
-        ] {
-            if let Some(v) = map.remove(own) {
-                map.insert(kept.into(), v);
-            }
-        }
+/// A permission request's `toolCall` as fields to merge into the call: its
+/// `content`, `title` and `kind` describe the request, not the call, so
+/// they go to its [`PermissionParts`] (a rejected call's result then comes
+/// from its own final frame, and Gemini's arguments stay readable), the
+/// rest to its own fields.
+pub fn permission_tool_call(tool_call: &Value) -> CallFields {
+    let mut own = tool_call.clone();
+    let mut permission = PermissionParts::default();
+    if let Some(map) = own.as_object_mut() {
+        let text = |v: Value| match v {
+            Value::String(s) => Some(s),
+            _ => None,
+        };
+        permission.title = map.remove("title").and_then(text);
+        permission.kind = map.remove("kind").and_then(text);
+        permission.content = map
+            .remove("content")
+            .filter(|v| !v.is_null())
+            .map(|v| match v {
+                Value::Array(blocks) => blocks,
+                _ => Vec::new(),
+            });
     }
-    fields
+    CallFields { own, permission }
 }
 
 /// A permission request's `params` as fields to merge into the call: its
-/// `toolCall` (see [`permission_tool_call`]) plus its `options` as
-/// [`PERMISSION_OPTIONS`], because Gemini CLI before 0.36 names the MCP tool
+/// `toolCall` (see [`permission_tool_call`]) plus its `options` and `_meta`
+/// as [`PermissionParts`], because Gemini CLI before 0.36 names the MCP tool
 /// and server only in the option names.
-pub fn permission_request_fields(params: &Value) -> Value {
+pub fn permission_request_fields(params: &Value) -> CallFields {
     let mut fields = permission_tool_call(field(params, "toolCall"));
-    if let Some(options) = field(params, "options").as_array()
-        && let Some(map) = fields.as_object_mut()
-    {
-        map.insert(PERMISSION_OPTIONS.into(), Value::Array(options.clone()));
+    if let Some(options) = field(params, "options").as_array() {
+        fields.permission.options = Some(options.clone());
     }
-    if let Some(meta) = params.get("_meta").filter(|m| m.is_object())
-        && let Some(map) = fields.as_object_mut()
-    {
-        map.insert(PERMISSION_META.into(), meta.clone());
+    if let Some(meta) = params.get("_meta").filter(|m| m.is_object()) {
+        fields.permission.meta = Some(meta.clone());
     }
     fields
 }
 
 /// The `<x>` of the option named `Always Allow <x>` whose `optionId` is
 /// `option_id` (Gemini's structural ids), if `<x>` is an id.
-fn always_allow_subject<'a>(call: &'a Value, option_id: &str) -> Option<&'a str> {
-    field(call, PERMISSION_OPTIONS)
-        .as_array()?
+fn always_allow_subject<'a>(call: &'a CallFields, option_id: &str) -> Option<&'a str> {
+    call.permission
+        .options()
         .iter()
         .find(|o| field(o, "optionId") == option_id)?["name"]
         .as_str()?
@@ -338,12 +339,12 @@ fn identity_in_values(v: &Value, servers: &[String], depth: usize) -> Option<Ide
 /// request's title, `_meta` and option names.
 /// Wherever the identity is found, a title spelling the same tool with a
 /// decoration still carries the call's arguments.
-pub fn identity(call: &Value, servers: &[String]) -> Option<Identity> {
+pub fn identity(call: &CallFields, servers: &[String]) -> Option<Identity> {
     let (server, tool, decoration) = undecorated_identity(call, servers)?;
     let decoration = decoration.or_else(|| {
-        [field(call, "title"), field(call, PERMISSION_TITLE)]
+        [non_empty(call.field("title")), call.permission.title()]
             .into_iter()
-            .filter_map(non_empty)
+            .flatten()
             .filter_map(|title| field_identity(title, servers))
             .find(|(s, t, d)| *s == server && *t == tool && d.is_some())
             .and_then(|(_, _, d)| d)
@@ -351,15 +352,15 @@ pub fn identity(call: &Value, servers: &[String]) -> Option<Identity> {
     Some((server, tool, decoration))
 }
 
-fn undecorated_identity(call: &Value, servers: &[String]) -> Option<Identity> {
-    if mcp_startup_server(call).is_some() {
+fn undecorated_identity(call: &CallFields, servers: &[String]) -> Option<Identity> {
+    if mcp_startup_server(&call.own).is_some() {
         return None;
     }
     // ACP's own `name` of the call, when the agent gives one
-    if let Some(found) = non_empty(field(call, "name")).and_then(|s| field_identity(s, servers)) {
+    if let Some(found) = non_empty(call.field("name")).and_then(|s| field_identity(s, servers)) {
         return Some(found);
     }
-    let raw = field(call, "rawInput");
+    let raw = call.field("rawInput");
     if let Some((s, t)) = keyed_identity(raw)
         && field_identity(&t, servers).is_none()
     {
@@ -368,28 +369,29 @@ fn undecorated_identity(call: &Value, servers: &[String]) -> Option<Identity> {
     let named = TOOL_KEYS
         .iter()
         .filter_map(|k| field(raw, k).as_str())
-        .chain(non_empty(field(call, "title")))
+        .chain(non_empty(call.field("title")))
         .find_map(|s| field_identity(s, servers));
     if named.is_some() {
         return named;
     }
-    if let Some(found) = identity_in_values(field(call, "_meta"), servers, 3) {
+    if let Some(found) = identity_in_values(call.field("_meta"), servers, 3) {
         return Some(found);
     }
-    if let Some(found) =
-        non_empty(field(call, PERMISSION_TITLE)).and_then(|s| field_identity(s, servers))
+    if let Some(found) = call
+        .permission
+        .title()
+        .and_then(|s| field_identity(s, servers))
     {
         return Some(found);
     }
-    if let Some(found) = identity_in_values(field(call, PERMISSION_META), servers, 3) {
+    if let Some(found) = identity_in_values(call.permission.meta(), servers, 3) {
         return Some(found);
     }
     // an option name ending in an identity (`Always allow mcp__s__t`)
-    let options = field(call, PERMISSION_OPTIONS)
-        .as_array()
-        .into_iter()
-        .flatten();
-    if let Some(found) = options
+    if let Some(found) = call
+        .permission
+        .options()
+        .iter()
         .filter_map(|o| field(o, "name").as_str())
         .filter_map(|n| n.split_whitespace().last())
         .find_map(|last| spelled_identity(last, servers))
@@ -425,11 +427,11 @@ pub fn mcp_startup_server(call: &Value) -> Option<String> {
 /// the call's content: not once the content is the tool's result). An empty
 /// rawInput (`{}`) counts only when no other source has arguments.
 pub fn mcp_arguments(
-    call: &Value,
+    call: &CallFields,
     decoration: Option<&Value>,
     with_content: bool,
 ) -> Option<Value> {
-    let raw = field(call, "rawInput");
+    let raw = call.field("rawInput");
     let raw_arguments = raw_input_arguments(raw);
     if raw_arguments.is_some() && raw.as_object().is_some_and(|m| !m.is_empty()) {
         return raw_arguments;
@@ -466,15 +468,15 @@ fn raw_input_arguments(raw: &Value) -> Option<Value> {
 /// An MCP call's arguments from anywhere but its rawInput: the identity's
 /// decoration, a JSON object title, a JSON object text block.
 pub fn other_arguments(
-    call: &Value,
+    call: &CallFields,
     decoration: Option<&Value>,
     with_content: bool,
 ) -> Option<Value> {
     if let Some(v) = decoration {
         return Some(v.clone());
     }
-    let titles = [field(call, "title"), field(call, PERMISSION_TITLE)];
-    for t in titles.into_iter().filter_map(non_empty) {
+    let titles = [non_empty(call.field("title")), call.permission.title()];
+    for t in titles.into_iter().flatten() {
         if let Ok(v @ Value::Object(_)) = serde_json::from_str::<Value>(t) {
             return Some(v);
         }
@@ -485,7 +487,7 @@ pub fn other_arguments(
 /// The MCP tool this call invokes, from any spelling of its identity in any
 /// structural field (see [`identity`]); `servers` are the panel's servers
 /// the bridge registered (empty: only unambiguous spellings count).
-pub fn mcp_call_among(call: &Value, servers: &[String]) -> Option<McpCall> {
+pub fn mcp_call_among(call: &CallFields, servers: &[String]) -> Option<McpCall> {
     let (server, tool, decoration) = identity(call, servers)?;
     let arguments =
         mcp_arguments(call, decoration.as_ref(), true).unwrap_or_else(|| Value::Object(Map::new()));
@@ -497,7 +499,7 @@ pub fn mcp_call_among(call: &Value, servers: &[String]) -> Option<McpCall> {
 }
 
 /// [`mcp_call_among`] with no known server.
-pub fn mcp_call(call: &Value) -> Option<McpCall> {
+pub fn mcp_call(call: &CallFields) -> Option<McpCall> {
     mcp_call_among(call, &[])
 }
 
@@ -505,19 +507,19 @@ pub fn mcp_call(call: &Value) -> Option<McpCall> {
 /// far for it (`kind`, `title`, `rawInput`, `_meta`, ...), merged across
 /// `tool_call` / `tool_call_update` / the permission request's `toolCall`
 /// (see [`merge_tool_call`]).
-pub fn claude_tool_name(call: &Value) -> String {
+pub fn claude_tool_name(call: &CallFields) -> String {
     claude_tool_name_among(call, &[])
 }
 
 /// [`claude_tool_name`] knowing the panel's MCP servers: an MCP identity
 /// wins over any kind or title, and a built-in name in `_meta` (see
 /// [`meta_builtin_name`]) over the kind.
-pub fn claude_tool_name_among(call: &Value, servers: &[String]) -> String {
+pub fn claude_tool_name_among(call: &CallFields, servers: &[String]) -> String {
     claude_tool_name_known(call, identity(call, servers).as_ref())
 }
 
 /// [`claude_tool_name_among`] with the call's [`identity`] already worked out.
-pub fn claude_tool_name_known(call: &Value, identity: Option<&Identity>) -> String {
+pub fn claude_tool_name_known(call: &CallFields, identity: Option<&Identity>) -> String {
     if let Some((server, tool, _)) = identity {
         return format!("mcp__{server}__{tool}");
     }
@@ -530,7 +532,7 @@ pub fn claude_tool_name_known(call: &Value, identity: Option<&Identity>) -> Stri
 /// of rawInput, with `command` (a string,
 /// also for codex's argv form), `file_path` and `path` where the agent gave
 /// them, so the panel's describer and the script gate can read them.
-pub fn tool_input(call: &Value) -> Value {
+pub fn tool_input(call: &CallFields) -> Value {
     if let Some(mcp) = mcp_call(call) {
         return mcp.arguments;
     }
@@ -542,21 +544,21 @@ pub fn tool_input(call: &Value) -> Value {
 /// call with neither title, kind nor rawInput yet. The core holds the
 /// `tool_use` back while this holds, but emits it before anything that must
 /// follow it.
-pub fn identity_pending(call: &Value) -> bool {
+pub fn identity_pending(call: &CallFields) -> bool {
     identity_pending_among(call, &[])
 }
 
 /// Whether the call has a kind (its own or its permission request's).
-pub fn has_kind(call: &Value) -> bool {
+pub fn has_kind(call: &CallFields) -> bool {
     kind(call).is_some()
 }
 
 /// [`identity_pending`] knowing the panel's MCP servers.
-pub fn identity_pending_among(call: &Value, servers: &[String]) -> bool {
+pub fn identity_pending_among(call: &CallFields, servers: &[String]) -> bool {
     if title(call) == Some("use_tool") {
         return mcp_call_among(call, servers).is_none();
     }
-    title(call).is_none() && kind(call).is_none() && field(call, "rawInput").is_null()
+    title(call).is_none() && kind(call).is_none() && call.field("rawInput").is_null()
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 use super::*;
 use crate::chunk_frame::{ChunkFrame, ChunkKind};
 use crate::json_field::{field, field_mut};
+use crate::tool_calls::Asked;
 
 impl Bridge {
     pub(super) fn agent_line(&mut self, line: &str, now: Duration) {
@@ -69,7 +70,7 @@ impl Bridge {
         // its content describes the request, not the tool's result; its
         // options may name the tool (Gemini before 0.36)
         let tc = &crate::tool_name::permission_request_fields(params);
-        let mut call_id = tc["toolCallId"].as_str().unwrap_or("").to_string();
+        let mut call_id = tc.field("toolCallId").as_str().unwrap_or("").to_string();
         if let Some(id) = self.tool_calls.aliased(&call_id) {
             call_id = id.to_string();
         }
@@ -90,17 +91,19 @@ impl Bridge {
         let servers = self.tool_calls.servers.clone();
         let (mut name, mut input, announced) = if call_id.is_empty() {
             self.diag("permission request without toolCall.toolCallId".to_string());
-            let mut fields = Value::Null;
+            let mut fields = crate::tool_name::CallFields::default();
             crate::tool_name::merge_tool_call(&mut fields, tc);
             let call = crate::tool_calls::ToolCall::detached(fields);
             (call.name(&servers), call.input(&servers).clone(), true)
         } else {
             let call = self.tool_calls.merge(&call_id, tc);
-            call.asked = true;
+            if !call.was_asked() {
+                call.asked = Asked::Yes;
+            }
             (
                 call.name(&servers),
                 call.input(&servers).clone(),
-                call.announced,
+                call.is_announced(),
             )
         };
         if !announced && self.turn.is_some() {
@@ -122,13 +125,13 @@ impl Bridge {
             let fields = self
                 .tool_calls
                 .get(&call_id)
-                .map_or(&Value::Null, |c| c.fields());
+                .map_or(crate::tool_name::CallFields::empty(), |c| c.fields());
             script_gate::gated_target_in_call(&name, &input, fields)
         });
         if gated.as_ref().is_some_and(Option::is_none)
-            && let Some(call) = self.tool_calls.get_mut(&call_id)
+            && let Some(call) = self.tool_calls.get_mut(&call_id).filter(|c| c.was_asked())
         {
-            call.gate_passed = true;
+            call.asked = Asked::GatePassed;
         }
         if let Some(target) = gated.flatten() {
             // the gate answers for the panel: a direct script write into Assets/

@@ -41,7 +41,7 @@ impl Bridge {
         stream_json::system_init(&InitInfo {
             cwd: &self.spec.cwd,
             model: &model,
-            permission_mode: &self.permission_mode,
+            permission_mode: self.permission_mode.as_str(),
             slash_commands,
             mcp_servers,
         })

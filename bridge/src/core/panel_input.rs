@@ -272,7 +272,7 @@ impl Bridge {
             params,
             Pending::PanelSetMode {
                 request_id: request_id.clone(),
-                mode: mode.into(),
+                mode: PermissionMode::parse(mode),
                 due: now + CONTROL_TIMEOUT,
             },
         );
@@ -370,6 +370,7 @@ impl Bridge {
                 Some(change) => {
                     let sid = self.session_id.clone().unwrap_or_default();
                     let (method, params) = client::mode_change_request(&sid, &change);
+                    let mode = PermissionMode::parse(&mode);
                     self.request(method, params, Pending::PermissionSetMode { mode });
                 }
                 None => self.diag(format!(

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::json_field::{field, take_string};
+use crate::tool_calls::Asked;
 
 /// The result text of a failed call whose frames carry no text.
 const FAILED_WITHOUT_TEXT: &str = "The tool call failed; the agent gave no details.";
@@ -57,10 +58,14 @@ impl Bridge {
     /// Emits the `tool_use` for a call.
     pub(super) fn announce(&mut self, call_id: &str) {
         let servers = self.tool_calls.servers.clone();
-        let Some(call) = self.tool_calls.get_mut(call_id).filter(|c| !c.announced) else {
+        let Some(call) = self
+            .tool_calls
+            .get_mut(call_id)
+            .filter(|c| !c.is_announced())
+        else {
             return;
         };
-        call.announced = true;
+        call.mark_announced();
         let name = call.name(&servers);
         let has_path = !crate::json_field::field(call.input(&servers), "file_path").is_null();
         let name = crate::call_fields::pathless_file_tool_name(call.fields(), &name, has_path)
@@ -134,7 +139,7 @@ impl Bridge {
             ));
             // a held call goes out first; text streamed since an announced
             // one ends its message, as before any result
-            let held = self.tool_calls.get(&id).is_some_and(|c| !c.announced);
+            let held = self.tool_calls.get(&id).is_some_and(|c| !c.is_announced());
             self.fold_message(if held { "tool_use" } else { "end_turn" });
             self.announce(&id);
             self.close_call(&id, json!(crate::LET_GO_TEXT), true);
@@ -163,35 +168,8 @@ impl Bridge {
         }
         let completed = call.status() == Some("completed");
         let finished = completed || call.status() == Some("failed");
-        if !call.announced {
-            // the `tool_use` waits until its name and input are known: an
-            // MCP call until a frame carries its arguments, a meta-tool call
-            // (`use_tool`) until the tool it calls is named, any other call
-            // until a frame brings its kind (or an MCP identity) and its
-            // rawInput, or a later frame says it runs; at the latest until
-            // anything that must follow it. A running call that nothing
-            // names (no kind, no identity) waits a bounded while for the
-            // permission request that may name it.
-            let runs = call.frames > 1 && in_progress;
-            let unnamed = !tool_name::has_kind(call.fields())
-                && tool_name::meta_builtin_name(call.fields()).is_none();
-            let waits_for_name = runs && unnamed && !call.asked && {
-                let until = *call
-                    .named_by
-                    .get_or_insert(now + crate::tool_calls::UNNAMED_CALL_WAIT);
-                now < until
-            };
-            let hold = !finished
-                && if call.identity_pending(&servers) {
-                    true
-                } else if call.is_mcp(&servers) {
-                    call.awaits_arguments(&servers)
-                } else {
-                    ((unnamed || call.awaits_arguments(&servers)) && !runs)
-                        || waits_for_name
-                        || call.lacks_required_fields(&servers)
-                };
-            if hold {
+        if !call.is_announced() {
+            if holds_back(call, &servers, in_progress, finished, now) {
                 return;
             }
             self.fold_message("tool_use");
@@ -201,68 +179,72 @@ impl Bridge {
             // text streamed while the tool ran ends its message first: a
             // `user` line never lands inside an open streamed message
             self.fold_message("end_turn");
+            self.finish_call(&call_id, completed, &servers);
         }
-        let Some(call) = self.tool_calls.get_mut(&call_id) else {
+    }
+
+    /// Closes a call the agent reported finished: its gate note if it wrote
+    /// a gated script unasked, then its one `tool_result`.
+    fn finish_call(&mut self, call_id: &str, completed: bool, servers: &[String]) {
+        let Some(call) = self.tool_calls.get_mut(call_id) else {
             return;
         };
-        if finished {
-            // a script write the agent made without asking (auto-approve), or
-            // whose target its permission request did not name: report it
-            let late = call.asked && call.gate_passed;
-            // a refused call wrote nothing, whatever status the agent gives it
-            let refused = call.gate_denial.is_some() || call.panel_denial.is_some();
-            let unasked_gated =
-                (self.spec.script_gate && completed && !refused && (!call.asked || late))
-                    .then(|| {
-                        script_gate::gated_target_in_call(
-                            &call.name(&servers),
-                            call.input(&servers),
-                            call.fields(),
-                        )
-                    })
-                    .flatten();
-            call.drop_argument_texts();
-            if call.content_is_proposal() {
-                // a diff shown before the call ran is no result; its rawOutput is
-                call.clear_content();
-            }
-            // failed, or a result that says the tool failed (MCP isError, error shapes)
-            let is_error = tool_result::is_error(call.fields());
-            // **every result says what happened**: a refused or failed call
-            // whose frames say nothing gets the refusal's text, or a failure
-            let stand_in = if is_error {
-                Some(
-                    call.gate_denial
-                        .clone()
-                        .or_else(|| call.panel_denial.clone())
-                        .unwrap_or_else(|| FAILED_WITHOUT_TEXT.to_string()),
-                )
+        // a script write the agent made without asking (auto-approve), or
+        // whose target its permission request did not name: report it
+        let late = call.asked == Asked::GatePassed;
+        // a refused call wrote nothing, whatever status the agent gives it
+        let refused = call.gate_denial.is_some() || call.panel_denial.is_some();
+        let unasked_gated =
+            (self.spec.script_gate && completed && !refused && (!call.was_asked() || late))
+                .then(|| {
+                    script_gate::gated_target_in_call(
+                        &call.name(servers),
+                        call.input(servers),
+                        call.fields(),
+                    )
+                })
+                .flatten();
+        call.drop_argument_texts();
+        if call.content_is_proposal() {
+            // a diff shown before the call ran is no result; its rawOutput is
+            call.clear_content();
+        }
+        // failed, or a result that says the tool failed (MCP isError, error shapes)
+        let is_error = tool_result::is_error(&call.fields().own);
+        // **every result says what happened**: a refused or failed call
+        // whose frames say nothing gets the refusal's text, or a failure
+        let stand_in = if is_error {
+            Some(
+                call.gate_denial
+                    .clone()
+                    .or_else(|| call.panel_denial.clone())
+                    .unwrap_or_else(|| FAILED_WITHOUT_TEXT.to_string()),
+            )
+        } else {
+            // a write that completed saying nothing shows the file it wrote
+            (call.name(servers) == "Write")
+                .then(|| tool_result::new_file_text(call.input(servers)))
+                .flatten()
+        };
+        if let Some(target) = unasked_gated {
+            let note = if late {
+                script_gate::late_write_text(&target)
             } else {
-                // a write that completed saying nothing shows the file it wrote
-                (call.name(&servers) == "Write")
-                    .then(|| tool_result::new_file_text(call.input(&servers)))
-                    .flatten()
+                script_gate::unasked_write_text(&target)
             };
-            if let Some(target) = unasked_gated {
-                let note = if late {
-                    script_gate::late_write_text(&target)
-                } else {
-                    script_gate::unasked_write_text(&target)
-                };
-                self.gate_note(&call_id, note);
-            }
-            // the result is serialised from the call's own fields (an image is not copied)
-            let fields = self.close_fields(&call_id);
-            let content = tool_result::render(&fields, &self.spec.compat);
-            for defect in &content.image_defects {
-                self.out
-                    .diagnostics
-                    .push(format!("tool call {call_id}: {defect}"));
-            }
-            match stand_in.filter(|_| content.is_blank()) {
-                Some(text) => self.emit_tool_result(&call_id, &text, is_error),
-                None => self.emit_tool_result(&call_id, &content, is_error),
-            }
+            self.gate_note(call_id, note);
+        }
+        // the result is serialised from the call's own fields (an image is not copied)
+        let fields = self.close_fields(call_id);
+        let content = tool_result::render(&fields, &self.spec.compat);
+        for defect in &content.image_defects {
+            self.out
+                .diagnostics
+                .push(format!("tool call {call_id}: {defect}"));
+        }
+        match stand_in.filter(|_| content.is_blank()) {
+            Some(text) => self.emit_tool_result(call_id, &text, is_error),
+            None => self.emit_tool_result(call_id, &content, is_error),
         }
     }
 
@@ -274,7 +256,7 @@ impl Bridge {
         let Some(c) = self.tool_calls.get(call_id) else {
             return;
         };
-        if c.reported || c.is_closed() || !c.announced {
+        if c.reported || c.is_closed() || !c.is_announced() {
             return;
         }
         self.fold_message("end_turn");
@@ -408,4 +390,40 @@ impl Bridge {
             self.permissions.clear();
         }
     }
+}
+
+/// Whether a call not yet announced is held back. Its `tool_use` waits
+/// until its name and input are known: an MCP call until a frame carries
+/// its arguments, a meta-tool call (`use_tool`) until the tool it calls is
+/// named, any other call until a frame brings its kind (or an MCP identity)
+/// and its rawInput, or a later frame says it runs; at the latest until
+/// anything that must follow it. A running call that nothing names (no
+/// kind, no identity) waits a bounded while for the permission request
+/// that may name it.
+fn holds_back(
+    call: &mut crate::tool_calls::ToolCall,
+    servers: &[String],
+    in_progress: bool,
+    finished: bool,
+    now: Duration,
+) -> bool {
+    let runs = call.frames > 1 && in_progress;
+    let unnamed = !tool_name::has_kind(call.fields())
+        && tool_name::meta_builtin_name(call.fields()).is_none();
+    let waits_for_name = runs && unnamed && !call.was_asked() && {
+        let until = *call
+            .named_by
+            .get_or_insert(now + crate::tool_calls::UNNAMED_CALL_WAIT);
+        now < until
+    };
+    !finished
+        && if call.identity_pending(servers) {
+            true
+        } else if call.is_mcp(servers) {
+            call.awaits_arguments(servers)
+        } else {
+            ((unnamed || call.awaits_arguments(servers)) && !runs)
+                || waits_for_name
+                || call.lacks_required_fields(servers)
+        }
 }

@@ -164,18 +164,21 @@ const PATH_KEYS: [&str; 4] = ["file_path", "filePath", "filepath", "path"];
 /// merged across its frames): a file tool is also judged by every file the
 /// call names, its `locations` and the paths of its `diff` content, since a
 /// multi-file patch lists each file there while `input` carries the first.
-pub fn gated_target_in_call(tool_name: &str, input: &Value, fields: &Value) -> Option<String> {
+pub fn gated_target_in_call(
+    tool_name: &str,
+    input: &Value,
+    fields: &crate::call_fields::CallFields,
+) -> Option<String> {
     if let Some(target) = gated_target(tool_name, input) {
         return Some(target);
     }
     if !FILE_TOOL_NAMES.contains(&tool_name) {
         return None;
     }
-    let locations = fields["locations"].as_array().into_iter().flatten();
-    let diffs = ["content", "permissionContent"]
-        .iter()
-        .filter_map(|key| fields[*key].as_array())
-        .flatten()
+    let locations = fields.field("locations").as_array().into_iter().flatten();
+    let own = fields.field("content").as_array().into_iter().flatten();
+    let diffs = own
+        .chain(fields.permission.content())
         .filter(|item| item["type"] == "diff");
     locations
         .chain(diffs)

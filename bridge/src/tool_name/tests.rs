@@ -3,27 +3,41 @@
 use super::*;
 use serde_json::json;
 
+/// A call's fields from a test case: its own fields, merged with the
+/// permission request whose `params` are under `asked`, if any.
+fn fields_of(case: &Value) -> CallFields {
+    let mut own = case.clone();
+    let asked = own.as_object_mut().and_then(|m| m.remove("asked"));
+    let mut call = CallFields::from(own);
+    if let Some(params) = asked {
+        merge_tool_call(&mut call, &permission_request_fields(&params));
+    }
+    call
+}
+
 #[test]
 fn input_is_the_arguments_and_title_kind_and_path_only_without_them() {
-    let mut call = Value::Null;
+    let mut call = CallFields::default();
     merge_tool_call(
         &mut call,
-        &json!({"sessionUpdate": "tool_call", "toolCallId": "c", "kind": "read", "title": "Read a", "rawInput": {"file_path": "a", "title": "mine"}}),
+        &json!({"sessionUpdate": "tool_call", "toolCallId": "c", "kind": "read", "title": "Read a", "rawInput": {"file_path": "a", "title": "mine"}}).into(),
     );
     merge_tool_call(
         &mut call,
-        &json!({"sessionUpdate": "tool_call_update", "toolCallId": "c", "locations": [{"path": "/p/a"}]}),
+        &json!({"sessionUpdate": "tool_call_update", "toolCallId": "c", "locations": [{"path": "/p/a"}]}).into(),
     );
     assert_eq!(
         tool_input(&call),
         json!({"file_path": "a", "title": "mine"})
     );
     assert_eq!(
-        tool_input(&json!({"rawInput": "ls -la"})),
+        tool_input(&json!({"rawInput": "ls -la"}).into()),
         json!({"rawInput": "ls -la"})
     );
     assert_eq!(
-        tool_input(&json!({"kind": "read", "title": "Read a", "locations": [{"path": "/p/a"}]})),
+        tool_input(
+            &json!({"kind": "read", "title": "Read a", "locations": [{"path": "/p/a"}]}).into()
+        ),
         json!({"title": "Read a", "kind": "read", "path": "/p/a", "file_path": "/p/a"})
     );
 }
@@ -89,7 +103,7 @@ fn the_identity_is_any_whole_field_in_any_spelling_and_never_a_mention() {
             ping,
         ),
         (
-            json!({"permissionTitle": "{}", "permissionOptions": [{"name": "Allow mcp.unity-ops.uap_ping"}]}),
+            json!({"asked": {"toolCall": {"title": "{}"}, "options": [{"name": "Allow mcp.unity-ops.uap_ping"}]}}),
             &[],
             ping,
         ),
@@ -124,29 +138,31 @@ fn the_identity_is_any_whole_field_in_any_spelling_and_never_a_mention() {
         ),
     ];
     for (call, servers, want) in cases {
-        let got = mcp_call_among(call, servers).map(|m| m.claude_name());
+        let got = mcp_call_among(&fields_of(call), servers).map(|m| m.claude_name());
         assert_eq!(got.as_deref(), *want, "{call} with servers {servers:?}");
     }
     let decorated = json!({"title": "unity-ops/uap_ping: {\"a\":1}"});
     assert_eq!(
-        mcp_call_among(&decorated, &ours).unwrap().arguments,
+        mcp_call_among(&decorated.into(), &ours).unwrap().arguments,
         json!({"a": 1})
     );
 }
 
 #[test]
 fn a_permission_request_never_renames_a_call_nor_makes_an_mcp_call_read() {
-    let mut call = Value::Null;
+    let mut call = CallFields::default();
     merge_tool_call(
         &mut call,
-        &json!({"toolCallId": "c", "title": "ls -la", "kind": "execute", "rawInput": {"command": "ls -la"}}),
+        &json!({"toolCallId": "c", "title": "ls -la", "kind": "execute", "rawInput": {"command": "ls -la"}}).into(),
     );
     merge_tool_call(
         &mut call,
         &permission_tool_call(&json!({"toolCallId": "c", "title": "{}", "kind": "read"})),
     );
     assert_eq!(claude_tool_name(&call), "Bash");
-    let mut mcp = json!({"title": "ToolCall", "_meta": {"tool_name": "unity-ops__uap_ping"}});
+    let mut mcp = CallFields::from(
+        json!({"title": "ToolCall", "_meta": {"tool_name": "unity-ops__uap_ping"}}),
+    );
     merge_tool_call(
         &mut mcp,
         &permission_tool_call(&json!({"toolCallId": "c", "kind": "read"})),
@@ -225,7 +241,7 @@ fn kinds_map_to_claude_names_and_other_uses_the_title() {
         (json!({}), "Tool"),
     ];
     for (call, want) in cases {
-        assert_eq!(claude_tool_name(&call), want, "{call}");
+        assert_eq!(claude_tool_name(&fields_of(&call)), want, "{call}");
     }
 }
 
@@ -264,7 +280,7 @@ fn agent_tool_input_keeps_raw_input_order_then_fallbacks_only_without_arguments_
             r#"{"rawInput":["a",1],"file_path":"/p/a"}"#,
         ),
         (
-            json!({"permissionTitle": "Run ls", "permissionKind": "execute", "rawInput": {"command": ["ls", 1]}}),
+            json!({"rawInput": {"command": ["ls", 1]}, "asked": {"toolCall": {"title": "Run ls", "kind": "execute"}}}),
             r#"{"command":["ls",1]}"#,
         ),
         (
@@ -274,8 +290,9 @@ fn agent_tool_input_keeps_raw_input_order_then_fallbacks_only_without_arguments_
         (json!({}), r#"{}"#),
     ];
     for (call, want) in cases {
-        assert_eq!(agent_tool_input(&call).to_string(), want, "{call}");
-        let borrowed = serde_json::to_string(&AgentToolInput::new(&call)).unwrap();
+        let fields = fields_of(&call);
+        assert_eq!(agent_tool_input(&fields).to_string(), want, "{call}");
+        let borrowed = serde_json::to_string(&AgentToolInput::new(&fields)).unwrap();
         assert_eq!(borrowed, want, "{call}");
     }
 }

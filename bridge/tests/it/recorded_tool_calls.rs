@@ -6,7 +6,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use acp_bridge::tool_name::{claude_tool_name, merge_tool_call, permission_tool_call, tool_input};
+use acp_bridge::tool_name::{
+    CallFields, claude_tool_name, merge_tool_call, permission_tool_call, tool_input,
+};
 use acp_bridge::tool_result::{MAX_IMAGES, is_error, tool_result_content};
 use serde_json::Value;
 
@@ -32,7 +34,7 @@ fn recordings() -> Vec<PathBuf> {
 
 /// The agent's frames of one recording that are about tool calls, in order:
 /// (toolCallId, fields to merge, whether the frame is a permission request).
-fn tool_frames(path: &Path) -> Vec<(String, Value, bool)> {
+fn tool_frames(path: &Path) -> Vec<(String, CallFields, bool)> {
     let text =
         std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
     let mut out = Vec::new();
@@ -56,7 +58,7 @@ fn tool_frames(path: &Path) -> Vec<(String, Value, bool)> {
                     Some("tool_call" | "tool_call_update")
                 ) && let Some(id) = u["toolCallId"].as_str()
                 {
-                    out.push((id.to_string(), u.clone(), false));
+                    out.push((id.to_string(), u.clone().into(), false));
                 }
             }
             Some("session/request_permission") => {
@@ -139,11 +141,12 @@ fn recorded_mcp_calls_are_named_structurally_and_their_results_keep_images_as_bl
             .unwrap_or(file)
             .display()
             .to_string();
-        let mut calls: BTreeMap<String, Value> = BTreeMap::new();
+        let mut calls: BTreeMap<String, CallFields> = BTreeMap::new();
         for (id, fields, _) in tool_frames(file) {
-            let call = calls.entry(id.clone()).or_insert(Value::Null);
-            merge_tool_call(call, &fields);
-            let raw = &call["rawInput"];
+            let fields_in = calls.entry(id.clone()).or_default();
+            merge_tool_call(fields_in, &fields);
+            let call = &*fields_in;
+            let raw = call.field("rawInput");
             // every call whose rawInput names a server and tool is that MCP tool, with its arguments
             if let (Some(server), Some(tool)) = (raw["server"].as_str(), raw["tool"].as_str()) {
                 let want = format!("mcp__{server}__{tool}");
@@ -160,18 +163,18 @@ fn recorded_mcp_calls_are_named_structurally_and_their_results_keep_images_as_bl
                     ));
                 }
             }
-            let status = fields["status"].as_str().unwrap_or("");
+            let status = fields.field("status").as_str().unwrap_or("");
             if status != "completed" && status != "failed" {
                 continue;
             }
             finished_calls += 1;
-            let content = tool_result_content(call);
+            let content = tool_result_content(&call.own);
             if texts(&content).iter().any(|t| has_base64_run(t)) {
                 failures.push(format!("  {name} {id}: base64 landed in the result text"));
             }
             // distinct images anywhere in the call (codex 0.x sends each in content and rawOutput)
             let mut distinct = std::collections::BTreeSet::new();
-            collect_images(call, &mut distinct);
+            collect_images(&call.own, &mut distinct);
             let recorded_images = distinct.len();
             let images: Vec<&Value> = content
                 .as_array()
@@ -194,7 +197,7 @@ fn recorded_mcp_calls_are_named_structurally_and_their_results_keep_images_as_bl
                     "  {name} {id}: an image block is not an Anthropic base64 image"
                 ));
             }
-            if status == "failed" && !is_error(call) {
+            if status == "failed" && !is_error(&call.own) {
                 failures.push(format!(
                     "  {name} {id}: a failed call is not an error result"
                 ));

@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use acp_bridge::tool_name::{
-    claude_tool_name, identity_pending, merge_tool_call, permission_request_fields,
+    CallFields, claude_tool_name, identity_pending, merge_tool_call, permission_request_fields,
     permission_tool_call, tool_input,
 };
 use serde_json::Value;
@@ -29,7 +29,7 @@ fn check(file: &str) {
     for case in &all {
         let name = case["case"].as_str().expect("case name");
         let frames = case["frames"].as_array().expect("frames");
-        let mut call = Value::Null;
+        let mut call = CallFields::default();
         for (i, frame) in frames.iter().enumerate() {
             // `{"request_permission": toolCall}` is a permission request's toolCall
             // `{"request_permission_params": params}` is a whole request's params
@@ -41,7 +41,7 @@ fn check(file: &str) {
                 (None, Some(params)) => {
                     merge_tool_call(&mut call, &permission_request_fields(params))
                 }
-                (None, None) => merge_tool_call(&mut call, frame),
+                (None, None) => merge_tool_call(&mut call, &frame.clone().into()),
             }
             if i == 0 {
                 let want = case["pending_after_first"].as_bool().unwrap_or(false);
@@ -87,17 +87,17 @@ fn other_calls_map_by_kind_then_title_and_carry_command_and_paths() {
 
 #[test]
 fn merging_keeps_absent_fields_and_merges_raw_input_key_by_key() {
-    let mut call = Value::Null;
+    let mut call = CallFields::default();
     merge_tool_call(
         &mut call,
-        &serde_json::json!({"sessionUpdate": "tool_call", "title": "a", "rawInput": {"x": 1}, "content": [1]}),
+        &serde_json::json!({"sessionUpdate": "tool_call", "title": "a", "rawInput": {"x": 1}, "content": [1]}).into(),
     );
     merge_tool_call(
         &mut call,
-        &serde_json::json!({"sessionUpdate": "tool_call_update", "rawInput": {"y": 2}, "content": [2], "title": null}),
+        &serde_json::json!({"sessionUpdate": "tool_call_update", "rawInput": {"y": 2}, "content": [2], "title": null}).into(),
     );
     assert_eq!(
-        call,
+        call.own,
         serde_json::json!({"title": "a", "rawInput": {"x": 1, "y": 2}, "content": [2]})
     );
 }

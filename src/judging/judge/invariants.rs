@@ -16,7 +16,9 @@
 use std::collections::HashMap;
 
 use acp_bridge::tool_input::{agent_tool_input, required_fields};
-use acp_bridge::tool_name::{is_tool_identifier, merge_tool_call, permission_request_fields};
+use acp_bridge::tool_name::{
+    CallFields, is_tool_identifier, merge_tool_call, permission_request_fields,
+};
 use acp_bridge::tool_result::MAX_BASE64_RUN;
 use serde_json::Value;
 
@@ -160,7 +162,7 @@ fn longest_base64_run(text: &str) -> Option<usize> {
 /// field of the call's Claude-shape input.
 #[derive(Debug, Default)]
 pub struct CallFrames {
-    calls: HashMap<String, Value>,
+    calls: HashMap<String, CallFields>,
     seqs: HashMap<String, u64>,
 }
 
@@ -187,7 +189,7 @@ impl CallFrames {
                     .is_some_and(|k| k.starts_with("tool_call")) =>
             {
                 let u = &params["update"];
-                (u["toolCallId"].as_str(), u.clone())
+                (u["toolCallId"].as_str(), CallFields::from(u.clone()))
             }
             Some("session/request_permission") => (
                 params["toolCall"]["toolCallId"].as_str(),
@@ -196,7 +198,7 @@ impl CallFrames {
             _ => return,
         };
         let Some(id) = id else { return };
-        let call = self.calls.entry(id.to_string()).or_insert(Value::Null);
+        let call = self.calls.entry(id.to_string()).or_default();
         merge_tool_call(call, &fields);
         self.seqs.entry(id.to_string()).or_insert(seq);
     }
