@@ -17,6 +17,7 @@ use anyhow::{Context, bail};
 
 use crate::capture::isolation;
 use crate::capture::model_server::ModelExchange;
+use crate::capture::record::RunDir;
 use crate::corpus::profile::{AgentSpec, Launch, Profile, Vars};
 use crate::corpus::scenario;
 
@@ -80,16 +81,12 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
     let program = program.clone();
     let args = req.command[1..].to_vec();
     runtime.block_on(async move {
-        let run_dir = tempfile::Builder::new()
-            .prefix("acp-harness-run-")
-            .tempdir()?;
-        let run_path = run_dir.path().canonicalize()?;
-        let home = run_path.join("home");
-        let workspace = run_path.join("workspace");
-        std::fs::create_dir_all(&home)?;
-        std::fs::create_dir_all(&workspace)?;
-        crate::corpus::workspace_fixture::lay_out(&workspace, &profile.workspace)?;
-        crate::corpus::workspace_fixture::lay_out(&workspace, &scenario.workspace)?;
+        let RunDir {
+            dir: _run_dir,
+            path: run_path,
+            home,
+            workspace,
+        } = RunDir::create(&profile, &scenario)?;
         let workspace_s = workspace.display().to_string();
         let token = uuid::Uuid::new_v4().simple().to_string();
         let mut mcp = stub_mcp::serve(stub_mcp::Config {

@@ -20,6 +20,7 @@ mod http_legs;
 pub(crate) use http_legs::mcp_method;
 mod leftovers;
 pub mod mode;
+mod run_dir;
 mod scrubbing;
 mod stream_json_client;
 pub mod timeline;
@@ -41,6 +42,7 @@ use crate::corpus::scenario::{self, Scenario};
 
 pub use date::today;
 use finish::{RunSinks, finish_run, schema_check, why_not_commit};
+pub(crate) use run_dir::RunDir;
 
 /// The dummy API key given to agents; never reaches disk.
 pub(crate) const DUMMY_API_KEY: &str = "sk-acp-harness-dummy-key";
@@ -348,18 +350,12 @@ async fn record_one(
 ) -> anyhow::Result<(recording::Finished, Outcome)> {
     // a little before the run: file times may be coarse
     let run_started = std::time::SystemTime::now() - std::time::Duration::from_secs(2);
-    let run_dir = tempfile::Builder::new()
-        .prefix("acp-harness-run-")
-        .tempdir()?;
-    let run_path = run_dir.path().canonicalize()?;
-    let home = run_path.join("home");
-    let workspace = run_path.join("workspace");
-    std::fs::create_dir_all(&home)?;
-    std::fs::create_dir_all(&workspace)?;
-    crate::corpus::workspace_fixture::lay_out(&workspace, &ctx.profile.workspace)
-        .context("the profile's workspace fixtures")?;
-    crate::corpus::workspace_fixture::lay_out(&workspace, &ctx.scenario.workspace)
-        .context("the scenario's workspace fixtures")?;
+    let RunDir {
+        dir: run_dir,
+        path: run_path,
+        home,
+        workspace,
+    } = RunDir::create(ctx.profile, ctx.scenario)?;
     let workspace_s = workspace.display().to_string();
 
     let token = uuid_token();
