@@ -44,10 +44,10 @@ const PATH_ARGUMENTS: [&str; 4] = ["file_path", "filePath", "filepath", "path"];
 /// Strongest evidence first: arguments that agree (a key in common, none
 /// that differs; an envelope such as `{tool, arguments}` read as what it
 /// wraps; a command the call shows only in its `execute` title), the same
-/// title, a file both name (in `locations`, a `diff`'s
-/// path, a path argument, or a patch text among the arguments); a request that carries no arguments of its
-/// own also goes to the one pending call of its kind, else to the only call
-/// pending. A call whose arguments differ from the request's is never its
+/// title, a file both name (in `locations`, a `diff`'s path, a path
+/// argument, or a patch text among the arguments); a request that carries
+/// no arguments of its own also goes to the one pending call of its kind,
+/// else to the only call pending. A call whose arguments differ from the request's is never its
 /// call; no match is a call of its own.
 pub(crate) fn paired_call<'a>(
     request: &CallFields,
