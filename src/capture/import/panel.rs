@@ -71,6 +71,40 @@ pub struct Unplaceable {
     pub what: String,
 }
 
+/// A mode or model change the panel asked for: what it names, what is
+/// changed, and why a change without a value is left out.
+struct Change<'a> {
+    value: &'a Value,
+    what: &'static str,
+    missing: &'static str,
+}
+
+impl<'a> Change<'a> {
+    fn of(value: &'a Value, what: &'static str, missing: &'static str) -> Change<'a> {
+        Change {
+            value,
+            what,
+            missing,
+        }
+    }
+
+    /// The value the replay sets, or a note why none; a change made while a
+    /// turn ran is noted too, since the replay makes it after the turn.
+    fn read(&self, running: bool, line: usize, notes: &mut Vec<String>) -> Option<String> {
+        let Some(value) = self.value.as_str().filter(|s| !s.is_empty()) else {
+            notes.push(format!("tap line {line}: {}", self.missing));
+            return None;
+        };
+        if running {
+            notes.push(format!(
+                "tap line {line}: the {} changed while a turn ran; the replay changes it after the turn",
+                self.what
+            ));
+        }
+        Some(value.to_string())
+    }
+}
+
 /// What the panel has seen of the running turn (as `PanelDriver` counts it).
 #[derive(Debug, Default)]
 struct Turn {
@@ -185,38 +219,18 @@ pub fn read(events: &[Event], line_of: impl Fn(usize) -> usize) -> Result<PanelL
                     "tap line {line}: an interrupt with no turn running is left out"
                 )),
                 "set_permission_mode" => {
-                    let mode = v["request"]["mode"].as_str().unwrap_or_default();
-                    if mode.is_empty() {
-                        leg.notes.push(format!(
-                            "tap line {line}: a set_permission_mode without a mode is left out"
-                        ));
-                        continue;
+                    let missing = "a set_permission_mode without a mode is left out";
+                    let change = Change::of(&v["request"]["mode"], "mode", missing);
+                    if let Some(mode) = change.read(turn.running, line, &mut leg.notes) {
+                        leg.steps.push(PanelStep::SetMode { mode });
                     }
-                    if turn.running {
-                        leg.notes.push(format!(
-                            "tap line {line}: the mode changed while a turn ran; the replay changes it after the turn"
-                        ));
-                    }
-                    leg.steps.push(PanelStep::SetMode {
-                        mode: mode.to_string(),
-                    });
                 }
                 "set_model" => {
-                    let Some(model) = v["request"]["model"].as_str().filter(|m| !m.is_empty())
-                    else {
-                        leg.notes.push(format!(
-                            "tap line {line}: a set_model back to the default model is left out (a scenario names the model)"
-                        ));
-                        continue;
-                    };
-                    if turn.running {
-                        leg.notes.push(format!(
-                            "tap line {line}: the model changed while a turn ran; the replay changes it after the turn"
-                        ));
+                    let missing = "a set_model back to the default model is left out (a scenario names the model)";
+                    let change = Change::of(&v["request"]["model"], "model", missing);
+                    if let Some(model) = change.read(turn.running, line, &mut leg.notes) {
+                        leg.steps.push(PanelStep::SetModel { model });
                     }
-                    leg.steps.push(PanelStep::SetModel {
-                        model: model.to_string(),
-                    });
                 }
                 other => *left_out.entry(other.to_string()).or_default() += 1,
             },
