@@ -592,6 +592,72 @@ mod tests {
     }
 
     #[test]
+    fn a_mode_or_model_change_is_a_step_or_a_note_and_one_during_a_turn_is_noted() {
+        let change = |request: Value| {
+            ev(
+                PANEL,
+                json!({"type":"control_request","request_id":"r","request":request}),
+            )
+        };
+        let cases: Vec<(Value, bool, Option<PanelStep>, &str)> = vec![
+            (
+                json!({"subtype":"set_permission_mode","mode":"plan"}),
+                false,
+                Some(PanelStep::SetMode {
+                    mode: "plan".into(),
+                }),
+                "",
+            ),
+            (
+                json!({"subtype":"set_permission_mode"}),
+                false,
+                None,
+                "a set_permission_mode without a mode is left out",
+            ),
+            (
+                json!({"subtype":"set_permission_mode","mode":"plan"}),
+                true,
+                Some(PanelStep::SetMode {
+                    mode: "plan".into(),
+                }),
+                "the mode changed while a turn ran",
+            ),
+            (
+                json!({"subtype":"set_model","model":"m-2"}),
+                true,
+                Some(PanelStep::SetModel {
+                    model: "m-2".into(),
+                }),
+                "the model changed while a turn ran",
+            ),
+            (
+                json!({"subtype":"set_model","model":null}),
+                false,
+                None,
+                "a set_model back to the default model is left out",
+            ),
+        ];
+        for (request, during_a_turn, step, note) in cases {
+            let mut events = vec![];
+            if during_a_turn {
+                events.push(ev(PANEL, user("Go.")));
+            }
+            events.push(change(request.clone()));
+            let leg = read(&events, |i| i + 2).unwrap();
+            let steps: Vec<_> = leg.steps.iter().skip(usize::from(during_a_turn)).collect();
+            assert_eq!(steps, step.iter().collect::<Vec<_>>(), "{request}");
+            match note {
+                "" => assert!(leg.notes.is_empty(), "{request}: {:?}", leg.notes),
+                note => assert!(
+                    leg.notes.iter().any(|n| n.contains(note)),
+                    "{request}: {:?}",
+                    leg.notes
+                ),
+            }
+        }
+    }
+
+    #[test]
     fn an_answer_that_also_switches_the_mode_is_named_in_the_notes() {
         let events = vec![
             ev(PANEL, user("Edit it.")),
