@@ -40,9 +40,10 @@ impl Signals {
             // A parent that starts us in a new console process group (as it
             // must, to send that group CTRL_BREAK) also turns CTRL+C off for
             // us (wine: every console event); we answer them, so we turn
-            // them back on.
+            // them back on. Best effort: without it only CTRL+C is lost,
+            // never a reason not to start.
             // SAFETY: plain call on our own process.
-            unsafe { SetConsoleCtrlHandler(None, false) }?;
+            let _ = unsafe { SetConsoleCtrlHandler(None, false) };
             Ok(Signals {
                 int: ctrl_c()?,
                 term: ctrl_break()?,
