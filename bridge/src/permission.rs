@@ -63,7 +63,6 @@ pub(crate) fn paired_call<'a>(
     // among the arguments names the file it adds or changes): `own`, a
     // call's own fields, and `asked`, its permission request's content
     fn files(own: &Value, asked: &[Value]) -> Vec<String> {
-        use crate::script_gate::PatchChange;
         let listed = ["locations", "content"]
             .iter()
             .filter_map(|key| field(own, key).as_array())
@@ -79,12 +78,7 @@ pub(crate) fn paired_call<'a>(
             .into_iter()
             .flat_map(Map::values)
             .filter_map(Value::as_str)
-            .filter_map(crate::script_gate::patch_change)
-            .map(|change| match change {
-                PatchChange::Write { file_path, .. } | PatchChange::Edit { file_path, .. } => {
-                    file_path
-                }
-            });
+            .flat_map(crate::script_gate::patch_targets);
         listed
             .chain(argued)
             .map(str::to_string)
