@@ -178,6 +178,11 @@ impl CallFrames {
 
     /// Takes the agent's next ACP frame (`seq`, the raw line).
     pub fn observe(&mut self, seq: u64, raw: &str) {
+        // only tool call updates and permission requests are parsed, not
+        // every message chunk of the recording
+        if !(raw.contains("\"tool_call") || raw.contains("session/request_permission")) {
+            return;
+        }
         let Ok(frame) = serde_json::from_str::<Value>(raw) else {
             return;
         };
