@@ -749,11 +749,7 @@ fn writes_as_patches(r: &Recording, writes: &HashMap<String, (String, String)>) 
             let Some((path, text)) = call_id(&v).and_then(|id| writes.get(&id)) else {
                 return e.clone();
             };
-            let frame = if v["method"] == "session/request_permission" {
-                &mut v["params"]["toolCall"]
-            } else {
-                &mut v["params"]["update"]
-            };
+            let frame = call_frame_mut(&mut v);
             if is_final(frame) {
                 return e.clone();
             }
@@ -975,11 +971,7 @@ fn rewrite_agent_calls(r: &Recording, base: &Base, extra: Extra) -> Vec<Event> {
         let Some(id) = call_id(&v).filter(|id| base.agent_calls.contains(id)) else {
             continue;
         };
-        let frame = if v["method"] == "session/request_permission" {
-            &v["params"]["toolCall"]
-        } else {
-            &v["params"]["update"]
-        };
+        let frame = call_frame(&v);
         if let (false, Some(raw)) = (is_final(frame), frame["rawInput"].as_object()) {
             // the first frame's value of each key: what the tool_use showed
             let known = raw_inputs.entry(id).or_default();
@@ -1055,12 +1047,7 @@ fn rewrite_agent_calls(r: &Recording, base: &Base, extra: Extra) -> Vec<Event> {
 /// A frame's rawInput (its update's or its request's `toolCall`'s) when it
 /// is a non-empty object no envelope wraps yet.
 fn wrappable_raw_input(v: &Value) -> Option<&Map<String, Value>> {
-    let frame = if v["method"] == "session/request_permission" {
-        &v["params"]["toolCall"]
-    } else {
-        &v["params"]["update"]
-    };
-    frame["rawInput"]
+    call_frame(v)["rawInput"]
         .as_object()
         .filter(|m| !m.is_empty() && !wraps(m))
 }
@@ -1086,14 +1073,7 @@ fn arguments_wrapped(r: &Recording) -> Vec<Event> {
     // a call some frame of which wraps its arguments already keeps its shape
     let wrapped_already: HashSet<String> = agent_frames(r)
         .filter_map(|e| serde_json::from_str::<Value>(&e.raw).ok())
-        .filter(|v| {
-            let frame = if v["method"] == "session/request_permission" {
-                &v["params"]["toolCall"]
-            } else {
-                &v["params"]["update"]
-            };
-            frame["rawInput"].as_object().is_some_and(wraps)
-        })
+        .filter(|v| call_frame(v)["rawInput"].as_object().is_some_and(wraps))
         .filter_map(|v| call_id(&v))
         .collect();
     let mut order: HashMap<String, usize> = HashMap::new();
@@ -1119,11 +1099,7 @@ fn arguments_wrapped(r: &Recording) -> Vec<Event> {
                 1 => json!({"name": "agent_tool", "input": raw}),
                 _ => json!({"args": raw}),
             };
-            let frame = if v["method"] == "session/request_permission" {
-                &mut v["params"]["toolCall"]
-            } else {
-                &mut v["params"]["update"]
-            };
+            let frame = call_frame_mut(&mut v);
             frame["rawInput"] = wrapped;
             with_raw(e, v.to_string())
         })
@@ -1274,6 +1250,17 @@ fn place(v: &mut Value, is_request: bool, call: &McpCall, variant: &Variant, arg
     if !raw.is_empty() || placeholder {
         map.insert("rawInput".into(), Value::Object(raw));
     }
+}
+
+/// The object of a frame that describes its call: a permission request's
+/// `toolCall`, an update's `update`.
+fn call_frame(v: &Value) -> &Value {
+    frame_of(v, v["method"] == "session/request_permission")
+}
+
+fn call_frame_mut(v: &mut Value) -> &mut Value {
+    let is_request = v["method"] == "session/request_permission";
+    frame_of_mut(v, is_request)
 }
 
 fn frame_of(v: &Value, is_request: bool) -> &Value {
