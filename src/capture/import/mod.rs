@@ -118,51 +118,17 @@ pub fn plan(req: &Request) -> Result<Plan, ImportError> {
         return Err(ImportError::CutOff(path.clone()));
     };
     refuse_secrets(path, &text)?;
-    let named = |field: &str, value: &str| {
-        name::check(field, value).map_err(|error| ImportError::Name {
-            path: path.clone(),
-            error,
-        })
-    };
-    let version = tap
-        .header
-        .agent_version()
-        .ok_or_else(|| ImportError::NoVersion(path.clone()))?
-        .to_string();
-    named("agent_info.version", &version)?;
-    let agent = match &req.agent {
-        Some(a) => {
-            named("--agent", a)?;
-            a.clone()
-        }
-        None => {
-            let a = tap.header.agent_info["name"]
-                .as_str()
-                .unwrap_or(&tap.header.agent)
-                .to_string();
-            named("agent_info.name (or --agent)", &a)?;
-            a
-        }
-    };
-    let name = match &req.name {
-        Some(n) => {
-            named("--name", n)?;
-            n.clone()
-        }
-        None => {
-            let stem = path
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            named("the tap's file name (or --name)", &stem)?;
-            stem
-        }
-    };
+    let names = Names::of(req, &tap)?;
+    let Names {
+        agent,
+        version,
+        name,
+    } = &names;
     let recording_path = req
         .root
         .join("recordings")
-        .join(&agent)
-        .join(&version)
+        .join(agent)
+        .join(version)
         .join(format!("{name}.jsonl"));
     let scenario_path = req.root.join("scenarios").join(format!("{name}.toml"));
     for p in [&recording_path, &scenario_path] {
@@ -205,8 +171,110 @@ pub fn plan(req: &Request) -> Result<Plan, ImportError> {
             .and_then(Value::as_str)
             .unwrap_or("?")
     );
+    let scenario_text = scenario_text(req, &names, &tap, &tapped, &launch, &leg);
+    let scenario = scenario::parse(&scenario_path, scenario_text.as_bytes()).map_err(|error| {
+        ImportError::Scenario {
+            path: path.clone(),
+            error,
+        }
+    })?;
+    let header = recording_header(req, &names, &tap, bridge_version, &scenario.sha256)?;
+    let kept_events: Vec<&Event> = tap
+        .events
+        .iter()
+        .filter(|e| e.leg != Leg::StreamJson)
+        .collect();
+    let recording_text = recording_text(header, &kept_events, trailer);
+    // what is written reads back as a recording
+    recording::parse_str(&recording_text, &recording_path)
+        .map_err(|error| ImportError::Malformed { error })?;
+    let count = |leg: Leg| kept_events.iter().filter(|e| e.leg == leg).count();
+    let kept = vec![
+        ("acp", count(Leg::Acp)),
+        ("stderr", count(Leg::Stderr)),
+        ("notes", count(Leg::Harness)),
+    ];
+    Ok(Plan {
+        agent: names.agent,
+        version: names.version,
+        name: names.name,
+        recording_path,
+        scenario_path,
+        recording_text,
+        scenario_text,
+        steps: leg.steps,
+        tool_uses: leg.tool_uses,
+        kept,
+        notes,
+        tapped,
+    })
+}
+
+/// The names the case is filed under, each checked as a path component.
+struct Names {
+    agent: String,
+    version: String,
+    name: String,
+}
+
+impl Names {
+    fn of(req: &Request, tap: &recording::Recording) -> Result<Names, ImportError> {
+        let path = &req.tap;
+        let version = tap
+            .header
+            .agent_version()
+            .ok_or_else(|| ImportError::NoVersion(path.clone()))?
+            .to_string();
+        named(path, "agent_info.version", &version)?;
+        let agent = match &req.agent {
+            Some(a) => {
+                named(path, "--agent", a)?;
+                a.clone()
+            }
+            None => {
+                let a = tap.header.agent_info["name"]
+                    .as_str()
+                    .unwrap_or(&tap.header.agent)
+                    .to_string();
+                named(path, "agent_info.name (or --agent)", &a)?;
+                a
+            }
+        };
+        let name = match &req.name {
+            Some(n) => {
+                named(path, "--name", n)?;
+                n.clone()
+            }
+            None => {
+                let stem = path
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                named(path, "the tap's file name (or --name)", &stem)?;
+                stem
+            }
+        };
+        Ok(Names {
+            agent,
+            version,
+            name,
+        })
+    }
+}
+
+/// A name from the tap or the command line, refused unless it is a single
+/// path component.
+fn named(path: &Path, field: &str, value: &str) -> Result<(), ImportError> {
+    name::check(field, value).map_err(|error| ImportError::Name {
+        path: path.to_path_buf(),
+        error,
+    })
+}
+
+/// The stub unity-ops tools the panel was shown calls of, each once.
+fn mcp_tools_used(tool_uses: &[String]) -> Vec<String> {
     let mut tools: Vec<String> = Vec::new();
-    for t in &leg.tool_uses {
+    for t in tool_uses {
         let own = t.rsplit("__").next().unwrap_or(t);
         if t.starts_with("mcp__")
             && stub_mcp::catalogue().iter().any(|c| c.name == own)
@@ -215,6 +283,24 @@ pub fn plan(req: &Request) -> Result<Plan, ImportError> {
             tools.push(own.to_string());
         }
     }
+    tools
+}
+
+/// The scenario of the panel leg, with a summary and a source that say
+/// where it came from.
+fn scenario_text(
+    req: &Request,
+    names: &Names,
+    tap: &recording::Recording,
+    tapped: &str,
+    launch: &Value,
+    leg: &panel::PanelLeg,
+) -> String {
+    let Names {
+        agent,
+        version,
+        name,
+    } = names;
     let prompts = leg
         .steps
         .iter()
@@ -252,12 +338,12 @@ pub fn plan(req: &Request) -> Result<Plan, ImportError> {
         append_system_prompt: said(&launch["append_system_prompt"]).map(str::to_string),
         ..acp_bridge::LaunchSpec::default()
     });
-    let scenario_text = panel::scenario_text(
+    panel::scenario_text(
         &panel::ScenarioHead {
-            name: &name,
+            name,
             summary: &summary,
             source: &source,
-            tools: &tools,
+            tools: &mcp_tools_used(&leg.tool_uses),
             system_prompt: instructions.system.as_deref(),
             append_system_prompt: instructions.append.as_deref(),
             model: said(&launch["model"]),
@@ -267,14 +353,18 @@ pub fn plan(req: &Request) -> Result<Plan, ImportError> {
             results: leg.results,
         },
         &leg.steps,
-    );
-    let scenario = scenario::parse(&scenario_path, scenario_text.as_bytes()).map_err(|error| {
-        ImportError::Scenario {
-            path: path.clone(),
-            error,
-        }
-    })?;
+    )
+}
 
+/// The tap's header as a recording's: tap-only fields gone, `imported_from`
+/// saying where it came from, filed under the case's names.
+fn recording_header(
+    req: &Request,
+    names: &Names,
+    tap: &recording::Recording,
+    bridge_version: Option<Value>,
+    scenario_sha256: &str,
+) -> Result<recording::Header, ImportError> {
     let mut header = tap.header.clone();
     for key in TAP_ONLY {
         header.extra.remove(*key);
@@ -291,29 +381,30 @@ pub fn plan(req: &Request) -> Result<Plan, ImportError> {
         from.insert("session".into(), Value::from("live"));
     }
     if let Some(script) = &req.scripted_model {
-        named("--scripted-model", script)?;
+        named(&req.tap, "--scripted-model", script)?;
         header.model_mode = "stub".into();
         from.insert("model_script".into(), Value::from(script.as_str()));
     }
     header
         .extra
         .insert("imported_from".into(), Value::Object(from));
-    header.agent = agent.clone();
-    header.scenario = name.clone();
-    header.scenario_sha256 = scenario.sha256.clone();
+    header.agent = names.agent.clone();
+    header.scenario = names.name.clone();
+    header.scenario_sha256 = scenario_sha256.to_string();
     header.harness_version = env!("CARGO_PKG_VERSION").into();
-    let kept_events: Vec<&Event> = tap
-        .events
-        .iter()
-        .filter(|e| e.leg != Leg::StreamJson)
-        .collect();
-    let mut recording_text = line(&Line::Header(Box::new(header)));
+    Ok(header)
+}
+
+/// The recording's lines: the header, the kept events numbered afresh, the
+/// tap's trailer.
+fn recording_text(header: recording::Header, kept_events: &[&Event], trailer: &Trailer) -> String {
+    let mut text = line(&Line::Header(Box::new(header)));
     for (i, e) in kept_events.iter().enumerate() {
         let mut e = (*e).clone();
         e.seq = i as u64 + 1;
-        recording_text.push_str(&line(&Line::Event(e)));
+        text.push_str(&line(&Line::Event(e)));
     }
-    recording_text.push_str(&line(&Line::Trailer(Trailer {
+    text.push_str(&line(&Line::Trailer(Trailer {
         seq: kept_events.len() as u64 + 1,
         ms: trailer.ms,
         outcome: trailer.outcome,
@@ -321,29 +412,7 @@ pub fn plan(req: &Request) -> Result<Plan, ImportError> {
         notes: trailer.notes.clone(),
         extra: Map::new(),
     })));
-    // what is written reads back as a recording
-    recording::parse_str(&recording_text, &recording_path)
-        .map_err(|error| ImportError::Malformed { error })?;
-    let count = |leg: Leg| kept_events.iter().filter(|e| e.leg == leg).count();
-    let kept = vec![
-        ("acp", count(Leg::Acp)),
-        ("stderr", count(Leg::Stderr)),
-        ("notes", count(Leg::Harness)),
-    ];
-    Ok(Plan {
-        agent,
-        version,
-        name,
-        recording_path,
-        scenario_path,
-        recording_text,
-        scenario_text,
-        steps: leg.steps,
-        tool_uses: leg.tool_uses,
-        kept,
-        notes,
-        tapped,
-    })
+    text
 }
 
 /// Writes the scenario, then the recording, each whole and never over a
