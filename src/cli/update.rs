@@ -88,113 +88,19 @@ pub fn run(args: UpdateArgs) -> anyhow::Result<ExitCode> {
     if args.claude_side {
         return claude_side(&args);
     }
-    let root = args.root.clone();
-    let corpus = Corpus::at(&root);
+    let corpus = Corpus::at(&args.root);
     let agents = acp_agents(&args)?;
     let scenarios = scenario_names(&args)?;
-    let mut unrunnable: BTreeMap<String, Vec<(Version, String, String)>> = BTreeMap::new();
+    let mut unrunnable = Unrunnable::new();
     let mut touched: Vec<(String, Version)> = Vec::new();
-
     if args.judge_only {
-        for path in &args.unrunnable_from {
-            for row in read_unrunnable(path)? {
-                touched.push((row.agent.clone(), row.version.clone()));
-                unrunnable
-                    .entry(row.agent)
-                    .or_default()
-                    .push((row.version, row.scenario, row.why));
-            }
-        }
-        for agent in &agents {
-            for v in crate::packages::outdated::recorded_versions(&corpus.recordings, agent) {
-                if !verdict::unjudged(&corpus, agent, &v).is_empty() {
-                    touched.push((agent.clone(), v));
-                }
-            }
-        }
+        judged_only(&args, &corpus, &agents, &mut unrunnable, &mut touched)?;
     } else {
-        let pick = if !args.version.is_empty() {
-            Pick::Versions(args.version.clone())
-        } else if args.latest {
-            Pick::Latest
-        } else {
-            Pick::Newer
-        };
         let mut all_jobs: Vec<Job> = Vec::new();
         for agent in &agents {
-            let profile = Profile::find(&root, agent)?;
-            let recorded = crate::packages::outdated::recorded_versions(&corpus.recordings, agent);
-            let published: Vec<Version> = if matches!(pick, Pick::Versions(_)) {
-                Vec::new()
-            } else {
-                crate::packages::outdated::published(&profile, false)
-                    .with_context(|| format!("{agent}: asking npm for its versions"))?
-                    .into_iter()
-                    .filter(|v| args.pre || v.pre.is_empty())
-                    .collect()
-            };
-            let versions = plan::versions_to_update(&pick, &published, &recorded);
-            let jobs = plan::jobs(
-                agent,
-                &versions,
-                &scenarios,
-                |v, s| {
-                    crate::capture::record::recording_path(&corpus.recordings, agent, v, s)
-                        .is_file()
-                },
-                args.shard,
-            );
-            let done = versions.len()
-                - versions
-                    .iter()
-                    .filter(|v| jobs.iter().any(|j| &j.version == *v))
-                    .count();
-            eprintln!(
-                "[update] {agent}: {} version(s) to update{}, {} recording job(s){}{}",
-                versions.len(),
-                if versions.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        " ({})",
-                        versions
-                            .iter()
-                            .map(Version::to_string)
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                },
-                jobs.len(),
-                args.shard.map_or(String::new(), |s| format!(
-                    " in shard {}/{}",
-                    s.index, s.count
-                )),
-                if done > 0 && args.shard.is_none() {
-                    format!("; {done} fully recorded already")
-                } else {
-                    String::new()
-                }
-            );
-            // install each version once, before the jobs (npm needs the network,
-            // the jobs run without it)
-            let mut runnable = Vec::new();
-            let mut installs: BTreeMap<Version, Result<(), String>> = BTreeMap::new();
-            for job in jobs {
-                let ok = installs
-                    .entry(job.version.clone())
-                    .or_insert_with(|| install(&profile, &job.version))
-                    .clone();
-                match ok {
-                    Ok(()) => runnable.push(job),
-                    Err(why) => {
-                        let rows = unrunnable.entry(agent.clone()).or_default();
-                        if !rows.iter().any(|(v, _, _)| *v == job.version) {
-                            rows.push((job.version.clone(), "all".into(), why));
-                        }
-                    }
-                }
-            }
-            touched.extend(versions.iter().map(|v| (agent.clone(), v.clone())));
+            let (versions, runnable) =
+                agent_jobs(&args, &corpus, agent, &scenarios, &mut unrunnable)?;
+            touched.extend(versions.into_iter().map(|v| (agent.clone(), v)));
             all_jobs.extend(runnable);
         }
         let log_dir = match &args.log_dir {
@@ -207,25 +113,7 @@ pub fn run(args: UpdateArgs) -> anyhow::Result<ExitCode> {
                 .tempdir()?
                 .keep(),
         };
-        if !all_jobs.is_empty() {
-            let runner = jobs::Runner {
-                exe: std::env::current_exe().context("finding the harness executable")?,
-                root: root.clone(),
-                log_dir: log_dir.clone(),
-                timeout: Duration::from_secs(args.job_timeout_secs),
-                parallel: args.jobs,
-                allow_network: args.allow_network,
-            };
-            for done in runner.run(all_jobs) {
-                if let jobs::JobResult::Unrunnable(why) = done.result {
-                    unrunnable.entry(done.job.agent.clone()).or_default().push((
-                        done.job.version.clone(),
-                        done.job.scenario.clone(),
-                        why,
-                    ));
-                }
-            }
-        }
+        run_jobs(&args, &log_dir, all_jobs, &mut unrunnable)?;
         if args.shard.is_some() {
             // shards would each rewrite UNRUNNABLE.md; the judging run writes it once
             let saved = log_dir.join("unrunnable.jsonl");
@@ -241,45 +129,11 @@ pub fn run(args: UpdateArgs) -> anyhow::Result<ExitCode> {
 
     touched.sort();
     touched.dedup();
-    let mut summaries = Vec::new();
-    for (agent, version) in &touched {
-        let recorded = crate::packages::outdated::recorded_versions(&corpus.recordings, agent);
-        let mut scenarios: Vec<ScenarioVerdict> = verdict::unjudged(&corpus, agent, version)
-            .iter()
-            .map(|p| verdict::judge_recording(&corpus, p, agent, version, &recorded))
-            .collect();
-        for (v, scenario, why) in unrunnable.get(agent).into_iter().flatten() {
-            if v == version {
-                scenarios.push(ScenarioVerdict {
-                    scenario: scenario.clone(),
-                    kind: Kind::Unrunnable,
-                    baseline: None,
-                    detail: why.clone(),
-                    recording_ms: None,
-                });
-            }
-        }
-        if scenarios.is_empty() {
-            continue;
-        }
-        let mut summary = VersionSummary {
-            agent: agent.clone(),
-            version: version.clone(),
-            previous: verdict::previous_version(&corpus, agent, version, &recorded),
-            scenarios,
-            drift_report: None,
-        };
-        if let Some(previous) = summary.previous.clone()
-            && summary.status() != Kind::Unrunnable
-        {
-            match verdict::write_drift_report(&root, &summary, &previous) {
-                Ok(path) => summary.drift_report = Some(path),
-                Err(e) => eprintln!("[update] {agent} {version}: no drift report: {e:#}"),
-            }
-        }
-        summaries.push(summary);
-    }
-    write_unrunnable(&root, &unrunnable)?;
+    let summaries: Vec<VersionSummary> = touched
+        .iter()
+        .filter_map(|(agent, version)| summary(&args, &corpus, agent, version, &unrunnable))
+        .collect();
+    write_unrunnable(&args.root, &unrunnable)?;
 
     if summaries.is_empty() {
         println!("nothing to update: every version asked is recorded and judged");
@@ -289,6 +143,200 @@ pub fn run(args: UpdateArgs) -> anyhow::Result<ExitCode> {
         println!("{}", s.render());
     }
     Ok(Exit::found_if(summaries.iter().any(|s| s.status() == Kind::Broken)).into())
+}
+
+/// Per agent, the (version, scenario or `all`, why) of each run that could
+/// not be made.
+type Unrunnable = BTreeMap<String, Vec<(Version, String, String)>>;
+
+/// `--judge-only`: the versions the shards found unrunnable and every
+/// version with a recording that has no golden yet.
+fn judged_only(
+    args: &UpdateArgs,
+    corpus: &Corpus,
+    agents: &[String],
+    unrunnable: &mut Unrunnable,
+    touched: &mut Vec<(String, Version)>,
+) -> anyhow::Result<()> {
+    for path in &args.unrunnable_from {
+        for row in read_unrunnable(path)? {
+            touched.push((row.agent.clone(), row.version.clone()));
+            unrunnable
+                .entry(row.agent)
+                .or_default()
+                .push((row.version, row.scenario, row.why));
+        }
+    }
+    for agent in agents {
+        for v in crate::packages::outdated::recorded_versions(&corpus.recordings, agent) {
+            if !verdict::unjudged(corpus, agent, &v).is_empty() {
+                touched.push((agent.clone(), v));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One agent's versions to update and the recording jobs that can run: each
+/// version is installed once, before the jobs (npm needs the network, the
+/// jobs run without it); a version that does not install is unrunnable.
+fn agent_jobs(
+    args: &UpdateArgs,
+    corpus: &Corpus,
+    agent: &str,
+    scenarios: &[String],
+    unrunnable: &mut Unrunnable,
+) -> anyhow::Result<(Vec<Version>, Vec<Job>)> {
+    let pick = if !args.version.is_empty() {
+        Pick::Versions(args.version.clone())
+    } else if args.latest {
+        Pick::Latest
+    } else {
+        Pick::Newer
+    };
+    let profile = Profile::find(&args.root, agent)?;
+    let recorded = crate::packages::outdated::recorded_versions(&corpus.recordings, agent);
+    let published: Vec<Version> = if matches!(pick, Pick::Versions(_)) {
+        Vec::new()
+    } else {
+        crate::packages::outdated::published(&profile, false)
+            .with_context(|| format!("{agent}: asking npm for its versions"))?
+            .into_iter()
+            .filter(|v| args.pre || v.pre.is_empty())
+            .collect()
+    };
+    let versions = plan::versions_to_update(&pick, &published, &recorded);
+    let jobs = plan::jobs(
+        agent,
+        &versions,
+        scenarios,
+        |v, s| crate::capture::record::recording_path(&corpus.recordings, agent, v, s).is_file(),
+        args.shard,
+    );
+    announce(args, agent, &versions, &jobs);
+    let mut runnable = Vec::new();
+    let mut installs: BTreeMap<Version, Result<(), String>> = BTreeMap::new();
+    for job in jobs {
+        let ok = installs
+            .entry(job.version.clone())
+            .or_insert_with(|| install(&profile, &job.version))
+            .clone();
+        match ok {
+            Ok(()) => runnable.push(job),
+            Err(why) => {
+                let rows = unrunnable.entry(agent.to_string()).or_default();
+                if !rows.iter().any(|(v, _, _)| *v == job.version) {
+                    rows.push((job.version.clone(), "all".into(), why));
+                }
+            }
+        }
+    }
+    Ok((versions, runnable))
+}
+
+/// One line on stderr per agent: its versions to update and its jobs.
+fn announce(args: &UpdateArgs, agent: &str, versions: &[Version], jobs: &[Job]) {
+    let done = versions.len()
+        - versions
+            .iter()
+            .filter(|v| jobs.iter().any(|j| &j.version == *v))
+            .count();
+    let listed = if versions.is_empty() {
+        String::new()
+    } else {
+        let names: Vec<String> = versions.iter().map(Version::to_string).collect();
+        format!(" ({})", names.join(", "))
+    };
+    let shard = args.shard.map_or(String::new(), |s| {
+        format!(" in shard {}/{}", s.index, s.count)
+    });
+    let already = if done > 0 && args.shard.is_none() {
+        format!("; {done} fully recorded already")
+    } else {
+        String::new()
+    };
+    eprintln!(
+        "[update] {agent}: {} version(s) to update{listed}, {} recording job(s){shard}{already}",
+        versions.len(),
+        jobs.len(),
+    );
+}
+
+/// Runs the recording jobs in parallel; a job that cannot run is unrunnable.
+fn run_jobs(
+    args: &UpdateArgs,
+    log_dir: &std::path::Path,
+    all_jobs: Vec<Job>,
+    unrunnable: &mut Unrunnable,
+) -> anyhow::Result<()> {
+    if all_jobs.is_empty() {
+        return Ok(());
+    }
+    let runner = jobs::Runner {
+        exe: std::env::current_exe().context("finding the harness executable")?,
+        root: args.root.clone(),
+        log_dir: log_dir.to_path_buf(),
+        timeout: Duration::from_secs(args.job_timeout_secs),
+        parallel: args.jobs,
+        allow_network: args.allow_network,
+    };
+    for done in runner.run(all_jobs) {
+        if let jobs::JobResult::Unrunnable(why) = done.result {
+            unrunnable.entry(done.job.agent.clone()).or_default().push((
+                done.job.version.clone(),
+                done.job.scenario.clone(),
+                why,
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One version's verdicts: its new recordings judged against the nearest
+/// recorded version's goldens, its unrunnable scenarios, and a drift report
+/// beside them; `None` when there is nothing to say.
+fn summary(
+    args: &UpdateArgs,
+    corpus: &Corpus,
+    agent: &str,
+    version: &Version,
+    unrunnable: &Unrunnable,
+) -> Option<VersionSummary> {
+    let recorded = crate::packages::outdated::recorded_versions(&corpus.recordings, agent);
+    let mut scenarios: Vec<ScenarioVerdict> = verdict::unjudged(corpus, agent, version)
+        .iter()
+        .map(|p| verdict::judge_recording(corpus, p, agent, version, &recorded))
+        .collect();
+    for (v, scenario, why) in unrunnable.get(agent).into_iter().flatten() {
+        if v == version {
+            scenarios.push(ScenarioVerdict {
+                scenario: scenario.clone(),
+                kind: Kind::Unrunnable,
+                baseline: None,
+                detail: why.clone(),
+                recording_ms: None,
+            });
+        }
+    }
+    if scenarios.is_empty() {
+        return None;
+    }
+    let mut summary = VersionSummary {
+        agent: agent.to_string(),
+        version: version.clone(),
+        previous: verdict::previous_version(corpus, agent, version, &recorded),
+        scenarios,
+        drift_report: None,
+    };
+    if let Some(previous) = summary.previous.clone()
+        && summary.status() != Kind::Unrunnable
+    {
+        match verdict::write_drift_report(&args.root, &summary, &previous) {
+            Ok(path) => summary.drift_report = Some(path),
+            Err(e) => eprintln!("[update] {agent} {version}: no drift report: {e:#}"),
+        }
+    }
+    Some(summary)
 }
 
 /// `update --claude-side`: every SDK version to judge (newer than the pin,
@@ -422,10 +470,7 @@ fn install(profile: &Profile, version: &Version) -> Result<(), String> {
         .map_err(|e| format!("install failed: {e:#}"))
 }
 
-fn write_unrunnable(
-    root: &std::path::Path,
-    rows: &BTreeMap<String, Vec<(Version, String, String)>>,
-) -> anyhow::Result<()> {
+fn write_unrunnable(root: &std::path::Path, rows: &Unrunnable) -> anyhow::Result<()> {
     let date = crate::capture::record::today();
     for (agent, rows) in rows {
         if let Some(path) = verdict::append_unrunnable(root, agent, rows, &date)? {
