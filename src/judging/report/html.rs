@@ -98,98 +98,8 @@ pub fn render(cases: &[Case], extras: &Extras) -> String {
 
     let mut agents: Vec<&str> = cases.iter().map(|c| c.id.agent.as_str()).collect();
     agents.dedup();
-    let index_of = |c: &Case| cases.iter().position(|x| std::ptr::eq(x, c)).unwrap_or(0);
     for agent in &agents {
-        let of_agent: Vec<&Case> = cases.iter().filter(|c| c.id.agent == *agent).collect();
-        let mut versions: Vec<&str> = of_agent.iter().map(|c| c.id.version.as_str()).collect();
-        versions.sort_by(|a, b| version_order(a, b));
-        versions.dedup();
-        let mut scenarios: Vec<&str> = of_agent.iter().map(|c| c.id.scenario.as_str()).collect();
-        scenarios.sort_unstable();
-        scenarios.dedup();
-        let _ = writeln!(
-            out,
-            "<h2 id=\"agent-{}\">{} <small>({} recordings, {} versions)</small></h2>",
-            slug(agent),
-            esc(agent),
-            of_agent.len(),
-            versions.len()
-        );
-        out.push_str(
-            "<table class=\"matrix\">\n<thead><tr><th class=\"corner\">scenario \\ version</th>",
-        );
-        for v in &versions {
-            match extras.drift.get(&(agent.to_string(), v.to_string())) {
-                Some(_) => {
-                    let _ = write!(
-                        out,
-                        "<th><a href=\"#drift-{}-{}\" title=\"drift from the previous recorded version\">{}</a></th>",
-                        slug(agent),
-                        slug(v),
-                        esc(v)
-                    );
-                }
-                None => {
-                    let _ = write!(out, "<th>{}</th>", esc(v));
-                }
-            }
-        }
-        out.push_str("</tr></thead>\n<tbody>\n");
-        for sc in &scenarios {
-            let row: Vec<Option<&&Case>> = versions
-                .iter()
-                .map(|v| {
-                    of_agent
-                        .iter()
-                        .find(|c| c.id.version == *v && c.id.scenario == *sc)
-                })
-                .collect();
-            let clean = row.iter().flatten().all(|c| c.passed());
-            let _ = write!(
-                out,
-                "<tr{}><th>{}</th>",
-                if clean { " class=\"clean\"" } else { "" },
-                esc(sc)
-            );
-            for cell in row {
-                match cell {
-                    None => out.push_str("<td class=\"none\"></td>"),
-                    Some(c) => {
-                        let class = verdict_class(c);
-                        let glyph = match class {
-                            "pass" => "✓",
-                            "known" => "k",
-                            "nogolden" => "?",
-                            "error" => "!",
-                            _ => "✗",
-                        };
-                        let _ = write!(
-                            out,
-                            "<td class=\"cell {class}\" data-case=\"{}\"><a href=\"#case-{}\" title=\"{}: {}\">{glyph}</a></td>",
-                            esc(&c.id.trial_name()),
-                            index_of(c),
-                            esc(&c.id.trial_name()),
-                            esc(&status_text(c))
-                        );
-                    }
-                }
-            }
-            out.push_str("</tr>\n");
-        }
-        conformance_row(&mut out, &of_agent, &versions);
-        out.push_str("</tbody>\n</table>\n");
-        if let Some(notes) = extras.notes.get(*agent) {
-            out.push_str("<div class=\"notes\">\n");
-            for (name, text) in notes {
-                let _ = writeln!(
-                    out,
-                    "<details><summary>matrix notes: {}</summary><pre>{}</pre></details>",
-                    esc(name),
-                    esc(text)
-                );
-            }
-            out.push_str("</div>\n");
-        }
+        agent_matrix(&mut out, cases, agent, extras);
     }
 
     for (i, c) in cases.iter().enumerate() {
@@ -259,6 +169,102 @@ pub fn render(cases: &[Case], extras: &Extras) -> String {
     }
     let _ = writeln!(out, "<script>{SCRIPT}</script>\n</body>\n</html>");
     out
+}
+
+/// One agent's matrix (scenario by version, each cell linking its case's
+/// details), its conformance row and its matrix notes.
+fn agent_matrix(out: &mut String, cases: &[Case], agent: &str, extras: &Extras) {
+    let index_of = |c: &Case| cases.iter().position(|x| std::ptr::eq(x, c)).unwrap_or(0);
+    let of_agent: Vec<&Case> = cases.iter().filter(|c| c.id.agent == *agent).collect();
+    let mut versions: Vec<&str> = of_agent.iter().map(|c| c.id.version.as_str()).collect();
+    versions.sort_by(|a, b| version_order(a, b));
+    versions.dedup();
+    let mut scenarios: Vec<&str> = of_agent.iter().map(|c| c.id.scenario.as_str()).collect();
+    scenarios.sort_unstable();
+    scenarios.dedup();
+    let _ = writeln!(
+        out,
+        "<h2 id=\"agent-{}\">{} <small>({} recordings, {} versions)</small></h2>",
+        slug(agent),
+        esc(agent),
+        of_agent.len(),
+        versions.len()
+    );
+    out.push_str(
+        "<table class=\"matrix\">\n<thead><tr><th class=\"corner\">scenario \\ version</th>",
+    );
+    for v in &versions {
+        match extras.drift.get(&(agent.to_string(), v.to_string())) {
+            Some(_) => {
+                let _ = write!(
+                    out,
+                    "<th><a href=\"#drift-{}-{}\" title=\"drift from the previous recorded version\">{}</a></th>",
+                    slug(agent),
+                    slug(v),
+                    esc(v)
+                );
+            }
+            None => {
+                let _ = write!(out, "<th>{}</th>", esc(v));
+            }
+        }
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for sc in &scenarios {
+        let row: Vec<Option<&&Case>> = versions
+            .iter()
+            .map(|v| {
+                of_agent
+                    .iter()
+                    .find(|c| c.id.version == *v && c.id.scenario == *sc)
+            })
+            .collect();
+        let clean = row.iter().flatten().all(|c| c.passed());
+        let _ = write!(
+            out,
+            "<tr{}><th>{}</th>",
+            if clean { " class=\"clean\"" } else { "" },
+            esc(sc)
+        );
+        for cell in row {
+            match cell {
+                None => out.push_str("<td class=\"none\"></td>"),
+                Some(c) => {
+                    let class = verdict_class(c);
+                    let glyph = match class {
+                        "pass" => "✓",
+                        "known" => "k",
+                        "nogolden" => "?",
+                        "error" => "!",
+                        _ => "✗",
+                    };
+                    let _ = write!(
+                        out,
+                        "<td class=\"cell {class}\" data-case=\"{}\"><a href=\"#case-{}\" title=\"{}: {}\">{glyph}</a></td>",
+                        esc(&c.id.trial_name()),
+                        index_of(c),
+                        esc(&c.id.trial_name()),
+                        esc(&status_text(c))
+                    );
+                }
+            }
+        }
+        out.push_str("</tr>\n");
+    }
+    conformance_row(out, &of_agent, &versions);
+    out.push_str("</tbody>\n</table>\n");
+    if let Some(notes) = extras.notes.get(agent) {
+        out.push_str("<div class=\"notes\">\n");
+        for (name, text) in notes {
+            let _ = writeln!(
+                out,
+                "<details><summary>matrix notes: {}</summary><pre>{}</pre></details>",
+                esc(name),
+                esc(text)
+            );
+        }
+        out.push_str("</div>\n");
+    }
 }
 
 /// HTML-escapes text: the XML escaping JUnit uses is valid HTML too.
