@@ -7,6 +7,7 @@
 //! `--x=y` is one token, and for `--x y` the `y` is skipped only when it does
 //! not itself start with `--`.
 
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -149,142 +150,234 @@ const BOOL_FLAGS: &[&str] = &[
 /// Parses `args` (without the program name) with `env`'s fallbacks;
 /// `current_dir` anchors relative paths.
 pub fn parse(args: &[String], env: Env, current_dir: &Path) -> Result<Invocation> {
-    let mut model = None;
-    let mut permission_mode = None;
-    let mut mcp_configs = Vec::new();
-    let mut system_prompt = None;
-    let mut append_prompts = Vec::new();
-    let mut resume = None;
-    let mut agent_cmd = None;
-    let mut cwd = None;
-    let mut auth_method = None;
-    let mut script_gate = false;
-    let mut bridge_log = None;
-    let mut tap = None;
-    let mut timing = Timing::default();
-    let mut cancel_grace = None;
-    let mut max_line = None;
-    let mut skip_permissions = false;
-    let mut notes = Vec::new();
-    let mut ignored = Vec::new();
-    let mut positionals = Vec::new();
-    let mut print_mode = false;
-    let mut await_initialize = false;
-
-    let mut i = 0;
-    while i < args.len() {
-        let token = &args[i];
-        i += 1;
-        if token == "--" {
-            // Claude's `-- <prompt>`: a positional prompt, which the bridge
-            // does not take (the panel sends prompts on stdin).
-            positionals.extend(args[i..].iter().cloned());
-            break;
-        }
-        if !token.starts_with('-') || token == "-" {
-            positionals.push(token.clone());
-            continue;
-        }
-        let (name, inline) = match token.split_once('=') {
-            Some((n, v)) if token.starts_with("--") => (n, Some(v.to_string())),
-            _ => (token.as_str(), None),
-        };
-        match name {
-            "--version" | "-v" => return Ok(Invocation::Version),
-            "--help" | "-h" => return Ok(Invocation::Help),
-            "--script-gate" => {
-                script_gate = match inline.as_deref() {
-                    None | Some("true") | Some("1") | Some("yes") => true,
-                    Some("false") | Some("0") | Some("no") => false,
-                    Some(other) => bail!("--script-gate takes true or false, got {other:?}"),
-                }
-            }
-            "--dangerously-skip-permissions" => skip_permissions = true,
-            "--await-initialize" => await_initialize = true,
-            "--print" | "-p" => print_mode = true,
-            "--output-format" | "--input-format" => {
-                let value = match inline {
-                    Some(v) => Some(v),
-                    None if args.get(i).is_some_and(|v| !v.starts_with("--")) => {
-                        i += 1;
-                        Some(args[i - 1].clone())
-                    }
-                    None => None,
-                };
-                if value.as_deref() != Some("stream-json") {
-                    notes.push(format!(
-                        "{name} {}: only stream-json is spoken; using it",
-                        value.as_deref().unwrap_or("(no value)")
-                    ));
-                }
-            }
-            n if BOOL_FLAGS.contains(&n) => {
-                if inline.is_some() {
-                    ignored.push(token.clone());
-                }
-            }
-            n if VALUE_FLAGS.contains(&n) => {
-                let value = match inline {
-                    Some(v) => v,
-                    None => {
-                        let v = args
-                            .get(i)
-                            .cloned()
-                            .ok_or_else(|| anyhow!("{n} needs a value"))?;
-                        i += 1;
-                        v
-                    }
-                };
-                match n {
-                    "--model" => model = Some(value),
-                    "--permission-mode" => permission_mode = Some(value),
-                    "--mcp-config" => mcp_configs.push(value),
-                    "--system-prompt" => system_prompt = Some(value),
-                    "--system-prompt-file" => {
-                        system_prompt = Some(read_text(&value, n, current_dir)?)
-                    }
-                    "--append-system-prompt" => append_prompts.push(value),
-                    "--append-system-prompt-file" => {
-                        append_prompts.push(read_text(&value, n, current_dir)?)
-                    }
-                    "--resume" | "-r" => resume = Some(value),
-                    "--agent-cmd" => agent_cmd = Some(value),
-                    "--cwd" => cwd = Some(current_dir.join(value)),
-                    "--auth-method" => auth_method = Some(value),
-                    "--bridge-log" => bridge_log = Some(current_dir.join(value)),
-                    "--tap" => tap = Some(tap_path(&value, n, current_dir)?),
-                    "--agent-grace-ms" => timing.grace = millis(&value, n)?,
-                    "--eof-drain-ms" => timing.eof_drain = millis(&value, n)?,
-                    "--cancel-grace-ms" => cancel_grace = Some(millis(&value, n)?),
-                    "--max-line-bytes" => max_line = Some(line_cap(&value, n)?),
-                    _ => unreachable!("every VALUE_FLAGS entry is matched above"),
-                }
-            }
-            _ => {
-                // Unknown flag: skip its value unless the value is the next flag.
-                let mut skipped = token.clone();
-                if inline.is_none()
-                    && let Some(next) = args.get(i).filter(|next| !next.starts_with("--"))
-                {
-                    skipped = format!("{token} {next}");
-                    i += 1;
-                }
-                ignored.push(skipped);
-            }
-        }
-    }
-
-    let max_line_bytes = match (max_line, env.max_line_bytes) {
+    let mut flags = match Flags::read(args, current_dir)? {
+        ControlFlow::Break(done) => return Ok(done),
+        ControlFlow::Continue(flags) => flags,
+    };
+    let max_line_bytes = match (flags.max_line, env.max_line_bytes) {
         (Some(cap), _) => cap,
         (None, Some(v)) if !v.trim().is_empty() => line_cap(v.trim(), MAX_LINE_ENV)?,
         _ => super::line_io::DEFAULT_MAX_LINE,
     };
-    let tap = match (tap, env.tap) {
+    let tap = match (flags.tap, env.tap) {
         (Some(path), _) => Some(path),
         (None, Some(v)) if !v.trim().is_empty() => Some(tap_path(v.trim(), TAP_ENV, current_dir)?),
         _ => None,
     };
-    let (agent_line, source) = match (agent_cmd, env.agent) {
+    let agent_argv = agent_argv(flags.agent_cmd, env.agent, current_dir)?;
+
+    let cwd = flags.cwd.unwrap_or_else(|| current_dir.to_path_buf());
+    if !cwd.is_dir() {
+        bail!("--cwd {}: not a directory", cwd.display());
+    }
+
+    let launch_servers = mcp_config::read(&flags.mcp_configs, current_dir)?;
+    flags.notes.extend(launch_servers.picked.notes);
+    let secrets = acp_bridge::mcp_servers::secrets(&launch_servers.servers);
+
+    if flags.permission_mode.is_none() && flags.skip_permissions {
+        flags.permission_mode = Some("bypassPermissions".to_string());
+    }
+    let append_system_prompt =
+        (!flags.append_prompts.is_empty()).then(|| flags.append_prompts.join("\n\n"));
+
+    let print_prompt = if flags.print_mode && !flags.positionals.is_empty() {
+        Some(flags.positionals.join(" "))
+    } else {
+        let positionals = flags
+            .positionals
+            .iter()
+            .map(|a| format!("positional {a:?}"));
+        flags.ignored.extend(positionals);
+        None
+    };
+    if !flags.ignored.is_empty() {
+        flags
+            .notes
+            .push(format!("ignored: {}", flags.ignored.join(", ")));
+    }
+
+    let spec = LaunchSpec {
+        resume_session_id: flags.resume,
+        model: flags.model,
+        permission_mode: flags.permission_mode,
+        system_prompt: flags.system_prompt,
+        append_system_prompt,
+        mcp: launch_servers.picked.endpoint,
+        mcp_servers: launch_servers.servers,
+        await_initialize: flags.await_initialize,
+        cwd: cwd.to_string_lossy().into_owned(),
+        auth_method: flags.auth_method,
+        script_gate: flags.script_gate,
+        cancel_grace: flags.cancel_grace,
+        // Fields the command line does not set (e.g. `compat`) keep their defaults.
+        ..LaunchSpec::default()
+    };
+    Ok(Invocation::Run(Box::new(HostConfig {
+        spec,
+        agent_argv,
+        cwd,
+        timing: flags.timing,
+        bridge_log: flags.bridge_log,
+        tap,
+        secrets,
+        max_line_bytes,
+        print_prompt,
+        notes: flags.notes,
+    })))
+}
+
+/// The flags as given, before the environment fills the gaps and the
+/// launch is worked out from them.
+#[derive(Default)]
+struct Flags {
+    model: Option<String>,
+    permission_mode: Option<String>,
+    mcp_configs: Vec<String>,
+    system_prompt: Option<String>,
+    append_prompts: Vec<String>,
+    resume: Option<String>,
+    agent_cmd: Option<String>,
+    cwd: Option<PathBuf>,
+    auth_method: Option<String>,
+    script_gate: bool,
+    bridge_log: Option<PathBuf>,
+    tap: Option<PathBuf>,
+    timing: Timing,
+    cancel_grace: Option<Duration>,
+    max_line: Option<usize>,
+    skip_permissions: bool,
+    notes: Vec<String>,
+    ignored: Vec<String>,
+    positionals: Vec<String>,
+    print_mode: bool,
+    await_initialize: bool,
+}
+
+impl Flags {
+    /// Reads every token; `--version` and `--help` end the reading with
+    /// what to do instead of running.
+    fn read(args: &[String], current_dir: &Path) -> Result<ControlFlow<Invocation, Flags>> {
+        let mut flags = Flags::default();
+        let mut i = 0;
+        while i < args.len() {
+            let token = &args[i];
+            i += 1;
+            if token == "--" {
+                // Claude's `-- <prompt>`: a positional prompt, which the bridge
+                // does not take (the panel sends prompts on stdin).
+                flags.positionals.extend(args[i..].iter().cloned());
+                break;
+            }
+            if !token.starts_with('-') || token == "-" {
+                flags.positionals.push(token.clone());
+                continue;
+            }
+            let (name, inline) = match token.split_once('=') {
+                Some((n, v)) if token.starts_with("--") => (n, Some(v.to_string())),
+                _ => (token.as_str(), None),
+            };
+            match name {
+                "--version" | "-v" => return Ok(ControlFlow::Break(Invocation::Version)),
+                "--help" | "-h" => return Ok(ControlFlow::Break(Invocation::Help)),
+                "--script-gate" => {
+                    flags.script_gate = match inline.as_deref() {
+                        None | Some("true") | Some("1") | Some("yes") => true,
+                        Some("false") | Some("0") | Some("no") => false,
+                        Some(other) => bail!("--script-gate takes true or false, got {other:?}"),
+                    }
+                }
+                "--dangerously-skip-permissions" => flags.skip_permissions = true,
+                "--await-initialize" => flags.await_initialize = true,
+                "--print" | "-p" => flags.print_mode = true,
+                "--output-format" | "--input-format" => {
+                    let value = match inline {
+                        Some(v) => Some(v),
+                        None if args.get(i).is_some_and(|v| !v.starts_with("--")) => {
+                            i += 1;
+                            Some(args[i - 1].clone())
+                        }
+                        None => None,
+                    };
+                    if value.as_deref() != Some("stream-json") {
+                        flags.notes.push(format!(
+                            "{name} {}: only stream-json is spoken; using it",
+                            value.as_deref().unwrap_or("(no value)")
+                        ));
+                    }
+                }
+                n if BOOL_FLAGS.contains(&n) => {
+                    if inline.is_some() {
+                        flags.ignored.push(token.clone());
+                    }
+                }
+                n if VALUE_FLAGS.contains(&n) => {
+                    let value = match inline {
+                        Some(v) => v,
+                        None => {
+                            let v = args
+                                .get(i)
+                                .cloned()
+                                .ok_or_else(|| anyhow!("{n} needs a value"))?;
+                            i += 1;
+                            v
+                        }
+                    };
+                    flags.take(n, value, current_dir)?;
+                }
+                _ => {
+                    // Unknown flag: skip its value unless the value is the next flag.
+                    let mut skipped = token.clone();
+                    if inline.is_none()
+                        && let Some(next) = args.get(i).filter(|next| !next.starts_with("--"))
+                    {
+                        skipped = format!("{token} {next}");
+                        i += 1;
+                    }
+                    flags.ignored.push(skipped);
+                }
+            }
+        }
+        Ok(ControlFlow::Continue(flags))
+    }
+
+    /// Takes the value of one of [`VALUE_FLAGS`].
+    fn take(&mut self, n: &str, value: String, current_dir: &Path) -> Result<()> {
+        match n {
+            "--model" => self.model = Some(value),
+            "--permission-mode" => self.permission_mode = Some(value),
+            "--mcp-config" => self.mcp_configs.push(value),
+            "--system-prompt" => self.system_prompt = Some(value),
+            "--system-prompt-file" => self.system_prompt = Some(read_text(&value, n, current_dir)?),
+            "--append-system-prompt" => self.append_prompts.push(value),
+            "--append-system-prompt-file" => {
+                self.append_prompts.push(read_text(&value, n, current_dir)?)
+            }
+            "--resume" | "-r" => self.resume = Some(value),
+            "--agent-cmd" => self.agent_cmd = Some(value),
+            "--cwd" => self.cwd = Some(current_dir.join(value)),
+            "--auth-method" => self.auth_method = Some(value),
+            "--bridge-log" => self.bridge_log = Some(current_dir.join(value)),
+            "--tap" => self.tap = Some(tap_path(&value, n, current_dir)?),
+            "--agent-grace-ms" => self.timing.grace = millis(&value, n)?,
+            "--eof-drain-ms" => self.timing.eof_drain = millis(&value, n)?,
+            "--cancel-grace-ms" => self.cancel_grace = Some(millis(&value, n)?),
+            "--max-line-bytes" => self.max_line = Some(line_cap(&value, n)?),
+            _ => unreachable!("every VALUE_FLAGS entry is matched above"),
+        }
+        Ok(())
+    }
+}
+
+/// The agent's command line, from `--agent-cmd` or else [`AGENT_ENV`], split
+/// into words; a relative program path is taken from where the bridge was
+/// started.
+fn agent_argv(
+    flag: Option<String>,
+    env: Option<String>,
+    current_dir: &Path,
+) -> Result<Vec<String>> {
+    let (agent_line, source) = match (flag, env) {
         (Some(cmd), _) => (cmd, "--agent-cmd"),
         (None, Some(env)) if !env.trim().is_empty() => (env, AGENT_ENV),
         _ => bail!("no agent command: pass --agent-cmd \"<command line>\" or set {AGENT_ENV}"),
@@ -305,59 +398,7 @@ pub fn parse(args: &[String], env: Env, current_dir: &Path) -> Result<Invocation
             .to_string_lossy()
             .into_owned();
     }
-
-    let cwd = cwd.unwrap_or_else(|| current_dir.to_path_buf());
-    if !cwd.is_dir() {
-        bail!("--cwd {}: not a directory", cwd.display());
-    }
-
-    let launch_servers = mcp_config::read(&mcp_configs, current_dir)?;
-    notes.extend(launch_servers.picked.notes);
-    let secrets = acp_bridge::mcp_servers::secrets(&launch_servers.servers);
-
-    if permission_mode.is_none() && skip_permissions {
-        permission_mode = Some("bypassPermissions".to_string());
-    }
-    let append_system_prompt = (!append_prompts.is_empty()).then(|| append_prompts.join("\n\n"));
-
-    let print_prompt = if print_mode && !positionals.is_empty() {
-        Some(positionals.join(" "))
-    } else {
-        ignored.extend(positionals.iter().map(|a| format!("positional {a:?}")));
-        None
-    };
-    if !ignored.is_empty() {
-        notes.push(format!("ignored: {}", ignored.join(", ")));
-    }
-
-    let spec = LaunchSpec {
-        resume_session_id: resume,
-        model,
-        permission_mode,
-        system_prompt,
-        append_system_prompt,
-        mcp: launch_servers.picked.endpoint,
-        mcp_servers: launch_servers.servers,
-        await_initialize,
-        cwd: cwd.to_string_lossy().into_owned(),
-        auth_method,
-        script_gate,
-        cancel_grace,
-        // Fields the command line does not set (e.g. `compat`) keep their defaults.
-        ..LaunchSpec::default()
-    };
-    Ok(Invocation::Run(Box::new(HostConfig {
-        spec,
-        agent_argv,
-        cwd,
-        timing,
-        bridge_log,
-        tap,
-        secrets,
-        max_line_bytes,
-        print_prompt,
-        notes,
-    })))
+    Ok(agent_argv)
 }
 
 fn millis(value: &str, flag: &str) -> Result<Duration> {
