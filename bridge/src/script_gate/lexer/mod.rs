@@ -57,6 +57,36 @@ struct Lexer<'a> {
     depth: usize,
 }
 
+/// The segment and word being lexed.
+#[derive(Default)]
+struct Pending {
+    seg: Segment,
+    word: String,
+    in_word: bool,
+    /// The word opened with a quote or a group (so it is no stream number).
+    quoted: bool,
+}
+
+impl Pending {
+    fn end_word(&mut self) {
+        if self.in_word {
+            self.seg.push(Tok::Word {
+                text: std::mem::take(&mut self.word),
+                quoted: self.quoted,
+            });
+            self.in_word = false;
+            self.quoted = false;
+        }
+    }
+
+    fn end_segment(&mut self, segments: &mut Vec<Segment>) {
+        self.end_word();
+        if !self.seg.is_empty() {
+            segments.push(std::mem::take(&mut self.seg));
+        }
+    }
+}
+
 /// How deep the gate looks into nested `( ... )` / `$( ... )` groups.
 const MAX_GROUP_DEPTH: usize = 16;
 
@@ -66,100 +96,55 @@ impl Lexer<'_> {
     }
 
     /// Lexes `chars[pos..end]` into `self.segments`.
-    #[allow(unused_assignments)] // the word-state resets in the macros are dead only at the very end
     fn run(&mut self, end: usize) -> Option<()> {
-        let mut seg: Segment = Vec::new();
-        let mut word = String::new();
-        let mut in_word = false;
-        let mut quoted = false;
+        let mut w = Pending::default();
         let mut heredocs: Vec<(String, bool)> = Vec::new();
-
-        macro_rules! end_word {
-            () => {
-                if in_word {
-                    seg.push(Tok::Word {
-                        text: std::mem::take(&mut word),
-                        quoted,
-                    });
-                    in_word = false;
-                    quoted = false;
-                }
-            };
-        }
-        macro_rules! end_segment {
-            () => {
-                end_word!();
-                if !seg.is_empty() {
-                    self.segments.push(std::mem::take(&mut seg));
-                }
-            };
-        }
-
         while self.pos < end {
             let c = self.chars[self.pos];
             match c {
                 ' ' | '\t' => {
-                    end_word!();
+                    w.end_word();
                     self.pos += 1;
                 }
                 '\n' | '\r' => {
-                    end_segment!();
+                    w.end_segment(&mut self.segments);
                     self.pos += 1;
                     if c == '\n' && !heredocs.is_empty() {
                         self.skip_heredoc_bodies(end, &mut heredocs);
                     }
                 }
                 ';' | '|' => {
-                    end_segment!();
+                    w.end_segment(&mut self.segments);
                     self.pos += 1;
                 }
                 '&' => {
                     if self.peek(1) == Some('>') {
                         // `&>file`: both streams to a file
-                        end_word!();
+                        w.end_word();
                         self.pos += 1;
-                        self.lex_redirect_out(&mut seg);
+                        self.lex_redirect_out(&mut w.seg);
                     } else {
-                        end_segment!();
+                        w.end_segment(&mut self.segments);
                         self.pos += 1;
                     }
                 }
                 '>' => {
                     // a pending all-digits or `*` word is the stream number (`2>`, `*>`)
-                    if in_word
-                        && !quoted
-                        && (word == "*" || word.chars().all(|d| d.is_ascii_digit()))
+                    if w.in_word
+                        && !w.quoted
+                        && (w.word == "*" || w.word.chars().all(|d| d.is_ascii_digit()))
                     {
-                        word.clear();
-                        in_word = false;
+                        w.word.clear();
+                        w.in_word = false;
                     }
-                    end_word!();
-                    self.lex_redirect_out(&mut seg);
+                    w.end_word();
+                    self.lex_redirect_out(&mut w.seg);
                 }
                 '<' => {
-                    end_word!();
-                    if self.peek(1) == Some('<') && self.peek(2) == Some('<') {
-                        self.pos += 3;
-                        seg.push(Tok::RedirectOther);
-                    } else if self.peek(1) == Some('<') {
-                        self.pos += 2;
-                        let strip_tabs = self.peek(0) == Some('-');
-                        if strip_tabs {
-                            self.pos += 1;
-                        }
-                        while matches!(self.peek(0), Some(' ' | '\t')) {
-                            self.pos += 1;
-                        }
-                        let delim = self.lex_plain_word(end)?;
-                        if !delim.is_empty() {
-                            heredocs.push((delim, strip_tabs));
-                        }
-                    } else {
-                        self.pos += 1;
-                        seg.push(Tok::RedirectOther);
-                    }
+                    w.end_word();
+                    self.lex_redirect_in(end, &mut w.seg, &mut heredocs)?;
                 }
-                '#' if !in_word => {
+                '#' if !w.in_word => {
                     while self.pos < end && self.chars[self.pos] != '\n' {
                         self.pos += 1;
                     }
@@ -167,63 +152,101 @@ impl Lexer<'_> {
                 '\'' | '"' => {
                     self.pos += 1;
                     let text = self.lex_quoted(c, end)?;
-                    word.push_str(&text);
-                    quoted |= !in_word;
-                    in_word = true;
+                    w.word.push_str(&text);
+                    w.quoted |= !w.in_word;
+                    w.in_word = true;
                 }
-                '@' if !in_word
+                '@' if !w.in_word
                     && matches!(self.peek(1), Some('"' | '\''))
                     && self.here_string_start() =>
                 {
                     let text = self.lex_here_string(end)?;
-                    word.push_str(&text);
-                    in_word = true;
-                    quoted = true;
+                    w.word.push_str(&text);
+                    w.in_word = true;
+                    w.quoted = true;
                 }
-                '(' if !self.no_group_match => match self.find_group_end(end) {
-                    Some(close) => {
-                        let inner_start = self.pos + 1;
-                        word.extend(&self.chars[self.pos..=close]);
-                        quoted |= !in_word;
-                        in_word = true;
-                        // the group's own commands are commands too
-                        if self.depth < MAX_GROUP_DEPTH {
-                            self.pos = inner_start;
-                            self.depth += 1;
-                            let inner = self.run(close);
-                            self.depth -= 1;
-                            inner?;
-                        }
-                        self.pos = close + 1;
-                    }
-                    None => {
-                        self.no_group_match = true;
-                        word.push(c);
-                        in_word = true;
-                        self.pos += 1;
-                    }
-                },
+                '(' if !self.no_group_match => self.lex_group(end, &mut w)?,
                 '\\' => match self.peek(1) {
                     Some('\n') => self.pos += 2,
                     Some(n @ (' ' | '"' | '\'')) => {
-                        word.push(n);
-                        in_word = true;
+                        w.word.push(n);
+                        w.in_word = true;
                         self.pos += 2;
                     }
                     _ => {
-                        word.push('\\');
-                        in_word = true;
+                        w.word.push('\\');
+                        w.in_word = true;
                         self.pos += 1;
                     }
                 },
                 _ => {
-                    word.push(c);
-                    in_word = true;
+                    w.word.push(c);
+                    w.in_word = true;
                     self.pos += 1;
                 }
             }
         }
-        end_segment!();
+        w.end_segment(&mut self.segments);
+        Some(())
+    }
+
+    /// At `<`: `<<<` and `<` are input redirections; `<<` (and `<<-`) opens a
+    /// heredoc whose body the next newline skips.
+    fn lex_redirect_in(
+        &mut self,
+        end: usize,
+        seg: &mut Segment,
+        heredocs: &mut Vec<(String, bool)>,
+    ) -> Option<()> {
+        if self.peek(1) == Some('<') && self.peek(2) == Some('<') {
+            self.pos += 3;
+            seg.push(Tok::RedirectOther);
+        } else if self.peek(1) == Some('<') {
+            self.pos += 2;
+            let strip_tabs = self.peek(0) == Some('-');
+            if strip_tabs {
+                self.pos += 1;
+            }
+            while matches!(self.peek(0), Some(' ' | '\t')) {
+                self.pos += 1;
+            }
+            let delim = self.lex_plain_word(end)?;
+            if !delim.is_empty() {
+                heredocs.push((delim, strip_tabs));
+            }
+        } else {
+            self.pos += 1;
+            seg.push(Tok::RedirectOther);
+        }
+        Some(())
+    }
+
+    /// At `(`: the group is part of the word, and its own commands are
+    /// lexed as commands too (to [`MAX_GROUP_DEPTH`]); an unmatched `(` is
+    /// a literal character.
+    fn lex_group(&mut self, end: usize, w: &mut Pending) -> Option<()> {
+        match self.find_group_end(end) {
+            Some(close) => {
+                let inner_start = self.pos + 1;
+                w.word.extend(&self.chars[self.pos..=close]);
+                w.quoted |= !w.in_word;
+                w.in_word = true;
+                if self.depth < MAX_GROUP_DEPTH {
+                    self.pos = inner_start;
+                    self.depth += 1;
+                    let inner = self.run(close);
+                    self.depth -= 1;
+                    inner?;
+                }
+                self.pos = close + 1;
+            }
+            None => {
+                self.no_group_match = true;
+                w.word.push('(');
+                w.in_word = true;
+                self.pos += 1;
+            }
+        }
         Some(())
     }
 
