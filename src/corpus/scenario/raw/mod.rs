@@ -232,103 +232,17 @@ fn non_empty(ctx: &Ctx, v: &Spanned<String>, field: &str) -> R<String> {
 }
 
 fn validate(ctx: &Ctx, raw: RawFile, sha256: RecordingHashes) -> R<Scenario> {
-    let stem = ctx
-        .file
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or_default();
-    let name = non_empty(ctx, &raw.name, "name")?;
-    if name != stem {
-        return Err(ctx.err(
-            raw.name.span(),
-            "name",
-            format!("`{name}` must equal the file name without `.toml` (`{stem}`)"),
-        ));
-    }
-    // recordings and goldens are named after it
-    crate::corpus::name::check("name", &name)
-        .map_err(|e| ctx.err(raw.name.span(), "name", e.to_string()))?;
+    let name = checked_name(ctx, &raw)?;
     let summary = non_empty(ctx, &raw.summary, "summary")?;
     let system_prompt = match &raw.system_prompt {
         Some(s) => Some(non_empty(ctx, s, "system_prompt")?),
         None => None,
     };
-    // what only a replayed panel can do: the recorder launches no bridge
-    let imported_only = |span: Range<usize>, field: &str| -> R<()> {
-        if raw.imported {
-            return Ok(());
-        }
-        Err(ctx.err(
-            span,
-            field,
-            format!("`{field}` belongs to an imported scenario (`imported = true`): the recorder's client has no such setting"),
-        ))
-    };
-    let append_system_prompt = match &raw.append_system_prompt {
-        Some(s) => {
-            imported_only(s.span(), "append_system_prompt")?;
-            Some(non_empty(ctx, s, "append_system_prompt")?)
-        }
-        None => None,
-    };
-    let mut launch = LaunchSettings::default();
-    if let Some(l) = &raw.launch {
-        imported_only(l.span(), "launch")?;
-        let l = l.get_ref();
-        let opt = |v: &Option<Spanned<String>>, key: &str| -> R<Option<String>> {
-            v.as_ref()
-                .map(|v| non_empty(ctx, v, &format!("launch.{key}")))
-                .transpose()
-        };
-        launch = LaunchSettings {
-            model: opt(&l.model, "model")?,
-            permission_mode: opt(&l.permission_mode, "permission_mode")?,
-            resume_session: opt(&l.resume_session, "resume_session")?,
-        };
-    }
+    let (append_system_prompt, launch) = launch_settings(ctx, &raw)?;
 
-    let direct_mcp_calls = match &raw.mcp_calls {
-        None => false,
-        Some(m) => match m.get_ref().as_str() {
-            "profile" => false,
-            "direct" => true,
-            other => {
-                return Err(ctx.err(
-                    m.span(),
-                    "mcp_calls",
-                    format!("`{other}` is not a way to call unity-ops tools (profile | direct)"),
-                ));
-            }
-        },
-    };
+    let direct_mcp_calls = direct_mcp_calls(ctx, &raw)?;
 
-    let mut tools = Vec::new();
-    for (i, t) in raw.tools.iter().enumerate() {
-        let field = format!("tools[{i}]");
-        let tool = non_empty(ctx, t, &field)?;
-        if !tool.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return Err(ctx.err(
-                t.span(),
-                field,
-                format!("`{tool}` is not a tool name (letters, digits, `_`)"),
-            ));
-        }
-        if tools.contains(&tool) {
-            return Err(ctx.err(t.span(), field, format!("`{tool}` is listed twice")));
-        }
-        if stub_tool(&tool).is_none() {
-            let known: Vec<&str> = stub_mcp::catalogue().iter().map(|t| t.name).collect();
-            return Err(ctx.err(
-                t.span(),
-                field,
-                format!(
-                    "`{tool}` is not a unity-ops tool of the stub server (known: {})",
-                    known.join(", ")
-                ),
-            ));
-        }
-        tools.push(tool);
-    }
+    let tools = tools(ctx, &raw)?;
 
     let mut workspace = Vec::new();
     for (i, w) in raw.workspace.iter().enumerate() {
@@ -386,6 +300,119 @@ fn validate(ctx: &Ctx, raw: RawFile, sha256: RecordingHashes) -> R<Scenario> {
         sha256_with_expectations: sha256.with_expectations,
         path: ctx.file.to_path_buf(),
     })
+}
+
+/// The scenario's name: the file's stem, and a name recordings and goldens
+/// can be filed under.
+fn checked_name(ctx: &Ctx, raw: &RawFile) -> R<String> {
+    let stem = ctx
+        .file
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default();
+    let name = non_empty(ctx, &raw.name, "name")?;
+    if name != stem {
+        return Err(ctx.err(
+            raw.name.span(),
+            "name",
+            format!("`{name}` must equal the file name without `.toml` (`{stem}`)"),
+        ));
+    }
+    // recordings and goldens are named after it
+    crate::corpus::name::check("name", &name)
+        .map_err(|e| ctx.err(raw.name.span(), "name", e.to_string()))?;
+    Ok(name)
+}
+
+/// The append prompt and launch settings: what only a replayed panel can
+/// set.
+fn launch_settings(ctx: &Ctx, raw: &RawFile) -> R<(Option<String>, LaunchSettings)> {
+    // what only a replayed panel can do: the recorder launches no bridge
+    let imported_only = |span: Range<usize>, field: &str| -> R<()> {
+        if raw.imported {
+            return Ok(());
+        }
+        Err(ctx.err(
+            span,
+            field,
+            format!("`{field}` belongs to an imported scenario (`imported = true`): the recorder's client has no such setting"),
+        ))
+    };
+    let append_system_prompt = match &raw.append_system_prompt {
+        Some(s) => {
+            imported_only(s.span(), "append_system_prompt")?;
+            Some(non_empty(ctx, s, "append_system_prompt")?)
+        }
+        None => None,
+    };
+    let mut launch = LaunchSettings::default();
+    if let Some(l) = &raw.launch {
+        imported_only(l.span(), "launch")?;
+        let l = l.get_ref();
+        let opt = |v: &Option<Spanned<String>>, key: &str| -> R<Option<String>> {
+            v.as_ref()
+                .map(|v| non_empty(ctx, v, &format!("launch.{key}")))
+                .transpose()
+        };
+        launch = LaunchSettings {
+            model: opt(&l.model, "model")?,
+            permission_mode: opt(&l.permission_mode, "permission_mode")?,
+            resume_session: opt(&l.resume_session, "resume_session")?,
+        };
+    }
+    Ok((append_system_prompt, launch))
+}
+
+/// Whether the scenario calls unity-ops tools directly (`mcp_calls = "direct"`)
+/// instead of as the profile says.
+fn direct_mcp_calls(ctx: &Ctx, raw: &RawFile) -> R<bool> {
+    let direct = match &raw.mcp_calls {
+        None => false,
+        Some(m) => match m.get_ref().as_str() {
+            "profile" => false,
+            "direct" => true,
+            other => {
+                return Err(ctx.err(
+                    m.span(),
+                    "mcp_calls",
+                    format!("`{other}` is not a way to call unity-ops tools (profile | direct)"),
+                ));
+            }
+        },
+    };
+    Ok(direct)
+}
+
+/// The stub server's tools the scenario offers, each once.
+fn tools(ctx: &Ctx, raw: &RawFile) -> R<Vec<String>> {
+    let mut tools = Vec::new();
+    for (i, t) in raw.tools.iter().enumerate() {
+        let field = format!("tools[{i}]");
+        let tool = non_empty(ctx, t, &field)?;
+        if !tool.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(ctx.err(
+                t.span(),
+                field,
+                format!("`{tool}` is not a tool name (letters, digits, `_`)"),
+            ));
+        }
+        if tools.contains(&tool) {
+            return Err(ctx.err(t.span(), field, format!("`{tool}` is listed twice")));
+        }
+        if stub_tool(&tool).is_none() {
+            let known: Vec<&str> = stub_mcp::catalogue().iter().map(|t| t.name).collect();
+            return Err(ctx.err(
+                t.span(),
+                field,
+                format!(
+                    "`{tool}` is not a unity-ops tool of the stub server (known: {})",
+                    known.join(", ")
+                ),
+            ));
+        }
+        tools.push(tool);
+    }
+    Ok(tools)
 }
 
 struct StepState<'a> {
