@@ -44,86 +44,7 @@ pub(super) fn reply(
     };
     let mut tool_calls = Vec::new();
     for (k, c) in raw.tool_calls.iter().enumerate() {
-        let cf = format!("{field}.tool_calls[{k}]");
-        let call_span = c.span();
-        let c = c.get_ref();
-        let (tool, agent_tool) = match (&c.tool, &c.agent_tool) {
-            (Some(t), None) => (non_empty(ctx, t, &format!("{cf}.tool"))?, None),
-            (None, Some(a)) => {
-                let role = non_empty(ctx, a, &format!("{cf}.agent_tool"))?;
-                if !role
-                    .chars()
-                    .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_')
-                {
-                    return Err(ctx.err(
-                        a.span(),
-                        format!("{cf}.agent_tool"),
-                        format!("`{role}` is not a role name (lower-case letters, digits, `_`, e.g. `shell`)"),
-                    ));
-                }
-                (String::new(), Some(role))
-            }
-            (Some(t), Some(_)) => {
-                return Err(ctx.err(
-                    t.span(),
-                    format!("{cf}.tool"),
-                    "a call has either `tool` or `agent_tool`, not both",
-                ));
-            }
-            (None, None) => {
-                return Err(ctx.err(
-                    call_span,
-                    cf.clone(),
-                    "a call needs `tool` (a unity-ops tool) or `agent_tool` (a role of the agent's own tools)",
-                ));
-            }
-        };
-        let id = non_empty(ctx, &c.id, &format!("{cf}.id"))?;
-        if !st.call_ids.insert(id.clone()) {
-            return Err(ctx.err(
-                c.id.span(),
-                format!("{cf}.id"),
-                format!("call id `{id}` is used twice; call ids must be unique in a scenario"),
-            ));
-        }
-        if agent_tool.is_some() {
-            let arguments = arguments_table(ctx, &c.arguments, &cf)?;
-            tool_calls.push(ScriptedToolCall {
-                tool,
-                agent_tool,
-                arguments,
-                id,
-            });
-            continue;
-        }
-        let tool_span = c.tool.as_ref().map(|t| t.span()).unwrap_or(call_span);
-        if !st.tools.contains(&tool) {
-            return Err(ctx.err(
-                tool_span,
-                format!("{cf}.tool"),
-                format!(
-                    "`{tool}` is not offered: add it to `tools` (now [{}])",
-                    st.tools.join(", ")
-                ),
-            ));
-        }
-        let arguments = arguments_table(ctx, &c.arguments, &cf)?;
-        if let (Some(a), Some(unknown)) = (&c.arguments, unknown_argument(&tool, &arguments)) {
-            return Err(ctx.err(
-                a.span(),
-                format!("{cf}.arguments"),
-                format!(
-                    "`{tool}` takes no argument `{unknown}` (its schema names: {})",
-                    argument_names(&tool).join(", ")
-                ),
-            ));
-        }
-        tool_calls.push(ScriptedToolCall {
-            tool,
-            agent_tool: None,
-            arguments,
-            id,
-        });
+        tool_calls.push(tool_call(ctx, st, c, &format!("{field}.tool_calls[{k}]"))?);
     }
     let pace_ms = match &raw.pace_ms {
         Some(p) if error.is_some() => {
@@ -156,6 +77,90 @@ pub(super) fn reply(
         tool_calls,
         error,
         pace_ms,
+    })
+}
+
+/// One scripted tool call: a unity-ops tool the scenario offers, with
+/// arguments its schema names, or a role of the agent's own tools; its id
+/// unique in the scenario.
+fn tool_call(ctx: &Ctx, st: &mut StepState, c: &Spanned<RawCall>, cf: &str) -> R<ScriptedToolCall> {
+    let call_span = c.span();
+    let c = c.get_ref();
+    let (tool, agent_tool) = match (&c.tool, &c.agent_tool) {
+        (Some(t), None) => (non_empty(ctx, t, &format!("{cf}.tool"))?, None),
+        (None, Some(a)) => {
+            let role = non_empty(ctx, a, &format!("{cf}.agent_tool"))?;
+            if !role
+                .chars()
+                .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_')
+            {
+                return Err(ctx.err(
+                    a.span(),
+                    format!("{cf}.agent_tool"),
+                    format!("`{role}` is not a role name (lower-case letters, digits, `_`, e.g. `shell`)"),
+                ));
+            }
+            (String::new(), Some(role))
+        }
+        (Some(t), Some(_)) => {
+            return Err(ctx.err(
+                t.span(),
+                format!("{cf}.tool"),
+                "a call has either `tool` or `agent_tool`, not both",
+            ));
+        }
+        (None, None) => {
+            return Err(ctx.err(
+                call_span,
+                cf,
+                "a call needs `tool` (a unity-ops tool) or `agent_tool` (a role of the agent's own tools)",
+            ));
+        }
+    };
+    let id = non_empty(ctx, &c.id, &format!("{cf}.id"))?;
+    if !st.call_ids.insert(id.clone()) {
+        return Err(ctx.err(
+            c.id.span(),
+            format!("{cf}.id"),
+            format!("call id `{id}` is used twice; call ids must be unique in a scenario"),
+        ));
+    }
+    if agent_tool.is_some() {
+        let arguments = arguments_table(ctx, &c.arguments, cf)?;
+        return Ok(ScriptedToolCall {
+            tool,
+            agent_tool,
+            arguments,
+            id,
+        });
+    }
+    let tool_span = c.tool.as_ref().map(|t| t.span()).unwrap_or(call_span);
+    if !st.tools.contains(&tool) {
+        return Err(ctx.err(
+            tool_span,
+            format!("{cf}.tool"),
+            format!(
+                "`{tool}` is not offered: add it to `tools` (now [{}])",
+                st.tools.join(", ")
+            ),
+        ));
+    }
+    let arguments = arguments_table(ctx, &c.arguments, cf)?;
+    if let (Some(a), Some(unknown)) = (&c.arguments, unknown_argument(&tool, &arguments)) {
+        return Err(ctx.err(
+            a.span(),
+            format!("{cf}.arguments"),
+            format!(
+                "`{tool}` takes no argument `{unknown}` (its schema names: {})",
+                argument_names(&tool).join(", ")
+            ),
+        ));
+    }
+    Ok(ScriptedToolCall {
+        tool,
+        agent_tool: None,
+        arguments,
+        id,
     })
 }
 
