@@ -108,77 +108,7 @@ impl Report {
         ] {
             let items: Vec<&Change> = self.changes.iter().filter(|c| pick(c)).collect();
             let _ = writeln!(out, "## {heading} ({})\n", items.len());
-            let mut last_cat = None;
-            let mut i = 0;
-            while i < items.len() {
-                let c = items[i];
-                i += 1;
-                if last_cat != Some(c.category()) {
-                    let _ = writeln!(out, "### {}\n", c.category().label());
-                    last_cat = Some(c.category());
-                }
-                match c {
-                    Change::Added { key, values, .. } | Change::Removed { key, values, .. } => {
-                        let vals: Vec<String> = values
-                            .iter()
-                            .filter(|(v, _)| !v.is_empty())
-                            .map(|(v, _)| format!("`{v}`"))
-                            .collect();
-                        let mut line = format!(
-                            "- `{key}`{}",
-                            if vals.is_empty() {
-                                String::new()
-                            } else {
-                                format!(": {}", vals.join(", "))
-                            }
-                        );
-                        // following fields shown by the same frame share its example
-                        let ex = values.first().map(|(_, e)| e);
-                        while let Some(next) = items.get(i)
-                            && next.category() == c.category()
-                            && c.category() == Category::Field
-                            && first_example(next) == ex
-                        {
-                            let (msg, _) = split_field(key);
-                            let (next_msg, path) = split_field(next.key());
-                            if msg != next_msg {
-                                break;
-                            }
-                            let _ = write!(line, ", `{path}`");
-                            i += 1;
-                        }
-                        let _ = writeln!(out, "{line}");
-                        if let Some(ex) = ex {
-                            example(&mut out, ex);
-                        }
-                    }
-                    Change::Changed {
-                        key,
-                        removed,
-                        added,
-                        ..
-                    } => {
-                        let show = |v: &[(String, Example)]| {
-                            if v.is_empty() {
-                                "(none)".to_string()
-                            } else {
-                                v.iter()
-                                    .map(|(v, _)| format!("`{v}`"))
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            }
-                        };
-                        let _ = writeln!(out, "- `{key}`: {} -> {}", show(removed), show(added));
-                        if let Some((_, ex)) = removed.first() {
-                            example(&mut out, ex);
-                        }
-                        if let Some((_, ex)) = added.first() {
-                            example(&mut out, ex);
-                        }
-                    }
-                }
-            }
-            out.push('\n');
+            changes(&mut out, &items);
         }
         // Only when something moved, so a report without reads as it always did.
         if let Some(finding) = self.protocol.finding() {
@@ -193,6 +123,24 @@ impl Report {
                 list(&self.protocol.schema_b)
             );
         }
+        self.schema_section(&mut out);
+        let _ = writeln!(out, "## Bridge output (what the panel sees)\n");
+        if self.bridge_diffs.is_empty() {
+            let _ = writeln!(out, "No scenario recorded on both sides.\n");
+        }
+        for (name, diff) in &self.bridge_diffs {
+            if diff.is_empty() {
+                let _ = writeln!(out, "### {name}: same\n");
+            } else {
+                let _ = writeln!(out, "### {name}\n\n```diff\n{}```\n", diff);
+            }
+        }
+        out
+    }
+
+    /// The schema violations that appeared or disappeared in the agent's
+    /// frames.
+    fn schema_section(&self, out: &mut String) {
         // Only when something moved, so a report with no schema drift reads
         // as it always did.
         if !self.schema.is_empty() || self.schema.unchecked.is_some() {
@@ -214,19 +162,83 @@ impl Report {
                 out.push('\n');
             }
         }
-        let _ = writeln!(out, "## Bridge output (what the panel sees)\n");
-        if self.bridge_diffs.is_empty() {
-            let _ = writeln!(out, "No scenario recorded on both sides.\n");
+    }
+}
+
+/// One kind's changes, grouped by category, each with one example frame;
+/// following fields shown by the same frame share one line and example.
+fn changes(out: &mut String, items: &[&Change]) {
+    let mut last_cat = None;
+    let mut i = 0;
+    while i < items.len() {
+        let c = items[i];
+        i += 1;
+        if last_cat != Some(c.category()) {
+            let _ = writeln!(out, "### {}\n", c.category().label());
+            last_cat = Some(c.category());
         }
-        for (name, diff) in &self.bridge_diffs {
-            if diff.is_empty() {
-                let _ = writeln!(out, "### {name}: same\n");
-            } else {
-                let _ = writeln!(out, "### {name}\n\n```diff\n{}```\n", diff);
+        match c {
+            Change::Added { key, values, .. } | Change::Removed { key, values, .. } => {
+                let vals: Vec<String> = values
+                    .iter()
+                    .filter(|(v, _)| !v.is_empty())
+                    .map(|(v, _)| format!("`{v}`"))
+                    .collect();
+                let mut line = format!(
+                    "- `{key}`{}",
+                    if vals.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {}", vals.join(", "))
+                    }
+                );
+                // following fields shown by the same frame share its example
+                let ex = values.first().map(|(_, e)| e);
+                while let Some(next) = items.get(i)
+                    && next.category() == c.category()
+                    && c.category() == Category::Field
+                    && first_example(next) == ex
+                {
+                    let (msg, _) = split_field(key);
+                    let (next_msg, path) = split_field(next.key());
+                    if msg != next_msg {
+                        break;
+                    }
+                    let _ = write!(line, ", `{path}`");
+                    i += 1;
+                }
+                let _ = writeln!(out, "{line}");
+                if let Some(ex) = ex {
+                    example(out, ex);
+                }
+            }
+            Change::Changed {
+                key,
+                removed,
+                added,
+                ..
+            } => {
+                let show = |v: &[(String, Example)]| {
+                    if v.is_empty() {
+                        "(none)".to_string()
+                    } else {
+                        v.iter()
+                            .map(|(v, _)| format!("`{v}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    }
+                };
+                let _ = writeln!(out, "- `{key}`: {} -> {}", show(removed), show(added));
+                if let Some((_, ex)) = removed.first() {
+                    example(out, ex);
+                }
+                if let Some((_, ex)) = added.first() {
+                    example(out, ex);
+                }
             }
         }
-        out
     }
+    out.push('\n');
 }
 
 fn first_example(c: &Change) -> Option<&Example> {
