@@ -134,146 +134,180 @@ impl Turn {
 /// `from_agent`: the bridge's) in order. `line_of` gives an event's line in
 /// the tap file, for messages.
 pub fn read(events: &[Event], line_of: impl Fn(usize) -> usize) -> Result<PanelLeg, Unplaceable> {
-    let mut leg = PanelLeg::default();
-    let mut turn = Turn::default();
-    // open can_use_tool requests: request id -> (tool name, asked input)
-    let mut open: BTreeMap<String, (String, Value)> = BTreeMap::new();
-    let mut left_out: BTreeMap<String, usize> = BTreeMap::new();
+    let mut r = LegReader::default();
     for (i, e) in events.iter().enumerate() {
         if e.leg != Leg::StreamJson {
             continue;
         }
         let line = line_of(i);
         let Ok(v) = serde_json::from_str::<Value>(&e.raw) else {
-            leg.notes.push(format!(
+            r.leg.notes.push(format!(
                 "tap line {line}: a panel-leg line that is not JSON is left out"
             ));
             continue;
         };
+        if e.dir == Dir::FromAgent {
+            r.bridge_line(&v);
+        } else {
+            r.panel_line(&v, line)?;
+        }
+    }
+    for (subtype, n) in r.left_out {
+        r.leg.notes.push(format!(
+            "{n} `{subtype}` control request(s) of the panel have no scenario step; the replay does not send them (a frame the bridge then does not send the agent is a divergence)"
+        ));
+    }
+    Ok(r.leg)
+}
+
+/// The panel leg as read so far, and what the panel had seen at this point.
+#[derive(Default)]
+struct LegReader {
+    leg: PanelLeg,
+    turn: Turn,
+    /// open can_use_tool requests: request id -> (tool name, asked input)
+    open: BTreeMap<String, (String, Value)>,
+    /// control requests no step stands for, by subtype
+    left_out: BTreeMap<String, usize>,
+}
+
+impl LegReader {
+    /// A line the bridge sent the panel: what the turn has shown so far.
+    fn bridge_line(&mut self, v: &Value) {
         let ty = v["type"].as_str().unwrap_or("");
         let subtype = v["request"]["subtype"].as_str().unwrap_or("");
-        if e.dir == Dir::FromAgent {
-            match ty {
-                "control_request" if subtype == "can_use_tool" => {
-                    turn.permissions += 1;
-                    let id = v["request_id"].as_str().unwrap_or_default().to_string();
-                    let tool = v["request"]["tool_name"].as_str().unwrap_or("?");
-                    open.insert(id, (tool.to_string(), v["request"]["input"].clone()));
-                }
-                "control_cancel_request" => {
-                    open.remove(v["request_id"].as_str().unwrap_or_default());
-                }
-                "assistant" => {
-                    for b in blocks(&v, "tool_use") {
-                        turn.tool_uses += 1;
-                        leg.tool_uses
-                            .push(b["name"].as_str().unwrap_or("?").to_string());
-                    }
-                }
-                "stream_event" if v["event"]["delta"]["type"] == "text_delta" => {
-                    turn.text_deltas += 1;
-                }
-                "result" => {
-                    leg.results += 1;
-                    turn = Turn::default();
-                    open.clear();
-                }
-                _ => {}
-            }
-            continue;
-        }
         match ty {
-            "user" => {
-                let (text, images) = prompt_content(&v, line)?;
-                if turn.running {
-                    let at = turn.point().ok_or_else(|| Unplaceable {
-                        line,
-                        what: "a message sent while a turn ran, before anything of the turn reached the panel: no point of the turn places it".into(),
-                    })?;
-                    leg.steps.push(PanelStep::Steer { at, text, images });
-                } else {
-                    turn = Turn {
-                        running: true,
-                        ..Turn::default()
-                    };
-                    leg.steps.push(PanelStep::Prompt { text, images });
+            "control_request" if subtype == "can_use_tool" => {
+                self.turn.permissions += 1;
+                let id = v["request_id"].as_str().unwrap_or_default().to_string();
+                let tool = v["request"]["tool_name"].as_str().unwrap_or("?");
+                self.open
+                    .insert(id, (tool.to_string(), v["request"]["input"].clone()));
+            }
+            "control_cancel_request" => {
+                self.open
+                    .remove(v["request_id"].as_str().unwrap_or_default());
+            }
+            "assistant" => {
+                for b in blocks(v, "tool_use") {
+                    self.turn.tool_uses += 1;
+                    self.leg
+                        .tool_uses
+                        .push(b["name"].as_str().unwrap_or("?").to_string());
                 }
             }
-            "control_request" => match subtype {
-                "initialize" => match acp_bridge::PanelInstructions::read(&v["request"]) {
-                    Ok(given) => leg.instructions.update(given),
-                    Err(e) => leg.notes.push(format!(
-                        "tap line {line}: the panel's initialize instructions are left out: {e}"
-                    )),
-                },
-                "interrupt" if turn.running => {
-                    let at = turn.point().ok_or_else(|| Unplaceable {
-                        line,
-                        what: "an interrupt before anything of its turn reached the panel: no point of the turn places it".into(),
-                    })?;
-                    leg.steps.push(PanelStep::Interrupt { at });
-                    // the next message is a new prompt, sent after the result
-                    turn.running = false;
-                }
-                "interrupt" => leg.notes.push(format!(
-                    "tap line {line}: an interrupt with no turn running is left out"
-                )),
-                "set_permission_mode" => {
-                    let missing = "a set_permission_mode without a mode is left out";
-                    let change = Change::of(&v["request"]["mode"], "mode", missing);
-                    if let Some(mode) = change.read(turn.running, line, &mut leg.notes) {
-                        leg.steps.push(PanelStep::SetMode { mode });
-                    }
-                }
-                "set_model" => {
-                    let missing = "a set_model back to the default model is left out (a scenario names the model)";
-                    let change = Change::of(&v["request"]["model"], "model", missing);
-                    if let Some(model) = change.read(turn.running, line, &mut leg.notes) {
-                        leg.steps.push(PanelStep::SetModel { model });
-                    }
-                }
-                other => *left_out.entry(other.to_string()).or_default() += 1,
-            },
-            "control_response" => {
-                let id = v["response"]["request_id"].as_str().unwrap_or_default();
-                let Some((tool, asked)) = open.remove(id) else {
-                    continue;
-                };
-                let decision = decision(&v["response"]);
-                if let Some(mode) = acp_bridge::PanelAnswer::parse(&v["response"]).set_mode {
-                    leg.notes.push(format!(
-                        "tap line {line}: the answer also switched the permission mode to {mode} (setMode); a permission step cannot say so, and the replay answers without it"
-                    ));
-                }
-                let sent = &v["response"]["response"]["updatedInput"];
-                let updated_input = (matches!(decision, Decision::Allow | Decision::AllowAlways)
-                    && sent.is_object()
-                    && *sent != asked)
-                    .then(|| sent.clone());
-                if turn.running {
-                    leg.steps.push(PanelStep::Permission {
-                        decision,
-                        tool,
-                        updated_input,
-                    });
-                    if decision == Decision::Cancel {
-                        turn.running = false;
-                    }
-                } else {
-                    leg.notes.push(format!(
-                        "tap line {line}: a permission answer after its turn ended is left out"
-                    ));
-                }
+            "stream_event" if v["event"]["delta"]["type"] == "text_delta" => {
+                self.turn.text_deltas += 1;
+            }
+            "result" => {
+                self.leg.results += 1;
+                self.turn = Turn::default();
+                self.open.clear();
             }
             _ => {}
         }
     }
-    for (subtype, n) in left_out {
-        leg.notes.push(format!(
-            "{n} `{subtype}` control request(s) of the panel have no scenario step; the replay does not send them (a frame the bridge then does not send the agent is a divergence)"
-        ));
+
+    /// A line the panel sent: a prompt, a steer, a control request or a
+    /// permission answer becomes a step, placed at the point of the turn the
+    /// panel had reached.
+    fn panel_line(&mut self, v: &Value, line: usize) -> Result<(), Unplaceable> {
+        match v["type"].as_str().unwrap_or("") {
+            "user" => {
+                let (text, images) = prompt_content(v, line)?;
+                if self.turn.running {
+                    let at = self.turn.point().ok_or_else(|| Unplaceable {
+                        line,
+                        what: "a message sent while a turn ran, before anything of the turn reached the panel: no point of the turn places it".into(),
+                    })?;
+                    self.leg.steps.push(PanelStep::Steer { at, text, images });
+                } else {
+                    self.turn = Turn {
+                        running: true,
+                        ..Turn::default()
+                    };
+                    self.leg.steps.push(PanelStep::Prompt { text, images });
+                }
+            }
+            "control_request" => self.control_request(v, line)?,
+            "control_response" => self.control_response(v, line),
+            _ => {}
+        }
+        Ok(())
     }
-    Ok(leg)
+
+    fn control_request(&mut self, v: &Value, line: usize) -> Result<(), Unplaceable> {
+        let notes = &mut self.leg.notes;
+        match v["request"]["subtype"].as_str().unwrap_or("") {
+            "initialize" => match acp_bridge::PanelInstructions::read(&v["request"]) {
+                Ok(given) => self.leg.instructions.update(given),
+                Err(e) => notes.push(format!(
+                    "tap line {line}: the panel's initialize instructions are left out: {e}"
+                )),
+            },
+            "interrupt" if self.turn.running => {
+                let at = self.turn.point().ok_or_else(|| Unplaceable {
+                    line,
+                    what: "an interrupt before anything of its turn reached the panel: no point of the turn places it".into(),
+                })?;
+                self.leg.steps.push(PanelStep::Interrupt { at });
+                // the next message is a new prompt, sent after the result
+                self.turn.running = false;
+            }
+            "interrupt" => notes.push(format!(
+                "tap line {line}: an interrupt with no turn running is left out"
+            )),
+            "set_permission_mode" => {
+                let missing = "a set_permission_mode without a mode is left out";
+                let change = Change::of(&v["request"]["mode"], "mode", missing);
+                if let Some(mode) = change.read(self.turn.running, line, notes) {
+                    self.leg.steps.push(PanelStep::SetMode { mode });
+                }
+            }
+            "set_model" => {
+                let missing = "a set_model back to the default model is left out (a scenario names the model)";
+                let change = Change::of(&v["request"]["model"], "model", missing);
+                if let Some(model) = change.read(self.turn.running, line, notes) {
+                    self.leg.steps.push(PanelStep::SetModel { model });
+                }
+            }
+            other => *self.left_out.entry(other.to_string()).or_default() += 1,
+        }
+        Ok(())
+    }
+
+    /// The panel's answer to a permission request of the running turn.
+    fn control_response(&mut self, v: &Value, line: usize) {
+        let id = v["response"]["request_id"].as_str().unwrap_or_default();
+        let Some((tool, asked)) = self.open.remove(id) else {
+            return;
+        };
+        let decision = decision(&v["response"]);
+        if let Some(mode) = acp_bridge::PanelAnswer::parse(&v["response"]).set_mode {
+            self.leg.notes.push(format!(
+                "tap line {line}: the answer also switched the permission mode to {mode} (setMode); a permission step cannot say so, and the replay answers without it"
+            ));
+        }
+        let sent = &v["response"]["response"]["updatedInput"];
+        let updated_input = (matches!(decision, Decision::Allow | Decision::AllowAlways)
+            && sent.is_object()
+            && *sent != asked)
+            .then(|| sent.clone());
+        if self.turn.running {
+            self.leg.steps.push(PanelStep::Permission {
+                decision,
+                tool,
+                updated_input,
+            });
+            if decision == Decision::Cancel {
+                self.turn.running = false;
+            }
+        } else {
+            self.leg.notes.push(format!(
+                "tap line {line}: a permission answer after its turn ended is left out"
+            ));
+        }
+    }
 }
 
 /// The text and images of a panel `user` line: a string, or one text block
