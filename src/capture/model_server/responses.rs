@@ -106,94 +106,17 @@ impl ProviderApi for Responses {
     fn render_reply(&self, plan: &ReplyPlan, view: &RequestView, seq: u64) -> HttpReply {
         let model = view.model.clone().unwrap_or_else(|| "scripted".to_owned());
         let response_id = format!("resp_{seq}");
-        let mut events: Vec<Value> = Vec::new();
-        let mut output: Vec<Value> = Vec::new();
-
+        let mut items = OutputItems::default();
         if let Some(thinking) = &plan.thinking {
-            let index = output.len();
-            let item_id = format!("rs_{seq}_{index}");
-            let done = json!({
-                "type": "reasoning", "id": item_id,
-                "summary": [{"type": "summary_text", "text": thinking}],
-            });
-            events.push(
-                json!({"type": "response.output_item.added", "output_index": index,
-                "item": {"type": "reasoning", "id": item_id, "summary": []}}),
-            );
-            events.push(json!({"type": "response.reasoning_summary_part.added", "item_id": item_id,
-                "output_index": index, "summary_index": 0, "part": {"type": "summary_text", "text": ""}}));
-            for delta in stream_chunks(thinking) {
-                events.push(
-                    json!({"type": "response.reasoning_summary_text.delta", "item_id": item_id,
-                    "output_index": index, "summary_index": 0, "delta": delta}),
-                );
-            }
-            events.push(
-                json!({"type": "response.reasoning_summary_text.done", "item_id": item_id,
-                "output_index": index, "summary_index": 0, "text": thinking}),
-            );
-            events.push(json!({"type": "response.reasoning_summary_part.done", "item_id": item_id,
-                "output_index": index, "summary_index": 0, "part": {"type": "summary_text", "text": thinking}}));
-            events.push(
-                json!({"type": "response.output_item.done", "output_index": index, "item": done}),
-            );
-            output.push(done);
+            items.reasoning(seq, thinking);
         }
-
         if let Some(text) = &plan.text {
-            let index = output.len();
-            let item_id = format!("msg_{seq}_{index}");
-            let done = json!({
-                "type": "message", "id": item_id, "status": "completed", "role": "assistant",
-                "content": [{"type": "output_text", "text": text, "annotations": []}],
-            });
-            events.push(json!({"type": "response.output_item.added", "output_index": index,
-                "item": {"type": "message", "id": item_id, "status": "in_progress", "role": "assistant", "content": []}}));
-            events.push(json!({"type": "response.content_part.added", "item_id": item_id, "output_index": index,
-                "content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}}));
-            for delta in stream_chunks(text) {
-                events.push(json!({"type": "response.output_text.delta", "item_id": item_id, "output_index": index,
-                    "content_index": 0, "delta": delta}));
-            }
-            events.push(json!({"type": "response.output_text.done", "item_id": item_id, "output_index": index,
-                "content_index": 0, "text": text}));
-            events.push(json!({"type": "response.content_part.done", "item_id": item_id, "output_index": index,
-                "content_index": 0, "part": {"type": "output_text", "text": text, "annotations": []}}));
-            events.push(
-                json!({"type": "response.output_item.done", "output_index": index, "item": done}),
-            );
-            output.push(done);
+            items.message(seq, text);
         }
-
         for call in &plan.calls {
-            let index = output.len();
-            let item_id = format!("fc_{seq}_{index}");
-            let item = |arguments: &str, status: &str| {
-                let mut item = json!({"type": "function_call", "id": item_id, "status": status,
-                    "call_id": call.call_id, "name": call.tool.name, "arguments": arguments});
-                if let Some(ns) = &call.tool.namespace {
-                    item["namespace"] = json!(ns);
-                }
-                item
-            };
-            events.push(
-                json!({"type": "response.output_item.added", "output_index": index,
-                "item": item("", "in_progress")}),
-            );
-            events.push(
-                json!({"type": "response.function_call_arguments.delta", "item_id": item_id,
-                "output_index": index, "delta": call.arguments}),
-            );
-            events.push(
-                json!({"type": "response.function_call_arguments.done", "item_id": item_id,
-                "output_index": index, "arguments": call.arguments}),
-            );
-            let done = item(&call.arguments, "completed");
-            events.push(
-                json!({"type": "response.output_item.done", "output_index": index, "item": done}),
-            );
-            output.push(done);
+            items.function_call(seq, call);
         }
+        let OutputItems { events, output } = items;
 
         let output_tokens = plan.output_tokens();
         let input_tokens = input_tokens(seq);
@@ -291,4 +214,105 @@ fn offered_tools(tools: Option<&Value>) -> Vec<OfferedTool> {
         }
     }
     out
+}
+/// A response's output items and the stream events that build each one,
+/// in the order the Responses API streams them.
+#[derive(Default)]
+struct OutputItems {
+    events: Vec<Value>,
+    output: Vec<Value>,
+}
+
+impl OutputItems {
+    fn reasoning(&mut self, seq: u64, thinking: &str) {
+        let index = self.output.len();
+        let item_id = format!("rs_{seq}_{index}");
+        let done = json!({
+            "type": "reasoning", "id": item_id,
+            "summary": [{"type": "summary_text", "text": thinking}],
+        });
+        self.events.push(
+            json!({"type": "response.output_item.added", "output_index": index,
+            "item": {"type": "reasoning", "id": item_id, "summary": []}}),
+        );
+        self.events.push(json!({"type": "response.reasoning_summary_part.added", "item_id": item_id,
+            "output_index": index, "summary_index": 0, "part": {"type": "summary_text", "text": ""}}));
+        for delta in stream_chunks(thinking) {
+            self.events.push(
+                json!({"type": "response.reasoning_summary_text.delta", "item_id": item_id,
+                "output_index": index, "summary_index": 0, "delta": delta}),
+            );
+        }
+        self.events.push(
+            json!({"type": "response.reasoning_summary_text.done", "item_id": item_id,
+            "output_index": index, "summary_index": 0, "text": thinking}),
+        );
+        self.events.push(json!({"type": "response.reasoning_summary_part.done", "item_id": item_id,
+            "output_index": index, "summary_index": 0, "part": {"type": "summary_text", "text": thinking}}));
+        self.events.push(
+            json!({"type": "response.output_item.done", "output_index": index, "item": done}),
+        );
+        self.output.push(done);
+    }
+
+    fn message(&mut self, seq: u64, text: &str) {
+        let index = self.output.len();
+        let item_id = format!("msg_{seq}_{index}");
+        let done = json!({
+            "type": "message", "id": item_id, "status": "completed", "role": "assistant",
+            "content": [{"type": "output_text", "text": text, "annotations": []}],
+        });
+        self.events.push(json!({"type": "response.output_item.added", "output_index": index,
+            "item": {"type": "message", "id": item_id, "status": "in_progress", "role": "assistant", "content": []}}));
+        self.events.push(
+            json!({"type": "response.content_part.added", "item_id": item_id, "output_index": index,
+            "content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}}),
+        );
+        for delta in stream_chunks(text) {
+            self.events.push(json!({"type": "response.output_text.delta", "item_id": item_id, "output_index": index,
+                "content_index": 0, "delta": delta}));
+        }
+        self.events.push(
+            json!({"type": "response.output_text.done", "item_id": item_id, "output_index": index,
+            "content_index": 0, "text": text}),
+        );
+        self.events.push(
+            json!({"type": "response.content_part.done", "item_id": item_id, "output_index": index,
+            "content_index": 0, "part": {"type": "output_text", "text": text, "annotations": []}}),
+        );
+        self.events.push(
+            json!({"type": "response.output_item.done", "output_index": index, "item": done}),
+        );
+        self.output.push(done);
+    }
+
+    fn function_call(&mut self, seq: u64, call: &super::PlannedCall) {
+        let index = self.output.len();
+        let item_id = format!("fc_{seq}_{index}");
+        let item = |arguments: &str, status: &str| {
+            let mut item = json!({"type": "function_call", "id": item_id, "status": status,
+                "call_id": call.call_id, "name": call.tool.name, "arguments": arguments});
+            if let Some(ns) = &call.tool.namespace {
+                item["namespace"] = json!(ns);
+            }
+            item
+        };
+        self.events.push(
+            json!({"type": "response.output_item.added", "output_index": index,
+            "item": item("", "in_progress")}),
+        );
+        self.events.push(
+            json!({"type": "response.function_call_arguments.delta", "item_id": item_id,
+            "output_index": index, "delta": call.arguments}),
+        );
+        self.events.push(
+            json!({"type": "response.function_call_arguments.done", "item_id": item_id,
+            "output_index": index, "arguments": call.arguments}),
+        );
+        let done = item(&call.arguments, "completed");
+        self.events.push(
+            json!({"type": "response.output_item.done", "output_index": index, "item": done}),
+        );
+        self.output.push(done);
+    }
 }
