@@ -29,8 +29,8 @@ pub use corpus::{CheckError, Corpus, list_recordings};
 pub use golden::orphan_goldens;
 pub use golden_diff::first_difference;
 
+use rayon::iter::{IntoParallelRefIterator as _, ParallelIterator as _};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use golden::Comparison;
 
@@ -62,34 +62,12 @@ impl Corpus {
         if jobs <= 1 {
             return paths.iter().map(|p| keep(self.judge(p))).collect();
         }
-        let next = AtomicUsize::new(0);
-        let mut slots: Vec<Option<T>> = std::iter::repeat_with(|| None).take(paths.len()).collect();
-        std::thread::scope(|scope| {
-            let workers: Vec<_> = (0..jobs)
-                .map(|_| {
-                    scope.spawn(|| {
-                        let mut done = Vec::new();
-                        loop {
-                            let i = next.fetch_add(1, Ordering::Relaxed);
-                            let Some(path) = paths.get(i) else { break };
-                            done.push((i, keep(self.judge(path))));
-                        }
-                        done
-                    })
-                })
-                .collect();
-            for w in workers {
-                match w.join() {
-                    Ok(done) => {
-                        for (i, kept) in done {
-                            slots[i] = Some(kept);
-                        }
-                    }
-                    Err(panic) => std::panic::resume_unwind(panic),
-                }
-            }
-        });
-        slots.into_iter().flatten().collect()
+        match rayon::ThreadPoolBuilder::new().num_threads(jobs).build() {
+            // rayon's indexed collect keeps the order of `paths`
+            Ok(pool) => pool.install(|| paths.par_iter().map(|p| keep(self.judge(p))).collect()),
+            // no threads to be had: judge on this one
+            Err(_) => paths.iter().map(|p| keep(self.judge(p))).collect(),
+        }
     }
 
     /// Replays one recording and judges it against its golden, its
