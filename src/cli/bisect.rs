@@ -81,28 +81,7 @@ pub struct BisectArgs {
 /// `acp-harness bisect`: exit 1 when a bad version was found, 0 when none
 /// was, 2 when nothing could be tested or on an error.
 pub fn run(args: BisectArgs) -> anyhow::Result<ExitCode> {
-    // the profile is data every verdict trusts: a corrupt one judges nothing
-    // (offline, a corpus may come without profiles: only recordings are read)
-    let profile = crate::corpus::profile::Profile::find(&args.root, &args.agent);
-    match profile {
-        Err(crate::corpus::profile::ProfileError::Unknown { .. }) if args.offline => {}
-        other => {
-            other?;
-        }
-    }
-    // a typo in the scenario name would otherwise make every version untestable
-    scenario::find(args.root.join("scenarios"), &args.scenario)
-        .with_context(|| format!("scenario {:?}", args.scenario))?;
-    let all = versions(&args.root, &args.agent, args.offline)?;
-    let list: Vec<Version> = all
-        .into_iter()
-        .filter(|v| {
-            args.from.as_ref().is_none_or(|f| v >= f) && args.to.as_ref().is_none_or(|t| v <= t)
-        })
-        .collect();
-    if list.is_empty() {
-        return Err(UsageError(format!("no {} versions in the range asked", args.agent)).into());
-    }
+    let list = versions_in_range(&args)?;
     let corpus = Corpus::at(&args.root);
     let judge = Judge {
         corpus: corpus.clone(),
@@ -115,20 +94,7 @@ pub fn run(args: BisectArgs) -> anyhow::Result<ExitCode> {
     let text = args.format == Format::Text;
     let mut out = Out::new(if text { args.color } else { Color::Never });
     let mut err = anstream::AutoStream::new(std::io::stderr(), anstream::ColorChoice::Never);
-    let headline = format!(
-        "bisect {} over {} version(s) {} .. {} by scenario {}{}",
-        args.agent,
-        list.len(),
-        list[0],
-        list[list.len() - 1],
-        args.scenario,
-        if args.compat_off.is_empty() {
-            String::new()
-        } else {
-            let names: Vec<&str> = args.compat_off.iter().map(|s| s.name()).collect();
-            format!(" (bridge without {})", names.join(", "))
-        }
-    );
+    let headline = headline(&args, &list);
     if text {
         out.println(&headline);
     } else {
@@ -187,6 +153,52 @@ pub fn run(args: BisectArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(exit.into())
+}
+
+/// The agent's versions between `--from` and `--to`, after checking that
+/// the profile and the scenario are there to judge by.
+fn versions_in_range(args: &BisectArgs) -> anyhow::Result<Vec<Version>> {
+    // the profile is data every verdict trusts: a corrupt one judges nothing
+    // (offline, a corpus may come without profiles: only recordings are read)
+    let profile = crate::corpus::profile::Profile::find(&args.root, &args.agent);
+    match profile {
+        Err(crate::corpus::profile::ProfileError::Unknown { .. }) if args.offline => {}
+        other => {
+            other?;
+        }
+    }
+    // a typo in the scenario name would otherwise make every version untestable
+    scenario::find(args.root.join("scenarios"), &args.scenario)
+        .with_context(|| format!("scenario {:?}", args.scenario))?;
+    let all = versions(&args.root, &args.agent, args.offline)?;
+    let list: Vec<Version> = all
+        .into_iter()
+        .filter(|v| {
+            args.from.as_ref().is_none_or(|f| v >= f) && args.to.as_ref().is_none_or(|t| v <= t)
+        })
+        .collect();
+    if list.is_empty() {
+        return Err(UsageError(format!("no {} versions in the range asked", args.agent)).into());
+    }
+    Ok(list)
+}
+
+/// What is bisected, by what, and over which versions.
+fn headline(args: &BisectArgs, list: &[Version]) -> String {
+    format!(
+        "bisect {} over {} version(s) {} .. {} by scenario {}{}",
+        args.agent,
+        list.len(),
+        list[0],
+        list[list.len() - 1],
+        args.scenario,
+        if args.compat_off.is_empty() {
+            String::new()
+        } else {
+            let names: Vec<&str> = args.compat_off.iter().map(|s| s.name()).collect();
+            format!(" (bridge without {})", names.join(", "))
+        }
+    )
 }
 
 /// Versions still in question (untested, between the newest known good and
