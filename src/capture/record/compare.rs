@@ -44,7 +44,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde_json::Value;
 
-use crate::corpus::recording::{self, Dir, Leg, Recording, RecordingError};
+use crate::corpus::recording::{self, Dir, Event, Header, Http, Leg, Recording, RecordingError};
 
 static UUID: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b").unwrap()
@@ -229,7 +229,6 @@ fn pretty(v: &Value) -> String {
         .replace("\\n", "\\n\n        ")
 }
 
-/// A recording as comparable text, one block per leg (ACP per process).
 /// A notification (no `id`) of an extension method (`_`-prefixed, such as
 /// Grok's `_x.ai/mcp/server_status`).
 fn is_extension_notification(raw: &str) -> bool {
@@ -241,31 +240,13 @@ fn is_extension_notification(raw: &str) -> bool {
     })
 }
 
+/// A recording as comparable text, one block per leg (ACP per process).
 pub fn normalise(rec: &Recording) -> BTreeMap<String, Vec<String>> {
     let mut legs: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut labels: HashMap<Leg, Labels> = HashMap::new();
-    let h = &rec.header;
-    legs.insert(
-        "header".into(),
-        vec![
-            format!("agent {} package {}", h.agent, h.package),
-            format!("agent_info {}", h.agent_info),
-            // the scenario by name, not by hash: hashes of one scenario may
-            // differ in judge-only tables or in how they are taken
-            // (`Scenario::changed_since`), and a change that matters shows
-            // in the frames
-            format!("scenario {}", h.scenario),
-            format!("model_mode {} isolation {}", h.model_mode, h.isolation),
-            format!(
-                "argv {}",
-                serde_json::to_string(&h.argv).unwrap_or_default()
-            ),
-        ],
-    );
+    legs.insert("header".into(), header_lines(&rec.header));
     for e in &rec.events {
-        if matches!(e.leg, Leg::Stderr | Leg::Harness) {
-            continue;
-        }
+        let Some(key) = leg_key(e) else { continue };
         let l = labels.entry(e.leg).or_insert_with(|| Labels {
             unnumbered: e.leg != Leg::Acp,
             ..Labels::default()
@@ -278,58 +259,10 @@ pub fn normalise(rec: &Recording) -> BTreeMap<String, Vec<String>> {
             _ => "?",
         };
         let mut line = format!("{dir} {}", l.raw(&e.raw));
-        let http_line;
         if let Some(http) = &e.http {
-            let headers: BTreeMap<_, _> = http
-                .headers
-                .iter()
-                .filter(|(k, _)| !VOLATILE_HEADERS.contains(&k.as_str()))
-                .map(|(k, v)| {
-                    let v = if k == "user-agent" {
-                        PLATFORM.replace_all(v, "(<platform>)").into_owned()
-                    } else {
-                        v.clone()
-                    };
-                    (k.clone(), l.raw(&v))
-                })
-                .collect();
-            http_line = format!(
-                "   http {} {} {} {}",
-                http.method.as_deref().unwrap_or(""),
-                http.path.as_deref().map(|p| l.text(p)).unwrap_or_default(),
-                http.status.map(|s| s.to_string()).unwrap_or_default(),
-                serde_json::to_string(&headers).unwrap_or_default()
-            );
             line.push('\n');
-            line.push_str(&http_line);
+            line.push_str(&http_line(l, http));
         }
-        let key = match e.leg {
-            Leg::Acp if e.dir == Dir::FromAgent && is_extension_notification(&e.raw) => {
-                format!("acp proc {} from_agent extension notifications", e.proc)
-            }
-            Leg::Acp => format!(
-                "acp proc {} {}",
-                e.proc,
-                if e.dir == Dir::ToAgent {
-                    "to_agent"
-                } else {
-                    "from_agent"
-                }
-            ),
-            Leg::Mcp => "mcp".into(),
-            Leg::Model => "model".into(),
-            // A stream-json agent (Claude Code): its lines are the reference.
-            Leg::StreamJson => format!(
-                "stream-json proc {} {}",
-                e.proc,
-                if e.dir == Dir::ToAgent {
-                    "to_agent"
-                } else {
-                    "from_agent"
-                }
-            ),
-            _ => continue,
-        };
         legs.entry(key).or_default().push(line);
     }
     // Concurrent HTTP exchanges (title generation beside a turn, a second MCP
@@ -358,6 +291,70 @@ pub fn normalise(rec: &Recording) -> BTreeMap<String, Vec<String>> {
         }],
     );
     legs
+}
+
+/// The header's lines that say which run this was.
+fn header_lines(h: &Header) -> Vec<String> {
+    vec![
+        format!("agent {} package {}", h.agent, h.package),
+        format!("agent_info {}", h.agent_info),
+        // the scenario by name, not by hash: hashes of one scenario may
+        // differ in judge-only tables or in how they are taken
+        // (`Scenario::changed_since`), and a change that matters shows
+        // in the frames
+        format!("scenario {}", h.scenario),
+        format!("model_mode {} isolation {}", h.model_mode, h.isolation),
+        format!(
+            "argv {}",
+            serde_json::to_string(&h.argv).unwrap_or_default()
+        ),
+    ]
+}
+
+/// The block an event belongs to; stderr and the harness's notes are not
+/// compared.
+fn leg_key(e: &Event) -> Option<String> {
+    let side = if e.dir == Dir::ToAgent {
+        "to_agent"
+    } else {
+        "from_agent"
+    };
+    Some(match e.leg {
+        Leg::Acp if e.dir == Dir::FromAgent && is_extension_notification(&e.raw) => {
+            format!("acp proc {} from_agent extension notifications", e.proc)
+        }
+        Leg::Acp => format!("acp proc {} {side}", e.proc),
+        Leg::Mcp => "mcp".into(),
+        Leg::Model => "model".into(),
+        // A stream-json agent (Claude Code): its lines are the reference.
+        Leg::StreamJson => format!("stream-json proc {} {side}", e.proc),
+        _ => return None,
+    })
+}
+
+/// An HTTP exchange's method, path, status and the headers that are not
+/// volatile, with the run's labels.
+fn http_line(l: &mut Labels, http: &Http) -> String {
+    let headers: BTreeMap<_, _> = http
+        .headers
+        .iter()
+        .filter(|(k, _)| !VOLATILE_HEADERS.contains(&k.as_str()))
+        .map(|(k, v)| {
+            let v = if k == "user-agent" {
+                PLATFORM.replace_all(v, "(<platform>)").into_owned()
+            } else {
+                v.clone()
+            };
+            (k.clone(), l.raw(&v))
+        })
+        .collect();
+    format!(
+        "   http {} {} {} {}",
+        http.method.as_deref().unwrap_or(""),
+        http.path.as_deref().map(|p| l.text(p)).unwrap_or_default(),
+        http.status.map(|s| s.to_string()).unwrap_or_default(),
+        serde_json::to_string(&headers).unwrap_or_default()
+    )
 }
 
 /// Legs whose differences are reported but do not fail a comparison: their
