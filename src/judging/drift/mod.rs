@@ -191,6 +191,13 @@ impl Shape {
                 }
             }
         };
+        self.observe_fields(&message, body, ex);
+        self.observe_tool_call(&msg["params"]["update"], ex);
+    }
+
+    /// Every field path of the message's body, enum-like values of known
+    /// enum keys, and the agent's capabilities from its initialize result.
+    fn observe_fields(&mut self, message: &str, body: &Value, ex: &Example) {
         let mut leaves = Vec::new();
         walk(body, String::new(), 0, &mut leaves);
         for (path, leaf) in &leaves {
@@ -213,7 +220,11 @@ impl Shape {
                 self.add(Category::Capability, path, &leaf.to_string(), ex);
             }
         }
-        let update = &msg["params"]["update"];
+    }
+
+    /// A tool call's shapes: its title's form, its raw input's and output's
+    /// shapes, and its content's kinds.
+    fn observe_tool_call(&mut self, update: &Value, ex: &Example) {
         if let Some(kind @ ("tool_call" | "tool_call_update")) = update["sessionUpdate"].as_str() {
             if let Some(title) = update["title"].as_str() {
                 self.add(
