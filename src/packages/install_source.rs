@@ -224,7 +224,7 @@ pub fn apply_overrides(
         .collect())
 }
 
-/// The Python that lists PyPI versions: `$ACP_HARNESS_PYTHON`, else `python3`.
+/// The Python that makes a virtualenv when none is given: `$ACP_HARNESS_PYTHON`, else `python3`.
 fn python() -> String {
     std::env::var(crate::packages::python::PYTHON_ENV)
         .ok()
@@ -253,10 +253,10 @@ fn run_relayed(cmd: &mut Command, what: &str, prefix: &'static str) -> anyhow::R
 
 /// Every published version of PyPI package `name` that parses as semver,
 /// ascending: `pip index versions` through pip itself (its config and
-/// index apply), bounded by [`LIST_TIMEOUT`].
-pub fn pypi_versions(name: &str) -> anyhow::Result<Vec<semver::Version>> {
+/// index apply) run by `python`, bounded by [`LIST_TIMEOUT`].
+pub fn pypi_versions(name: &str, python: &Path) -> anyhow::Result<Vec<semver::Version>> {
     let what = format!("pip index versions {name}");
-    let mut cmd = tokio::process::Command::new(python());
+    let mut cmd = tokio::process::Command::new(python);
     cmd.args([
         "-m",
         "pip",
