@@ -125,7 +125,7 @@ pub fn prepare(
     let node = needs
         .node
         .as_deref()
-        .map(runtime::ensure_node)
+        .map(|req| runtime::ensure_node(req, profile.install.timeout()))
         .transpose()?;
     let path_prefix: Vec<PathBuf> = node.iter().map(|n| n.bin_dir.clone()).collect();
     let overrides = profile.overrides_for(recipe);
@@ -147,6 +147,7 @@ pub fn prepare(
             path_prefix: path_prefix.clone(),
             python: needs.python.as_deref(),
             overrides: &[],
+            timeout: Some(profile.install.timeout()),
         })?;
         let bin_dir = side.on_path.then(|| match side.source {
             Source::Npm => dir.join("node_modules").join(".bin"),
@@ -168,6 +169,7 @@ pub fn prepare(
             path_prefix,
             python: needs.python.as_deref(),
             overrides: &overrides,
+            timeout: Some(profile.install.timeout()),
         })?;
         if recipe.source == Source::Pypi {
             installed.python = python::venv_python(&dir);

@@ -14,8 +14,10 @@ use process_group::{Pipes, RunError};
 
 use crate::corpus::profile::{PYPI_PREFIX, PinOverride, Source, normal_name};
 
-/// How long one install may take.
-pub const INSTALL_TIMEOUT: Duration = Duration::from_secs(900);
+/// How long one install step may take when the profile does not say
+/// (`[install] timeout_secs`).
+pub const INSTALL_TIMEOUT: Duration =
+    Duration::from_secs(crate::corpus::profile::DEFAULT_INSTALL_TIMEOUT_SECS);
 
 /// How long one version listing may take.
 pub const LIST_TIMEOUT: Duration = Duration::from_secs(60);
@@ -44,9 +46,15 @@ pub struct Options<'a> {
     /// PyPI pin overrides (`name==version`), each replacing the package's
     /// own requirement of that dependency.
     pub overrides: &'a [String],
+    /// The bound on each install step (default [`INSTALL_TIMEOUT`]).
+    pub timeout: Option<Duration>,
 }
 
 impl Options<'_> {
+    fn timeout(&self) -> Duration {
+        self.timeout.unwrap_or(INSTALL_TIMEOUT)
+    }
+
     /// PATH for the installer: the prefix before ours.
     fn path(&self) -> Option<std::ffi::OsString> {
         if self.path_prefix.is_empty() {
@@ -81,7 +89,8 @@ pub fn install(
             if let Some(path) = options.path() {
                 cmd.env("PATH", path);
             }
-            run_relayed(&mut cmd, &format!("npm install {name}@{version}"), "npm")
+            let what = format!("npm install {name}@{version}");
+            run_relayed(&mut cmd, &what, "npm", options.timeout())
         }
         Source::Pypi => {
             let python = options
@@ -92,14 +101,15 @@ pub fn install(
                 Command::new(python).args(["-m", "venv"]).arg(dir),
                 &format!("creating a virtualenv for {name}=={version}"),
                 "venv",
+                options.timeout(),
             )?;
             let pinned = format!("{name}=={version}");
             if options.overrides.is_empty() {
-                return pip_install(dir, std::slice::from_ref(&pinned), &pinned);
+                return pip_install(dir, std::slice::from_ref(&pinned), &pinned, options);
             }
             // The package alone, then its requirements with the overridden
             // pins replaced: pip has no override of a dependency's pin.
-            pip_install(dir, &["--no-deps".into(), pinned.clone()], &pinned)?;
+            pip_install(dir, &["--no-deps".into(), pinned.clone()], &pinned, options)?;
             let overrides = options
                 .overrides
                 .iter()
@@ -111,13 +121,14 @@ pub fn install(
             if wanted.is_empty() {
                 return Ok(());
             }
-            pip_install(dir, &wanted, &format!("the requirements of {pinned}"))
+            let what = format!("the requirements of {pinned}");
+            pip_install(dir, &wanted, &what, options)
         }
     }
 }
 
 /// `pip install <args>` in the virtualenv `venv`; `what` names it in errors.
-fn pip_install(venv: &Path, args: &[String], what: &str) -> anyhow::Result<()> {
+fn pip_install(venv: &Path, args: &[String], what: &str, options: &Options) -> anyhow::Result<()> {
     run_relayed(
         Command::new(venv.join("bin").join("python"))
             .args([
@@ -130,6 +141,7 @@ fn pip_install(venv: &Path, args: &[String], what: &str) -> anyhow::Result<()> {
             .args(args),
         &format!("pip install {what}"),
         "pip",
+        options.timeout(),
     )
 }
 
@@ -232,16 +244,21 @@ fn python() -> String {
         .unwrap_or_else(|| "python3".into())
 }
 
-/// Runs `cmd` to its end within [`INSTALL_TIMEOUT`] (its own process group,
-/// ended at the timeout), relaying its output to stderr prefixed `[prefix]`
-/// while it runs; `what` names it in errors.
-fn run_relayed(cmd: &mut Command, what: &str, prefix: &'static str) -> anyhow::Result<()> {
+/// Runs `cmd` to its end within `timeout` (its own process group, ended at
+/// the timeout), relaying its output to stderr prefixed `[prefix]` while it
+/// runs; `what` names it in errors.
+fn run_relayed(
+    cmd: &mut Command,
+    what: &str,
+    prefix: &'static str,
+    timeout: Duration,
+) -> anyhow::Result<()> {
     let cmd = tokio::process::Command::from(std::mem::replace(cmd, Command::new("")));
-    let out = match process_group::output_blocking(cmd, INSTALL_TIMEOUT, Pipes::Relay(prefix)) {
+    let out = match process_group::output_blocking(cmd, timeout, Pipes::Relay(prefix)) {
         Ok(out) => out,
         Err(RunError::Timeout(_)) => bail!(
-            "{what} took longer than {} s; stopped it",
-            INSTALL_TIMEOUT.as_secs()
+            "{what} took longer than {} s ([install] timeout_secs); stopped it",
+            timeout.as_secs()
         ),
         Err(e) => bail!("{what}: {e}"),
     };

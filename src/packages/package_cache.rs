@@ -104,6 +104,9 @@ pub struct PackageJob<'a> {
     /// PyPI pin overrides (`name==version`), each replacing the package's
     /// own pin of that dependency.
     pub overrides: &'a [String],
+    /// The bound on each install step (the profile's `[install]
+    /// timeout_secs`; default [`install_source::INSTALL_TIMEOUT`]).
+    pub timeout: Option<std::time::Duration>,
 }
 
 impl<'a> PackageJob<'a> {
@@ -116,6 +119,7 @@ impl<'a> PackageJob<'a> {
             path_prefix: Vec::new(),
             python: None,
             overrides: &[],
+            timeout: None,
         }
     }
 
@@ -211,6 +215,7 @@ pub fn ensure_package(job: &PackageJob) -> anyhow::Result<PathBuf> {
         path_prefix: &job.path_prefix,
         python: python.as_ref().map(|p| p.program.as_path()),
         overrides: job.overrides,
+        timeout: job.timeout,
     };
     if let Err(err) = install_source::install(job.source, job.name, version, &work, &options) {
         let _ = std::fs::remove_dir_all(&work);

@@ -141,6 +141,7 @@ pub fn installed_package_dir(
         path_prefix: Vec::new(),
         python: None,
         overrides: &[],
+        timeout: None,
     };
     let install = crate::packages::package_cache::ensure_package(&job)?;
     let first = source.files.first().context("the surface names no files")?;

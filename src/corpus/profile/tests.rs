@@ -399,3 +399,35 @@ fn profile_ids_and_agent_names_are_names() {
         "{err}"
     );
 }
+
+/// `[install] timeout_secs` bounds each install step; absent it is the
+/// default, and 0 or more than a day is refused naming the field and line.
+#[test]
+fn the_install_timeout_is_the_profiles_within_bounds_else_named() {
+    let recipe = "[[recipe]]\nversions = \"*\"\nprogram = \"x\"\n";
+    let cases: [(&str, Result<u64, &str>); 5] = [
+        ("", Ok(DEFAULT_INSTALL_TIMEOUT_SECS)),
+        ("[install]\ntimeout_secs = 1\n", Ok(1)),
+        ("[install]\ntimeout_secs = 3600\n", Ok(3600)),
+        (
+            "[install]\ntimeout_secs = 0\n",
+            Err("p.toml:7: [install] timeout_secs = 0: must be 1 to 86400 seconds"),
+        ),
+        (
+            "[install]\ntimeout_secs = 86401\n",
+            Err("p.toml:7: [install] timeout_secs = 86401: must be 1 to 86400 seconds"),
+        ),
+    ];
+    for (section, want) in cases {
+        let text = format!("{HEAD}{MODEL}{section}{recipe}");
+        match (Profile::parse(&text, Path::new("p.toml")), want) {
+            (Ok(p), Ok(secs)) => assert_eq!(
+                p.install.timeout(),
+                std::time::Duration::from_secs(secs),
+                "{section:?}"
+            ),
+            (Err(e), Err(part)) => assert!(e.to_string().contains(part), "{section:?}: {e}"),
+            (got, _) => panic!("{section:?}: {got:?}"),
+        }
+    }
+}
