@@ -199,6 +199,26 @@ pub struct SidePackage {
     /// starts by name finds them (default true).
     #[serde(default = "yes")]
     pub on_path: bool,
+    /// `main`: installed into the main package's virtualenv (a dependency
+    /// the agent's own package lacks), not a directory of its own; both
+    /// from PyPI. Default: its own directory.
+    #[serde(default)]
+    pub into: Option<SideInto>,
+}
+
+/// Where a side package goes besides its own directory.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum SideInto {
+    /// The main package's virtualenv.
+    Main,
+}
+
+impl SidePackage {
+    /// Whether it is installed into the main package's virtualenv.
+    pub fn into_main(&self) -> bool {
+        self.into == Some(SideInto::Main)
+    }
 }
 
 fn yes() -> bool {
@@ -573,6 +593,16 @@ impl Profile {
                     return Err(err(format!(
                         "package `{}`: `version = {:?}` is not an exact version (side packages are pinned)",
                         p.name, p.version
+                    )));
+                }
+                if p.into_main()
+                    && (p.source != Source::Pypi
+                        || recipe.source != Source::Pypi
+                        || recipe.package.is_empty())
+                {
+                    return Err(err(format!(
+                        "package `{}`: `into = \"main\"` needs it and the recipe's package both from PyPI (`source = \"pypi\"`)",
+                        p.name
                     )));
                 }
             }

@@ -48,6 +48,9 @@ pub struct Options<'a> {
     pub overrides: &'a [String],
     /// The bound on each install step (default [`INSTALL_TIMEOUT`]).
     pub timeout: Option<Duration>,
+    /// More PyPI packages (`name==version`) installed into the virtualenv
+    /// after the package and its requirements.
+    pub extras: &'a [String],
 }
 
 impl Options<'_> {
@@ -104,27 +107,43 @@ pub fn install(
                 options.timeout(),
             )?;
             let pinned = format!("{name}=={version}");
-            if options.overrides.is_empty() {
-                return pip_install(dir, std::slice::from_ref(&pinned), &pinned, options);
-            }
-            // The package alone, then its requirements with the overridden
-            // pins replaced: pip has no override of a dependency's pin.
-            pip_install(dir, &["--no-deps".into(), pinned.clone()], &pinned, options)?;
-            let overrides = options
-                .overrides
-                .iter()
-                .map(|o| PinOverride::parse(o).map_err(anyhow::Error::msg))
-                .collect::<anyhow::Result<Vec<_>>>()?;
-            let requirements = requirements_of(dir, name)?;
-            let wanted = apply_overrides(&requirements, &overrides)
-                .map_err(|e| anyhow::anyhow!("{pinned}: {e}"))?;
-            if wanted.is_empty() {
+            install_pinned(dir, name, &pinned, options)?;
+            if options.extras.is_empty() {
                 return Ok(());
             }
-            let what = format!("the requirements of {pinned}");
-            pip_install(dir, &wanted, &what, options)
+            let what = format!("the side packages into {pinned}");
+            pip_install(dir, options.extras, &what, options)
         }
     }
+}
+
+/// `pinned` (`name==version`) and its requirements into the virtualenv
+/// `dir`, each overridden pin replaced.
+fn install_pinned(dir: &Path, name: &str, pinned: &str, options: &Options) -> anyhow::Result<()> {
+    if options.overrides.is_empty() {
+        return pip_install(dir, &[pinned.to_string()], pinned, options);
+    }
+    // The package alone, then its requirements with the overridden
+    // pins replaced: pip has no override of a dependency's pin.
+    pip_install(
+        dir,
+        &["--no-deps".into(), pinned.to_string()],
+        pinned,
+        options,
+    )?;
+    let overrides = options
+        .overrides
+        .iter()
+        .map(|o| PinOverride::parse(o).map_err(anyhow::Error::msg))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let requirements = requirements_of(dir, name)?;
+    let wanted =
+        apply_overrides(&requirements, &overrides).map_err(|e| anyhow::anyhow!("{pinned}: {e}"))?;
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    let what = format!("the requirements of {pinned}");
+    pip_install(dir, &wanted, &what, options)
 }
 
 /// `pip install <args>` in the virtualenv `venv`; `what` names it in errors.

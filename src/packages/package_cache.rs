@@ -88,6 +88,9 @@ struct Manifest {
     /// The PyPI pin overrides applied.
     #[serde(default)]
     overrides: Vec<String>,
+    /// Side packages installed into the virtualenv (`name==version`).
+    #[serde(default)]
+    extras: Vec<String>,
 }
 
 /// One package to install into the cache.
@@ -107,6 +110,9 @@ pub struct PackageJob<'a> {
     /// The bound on each install step (the profile's `[install]
     /// timeout_secs`; default [`install_source::INSTALL_TIMEOUT`]).
     pub timeout: Option<std::time::Duration>,
+    /// PyPI side packages (`name==version`) installed into its virtualenv
+    /// after it (`into = "main"`).
+    pub extras: &'a [String],
 }
 
 impl<'a> PackageJob<'a> {
@@ -120,6 +126,7 @@ impl<'a> PackageJob<'a> {
             python: None,
             overrides: &[],
             timeout: None,
+            extras: &[],
         }
     }
 
@@ -147,6 +154,12 @@ fn reusable(job: &PackageJob, dir: &Path) -> Result<(), String> {
         return Err(format!(
             "it was made with the overrides {:?}, not {:?}",
             made.overrides, job.overrides
+        ));
+    }
+    if made.extras != job.extras {
+        return Err(format!(
+            "it was made with the side packages {:?} in it, not {:?}",
+            made.extras, job.extras
         ));
     }
     let python = python::venv_python(dir);
@@ -216,6 +229,7 @@ pub fn ensure_package(job: &PackageJob) -> anyhow::Result<PathBuf> {
         python: python.as_ref().map(|p| p.program.as_path()),
         overrides: job.overrides,
         timeout: job.timeout,
+        extras: job.extras,
     };
     if let Err(err) = install_source::install(job.source, job.name, version, &work, &options) {
         let _ = std::fs::remove_dir_all(&work);
@@ -223,6 +237,7 @@ pub fn ensure_package(job: &PackageJob) -> anyhow::Result<PathBuf> {
     }
     let manifest = Manifest {
         overrides: job.overrides.to_vec(),
+        extras: job.extras.to_vec(),
     };
     crate::atomic_file::write(
         &work.join(INSTALL_MANIFEST),
@@ -249,4 +264,45 @@ pub fn ensure_package(job: &PackageJob) -> anyhow::Result<PathBuf> {
         started.elapsed().as_secs_f64()
     );
     Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cached virtualenv serves a job only with the side packages it was
+    /// made with in it (`into = "main"`); with others it is made afresh.
+    #[test]
+    fn a_cached_virtualenv_is_reused_only_with_the_same_side_packages_in_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(COMPLETE_MARKER), "x\n").unwrap();
+        let made = Manifest {
+            overrides: Vec::new(),
+            extras: vec!["dep==1.0.0".into()],
+        };
+        std::fs::write(
+            dir.path().join(INSTALL_MANIFEST),
+            serde_json::to_string(&made).unwrap(),
+        )
+        .unwrap();
+        let v = semver::Version::new(1, 0, 0);
+        let cases: [(&[&str], Result<(), &str>); 3] = [
+            (&["dep==1.0.0"], Ok(())),
+            (&[], Err("side packages [\"dep==1.0.0\"] in it, not []")),
+            (&["dep==2.0.0"], Err("not [\"dep==2.0.0\"]")),
+        ];
+        for (extras, want) in cases {
+            let extras: Vec<String> = extras.iter().map(|e| e.to_string()).collect();
+            let job = PackageJob {
+                source: Source::Pypi,
+                extras: &extras,
+                ..PackageJob::npm("agent", &v)
+            };
+            match (reusable(&job, dir.path()), want) {
+                (Ok(()), Ok(())) => {}
+                (Err(e), Err(part)) => assert!(e.contains(part), "{extras:?}: {e}"),
+                (got, _) => panic!("{extras:?}: {got:?}"),
+            }
+        }
+    }
 }

@@ -431,3 +431,39 @@ fn the_install_timeout_is_the_profiles_within_bounds_else_named() {
         }
     }
 }
+
+/// A side package with `into = "main"` goes into the main package's
+/// virtualenv, so it and the recipe's package must both come from PyPI.
+#[test]
+fn a_side_package_into_the_main_virtualenv_needs_pypi_on_both_sides() {
+    let side = |source: &str| {
+        format!(
+            "[[recipe.packages]]\nas = \"dep\"\nname = \"dep\"\nversion = \"1.0.0\"\nsource = \"{source}\"\ninto = \"main\"\n"
+        )
+    };
+    let pypi_recipe = "[[recipe]]\nversions = \"*\"\nsource = \"pypi\"\npackage = \"agent\"\nprogram = \"{install_dir}/bin/agent\"\n";
+    let npm_recipe = "[[recipe]]\nversions = \"*\"\npackage = \"agent\"\nprogram = \"node\"\n";
+    let bare_recipe = "[[recipe]]\nversions = \"*\"\nsource = \"pypi\"\nprogram = \"x\"\n";
+    let needs = "`into = \"main\"` needs it and the recipe's package both from PyPI";
+    let cases = [
+        (format!("{pypi_recipe}{}", side("pypi")), Ok(true)),
+        (format!("{pypi_recipe}{}", side("npm")), Err(needs)),
+        (format!("{npm_recipe}{}", side("pypi")), Err(needs)),
+        (format!("{bare_recipe}{}", side("pypi")), Err(needs)),
+        (
+            format!(
+                "{pypi_recipe}{}",
+                side("pypi").replace("\"main\"", "\"other\"")
+            ),
+            Err("unknown variant `other`"),
+        ),
+    ];
+    for (tail, want) in cases {
+        let text = format!("{HEAD}{MODEL}{tail}");
+        match (Profile::parse(&text, Path::new("p.toml")), want) {
+            (Ok(p), Ok(into)) => assert_eq!(p.recipes[0].packages[0].into_main(), into, "{tail}"),
+            (Err(e), Err(part)) => assert!(e.to_string().contains(part), "{tail}: {e}"),
+            (got, _) => panic!("{tail}: {got:?}"),
+        }
+    }
+}
