@@ -467,3 +467,32 @@ fn a_side_package_into_the_main_virtualenv_needs_pypi_on_both_sides() {
         }
     }
 }
+
+/// (text, filled or the unknown placeholder's error): `{{` and the `}}`
+/// that closes it are literal braces; JSON's own braces and `}}` stay as
+/// written; an unknown `{name}` is still an error naming it.
+#[test]
+fn doubled_braces_are_literal_braces_and_unknown_placeholders_still_fail() {
+    let vars = Vars {
+        home: "/h".into(),
+        version: "1.2.3".into(),
+        ..Vars::default()
+    };
+    let cases = [
+        ("{home}/x", Ok("/h/x")),
+        ("{{home}}", Ok("{home}")),
+        ("{{{home}}}", Ok("{/h}")),
+        ("{{model}} is {version}", Ok("{model} is 1.2.3")),
+        ("{{}}", Ok("{}")),
+        (r#"{{"a":{{"b":"{home}"}}}}"#, Ok(r#"{"a":{"b":"/h"}}"#)),
+        (r#"{"a":{"b":"{home}"}}"#, Ok(r#"{"a":{"b":"/h"}}"#)),
+        ("a } b }} c", Ok("a } b }} c")),
+        ("open { only", Ok("open { only")),
+        ("{nope}", Err("unknown placeholder `{nope}` in args")),
+        ("{{ok}} {nope}", Err("unknown placeholder `{nope}` in args")),
+    ];
+    for (text, want) in cases {
+        let got = vars.fill(text, "args").map_err(|e| e.to_string());
+        assert_eq!(got, want.map(String::from).map_err(String::from), "{text}");
+    }
+}
