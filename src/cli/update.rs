@@ -128,7 +128,9 @@ pub fn run(args: UpdateArgs) -> anyhow::Result<ExitCode> {
                 Vec::new()
             } else {
                 crate::packages::outdated::published(&profile, false)
-                    .with_context(|| format!("{agent}: asking npm for its versions"))?
+                    .with_context(|| {
+                        format!("{agent}: asking its registry (npm or PyPI) for its versions")
+                    })?
                     .into_iter()
                     .filter(|v| args.pre || v.pre.is_empty())
                     .collect()
@@ -175,8 +177,8 @@ pub fn run(args: UpdateArgs) -> anyhow::Result<ExitCode> {
                     String::new()
                 }
             );
-            // install each version once, before the jobs (npm needs the network,
-            // the jobs run without it)
+            // install each version once, before the jobs (the registries
+            // need the network, the jobs run without it)
             let mut runnable = Vec::new();
             let mut installs: BTreeMap<Version, Result<(), String>> = BTreeMap::new();
             for job in jobs {
