@@ -305,6 +305,20 @@ pub fn venv_python(venv: &Path) -> Option<semver::Version> {
     })
 }
 
+/// The prefix of the Python a virtualenv was made with: the parent of its
+/// `pyvenv.cfg` `home` (the interpreter's `bin`), where its standard
+/// library and own site-packages live.
+pub fn venv_base_prefix(venv: &Path) -> Option<PathBuf> {
+    let cfg = std::fs::read_to_string(venv.join("pyvenv.cfg")).ok()?;
+    let home = cfg.lines().find_map(|l| {
+        let (key, value) = l.split_once('=')?;
+        (key.trim() == "home").then(|| PathBuf::from(value.trim()))
+    })?;
+    home.parent()
+        .filter(|p| p.is_absolute())
+        .map(Path::to_path_buf)
+}
+
 /// Whether a virtualenv made with `made_with` satisfies the range `req`
 /// (no range: any Python does).
 pub fn python_satisfies(req: Option<&str>, made_with: Option<&semver::Version>) -> bool {
