@@ -20,7 +20,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Install an agent CLI from npm into the per-user cache (e.g. codex-acp@2.6.0).
+    /// Install an agent's packages from npm or PyPI, and its runtimes, into the per-user cache (e.g. codex-acp@2.6.0).
     Install(acp_harness::cli::install::InstallArgs),
     /// Run a scenario against a real agent and write a recording.
     Record(acp_harness::cli::record::RecordArgs),

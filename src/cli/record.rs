@@ -19,9 +19,9 @@ pub struct RecordArgs {
     /// `stub`: the scripted model server; `live`: the agent's own login and model (needs the network)
     #[arg(long, default_value = "stub", value_parser = ["stub", "live"])]
     pub model: String,
-    /// Where recordings go
-    #[arg(long, default_value = "recordings")]
-    pub out: PathBuf,
+    /// Where recordings go [default: <root>/recordings]
+    #[arg(long)]
+    pub out: Option<PathBuf>,
     /// Repository root holding profiles/ and scenarios/
     #[arg(long, default_value = ".")]
     pub root: PathBuf,
@@ -50,7 +50,7 @@ impl From<RecordArgs> for record::Request {
             scenario: a.scenario,
             all: a.all,
             model: a.model,
-            out: a.out,
+            out: a.out.unwrap_or_else(|| a.root.join("recordings")),
             root: a.root,
             allow_network: a.allow_network,
             check: a.check,
@@ -62,4 +62,34 @@ impl From<RecordArgs> for record::Request {
 
 pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
     record::run(args.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        record: RecordArgs,
+    }
+
+    /// (arguments after `--agent a --scenario s`, where recordings go)
+    #[test]
+    fn recordings_go_under_the_root_unless_out_says_otherwise() {
+        let cases: [(&[&str], &str); 4] = [
+            (&[], "./recordings"),
+            (&["--root", "repo"], "repo/recordings"),
+            (&["--root", "repo", "--out", "elsewhere"], "elsewhere"),
+            (&["--out", "elsewhere"], "elsewhere"),
+        ];
+        for (args, want) in cases {
+            let argv = ["record", "--agent", "a", "--scenario", "s"]
+                .iter()
+                .chain(args);
+            let request = record::Request::from(Cli::parse_from(argv).record);
+            assert_eq!(request.out, PathBuf::from(want), "{args:?}");
+        }
+    }
 }

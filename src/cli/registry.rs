@@ -43,6 +43,10 @@ pub struct ProfileArgs {
     /// The registry index: a file or an http(s) URL.
     #[arg(long, value_name = "FILE|URL", default_value = DEFAULT_URL)]
     pub registry: String,
+    /// Repository root holding profiles/ (a profile here that already runs
+    /// the agent is named on stderr).
+    #[arg(long, default_value = ".")]
+    pub root: PathBuf,
 }
 
 /// One agent of the registry, as `list` shows it.
@@ -62,12 +66,17 @@ pub fn run(args: RegistryArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// Every profile under `root`.
+fn profiles(root: &std::path::Path) -> anyhow::Result<Vec<crate::corpus::profile::Profile>> {
+    crate::packages::outdated::agents(root, &[])?
+        .iter()
+        .map(|agent| Ok(crate::corpus::profile::Profile::find(root, agent)?))
+        .collect()
+}
+
 fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
     let index = acp_registry::load(&args.registry)?;
-    let mut profiles = Vec::new();
-    for agent in crate::packages::outdated::agents(&args.root, &[])? {
-        profiles.push(crate::corpus::profile::Profile::find(&args.root, &agent)?);
-    }
+    let profiles = profiles(&args.root)?;
     let listed: Vec<Listed> = index
         .agents
         .iter()
@@ -112,6 +121,24 @@ fn profile(args: ProfileArgs) -> anyhow::Result<ExitCode> {
     // what the starter says becomes a profile's id and default version
     crate::corpus::name::check("the registry entry's id", &entry.id)?;
     crate::corpus::name::check("the registry entry's version", &entry.version)?;
+    // a root without profiles/ has none that runs it
+    let here = if args
+        .root
+        .join(crate::corpus::profile::PROFILES_DIR)
+        .is_dir()
+    {
+        profiles(&args.root)?
+    } else {
+        Vec::new()
+    };
+    if let Some(p) = acp_registry::profile_of(&here, entry) {
+        eprintln!(
+            "[registry] {} already runs {}: {}",
+            p.id,
+            entry.id,
+            p.path.display()
+        );
+    }
     print!("{}", acp_registry::starter_profile(entry, &args.registry));
     Ok(Exit::Good.into())
 }

@@ -200,7 +200,9 @@ fn agent_jobs(
         Vec::new()
     } else {
         crate::packages::outdated::published(&profile, false)
-            .with_context(|| format!("{agent}: asking npm for its versions"))?
+            .with_context(|| {
+                format!("{agent}: asking its registry (npm or PyPI) for its versions")
+            })?
             .into_iter()
             .filter(|v| args.pre || v.pre.is_empty())
             .collect()

@@ -199,6 +199,26 @@ pub struct SidePackage {
     /// starts by name finds them (default true).
     #[serde(default = "yes")]
     pub on_path: bool,
+    /// `main`: installed into the main package's virtualenv (a dependency
+    /// the agent's own package lacks), not a directory of its own; both
+    /// from PyPI. Default: its own directory.
+    #[serde(default)]
+    pub into: Option<SideInto>,
+}
+
+/// Where a side package goes besides its own directory.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum SideInto {
+    /// The main package's virtualenv.
+    Main,
+}
+
+impl SidePackage {
+    /// Whether it is installed into the main package's virtualenv.
+    pub fn into_main(&self) -> bool {
+        self.into == Some(SideInto::Main)
+    }
 }
 
 fn yes() -> bool {
@@ -276,6 +296,9 @@ pub struct Profile {
     /// PyPI pin overrides for every PyPI recipe (`name==version`).
     #[serde(default)]
     pub overrides: Vec<String>,
+    /// How its packages are installed (`[install]`).
+    #[serde(default)]
+    pub install: InstallSection,
     /// Versions whose agent reports itself as another version string
     /// (`"<asked>" = "<reported>"`); any other mismatch is a recording error.
     #[serde(default)]
@@ -284,6 +307,32 @@ pub struct Profile {
     pub recipes: Vec<Recipe>,
     #[serde(skip)]
     pub path: PathBuf,
+}
+
+/// How long one install step (`npm install`, making a virtualenv, one
+/// `pip install`) may take when the profile does not say.
+pub const DEFAULT_INSTALL_TIMEOUT_SECS: u64 = 900;
+
+/// The longest `[install] timeout_secs` a profile may ask for (a day): a
+/// longer one is a typo, and every wait has a bound.
+pub const MAX_INSTALL_TIMEOUT_SECS: u64 = 86_400;
+
+/// A profile's `[install]`: how its packages (main, side, runtimes) are installed.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct InstallSection {
+    /// The bound on one install step, in seconds (default
+    /// [`DEFAULT_INSTALL_TIMEOUT_SECS`]; 1 to [`MAX_INSTALL_TIMEOUT_SECS`]):
+    /// a large package on a slow mirror needs more.
+    #[serde(default)]
+    pub timeout_secs: Option<u64>,
+}
+
+impl InstallSection {
+    /// The bound on one install step.
+    pub fn timeout(&self) -> Duration {
+        Duration::from_secs(self.timeout_secs.unwrap_or(DEFAULT_INSTALL_TIMEOUT_SECS))
+    }
 }
 
 /// The protocol the recorder's client speaks to an agent.
@@ -485,6 +534,17 @@ impl Profile {
         for o in &self.overrides {
             PinOverride::parse(o).map_err(|m| at("overrides", o, m))?;
         }
+        if let Some(secs) = self.install.timeout_secs
+            && !(1..=MAX_INSTALL_TIMEOUT_SECS).contains(&secs)
+        {
+            return Err(at(
+                "timeout_secs",
+                &secs.to_string(),
+                format!(
+                    "[install] timeout_secs = {secs}: must be 1 to {MAX_INSTALL_TIMEOUT_SECS} seconds"
+                ),
+            ));
+        }
         for (i, recipe) in self.recipes.iter().enumerate() {
             let err = |message: String| ProfileError::Recipe {
                 path: self.path.clone(),
@@ -533,6 +593,16 @@ impl Profile {
                     return Err(err(format!(
                         "package `{}`: `version = {:?}` is not an exact version (side packages are pinned)",
                         p.name, p.version
+                    )));
+                }
+                if p.into_main()
+                    && (p.source != Source::Pypi
+                        || recipe.source != Source::Pypi
+                        || recipe.package.is_empty())
+                {
+                    return Err(err(format!(
+                        "package `{}`: `into = \"main\"` needs it and the recipe's package both from PyPI (`source = \"pypi\"`)",
+                        p.name
                     )));
                 }
             }

@@ -8,8 +8,9 @@
 //! made in place after clearing any unfinished one, so a half-finished
 //! install is never mistaken for a good one. [`prepare`] installs all a
 //! recipe needs: its runtimes ([`crate::packages::runtime`]), its main package and
-//! its pinned side packages, each in its own directory; a PyPI install
-//! records the pin overrides it was made with, and is made afresh when
+//! its pinned side packages, each in its own directory or (`into = "main"`)
+//! in the main package's virtualenv; a PyPI install records the pin
+//! overrides and side packages it was made with, and is made afresh when
 //! they, or the Python range its virtualenv must meet, change.
 
 use std::collections::BTreeMap;
@@ -39,7 +40,8 @@ pub struct Installed {
     /// The main package's directory (`{package_dir}`); `None` when the
     /// recipe installs no package.
     pub main: Option<PathBuf>,
-    /// Side packages by their `as` name (`{package_dir:<as>}`), recipe order.
+    /// Side packages by their `as` name (`{package_dir:<as>}`), recipe
+    /// order, those in the main virtualenv (`into = "main"`) last.
     pub packages: Vec<(String, SideInstalled)>,
     pub node: Option<runtime::Node>,
     /// The Python the main package's virtualenv was made with (PyPI).
@@ -125,7 +127,7 @@ pub fn prepare(
     let node = needs
         .node
         .as_deref()
-        .map(runtime::ensure_node)
+        .map(|req| runtime::ensure_node(req, profile.install.timeout()))
         .transpose()?;
     let path_prefix: Vec<PathBuf> = node.iter().map(|n| n.bin_dir.clone()).collect();
     let overrides = profile.overrides_for(recipe);
@@ -133,7 +135,14 @@ pub fn prepare(
         node,
         ..Installed::default()
     };
-    for side in &recipe.packages {
+    // side packages that go into the main package's virtualenv, installed with it
+    let extras: Vec<String> = recipe
+        .packages
+        .iter()
+        .filter(|side| side.into_main())
+        .map(|side| format!("{}=={}", side.name, side.version))
+        .collect();
+    for side in recipe.packages.iter().filter(|side| !side.into_main()) {
         let v = semver::Version::parse(&side.version).with_context(|| {
             format!(
                 "package `{}` (as {:?}): version {:?}",
@@ -147,6 +156,8 @@ pub fn prepare(
             path_prefix: path_prefix.clone(),
             python: needs.python.as_deref(),
             overrides: &[],
+            timeout: Some(profile.install.timeout()),
+            extras: &[],
         })?;
         let bin_dir = side.on_path.then(|| match side.source {
             Source::Npm => dir.join("node_modules").join(".bin"),
@@ -168,7 +179,27 @@ pub fn prepare(
             path_prefix,
             python: needs.python.as_deref(),
             overrides: &overrides,
+            timeout: Some(profile.install.timeout()),
+            extras: &extras,
         })?;
+        for side in recipe.packages.iter().filter(|side| side.into_main()) {
+            let spec = format!(
+                "{}{}@{}",
+                crate::corpus::profile::PYPI_PREFIX,
+                side.name,
+                side.version
+            );
+            let bin_dir = side.on_path.then(|| dir.join("bin"));
+            let side_dir = dir.clone();
+            installed.packages.push((
+                side.alias.clone(),
+                SideInstalled {
+                    spec,
+                    dir: side_dir,
+                    bin_dir,
+                },
+            ));
+        }
         if recipe.source == Source::Pypi {
             installed.python = python::venv_python(&dir);
             installed.overrides = overrides;

@@ -14,8 +14,10 @@ use process_group::{Pipes, RunError};
 
 use crate::corpus::profile::{PYPI_PREFIX, PinOverride, Source, normal_name};
 
-/// How long one install may take.
-pub const INSTALL_TIMEOUT: Duration = Duration::from_secs(900);
+/// How long one install step may take when the profile does not say
+/// (`[install] timeout_secs`).
+pub const INSTALL_TIMEOUT: Duration =
+    Duration::from_secs(crate::corpus::profile::DEFAULT_INSTALL_TIMEOUT_SECS);
 
 /// How long one version listing may take.
 pub const LIST_TIMEOUT: Duration = Duration::from_secs(60);
@@ -44,9 +46,18 @@ pub struct Options<'a> {
     /// PyPI pin overrides (`name==version`), each replacing the package's
     /// own requirement of that dependency.
     pub overrides: &'a [String],
+    /// The bound on each install step (default [`INSTALL_TIMEOUT`]).
+    pub timeout: Option<Duration>,
+    /// More PyPI packages (`name==version`) installed into the virtualenv
+    /// after the package and its requirements.
+    pub extras: &'a [String],
 }
 
 impl Options<'_> {
+    fn timeout(&self) -> Duration {
+        self.timeout.unwrap_or(INSTALL_TIMEOUT)
+    }
+
     /// PATH for the installer: the prefix before ours.
     fn path(&self) -> Option<std::ffi::OsString> {
         if self.path_prefix.is_empty() {
@@ -81,7 +92,8 @@ pub fn install(
             if let Some(path) = options.path() {
                 cmd.env("PATH", path);
             }
-            run_relayed(&mut cmd, &format!("npm install {name}@{version}"), "npm")
+            let what = format!("npm install {name}@{version}");
+            run_relayed(&mut cmd, &what, "npm", options.timeout())
         }
         Source::Pypi => {
             let python = options
@@ -92,32 +104,50 @@ pub fn install(
                 Command::new(python).args(["-m", "venv"]).arg(dir),
                 &format!("creating a virtualenv for {name}=={version}"),
                 "venv",
+                options.timeout(),
             )?;
             let pinned = format!("{name}=={version}");
-            if options.overrides.is_empty() {
-                return pip_install(dir, std::slice::from_ref(&pinned), &pinned);
-            }
-            // The package alone, then its requirements with the overridden
-            // pins replaced: pip has no override of a dependency's pin.
-            pip_install(dir, &["--no-deps".into(), pinned.clone()], &pinned)?;
-            let overrides = options
-                .overrides
-                .iter()
-                .map(|o| PinOverride::parse(o).map_err(anyhow::Error::msg))
-                .collect::<anyhow::Result<Vec<_>>>()?;
-            let requirements = requirements_of(dir, name)?;
-            let wanted = apply_overrides(&requirements, &overrides)
-                .map_err(|e| anyhow::anyhow!("{pinned}: {e}"))?;
-            if wanted.is_empty() {
+            install_pinned(dir, name, &pinned, options)?;
+            if options.extras.is_empty() {
                 return Ok(());
             }
-            pip_install(dir, &wanted, &format!("the requirements of {pinned}"))
+            let what = format!("the side packages into {pinned}");
+            pip_install(dir, options.extras, &what, options)
         }
     }
 }
 
+/// `pinned` (`name==version`) and its requirements into the virtualenv
+/// `dir`, each overridden pin replaced.
+fn install_pinned(dir: &Path, name: &str, pinned: &str, options: &Options) -> anyhow::Result<()> {
+    if options.overrides.is_empty() {
+        return pip_install(dir, &[pinned.to_string()], pinned, options);
+    }
+    // The package alone, then its requirements with the overridden
+    // pins replaced: pip has no override of a dependency's pin.
+    pip_install(
+        dir,
+        &["--no-deps".into(), pinned.to_string()],
+        pinned,
+        options,
+    )?;
+    let overrides = options
+        .overrides
+        .iter()
+        .map(|o| PinOverride::parse(o).map_err(anyhow::Error::msg))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let requirements = requirements_of(dir, name)?;
+    let wanted =
+        apply_overrides(&requirements, &overrides).map_err(|e| anyhow::anyhow!("{pinned}: {e}"))?;
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    let what = format!("the requirements of {pinned}");
+    pip_install(dir, &wanted, &what, options)
+}
+
 /// `pip install <args>` in the virtualenv `venv`; `what` names it in errors.
-fn pip_install(venv: &Path, args: &[String], what: &str) -> anyhow::Result<()> {
+fn pip_install(venv: &Path, args: &[String], what: &str, options: &Options) -> anyhow::Result<()> {
     run_relayed(
         Command::new(venv.join("bin").join("python"))
             .args([
@@ -130,6 +160,7 @@ fn pip_install(venv: &Path, args: &[String], what: &str) -> anyhow::Result<()> {
             .args(args),
         &format!("pip install {what}"),
         "pip",
+        options.timeout(),
     )
 }
 
@@ -224,7 +255,7 @@ pub fn apply_overrides(
         .collect())
 }
 
-/// The Python that lists PyPI versions: `$ACP_HARNESS_PYTHON`, else `python3`.
+/// The Python that makes a virtualenv when none is given: `$ACP_HARNESS_PYTHON`, else `python3`.
 fn python() -> String {
     std::env::var(crate::packages::python::PYTHON_ENV)
         .ok()
@@ -232,16 +263,21 @@ fn python() -> String {
         .unwrap_or_else(|| "python3".into())
 }
 
-/// Runs `cmd` to its end within [`INSTALL_TIMEOUT`] (its own process group,
-/// ended at the timeout), relaying its output to stderr prefixed `[prefix]`
-/// while it runs; `what` names it in errors.
-fn run_relayed(cmd: &mut Command, what: &str, prefix: &'static str) -> anyhow::Result<()> {
+/// Runs `cmd` to its end within `timeout` (its own process group, ended at
+/// the timeout), relaying its output to stderr prefixed `[prefix]` while it
+/// runs; `what` names it in errors.
+fn run_relayed(
+    cmd: &mut Command,
+    what: &str,
+    prefix: &'static str,
+    timeout: Duration,
+) -> anyhow::Result<()> {
     let cmd = tokio::process::Command::from(std::mem::replace(cmd, Command::new("")));
-    let out = match process_group::output_blocking(cmd, INSTALL_TIMEOUT, Pipes::Relay(prefix)) {
+    let out = match process_group::output_blocking(cmd, timeout, Pipes::Relay(prefix)) {
         Ok(out) => out,
         Err(RunError::Timeout(_)) => bail!(
-            "{what} took longer than {} s; stopped it",
-            INSTALL_TIMEOUT.as_secs()
+            "{what} took longer than {} s ([install] timeout_secs); stopped it",
+            timeout.as_secs()
         ),
         Err(e) => bail!("{what}: {e}"),
     };
@@ -253,10 +289,10 @@ fn run_relayed(cmd: &mut Command, what: &str, prefix: &'static str) -> anyhow::R
 
 /// Every published version of PyPI package `name` that parses as semver,
 /// ascending: `pip index versions` through pip itself (its config and
-/// index apply), bounded by [`LIST_TIMEOUT`].
-pub fn pypi_versions(name: &str) -> anyhow::Result<Vec<semver::Version>> {
+/// index apply) run by `python`, bounded by [`LIST_TIMEOUT`].
+pub fn pypi_versions(name: &str, python: &Path) -> anyhow::Result<Vec<semver::Version>> {
     let what = format!("pip index versions {name}");
-    let mut cmd = tokio::process::Command::new(python());
+    let mut cmd = tokio::process::Command::new(python);
     cmd.args([
         "-m",
         "pip",

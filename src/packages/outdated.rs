@@ -121,18 +121,19 @@ pub fn agents(root: &Path, asked: &[String]) -> anyhow::Result<Vec<String>> {
     Ok(out)
 }
 
-/// The published versions of a profile's packages, from npm or offline.
+/// The published versions of a profile's packages, from their registries
+/// (PyPI asked by the Python its `[runtime] python` range picks) or offline.
 pub fn published(profile: &Profile, offline: bool) -> anyhow::Result<Vec<Version>> {
+    use crate::packages::versions::{python_for, versions_saved_with};
     if offline {
         crate::packages::versions::profile_versions(
             profile,
             crate::packages::versions::offline_versions,
         )
     } else {
-        crate::packages::versions::profile_versions(
-            profile,
-            crate::packages::versions::versions_saved,
-        )
+        crate::packages::versions::profile_versions(profile, |p| {
+            versions_saved_with(p, python_for(profile, p).as_deref())
+        })
     }
 }
 

@@ -88,6 +88,9 @@ struct Manifest {
     /// The PyPI pin overrides applied.
     #[serde(default)]
     overrides: Vec<String>,
+    /// Side packages installed into the virtualenv (`name==version`).
+    #[serde(default)]
+    extras: Vec<String>,
 }
 
 /// One package to install into the cache.
@@ -104,6 +107,12 @@ pub struct PackageJob<'a> {
     /// PyPI pin overrides (`name==version`), each replacing the package's
     /// own pin of that dependency.
     pub overrides: &'a [String],
+    /// The bound on each install step (the profile's `[install]
+    /// timeout_secs`; default [`install_source::INSTALL_TIMEOUT`]).
+    pub timeout: Option<std::time::Duration>,
+    /// PyPI side packages (`name==version`) installed into its virtualenv
+    /// after it (`into = "main"`).
+    pub extras: &'a [String],
 }
 
 impl<'a> PackageJob<'a> {
@@ -116,6 +125,8 @@ impl<'a> PackageJob<'a> {
             path_prefix: Vec::new(),
             python: None,
             overrides: &[],
+            timeout: None,
+            extras: &[],
         }
     }
 
@@ -143,6 +154,12 @@ fn reusable(job: &PackageJob, dir: &Path) -> Result<(), String> {
         return Err(format!(
             "it was made with the overrides {:?}, not {:?}",
             made.overrides, job.overrides
+        ));
+    }
+    if made.extras != job.extras {
+        return Err(format!(
+            "it was made with the side packages {:?} in it, not {:?}",
+            made.extras, job.extras
         ));
     }
     let python = python::venv_python(dir);
@@ -211,6 +228,8 @@ pub fn ensure_package(job: &PackageJob) -> anyhow::Result<PathBuf> {
         path_prefix: &job.path_prefix,
         python: python.as_ref().map(|p| p.program.as_path()),
         overrides: job.overrides,
+        timeout: job.timeout,
+        extras: job.extras,
     };
     if let Err(err) = install_source::install(job.source, job.name, version, &work, &options) {
         let _ = std::fs::remove_dir_all(&work);
@@ -218,6 +237,7 @@ pub fn ensure_package(job: &PackageJob) -> anyhow::Result<PathBuf> {
     }
     let manifest = Manifest {
         overrides: job.overrides.to_vec(),
+        extras: job.extras.to_vec(),
     };
     crate::atomic_file::write(
         &work.join(INSTALL_MANIFEST),
@@ -244,4 +264,45 @@ pub fn ensure_package(job: &PackageJob) -> anyhow::Result<PathBuf> {
         started.elapsed().as_secs_f64()
     );
     Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cached virtualenv serves a job only with the side packages it was
+    /// made with in it (`into = "main"`); with others it is made afresh.
+    #[test]
+    fn a_cached_virtualenv_is_reused_only_with_the_same_side_packages_in_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(COMPLETE_MARKER), "x\n").unwrap();
+        let made = Manifest {
+            overrides: Vec::new(),
+            extras: vec!["dep==1.0.0".into()],
+        };
+        std::fs::write(
+            dir.path().join(INSTALL_MANIFEST),
+            serde_json::to_string(&made).unwrap(),
+        )
+        .unwrap();
+        let v = semver::Version::new(1, 0, 0);
+        let cases: [(&[&str], Result<(), &str>); 3] = [
+            (&["dep==1.0.0"], Ok(())),
+            (&[], Err("side packages [\"dep==1.0.0\"] in it, not []")),
+            (&["dep==2.0.0"], Err("not [\"dep==2.0.0\"]")),
+        ];
+        for (extras, want) in cases {
+            let extras: Vec<String> = extras.iter().map(|e| e.to_string()).collect();
+            let job = PackageJob {
+                source: Source::Pypi,
+                extras: &extras,
+                ..PackageJob::npm("agent", &v)
+            };
+            match (reusable(&job, dir.path()), want) {
+                (Ok(()), Ok(())) => {}
+                (Err(e), Err(part)) => assert!(e.contains(part), "{extras:?}: {e}"),
+                (got, _) => panic!("{extras:?}: {got:?}"),
+            }
+        }
+    }
 }

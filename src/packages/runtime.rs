@@ -87,8 +87,9 @@ pub fn write_pin(path: &Path, version: &semver::Version) -> anyhow::Result<()> {
 
 /// A Node matching `req`, installed into the cache when missing: the
 /// pinned version when one is recorded, else the highest published one
-/// (then pinned). Fails before installing anything when none matches.
-pub fn ensure_node(req_text: &str) -> anyhow::Result<Node> {
+/// (then pinned), each install step bounded by `timeout`. Fails before
+/// installing anything when none matches.
+pub fn ensure_node(req_text: &str, timeout: std::time::Duration) -> anyhow::Result<Node> {
     let req = crate::corpus::profile::requirements::parse_req(req_text)
         .with_context(|| format!("[runtime] node = {req_text:?} is not a semver range"))?;
     let package = node_package()?;
@@ -116,7 +117,11 @@ pub fn ensure_node(req_text: &str) -> anyhow::Result<Node> {
             v
         }
     };
-    let dir = package_cache::ensure_package(&package_cache::PackageJob::npm(&package, &version))?;
+    let job = package_cache::PackageJob {
+        timeout: Some(timeout),
+        ..package_cache::PackageJob::npm(&package, &version)
+    };
+    let dir = package_cache::ensure_package(&job)?;
     let bin_dir = dir.join("node_modules").join(&package).join("bin");
     check_node(&bin_dir.join("node"), &version, &dir)?;
     Ok(Node {

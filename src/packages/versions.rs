@@ -130,20 +130,51 @@ pub fn saved_answer_path(agents: &Path, package: &str) -> PathBuf {
 }
 
 /// The published versions of a package key from its registry: npm, or
-/// PyPI for a `pypi:` key.
+/// PyPI for a `pypi:` key (asked by the Python `install` would use without
+/// a `[runtime] python` range).
 pub fn versions(package: &str) -> anyhow::Result<Vec<semver::Version>> {
+    versions_with(package, None)
+}
+
+/// [`versions`], PyPI asked by the Python that matches `python` (a
+/// `[runtime] python` range), found as `install` finds it.
+pub fn versions_with(package: &str, python: Option<&str>) -> anyhow::Result<Vec<semver::Version>> {
     match crate::packages::install_source::split_key(package) {
         (crate::corpus::profile::Source::Pypi, name) => {
-            crate::packages::install_source::pypi_versions(name)
+            let python = crate::packages::python::find_python(python)?;
+            crate::packages::install_source::pypi_versions(name, &python.program)
         }
         (crate::corpus::profile::Source::Npm, name) => Ok(npm_versions(name)?),
     }
 }
 
+/// The `[runtime] python` range that installs a profile's package key: the
+/// first recipe installing or renamed to it, its own range winning over
+/// the profile's; the profile's when no recipe names it.
+pub fn python_for(profile: &crate::corpus::profile::Profile, package: &str) -> Option<String> {
+    profile
+        .recipes
+        .iter()
+        .find(|r| {
+            r.package_key() == package || r.renamed_key().is_some_and(|(to, _)| to == package)
+        })
+        .map_or(&profile.runtime, |r| &r.runtime)
+        .over(&profile.runtime)
+        .python
+}
+
 /// [`versions`], saving the answer for offline use (a failed save is
 /// only a warning: the answer is still good).
 pub fn versions_saved(package: &str) -> anyhow::Result<Vec<semver::Version>> {
-    let versions = versions(package)?;
+    versions_saved_with(package, None)
+}
+
+/// [`versions_with`], saving the answer as [`versions_saved`] does.
+pub fn versions_saved_with(
+    package: &str,
+    python: Option<&str>,
+) -> anyhow::Result<Vec<semver::Version>> {
+    let versions = versions_with(package, python)?;
     let saved = crate::packages::package_cache::cache_root()
         .and_then(|agents| save_answer(&agents, package, &versions));
     if let Err(e) = saved {

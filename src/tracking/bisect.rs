@@ -290,7 +290,10 @@ pub fn versions(root: &Path, agent: &str, offline: bool) -> anyhow::Result<Vec<V
             .collect()
     } else {
         let profile = Profile::find(root, agent)?;
-        crate::packages::versions::profile_versions(&profile, crate::packages::versions::versions)?
+        crate::packages::versions::profile_versions(&profile, |p| {
+            let python = crate::packages::versions::python_for(&profile, p);
+            crate::packages::versions::versions_with(p, python.as_deref())
+        })?
     };
     out.sort();
     out.dedup();

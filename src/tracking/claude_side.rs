@@ -141,6 +141,8 @@ pub fn installed_package_dir(
         path_prefix: Vec::new(),
         python: None,
         overrides: &[],
+        timeout: None,
+        extras: &[],
     };
     let install = crate::packages::package_cache::ensure_package(&job)?;
     let first = source.files.first().context("the surface names no files")?;

@@ -1,7 +1,8 @@
 //! Every command that reads a profile refuses a corrupt one before doing
 //! anything: exit 2, and an error naming the file, the line and the field.
-//! Each corruption kind (a TOML syntax error, an empty file, an unknown key)
-//! against each such command (bisect, record, outdated, update, install).
+//! Each corruption kind (a TOML syntax error, an empty file, an unknown key,
+//! a value out of bounds) against each such command (bisect, record,
+//! outdated, update, install).
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -12,7 +13,9 @@ struct Corruption {
     corrupt: fn(&str) -> String,
     /// What the error must say after `<file>:<line>: `.
     says: &'static str,
+    /// The line named; 0: the line starting with `marker`.
     line: usize,
+    marker: &'static str,
 }
 
 fn corruptions() -> Vec<Corruption> {
@@ -22,18 +25,28 @@ fn corruptions() -> Vec<Corruption> {
             corrupt: |t| t.replacen("id = \"codex-acp\"", "id = \"codex-acp", 1),
             says: "(in `id`)",
             line: 10,
+            marker: "",
         },
         Corruption {
             kind: "empty file",
             corrupt: |_| String::new(),
             says: "missing field `id`",
             line: 1,
+            marker: "",
         },
         Corruption {
             kind: "unknown key",
             corrupt: |t| t.replacen("[stop]\n", "[stop]\ncolour = \"red\"\n", 1),
             says: "unknown field `colour`",
             line: 0,
+            marker: "colour",
+        },
+        Corruption {
+            kind: "install timeout out of bounds",
+            corrupt: |t| t.replacen("[stop]\n", "[install]\ntimeout_secs = 0\n[stop]\n", 1),
+            says: "[install] timeout_secs = 0: must be 1 to",
+            line: 0,
+            marker: "timeout_secs",
         },
     ]
 }
@@ -92,7 +105,7 @@ fn a_corrupt_profile_is_exit_2_naming_file_line_and_field_for_every_command_that
         let text = (c.corrupt)(&good);
         assert_ne!(text, good, "{}: the corruption applies", c.kind);
         let line = if c.line == 0 {
-            text.lines().position(|l| l.starts_with("colour")).unwrap() + 1
+            text.lines().position(|l| l.starts_with(c.marker)).unwrap() + 1
         } else {
             c.line
         };

@@ -54,12 +54,27 @@ fn root_with_profile(dir: &Path, id: &str, text: &str) -> PathBuf {
 /// Runs the harness with `args` and a private install cache under `dir`,
 /// bounded by [`RUN_LIMIT`]; (exit code, stdout, stderr).
 fn harness(dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    harness_with(dir, args, &[])
+}
+
+/// [`harness`] with these environment variables set for it (an empty
+/// value: unset).
+fn harness_with(
+    dir: &Path,
+    args: &[&str],
+    env: &[(&str, &std::ffi::OsStr)],
+) -> (Option<i32>, String, String) {
     let out = dir.join("harness.stdout");
     let err = dir.join("harness.stderr");
-    let child = Command::new(env!("CARGO_BIN_EXE_acp-harness"))
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_acp-harness"));
+    for (key, _) in env.iter().filter(|(_, v)| v.is_empty()) {
+        cmd.env_remove(key);
+    }
+    let child = cmd
         .args(args)
         .env("XDG_CACHE_HOME", dir.join("cache"))
         .env_remove("ACP_HARNESS_PYTHON")
+        .envs(env.iter().filter(|(_, v)| !v.is_empty()).copied())
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(&out).unwrap())
         .stderr(std::fs::File::create(&err).unwrap())
@@ -306,4 +321,73 @@ fn pypi_overrides_side_packages_and_a_missing_console_script() {
         .output()
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "2.11.7");
+}
+
+/// A fake interpreter at `path` answering as Python `version`; with `pip`,
+/// `-m pip index versions` lists 1.0.0 and 1.1.0, else pip is missing.
+#[cfg(unix)]
+fn fake_python(path: &Path, version: &str, pip: bool) {
+    use std::os::unix::fs::PermissionsExt;
+    let pip = if pip {
+        "echo 'x (1.1.0)'; echo 'Available versions: 1.1.0, 1.0.0'"
+    } else {
+        "echo 'No module named pip' >&2; exit 1"
+    };
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(
+        path,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = -c ]; then echo {version}; echo \"$0\"; exit 0; fi\n{pip}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// `outdated` asks PyPI with the Python the profile's `[runtime] python`
+/// picks, as `install` would (here `python3.12` on PATH, past a `python3`
+/// 3.10 without pip); without the range it asks `python3`, whose failure is
+/// the row's error (exit 2). The interpreters are fakes; nothing leaves
+/// the machine.
+#[cfg(unix)]
+#[test]
+fn outdated_asks_pypi_with_the_python_of_the_profiles_runtime() {
+    // (the profile's [runtime] python, exit code, a part of stdout or stderr)
+    let cases = [
+        (Some(">=3.12"), Some(1), "1.1.0"),
+        (None, Some(2), "No module named pip"),
+    ];
+    let none = std::ffi::OsStr::new("");
+    for (python, want_code, want) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        fake_python(&bin.join("python3"), "3.10.4", false);
+        fake_python(&bin.join("python3.12"), "3.12.4", true);
+        let id = "test-outdated-python";
+        let runtime = python.map_or(String::new(), |r| format!("[runtime]\npython = \"{r}\"\n"));
+        let profile = format!(
+            "id = \"{id}\"\ndefault_version = \"1.0.0\"\n{runtime}{MODEL}[[recipe]]\nversions = \"*\"\nsource = \"pypi\"\npackage = \"fake-agent\"\nprogram = \"{{install_dir}}/bin/fake-agent\"\n"
+        );
+        let root = root_with_profile(dir.path(), id, &profile);
+        let root_s = root.display().to_string();
+        let (code, stdout, stderr) = harness_with(
+            dir.path(),
+            &["outdated", "--agent", id, "--root", &root_s],
+            &[
+                ("PATH", bin.as_os_str()),
+                ("HOME", dir.path().join("home").as_os_str()),
+                // no version manager of this machine is looked in
+                ("PYENV_ROOT", none),
+                ("MISE_DATA_DIR", none),
+                ("ASDF_DATA_DIR", none),
+                ("UV_PYTHON_INSTALL_DIR", none),
+                ("XDG_DATA_HOME", none),
+            ],
+        );
+        assert_eq!(code, want_code, "{python:?}: {stdout}{stderr}");
+        assert!(
+            stdout.contains(want) || stderr.contains(want),
+            "{python:?}: {stdout}{stderr}"
+        );
+    }
 }

@@ -99,8 +99,8 @@ pub struct Setup<'a> {
     /// Requests per MCP method stub-mcp received (for `[[ready.wait]]`
     /// `mcp_request` and the no-MCP-server note).
     pub mcp_methods: tokio::sync::watch::Receiver<super::http_legs::McpMethods>,
-    /// The `[ready]` conditions for this agent version.
-    pub ready_conditions: Vec<crate::corpus::profile::readiness::Condition>,
+    /// The `[ready]` conditions for this agent version: after session/new, after session/load.
+    pub ready_conditions: [Vec<crate::corpus::profile::readiness::Condition>; 2],
     /// Called once with the first initialize result (fills the header).
     pub on_initialized: Box<dyn FnMut(&Value) + Send + 'a>,
 }
@@ -679,7 +679,7 @@ impl Driver<'_> {
             // session/load may return modes/models again; keep what it says.
             self.session_result = result;
         }
-        self.wait_ready().await
+        self.wait_ready(load).await
     }
 
     async fn end_process(&mut self) {

@@ -36,6 +36,7 @@ use crate::capture::isolation;
 use crate::capture::model_server::{
     AgentTools, Flavour, ModelExchange, ModelScript, ModelServer, SideRequests, ToolNaming,
 };
+use crate::corpus::profile::readiness::SessionMethod;
 use crate::corpus::profile::{AgentSpec, Launch, Profile, Recipe, Vars};
 use crate::corpus::recording::{self, Header, Outcome};
 use crate::corpus::scenario::{self, Scenario};
@@ -541,7 +542,8 @@ async fn record_one(
         launch: &launch,
         stop: ctx.profile.stop_for(ctx.recipe),
         ready: &ctx.profile.ready,
-        ready_conditions: ctx.profile.ready.conditions(ctx.version),
+        ready_conditions: [SessionMethod::New, SessionMethod::Load]
+            .map(|method| ctx.profile.ready.conditions(ctx.version, method)),
         workspace: workspace_s.clone(),
         mcp: acp_bridge::McpEndpoint {
             name: "unity-ops".into(),

@@ -130,6 +130,16 @@ pub(super) fn run_scrubber(v: &RunValues<'_>) -> (Scrubber, Vec<(String, String)
             scrubber.placeholder(c.display().to_string(), "<package-dir>");
         }
     }
+    let prefixes = python_prefixes(v.installed);
+    for prefix in &prefixes {
+        python_prefix(&mut scrubber, prefix);
+    }
+    if !prefixes.is_empty() {
+        run_placeholders.push((
+            PYTHON_PREFIX.to_string(),
+            "the prefix of the Python that made the run's virtualenvs (its standard library and site-packages in tracebacks; of a system prefix such as /usr only its lib/python3* directories)".to_string(),
+        ));
+    }
     scrubber.relative_forms(&v.run_path.display().to_string(), "<run-relative>");
     // Installs, venvs and runtimes live in the install cache; agents and
     // their stderr name them, also by their canonical spelling.
@@ -143,6 +153,47 @@ pub(super) fn run_scrubber(v: &RunValues<'_>) -> (Scrubber, Vec<(String, String)
         scrubber.placeholder(cache.display().to_string(), "<cache>");
     }
     (scrubber, run_placeholders)
+}
+
+/// The placeholder of the base interpreter's prefix.
+const PYTHON_PREFIX: &str = "<python-prefix>";
+
+/// The prefixes of the Pythons that made the run's virtualenvs (the main
+/// package's and PyPI side packages'), once each.
+fn python_prefixes(installed: &Installed) -> Vec<std::path::PathBuf> {
+    let mut out: Vec<std::path::PathBuf> = installed
+        .main
+        .iter()
+        .chain(installed.packages.iter().map(|(_, p)| &p.dir))
+        .filter_map(|venv| crate::packages::python::venv_base_prefix(venv))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Scrubs a Python prefix, as given and canonical, to `<python-prefix>`:
+/// tracebacks name its standard library and site-packages
+/// (`~/.pyenv/versions/3.12.4/lib/python3.12/asyncio/...`). A system
+/// prefix (`/`, `/usr`, `/usr/local`) is shared by everything else on the
+/// machine, so only its `lib/python3*` directories are.
+fn python_prefix(scrubber: &mut Scrubber, prefix: &Path) {
+    let mut spellings = vec![prefix.to_path_buf()];
+    if let Ok(c) = prefix.canonicalize() {
+        spellings.push(c);
+    }
+    for p in spellings {
+        let p = p.display().to_string();
+        let p = p.trim_end_matches('/');
+        if matches!(p, "" | "/usr" | "/usr/local") {
+            scrubber.placeholder(
+                format!("{p}/lib/python3"),
+                format!("{PYTHON_PREFIX}/lib/python3"),
+            );
+        } else {
+            scrubber.placeholder(p, PYTHON_PREFIX);
+        }
+    }
 }
 
 /// The machine's hostname, as agents read it (`os.hostname()`).
@@ -176,6 +227,60 @@ fn temp_roots() -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    /// (the base prefix in pyvenv.cfg, a traceback line, as recorded): a
+    /// version manager's prefix goes whole; of a system prefix only its
+    /// Python directories, never the rest of /usr.
+    #[test]
+    fn python_prefix_paths_in_tracebacks_are_scrubbed() {
+        let cases = [
+            (
+                "/opt/py/versions/3.12.4",
+                r#"  File "/opt/py/versions/3.12.4/lib/python3.12/asyncio/base_events.py", line 691"#,
+                r#"  File "<python-prefix>/lib/python3.12/asyncio/base_events.py", line 691"#,
+            ),
+            (
+                "/opt/py/versions/3.12.4",
+                "/opt/py/versions/3.12.4/lib/python3.12/site-packages/pip/__init__.py",
+                "<python-prefix>/lib/python3.12/site-packages/pip/__init__.py",
+            ),
+            (
+                "/usr",
+                r#"  File "/usr/lib/python3.12/json/decoder.py", line 353, in raw_decode"#,
+                r#"  File "<python-prefix>/lib/python3.12/json/decoder.py", line 353, in raw_decode"#,
+            ),
+            (
+                "/usr",
+                "/usr/lib/python3/dist-packages/yaml/__init__.py via /usr/bin/env",
+                "<python-prefix>/lib/python3/dist-packages/yaml/__init__.py via /usr/bin/env",
+            ),
+            (
+                "/usr/local",
+                "/usr/local/lib/python3.13/traceback.py and /usr/local/bin/node",
+                "<python-prefix>/lib/python3.13/traceback.py and /usr/local/bin/node",
+            ),
+        ];
+        for (prefix, line, want) in cases {
+            let venv = tempfile::tempdir().unwrap();
+            std::fs::write(
+                venv.path().join("pyvenv.cfg"),
+                format!("home = {prefix}/bin\nversion = 3.12.4\n"),
+            )
+            .unwrap();
+            let installed = Installed {
+                main: Some(venv.path().to_path_buf()),
+                ..Installed::default()
+            };
+            let prefixes = python_prefixes(&installed);
+            assert_eq!(prefixes, [std::path::PathBuf::from(prefix)]);
+            let mut scrubber = Scrubber::new();
+            python_prefix(&mut scrubber, &prefixes[0]);
+            assert_eq!(scrubber.scrub(line), want, "{prefix}");
+        }
+        assert!(python_prefixes(&Installed::default()).is_empty());
+    }
+
     #[test]
     fn a_kernel_release_is_scrubbed_only_with_a_build_suffix() {
         for (release, scrubbed) in [

@@ -24,14 +24,40 @@ pub struct Vars {
 
 impl Vars {
     /// Fills `{name}` placeholders in `text`; `what` names it in errors.
+    /// `{{` is a literal `{`, and a `}}` closing it a literal `}` (so
+    /// `{{name}}` is the text `{name}`); a `}}` with no `{{` open, as JSON's
+    /// nested objects end, and a `{` that starts no placeholder name, stay
+    /// as written. An unknown `{name}` is an error naming it.
     pub fn fill(&self, text: &str, what: &str) -> Result<String, ProfileError> {
         let mut out = String::with_capacity(text.len());
         let mut rest = text;
-        while let Some(start) = rest.find('{') {
-            out.push_str(&rest[..start]);
-            let after = &rest[start + 1..];
+        // `{{` escapes open and not yet closed by `}}`
+        let mut open = 0usize;
+        while let Some(at) = rest.find(['{', '}']) {
+            out.push_str(&rest[..at]);
+            let here = &rest[at..];
+            if let Some(after) = here.strip_prefix("{{") {
+                out.push('{');
+                open += 1;
+                rest = after;
+                continue;
+            }
+            if let Some(after) = here.strip_prefix("}}")
+                && open > 0
+            {
+                out.push('}');
+                open -= 1;
+                rest = after;
+                continue;
+            }
+            if let Some(after) = here.strip_prefix('}') {
+                out.push('}');
+                rest = after;
+                continue;
+            }
+            let after = &here[1..];
             let Some(end) = after.find('}') else {
-                out.push_str(&rest[start..]);
+                out.push_str(here);
                 rest = "";
                 break;
             };

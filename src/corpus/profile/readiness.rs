@@ -13,6 +13,7 @@
 //! [[ready.wait]]
 //! notification = "_x.ai/mcp_initialized"        # a notification of this method
 //! versions = ">=1.0.0"       # only for these agent versions (default: all)
+//! on = "session/new"         # only after this method (default: session/new and session/load)
 //! ```
 //!
 //! `settle_ms` (default 0) is extra quiet time after all of them; a profile
@@ -64,6 +65,21 @@ pub struct ReadyWait {
     /// The agent versions it applies to (a semver range; default all).
     #[serde(default)]
     pub versions: Option<String>,
+    /// The session method it applies to: a condition only a new session
+    /// shows (or only a resumed one) is not waited for after the other.
+    /// Default both.
+    #[serde(default)]
+    pub on: Option<SessionMethod>,
+}
+
+/// The method that opened an agent process's session, which `[ready]` follows.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+pub enum SessionMethod {
+    #[serde(rename = "session/new")]
+    New,
+    /// session/load: a resume or a reload.
+    #[serde(rename = "session/load")]
+    Load,
 }
 
 /// A condition resolved for one agent version.
@@ -124,10 +140,11 @@ impl Ready {
         Ok(())
     }
 
-    /// The conditions that apply to `version`, in the profile's order.
-    pub fn conditions(&self, version: &semver::Version) -> Vec<Condition> {
+    /// The conditions that apply to `version` after `method`, in the profile's order.
+    pub fn conditions(&self, version: &semver::Version, method: SessionMethod) -> Vec<Condition> {
         self.wait
             .iter()
+            .filter(|w| w.on.is_none_or(|on| on == method))
             .filter(|w| {
                 w.versions.as_deref().is_none_or(|r| {
                     semver::VersionReq::parse(r).is_ok_and(|req| req.matches(version))
@@ -178,14 +195,14 @@ versions = ">=0.33.0"
         ready.check().unwrap();
         let v = |s: &str| semver::Version::parse(s).unwrap();
         assert_eq!(
-            ready.conditions(&v("0.61.0")),
+            ready.conditions(&v("0.61.0"), SessionMethod::New),
             vec![
                 Condition::McpRequest("tools/list".into()),
                 Condition::SessionUpdate("available_commands_update".into())
             ]
         );
         assert_eq!(
-            ready.conditions(&v("0.30.1")),
+            ready.conditions(&v("0.30.1"), SessionMethod::New),
             vec![Condition::McpRequest("tools/list".into())]
         );
         let cases = [
@@ -204,5 +221,54 @@ versions = ">=0.33.0"
             let err = r.check().unwrap_err();
             assert!(err.contains(want), "{text:?}: {err}");
         }
+    }
+
+    /// A condition scoped with `on` is waited for only after that session
+    /// method: a resume (session/load) is not held to what only a new
+    /// session shows.
+    #[test]
+    fn a_ready_wait_scoped_to_a_session_method_applies_only_after_it() {
+        let ready: Ready = toml::from_str(
+            r#"
+[[wait]]
+mcp_request = "tools/list"
+on = "session/new"
+[[wait]]
+notification = "_x/resumed"
+on = "session/load"
+[[wait]]
+session_update = "available_commands_update"
+"#,
+        )
+        .unwrap();
+        ready.check().unwrap();
+        let v = semver::Version::new(1, 0, 0);
+        let cases = [
+            (
+                SessionMethod::New,
+                vec![
+                    Condition::McpRequest("tools/list".into()),
+                    Condition::SessionUpdate("available_commands_update".into()),
+                ],
+            ),
+            (
+                SessionMethod::Load,
+                vec![
+                    Condition::Notification("_x/resumed".into()),
+                    Condition::SessionUpdate("available_commands_update".into()),
+                ],
+            ),
+        ];
+        for (method, want) in cases {
+            assert_eq!(ready.conditions(&v, method), want, "{method:?}");
+        }
+        let err =
+            toml::from_str::<Ready>("[[wait]]\nnotification = \"a\"\non = \"session/resume\"\n")
+                .unwrap_err()
+                .to_string();
+        assert!(
+            err.contains("session/resume") && err.contains("session/load"),
+            "{err}"
+        );
     }
 }

@@ -399,3 +399,100 @@ fn profile_ids_and_agent_names_are_names() {
         "{err}"
     );
 }
+
+/// `[install] timeout_secs` bounds each install step; absent it is the
+/// default, and 0 or more than a day is refused naming the field and line.
+#[test]
+fn the_install_timeout_is_the_profiles_within_bounds_else_named() {
+    let recipe = "[[recipe]]\nversions = \"*\"\nprogram = \"x\"\n";
+    let cases: [(&str, Result<u64, &str>); 5] = [
+        ("", Ok(DEFAULT_INSTALL_TIMEOUT_SECS)),
+        ("[install]\ntimeout_secs = 1\n", Ok(1)),
+        ("[install]\ntimeout_secs = 3600\n", Ok(3600)),
+        (
+            "[install]\ntimeout_secs = 0\n",
+            Err("p.toml:7: [install] timeout_secs = 0: must be 1 to 86400 seconds"),
+        ),
+        (
+            "[install]\ntimeout_secs = 86401\n",
+            Err("p.toml:7: [install] timeout_secs = 86401: must be 1 to 86400 seconds"),
+        ),
+    ];
+    for (section, want) in cases {
+        let text = format!("{HEAD}{MODEL}{section}{recipe}");
+        match (Profile::parse(&text, Path::new("p.toml")), want) {
+            (Ok(p), Ok(secs)) => assert_eq!(
+                p.install.timeout(),
+                std::time::Duration::from_secs(secs),
+                "{section:?}"
+            ),
+            (Err(e), Err(part)) => assert!(e.to_string().contains(part), "{section:?}: {e}"),
+            (got, _) => panic!("{section:?}: {got:?}"),
+        }
+    }
+}
+
+/// A side package with `into = "main"` goes into the main package's
+/// virtualenv, so it and the recipe's package must both come from PyPI.
+#[test]
+fn a_side_package_into_the_main_virtualenv_needs_pypi_on_both_sides() {
+    let side = |source: &str| {
+        format!(
+            "[[recipe.packages]]\nas = \"dep\"\nname = \"dep\"\nversion = \"1.0.0\"\nsource = \"{source}\"\ninto = \"main\"\n"
+        )
+    };
+    let pypi_recipe = "[[recipe]]\nversions = \"*\"\nsource = \"pypi\"\npackage = \"agent\"\nprogram = \"{install_dir}/bin/agent\"\n";
+    let npm_recipe = "[[recipe]]\nversions = \"*\"\npackage = \"agent\"\nprogram = \"node\"\n";
+    let bare_recipe = "[[recipe]]\nversions = \"*\"\nsource = \"pypi\"\nprogram = \"x\"\n";
+    let needs = "`into = \"main\"` needs it and the recipe's package both from PyPI";
+    let cases = [
+        (format!("{pypi_recipe}{}", side("pypi")), Ok(true)),
+        (format!("{pypi_recipe}{}", side("npm")), Err(needs)),
+        (format!("{npm_recipe}{}", side("pypi")), Err(needs)),
+        (format!("{bare_recipe}{}", side("pypi")), Err(needs)),
+        (
+            format!(
+                "{pypi_recipe}{}",
+                side("pypi").replace("\"main\"", "\"other\"")
+            ),
+            Err("unknown variant `other`"),
+        ),
+    ];
+    for (tail, want) in cases {
+        let text = format!("{HEAD}{MODEL}{tail}");
+        match (Profile::parse(&text, Path::new("p.toml")), want) {
+            (Ok(p), Ok(into)) => assert_eq!(p.recipes[0].packages[0].into_main(), into, "{tail}"),
+            (Err(e), Err(part)) => assert!(e.to_string().contains(part), "{tail}: {e}"),
+            (got, _) => panic!("{tail}: {got:?}"),
+        }
+    }
+}
+
+/// (text, filled or the unknown placeholder's error): `{{` and the `}}`
+/// that closes it are literal braces; JSON's own braces and `}}` stay as
+/// written; an unknown `{name}` is still an error naming it.
+#[test]
+fn doubled_braces_are_literal_braces_and_unknown_placeholders_still_fail() {
+    let vars = Vars {
+        home: "/h".into(),
+        version: "1.2.3".into(),
+        ..Vars::default()
+    };
+    let cases = [
+        ("{home}/x", Ok("/h/x")),
+        ("{{home}}", Ok("{home}")),
+        ("{{{home}}}", Ok("{/h}")),
+        ("{{model}} is {version}", Ok("{model} is 1.2.3")),
+        ("{{}}", Ok("{}")),
+        (r#"{{"a":{{"b":"{home}"}}}}"#, Ok(r#"{"a":{"b":"/h"}}"#)),
+        (r#"{"a":{"b":"{home}"}}"#, Ok(r#"{"a":{"b":"/h"}}"#)),
+        ("a } b }} c", Ok("a } b }} c")),
+        ("open { only", Ok("open { only")),
+        ("{nope}", Err("unknown placeholder `{nope}` in args")),
+        ("{{ok}} {nope}", Err("unknown placeholder `{nope}` in args")),
+    ];
+    for (text, want) in cases {
+        let got = vars.fill(text, "args").map_err(|e| e.to_string());
+        assert_eq!(got, want.map(String::from).map_err(String::from), "{text}");
+    }
+}

@@ -150,3 +150,149 @@ fn python_is_found_on_the_machine_and_an_unmet_range_names_what_was_tried() {
     let exact = format!("={}", found.version);
     assert_eq!(find_python(Some(&exact)).unwrap().version, found.version);
 }
+
+/// A fake interpreter at `dir/rel`: `Some(version)` answers the probe as
+/// Python `version` at its own path; `None` is a version manager's shim
+/// with no version selected (it fails).
+#[cfg(unix)]
+fn fake_python(dir: &std::path::Path, rel: &str, version: Option<&str>) {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let body = match version {
+        Some(v) => format!("#!/bin/sh\necho {v}\necho \"$0\"\n"),
+        None => "#!/bin/sh\necho 'pyenv: python3: command not found' >&2\nexit 127\n".into(),
+    };
+    std::fs::write(&path, body).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// (case, interpreters (path under the fake machine, version or a failing
+/// shim), variables (value under the fake machine), range, the chosen
+/// interpreter or a part of the error). Nothing of this process's own
+/// environment is read or changed.
+#[cfg(unix)]
+#[test]
+fn python_behind_a_version_manager_is_found_past_its_failing_shim() {
+    type Case<'a> = (
+        &'a str,
+        &'a [(&'a str, Option<&'a str>)],
+        &'a [(&'a str, &'a str)],
+        Option<&'a str>,
+        Result<&'a str, &'a str>,
+    );
+    let shim_path: &[(&str, &str)] = &[("PATH", "shims"), ("HOME", "home")];
+    let cases: &[Case] = &[
+        (
+            "pyenv shim fails, ~/.pyenv/versions has the match",
+            &[
+                ("shims/python3", None),
+                ("home/.pyenv/versions/3.11.9/bin/python3.11", Some("3.11.9")),
+                ("home/.pyenv/versions/3.12.4/bin/python3.12", Some("3.12.4")),
+            ],
+            shim_path,
+            Some(">=3.12"),
+            Ok("home/.pyenv/versions/3.12.4/bin/python3.12"),
+        ),
+        (
+            "PYENV_ROOT is read over ~/.pyenv",
+            &[
+                ("shims/python3", None),
+                ("pyenv/versions/3.13.1/bin/python3.13", Some("3.13.1")),
+            ],
+            &[("PATH", "shims"), ("HOME", "home"), ("PYENV_ROOT", "pyenv")],
+            Some(">=3.12"),
+            Ok("pyenv/versions/3.13.1/bin/python3.13"),
+        ),
+        (
+            "mise installs",
+            &[(
+                "home/.local/share/mise/installs/python/3.12.1/bin/python3.12",
+                Some("3.12.1"),
+            )],
+            shim_path,
+            Some(">=3.12"),
+            Ok("home/.local/share/mise/installs/python/3.12.1/bin/python3.12"),
+        ),
+        (
+            "asdf installs",
+            &[(
+                "home/.asdf/installs/python/3.12.2/bin/python3.12",
+                Some("3.12.2"),
+            )],
+            shim_path,
+            Some(">=3.12"),
+            Ok("home/.asdf/installs/python/3.12.2/bin/python3.12"),
+        ),
+        (
+            "uv python installs",
+            &[(
+                "home/.local/share/uv/python/cpython-3.12.3-linux-x86_64-gnu/bin/python3.12",
+                Some("3.12.3"),
+            )],
+            shim_path,
+            Some(">=3.12"),
+            Ok("home/.local/share/uv/python/cpython-3.12.3-linux-x86_64-gnu/bin/python3.12"),
+        ),
+        (
+            "without a range, a failing python3 shim gives way to the highest install",
+            &[
+                ("shims/python3", None),
+                ("home/.pyenv/versions/3.10.4/bin/python3.10", Some("3.10.4")),
+                ("home/.pyenv/versions/3.12.4/bin/python3.12", Some("3.12.4")),
+            ],
+            shim_path,
+            None,
+            Ok("home/.pyenv/versions/3.12.4/bin/python3.12"),
+        ),
+        (
+            "without a range, a python3 on PATH that runs is used",
+            &[
+                ("bin/python3", Some("3.10.4")),
+                ("home/.pyenv/versions/3.12.4/bin/python3.12", Some("3.12.4")),
+            ],
+            &[("PATH", "bin"), ("HOME", "home")],
+            None,
+            Ok("bin/python3"),
+        ),
+        (
+            "ACP_HARNESS_PYTHON wins over every install",
+            &[
+                ("mine/python", Some("3.12.0")),
+                ("home/.pyenv/versions/3.13.1/bin/python3.13", Some("3.13.1")),
+            ],
+            &[("HOME", "home"), ("ACP_HARNESS_PYTHON", "mine/python")],
+            Some(">=3.12"),
+            Ok("mine/python"),
+        ),
+        (
+            "no match names the shim and each install tried",
+            &[
+                ("shims/python3", None),
+                ("home/.pyenv/versions/3.11.9/bin/python3.11", Some("3.11.9")),
+            ],
+            shim_path,
+            Some(">=3.12"),
+            Err("3.11.9/bin/python3.11 is 3.11.9"),
+        ),
+    ];
+    for (case, pythons, vars, req, want) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        for (rel, version) in *pythons {
+            fake_python(dir.path(), rel, *version);
+        }
+        let search = PythonSearch::with_vars(
+            vars.iter()
+                .map(|(k, v)| (k.to_string(), dir.path().join(v).into_os_string())),
+        );
+        match (search.find(*req), want) {
+            (Ok(python), Ok(rel)) => assert_eq!(python.program, dir.path().join(rel), "{case}"),
+            (Err(e), Err(part)) => {
+                let e = format!("{e:#}");
+                assert!(e.contains(part), "{case}: {e}");
+                assert!(e.contains("shims/python3 does not run"), "{case}: {e}");
+            }
+            (got, _) => panic!("{case}: {got:?}"),
+        }
+    }
+}

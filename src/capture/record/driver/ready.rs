@@ -10,12 +10,13 @@ use crate::corpus::profile::readiness::Condition;
 
 impl Driver<'_> {
     /// What the profile says to wait for before the first prompt: each
-    /// condition seen on this process, bounded by `timeout_ms` in all.
-    pub(super) async fn wait_ready(&mut self) -> Result<(), Halt> {
+    /// condition for the session method (`load`: session/load) seen on this
+    /// process, bounded by `timeout_ms` in all.
+    pub(super) async fn wait_ready(&mut self, load: bool) -> Result<(), Halt> {
         let ready = self.setup.ready.clone();
         let timeout = Duration::from_millis(ready.timeout_ms);
         let started = Instant::now();
-        for condition in self.setup.ready_conditions.clone() {
+        for condition in self.setup.ready_conditions[usize::from(load)].clone() {
             let what = format!("{} before prompting", condition.describe());
             let left = timeout.saturating_sub(started.elapsed());
             self.wait_until(left, &what, |d| d.ready_holds(&condition))
