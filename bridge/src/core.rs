@@ -410,16 +410,17 @@ impl Bridge {
 
     /// Takes the waiting tool lists when no call is open.
     fn take_tool_lists(&mut self) {
-        let calls_open =
-            !self.tool_calls.open_ids().is_empty() || !self.tool_calls.unannounced_ids().is_empty();
-        if self.waiting_tool_lists.is_empty() || calls_open {
+        if self.waiting_tool_lists.is_empty()
+            || !self.tool_calls.open_ids().is_empty()
+            || !self.tool_calls.unannounced_ids().is_empty()
+        {
             return;
         }
         let mut servers = RegisteredServers::clone(&self.tool_calls.servers);
         for (server, tools) in std::mem::take(&mut self.waiting_tool_lists) {
             if !servers.names().contains(&server) {
                 self.diag(format!(
-                    "tools of MCP server {server}, which is not registered: ignored"
+                    "tools of MCP server {server}, which is not registered: kept aside"
                 ));
             }
             servers.set_tools(&server, tools);
