@@ -115,3 +115,63 @@ fn urls_split_into_host_port_and_path() {
         );
     }
 }
+
+/// A server that answers each request from a list of raw HTTP responses, in
+/// order, one connection each, writing them a few bytes at a time.
+async fn scripted_server(responses: Vec<String>) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        for response in responses {
+            let Ok((mut stream, _)) = listener.accept().await else {
+                return;
+            };
+            // the request head and body: read what comes first
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf).await;
+            for piece in response.as_bytes().chunks(7) {
+                let _ = stream.write_all(piece).await;
+                let _ = stream.flush().await;
+                tokio::task::yield_now().await;
+            }
+        }
+    });
+    url
+}
+
+fn chunked(body: &str) -> String {
+    // two chunks, split mid-event
+    let (a, b) = body.split_at(body.len() / 2);
+    format!(
+        "{:x}\r\n{a}\r\n{:x};ext=1\r\n{b}\r\n0\r\n\r\n",
+        a.len(),
+        b.len()
+    )
+}
+
+#[tokio::test]
+async fn chunked_sse_content_length_and_pages_are_read_however_they_are_cut() {
+    let init = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"x","version":"1"}}}"#;
+    let sse = format!("event: message\r\ndata: \r\n\r\nevent: message\r\ndata: {init}\r\n\r\n");
+    let page1 = r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"a"},{"name":"b"}],"nextCursor":"p2"}}"#;
+    let page2 = r#"[{"jsonrpc":"2.0","method":"notifications/message","params":{}},{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"c"}]}}]"#;
+    let url = scripted_server(vec![
+        format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nMcp-Session-Id: s1\r\nTransfer-Encoding: chunked\r\n\r\n{}",
+            chunked(&sse)
+        ),
+        "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n".to_string(),
+        format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{page1}",
+            page1.len()
+        ),
+        format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{page2}"),
+        "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n".to_string(),
+    ])
+    .await;
+    let got = list_tools_within(&endpoint(&url, None), Duration::from_secs(5))
+        .await
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!(got, ["a", "b", "c"]);
+}
