@@ -20,6 +20,9 @@
 //! `agent-arguments-wrapped` wraps every call's rawInput in an envelope
 //! (`{tool, arguments}`, `{name, input}`, `{args}`).
 //!
+//! The `*-bare-T` variants strip the server and leave only the tool's name
+//! (the bridge is handed the tools stub-mcp offered, as a host lists them).
+//!
 //! The variants are data (a table of spellings, places and moves), applied
 //! the same way to every agent: no variant knows which agent it rewrites.
 //! A variant that needs what a recording lacks (a permission request, a
@@ -204,6 +207,12 @@ const VARIANTS: &[Variant] = &[
         "mcp.{s}.{t}",
     ),
     v("permission-option-name", Place::OptionName, "mcp__{s}__{t}"),
+    // the bare tool name, no server anywhere in the call: the one server
+    // that lists the tool is its server
+    v("title-bare-T", Place::Title, "{t}"),
+    v("rawInput-tool-bare-T", Place::RawField("tool"), "{t}"),
+    v("meta-toolName-bare-T", Place::Meta("toolName"), "{t}"),
+    v("permission-title-bare-T", Place::PermissionTitle, "{t}"),
     generic(
         "generic-ToolCall-other",
         Title::Label("ToolCall"),

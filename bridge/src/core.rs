@@ -18,6 +18,7 @@ use crate::permission::{PanelAnswer, PendingPermission};
 use crate::permission_mode::PermissionMode;
 use crate::stream_json::{self, InitInfo};
 use crate::tool_calls::ToolCalls;
+use crate::tool_name::RegisteredServers;
 use crate::turn::{BlockKind, Turn};
 use crate::{script_gate, tool_name, tool_result};
 
@@ -162,6 +163,9 @@ pub struct Bridge {
     plans: Vec<(String, session_notes::Plan)>,
     /// `TodoWrite` calls made for plans so far (their ids).
     next_plan_call: u64,
+    /// Tool lists of MCP servers given while calls were open: taken once
+    /// none is (see [`Bridge::set_server_tools`]).
+    waiting_tool_lists: Vec<(String, Vec<String>)>,
 }
 
 /// How much of an offending line a diagnostic quotes.
@@ -218,6 +222,7 @@ impl Bridge {
             late_prompts: Vec::new(),
             plans: Vec::new(),
             next_plan_call: 0,
+            waiting_tool_lists: Vec::new(),
         }
     }
 
@@ -380,6 +385,47 @@ impl Bridge {
             self.fail_handshake(&why, now);
         }
         self.take()
+    }
+
+    /// The MCP servers registered with the agent, once the session's set is
+    /// settled (the handshake started; `None` before): what the host lists
+    /// the tools of, once per session.
+    pub fn registered_mcp_servers(&self) -> Option<Vec<McpEndpoint>> {
+        match self.phase {
+            Phase::Idle => None,
+            Phase::Failed => Some(Vec::new()),
+            Phase::Handshaking | Phase::Ready => Some(self.mcp.iter().cloned().collect()),
+        }
+    }
+
+    /// The tools MCP server `server` lists (its `tools/list`), for the bare
+    /// tool name rule ([`crate::server_tools`]). Taken at once when no call
+    /// is open, else when the turn ends: a call's name never changes
+    /// under it. Without a list the core names calls as before.
+    pub fn set_server_tools(&mut self, server: &str, tools: Vec<String>) -> Output {
+        self.waiting_tool_lists.push((server.to_string(), tools));
+        self.take_tool_lists();
+        self.take()
+    }
+
+    /// Takes the waiting tool lists when no call is open.
+    fn take_tool_lists(&mut self) {
+        if self.waiting_tool_lists.is_empty()
+            || !self.tool_calls.open_ids().is_empty()
+            || !self.tool_calls.unannounced_ids().is_empty()
+        {
+            return;
+        }
+        let mut servers = RegisteredServers::clone(&self.tool_calls.servers);
+        for (server, tools) in std::mem::take(&mut self.waiting_tool_lists) {
+            if !servers.names().contains(&server) {
+                self.diag(format!(
+                    "tools of MCP server {server}, which is not registered: kept aside"
+                ));
+            }
+            servers.set_tools(&server, tools);
+        }
+        self.tool_calls.servers = std::sync::Arc::new(servers);
     }
 
     // ------------------------------------------------------------ plumbing

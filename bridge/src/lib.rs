@@ -13,6 +13,7 @@ pub mod mcp_servers;
 mod permission;
 mod permission_mode;
 pub mod script_gate;
+pub mod server_tools;
 pub mod shorten;
 pub mod stream_json;
 pub mod tap;

@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 
 use crate::call_fields::{CallFields, PermissionParts};
 use crate::json_field::field;
-use crate::tool_name::{self, Identity};
+use crate::tool_name::{self, Identity, RegisteredServers};
 
 #[derive(Debug)]
 pub(crate) struct ToolCall {
@@ -163,8 +163,8 @@ pub const UNNAMED_CALL_WAIT: Duration = Duration::from_secs(1);
 
 /// A call's values derived from its fields: asked for several times per
 /// frame (hold or announce, the `tool_use`, the script gate), each worked
-/// out once per change of the fields. The session's MCP servers never
-/// change, so they are no part of the key.
+/// out once per change of the fields. The session's MCP servers and their
+/// tools change only while no call is open, so they are no part of the key.
 #[derive(Debug, Default)]
 struct Derived {
     identity: OnceCell<Option<Identity>>,
@@ -324,7 +324,7 @@ impl ToolCall {
         self.fields.own["content"] = json!([]);
     }
 
-    fn identity(&self, servers: &[String]) -> Option<&Identity> {
+    fn identity(&self, servers: &RegisteredServers) -> Option<&Identity> {
         self.derived
             .identity
             .get_or_init(|| tool_name::identity(&self.fields, servers))
@@ -332,7 +332,7 @@ impl ToolCall {
     }
 
     /// The call's Claude name: the announced one once announced.
-    pub fn name(&self, servers: &[String]) -> String {
+    pub fn name(&self, servers: &RegisteredServers) -> String {
         match &self.announced_name {
             Some(name) => name.clone(),
             None => self
@@ -380,7 +380,7 @@ impl ToolCall {
 
     /// The `tool_use` input: an MCP call's arguments (`{}` when no frame
     /// carried any), else rawInput in Claude's shape.
-    pub fn input(&self, servers: &[String]) -> &Value {
+    pub fn input(&self, servers: &RegisteredServers) -> &Value {
         self.derived
             .input
             .get_or_init(|| match self.identity(servers) {
@@ -403,7 +403,7 @@ impl ToolCall {
     /// The `tool_use` input to write: [`ToolCall::input`] once worked out
     /// or for an MCP call, else an agent tool's borrowed from its fields
     /// (the same bytes, without building a map for them).
-    pub fn input_to_write(&self, servers: &[String]) -> ToolInput<'_> {
+    pub fn input_to_write(&self, servers: &RegisteredServers) -> ToolInput<'_> {
         match self.derived.input.get() {
             Some(input) => ToolInput::Built(input),
             None if !self.is_mcp(servers) => ToolInput::Agent(Box::new(self.agent_input())),
@@ -415,14 +415,14 @@ impl ToolCall {
     /// frame carried any (an empty rawInput that only the first frame
     /// carried does not count); for any other call, its rawInput is
     /// pending.
-    pub fn awaits_arguments(&self, servers: &[String]) -> bool {
+    pub fn awaits_arguments(&self, servers: &RegisteredServers) -> bool {
         *self
             .derived
             .awaits_arguments
             .get_or_init(|| self.find_awaits_arguments(servers))
     }
 
-    fn find_awaits_arguments(&self, servers: &[String]) -> bool {
+    fn find_awaits_arguments(&self, servers: &RegisteredServers) -> bool {
         match self.identity(servers) {
             Some((_, _, decoration)) => match self.mcp_arguments(decoration.as_ref()) {
                 None => true,
@@ -446,7 +446,7 @@ impl ToolCall {
 
     /// Whether an agent tool still lacks a field its Claude tool needs (see
     /// [`crate::tool_input::required_fields`]): held even while it runs.
-    pub fn lacks_required_fields(&self, servers: &[String]) -> bool {
+    pub fn lacks_required_fields(&self, servers: &RegisteredServers) -> bool {
         !self.is_mcp(servers) && !self.agent_input().has_required_fields(&self.name(servers))
     }
 
@@ -479,13 +479,13 @@ impl ToolCall {
     }
 
     /// Whether an MCP identity is known for the call.
-    pub fn is_mcp(&self, servers: &[String]) -> bool {
+    pub fn is_mcp(&self, servers: &RegisteredServers) -> bool {
         self.identity(servers).is_some()
     }
 
     /// Whether the call's identity may still change (see
     /// [`tool_name::identity_pending_among`]).
-    pub fn identity_pending(&self, servers: &[String]) -> bool {
+    pub fn identity_pending(&self, servers: &RegisteredServers) -> bool {
         *self
             .derived
             .identity_pending
@@ -531,9 +531,10 @@ pub(crate) struct ToolCalls {
     open: Vec<usize>,
     /// What the calls in `open` hold in all (see [`MAX_OPEN_CALL_BYTES`]).
     open_held: usize,
-    /// The panel's MCP servers the bridge registered with the agent (shared:
-    /// handed to every call's lookups without copying).
-    pub servers: Arc<[String]>,
+    /// The panel's MCP servers the bridge registered with the agent and
+    /// their tools (shared: handed to every call's lookups without
+    /// copying). Replaced only while no call is open.
+    pub servers: Arc<RegisteredServers>,
 }
 
 impl ToolCalls {
@@ -545,7 +546,7 @@ impl ToolCalls {
             aliases: foldhash::HashMap::default(),
             open: Vec::new(),
             open_held: 0,
-            servers: servers.into(),
+            servers: Arc::new(RegisteredServers::new(servers)),
         }
     }
 

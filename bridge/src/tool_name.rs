@@ -22,9 +22,9 @@
 //! | Gemini CLI >= 0.36 | title `T (S MCP Server)`; arguments as a JSON text block |
 //! | Gemini CLI 0.24-0.35 | the permission options `proceed_always_tool` / `proceed_always_server` "Always Allow <x>"; the title is the arguments as JSON |
 //!
-//! A bare tool name (`uap_ping`) is not resolved against the server's tool
-//! list: an agent's own tool may share the name, and asking the server would
-//! put I/O into the sans-IO core for a case no agent has shown.
+//! A bare tool name (`uap_ping`) names an MCP call only when it is exactly
+//! one tool of exactly one registered server, by the tool lists the host
+//! hands the core; see [`crate::server_tools`].
 //!
 //! An MCP call's input is its arguments (see [`mcp_arguments`]); anything
 //! else is named by a Claude built-in name in `_meta` ([`meta_builtin_name`]),
@@ -40,6 +40,8 @@ pub use crate::call_fields::{
     meta_builtin_name, name_for_kind, non_empty, title, title_name, wrapped_arguments,
 };
 use crate::json_field::{field, field_mut};
+pub use crate::server_tools::RegisteredServers;
+use crate::server_tools::bare_identity;
 use crate::tool_input::{AgentToolInput, agent_tool_input};
 
 /// An MCP tool a call invokes, as the agent framed it.
@@ -336,11 +338,14 @@ fn identity_in_values(v: &Value, servers: &[String], depth: usize) -> Option<Ide
 /// The MCP identity of a call (server, tool, decoration arguments) from any
 /// of its structural fields, in this order: the call's `name`, rawInput `server` + `tool`,
 /// rawInput's name fields, the title, any string in `_meta`, the permission
-/// request's title, `_meta` and option names.
+/// request's title, `_meta` and option names; else a bare tool name one
+/// registered server lists ([`bare_identity`]).
 /// Wherever the identity is found, a title spelling the same tool with a
 /// decoration still carries the call's arguments.
-pub fn identity(call: &CallFields, servers: &[String]) -> Option<Identity> {
-    let (server, tool, decoration) = undecorated_identity(call, servers)?;
+pub fn identity(call: &CallFields, registered: &RegisteredServers) -> Option<Identity> {
+    let servers = registered.names();
+    let (server, tool, decoration) = undecorated_identity(call, servers)
+        .or_else(|| bare_identity(call, registered).map(|(s, t)| (s, t, None)))?;
     let decoration = decoration.or_else(|| {
         [non_empty(call.field("title")), call.permission.title()]
             .into_iter()
@@ -486,8 +491,9 @@ pub fn other_arguments(
 
 /// The MCP tool this call invokes, from any spelling of its identity in any
 /// structural field (see [`identity`]); `servers` are the panel's servers
-/// the bridge registered (empty: only unambiguous spellings count).
-pub fn mcp_call_among(call: &CallFields, servers: &[String]) -> Option<McpCall> {
+/// the bridge registered and their tools (none: only unambiguous spellings
+/// count).
+pub fn mcp_call_among(call: &CallFields, servers: &RegisteredServers) -> Option<McpCall> {
     let (server, tool, decoration) = identity(call, servers)?;
     let arguments =
         mcp_arguments(call, decoration.as_ref(), true).unwrap_or_else(|| Value::Object(Map::new()));
@@ -500,7 +506,7 @@ pub fn mcp_call_among(call: &CallFields, servers: &[String]) -> Option<McpCall> 
 
 /// [`mcp_call_among`] with no known server.
 pub fn mcp_call(call: &CallFields) -> Option<McpCall> {
-    mcp_call_among(call, &[])
+    mcp_call_among(call, &RegisteredServers::default())
 }
 
 /// The Claude tool name for a tool call. `call` holds the ACP fields seen so
@@ -508,13 +514,13 @@ pub fn mcp_call(call: &CallFields) -> Option<McpCall> {
 /// `tool_call` / `tool_call_update` / the permission request's `toolCall`
 /// (see [`merge_tool_call`]).
 pub fn claude_tool_name(call: &CallFields) -> String {
-    claude_tool_name_among(call, &[])
+    claude_tool_name_among(call, &RegisteredServers::default())
 }
 
 /// [`claude_tool_name`] knowing the panel's MCP servers: an MCP identity
 /// wins over any kind or title, and a built-in name in `_meta` (see
 /// [`meta_builtin_name`]) over the kind.
-pub fn claude_tool_name_among(call: &CallFields, servers: &[String]) -> String {
+pub fn claude_tool_name_among(call: &CallFields, servers: &RegisteredServers) -> String {
     claude_tool_name_known(call, identity(call, servers).as_ref())
 }
 
@@ -545,7 +551,7 @@ pub fn tool_input(call: &CallFields) -> Value {
 /// `tool_use` back while this holds, but emits it before anything that must
 /// follow it.
 pub fn identity_pending(call: &CallFields) -> bool {
-    identity_pending_among(call, &[])
+    identity_pending_among(call, &RegisteredServers::default())
 }
 
 /// Whether the call has a kind (its own or its permission request's).
@@ -554,7 +560,7 @@ pub fn has_kind(call: &CallFields) -> bool {
 }
 
 /// [`identity_pending`] knowing the panel's MCP servers.
-pub fn identity_pending_among(call: &CallFields, servers: &[String]) -> bool {
+pub fn identity_pending_among(call: &CallFields, servers: &RegisteredServers) -> bool {
     if title(call) == Some("use_tool") {
         return mcp_call_among(call, servers).is_none();
     }

@@ -13,6 +13,7 @@
 //! | `panel> {json}` / `agent> <line>` | feeds one line (any text: malformed lines too) |
 //! | `agent-exit <code>` / `agent-killed` / `agent-stdout-closed` / `panel-eof` / `tick` | the other inputs |
 //! | `agent-over-cap <bytes>` / `panel-over-cap <bytes>` | a line from that side passed the host's line cap |
+//! | `server-tools <server> <tool>...` | the host hands the core what MCP server `<server>` lists (`set_server_tools`) |
 //! | `to-agent: {json}` | the next line sent to the agent (subset match) |
 //! | `to-agent=: {json}` | the next line sent to the agent (exact match) |
 //! | `to-panel: {json}` | the next line sent to the panel (subset match) |
@@ -63,6 +64,7 @@ enum Step {
     PanelOverCap(usize),
     PanelEof,
     Tick,
+    ServerTools(String, Vec<String>),
     ToAgent(Value, bool),
     ToPanel(Value, bool),
     Diag(String),
@@ -141,6 +143,10 @@ fn parse_steps(
             Step::PanelOverCap(r.trim().parse().map_err(|e| format!("{at}: {e}"))?)
         } else if line == "panel-eof" {
             Step::PanelEof
+        } else if let Some(r) = line.strip_prefix("server-tools ") {
+            let mut words = r.split_whitespace().map(str::to_string);
+            let server = words.next().unwrap_or_default();
+            Step::ServerTools(server, words.collect())
         } else if line == "tick" {
             Step::Tick
         } else if let Some(r) = line.strip_prefix("to-agent: ") {
@@ -319,6 +325,7 @@ fn run_case(case: &Case) -> Result<Vec<Block>, String> {
                 | Step::PanelOverCap(_)
                 | Step::PanelEof
                 | Step::Tick
+                | Step::ServerTools(..)
         );
         if input {
             if let Some(b) = blocks.last_mut() {
@@ -336,6 +343,7 @@ fn run_case(case: &Case) -> Result<Vec<Block>, String> {
                 Step::PanelOverCap(cap) => b.on_panel_line_over_cap(*cap, now),
                 Step::PanelEof => b.on_panel_eof(now),
                 Step::Tick => b.on_tick(now),
+                Step::ServerTools(server, tools) => b.set_server_tools(server, tools.clone()),
                 _ => unreachable!(),
             };
             if dump {

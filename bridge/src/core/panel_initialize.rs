@@ -173,7 +173,8 @@ impl Bridge {
                 .get(&ep.name)
                 .is_some_and(|s| launch.get(&ep.name).is_none_or(|l| l == s))
         });
-        self.tool_calls.servers = picked.endpoint.iter().map(|ep| ep.name.clone()).collect();
+        let names = picked.endpoint.iter().map(|ep| ep.name.clone()).collect();
+        self.tool_calls.servers = std::sync::Arc::new(self.tool_calls.servers.with_names(names));
         self.mcp = picked.endpoint;
         self.initialize_servers = Some(InitializeServers {
             servers,

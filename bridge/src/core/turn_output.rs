@@ -185,7 +185,7 @@ impl Bridge {
 
     /// Closes a call the agent reported finished: its gate note if it wrote
     /// a gated script unasked, then its one `tool_result`.
-    fn finish_call(&mut self, call_id: &str, completed: bool, servers: &[String]) {
+    fn finish_call(&mut self, call_id: &str, completed: bool, servers: &RegisteredServers) {
         let Some(call) = self.tool_calls.get_mut(call_id) else {
             return;
         };
@@ -372,6 +372,7 @@ impl Bridge {
             self.close_call(&id, json!("Tool call ended without a result"), true);
         }
         self.cancel_pending_permissions_silently();
+        self.take_tool_lists();
         if let Some(t) = self.turn.take() {
             let r = t.result(now);
             self.emit(r);
@@ -402,7 +403,7 @@ impl Bridge {
 /// that may name it.
 fn holds_back(
     call: &mut crate::tool_calls::ToolCall,
-    servers: &[String],
+    servers: &RegisteredServers,
     in_progress: bool,
     finished: bool,
     now: Duration,

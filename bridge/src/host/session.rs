@@ -40,6 +40,7 @@ use process_group::{Graces, Ladder, Rung};
 
 use super::signals::Signals;
 use super::tap_file::{panel_line_secrets, tap_scrubber};
+use exit_status::{describe, exit_signal, killed_by};
 
 use super::agent_process;
 use super::args::HostConfig;
@@ -87,6 +88,8 @@ enum Event {
     PanelGone(String),
     AgentStderr(Read),
     AgentStdinBroken(String),
+    /// What a registered MCP server lists ([`tool_listing`]).
+    ServerTools(tool_listing::Listed),
 }
 
 /// Why the session ended, for the exit code.
@@ -206,7 +209,6 @@ pub async fn run(config: HostConfig) -> Result<i32> {
             }
         });
     }
-    drop(events_tx);
 
     let mut exit_rx = agent.exit;
 
@@ -231,6 +233,7 @@ pub async fn run(config: HostConfig) -> Result<i32> {
         ladder: None,
         grace: timing.grace,
         signalled: false,
+        lister: Some(events_tx),
     };
 
     if let Some(prompt) = &config.print_prompt {
@@ -336,6 +339,7 @@ pub async fn run(config: HostConfig) -> Result<i32> {
                 }
                 Some(Event::AgentStderr(Read::OverCap)) => {}
                 Some(Event::AgentStderr(Read::End(_))) => agent_stderr_open = false,
+                Some(Event::ServerTools(listed)) => host.server_tools(listed),
                 Some(Event::AgentStdinBroken(e)) => {
                     host.diag(&format!("writing to the agent failed ({e}); it may have exited"));
                     host.stdin_closed = true;
@@ -444,6 +448,8 @@ struct Host {
     grace: Duration,
     /// We sent the agent's group a signal.
     signalled: bool,
+    /// Taken when the session's MCP servers are listed (once).
+    lister: Option<mpsc::Sender<Event>>,
 }
 
 impl Host {
@@ -521,6 +527,7 @@ impl Host {
             self.cause.get_or_insert(EndCause::Core);
             self.close_agent_stdin();
         }
+        self.list_server_tools();
     }
 
     fn diag(&mut self, text: &str) {
@@ -707,21 +714,6 @@ async fn end_leftovers(_grace: Duration, host: &mut Host) {
     host.tree.kill();
 }
 
-/// The signal that ended the agent (Unix only: a Windows process has just its
-/// exit code).
-fn exit_signal(status: &std::process::ExitStatus) -> Option<i32> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::ExitStatusExt;
-        status.signal()
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = status;
-        None
-    }
-}
-
 async fn finish(mut host: Host, panel_writer: tokio::task::JoinHandle<()>, code: i32) -> i32 {
     if host.dropped_agent_lines > 0 {
         let n = host.dropped_agent_lines;
@@ -761,36 +753,15 @@ fn diagnostic(stderr: &mut StderrSink, log: &Tap, start: std::time::Instant, tex
     log.line(start.elapsed().as_millis() as u64, Way::Diagnostic, text);
 }
 
-/// The signal that ended a process (Unix; Windows statuses always have a code).
-fn killed_by(status: ExitStatus) -> Option<i32> {
-    #[cfg(unix)]
-    {
-        std::os::unix::process::ExitStatusExt::signal(&status)
-    }
-    #[cfg(windows)]
-    {
-        let _ = status;
-        None
-    }
-}
-
-fn describe(status: Option<ExitStatus>) -> String {
-    match status {
-        Some(s) => match (s.code(), killed_by(s)) {
-            (Some(c), _) => format!("exit code {c}"),
-            (None, Some(sig)) => format!("killed by signal {sig}"),
-            _ => "unknown status".into(),
-        },
-        None => "status unknown".into(),
-    }
-}
-
 async fn sleep_until_opt(at: Option<Instant>) {
     match at {
         Some(at) => sleep_until(at).await,
         None => std::future::pending().await,
     }
 }
+
+mod exit_status;
+mod tool_listing;
 
 #[cfg(test)]
 mod tests;

@@ -138,12 +138,15 @@ fn the_identity_is_any_whole_field_in_any_spelling_and_never_a_mention() {
         ),
     ];
     for (call, servers, want) in cases {
-        let got = mcp_call_among(&fields_of(call), servers).map(|m| m.claude_name());
+        let registered = RegisteredServers::new(servers.to_vec());
+        let got = mcp_call_among(&fields_of(call), &registered).map(|m| m.claude_name());
         assert_eq!(got.as_deref(), *want, "{call} with servers {servers:?}");
     }
     let decorated = json!({"title": "unity-ops/uap_ping: {\"a\":1}"});
     assert_eq!(
-        mcp_call_among(&decorated.into(), &ours).unwrap().arguments,
+        mcp_call_among(&decorated.into(), &RegisteredServers::new(ours.to_vec()))
+            .unwrap()
+            .arguments,
         json!({"a": 1})
     );
 }

@@ -10,6 +10,7 @@
 mod support;
 
 mod core_robustness;
+mod e2e_bare_tool_name;
 mod e2e_lifecycle;
 mod e2e_tap;
 mod e2e_turn;

@@ -1,7 +1,9 @@
 //! One replay: the recording plays the agent (through [`FakeAgent`]), the
 //! scenario plays the panel (through [`PanelDriver`]), and the bridge core
 //! runs in-process between them with a fake clock and counter ids, so the
-//! same recording always gives the same transcript.
+//! same recording always gives the same transcript. The bridge is handed the
+//! tools stub-mcp offered the recording (the scenario's `tools`) before any
+//! line, as a host gets them by listing the server.
 //!
 //! Everything is bounded: when the panel waits for something that cannot
 //! come any more (no agent frame left to release, no bridge deadline left to
@@ -256,15 +258,19 @@ impl<'a> Run<'_, 'a> {
                 "the recording has no acp frames for agent process {number}"
             ));
         }
+        let mut bridge = Bridge::new(
+            LaunchSpec {
+                compat: self.compat,
+                ..launch_spec(self.scenario, self.source.header, resume)
+            },
+            Box::new(CounterIds::default()),
+        );
+        // what the host would list: the tools stub-mcp offered the recording
+        let listed = bridge.set_server_tools(MCP_NAME, self.scenario.tools.clone());
+        self.diagnostics.extend(listed.diagnostics);
         let mut process = Process {
             number,
-            bridge: Bridge::new(
-                LaunchSpec {
-                    compat: self.compat,
-                    ..launch_spec(self.scenario, self.source.header, resume)
-                },
-                Box::new(CounterIds::default()),
-            ),
+            bridge,
             agent: self.source.fake_agent(number),
         };
         let served = process.agent.start();

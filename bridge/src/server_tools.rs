@@ -1,0 +1,135 @@
+//! The MCP servers the bridge registered with the agent, the tools each of
+//! them lists, and the one naming rule that reads those lists: **a bare tool
+//! name is resolved when it is exactly one tool of exactly one registered
+//! server**.
+//!
+//! Some agents name an MCP call by its tool alone (`uap_ping` as the title,
+//! the ACP `name` or rawInput `tool`), with no server anywhere in the call.
+//! The host lists each registered server's tools once per session and hands
+//! the lists to the core ([`crate::Bridge::set_server_tools`]); before that,
+//! without a list, or when the name is a tool of two servers, a bare name
+//! stays the agent's own tool's.
+//!
+//! Whole fields only, and the fields the identity rule reads (see
+//! [`crate::tool_name::identity`]): the call's ACP `name`, rawInput's name
+//! fields (`tool`, `tool_name`, `toolName`, `name`), the title, a name field
+//! of `_meta`, the permission request's title and a name field of its
+//! `_meta`. Option names are sentences, not fields. A spelled-out identity
+//! (`mcp__S__T`, ...) wins over a bare name anywhere.
+//!
+//! **The agent's own tool is meant** when the call says so by structure: its
+//! ACP name or `_meta` names a Claude built-in tool, or it has a kind other
+//! than `other` and a location (a path it touches). MCP calls carry neither
+//! (agents do give them kinds: `execute`, `read`, `edit`).
+
+use serde_json::Value;
+
+use crate::call_fields::{CallFields, TOOL_KEYS, kind, meta_builtin_name};
+use crate::json_field::field;
+
+/// The servers registered with the agent (by name) and what each listed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RegisteredServers {
+    names: Vec<String>,
+    /// Each listed server's tool names, kept whatever the registered names
+    /// are (a panel's `initialize` may change them before the session).
+    tools: Vec<(String, Vec<String>)>,
+}
+
+impl RegisteredServers {
+    /// The servers named, no tool list yet.
+    pub fn new(names: Vec<String>) -> RegisteredServers {
+        RegisteredServers {
+            names,
+            tools: Vec::new(),
+        }
+    }
+
+    /// The registered servers' names.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// The same lists for another set of registered servers.
+    pub fn with_names(&self, names: Vec<String>) -> RegisteredServers {
+        RegisteredServers {
+            names,
+            tools: self.tools.clone(),
+        }
+    }
+
+    /// What `server` lists (a later list replaces an earlier one).
+    pub fn set_tools(&mut self, server: &str, tools: Vec<String>) {
+        match self.tools.iter_mut().find(|(s, _)| s == server) {
+            Some((_, known)) => *known = tools,
+            None => self.tools.push((server.to_string(), tools)),
+        }
+    }
+
+    /// The registered server that lists `tool`, when exactly one does, and
+    /// lists it once.
+    pub fn server_of(&self, tool: &str) -> Option<&str> {
+        let mut found = None;
+        for (server, tools) in &self.tools {
+            if !self.names.contains(server) {
+                continue;
+            }
+            match tools.iter().filter(|t| *t == tool).count() {
+                0 => {}
+                1 if found.is_none() => found = Some(server.as_str()),
+                _ => return None,
+            }
+        }
+        found
+    }
+
+    fn has_lists(&self) -> bool {
+        self.tools.iter().any(|(s, _)| self.names.contains(s))
+    }
+}
+
+/// The server and tool a call names by a bare tool name (see the module
+/// doc), `None` when no whole field is exactly one registered tool or the
+/// call is the agent's own.
+pub fn bare_identity(call: &CallFields, servers: &RegisteredServers) -> Option<(String, String)> {
+    if !servers.has_lists() || agents_own(call) {
+        return None;
+    }
+    let raw = call.field("rawInput");
+    let mut names: Vec<&str> = Vec::new();
+    names.extend(call.field("name").as_str());
+    names.extend(TOOL_KEYS.iter().filter_map(|k| field(raw, k).as_str()));
+    names.extend(call.field("title").as_str());
+    name_fields(call.field("_meta"), 3, &mut names);
+    names.extend(call.permission.title.as_deref());
+    name_fields(call.permission.meta(), 3, &mut names);
+    names.into_iter().map(str::trim).find_map(|name| {
+        let server = servers.server_of(name)?;
+        Some((server.to_string(), name.to_string()))
+    })
+}
+
+/// Whether the call says by structure that it is the agent's own tool: a
+/// Claude built-in name, or a kind other than `other` with a location.
+fn agents_own(call: &CallFields) -> bool {
+    let located = call
+        .field("locations")
+        .as_array()
+        .is_some_and(|l| !l.is_empty());
+    meta_builtin_name(call).is_some() || (located && kind(call).is_some_and(|k| k != "other"))
+}
+
+/// The string values of name keys ([`TOOL_KEYS`]) in `v`'s objects, to
+/// `depth` levels.
+fn name_fields<'a>(v: &'a Value, depth: usize, out: &mut Vec<&'a str>) {
+    let Some(map) = v.as_object().filter(|_| depth > 0) else {
+        return;
+    };
+    out.extend(TOOL_KEYS.iter().filter_map(|k| map.get(*k)?.as_str()));
+    for x in map.values() {
+        name_fields(x, depth - 1, out);
+    }
+}
+
+#[cfg(test)]
+mod tests;
