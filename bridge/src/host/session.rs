@@ -33,19 +33,21 @@ use acp_bridge::tap::{TapEnd, TapSession, Way};
 use acp_bridge::{Bridge, Output};
 use anyhow::Result;
 use tokio::sync::mpsc;
-use tokio::time::{Instant, sleep_until, timeout};
+use tokio::time::{Instant, sleep_until};
 
 use process_group::tree::{INTERRUPT_NAME, KILL_NAME, Tree};
 use process_group::{Graces, Ladder, Rung};
 
 use super::signals::Signals;
 use super::tap_file::{panel_line_secrets, tap_scrubber};
-use exit_status::{describe, exit_signal, killed_by};
+use ending::{answer_late_panel_lines, end_leftovers, finish};
+use exit_status::{describe, killed_by};
+use pipes::Pipes;
 
 use super::agent_process;
 use super::args::HostConfig;
-use super::line_io::{Line, Read, read_lines, write_lines, write_lines_blocking};
-use super::line_queue::{LineQueue, READ_BUDGET, ReadBudget, WRITE_BUDGET, line_queue};
+use super::line_io::{Line, Read};
+use super::line_queue::LineQueue;
 use super::random_ids::RandomIds;
 use super::stderr_sink::StderrSink;
 use super::tap_file::{Tap, TapConfig, utc_date};
@@ -112,25 +114,7 @@ pub async fn run(config: HostConfig) -> Result<i32> {
     let now = || start.elapsed();
     let timing = config.timing;
     let ms = || start.elapsed().as_millis() as u64;
-    let log = Tap::open(
-        TapConfig {
-            tap: config.tap.as_deref(),
-            bridge_log: config.bridge_log.as_deref(),
-            cap: config.max_line_bytes,
-        },
-        TapSession {
-            bridge_version: env!("CARGO_PKG_VERSION").to_string(),
-            date: utc_date(),
-            argv: config.agent_argv.clone(),
-            launch: config.spec.clone(),
-        },
-        tap_scrubber(&config),
-    )?;
-    log.line(
-        ms(),
-        Way::Note,
-        &format!("acp-bridge argv {:?}", std::env::args().collect::<Vec<_>>()),
-    );
+    let log = open_tap(&config, start)?;
     let mut stderr = StderrSink::start();
     for note in &config.notes {
         diagnostic(&mut stderr, &log, start, note);
@@ -141,19 +125,7 @@ pub async fn run(config: HostConfig) -> Result<i32> {
 
     let agent = match agent_process::spawn(&config.agent_argv, &config.cwd) {
         Ok(agent) => agent,
-        Err(e) => {
-            // The notes above go out before the error that ends us.
-            let end = TapEnd {
-                outcome: "error",
-                bridge_exit: 1,
-                ..TapEnd::default()
-            };
-            if let Some(told) = log.finish(ms(), end, vec![format!("{e:#}")]) {
-                stderr.line(format!("acp-bridge: {told}"));
-            }
-            stderr.close(STDERR_FLUSH).await;
-            return Err(e);
-        }
+        Err(e) => return Err(spawn_failed(e, log, stderr, ms()).await),
     };
     log.line(
         ms(),
@@ -166,90 +138,24 @@ pub async fn run(config: HostConfig) -> Result<i32> {
     );
 
     let cap = config.max_line_bytes;
-    let (events_tx, mut events) = mpsc::channel::<Event>(64);
-    let (panel_lines_tx, mut panel_lines) = mpsc::channel::<Read>(64);
-    if config.print_prompt.is_none() {
-        let budget = Some(ReadBudget::new(READ_BUDGET));
-        tokio::spawn(read_lines(
-            tokio::io::stdin(),
-            cap,
-            budget,
-            panel_lines_tx,
-            |r| r,
-        ));
-    }
-    let (agent_lines_tx, mut agent_lines) = mpsc::channel::<Read>(64);
-    let budget = Some(ReadBudget::new(READ_BUDGET));
-    tokio::spawn(read_lines(agent.stdout, cap, budget, agent_lines_tx, |r| r));
-    tokio::spawn(read_lines(
-        agent.stderr,
-        cap,
-        Some(ReadBudget::new(READ_BUDGET)),
-        events_tx.clone(),
-        Event::AgentStderr,
-    ));
-
-    let (panel_tx, panel_rx) = line_queue(WRITE_BUDGET);
-    let panel_writer = {
-        let events_tx = events_tx.clone();
-        // a thread of its own: a large line goes out while the core works on
-        tokio::task::spawn_blocking(move || {
-            if let Some(e) = write_lines_blocking(std::io::stdout(), panel_rx) {
-                let _ = events_tx.blocking_send(Event::PanelGone(e.to_string()));
-            }
-        })
-    };
-    let (agent_tx, agent_rx) = line_queue(WRITE_BUDGET);
-    {
-        let events_tx = events_tx.clone();
-        let stdin = agent.stdin;
-        tokio::spawn(async move {
-            if let Some(e) = write_lines(stdin, agent_rx).await {
-                let _ = events_tx.send(Event::AgentStdinBroken(e.to_string())).await;
-            }
-        });
-    }
-
-    let mut exit_rx = agent.exit;
-
-    let mut host = Host {
-        bridge: Bridge::new(config.spec.clone(), Box::new(RandomIds)),
+    let Pipes {
+        events_tx,
+        mut events,
+        mut panel_lines,
+        mut agent_lines,
         panel_tx,
         agent_tx,
-        log,
-        start,
-        agent_status: None,
-        stderr,
-        tree: agent.tree,
-        cap,
-        panel_open: true,
-        panel_gone: false,
-        panel_eof_seen: false,
-        stdin_closed: false,
-        dropped_agent_lines: 0,
-        synthetic_init: false,
-        cause: None,
-        drain_until: None,
-        ladder: None,
-        grace: timing.grace,
-        signalled: false,
-        lister: Some(events_tx),
-    };
+        panel_writer,
+        mut exit_rx,
+        tree,
+    } = Pipes::start(agent, cap, config.print_prompt.is_none());
+
+    let mut host = Host::new(
+        &config, log, start, stderr, tree, panel_tx, agent_tx, events_tx,
+    );
 
     if let Some(prompt) = &config.print_prompt {
-        // `-p "<prompt>"`: play the panel's part ourselves, then "close" its input.
-        host.synthetic_init = true;
-        let init = format!(
-            r#"{{"type":"control_request","request_id":"{PRINT_INIT_ID}","request":{{"subtype":"initialize"}}}}"#
-        );
-        let user = serde_json::json!({"type": "user", "session_id": "",
-            "message": {"role": "user", "content": prompt}, "parent_tool_use_id": null});
-        for line in [init, user.to_string()] {
-            host.log.line(host.ms(), Way::PanelToBridge, &line);
-            let out = host.bridge.on_panel_line(&line, now());
-            host.apply(out);
-        }
-        host.panel_eof(now(), timing.eof_drain);
+        host.play_print_prompt(prompt, now(), timing.eof_drain);
     }
 
     let mut events_open = true;
@@ -285,65 +191,23 @@ pub async fn run(config: HostConfig) -> Result<i32> {
         let panel_room = host.panel_room() && tap_room;
         let agent_room = host.agent_room() && tap_room;
         tokio::select! {
-            read = agent_lines.recv(), if agent_stdout_open && panel_room => match read {
-                Some(Read::Line(line)) => host.agent_line(line, now()),
-                Some(Read::OverCap) => {
-                    let out = host.bridge.on_agent_line_over_cap(cap, now());
-                    host.apply(out);
-                }
-                Some(Read::Skipped { bytes }) => host.skipped(Way::AgentToBridge, bytes),
-                end => {
-                    if let Some(Read::End(Some(e))) = end {
-                        host.diag(&format!("reading the agent's stdout failed: {e}"));
-                    }
+            read = agent_lines.recv(), if agent_stdout_open && panel_room => {
+                if !host.agent_read(read, now()) {
                     agent_stdout_open = false;
                     // an exiting agent's status follows its stdout's end
                     // closely; an agent that lives on is told to the core soon
                     stdout_closed_due = Some(Instant::now() + STDOUT_EOF_SETTLE);
                 }
-            },
-            read = panel_lines.recv(), if panel_reading && panel_room && agent_room => match read {
-                Some(Read::Line(line)) => host.panel_line(line, now()),
-                Some(Read::OverCap) => {
-                    if host.panel_open {
-                        let out = host.bridge.on_panel_line_over_cap(cap, now());
-                        host.apply(out);
-                    }
-                }
-                Some(Read::Skipped { bytes }) => host.skipped(Way::PanelToBridge, bytes),
-                end => {
-                    if let Some(Read::End(Some(e))) = end {
-                        host.diag(&format!("reading stdin failed ({e}); treating it as closed"));
-                    }
-                    panel_reading = false;
-                    host.panel_eof(now(), timing.eof_drain);
-                }
-            },
+            }
+            read = panel_lines.recv(), if panel_reading && panel_room && agent_room => {
+                panel_reading = host.panel_read(read, now(), timing.eof_drain);
+            }
             _ = host.panel_tx.room(), if !host.panel_room() => {}
             _ = host.agent_tx.room(), if !host.agent_room() => {}
             _ = host.log.room(), if !tap_room => {}
             event = events.recv(), if events_open => match event {
-                Some(Event::PanelGone(e)) => {
-                    host.diag(&format!("writing stdout failed ({e}); ending the session"));
-                    host.panel_open = false;
-                    host.panel_gone = true;
-                    host.panel_eof(now(), timing.eof_drain);
-                    host.close_agent_stdin();
-                }
-                Some(Event::AgentStderr(Read::Line(line))) => {
-                    host.stderr.line(format!("[agent] {}", line.text));
-                    host.log.line(host.ms(), Way::AgentStderr, &line.text);
-                }
-                Some(Event::AgentStderr(Read::Skipped { bytes })) => {
-                    host.skipped(Way::AgentStderr, bytes)
-                }
-                Some(Event::AgentStderr(Read::OverCap)) => {}
                 Some(Event::AgentStderr(Read::End(_))) => agent_stderr_open = false,
-                Some(Event::ServerTools(listed)) => host.server_tools(listed),
-                Some(Event::AgentStdinBroken(e)) => {
-                    host.diag(&format!("writing to the agent failed ({e}); it may have exited"));
-                    host.stdin_closed = true;
-                }
+                Some(event) => host.event(event, now(), timing.eof_drain),
                 // Cannot happen while the panel writer lives (it holds a
                 // sender until `finish`); if it did, the other arms still end the session.
                 None => events_open = false,
@@ -398,20 +262,55 @@ pub async fn run(config: HostConfig) -> Result<i32> {
             }
             end_leftovers(timing.grace, &mut host).await;
             let exit_code = host.exit_code(status);
-            let on_its_own = host.cause.is_none()
-                || matches!(host.cause, Some(EndCause::AgentStdout)) && !host.signalled;
-            match host.cause {
-                _ if on_its_own && exit_code != 0 => host.diag(&format!(
-                    "the agent ended on its own ({})",
-                    describe(status)
-                )),
-                Some(EndCause::Core) => host
-                    .diag("the session failed (reported to the panel above); the agent was ended"),
-                _ => {}
-            }
+            host.say_why_it_ended(status, exit_code);
             return Ok(finish(host, panel_writer, exit_code).await);
         }
     }
+}
+
+/// The agent did not start: the tap ends with the error, and the notes
+/// already on stderr go out before the error that ends us.
+async fn spawn_failed(
+    e: anyhow::Error,
+    log: Tap,
+    mut stderr: StderrSink,
+    ms: u64,
+) -> anyhow::Error {
+    let end = TapEnd {
+        outcome: "error",
+        bridge_exit: 1,
+        ..TapEnd::default()
+    };
+    if let Some(told) = log.finish(ms, end, vec![format!("{e:#}")]) {
+        stderr.line(format!("acp-bridge: {told}"));
+    }
+    stderr.close(STDERR_FLUSH).await;
+    e
+}
+
+/// The tap (and `--bridge-log`), with the bridge's own command line as its
+/// first note.
+fn open_tap(config: &HostConfig, start: std::time::Instant) -> Result<Tap> {
+    let log = Tap::open(
+        TapConfig {
+            tap: config.tap.as_deref(),
+            bridge_log: config.bridge_log.as_deref(),
+            cap: config.max_line_bytes,
+        },
+        TapSession {
+            bridge_version: env!("CARGO_PKG_VERSION").to_string(),
+            date: utc_date(),
+            argv: config.agent_argv.clone(),
+            launch: config.spec.clone(),
+        },
+        tap_scrubber(config),
+    )?;
+    log.line(
+        start.elapsed().as_millis() as u64,
+        Way::Note,
+        &format!("acp-bridge argv {:?}", std::env::args().collect::<Vec<_>>()),
+    );
+    Ok(log)
 }
 
 /// State the loop mutates, with the ways it reacts.
@@ -453,6 +352,149 @@ struct Host {
 }
 
 impl Host {
+    /// The session's state as it starts: panel open, the agent's stdin
+    /// open, nothing ending yet.
+    #[allow(clippy::too_many_arguments)] // the parts the session's start made, each once
+    fn new(
+        config: &HostConfig,
+        log: Tap,
+        start: std::time::Instant,
+        stderr: StderrSink,
+        tree: Tree,
+        panel_tx: LineQueue,
+        agent_tx: LineQueue,
+        lister: mpsc::Sender<Event>,
+    ) -> Host {
+        Host {
+            bridge: Bridge::new(config.spec.clone(), Box::new(RandomIds)),
+            panel_tx,
+            agent_tx,
+            log,
+            start,
+            agent_status: None,
+            stderr,
+            tree,
+            cap: config.max_line_bytes,
+            panel_open: true,
+            panel_gone: false,
+            panel_eof_seen: false,
+            stdin_closed: false,
+            dropped_agent_lines: 0,
+            synthetic_init: false,
+            cause: None,
+            drain_until: None,
+            ladder: None,
+            grace: config.timing.grace,
+            signalled: false,
+            lister: Some(lister),
+        }
+    }
+
+    /// `-p "<prompt>"`: plays the panel's part (an initialize, the prompt),
+    /// then "closes" its input.
+    fn play_print_prompt(&mut self, prompt: &str, now: Duration, eof_drain: Duration) {
+        self.synthetic_init = true;
+        let init = format!(
+            r#"{{"type":"control_request","request_id":"{PRINT_INIT_ID}","request":{{"subtype":"initialize"}}}}"#
+        );
+        let user = serde_json::json!({"type": "user", "session_id": "",
+            "message": {"role": "user", "content": prompt}, "parent_tool_use_id": null});
+        for line in [init, user.to_string()] {
+            self.log.line(self.ms(), Way::PanelToBridge, &line);
+            let out = self.bridge.on_panel_line(&line, now);
+            self.apply(out);
+        }
+        self.panel_eof(now, eof_drain);
+    }
+
+    /// What the agent's stdout reader gave; false once the stdout ended.
+    fn agent_read(&mut self, read: Option<Read>, now: Duration) -> bool {
+        match read {
+            Some(Read::Line(line)) => self.agent_line(line, now),
+            Some(Read::OverCap) => {
+                let out = self.bridge.on_agent_line_over_cap(self.cap, now);
+                self.apply(out);
+            }
+            Some(Read::Skipped { bytes }) => self.skipped(Way::AgentToBridge, bytes),
+            end => {
+                if let Some(Read::End(Some(e))) = end {
+                    self.diag(&format!("reading the agent's stdout failed: {e}"));
+                }
+                return false;
+            }
+        }
+        true
+    }
+
+    /// What the panel's stdin reader gave; false once the stdin ended (the
+    /// core is told, as when the panel closes it).
+    fn panel_read(&mut self, read: Option<Read>, now: Duration, eof_drain: Duration) -> bool {
+        match read {
+            Some(Read::Line(line)) => self.panel_line(line, now),
+            Some(Read::OverCap) => {
+                if self.panel_open {
+                    let out = self.bridge.on_panel_line_over_cap(self.cap, now);
+                    self.apply(out);
+                }
+            }
+            Some(Read::Skipped { bytes }) => self.skipped(Way::PanelToBridge, bytes),
+            end => {
+                if let Some(Read::End(Some(e))) = end {
+                    self.diag(&format!(
+                        "reading stdin failed ({e}); treating it as closed"
+                    ));
+                }
+                self.panel_eof(now, eof_drain);
+                return false;
+            }
+        }
+        true
+    }
+
+    /// An event besides the lines: a broken pipe, the agent's stderr, a
+    /// server's tool list.
+    fn event(&mut self, event: Event, now: Duration, eof_drain: Duration) {
+        match event {
+            Event::PanelGone(e) => {
+                self.diag(&format!("writing stdout failed ({e}); ending the session"));
+                self.panel_open = false;
+                self.panel_gone = true;
+                self.panel_eof(now, eof_drain);
+                self.close_agent_stdin();
+            }
+            Event::AgentStderr(Read::Line(line)) => {
+                self.stderr.line(format!("[agent] {}", line.text));
+                self.log.line(self.ms(), Way::AgentStderr, &line.text);
+            }
+            Event::AgentStderr(Read::Skipped { bytes }) => self.skipped(Way::AgentStderr, bytes),
+            Event::AgentStderr(Read::OverCap | Read::End(_)) => {}
+            Event::ServerTools(listed) => self.server_tools(listed),
+            Event::AgentStdinBroken(e) => {
+                self.diag(&format!(
+                    "writing to the agent failed ({e}); it may have exited"
+                ));
+                self.stdin_closed = true;
+            }
+        }
+    }
+
+    /// Says on stderr why the session ended when the panel would not know:
+    /// the agent failed on its own, or the session failed.
+    fn say_why_it_ended(&mut self, status: Option<ExitStatus>, exit_code: i32) {
+        let on_its_own = self.cause.is_none()
+            || matches!(self.cause, Some(EndCause::AgentStdout)) && !self.signalled;
+        match self.cause {
+            _ if on_its_own && exit_code != 0 => self.diag(&format!(
+                "the agent ended on its own ({})",
+                describe(status)
+            )),
+            Some(EndCause::Core) => {
+                self.diag("the session failed (reported to the panel above); the agent was ended")
+            }
+            _ => {}
+        }
+    }
+
     /// Whether the panel's queue may take more (a dead writer takes nothing
     /// but holds nobody up).
     fn panel_room(&self) -> bool {
@@ -649,105 +691,6 @@ impl Host {
     }
 }
 
-/// Answers panel lines that come after the agent is gone (the core fails
-/// prompts and control requests fast), until the panel closes its input or
-/// stays quiet for [`PANEL_LINGER`] (at most [`PANEL_LINGER_MAX`] in all).
-async fn answer_late_panel_lines(
-    host: &mut Host,
-    panel_lines: &mut mpsc::Receiver<Read>,
-    now: &impl Fn() -> Duration,
-) {
-    let until = Instant::now() + PANEL_LINGER_MAX;
-    while host.panel_open && Instant::now() < until {
-        let quiet = PANEL_LINGER.min(until.saturating_duration_since(Instant::now()));
-        match timeout(quiet, panel_lines.recv()).await {
-            Ok(Some(Read::Line(line))) => host.panel_line(line, now()),
-            Ok(Some(Read::OverCap)) => {
-                let out = host.bridge.on_panel_line_over_cap(host.cap, now());
-                host.apply(out);
-            }
-            Ok(Some(Read::Skipped { bytes })) => host.skipped(Way::PanelToBridge, bytes),
-            Ok(Some(Read::End(_)) | None) | Err(_) => break,
-        }
-    }
-}
-
-/// Ends what is left of the agent's process group after its leader exited
-/// (helpers it started), then reaps the orphans adopted by us.
-#[cfg(unix)]
-async fn end_leftovers(grace: Duration, host: &mut Host) {
-    for (name, kill) in [(INTERRUPT_NAME, false), (KILL_NAME, true)] {
-        if !host.tree.alive() {
-            break;
-        }
-        host.note(&format!(
-            "{name} to what is left of the agent's process group"
-        ));
-        // The group id stays ours while any member lives (the kernel does not
-        // hand out a pid still in use as a group id).
-        if kill {
-            host.tree.kill();
-        } else {
-            host.tree.interrupt();
-        }
-        let until = Instant::now() + grace;
-        while host.tree.alive() && Instant::now() < until {
-            super::reap_orphans();
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-    super::reap_orphans();
-    if host.tree.alive() {
-        host.diag(&format!(
-            "processes of the agent's group {} survived SIGKILL",
-            host.tree.id()
-        ));
-    }
-}
-
-/// Ends what is left of the agent's Job Object after the agent exited
-/// (helpers it started): the job is terminated at once, as its helpers have
-/// no console of their own to be asked on, and Windows has no orphans to reap.
-#[cfg(windows)]
-async fn end_leftovers(_grace: Duration, host: &mut Host) {
-    host.note("terminating what is left of the agent's job");
-    host.tree.kill();
-}
-
-async fn finish(mut host: Host, panel_writer: tokio::task::JoinHandle<()>, code: i32) -> i32 {
-    if host.dropped_agent_lines > 0 {
-        let n = host.dropped_agent_lines;
-        host.diag(&format!(
-            "{n} line(s) for the agent were dropped because its stdin was already closed"
-        ));
-    }
-    host.panel_tx.close();
-    if timeout(PANEL_FLUSH, panel_writer).await.is_err() {
-        host.diag("stdout could not be flushed in time");
-    }
-    host.note(&format!("exit {code}"));
-    let ms = host.ms();
-    let (agent_code, agent_signal) = match host.agent_status {
-        Some(s) => (s.code(), exit_signal(&s)),
-        None => (None, None),
-    };
-    let end = TapEnd {
-        outcome: match host.cause {
-            Some(EndCause::Signal(_)) => "interrupted",
-            _ if code == 0 => "ok",
-            _ => "error",
-        },
-        agent_code,
-        agent_signal,
-        bridge_exit: code,
-    };
-    if let Some(told) = host.log.finish(ms, end, Vec::new()) {
-        host.stderr.line(format!("acp-bridge: {told}"));
-    }
-    host.stderr.close(STDERR_FLUSH).await;
-    code
-}
-
 fn diagnostic(stderr: &mut StderrSink, log: &Tap, start: std::time::Instant, text: &str) {
     stderr.line(format!("acp-bridge: {text}"));
     log.line(start.elapsed().as_millis() as u64, Way::Diagnostic, text);
@@ -760,7 +703,9 @@ async fn sleep_until_opt(at: Option<Instant>) {
     }
 }
 
+mod ending;
 mod exit_status;
+mod pipes;
 mod tool_listing;
 
 #[cfg(test)]
