@@ -17,8 +17,8 @@ use anyhow::{Context, bail};
 
 use crate::capture::isolation;
 use crate::capture::model_server::ModelExchange;
-use crate::capture::record::RunDir;
-use crate::corpus::profile::{AgentSpec, Launch, Profile, Vars};
+use crate::capture::record::{RunDir, RunValues, resolved_launch, serve_unity_ops};
+use crate::corpus::profile::{AgentSpec, Launch, Profile};
 use crate::corpus::scenario;
 
 /// What `COMMAND` is told, by environment variable.
@@ -88,51 +88,23 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
             workspace,
         } = RunDir::create(&profile, &scenario)?;
         let workspace_s = workspace.display().to_string();
-        let token = uuid::Uuid::new_v4().simple().to_string();
-        let mut mcp = stub_mcp::serve(stub_mcp::Config {
-            token: Some(token.clone()),
-            tools: Some(scenario.tools.clone()),
-            workspace: workspace_s.clone(),
-            ..stub_mcp::Config::default()
-        })
-        .await
-        .context("starting stub-mcp")?;
+        let (mut mcp, token) = serve_unity_ops(&scenario, &workspace_s).await?;
         let (mut model, unmapped) =
             crate::capture::record::scripted_model(&profile, &scenario, &home, &workspace_s)
                 .await?;
         for role in unmapped {
             eprintln!("[sandbox] {role}");
         }
-        let vars = Vars {
-            home: home.display().to_string(),
-            workspace: workspace_s.clone(),
-            package_dir: installed
-                .main
-                .clone()
-                .unwrap_or_default()
-                .display()
-                .to_string(),
-            packages: installed.package_dirs(),
+        let values = RunValues {
+            installed: &installed,
+            home: &home,
+            workspace: &workspace_s,
             model_url: model.url(),
-            mcp_url: mcp.url().to_string(),
-            mcp_token: token.clone(),
-            api_key: crate::capture::record::DUMMY_API_KEY.to_string(),
-            version: version.to_string(),
+            mcp_url: mcp.url(),
+            mcp_token: &token,
+            version: &version,
         };
-        let mut launch = Launch::resolve(&profile, &recipe, &vars)?;
-        let base_path = match launch.env.get("PATH") {
-            Some(p) => p.clone(),
-            None => std::env::var("PATH").unwrap_or_default(),
-        };
-        if let Some(path) = installed.path_with_prefix(&base_path) {
-            launch.env.insert("PATH".into(), path);
-        }
-        for (path, content) in &launch.files {
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent)?;
-            }
-            std::fs::write(path, content).with_context(|| format!("writing {}", path.display()))?;
-        }
+        let launch = resolved_launch(&profile, &recipe, &values)?;
         let agent = launcher(&home, &profile.id, &launch)?;
 
         let ready = run_path.join("mcp-ready");

@@ -12,6 +12,7 @@
 //! directory and compares with the committed recording ([`compare`]).
 //! `--mode` says what happens to recordings that already exist ([`mode`]).
 
+mod agent_launch;
 pub mod compare;
 mod date;
 mod driver;
@@ -41,6 +42,7 @@ use crate::corpus::profile::{AgentSpec, Launch, Profile, Recipe, Vars};
 use crate::corpus::recording::{self, Header, Outcome};
 use crate::corpus::scenario::{self, Scenario};
 
+pub(crate) use agent_launch::{RunValues, resolved as resolved_launch, serve_unity_ops};
 pub use date::today;
 use finish::{RunSinks, finish_run, schema_check, why_not_commit};
 pub(crate) use run_dir::RunDir;
@@ -93,63 +95,19 @@ pub fn run(args: Request) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|s| recording_path(&args.out, &profile.id, &version, &s.name))
         .collect();
-    let actions = if args.check {
-        vec![mode::Action::Record; targets.len()]
-    } else {
-        let stale = |path: &Path| {
-            targets
-                .iter()
-                .position(|t| t == path)
-                .is_some_and(|i| recorded_from_older_scenario(path, &scenarios[i]))
-        };
-        match mode::plan(args.mode, &targets, Path::is_file, stale) {
-            Ok(actions) => actions,
-            Err(refusal) => {
-                eprintln!("[record] {refusal}");
-                return Ok(ExitCode::from(2));
-            }
-        }
+    let actions = match planned_actions(&args, &scenarios, &targets) {
+        Ok(actions) => actions,
+        Err(exit) => return Ok(exit),
     };
-    if actions.iter().all(|a| a.is_left_alone()) {
-        if args.mode == mode::Mode::Stale {
-            eprintln!(
-                "[record] no recording asked was made from an older scenario file (--mode stale); nothing to do"
-            );
-        } else {
-            eprintln!(
-                "[record] every scenario asked is recorded already (--mode new); nothing to do"
-            );
-        }
-        return Ok(ExitCode::SUCCESS);
-    }
     // Runtimes and packages first (this needs the network; inside the
     // namespace everything is cached and pinned). A recipe without a
     // package runs a program that is already there.
     let installed = crate::packages::install::prepare(&profile, &recipe, &version)?;
 
-    let isolation = if args.inside_netns {
-        isolation::enter_inside().context("setting up the loopback-only network namespace")?;
-        isolation::NETNS_LOOPBACK
-    } else if live {
-        eprintln!(
-            "[record] --model live: the agent needs the network; recording without isolation"
-        );
-        isolation::HOST_NETWORK
-    } else if isolation::available() {
-        let mut inner: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-        inner.push("--inside-netns".into());
-        eprintln!("[record] entering a loopback-only network namespace");
-        return isolation::run_reexec(isolation::reexec_command(&inner)?);
-    } else if args.allow_network {
-        eprintln!(
-            "[record] network isolation unavailable; --allow-network given, recording with the host network"
-        );
-        isolation::HOST_NETWORK
-    } else {
-        bail!(
-            "network isolation is not available here (`unshare --net` failed; it needs root or user namespaces). \
-             Recording refuses to run with the host network unless you pass --allow-network (the header then says \"isolation\":\"none\")."
-        );
+    let isolation = match isolation_for(&args, live)? {
+        Ok(isolation) => isolation,
+        // the run goes on in a loopback-only namespace, as a new process
+        Err(exit) => return Ok(exit),
     };
 
     if !args.inside_netns {
@@ -260,35 +218,13 @@ pub fn run(args: Request) -> anyhow::Result<ExitCode> {
         }
         if args.check {
             let rel = path.strip_prefix(&out_root).unwrap_or(&path);
-            let committed = args.out.join(rel);
-            match compare::compare_files(&committed, &path) {
-                Ok(report) => {
-                    if !report.informational.is_empty() {
-                        eprintln!(
-                            "[check] {}: the racy HTTP legs differ (informational, not a failure):\n{}",
-                            committed.display(),
-                            report.informational
-                        );
-                    }
-                    if report.matches() {
-                        eprintln!(
-                            "[check] {} matches after normalisation",
-                            committed.display()
-                        );
-                    } else {
-                        failed += 1;
-                        keep_check_dir = true;
-                        eprintln!(
-                            "[check] {} differs after normalisation:\n{}",
-                            committed.display(),
-                            report.failing
-                        );
-                    }
-                }
-                Err(e) => {
+            match check_against(&args.out.join(rel), &path) {
+                Some(true) => {}
+                Some(false) => {
                     failed += 1;
-                    eprintln!("[check] cannot compare with {}: {e}", committed.display());
+                    keep_check_dir = true;
                 }
+                None => failed += 1,
             }
         }
     }
@@ -307,6 +243,109 @@ pub fn run(args: Request) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// What to do with each scenario's recording under `--mode`; `Err` is the
+/// exit of a run with nothing to do (or refused), said on stderr.
+fn planned_actions(
+    args: &Request,
+    scenarios: &[Scenario],
+    targets: &[PathBuf],
+) -> Result<Vec<mode::Action>, ExitCode> {
+    if args.check {
+        return Ok(vec![mode::Action::Record; targets.len()]);
+    }
+    let stale = |path: &Path| {
+        targets
+            .iter()
+            .position(|t| t == path)
+            .is_some_and(|i| recorded_from_older_scenario(path, &scenarios[i]))
+    };
+    let actions = match mode::plan(args.mode, targets, Path::is_file, stale) {
+        Ok(actions) => actions,
+        Err(refusal) => {
+            eprintln!("[record] {refusal}");
+            return Err(ExitCode::from(2));
+        }
+    };
+    if actions.iter().all(|a| a.is_left_alone()) {
+        if args.mode == mode::Mode::Stale {
+            eprintln!(
+                "[record] no recording asked was made from an older scenario file (--mode stale); nothing to do"
+            );
+        } else {
+            eprintln!(
+                "[record] every scenario asked is recorded already (--mode new); nothing to do"
+            );
+        }
+        return Err(ExitCode::SUCCESS);
+    }
+    Ok(actions)
+}
+
+/// The isolation this run records under: inside the loopback-only
+/// namespace, or the host network where `--model live` or `--allow-network`
+/// says so. `Err` is the exit of the run re-executed inside a namespace.
+fn isolation_for(args: &Request, live: bool) -> anyhow::Result<Result<&'static str, ExitCode>> {
+    Ok(Ok(if args.inside_netns {
+        isolation::enter_inside().context("setting up the loopback-only network namespace")?;
+        isolation::NETNS_LOOPBACK
+    } else if live {
+        eprintln!(
+            "[record] --model live: the agent needs the network; recording without isolation"
+        );
+        isolation::HOST_NETWORK
+    } else if isolation::available() {
+        let mut inner: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+        inner.push("--inside-netns".into());
+        eprintln!("[record] entering a loopback-only network namespace");
+        return Ok(Err(isolation::run_reexec(isolation::reexec_command(
+            &inner,
+        )?)?));
+    } else if args.allow_network {
+        eprintln!(
+            "[record] network isolation unavailable; --allow-network given, recording with the host network"
+        );
+        isolation::HOST_NETWORK
+    } else {
+        bail!(
+            "network isolation is not available here (`unshare --net` failed; it needs root or user namespaces). \
+             Recording refuses to run with the host network unless you pass --allow-network (the header then says \"isolation\":\"none\")."
+        );
+    }))
+}
+
+/// `--check`: whether a fresh recording matches the committed one after
+/// normalisation (`None`: they could not be compared), said on stderr.
+fn check_against(committed: &Path, fresh: &Path) -> Option<bool> {
+    match compare::compare_files(committed, fresh) {
+        Ok(report) => {
+            if !report.informational.is_empty() {
+                eprintln!(
+                    "[check] {}: the racy HTTP legs differ (informational, not a failure):\n{}",
+                    committed.display(),
+                    report.informational
+                );
+            }
+            if report.matches() {
+                eprintln!(
+                    "[check] {} matches after normalisation",
+                    committed.display()
+                );
+            } else {
+                eprintln!(
+                    "[check] {} differs after normalisation:\n{}",
+                    committed.display(),
+                    report.failing
+                );
+            }
+            Some(report.matches())
+        }
+        Err(e) => {
+            eprintln!("[check] cannot compare with {}: {e}", committed.display());
+            None
+        }
+    }
 }
 
 /// Where `record` writes a scenario of `agent@version` under `out`.
@@ -359,15 +398,7 @@ async fn record_one(
     } = RunDir::create(ctx.profile, ctx.scenario)?;
     let workspace_s = workspace.display().to_string();
 
-    let token = uuid_token();
-    let mut mcp = stub_mcp::serve(stub_mcp::Config {
-        token: Some(token.clone()),
-        tools: Some(ctx.scenario.tools.clone()),
-        workspace: workspace_s.clone(),
-        ..stub_mcp::Config::default()
-    })
-    .await
-    .context("starting stub-mcp")?;
+    let (mut mcp, token) = agent_launch::serve_unity_ops(ctx.scenario, &workspace_s).await?;
     let mcp_url = mcp.url().to_string();
 
     // why the run cannot play its whole scenario, known before it starts
@@ -380,39 +411,24 @@ async fn record_one(
         unplayed.extend(unmapped);
         Some(server)
     };
-    let model_url = model.as_ref().map(|m| m.url()).unwrap_or_default();
 
-    let package_dir = ctx.installed.main.clone().unwrap_or_default();
-    let vars = Vars {
-        home: home.display().to_string(),
-        workspace: workspace_s.clone(),
-        package_dir: package_dir.display().to_string(),
-        packages: ctx.installed.package_dirs(),
-        model_url: model_url.clone(),
-        mcp_url: mcp_url.clone(),
-        mcp_token: token.clone(),
-        api_key: DUMMY_API_KEY.to_string(),
-        version: ctx.version.to_string(),
+    let values = agent_launch::RunValues {
+        installed: ctx.installed,
+        home: &home,
+        workspace: &workspace_s,
+        model_url: model.as_ref().map(|m| m.url()).unwrap_or_default(),
+        mcp_url: &mcp_url,
+        mcp_token: &token,
+        version: ctx.version,
     };
-    let mut launch = if ctx.live {
-        live_launch(ctx.profile, ctx.recipe, &vars)?
+    let launch = if ctx.live {
+        agent_launch::prepared(
+            live_launch(ctx.profile, ctx.recipe, &values.vars())?,
+            ctx.installed,
+        )?
     } else {
-        Launch::resolve(ctx.profile, ctx.recipe, &vars)?
+        agent_launch::resolved(ctx.profile, ctx.recipe, &values)?
     };
-    // the runtime's and side packages' programs first on the agent's PATH
-    let base_path = match launch.env.get("PATH") {
-        Some(p) => p.clone(),
-        None => std::env::var("PATH").unwrap_or_default(),
-    };
-    if let Some(path) = ctx.installed.path_with_prefix(&base_path) {
-        launch.env.insert("PATH".into(), path);
-    }
-    for (path, content) in &launch.files {
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        std::fs::write(path, content).with_context(|| format!("writing {}", path.display()))?;
-    }
 
     let (scrubber, run_placeholders) = scrubbing::run_scrubber(&scrubbing::RunValues {
         mcp_token: &token,
@@ -639,11 +655,6 @@ fn live_launch(profile: &Profile, recipe: &Recipe, vars: &Vars) -> anyhow::Resul
         }
     }
     Ok(launch)
-}
-
-/// A fresh bearer token for stub-mcp (replaced by `<mcp-token>` on disk).
-fn uuid_token() -> String {
-    uuid::Uuid::new_v4().simple().to_string()
 }
 
 /// Parses a profile string into a model-server enum through its serde names.
