@@ -568,4 +568,4 @@ pub fn identity_pending_among(call: &CallFields, servers: &RegisteredServers) ->
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -187,13 +187,7 @@ fn agent_jobs(
     scenarios: &[String],
     unrunnable: &mut Unrunnable,
 ) -> anyhow::Result<(Vec<Version>, Vec<Job>)> {
-    let pick = if !args.version.is_empty() {
-        Pick::Versions(args.version.clone())
-    } else if args.latest {
-        Pick::Latest
-    } else {
-        Pick::Newer
-    };
+    let pick = pick(args);
     let profile = Profile::find(&args.root, agent)?;
     let recorded = crate::packages::outdated::recorded_versions(&corpus.recordings, agent);
     let published: Vec<Version> = if matches!(pick, Pick::Versions(_)) {
@@ -234,6 +228,18 @@ fn agent_jobs(
         }
     }
     Ok((versions, runnable))
+}
+
+/// Which versions to update: those asked, the newest, or every one newer
+/// than the newest recorded.
+fn pick(args: &UpdateArgs) -> Pick {
+    if !args.version.is_empty() {
+        Pick::Versions(args.version.clone())
+    } else if args.latest {
+        Pick::Latest
+    } else {
+        Pick::Newer
+    }
 }
 
 /// One line on stderr per agent: its versions to update and its jobs.
@@ -359,13 +365,7 @@ fn claude_side(args: &UpdateArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    let pick = if !args.version.is_empty() {
-        Pick::Versions(args.version.clone())
-    } else if args.latest {
-        Pick::Latest
-    } else {
-        Pick::Newer
-    };
+    let pick = pick(args);
     let mut failed = false;
     let mut printed = false;
     for p in &catalogue.packages {

@@ -3,7 +3,8 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::tool_name::{mcp_call_among, merge_tool_call, permission_request_fields};
+use crate::tool_name::mcp_call_among;
+use crate::tool_name::tests::fields_of;
 
 /// `unity-ops` registered, listing `uap_ping` and `uap_fail`.
 fn one() -> RegisteredServers {
@@ -30,16 +31,6 @@ fn not_registered() -> RegisteredServers {
     let mut s = RegisteredServers::new(vec!["unity-ops".into()]);
     s.set_tools("editor", vec!["uap_ping".into()]);
     s
-}
-
-fn fields_of(case: &Value) -> CallFields {
-    let mut own = case.clone();
-    let asked = own.as_object_mut().and_then(|m| m.remove("asked"));
-    let mut call = CallFields::from(own);
-    if let Some(params) = asked {
-        merge_tool_call(&mut call, &permission_request_fields(&params));
-    }
-    call
 }
 
 #[test]

@@ -5,7 +5,7 @@ use serde_json::json;
 
 /// A call's fields from a test case: its own fields, merged with the
 /// permission request whose `params` are under `asked`, if any.
-fn fields_of(case: &Value) -> CallFields {
+pub(crate) fn fields_of(case: &Value) -> CallFields {
     let mut own = case.clone();
     let asked = own.as_object_mut().and_then(|m| m.remove("asked"));
     let mut call = CallFields::from(own);
