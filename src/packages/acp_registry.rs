@@ -411,10 +411,7 @@ pub const PLACEHOLDER: &str = "# TODO: ";
 /// It parses as a profile once those are filled in.
 pub fn starter_profile(entry: &Entry, from: &str) -> String {
     let mut out = String::new();
-    let line = |out: &mut String, s: &str| {
-        out.push_str(s);
-        out.push('\n');
-    };
+
     line(
         &mut out,
         &format!(
@@ -466,14 +463,22 @@ pub fn starter_profile(entry: &Entry, from: &str) -> String {
         &mut out,
         &format!("versions = {}", quoted(&format!(">={}", entry.version))),
     );
+    recipe_launch(&mut out, entry);
+    out
+}
+
+/// The recipe's launch: the package's program and arguments as `npx` or
+/// `uvx` would run them, or, for an agent distributed only as an archive,
+/// the archive's command to fill in by hand.
+fn recipe_launch(out: &mut String, entry: &Entry) {
     match entry.package() {
         Some(p) => {
             let unscoped = p.name.rsplit('/').next().unwrap_or(&p.name);
-            line(&mut out, &format!("package = {}", quoted(&p.name)));
+            line(out, &format!("package = {}", quoted(&p.name)));
             match p.source {
                 Source::Npm => {
                     line(
-                        &mut out,
+                        out,
                         &format!(
                             "# The bin `npx {}` runs: the package's only bin, else the one named\n\
                              # like the package (`npm view {} bin`).",
@@ -481,7 +486,7 @@ pub fn starter_profile(entry: &Entry, from: &str) -> String {
                         ),
                     );
                     line(
-                        &mut out,
+                        out,
                         &format!(
                             "program = {}",
                             quoted(&format!("{{package_dir}}/node_modules/.bin/{unscoped}"))
@@ -489,16 +494,16 @@ pub fn starter_profile(entry: &Entry, from: &str) -> String {
                     );
                 }
                 Source::Pypi => {
-                    line(&mut out, "source = \"pypi\"");
+                    line(out, "source = \"pypi\"");
                     line(
-                        &mut out,
+                        out,
                         &format!(
                             "# The console script `uvx {}` runs, named like the package.",
                             p.name
                         ),
                     );
                     line(
-                        &mut out,
+                        out,
                         &format!(
                             "program = {}",
                             quoted(&format!("{{install_dir}}/bin/{unscoped}"))
@@ -506,8 +511,8 @@ pub fn starter_profile(entry: &Entry, from: &str) -> String {
                     );
                 }
             }
-            line(&mut out, &format!("args = {}", quoted_list(&p.args)));
-            env_table(&mut out, &p.env);
+            line(out, &format!("args = {}", quoted_list(&p.args)));
+            env_table(out, &p.env);
         }
         None => {
             let (platform, target) = entry
@@ -518,7 +523,7 @@ pub fn starter_profile(entry: &Entry, from: &str) -> String {
                 .map(|(k, v)| (k.as_str(), Some(v)))
                 .unwrap_or(("", None));
             line(
-                &mut out,
+                out,
                 &format!(
                     "# {} is distributed only as {}: not installable from a package\n\
                      # registry (the harness installs from npm and PyPI). Unpack the archive\n\
@@ -528,16 +533,21 @@ pub fn starter_profile(entry: &Entry, from: &str) -> String {
                 ),
             );
             if let Some(t) = target {
-                line(&mut out, &format!("# {platform}: {}", t.archive));
-                line(&mut out, &format!("program = {}", quoted(&t.cmd)));
-                line(&mut out, &format!("args = {}", quoted_list(&t.args)));
-                env_table(&mut out, &t.env);
+                line(out, &format!("# {platform}: {}", t.archive));
+                line(out, &format!("program = {}", quoted(&t.cmd)));
+                line(out, &format!("args = {}", quoted_list(&t.args)));
+                env_table(out, &t.env);
             } else {
-                line(&mut out, "program = \"\"");
+                line(out, "program = \"\"");
             }
         }
     }
-    out
+}
+
+/// One line of the starter profile.
+fn line(out: &mut String, s: &str) {
+    out.push_str(s);
+    out.push('\n');
 }
 
 fn env_table(out: &mut String, env: &BTreeMap<String, String>) {
