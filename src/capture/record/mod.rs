@@ -443,42 +443,8 @@ async fn record_one(
         installed: ctx.installed,
     });
 
-    let mut argv = vec![launch.program.clone()];
-    argv.extend(launch.args.iter().cloned());
-    let mut header = Header {
-        format: recording::FORMAT,
-        agent: ctx.profile.id.clone(),
-        agent_info: Value::Null,
-        package: if ctx.recipe.package.is_empty() {
-            String::new()
-        } else {
-            format!("{}@{}", ctx.recipe.package_key(), ctx.version)
-        },
-        argv: argv.iter().map(|a| scrubber.scrub(a)).collect(),
-        scenario: ctx.scenario.name.clone(),
-        scenario_sha256: ctx.scenario.sha256.clone(),
-        model_mode: if ctx.live { "live" } else { "stub" }.into(),
-        harness_version: env!("CARGO_PKG_VERSION").into(),
-        client_capabilities: acp_bridge::client::initialize_params()["clientCapabilities"].clone(),
-        protocol_version: acp_bridge::client::PROTOCOL_VERSION,
-        acp_schema: Some(crate::judging::acp_schema::schema::version().into()),
-        date: today(),
-        isolation: ctx.isolation.into(),
-        synthetic: false,
-        placeholders: scrubbing::PLACEHOLDERS
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        extra: ctx.installed.header_fields(),
-    };
-    header.placeholders.extend(run_placeholders);
     let stream_json = ctx.profile.protocol == crate::corpus::profile::Protocol::StreamJson;
-    if stream_json {
-        // A reference recording: the replayer skips it, the contract reads it.
-        header.client_capabilities = Value::Null;
-        header.acp_schema = None;
-        header.extra.insert("protocol".into(), "stream-json".into());
-    }
+    let header = run_header(ctx, &launch, &scrubber, run_placeholders);
     let timeline = timeline::Timeline::start(
         header,
         scrubber,
@@ -493,40 +459,14 @@ async fn record_one(
 
     let (mcp_calls_tx, mcp_calls) = tokio::sync::watch::channel(0u64);
     let (mcp_methods_tx, mcp_methods) = tokio::sync::watch::channel(http_legs::McpMethods::new());
-    let mcp_forward = mcp.take_events().map(|mut rx| {
-        let tap = tap.clone();
-        tokio::spawn(async move {
-            while let Some(ex) = rx.recv().await {
-                // Tap first, so the call is on the timeline before the
-                // driver acts on it.
-                let method = http_legs::mcp_method(&ex);
-                let _ = tap.send(http_legs::mcp_event(ex));
-                if let Some(method) = method {
-                    if method == "tools/call" {
-                        mcp_calls_tx.send_modify(|n| *n += 1);
-                    }
-                    mcp_methods_tx.send_modify(|m| *m.entry(method).or_default() += 1);
-                }
-            }
-        })
-    });
+    let mcp_forward = mcp
+        .take_events()
+        .map(|rx| forward_mcp(rx, tap.clone(), mcp_calls_tx, mcp_methods_tx));
     let off_script = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
-    let model_forward = model.as_mut().and_then(|m| m.take_events()).map(|mut rx| {
-        let tap = tap.clone();
-        let off_script = off_script.clone();
-        tokio::spawn(async move {
-            while let Some(ex) = rx.recv().await {
-                if let ModelExchange::OffScript { text, .. } = &ex {
-                    eprintln!("[record] {text}");
-                    off_script
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .push(text.clone());
-                }
-                let _ = tap.send(http_legs::model_event(ex));
-            }
-        })
-    });
+    let model_forward = model
+        .as_mut()
+        .and_then(|m| m.take_events())
+        .map(|rx| forward_model(rx, tap.clone(), off_script.clone()));
 
     let timeline_ref = &timeline;
     if stream_json {
@@ -588,6 +528,96 @@ async fn record_one(
         asks_model: ctx.profile.model.asks_model,
     };
     finish_run(model, mcp, sinks, end, &interrupt).await
+}
+
+/// The recording's header: what ran (scrubbed), for which scenario, how
+/// isolated, and the placeholders the run's scrubbing put in.
+fn run_header(
+    ctx: &RunContext<'_>,
+    launch: &Launch,
+    scrubber: &recording::Scrubber,
+    run_placeholders: impl IntoIterator<Item = (String, String)>,
+) -> Header {
+    let mut argv = vec![launch.program.clone()];
+    argv.extend(launch.args.iter().cloned());
+    let mut header = Header {
+        format: recording::FORMAT,
+        agent: ctx.profile.id.clone(),
+        agent_info: Value::Null,
+        package: if ctx.recipe.package.is_empty() {
+            String::new()
+        } else {
+            format!("{}@{}", ctx.recipe.package_key(), ctx.version)
+        },
+        argv: argv.iter().map(|a| scrubber.scrub(a)).collect(),
+        scenario: ctx.scenario.name.clone(),
+        scenario_sha256: ctx.scenario.sha256.clone(),
+        model_mode: if ctx.live { "live" } else { "stub" }.into(),
+        harness_version: env!("CARGO_PKG_VERSION").into(),
+        client_capabilities: acp_bridge::client::initialize_params()["clientCapabilities"].clone(),
+        protocol_version: acp_bridge::client::PROTOCOL_VERSION,
+        acp_schema: Some(crate::judging::acp_schema::schema::version().into()),
+        date: today(),
+        isolation: ctx.isolation.into(),
+        synthetic: false,
+        placeholders: scrubbing::PLACEHOLDERS
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        extra: ctx.installed.header_fields(),
+    };
+    header.placeholders.extend(run_placeholders);
+    if ctx.profile.protocol == crate::corpus::profile::Protocol::StreamJson {
+        // A reference recording: the replayer skips it, the contract reads it.
+        header.client_capabilities = Value::Null;
+        header.acp_schema = None;
+        header.extra.insert("protocol".into(), "stream-json".into());
+    }
+    header
+}
+
+/// Puts stub-mcp's exchanges on the timeline, then counts its tool calls
+/// and methods for the driver (tap first, so a call is on the timeline
+/// before the driver acts on it).
+fn forward_mcp(
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<stub_mcp::Exchange>,
+    tap: crate::capture::acp_client::Tap,
+    calls: tokio::sync::watch::Sender<u64>,
+    methods: tokio::sync::watch::Sender<http_legs::McpMethods>,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        while let Some(ex) = rx.recv().await {
+            let method = http_legs::mcp_method(&ex);
+            let _ = tap.send(http_legs::mcp_event(ex));
+            if let Some(method) = method {
+                if method == "tools/call" {
+                    calls.send_modify(|n| *n += 1);
+                }
+                methods.send_modify(|m| *m.entry(method).or_default() += 1);
+            }
+        }
+    })
+}
+
+/// Puts the model server's exchanges on the timeline, and keeps (and says)
+/// each request the script did not expect.
+fn forward_model(
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<ModelExchange>,
+    tap: crate::capture::acp_client::Tap,
+    off_script: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        while let Some(ex) = rx.recv().await {
+            if let ModelExchange::OffScript { text, .. } = &ex {
+                eprintln!("[record] {text}");
+                off_script
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(text.clone());
+            }
+            let _ = tap.send(http_legs::model_event(ex));
+        }
+    })
 }
 
 /// The scripted model server for `scenario`, speaking as `profile`'s agent

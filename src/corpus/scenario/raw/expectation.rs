@@ -28,12 +28,15 @@ pub(super) fn expectation(ctx: &Ctx, e: &Spanned<RawExpect>, i: usize) -> R<Expe
     })
 }
 
+/// A filter's key, its span when present, and the kinds it applies to.
+type Filter<'a> = (&'static str, Option<Range<usize>>, &'a [ExpectKind]);
+
 /// Each filter present applies to the expectation's kind: one that cannot
 /// is an error naming the kinds it applies to.
 fn filters_fit_the_kind(ctx: &Ctx, e: &Spanned<RawExpect>, i: usize) -> R<()> {
     let raw = e.get_ref();
     let kind = *raw.kind.get_ref();
-    let filters: [(&str, Option<Range<usize>>, &[ExpectKind]); 6] = [
+    let filters: [Filter; 6] = [
         (
             "name",
             raw.name.as_ref().map(|v| v.span()),
