@@ -177,6 +177,9 @@ impl Bridge {
         };
         match subtype {
             "initialize" => self.panel_initialize_request(request_id, req, now),
+            // a prompt still waiting for the session goes out before the
+            // interrupt, so the interrupt cancels it, as it would a turn
+            "interrupt" if self.prompt_deferred() => self.deferred.push(line.to_string()),
             "interrupt" => self.interrupt(&request_id, now),
             "set_permission_mode" | "set_model" if !control_value_ok(subtype, req) => {
                 let field = if subtype == "set_model" {
@@ -246,6 +249,15 @@ impl Bridge {
             self.cancel_pending_permissions();
         }
         self.emit(stream_json::control_success(request_id, json!({})));
+    }
+
+    /// Whether a panel prompt waits for the handshake to finish.
+    fn prompt_deferred(&self) -> bool {
+        matches!(self.phase, Phase::Idle | Phase::Handshaking)
+            && self
+                .deferred
+                .iter()
+                .any(|line| serde_json::from_str::<Value>(line).is_ok_and(|v| v["type"] == "user"))
     }
 
     pub(super) fn cancel_pending_permissions(&mut self) {
