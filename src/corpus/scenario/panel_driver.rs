@@ -299,11 +299,22 @@ impl<'a> PanelDriver<'a> {
                 Action::Finished
             };
         };
-        let n = self.next_step + 1;
-        let action = match &step {
+        let action = match self.step_action(&step, self.next_step + 1) {
+            Ok(action) => action,
+            // not yet: the step stays next
+            Err(wait) => return wait,
+        };
+        self.next_step += 1;
+        self.step_mark = self.turn.calls.mark();
+        action
+    }
+
+    /// What step `n` does now, or (`Err`) what it waits for first.
+    fn step_action(&mut self, step: &Step, n: usize) -> Result<Action, Action> {
+        Ok(match step {
             Step::Prompt(prompt) => {
                 if self.turn_running {
-                    return self.wait("the result of the previous turn");
+                    return Err(self.wait("the result of the previous turn"));
                 }
                 self.turn_running = true;
                 self.turn = Turn::default();
@@ -326,7 +337,7 @@ impl<'a> PanelDriver<'a> {
                     Some(call) => Action::Skip(format!(
                         "step {n} (permission): tool call {call} ran without a permission request"
                     )),
-                    None => return self.wait("a can_use_tool request"),
+                    None => return Err(self.wait("a can_use_tool request")),
                 },
             },
             Step::Interrupt { at } => {
@@ -338,7 +349,7 @@ impl<'a> PanelDriver<'a> {
                         describe(*at)
                     ))
                 } else {
-                    return self.wait(describe(*at));
+                    return Err(self.wait(describe(*at)));
                 }
             }
             Step::Steer { at, prompt } => {
@@ -356,12 +367,12 @@ impl<'a> PanelDriver<'a> {
                         ),
                     )
                 } else {
-                    return self.wait(describe(*at));
+                    return Err(self.wait(describe(*at)));
                 }
             }
             Step::SetMode { mode } => {
                 if self.turn_running {
-                    return self.wait("the result of the running turn");
+                    return Err(self.wait("the result of the running turn"));
                 }
                 let line =
                     self.control_request(json!({"subtype": "set_permission_mode", "mode": mode}));
@@ -370,7 +381,7 @@ impl<'a> PanelDriver<'a> {
             }
             Step::SetModel { model } => {
                 if self.turn_running {
-                    return self.wait("the result of the running turn");
+                    return Err(self.wait("the result of the running turn"));
                 }
                 let line = self.control_request(json!({"subtype": "set_model", "model": model}));
                 self.awaiting = Some(format!("req_{}", self.requests));
@@ -378,7 +389,7 @@ impl<'a> PanelDriver<'a> {
             }
             Step::Resume => {
                 if self.turn_running {
-                    return self.wait("the result of the running turn");
+                    return Err(self.wait("the result of the running turn"));
                 }
                 self.needs_initialize = true;
                 self.pending.clear();
@@ -386,10 +397,7 @@ impl<'a> PanelDriver<'a> {
                     session_id: self.session_id.clone(),
                 }
             }
-        };
-        self.next_step += 1;
-        self.step_mark = self.turn.calls.mark();
-        action
+        })
     }
 
     /// The bridge emitted everything it will until the panel acts (in
