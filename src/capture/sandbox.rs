@@ -108,31 +108,10 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
         let agent = launcher(&home, &profile.id, &launch)?;
 
         let ready = run_path.join("mcp-ready");
-        let mcp_forward = mcp.take_events().map(|mut rx| {
-            let ready = ready.clone();
-            tokio::spawn(async move {
-                while let Some(ex) = rx.recv().await {
-                    let method = crate::capture::record::mcp_method(&ex);
-                    if method.as_deref() == Some("tools/list") && !ready.exists() {
-                        let _ = std::fs::write(&ready, "");
-                    }
-                }
-            })
-        });
-        let model_forward = model.take_events().map(|mut rx| {
-            tokio::spawn(async move {
-                let mut asked = 0usize;
-                while let Some(ex) = rx.recv().await {
-                    match &ex {
-                        ModelExchange::OffScript { text, .. } => {
-                            eprintln!("[sandbox] model server: {text}")
-                        }
-                        _ => asked += 1,
-                    }
-                }
-                asked
-            })
-        });
+        let mcp_forward = mcp
+            .take_events()
+            .map(|rx| mark_mcp_ready(rx, ready.clone()));
+        let model_forward = model.take_events().map(count_model_requests);
 
         let mut cmd = tokio::process::Command::new(&program);
         cmd.args(&args)
@@ -150,24 +129,7 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
         let mut child = cmd
             .spawn()
             .with_context(|| format!("starting the panel command {program:?}"))?;
-        let code = match tokio::time::timeout(req.timeout, child.wait()).await {
-            Ok(status) => {
-                let status = status.context("waiting for the panel command")?;
-                eprintln!("[sandbox] the panel command exited {status}");
-                match status.code() {
-                    Some(0) => 0,
-                    _ => 1,
-                }
-            }
-            Err(_) => {
-                eprintln!(
-                    "[sandbox] the panel command ran longer than {:?}: ended",
-                    req.timeout
-                );
-                let _ = child.kill().await;
-                2
-            }
-        };
+        let code = panel_exit(&mut child, req.timeout).await?;
         model.shutdown().await;
         mcp.shutdown().await;
         if let Some(f) = mcp_forward {
@@ -179,6 +141,64 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
             eprintln!("[sandbox] the scripted model server answered {asked} request(s)");
         }
         Ok(ExitCode::from(code))
+    })
+}
+
+/// The sandbox's exit for the panel command's: 0 when it succeeded, 1 when
+/// it failed, 2 when it ran past `timeout` and was ended.
+async fn panel_exit(child: &mut tokio::process::Child, timeout: Duration) -> anyhow::Result<u8> {
+    Ok(match tokio::time::timeout(timeout, child.wait()).await {
+        Ok(status) => {
+            let status = status.context("waiting for the panel command")?;
+            eprintln!("[sandbox] the panel command exited {status}");
+            match status.code() {
+                Some(0) => 0,
+                _ => 1,
+            }
+        }
+        Err(_) => {
+            eprintln!(
+                "[sandbox] the panel command ran longer than {:?}: ended",
+                timeout
+            );
+            let _ = child.kill().await;
+            2
+        }
+    })
+}
+
+/// Marks the MCP server ready (the file `ready`) once the agent listed
+/// unity-ops' tools.
+fn mark_mcp_ready(
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<stub_mcp::Exchange>,
+    ready: PathBuf,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        while let Some(ex) = rx.recv().await {
+            let method = crate::capture::record::mcp_method(&ex);
+            if method.as_deref() == Some("tools/list") && !ready.exists() {
+                let _ = std::fs::write(&ready, "");
+            }
+        }
+    })
+}
+
+/// Counts the scripted model's answered requests, and says each request
+/// the script did not expect.
+fn count_model_requests(
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<ModelExchange>,
+) -> tokio::task::JoinHandle<usize> {
+    tokio::spawn(async move {
+        let mut asked = 0usize;
+        while let Some(ex) = rx.recv().await {
+            match &ex {
+                ModelExchange::OffScript { text, .. } => {
+                    eprintln!("[sandbox] model server: {text}")
+                }
+                _ => asked += 1,
+            }
+        }
+        asked
     })
 }
 
