@@ -233,7 +233,9 @@ impl ToolCall {
                 .iter()
                 .zip(touched)
                 .filter(|(_, touched)| *touched)
-                .filter_map(|(k, _)| Some(k.len() + 3 + held_bytes(fields.get(*k)?)))
+                .filter_map(|(k, _)| {
+                    Some(k.len() + 3 + held_bytes(crate::json_field::get(fields, k)?))
+                })
                 .sum::<usize>()
         };
         let (mut before, mut after) = (in_place(&self.fields.own), 0);
@@ -255,10 +257,7 @@ impl ToolCall {
             {
                 continue;
             }
-            before += self
-                .fields
-                .own
-                .get(key)
+            before += crate::json_field::get(&self.fields.own, key)
                 .map_or(0, |old| key.len() + 3 + held_bytes(old));
             after += key.len() + 3 + held_bytes(value);
         }
@@ -299,7 +298,12 @@ impl ToolCall {
         if self.content_arguments.is_none() || !self.content_before_finish {
             return;
         }
-        let Some(Value::Array(blocks)) = self.fields.own.get_mut("content") else {
+        let Some(Value::Array(blocks)) = self
+            .fields
+            .own
+            .as_object_mut()
+            .and_then(|own| crate::json_field::field_mut(own, "content"))
+        else {
             return;
         };
         let before = blocks.len();
