@@ -451,7 +451,16 @@ impl ToolCall {
     /// Whether an agent tool still lacks a field its Claude tool needs (see
     /// [`crate::tool_input::required_fields`]): held even while it runs.
     pub fn lacks_required_fields(&self, servers: &[String]) -> bool {
-        !self.is_mcp(servers) && !self.agent_input().has_required_fields(&self.name(servers))
+        if self.is_mcp(servers) {
+            return false;
+        }
+        let required = crate::tool_input::required_fields(&self.name(servers));
+        // read from the input worked out once: the `tool_use` that follows
+        // writes that same input
+        let input = self.input(servers);
+        !required
+            .iter()
+            .all(|r| crate::json_field::get(input, r).is_some())
     }
 
     /// Whether the call's content is what an earlier frame proposed (see
