@@ -336,9 +336,9 @@ impl ToolCall {
     }
 
     /// The call's Claude name: the announced one once announced.
-    pub fn name(&self, servers: &[String]) -> String {
+    pub fn name(&self, servers: &[String]) -> &str {
         match &self.announced_name {
-            Some(name) => name.clone(),
+            Some(name) => name,
             None => self
                 .derived
                 .name
@@ -354,8 +354,7 @@ impl ToolCall {
                             declared.to_string()
                         }
                     }
-                })
-                .clone(),
+                }),
         }
     }
 
@@ -454,7 +453,7 @@ impl ToolCall {
         if self.is_mcp(servers) {
             return false;
         }
-        let required = crate::tool_input::required_fields(&self.name(servers));
+        let required = crate::tool_input::required_fields(self.name(servers));
         // read from the input worked out once: the `tool_use` that follows
         // writes that same input
         let input = self.input(servers);
