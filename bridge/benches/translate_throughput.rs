@@ -456,7 +456,10 @@ fn ratio_table(workloads: &[(String, Vec<String>)]) {
          bridge writes per byte it reads (the baseline writes 1.0): where it is well above 1, the \
          panel protocol's own volume (stream events, a tool_use and a tool_result line per call) \
          is the floor. Allocations / frame counts heap allocations and reallocations per agent \
-         frame, of one untimed run of each side. bridge + tap: the same frames with every agent \
+         frame, of one untimed run of each side. The baseline is compiled into this \
+         benchmark, so where the build lays its code out moves it too: between builds of \
+         the same serde_json code its MB/s has moved by up to a fifth, so a ratio that \
+         changes across commits is read with the bridge MB/s column beside it. bridge + tap: the same frames with every agent \
          frame and panel line scrubbed and encoded as the tap's writer does (into a sink, on the \
          same thread); tap µs / frame = (median tapped - median bridge CPU time) / frames. In \
          `acp-bridge --tap` that work runs on the tap's own thread: what the panel waits for is \

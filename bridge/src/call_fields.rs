@@ -292,7 +292,7 @@ pub fn meta_builtin_name(call: &CallFields) -> Option<&'static str> {
         let map = v.as_object().filter(|_| depth > 0)?;
         let named = TOOL_KEYS
             .iter()
-            .filter_map(|k| map.get(*k).and_then(Value::as_str))
+            .filter_map(|k| crate::json_field::map_field(map, k).as_str())
             .find_map(|s| CLAUDE_BUILTIN_TOOLS.iter().find(|b| **b == s).copied());
         named.or_else(|| map.values().find_map(|x| find(x, depth - 1)))
     }

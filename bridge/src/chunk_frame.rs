@@ -14,6 +14,9 @@
 use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
 
 use serde::de::{self, Deserialize, Deserializer, Visitor};
 
@@ -63,7 +66,8 @@ const KIND_WINDOW: usize = 1024;
 /// Whether the line's start names a chunk kind (`..._chunk"`): a cheap test
 /// that keeps tool calls, responses and megabyte frames off the typed read.
 fn names_a_chunk_kind(line: &str) -> bool {
-    named_near_start(line, KIND_WINDOW, "_chunk\"")
+    static KIND: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new("_chunk\""));
+    named_near_start(line, KIND_WINDOW, &KIND)
 }
 
 /// The line as a chunk frame, or `None` when it is anything else.

@@ -41,6 +41,16 @@ pub(crate) fn map_field<'a>(map: &'a Map<String, Value>, key: &str) -> &'a Value
         .map_or(&NULL, |(_, x)| x)
 }
 
+/// `v.get(key)`: the field's value, `None` when `v` is no object or has no
+/// `key` (a `null` value is `Some`).
+pub(crate) fn get<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
+    let Value::Object(map) = v else { return None };
+    if map.len() > SCAN_MAX {
+        return map.get(key);
+    }
+    map.iter().find(|(k, _)| k.as_str() == key).map(|(_, x)| x)
+}
+
 /// Whether `map` has `key` (its value may be `null`), scanning a small map.
 pub(crate) fn has_key(map: &Map<String, Value>, key: &str) -> bool {
     if map.len() > SCAN_MAX {
@@ -88,6 +98,7 @@ mod tests {
         for v in &cases {
             for key in ["a", "b", "c", "k0", "k39", "k40", ""] {
                 assert_eq!(field(v, key), &v[key], "{key} of {v}");
+                assert_eq!(get(v, key), v.get(key), "{key} of {v}");
                 if let Value::Object(map) = &mut v.clone() {
                     assert_eq!(has_key(map, key), map.contains_key(key), "{key} of {v}");
                     assert_eq!(

@@ -233,7 +233,9 @@ impl ToolCall {
                 .iter()
                 .zip(touched)
                 .filter(|(_, touched)| *touched)
-                .filter_map(|(k, _)| Some(k.len() + 3 + held_bytes(fields.get(*k)?)))
+                .filter_map(|(k, _)| {
+                    Some(k.len() + 3 + held_bytes(crate::json_field::get(fields, k)?))
+                })
                 .sum::<usize>()
         };
         let (mut before, mut after) = (in_place(&self.fields.own), 0);
@@ -255,10 +257,7 @@ impl ToolCall {
             {
                 continue;
             }
-            before += self
-                .fields
-                .own
-                .get(key)
+            before += crate::json_field::get(&self.fields.own, key)
                 .map_or(0, |old| key.len() + 3 + held_bytes(old));
             after += key.len() + 3 + held_bytes(value);
         }
@@ -299,7 +298,12 @@ impl ToolCall {
         if self.content_arguments.is_none() || !self.content_before_finish {
             return;
         }
-        let Some(Value::Array(blocks)) = self.fields.own.get_mut("content") else {
+        let Some(Value::Array(blocks)) = self
+            .fields
+            .own
+            .as_object_mut()
+            .and_then(|own| crate::json_field::field_mut(own, "content"))
+        else {
             return;
         };
         let before = blocks.len();
@@ -332,9 +336,9 @@ impl ToolCall {
     }
 
     /// The call's Claude name: the announced one once announced.
-    pub fn name(&self, servers: &RegisteredServers) -> String {
+    pub fn name(&self, servers: &RegisteredServers) -> &str {
         match &self.announced_name {
-            Some(name) => name.clone(),
+            Some(name) => name,
             None => self
                 .derived
                 .name
@@ -350,8 +354,7 @@ impl ToolCall {
                             declared.to_string()
                         }
                     }
-                })
-                .clone(),
+                }),
         }
     }
 
@@ -447,7 +450,16 @@ impl ToolCall {
     /// Whether an agent tool still lacks a field its Claude tool needs (see
     /// [`crate::tool_input::required_fields`]): held even while it runs.
     pub fn lacks_required_fields(&self, servers: &RegisteredServers) -> bool {
-        !self.is_mcp(servers) && !self.agent_input().has_required_fields(&self.name(servers))
+        if self.is_mcp(servers) {
+            return false;
+        }
+        let required = crate::tool_input::required_fields(self.name(servers));
+        // read from the input worked out once: the `tool_use` that follows
+        // writes that same input
+        let input = self.input(servers);
+        !required
+            .iter()
+            .all(|r| crate::json_field::get(input, r).is_some())
     }
 
     /// Whether the call's content is what an earlier frame proposed (see

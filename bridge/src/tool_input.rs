@@ -522,16 +522,6 @@ impl<'a> AgentToolInput<'a> {
             .collect();
         Value::Object(map)
     }
-
-    /// Whether the fields the call's Claude tool needs
-    /// ([`crate::tool_input::required_fields`]) are all in the input.
-    pub fn has_required_fields(&self, name: &str) -> bool {
-        let required = crate::tool_input::required_fields(name);
-        required.is_empty() || {
-            let keys: Vec<&str> = self.entries().map(|(k, _)| k).collect();
-            required.iter().all(|r| keys.contains(r))
-        }
-    }
 }
 
 impl serde::Serialize for AgentToolInput<'_> {

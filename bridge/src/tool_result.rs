@@ -436,7 +436,7 @@ fn raw_output<'a>(r: &mut ToolResultContent<'a>, raw: &'a Value, compat: &Compat
         return;
     }
     if compat.mcp_raw_output_wrapper
-        && raw.get("result").is_some_and(Value::is_null)
+        && crate::json_field::get(raw, "result").is_some_and(Value::is_null)
         && let Some(message) = field(field(raw, "error"), "message").as_str()
     {
         r.texts.push(Cow::Borrowed(message));
@@ -618,7 +618,8 @@ pub fn is_error(call: &Value) -> bool {
     let raw = field(call, "rawOutput");
     field(raw, "isError") == true
         || field(field(raw, "result"), "isError") == true
-        || (raw.get("result").is_some_and(Value::is_null) && field(raw, "error").is_object())
+        || (crate::json_field::get(raw, "result").is_some_and(Value::is_null)
+            && field(raw, "error").is_object())
         || (field(raw, "type") == "MCP" && field(field(raw, "output"), "Error").is_string())
         || (field(raw, "error").is_string() && field(raw, "message").is_string())
         || is_error_object(raw)

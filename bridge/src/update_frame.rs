@@ -15,6 +15,9 @@
 
 use std::fmt;
 use std::marker::PhantomData;
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
@@ -25,13 +28,19 @@ const METHOD_WINDOW: usize = 256;
 
 /// Whether the line's start names the `session/update` method.
 fn names_the_method(line: &str) -> bool {
-    named_near_start(line, METHOD_WINDOW, "\"session/update\"")
+    static METHOD: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new("\"session/update\""));
+    named_near_start(line, METHOD_WINDOW, &METHOD)
 }
 
-/// Whether `needle` occurs in the first `window` bytes of `line` (cut at a
-/// character boundary): the cheap test before a typed read is tried.
-pub(crate) fn named_near_start(line: &str, window: usize, needle: &str) -> bool {
-    line[..line.floor_char_boundary(window)].contains(needle)
+/// Whether `needle` occurs in the first `window` bytes of `line`: the cheap
+/// test before a typed read is tried, for every agent line. The needle is
+/// ASCII, so no match takes part of a character cut at the window's end.
+/// A searcher built once: `str::contains` sets one up per call, which
+/// costs more than the search itself on a line's start.
+pub(crate) fn named_near_start(line: &str, window: usize, needle: &Finder<'_>) -> bool {
+    needle
+        .find(&line.as_bytes()[..line.len().min(window)])
+        .is_some()
 }
 
 /// The update of a `session/update` notification, or `None` when the line

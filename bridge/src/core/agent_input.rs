@@ -94,14 +94,18 @@ impl Bridge {
             let mut fields = crate::tool_name::CallFields::default();
             crate::tool_name::merge_tool_call(&mut fields, tc);
             let call = crate::tool_calls::ToolCall::detached(fields);
-            (call.name(&servers), call.input(&servers).clone(), true)
+            (
+                call.name(&servers).to_string(),
+                call.input(&servers).clone(),
+                true,
+            )
         } else {
             let call = self.tool_calls.merge(&call_id, tc);
             if !call.was_asked() {
                 call.asked = Asked::Yes;
             }
             (
-                call.name(&servers),
+                call.name(&servers).to_string(),
                 call.input(&servers).clone(),
                 call.is_announced(),
             )
@@ -111,7 +115,7 @@ impl Bridge {
             self.announce(&call_id);
             // one name per call: the request carries the `tool_use`'s
             if let Some(call) = self.tool_calls.get(&call_id) {
-                name = call.name(&servers);
+                name = call.name(&servers).to_string();
                 input = call.input(&servers).clone();
             }
         }

@@ -66,7 +66,7 @@ impl Bridge {
             return;
         };
         call.mark_announced();
-        let name = call.name(&servers);
+        let name = call.name(&servers).to_string();
         let has_path = !crate::json_field::field(call.input(&servers), "file_path").is_null();
         let name = crate::call_fields::pathless_file_tool_name(call.fields(), &name, has_path)
             .map_or(name, str::to_string);
@@ -198,7 +198,7 @@ impl Bridge {
             (self.spec.script_gate && completed && !refused && (!call.was_asked() || late))
                 .then(|| {
                     script_gate::gated_target_in_call(
-                        &call.name(servers),
+                        call.name(servers),
                         call.input(servers),
                         call.fields(),
                     )
