@@ -70,97 +70,18 @@ impl Bridge {
         // its content describes the request, not the tool's result; its
         // options may name the tool (Gemini before 0.36)
         let tc = &crate::tool_name::permission_request_fields(params);
-        let mut call_id = tc.field("toolCallId").as_str().unwrap_or("").to_string();
-        if let Some(id) = self.tool_calls.aliased(&call_id) {
-            call_id = id.to_string();
-        }
-        // asked under an id no frame announced: the pending call it matches
-        if self.tool_calls.get(&call_id).is_none()
-            && let Some(paired) =
-                crate::permission::paired_call(tc, self.tool_calls.unasked()).map(str::to_string)
-        {
-            self.diag(format!(
-                "permission request for unknown tool call {call_id:?} belongs to pending call {paired}"
-            ));
-            self.tool_calls.alias(&call_id, &paired);
-            call_id = paired;
-        }
+        let call_id = self.asked_call_id(tc);
         let options: Vec<Value> = params["options"].as_array().cloned().unwrap_or_default();
         // calls held back before this request come before it
         self.release_held_except(&call_id);
-        let servers = self.tool_calls.servers.clone();
-        let (mut name, mut input, announced) = if call_id.is_empty() {
-            self.diag("permission request without toolCall.toolCallId".to_string());
-            let mut fields = crate::tool_name::CallFields::default();
-            crate::tool_name::merge_tool_call(&mut fields, tc);
-            let call = crate::tool_calls::ToolCall::detached(fields);
-            (
-                call.name(&servers).to_string(),
-                call.input(&servers).clone(),
-                true,
-            )
-        } else {
-            let call = self.tool_calls.merge(&call_id, tc);
-            if !call.was_asked() {
-                call.asked = Asked::Yes;
-            }
-            (
-                call.name(&servers).to_string(),
-                call.input(&servers).clone(),
-                call.is_announced(),
-            )
-        };
-        if !announced && self.turn.is_some() {
-            self.fold_message("tool_use");
-            self.announce(&call_id);
-            // one name per call: the request carries the `tool_use`'s
-            if let Some(call) = self.tool_calls.get(&call_id) {
-                name = call.name(&servers).to_string();
-                input = call.input(&servers).clone();
-            }
-        }
+        let (name, input) = self.asked_call(&call_id, tc);
         if self.panel_eof {
             self.diag(format!(
                 "permission request for {name} after the panel's input ended; answered cancelled"
             ));
             return self.send(client::rpc_result(rpc_id, client::permission_cancelled()));
         }
-        let gated = self.spec.script_gate.then(|| {
-            let fields = self
-                .tool_calls
-                .get(&call_id)
-                .map_or(crate::tool_name::CallFields::empty(), |c| c.fields());
-            script_gate::gated_target_in_call(&name, &input, fields)
-        });
-        if gated.as_ref().is_some_and(Option::is_none)
-            && let Some(call) = self.tool_calls.get_mut(&call_id).filter(|c| c.was_asked())
-        {
-            call.asked = Asked::GatePassed;
-        }
-        if let Some(target) = gated.flatten() {
-            // the gate answers for the panel: a direct script write into Assets/
-            let result = match client::choose_permission_option_with(
-                &options,
-                PermissionIntent::Deny,
-                &self.spec.compat,
-            ) {
-                Some(id) => client::permission_selected(&id),
-                None => client::permission_cancelled(),
-            };
-            self.diag(format!(
-                "script gate denied {name} writing {target}: {}",
-                script_gate::deny_text(&target)
-            ));
-            self.send(client::rpc_result(rpc_id, result));
-            self.gate_note(&call_id, script_gate::deny_text(&target));
-            if let Some(call) = self.tool_calls.get_mut(&call_id) {
-                call.gate_denial = Some(script_gate::deny_text(&target));
-            }
-            self.close_refused_unreported(&call_id, script_gate::deny_text(&target));
-            if let Some(t) = self.turn.as_mut() {
-                t.permission_denials
-                    .push(json!({"tool_name": name, "tool_use_id": call_id, "tool_input": input}));
-            }
+        if self.script_gate_denies(rpc_id, &options, &call_id, &name, &input) {
             return;
         }
         if self.permissions.len() >= crate::permission::MAX_PENDING {
@@ -189,6 +110,117 @@ impl Bridge {
             tool_name: name,
             input,
         });
+    }
+
+    /// The call a permission request is about: its `toolCallId` (through
+    /// an alias), else the pending call it matches when no frame announced
+    /// that id.
+    fn asked_call_id(&mut self, tc: &crate::tool_name::CallFields) -> String {
+        let mut call_id = tc.field("toolCallId").as_str().unwrap_or("").to_string();
+        if let Some(id) = self.tool_calls.aliased(&call_id) {
+            call_id = id.to_string();
+        }
+        // asked under an id no frame announced: the pending call it matches
+        if self.tool_calls.get(&call_id).is_none()
+            && let Some(paired) =
+                crate::permission::paired_call(tc, self.tool_calls.unasked()).map(str::to_string)
+        {
+            self.diag(format!(
+                "permission request for unknown tool call {call_id:?} belongs to pending call {paired}"
+            ));
+            self.tool_calls.alias(&call_id, &paired);
+            call_id = paired;
+        }
+        call_id
+    }
+
+    /// The asked call's name and input, the call merged with what the
+    /// request says of it and announced to the panel first when no frame
+    /// did (one name per call: the request carries the `tool_use`'s).
+    fn asked_call(&mut self, call_id: &str, tc: &crate::tool_name::CallFields) -> (String, Value) {
+        let servers = self.tool_calls.servers.clone();
+        let (mut name, mut input, announced) = if call_id.is_empty() {
+            self.diag("permission request without toolCall.toolCallId".to_string());
+            let mut fields = crate::tool_name::CallFields::default();
+            crate::tool_name::merge_tool_call(&mut fields, tc);
+            let call = crate::tool_calls::ToolCall::detached(fields);
+            (
+                call.name(&servers).to_string(),
+                call.input(&servers).clone(),
+                true,
+            )
+        } else {
+            let call = self.tool_calls.merge(call_id, tc);
+            if !call.was_asked() {
+                call.asked = Asked::Yes;
+            }
+            (
+                call.name(&servers).to_string(),
+                call.input(&servers).clone(),
+                call.is_announced(),
+            )
+        };
+        if !announced && self.turn.is_some() {
+            self.fold_message("tool_use");
+            self.announce(call_id);
+            if let Some(call) = self.tool_calls.get(call_id) {
+                name = call.name(&servers).to_string();
+                input = call.input(&servers).clone();
+            }
+        }
+        (name, input)
+    }
+
+    /// The script gate answers for the panel when the asked call writes a
+    /// script into `Assets/` directly: denied, with the gate's note; true
+    /// when it did.
+    fn script_gate_denies(
+        &mut self,
+        rpc_id: &Value,
+        options: &[Value],
+        call_id: &str,
+        name: &str,
+        input: &Value,
+    ) -> bool {
+        let gated = self.spec.script_gate.then(|| {
+            let fields = self
+                .tool_calls
+                .get(call_id)
+                .map_or(crate::tool_name::CallFields::empty(), |c| c.fields());
+            script_gate::gated_target_in_call(name, input, fields)
+        });
+        if gated.as_ref().is_some_and(Option::is_none)
+            && let Some(call) = self.tool_calls.get_mut(call_id).filter(|c| c.was_asked())
+        {
+            call.asked = Asked::GatePassed;
+        }
+        if let Some(target) = gated.flatten() {
+            // the gate answers for the panel: a direct script write into Assets/
+            let result = match client::choose_permission_option_with(
+                options,
+                PermissionIntent::Deny,
+                &self.spec.compat,
+            ) {
+                Some(id) => client::permission_selected(&id),
+                None => client::permission_cancelled(),
+            };
+            self.diag(format!(
+                "script gate denied {name} writing {target}: {}",
+                script_gate::deny_text(&target)
+            ));
+            self.send(client::rpc_result(rpc_id, result));
+            self.gate_note(call_id, script_gate::deny_text(&target));
+            if let Some(call) = self.tool_calls.get_mut(call_id) {
+                call.gate_denial = Some(script_gate::deny_text(&target));
+            }
+            self.close_refused_unreported(call_id, script_gate::deny_text(&target));
+            if let Some(t) = self.turn.as_mut() {
+                t.permission_denials
+                    .push(json!({"tool_name": name, "tool_use_id": call_id, "tool_input": input}));
+            }
+            return true;
+        }
+        false
     }
 
     pub(super) fn agent_notification(&mut self, method: &str) {
