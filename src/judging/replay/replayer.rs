@@ -7,14 +7,13 @@
 //! come any more (no agent frame left to release, no bridge deadline left to
 //! fire), the replay stops with a "stalled" divergence instead of hanging.
 
-use std::collections::VecDeque;
 use std::time::Duration;
 
 use acp_bridge::{Bridge, Compat, CounterIds, LaunchSpec, McpEndpoint, Output};
 use serde_json::Value;
 
 use super::divergence::Divergence;
-use super::fake_agent::{FakeAgent, Released, Served};
+use super::fake_agent::{FakeAgent, Served};
 use super::source::Source;
 use super::transcript::{Entry, Transcript};
 use crate::corpus::recording::{Exit, Header, Outcome, Recording};
@@ -323,7 +322,7 @@ impl<'a> Run<'_, 'a> {
             ),
             agent: self.source.fake_agent(number),
         };
-        let served = process.agent.start();
+        let served = process.agent.start_due();
         self.serve(&mut process, driver, served);
         process
     }
@@ -384,20 +383,21 @@ impl<'a> Run<'_, 'a> {
 
     /// Transcribes one bridge output and plays it on.
     fn output(&mut self, process: &mut Process<'a>, driver: &mut PanelDriver, out: Output) {
-        let mut queue = VecDeque::new();
-        self.transcribe(process, driver, out, &mut queue);
-        self.pump(process, driver, queue);
+        self.transcribe(process, driver, out);
+        self.pump(process, driver);
     }
 
     /// Feeds released agent frames to the bridge, breadth first in recorded
-    /// order; what the bridge answers may release more.
-    fn pump(
-        &mut self,
-        process: &mut Process<'a>,
-        driver: &mut PanelDriver,
-        mut queue: VecDeque<Released>,
-    ) {
-        while let Some(released) = queue.pop_front() {
+    /// order, one at a time as the fake agent reads them; what the bridge
+    /// answers may release more.
+    fn pump(&mut self, process: &mut Process<'a>, driver: &mut PanelDriver) {
+        loop {
+            let mut divergences = Vec::new();
+            let released = process.agent.next_released(&mut divergences);
+            for d in divergences {
+                self.push(Entry::Divergence(d));
+            }
+            let Some(released) = released else { break };
             let at = Duration::from_millis(released.ms);
             // A real host's timer fires before a later frame arrives.
             while let Some(deadline) = process
@@ -407,7 +407,7 @@ impl<'a> Run<'_, 'a> {
             {
                 self.now = deadline;
                 let out = process.bridge.on_tick(self.now);
-                self.transcribe(process, driver, out, &mut queue);
+                self.transcribe(process, driver, out);
                 if process.bridge.next_deadline() == Some(deadline) {
                     break;
                 }
@@ -416,7 +416,7 @@ impl<'a> Run<'_, 'a> {
             let out = process.bridge.on_agent_line(&released.line, self.now);
             // before what the bridge made of it (the line moves, not copied)
             self.push_parsed(Entry::AgentToBridge(released.line), released.value);
-            self.transcribe(process, driver, out, &mut queue);
+            self.transcribe(process, driver, out);
             let lines = driver.poll_now();
             for note in driver.take_notes() {
                 self.note(note);
@@ -425,29 +425,22 @@ impl<'a> Run<'_, 'a> {
                 for line in lines {
                     self.push(Entry::Panel(line.clone()));
                     let out = process.bridge.on_panel_line(&line, self.now);
-                    self.transcribe(process, driver, out, &mut queue);
+                    self.transcribe(process, driver, out);
                 }
             }
         }
     }
 
-    fn transcribe(
-        &mut self,
-        process: &mut Process<'a>,
-        driver: &mut PanelDriver,
-        out: Output,
-        queue: &mut VecDeque<Released>,
-    ) {
+    fn transcribe(&mut self, process: &mut Process<'a>, driver: &mut PanelDriver, out: Output) {
         for d in out.diagnostics {
             self.sink.diagnostic(d);
         }
         for line in out.to_agent {
             self.push(Entry::BridgeToAgent(line.clone()));
-            let served = process.agent.on_client_line(&line);
+            let served = process.agent.on_client_line_due(&line);
             for d in served.divergences {
                 self.push(Entry::Divergence(d));
             }
-            queue.extend(served.released);
         }
         if out.close_agent_stdin {
             self.note("bridge closed the agent's stdin");
@@ -465,7 +458,7 @@ impl<'a> Run<'_, 'a> {
         for d in served.divergences {
             self.push(Entry::Divergence(d));
         }
-        self.pump(process, driver, served.released.into());
+        self.pump(process, driver);
     }
 }
 
