@@ -188,12 +188,13 @@ impl GoldenStream {
         }
     }
 
-    /// Takes the transcript's next line (without its newline).
-    pub fn line(&mut self, line: &str) {
+    /// Takes the transcript's next line, `prefix` then `text` (without its
+    /// newline).
+    pub fn line(&mut self, prefix: &str, text: &str) {
         if !matches!(self.golden, Golden::Lines(_)) {
             return;
         }
-        self.trim.push(line.to_string(), &mut self.out);
+        self.trim.push(format!("{prefix}{text}"), &mut self.out);
         while let Some(line) = self.out.pop_front() {
             self.compare(Some(line));
         }
@@ -313,7 +314,7 @@ mod tests {
         std::fs::write(&path, format!("---\nsource: x\n---\n{golden}")).unwrap();
         let mut s = GoldenStream::open(&path);
         for l in transcript.lines() {
-            s.line(l);
+            s.line("", l);
         }
         s.finish()
     }

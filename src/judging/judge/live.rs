@@ -95,8 +95,8 @@ impl<'a> Live<'a> {
     /// A transcript line of the judge's own (the header naming the recording).
     pub fn line(&mut self, line: &str) {
         for l in line.lines() {
-            self.text.line(l);
-            self.golden.line(l);
+            self.text.line("", l);
+            self.golden.line("", l);
         }
     }
 
@@ -145,9 +145,9 @@ impl Sink for Live<'_> {
             _ => {}
         }
         let (text, golden) = (&mut self.text, &mut self.golden);
-        self.renderer.entry(&entry, value, |line| {
-            text.line(line);
-            golden.line(line);
+        self.renderer.entry(&entry, value, |prefix, line| {
+            text.line(prefix, line);
+            golden.line(prefix, line);
         });
     }
 

@@ -156,23 +156,25 @@ pub struct Writer {
 }
 
 impl Writer {
-    /// Appends `line` and a newline.
-    pub fn line(&mut self, line: &str) {
-        self.len += line.len() as u64 + 1;
+    /// Appends a line, `prefix` then `text`, and a newline.
+    pub fn line(&mut self, prefix: &str, text: &str) {
+        let len = prefix.len() + text.len();
+        self.len += len as u64 + 1;
         if self.error.is_some() {
             return;
         }
-        if self.file.is_none() && self.memory.len() + line.len() < IN_MEMORY_MAX {
-            self.memory.push_str(line);
+        if self.file.is_none() && self.memory.len() + len < IN_MEMORY_MAX {
+            self.memory.push_str(prefix);
+            self.memory.push_str(text);
             self.memory.push('\n');
             return;
         }
-        if let Err(e) = self.spill(line) {
+        if let Err(e) = self.spill(prefix, text) {
             self.error = Some(e);
         }
     }
 
-    fn spill(&mut self, line: &str) -> io::Result<()> {
+    fn spill(&mut self, prefix: &str, text: &str) -> io::Result<()> {
         let file = match &mut self.file {
             Some(f) => f,
             None => {
@@ -181,7 +183,8 @@ impl Writer {
                 self.file.insert(file)
             }
         };
-        file.write_all(line.as_bytes())?;
+        file.write_all(prefix.as_bytes())?;
+        file.write_all(text.as_bytes())?;
         file.write_all(b"\n")
     }
 
@@ -215,7 +218,7 @@ mod tests {
         for lines in [3, IN_MEMORY_MAX / 1000 + 10] {
             let mut w = Writer::default();
             for i in 0..lines {
-                w.line(&format!("{i} {line}"));
+                w.line(&format!("{i} "), &line);
             }
             let t = w.finish().unwrap();
             let spilled = format!("{t:?}").contains("in a file");

@@ -80,8 +80,9 @@ impl Transcript {
                 Entry::AgentToBridge(_) => agent_parsed.as_mut().and_then(Iterator::next),
                 _ => None,
             };
-            renderer.entry(entry, value.flatten(), |line| {
-                out.push_str(line);
+            renderer.entry(entry, value.flatten(), |prefix, text| {
+                out.push_str(prefix);
+                out.push_str(text);
                 out.push('\n');
             });
         }
@@ -96,19 +97,25 @@ impl Transcript {
 #[derive(Debug, Default)]
 pub struct Renderer {
     labels: Labeller,
-    line: String,
 }
 
 impl Renderer {
-    /// Hands each transcript line of `entry` to `emit`, without its newline
-    /// (one line, or a divergence's headline and one per differing field).
-    /// `value` is the entry's line already parsed (a `BridgeToPanel` or
-    /// `AgentToBridge` entry; `None`: parse it here), normalised in place.
-    pub fn entry(&mut self, entry: &Entry, value: Option<Value>, mut emit: impl FnMut(&str)) {
+    /// Hands each transcript line of `entry` to `emit` as its prefix and its
+    /// text, without a newline (one line, or a divergence's headline and one
+    /// per differing field): a folded message of megabytes is not copied to
+    /// join them. `value` is the entry's line already parsed (a
+    /// `BridgeToPanel` or `AgentToBridge` entry; `None`: parse it here),
+    /// normalised in place.
+    pub fn entry(&mut self, entry: &Entry, value: Option<Value>, mut emit: impl FnMut(&str, &str)) {
         let labels = &mut self.labels;
         let mut line = |prefix: &str, text: &str| {
-            set_line(&mut self.line, prefix, text);
-            emit(&self.line);
+            // A transcript line is one line: a stray newline (a non-JSON
+            // agent line) would shift every later line of the diff.
+            if text.contains(['\n', '\r']) {
+                emit(prefix, &text.replace('\r', "\\r").replace('\n', "\\n"))
+            } else {
+                emit(prefix, text)
+            }
         };
         match entry {
             Entry::Panel(l) => line("panel> ", &labels.line(l)),
@@ -141,19 +148,6 @@ impl Renderer {
                 }
             }
         }
-    }
-}
-
-/// `out` becomes one transcript line: `prefix` then `text`, without a newline.
-fn set_line(out: &mut String, prefix: &str, text: &str) {
-    out.clear();
-    out.push_str(prefix);
-    // A transcript line is one line: a stray newline (a non-JSON agent line)
-    // would shift every later line of the diff.
-    if text.contains('\n') || text.contains('\r') {
-        out.push_str(&text.replace('\r', "\\r").replace('\n', "\\n"));
-    } else {
-        out.push_str(text);
     }
 }
 
