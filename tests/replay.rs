@@ -132,7 +132,7 @@ fn recording_trial(corpus: &Corpus, path: &Path) -> Result<(), Failed> {
 /// whether insta accepted it.
 fn bless_through_insta(case: &Case) -> bool {
     let name = case.id.snapshot_name();
-    let transcript = case.transcript.clone();
+    let transcript = case.transcript.text();
     let description = format!("replay of {}", case.id.trial_name());
     IN_INSTA.with(|f| f.set(true));
     let accepted = std::panic::catch_unwind(move || {
@@ -194,7 +194,7 @@ fn truncated_recording() -> Result<(), Failed> {
         },
     )?;
     ensure(case.transcript.contains("trailer: missing"), || {
-        case.transcript.clone()
+        case.transcript.text()
     })
 }
 
@@ -268,7 +268,7 @@ fn synthetic_replay_ends() -> Result<(), Failed> {
     ensure(case.synthetic, || {
         "the fixture's header says synthetic".into()
     })?;
-    let t = &case.transcript;
+    let t = &case.transcript.text();
     ensure(
         t.lines()
             .any(|l| l.starts_with("panel> ") && l.contains(r#""subtype":"initialize""#)),

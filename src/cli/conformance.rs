@@ -47,8 +47,8 @@ pub fn run(args: ConformanceArgs) -> anyhow::Result<ExitCode> {
     let corpus = Corpus::at(&args.root);
     let cases = judged_with(&corpus, args.filter.as_deref(), args.jobs, |c| Case {
         replay: None,
-        transcript: String::new(),
-        golden_text: None,
+        transcript: Default::default(),
+        golden_diff: None,
         ..c
     })?;
     let mut matrix = Matrix::default();

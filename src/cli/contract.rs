@@ -180,6 +180,8 @@ fn surface(
 /// each difference's side. A recording that cannot be replayed, or whose
 /// replay diverged from it, is a row with an error.
 pub fn roundtrip_outcome(corpus: &Corpus) -> anyhow::Result<Outcome> {
+    // the facts are read from the bridge's lines for the panel
+    let corpus = &corpus.clone().keeping_panel_lines();
     let justifications = roundtrip::load_justifications(&corpus.root)?;
     let claude = reference_recordings(&corpus.recordings)?;
     let mut rows = Vec::new();
@@ -242,6 +244,8 @@ fn roundtrip(root: &Path, details: bool) -> anyhow::Result<std::process::ExitCod
 
 /// Every ACP recording that has a Claude reference recording of its scenario.
 pub fn rows(corpus: &Corpus) -> anyhow::Result<Vec<Row>> {
+    // the shapes are read from the bridge's lines for the panel
+    let corpus = &corpus.clone().keeping_panel_lines();
     let claude = reference_recordings(&corpus.recordings)?;
     let mut out = Vec::new();
     for path in corpus.recordings()? {
@@ -280,10 +284,12 @@ pub fn rows(corpus: &Corpus) -> anyhow::Result<Vec<Row>> {
                 let justified = justified(&sc.path)?;
                 // an agent that asked no permission leaves the bridge none
                 // to forward: what follows from that is the agent's
-                let agent_asked = case.transcript.lines().any(|l| {
-                    l.starts_with("agent>bridge ")
-                        && l.contains(r#""method":"session/request_permission""#)
-                });
+                let mut agent_asked = false;
+                case.transcript.for_each_line(|l| {
+                    agent_asked = l.starts_with("agent>bridge ")
+                        && l.contains(r#""method":"session/request_permission""#);
+                    !agent_asked
+                })?;
                 row.unjustified = row
                     .differences
                     .iter()

@@ -46,6 +46,12 @@ impl Out {
         let _ = self.stream.write_all(text.as_bytes());
     }
 
+    /// Writes a transcript, a buffer at a time (a closed pipe ends the
+    /// output quietly).
+    pub fn print_transcript(&mut self, text: &crate::judging::judge::TranscriptText) {
+        let _ = text.write_to(&mut self.stream);
+    }
+
     pub fn println(&mut self, text: &str) {
         self.print(text);
         self.print("\n");

@@ -77,7 +77,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     for path in paths {
         let case = corpus.judge(&path);
         if args.failures_only && case.passed() {
-            cases.push(case);
+            cases.push(case.lightened());
             continue;
         }
         out.println(&format!(
@@ -85,7 +85,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
             case.id.trial_name(),
             path.display()
         ));
-        out.print(&case.transcript);
+        out.print_transcript(&case.transcript);
         if args.verbose
             && let Some(r) = &case.replay
         {
@@ -106,7 +106,13 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         if !case.passed() {
             out.print(&case.report_styled(styled));
         }
-        cases.push(case);
+        // printed: the summary reads only the statuses
+        cases.push(judge::Case {
+            transcript: Default::default(),
+            replay: None,
+            golden_diff: None,
+            ..case
+        });
     }
     report::sort(&mut cases);
     let failed: Vec<String> = cases

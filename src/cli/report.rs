@@ -79,7 +79,7 @@ fn drift_between_versions(cases: &[Case], corpus: &Corpus) -> BTreeMap<(String, 
                 match [prev, next].iter().flat_map(|p| &p.1).find(|c| {
                     c.id.scenario == scenario && c.id.version == version && c.replay.is_some()
                 }) {
-                    Some(c) => Ok(c.transcript.clone()),
+                    Some(c) => Ok(c.transcript.text()),
                     None => corpus
                         .scenario(scenario)
                         .map(|sc| {

@@ -19,9 +19,6 @@ const SHOWN_ITEMS: usize = 5;
 /// Longest rendering of one item in a failure.
 const ITEM_MAX: usize = 300;
 
-/// A named test one selected item must pass, for the `where` filters of an expectation.
-type ItemPredicate<'e> = Box<dyn Fn(&Item) -> bool + 'e>;
-
 /// One selected piece of panel output: a whole line or one content block.
 #[derive(Debug, Clone)]
 pub struct Item {
@@ -30,6 +27,9 @@ pub struct Item {
     pub value: Value,
     /// The line's `is_error` for results; the block's for tool results.
     is_error: Option<bool>,
+    /// Its place among the items selected, so items decided late (at the
+    /// end of the output) are shown in output order.
+    order: usize,
 }
 
 /// An expectation that did not hold.
@@ -71,31 +71,240 @@ impl fmt::Display for Failure {
 /// JSON) as the replay keeps them, so a tool result's image is parsed once;
 /// returns the ones that failed.
 pub fn evaluate(expectations: &[Expectation], panel_lines: &[Option<Value>]) -> Vec<Failure> {
-    static NOT_JSON: Value = Value::Null;
-    let lines: Vec<&Value> = panel_lines
-        .iter()
-        .map(|l| l.as_ref().unwrap_or(&NOT_JSON))
-        .collect();
-    let names = tool_names(&lines);
-    expectations
-        .iter()
-        .filter_map(|e| check(e, &lines, &names))
-        .collect()
+    let mut evaluation = Evaluation::new(expectations);
+    for line in panel_lines {
+        evaluation.observe(line.as_ref());
+    }
+    evaluation.finish()
 }
 
-/// tool_use id -> tool name, over the whole output.
-fn tool_names(lines: &[&Value]) -> HashMap<String, String> {
-    let mut names = HashMap::new();
-    for v in lines.iter().filter(|v| ty(v) == "assistant") {
-        for b in blocks(v) {
-            if b.get("type").and_then(Value::as_str) == Some("tool_use")
-                && let (Some(id), Some(name)) = (str_at(b, "id"), str_at(b, "name"))
-            {
-                names.insert(id.to_string(), name.to_string());
+/// The expectations of one replay checked one panel line at a time, as the
+/// lines come: each keeps counts and the few items a failure shows, never
+/// the lines, so a replay of a million lines is judged in the memory of one.
+pub struct Evaluation<'e> {
+    expectations: &'e [Expectation],
+    /// tool_use id -> tool name, over the lines so far.
+    names: HashMap<String, String>,
+    states: Vec<State>,
+    line: usize,
+    order: usize,
+}
+
+/// What one expectation has seen so far.
+#[derive(Default)]
+struct State {
+    /// Items that pass the filters.
+    matching: Kept,
+    /// Items of the kind the filters leave out (the clue to a wrong filter).
+    others: Kept,
+    /// Per predicate (in [`PREDICATES`] order), matching items that break it.
+    bad: [Kept; PREDICATES.len()],
+    /// Items whose `tool` filter needs a `tool_use` not seen yet, with their
+    /// line's `subtype`: decided at the end, against every tool name.
+    waiting: Vec<(Item, Option<String>)>,
+}
+
+/// An item as it is selected, borrowed from its line: cloned only to be kept.
+struct Seen<'v> {
+    line: usize,
+    value: &'v Value,
+    is_error: Option<bool>,
+    order: usize,
+}
+
+impl Seen<'_> {
+    fn owned(&self) -> Item {
+        Item {
+            line: self.line,
+            value: self.value.clone(),
+            is_error: self.is_error,
+            order: self.order,
+        }
+    }
+}
+
+/// A count and the first [`SHOWN_ITEMS`] items in output order.
+#[derive(Default)]
+struct Kept {
+    count: usize,
+    shown: Vec<Item>,
+}
+
+impl Kept {
+    fn add(&mut self, item: &Seen<'_>) {
+        self.count += 1;
+        let at = self.shown.partition_point(|i| i.order < item.order);
+        if at < SHOWN_ITEMS {
+            self.shown.insert(at, item.owned());
+            self.shown.truncate(SHOWN_ITEMS);
+        }
+    }
+}
+
+impl<'e> Evaluation<'e> {
+    pub fn new(expectations: &'e [Expectation]) -> Evaluation<'e> {
+        Evaluation {
+            expectations,
+            names: HashMap::new(),
+            states: expectations.iter().map(|_| State::default()).collect(),
+            line: 0,
+            order: 0,
+        }
+    }
+
+    /// Takes the next panel line, parsed (`None`: not JSON).
+    pub fn observe(&mut self, line: Option<&Value>) {
+        let i = self.line;
+        self.line += 1;
+        let Some(v) = line else { return };
+        if ty(v) == "assistant" {
+            for b in blocks(v) {
+                if b.get("type").and_then(Value::as_str) == Some("tool_use")
+                    && let (Some(id), Some(name)) = (str_at(b, "id"), str_at(b, "name"))
+                {
+                    self.names.insert(id.to_string(), name.to_string());
+                }
+            }
+        }
+        let subtype = str_at(v, "subtype");
+        let (names, order) = (&self.names, &mut self.order);
+        for (e, state) in self.expectations.iter().zip(&mut self.states) {
+            select(e.kind, v, |value, is_error| {
+                let item = Seen {
+                    line: i,
+                    value,
+                    is_error,
+                    order: *order,
+                };
+                *order += 1;
+                let unseen_tool = e.tool.is_some()
+                    && str_at(value, "tool_use_id").is_some_and(|id| !names.contains_key(id));
+                if unseen_tool {
+                    state
+                        .waiting
+                        .push((item.owned(), subtype.map(str::to_string)));
+                } else {
+                    state.classify(e, &item, subtype, names);
+                }
+            });
+        }
+    }
+
+    /// The expectations that failed, over every line taken.
+    pub fn finish(mut self) -> Vec<Failure> {
+        let names = &self.names;
+        self.expectations
+            .iter()
+            .zip(&mut self.states)
+            .filter_map(|(e, state)| {
+                for (item, subtype) in std::mem::take(&mut state.waiting) {
+                    let seen = Seen {
+                        line: item.line,
+                        value: &item.value,
+                        is_error: item.is_error,
+                        order: item.order,
+                    };
+                    state.classify(e, &seen, subtype.as_deref(), names);
+                }
+                state.failure(e)
+            })
+            .collect()
+    }
+}
+
+impl State {
+    fn classify(
+        &mut self,
+        e: &Expectation,
+        item: &Seen<'_>,
+        subtype: Option<&str>,
+        names: &HashMap<String, String>,
+    ) {
+        if !passes_filters(e, item.value, subtype, names) {
+            self.others.add(item);
+            return;
+        }
+        self.matching.add(item);
+        for (p, bad) in self.bad.iter_mut().enumerate() {
+            if !predicate_holds(e, p, item.value, item.is_error) {
+                bad.add(item);
             }
         }
     }
-    names
+
+    fn failure(&self, e: &Expectation) -> Option<Failure> {
+        let fail = |expected: String, came: String, shown: Vec<&Item>| Failure {
+            line: e.line,
+            expectation: describe(e),
+            why: e.why.clone(),
+            expected,
+            came,
+            items: shown.into_iter().map(show).collect(),
+        };
+        let what = describe_selection(e);
+        let items = &self.matching;
+        if !e.count.accepts(items.count) {
+            let mut came = format!("{} {what}", items.count);
+            if self.others.count > 0 {
+                // What the filters left out is usually the clue (a wrong tool name).
+                came.push_str(&format!(
+                    "; other {} items: {} (shown after the matching ones)",
+                    e.kind.as_str(),
+                    self.others.count
+                ));
+            }
+            let shown = items.shown.iter().chain(&self.others.shown).collect();
+            return Some(fail(format!("{} {what}", e.count), came, shown));
+        }
+        let (p, bad) = self.bad.iter().enumerate().find(|(_, b)| b.count > 0)?;
+        let want = match PREDICATES[p] {
+            "is_error" => format!("is_error = {}", e.is_error.unwrap_or_default()),
+            "has_image" => format!("has_image = {}", e.has_image.unwrap_or_default()),
+            "image_or_marker" => format!(
+                "image_or_marker = {}",
+                e.image_or_marker.unwrap_or_default()
+            ),
+            "no_base64_in_text" => "no base64 image data in any text".to_string(),
+            _ => format!(
+                "text containing {:?}",
+                e.text_contains.as_deref().unwrap_or_default()
+            ),
+        };
+        Some(fail(
+            format!("every {what} to have {want}"),
+            format!("{} of {} do not", bad.count, items.count),
+            bad.shown.iter().collect(),
+        ))
+    }
+}
+
+/// The predicates an item that passes the filters must meet, in the order
+/// a failure names the first one broken.
+const PREDICATES: [&str; 5] = [
+    "is_error",
+    "has_image",
+    "image_or_marker",
+    "no_base64_in_text",
+    "text_contains",
+];
+
+/// Whether an item (`v`, its `is_error`) meets predicate `p` of
+/// [`PREDICATES`] (an unset one holds).
+fn predicate_holds(e: &Expectation, p: usize, v: &Value, is_error: Option<bool>) -> bool {
+    match PREDICATES[p] {
+        "is_error" => e.is_error.is_none_or(|want| is_error == Some(want)),
+        "has_image" => e.has_image.is_none_or(|want| has_image(v) == want),
+        "image_or_marker" => e
+            .image_or_marker
+            .is_none_or(|want| image_or_marker(v) == want),
+        "no_base64_in_text" => e
+            .no_base64_in_text
+            .is_none_or(|want| !want || !base64_in_text(v)),
+        _ => e
+            .text_contains
+            .as_ref()
+            .is_none_or(|t| text_of(v).contains(t.as_str())),
+    }
 }
 
 fn ty(v: &Value) -> &str {
@@ -117,69 +326,56 @@ fn is_echo(v: &Value) -> bool {
     v.get("isReplay").and_then(Value::as_bool) == Some(true)
 }
 
-/// The items of `kind`, before filters.
-fn select(kind: ExpectKind, lines: &[&Value]) -> Vec<Item> {
-    let mut items = Vec::new();
-    let mut push = |line: usize, value: &Value, is_error: Option<bool>| {
-        items.push(Item {
-            line,
-            value: value.clone(),
-            is_error,
-        })
+/// The items of `kind` in the panel line `v`, before filters, each handed
+/// to `push` with its `is_error`.
+fn select(kind: ExpectKind, v: &Value, mut push: impl FnMut(&Value, Option<bool>)) {
+    let block_kind = |wanted: &'static str| {
+        blocks(v).filter(move |b| b.get("type").and_then(Value::as_str) == Some(wanted))
     };
-    for (i, v) in lines.iter().enumerate() {
-        let block_kind = |wanted: &'static str| {
-            blocks(v).filter(move |b| b.get("type").and_then(Value::as_str) == Some(wanted))
-        };
-        match kind {
-            ExpectKind::ToolUse if ty(v) == "assistant" => {
-                block_kind("tool_use").for_each(|b| push(i, b, None))
-            }
-            ExpectKind::AssistantText if ty(v) == "assistant" => {
-                block_kind("text").for_each(|b| push(i, b, None))
-            }
-            ExpectKind::Thinking if ty(v) == "assistant" => {
-                block_kind("thinking").for_each(|b| push(i, b, None))
-            }
-            ExpectKind::ToolResult if ty(v) == "user" && !is_echo(v) => block_kind("tool_result")
-                .for_each(|b| {
-                    push(
-                        i,
-                        b,
-                        Some(b.get("is_error").and_then(Value::as_bool).unwrap_or(false)),
-                    )
-                }),
-            ExpectKind::CanUseTool
-                if ty(v) == "control_request"
-                    && v.pointer("/request/subtype").and_then(Value::as_str)
-                        == Some("can_use_tool") =>
-            {
-                push(i, v, None)
-            }
-            ExpectKind::Result if ty(v) == "result" => push(
-                i,
-                v,
-                Some(v.get("is_error").and_then(Value::as_bool).unwrap_or(false)),
-            ),
-            ExpectKind::SystemInit if ty(v) == "system" && str_at(v, "subtype") == Some("init") => {
-                push(i, v, None)
-            }
-            ExpectKind::StreamEvent if ty(v) == "stream_event" => push(i, v, None),
-            ExpectKind::UserEcho if ty(v) == "user" && is_echo(v) => push(i, v, None),
-            _ => {}
+    match kind {
+        ExpectKind::ToolUse if ty(v) == "assistant" => {
+            block_kind("tool_use").for_each(|b| push(b, None))
         }
+        ExpectKind::AssistantText if ty(v) == "assistant" => {
+            block_kind("text").for_each(|b| push(b, None))
+        }
+        ExpectKind::Thinking if ty(v) == "assistant" => {
+            block_kind("thinking").for_each(|b| push(b, None))
+        }
+        ExpectKind::ToolResult if ty(v) == "user" && !is_echo(v) => block_kind("tool_result")
+            .for_each(|b| {
+                push(
+                    b,
+                    Some(b.get("is_error").and_then(Value::as_bool).unwrap_or(false)),
+                )
+            }),
+        ExpectKind::CanUseTool
+            if ty(v) == "control_request"
+                && v.pointer("/request/subtype").and_then(Value::as_str)
+                    == Some("can_use_tool") =>
+        {
+            push(v, None)
+        }
+        ExpectKind::Result if ty(v) == "result" => push(
+            v,
+            Some(v.get("is_error").and_then(Value::as_bool).unwrap_or(false)),
+        ),
+        ExpectKind::SystemInit if ty(v) == "system" && str_at(v, "subtype") == Some("init") => {
+            push(v, None)
+        }
+        ExpectKind::StreamEvent if ty(v) == "stream_event" => push(v, None),
+        ExpectKind::UserEcho if ty(v) == "user" && is_echo(v) => push(v, None),
+        _ => {}
     }
-    items
 }
 
 /// Whether an item passes the expectation's filters.
 fn passes_filters(
     e: &Expectation,
-    item: &Item,
-    lines: &[&Value],
+    v: &Value,
+    line_subtype: Option<&str>,
     names: &HashMap<String, String>,
 ) -> bool {
-    let v = &item.value;
     if let Some(name) = &e.name {
         let actual = match e.kind {
             ExpectKind::CanUseTool => v.pointer("/request/tool_name").and_then(Value::as_str),
@@ -203,7 +399,7 @@ fn passes_filters(
     if let Some(subtype) = &e.subtype {
         let actual = match e.kind {
             ExpectKind::StreamEvent => v.pointer("/event/type").and_then(Value::as_str),
-            _ => str_at(lines[item.line], "subtype"),
+            _ => line_subtype,
         };
         if actual != Some(subtype.as_str()) {
             return false;
@@ -302,95 +498,6 @@ fn describe(e: &Expectation) -> String {
         parts.push(format!("text_contains={t:?}"));
     }
     format!("[{}]", parts.join(" "))
-}
-
-fn check(e: &Expectation, lines: &[&Value], names: &HashMap<String, String>) -> Option<Failure> {
-    let (items, others): (Vec<Item>, Vec<Item>) = select(e.kind, lines)
-        .into_iter()
-        .partition(|item| passes_filters(e, item, lines, names));
-    let fail = |expected: String, came: String, shown: Vec<&Item>| Failure {
-        line: e.line,
-        expectation: describe(e),
-        why: e.why.clone(),
-        expected,
-        came,
-        items: shown.into_iter().map(show).collect(),
-    };
-    let what = describe_selection(e);
-    if !e.count.accepts(items.len()) {
-        let mut came = format!("{} {what}", items.len());
-        if !others.is_empty() {
-            // What the filters left out is usually the clue (a wrong tool name).
-            came.push_str(&format!(
-                "; other {} items: {} (shown after the matching ones)",
-                e.kind.as_str(),
-                others.len()
-            ));
-        }
-        let shown = items
-            .iter()
-            .take(SHOWN_ITEMS)
-            .chain(others.iter().take(SHOWN_ITEMS))
-            .collect();
-        return Some(fail(format!("{} {what}", e.count), came, shown));
-    }
-    let predicates: [(&str, ItemPredicate<'_>); 5] = [
-        (
-            "is_error",
-            Box::new(|i: &Item| e.is_error.is_none_or(|want| i.is_error == Some(want))),
-        ),
-        (
-            "has_image",
-            Box::new(|i: &Item| e.has_image.is_none_or(|want| has_image(&i.value) == want)),
-        ),
-        (
-            "image_or_marker",
-            Box::new(|i: &Item| {
-                e.image_or_marker
-                    .is_none_or(|want| image_or_marker(&i.value) == want)
-            }),
-        ),
-        (
-            "no_base64_in_text",
-            Box::new(|i: &Item| {
-                e.no_base64_in_text
-                    .is_none_or(|want| !want || !base64_in_text(&i.value))
-            }),
-        ),
-        (
-            "text_contains",
-            Box::new(|i: &Item| {
-                e.text_contains
-                    .as_ref()
-                    .is_none_or(|t| text_of(&i.value).contains(t.as_str()))
-            }),
-        ),
-    ];
-    for (name, ok) in &predicates {
-        let bad: Vec<&Item> = items.iter().filter(|i| !ok(i)).take(SHOWN_ITEMS).collect();
-        let bad_count = items.iter().filter(|i| !ok(i)).count();
-        if !bad.is_empty() {
-            let want = match *name {
-                "is_error" => format!("is_error = {}", e.is_error.unwrap_or_default()),
-                "has_image" => format!("has_image = {}", e.has_image.unwrap_or_default()),
-                "image_or_marker" => format!(
-                    "image_or_marker = {}",
-                    e.image_or_marker.unwrap_or_default()
-                ),
-                "no_base64_in_text" => "no base64 image data in any text".to_string(),
-                _ => format!(
-                    "text containing {:?}",
-                    e.text_contains.as_deref().unwrap_or_default()
-                ),
-            };
-            return Some(fail(
-                format!("every {what} to have {want}"),
-                format!("{bad_count} of {} do not", items.len()),
-                bad,
-            ));
-        }
-    }
-    None
 }
 
 fn describe_selection(e: &Expectation) -> String {

@@ -242,9 +242,9 @@ impl Judge {
         if good == path {
             return verdict;
         }
-        let panel = drift::panel_output(&case.transcript);
+        let panel = drift::panel_output(&case.transcript.text());
         let good_panel =
-            drift::panel_output(&self.corpus.judge_with(&good, self.compat).transcript);
+            drift::panel_output(&self.corpus.judge_with(&good, self.compat).transcript.text());
         if good_panel != panel {
             return Verdict::Bad(format!(
                 "panel output differs from the last good version's: {}",

@@ -309,7 +309,7 @@ fn a_tapped_session_with_a_tool_a_permission_and_an_interrupt_imports_and_replay
     }
 
     // check replays it: no divergence, no failure; blessed, it passes
-    let corpus = Corpus::at(&root);
+    let corpus = Corpus::at(&root).keeping_panel_lines();
     let path = root.join("recordings/gemini-cli/0.61.0/tapped-interrupt.jsonl");
     let case = corpus.judge(&path);
     assert_eq!(case.errors, Vec::<String>::new());
@@ -336,7 +336,7 @@ fn a_tapped_session_with_a_tool_a_permission_and_an_interrupt_imports_and_replay
         .iter()
         .filter_map(|l| serde_json::from_str(l).ok());
     assert_eq!(panel_kinds(replayed), panel_kinds(live));
-    bless(&root, &case.id, &case.transcript);
+    bless(&root, &case.id, &case.transcript.text());
     let check = Command::new(HARNESS)
         .args(["check", "--color", "never", "--root"])
         .arg(&root)
@@ -522,7 +522,7 @@ fn a_tapped_denial_replays_green_and_a_broken_deny_rule_fails_it_with_a_golden_d
     let case = corpus.judge(&path);
     assert_eq!(case.errors, Vec::<String>::new());
     assert_eq!(case.divergences, 0, "{}", case.transcript);
-    bless(&root, &case.id, &case.transcript);
+    bless(&root, &case.id, &case.transcript.text());
     assert!(corpus.judge(&path).passed());
     // the bridge's rule choosing the deny option by its kind, switched off:
     // the agent is answered otherwise than it was, and the panel sees it

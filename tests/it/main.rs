@@ -17,6 +17,7 @@ mod corrupt_profiles;
 mod drift_codex;
 mod import;
 mod interrupted_runs;
+mod judge_streams;
 mod model_server_flavours;
 mod model_server_responses;
 mod record_bad_agents;

@@ -55,16 +55,34 @@ impl RecordedFrames {
 /// The frames the bridge sent to the agent in a replay, checked (the agent's
 /// frames are read only to match the bridge's responses to their requests).
 pub fn check_bridge_frames(schema: &AcpSchema, transcript: &Transcript) -> Vec<FrameCheck> {
-    let mut classifier = Classifier::default();
-    let mut out = Vec::new();
-    for entry in &transcript.entries {
+    let mut frames = BridgeFrames::default();
+    transcript
+        .entries
+        .iter()
+        .filter_map(|entry| frames.check(schema, entry))
+        .collect()
+}
+
+/// The frames the bridge sends to the agent in a replay, checked one entry
+/// at a time as the replay goes.
+#[derive(Default)]
+pub struct BridgeFrames {
+    classifier: Classifier,
+}
+
+impl BridgeFrames {
+    /// `entry` checked when it is a bridge frame to the agent (`None`
+    /// otherwise; an agent frame is noted to match the bridge's responses).
+    pub fn check(&mut self, schema: &AcpSchema, entry: &Entry) -> Option<FrameCheck> {
         match entry {
-            Entry::BridgeToAgent(line) => out.push(classifier.check(schema, Sender::Client, line)),
-            Entry::AgentToBridge(line) => classifier.note(Sender::Agent, line),
-            _ => {}
+            Entry::BridgeToAgent(line) => Some(self.classifier.check(schema, Sender::Client, line)),
+            Entry::AgentToBridge(line) => {
+                self.classifier.note(Sender::Agent, line);
+                None
+            }
+            _ => None,
         }
     }
-    out
 }
 
 /// Frames counted by verdict, violations and outside methods by kind.
@@ -170,6 +188,12 @@ impl RecordingConformance {
         for check in check_bridge_frames(schema, transcript) {
             tally.add(&check);
         }
+        self.bridge = Some(tally);
+        self
+    }
+
+    /// Adds the bridge's frames of a replay, counted as it went.
+    pub fn with_bridge_tally(mut self, tally: Tally) -> Self {
         self.bridge = Some(tally);
         self
     }

@@ -196,84 +196,92 @@ impl Contract {
     pub fn check(&self, lines: &[Option<Value>]) -> Conformance {
         let mut report = Conformance::default();
         for (index, line) in lines.iter().enumerate() {
-            let Some(v) = line else {
-                report.lines.push(LineConformance {
-                    line: index + 1,
-                    kind: "?".into(),
-                    missing: vec![],
-                    mismatched: vec![],
-                    unknown_kind: false,
-                    not_json: true,
-                });
-                continue;
-            };
-            for item in items(v) {
-                if let Some(envelope) = item.kind.strip_suffix("/?") {
-                    // The key the panel dispatches on is absent.
-                    report.lines.push(LineConformance {
-                        line: index + 1,
-                        kind: item.kind.clone(),
-                        missing: vec![discriminator(envelope).to_string()],
-                        ..LineConformance::default()
-                    });
-                    continue;
-                }
-                let Some(rules) = self.kinds.get(&item.kind) else {
-                    report.lines.push(LineConformance {
-                        line: index + 1,
-                        kind: item.kind,
-                        unknown_kind: true,
-                        ..LineConformance::default()
-                    });
-                    continue;
-                };
-                let have = key_types(item.value);
-                let at = |p: &str| {
-                    if item.at.is_empty() {
-                        p.to_string()
-                    } else {
-                        format!("{}.{p}", item.at)
-                    }
-                };
-                let mut missing = Vec::new();
-                let mut mismatched = Vec::new();
-                for (path, rule) in &rules.keys {
-                    match have.get(path) {
-                        None => {
-                            // A required key under an optional parent that is absent is not missing.
-                            let parent_present = path
-                                .rsplit_once('.')
-                                .is_none_or(|(parent, _)| have.contains_key(parent));
-                            if rule.required && parent_present {
-                                if self.is_waived(&item.kind, path) {
-                                    report.waived += 1;
-                                } else {
-                                    missing.push(at(path));
-                                }
-                            }
-                        }
-                        Some(ty) if !rule.types.contains(*ty) => mismatched.push(TypeMismatch {
-                            key: at(path),
-                            expected: rule.types.iter().cloned().collect(),
-                            got: ty.to_string(),
-                        }),
-                        Some(_) => {}
-                    }
-                }
-                if !missing.is_empty() || !mismatched.is_empty() {
-                    report.lines.push(LineConformance {
-                        line: index + 1,
-                        kind: item.kind,
-                        missing,
-                        mismatched,
-                        ..LineConformance::default()
-                    });
-                }
-            }
+            self.check_line(index + 1, line.as_ref(), &mut report);
         }
         report
     }
+
+    /// Checks bridge line `line` (1-based; `v` parsed, `None`: not JSON)
+    /// into `report`: a replay judged as it happens checks each line as it
+    /// comes.
+    pub fn check_line(&self, line: usize, v: Option<&Value>, report: &mut Conformance) {
+        let Some(v) = v else {
+            report.lines.push(LineConformance {
+                line,
+                kind: "?".into(),
+                missing: vec![],
+                mismatched: vec![],
+                unknown_kind: false,
+                not_json: true,
+            });
+            return;
+        };
+        for item in items(v) {
+            if let Some(envelope) = item.kind.strip_suffix("/?") {
+                // The key the panel dispatches on is absent.
+                report.lines.push(LineConformance {
+                    line,
+                    kind: item.kind.clone(),
+                    missing: vec![discriminator(envelope).to_string()],
+                    ..LineConformance::default()
+                });
+                continue;
+            }
+            let Some(rules) = self.kinds.get(&item.kind) else {
+                report.lines.push(LineConformance {
+                    line,
+                    kind: item.kind,
+                    unknown_kind: true,
+                    ..LineConformance::default()
+                });
+                continue;
+            };
+            let have = key_types(item.value);
+            let at = |p: &str| {
+                if item.at.is_empty() {
+                    p.to_string()
+                } else {
+                    format!("{}.{p}", item.at)
+                }
+            };
+            let mut missing = Vec::new();
+            let mut mismatched = Vec::new();
+            for (path, rule) in &rules.keys {
+                match have.get(path) {
+                    None => {
+                        // A required key under an optional parent that is absent is not missing.
+                        let parent_present = path
+                            .rsplit_once('.')
+                            .is_none_or(|(parent, _)| have.contains_key(parent));
+                        if rule.required && parent_present {
+                            if self.is_waived(&item.kind, path) {
+                                report.waived += 1;
+                            } else {
+                                missing.push(at(path));
+                            }
+                        }
+                    }
+                    Some(ty) if !rule.types.contains(*ty) => mismatched.push(TypeMismatch {
+                        key: at(path),
+                        expected: rule.types.iter().cloned().collect(),
+                        got: ty.to_string(),
+                    }),
+                    Some(_) => {}
+                }
+            }
+            if !missing.is_empty() || !mismatched.is_empty() {
+                report.lines.push(LineConformance {
+                    line,
+                    kind: item.kind,
+                    missing,
+                    mismatched,
+                    ..LineConformance::default()
+                });
+            }
+        }
+    }
 }
+
 /// The contract for the corpus at `root`, if one was derived; an unreadable
 /// file is an error naming it.
 pub fn for_root(root: &Path) -> Result<Option<Contract>, ContractError> {

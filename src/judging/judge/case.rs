@@ -4,15 +4,15 @@
 
 use std::path::PathBuf;
 
-use super::golden::{Comparison, RecordingId};
-use super::golden_diff::first_difference;
+use super::golden::{Comparison, DiffSides, RecordingId};
 use super::invariants::Violation;
 use super::known_limitations::{self, Limitation};
+use super::live::Replayed;
+use super::transcript_text::TranscriptText;
 use crate::corpus::recording::{Outcome, Trailer};
 use crate::judging::acp_schema::RecordingConformance;
 use crate::judging::contract::Conformance;
 use crate::judging::expect::Failure;
-use crate::judging::replay::replayer::Replay;
 
 /// What became of one recording.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -68,12 +68,13 @@ pub struct Case {
     /// run that did not end `ok`, an unreadable contract or known-limitations
     /// file), in the order found; none hides another.
     pub errors: Vec<String>,
-    pub replay: Option<Replay>,
+    pub replay: Option<Replayed>,
     /// The rendered, normalised transcript (what the golden holds).
-    pub transcript: String,
+    pub transcript: TranscriptText,
     pub golden: Option<Comparison>,
-    /// The golden's text, when there is a readable one.
-    pub golden_text: Option<String>,
+    /// What a golden difference is explained from (`None`: no difference,
+    /// or no readable golden).
+    pub golden_diff: Option<DiffSides>,
     pub failures: Vec<Failure>,
     pub divergences: usize,
     /// Every output-side invariant a panel line breaks.
@@ -169,13 +170,13 @@ impl Case {
     }
 
     /// The case without what only a failing case's report reads (the
-    /// replay, transcript and golden text) when it passed: what `check`
+    /// replay, transcript and golden diff) when it passed: what `check`
     /// keeps of each recording, so a large corpus is never held whole.
     pub fn lightened(mut self) -> Case {
         if self.passed() {
             self.replay = None;
-            self.transcript = String::new();
-            self.golden_text = None;
+            self.transcript = TranscriptText::default();
+            self.golden_diff = None;
         }
         self
     }
@@ -243,8 +244,8 @@ impl Case {
             return Verdict::Bad(format!(
                 "differs from its golden {}: {}",
                 self.id.snapshot_name(),
-                match &self.golden_text {
-                    Some(g) => first_difference(g, &self.transcript),
+                match &self.golden_diff {
+                    Some(d) => d.first_difference(),
                     None => "unreadable golden".into(),
                 }
             ));

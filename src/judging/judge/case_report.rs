@@ -29,13 +29,8 @@ impl Case {
         }
         match &self.golden {
             Some(Comparison::Differs(explanation)) => {
-                let styled_explanation = match &self.golden_text {
-                    Some(g) if styled => {
-                        match golden::compare_styled(Some(g), &self.transcript, true) {
-                            Comparison::Differs(e) => e,
-                            _ => explanation.clone(),
-                        }
-                    }
+                let styled_explanation = match &self.golden_diff {
+                    Some(d) if styled => d.explain(true),
                     _ => explanation.clone(),
                 };
                 let _ = writeln!(

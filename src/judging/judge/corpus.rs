@@ -22,6 +22,9 @@ pub struct Corpus {
     pub recordings: PathBuf,
     pub scenarios: PathBuf,
     pub snapshots: PathBuf,
+    /// Judged cases keep every bridge line for the panel
+    /// ([`super::Replayed::panel_lines`]): only `contract` reads them.
+    pub keep_panel_lines: bool,
     loaded: Arc<Loaded>,
 }
 
@@ -54,8 +57,16 @@ impl Corpus {
             recordings: root.join("recordings"),
             scenarios: root.join("scenarios"),
             snapshots: root.join(golden::SNAPSHOT_DIR),
+            keep_panel_lines: false,
             loaded: Arc::default(),
         }
+    }
+
+    /// The same corpus, its judged cases keeping every bridge line for the
+    /// panel (a replay of a million lines then holds them all).
+    pub fn keeping_panel_lines(mut self) -> Corpus {
+        self.keep_panel_lines = true;
+        self
     }
 
     /// The same corpus with its recordings (and their known limitations) in `dir`.

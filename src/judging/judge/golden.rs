@@ -11,13 +11,13 @@ use std::path::{Path, PathBuf};
 use similar::{ChangeTag, TextDiff};
 
 use super::golden_diff;
+use super::golden_stream::TAIL;
+pub use super::golden_stream::Window;
 
 /// Where goldens live, relative to the workspace root.
 pub const SNAPSHOT_DIR: &str = "tests/snapshots";
 /// The module prefix insta gives snapshots asserted from `tests/replay.rs`.
 pub const SNAPSHOT_PREFIX: &str = "replay";
-/// Transcript lines shown at the end of a failure.
-const TAIL: usize = 12;
 
 /// Which recording a golden belongs to: `recordings/<agent>/<version>/<scenario>.jsonl`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -119,7 +119,7 @@ pub fn compare_styled(golden: Option<&str>, transcript: &str, styled: bool) -> C
     }
 }
 
-fn normalise(s: &str) -> String {
+pub(super) fn normalise(s: &str) -> String {
     s.trim_end().replace("\r\n", "\n")
 }
 
@@ -131,6 +131,79 @@ pub fn explain(golden: &str, transcript: &str) -> String {
 /// [`explain`], with the diff in colour and the changed part of each line
 /// emphasised when `styled` (ANSI escapes).
 pub fn explain_styled(golden: &str, transcript: &str, styled: bool) -> String {
+    let tail: Vec<&str> = transcript.lines().collect();
+    explain_from(
+        golden,
+        transcript,
+        0,
+        &tail[tail.len().saturating_sub(TAIL)..],
+        styled,
+    )
+}
+
+/// What a golden difference is explained from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DiffSides {
+    /// Both texts whole (both are small), as insta compares them.
+    Whole { golden: String, replay: String },
+    /// Both sides around their first difference, when the transcript or
+    /// the golden is too big to diff whole.
+    Window(Window),
+}
+
+impl DiffSides {
+    /// Both texts whole when both are at most `whole_max` bytes.
+    pub const WHOLE_MAX: u64 = 4 << 20;
+
+    /// The explanation [`compare_styled`] gives.
+    pub fn explain(&self, styled: bool) -> String {
+        match self {
+            DiffSides::Whole { golden, replay } => explain_styled(
+                &(normalise(golden) + "\n"),
+                &(normalise(replay) + "\n"),
+                styled,
+            ),
+            DiffSides::Window(w) => {
+                let (golden, replay) = window_texts(w);
+                let tail: Vec<&str> = w.tail.iter().map(String::as_str).collect();
+                let mut out = format!(
+                    "(the transcript or its golden is too long to diff whole: from line {} on, {} golden and {} replay lines)\n",
+                    w.from + 1,
+                    w.golden.len(),
+                    w.replay.len()
+                );
+                out.push_str(&explain_from(&golden, &replay, w.from, &tail, styled));
+                out
+            }
+        }
+    }
+
+    /// The first differing line, golden then replay, as a verdict quotes it.
+    pub fn first_difference(&self) -> String {
+        match self {
+            DiffSides::Whole { golden, replay } => golden_diff::first_difference(golden, replay),
+            DiffSides::Window(w) => {
+                let (golden, replay) = window_texts(w);
+                golden_diff::first_difference(&golden, &replay)
+            }
+        }
+    }
+}
+
+fn window_texts(w: &Window) -> (String, String) {
+    let text = |lines: &[String]| lines.iter().map(|l| format!("{l}\n")).collect::<String>();
+    (text(&w.golden), text(&w.replay))
+}
+
+/// [`explain_styled`] of texts that start at 0-based line `from` of the
+/// whole, with the transcript's last lines given.
+fn explain_from(
+    golden: &str,
+    transcript: &str,
+    from: usize,
+    tail: &[&str],
+    styled: bool,
+) -> String {
     let mut out = String::new();
     let diff = TextDiff::from_lines(golden, transcript);
     let changes: Vec<_> = diff.iter_all_changes().collect();
@@ -140,7 +213,7 @@ pub fn explain_styled(golden: &str, transcript: &str, styled: bool) -> String {
             ChangeTag::Delete => c.old_index(),
             _ => c.new_index(),
         }
-        .map_or(0, |i| i + 1);
+        .map_or(0, |i| from + i + 1);
         let _ = writeln!(out, "first divergent event at transcript line {line}:");
         let golden_side = changes[at..]
             .iter()
@@ -165,10 +238,9 @@ pub fn explain_styled(golden: &str, transcript: &str, styled: bool) -> String {
         }
     }
     let _ = writeln!(out, "\ndiff (- golden, + this replay):");
-    out.push_str(&golden_diff::render(golden, transcript, styled));
+    out.push_str(&golden_diff::render_from(golden, transcript, from, styled));
     let _ = writeln!(out, "\ntail of this replay's transcript:");
-    let all: Vec<&str> = transcript.lines().collect();
-    for l in &all[all.len().saturating_sub(TAIL)..] {
+    for l in tail {
         let _ = writeln!(out, "  {l}");
     }
     out

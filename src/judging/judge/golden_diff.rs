@@ -33,6 +33,13 @@ const NOTE: Style = AnsiColor::Yellow.on_default();
 /// ANSI styling when `styled` and a `~ keys:` line under each changed JSON
 /// frame pair either way.
 pub fn render(golden: &str, replay: &str, styled: bool) -> String {
+    render_from(golden, replay, 0, styled)
+}
+
+/// [`render`] of two texts that start at 0-based line `from` of the whole
+/// (a window of both around their first difference): the hunk headers count
+/// lines of the whole.
+pub fn render_from(golden: &str, replay: &str, from: usize, styled: bool) -> String {
     let diff = TextDiff::from_lines(golden, replay);
     let old: Vec<&str> = golden.lines().collect();
     let new: Vec<&str> = replay.lines().collect();
@@ -48,10 +55,7 @@ pub fn render(golden: &str, replay: &str, styled: bool) -> String {
     options.mode(InlineChangeMode::Chars).semantic_cleanup(true);
     let mut lines: Vec<String> = vec![paint(HUNK, "--- golden\n+++ replay")];
     for group in diff.grouped_ops(CONTEXT) {
-        lines.push(paint(
-            HUNK,
-            &similar::udiff::UnifiedHunkHeader::new(&group).to_string(),
-        ));
+        lines.push(paint(HUNK, &hunk_header(&group, from)));
         for op in &group {
             let deadline = Instant::now() + INLINE_BUDGET;
             for change in
@@ -109,6 +113,26 @@ pub fn render(golden: &str, replay: &str, styled: bool) -> String {
         );
     }
     out
+}
+
+/// A unified diff hunk header (`@@ -a,b +c,d @@`) of `ops`, its lines
+/// counted from line `from` of the whole.
+fn hunk_header(ops: &[DiffOp], from: usize) -> String {
+    let range = |start: usize, end: usize| {
+        let len = end.saturating_sub(start);
+        match len {
+            1 => format!("{}", from + start + 1),
+            // an empty range begins at the line just before it
+            0 => format!("{},0", from + start),
+            _ => format!("{},{len}", from + start + 1),
+        }
+    };
+    let (first, last) = (ops[0], ops[ops.len() - 1]);
+    format!(
+        "@@ -{} +{} @@",
+        range(first.old_range().start, last.old_range().end),
+        range(first.new_range().start, last.new_range().end)
+    )
 }
 
 /// For two transcript lines `<label> <json>` with the same label: which key

@@ -79,43 +79,50 @@ pub fn check(panel: &[Option<Value>], recording: &Recording) -> Vec<Violation> {
 pub fn check_lines(panel: &[Option<Value>], calls: &CallFrames) -> Vec<Violation> {
     let mut out = Vec::new();
     for (line, value) in panel.iter().enumerate() {
-        let Some(v) = value else { continue };
-        let mut push = |rule, what| out.push(Violation { rule, line, what });
-        for block in content_blocks(v) {
-            match block["type"].as_str() {
-                Some("tool_use") => {
-                    let name = block["name"].as_str().unwrap_or("");
-                    if !is_tool_identifier(name) {
-                        push(
-                            NAMES_ARE_IDENTIFIERS,
-                            format!("tool_use name {name:?} is no identifier"),
-                        );
-                    }
-                    for missing in calls.missing_fields(block) {
-                        push(INPUTS_CARRY_ARGUMENTS, missing);
-                    }
-                }
-                Some("text") => text_check(block["text"].as_str(), "a text block", &mut push),
-                Some("thinking") => {
-                    text_check(block["thinking"].as_str(), "a thinking block", &mut push)
-                }
-                Some("tool_result") => match &block["content"] {
-                    Value::String(s) => text_check(Some(s), "a tool_result", &mut push),
-                    Value::Array(parts) => {
-                        for p in parts.iter().filter(|p| p["type"] == "text") {
-                            text_check(p["text"].as_str(), "a tool_result text", &mut push);
-                        }
-                    }
-                    _ => {}
-                },
-                _ => {}
-            }
-        }
-        if v["type"] == "result" {
-            text_check(v["result"].as_str(), "the result", &mut push);
+        if let Some(v) = value {
+            check_line(line, v, calls, &mut out);
         }
     }
     out
+}
+
+/// The violations of panel line `line` (`v`, parsed), added to `out`: a
+/// replay judged as it happens checks each line as it comes.
+pub fn check_line(line: usize, v: &Value, calls: &CallFrames, out: &mut Vec<Violation>) {
+    let mut push = |rule, what| out.push(Violation { rule, line, what });
+    for block in content_blocks(v) {
+        match block["type"].as_str() {
+            Some("tool_use") => {
+                let name = block["name"].as_str().unwrap_or("");
+                if !is_tool_identifier(name) {
+                    push(
+                        NAMES_ARE_IDENTIFIERS,
+                        format!("tool_use name {name:?} is no identifier"),
+                    );
+                }
+                for missing in calls.missing_fields(block) {
+                    push(INPUTS_CARRY_ARGUMENTS, missing);
+                }
+            }
+            Some("text") => text_check(block["text"].as_str(), "a text block", &mut push),
+            Some("thinking") => {
+                text_check(block["thinking"].as_str(), "a thinking block", &mut push)
+            }
+            Some("tool_result") => match &block["content"] {
+                Value::String(s) => text_check(Some(s), "a tool_result", &mut push),
+                Value::Array(parts) => {
+                    for p in parts.iter().filter(|p| p["type"] == "text") {
+                        text_check(p["text"].as_str(), "a tool_result text", &mut push);
+                    }
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+    if v["type"] == "result" {
+        text_check(v["result"].as_str(), "the result", &mut push);
+    }
 }
 
 /// The content blocks of an `assistant` or `user` line.

@@ -17,10 +17,13 @@ mod case_report;
 mod corpus;
 pub mod golden;
 pub mod golden_diff;
+mod golden_stream;
 pub mod invariants;
 pub mod known_limitations;
+mod live;
 pub mod provenance;
 mod scan;
+pub mod transcript_text;
 
 use scan::Scanned;
 
@@ -28,6 +31,8 @@ pub use case::{Case, Status, Verdict};
 pub use corpus::{CheckError, Corpus, list_recordings};
 pub use golden::orphan_goldens;
 pub use golden_diff::first_difference;
+pub use live::Replayed;
+pub use transcript_text::TranscriptText;
 
 use rayon::iter::{IntoParallelRefIterator as _, ParallelIterator as _};
 use std::path::{Path, PathBuf};
@@ -37,7 +42,6 @@ use golden::Comparison;
 use crate::corpus::recording::{self, Header, Recording, Trailer};
 use crate::corpus::scenario::Scenario;
 use crate::judging::acp_schema::AcpSchema;
-use crate::judging::expect;
 use crate::judging::replay::replayer::{self, Replay};
 use crate::judging::replay::source::Indexed;
 
@@ -88,9 +92,9 @@ impl Corpus {
             trailer: None,
             errors: Vec::new(),
             replay: None,
-            transcript: String::new(),
+            transcript: TranscriptText::default(),
             golden: None,
-            golden_text: None,
+            golden_diff: None,
             failures: Vec::new(),
             divergences: 0,
             invariants: Vec::new(),
@@ -153,32 +157,39 @@ impl Corpus {
             }
         };
         case.stale_scenario = scenario.changed_since(&header.scenario_sha256);
-        let mut replay = replayer::replay_source(&scanned.indexed.source(path), &scenario, compat);
-        if let Some(e) = &replay.read_error {
+        let contract = self.contract();
+        let golden_path = case.id.snapshot_path(&self.snapshots);
+        let mut live = live::Live::new(
+            &scenario.expect,
+            &scanned.calls,
+            contract.as_ref().ok().and_then(Option::as_deref),
+            schema,
+            golden_stream::GoldenStream::open(&golden_path),
+            self.keep_panel_lines,
+        );
+        live.line(&header_line(path, header, scanned.indexed.trailer.as_ref()));
+        let ended =
+            replayer::replay_into(&scanned.indexed.source(path), &scenario, compat, &mut live);
+        let judged = live.finish();
+        if let Some(e) = &ended.read_error {
             case.errors.push(format!("cannot replay: {e}"));
         }
-        case.divergences = replay.divergences().count();
-        case.acp = case
-            .acp
-            .take()
-            .map(|c| c.with_bridge(schema, &replay.transcript));
-        case.failures = expect::evaluate(&scenario.expect, &replay.panel_values);
+        case.divergences = judged.replayed.divergences.len();
+        case.acp = case.acp.take().map(|c| c.with_bridge_tally(judged.bridge));
+        case.failures = judged.failures;
         let Scanned {
-            indexed: Indexed {
-                header, trailer, ..
-            },
+            indexed: Indexed { header, .. },
             turns,
-            calls,
             ..
         } = scanned;
         case.failures.extend(turns.finish(&header));
-        case.invariants = invariants::check_lines(&replay.panel_values, &calls);
+        case.invariants = judged.invariants;
         match self.limitation(&case.id) {
             Ok(l) => case.limitation = l,
             Err(e) => case.errors.push(format!("known limitations: {e}")),
         }
-        match self.contract() {
-            Ok(Some(contract)) => case.contract = Some(contract.check(&replay.panel_values)),
+        match contract {
+            Ok(Some(_)) => case.contract = judged.contract,
             Ok(None) => {}
             Err(e) => case.errors.push(format!("stream-json contract: {e}")),
         }
@@ -199,17 +210,50 @@ impl Corpus {
             };
             case.errors.extend(not_ok);
         }
-        // last: the render takes the parsed lines
-        case.transcript = render_of(path, &header, trailer.as_ref(), &mut replay);
-        let golden = golden::read(&case.id.snapshot_path(&self.snapshots));
-        case.golden = Some(match &golden {
-            Ok(g) => golden::compare(g.as_deref(), &case.transcript),
-            Err(e) => Comparison::Differs(e.to_string()),
-        });
-        case.golden_text = golden.ok().flatten();
-        case.replay = Some(replay);
+        case.transcript = match judged.transcript {
+            Ok(t) => t,
+            Err(e) => {
+                case.errors.push(format!(
+                    "cannot keep the transcript (a temporary file): {e}"
+                ));
+                TranscriptText::default()
+            }
+        };
+        let (comparison, diff) =
+            explained(judged.golden, judged.window, &golden_path, &case.transcript);
+        case.golden = Some(comparison);
+        case.golden_diff = diff;
+        case.replay = Some(judged.replayed);
         case
     }
+}
+
+/// A golden comparison made as the replay went, explained when the
+/// transcript differs: from both texts whole when both are small (as
+/// `golden::compare` explains it), else from the window kept around the
+/// first difference.
+fn explained(
+    comparison: Comparison,
+    window: Option<golden::Window>,
+    golden_path: &Path,
+    transcript: &TranscriptText,
+) -> (Comparison, Option<golden::DiffSides>) {
+    let Some(window) = window else {
+        return (comparison, None);
+    };
+    let small = |len: u64| len <= golden::DiffSides::WHOLE_MAX;
+    let golden_len = std::fs::metadata(golden_path).map_or(u64::MAX, |m| m.len());
+    let whole = (small(golden_len) && small(transcript.len()))
+        .then(|| golden::read(golden_path).ok().flatten())
+        .flatten();
+    let sides = match whole {
+        Some(golden) => golden::DiffSides::Whole {
+            golden,
+            replay: transcript.text(),
+        },
+        None => golden::DiffSides::Window(window),
+    };
+    (Comparison::Differs(sides.explain(false)), Some(sides))
 }
 
 /// Replays without judging (the benchmark measures this).
@@ -226,7 +270,17 @@ pub fn render(path: &Path, recording: &Recording, replay: &mut Replay) -> String
 
 /// [`render`] given the recording's header and trailer only.
 fn render_of(path: &Path, h: &Header, trailer: Option<&Trailer>, replay: &mut Replay) -> String {
-    let mut out = format!(
+    let mut out = header_line(path, h, trailer);
+    out.push_str(&replay.transcript.render_parsed(
+        std::mem::take(&mut replay.panel_values),
+        std::mem::take(&mut replay.agent_values),
+    ));
+    out
+}
+
+/// A transcript's first line (with its newline): the recording it replays.
+fn header_line(path: &Path, h: &Header, trailer: Option<&Trailer>) -> String {
+    format!(
         "# replay of {} (agent {} {}, scenario {}, synthetic: {}, trailer: {})\n",
         file_label(path),
         h.agent,
@@ -237,12 +291,7 @@ fn render_of(path: &Path, h: &Header, trailer: Option<&Trailer>, replay: &mut Re
             Some(t) => t.outcome.as_str().to_string(),
             None => "missing".into(),
         }
-    );
-    out.push_str(&replay.transcript.render_parsed(
-        std::mem::take(&mut replay.panel_values),
-        std::mem::take(&mut replay.agent_values),
-    ));
-    out
+    )
 }
 
 /// The last three components of a path (`<agent>/<version>/<scenario>.jsonl`),

@@ -8,7 +8,7 @@
 //! recorded agent waited on its client again. JSON-RPC ids of client requests
 //! are remapped both ways; the agent's own request ids pass through.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use serde_json::Value;
 
@@ -124,9 +124,11 @@ pub type AgentFrames<'a> = Box<dyn Iterator<Item = Result<AcpFrame, RecordingErr
 /// Serves one recorded agent process. The client frames are all held (a
 /// line the client sends may match any of them); the agent frames are read
 /// on as they are released. The agent frames between two client frames form
-/// a segment, released whole when the client frame before it is matched; a
+/// a segment, due when the client frame before it is matched and read one
+/// frame at a time as it is served ([`FakeAgent::next_released`]); a
 /// segment passed over (its client frame not matched yet) waits in
-/// `pending`, so memory is bounded by what the client has not asked for.
+/// `pending`, so memory is bounded by what the client has not asked for,
+/// not by how long a segment is (a streamed answer of a million chunks).
 pub struct FakeAgent<'a> {
     client: Vec<Slot>,
     /// Segment `k` holds the agent frames after client frame `k - 1` and
@@ -136,7 +138,9 @@ pub struct FakeAgent<'a> {
     /// The next agent frame read and not yet due, with its segment.
     peeked: Option<(usize, AcpFrame)>,
     /// Agent frames of segments passed over, by segment.
-    pending: BTreeMap<usize, Vec<AcpFrame>>,
+    pending: BTreeMap<usize, VecDeque<AcpFrame>>,
+    /// Segments released and not yet served to their end, in release order.
+    due: VecDeque<usize>,
     /// Recorded agent frames in all, and those released.
     agent_total: usize,
     agent_released: usize,
@@ -192,6 +196,7 @@ impl<'a> FakeAgent<'a> {
             agent,
             peeked: None,
             pending: BTreeMap::new(),
+            due: VecDeque::new(),
             agent_total,
             agent_released: 0,
             read_error: None,
@@ -204,19 +209,41 @@ impl<'a> FakeAgent<'a> {
 
     /// Agent frames recorded before the client's first frame (sent unprompted).
     pub fn start(&mut self) -> Served {
-        self.started = true;
-        let mut served = Served::default();
-        self.release_segment(0, &mut served);
+        let mut served = self.start_due();
+        self.serve_due(&mut served);
         served
+    }
+
+    /// [`FakeAgent::start`], leaving what it releases due
+    /// ([`FakeAgent::next_released`]).
+    pub fn start_due(&mut self) -> Served {
+        self.started = true;
+        self.release_segment(0);
+        Served::default()
     }
 
     /// Takes one line the client sent; returns the agent lines it unlocks and
     /// any divergence from the recording.
     pub fn on_client_line(&mut self, line: &str) -> Served {
+        let mut served = self.on_client_line_due(line);
+        self.serve_due(&mut served);
+        served
+    }
+
+    /// Moves every due agent line into `served`.
+    fn serve_due(&mut self, served: &mut Served) {
+        while let Some(r) = self.next_released(&mut served.divergences) {
+            served.released.push(r);
+        }
+    }
+
+    /// [`FakeAgent::on_client_line`], leaving the agent lines it unlocks
+    /// due ([`FakeAgent::next_released`]): a replay takes them one at a time.
+    pub fn on_client_line_due(&mut self, line: &str) -> Served {
         let mut served = if self.started {
             Served::default()
         } else {
-            self.start()
+            self.start_due()
         };
         let sent: Value = match serde_json::from_str(line) {
             Ok(v) => v,
@@ -265,7 +292,7 @@ impl<'a> FakeAgent<'a> {
         {
             self.ids.insert(rec_id.to_string(), sent_id.clone());
         }
-        self.release_segment(i + 1, &mut served);
+        self.release_segment(i + 1);
         served
     }
 
@@ -274,10 +301,18 @@ impl<'a> FakeAgent<'a> {
         self.client.partition_point(|s| s.frame.seq < seq)
     }
 
-    /// The agent frames of segment `k`: those passed over earlier, then
-    /// those read on up to the first frame of a later segment.
-    fn take_segment(&mut self, k: usize) -> Vec<AcpFrame> {
-        let mut frames = self.pending.remove(&k).unwrap_or_default();
+    /// The next agent frame of segment `k` (`None`: the segment is over):
+    /// those passed over earlier, then those read on up to the first frame
+    /// of a later segment. The file holds segments in order, so a frame read
+    /// on belongs to `k`, to a later segment (kept for it) or to an earlier
+    /// one not released yet (kept in `pending`).
+    fn next_of_segment(&mut self, k: usize) -> Option<AcpFrame> {
+        if let Some(frames) = self.pending.get_mut(&k) {
+            if let Some(f) = frames.pop_front() {
+                return Some(f);
+            }
+            self.pending.remove(&k);
+        }
         loop {
             let next = match self.peeked.take() {
                 Some(p) => Some(p),
@@ -291,54 +326,65 @@ impl<'a> FakeAgent<'a> {
                     None => None,
                 },
             };
-            let Some((segment, frame)) = next else { break };
+            let (segment, frame) = next?;
             if segment > k {
                 self.peeked = Some((segment, frame));
-                break;
+                return None;
             }
             if segment == k {
-                frames.push(frame);
-            } else if !self.released[segment] {
-                self.pending.entry(segment).or_default().push(frame);
+                return Some(frame);
             }
+            self.pending.entry(segment).or_default().push_back(frame);
         }
-        frames
     }
 
-    /// Releases the agent frames of segment `k` (once).
-    fn release_segment(&mut self, k: usize, served: &mut Served) {
-        if std::mem::replace(&mut self.released[k], true) {
-            return;
+    /// Makes segment `k` due (once).
+    fn release_segment(&mut self, k: usize) {
+        if !std::mem::replace(&mut self.released[k], true) {
+            self.due.push_back(k);
         }
-        for frame in self.take_segment(k) {
-            self.agent_released += 1;
-            let mut line = frame.raw;
-            let mut value = serde_json::from_str::<Value>(&line).ok();
-            let kind = value.as_ref().map(Kind::of).unwrap_or(Kind::Other);
-            if let (Kind::Response { id }, Some(v)) = (&kind, &mut value) {
-                let key = id.to_string();
-                match self.ids.get(&key) {
-                    Some(sent_id) if sent_id != id => {
-                        v["id"] = sent_id.clone();
-                        line = serde_json::to_string(v).unwrap_or(line);
-                    }
-                    Some(_) => {}
-                    None if self.recorded_request_ids.contains_key(&key) => {
-                        served.divergences.push(Divergence::OrphanResponse {
-                            recorded_seq: frame.seq,
-                            recorded_id: id.clone(),
-                        });
-                    }
-                    None => {}
+    }
+
+    /// The next agent line due, in the order the segments were released
+    /// and then recorded (`None`: nothing is due); a divergence it shows
+    /// (a response to a request the client never sent) goes to `divergences`.
+    pub fn next_released(&mut self, divergences: &mut Vec<Divergence>) -> Option<Released> {
+        let frame = loop {
+            let k = *self.due.front()?;
+            match self.next_of_segment(k) {
+                Some(frame) => break frame,
+                None => {
+                    self.due.pop_front();
                 }
             }
-            served.released.push(Released {
-                seq: frame.seq,
-                ms: frame.ms,
-                line,
-                value,
-            });
+        };
+        self.agent_released += 1;
+        let mut line = frame.raw;
+        let mut value = serde_json::from_str::<Value>(&line).ok();
+        let kind = value.as_ref().map(Kind::of).unwrap_or(Kind::Other);
+        if let (Kind::Response { id }, Some(v)) = (&kind, &mut value) {
+            let key = id.to_string();
+            match self.ids.get(&key) {
+                Some(sent_id) if sent_id != id => {
+                    v["id"] = sent_id.clone();
+                    line = serde_json::to_string(v).unwrap_or(line);
+                }
+                Some(_) => {}
+                None if self.recorded_request_ids.contains_key(&key) => {
+                    divergences.push(Divergence::OrphanResponse {
+                        recorded_seq: frame.seq,
+                        recorded_id: id.clone(),
+                    });
+                }
+                None => {}
+            }
         }
+        Some(Released {
+            seq: frame.seq,
+            ms: frame.ms,
+            line,
+            value,
+        })
     }
 
     /// The recorded client frame most like `sent`: same method first, then

@@ -6,7 +6,7 @@
 //! so those values get stable first-seen labels (`<session 1>`), and big
 //! base64 payloads are replaced by a digest so goldens stay readable.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
 use std::ops::Range;
 
@@ -61,6 +61,11 @@ impl LabelKind {
 pub struct Labeller {
     labels: HashMap<String, String>,
     counts: HashMap<LabelKind, usize>,
+    /// Lowercase uuids labelled `<uuid N>`, as runs of consecutive values
+    /// with consecutive labels (the replay's counter ids are such runs): a
+    /// replay of a million stream events labels a million uuids in a few
+    /// entries.
+    uuids: UuidRuns,
     /// The longest labelled value: a longer string (a base64 image) is no
     /// label's value, and is not hashed to find that out.
     longest: usize,
@@ -73,15 +78,29 @@ impl Labeller {
     }
 
     fn label(&mut self, kind: LabelKind, value: &str) -> String {
-        if let Some(label) = self.labels.get(value) {
-            return label.clone();
+        if let Some(label) = self.get(value) {
+            return label;
         }
         let n = self.counts.entry(kind).or_insert(0);
         *n += 1;
         let label = format!("<{} {}>", kind.name(), n);
         self.longest = self.longest.max(value.len());
-        self.labels.insert(value.to_string(), label.clone());
+        match lowercase_uuid(value).filter(|_| kind == LabelKind::Uuid) {
+            Some(v) => self.uuids.insert(v, *n),
+            None => {
+                self.labels.insert(value.to_string(), label.clone());
+            }
+        }
         label
+    }
+
+    /// The label `value` already has.
+    fn get(&self, value: &str) -> Option<String> {
+        if let Some(label) = self.labels.get(value) {
+            return Some(label.clone());
+        }
+        let n = self.uuids.get(lowercase_uuid(value)?)?;
+        Some(format!("<{} {n}>", LabelKind::Uuid.name()))
     }
 
     /// Normalises one JSON line for a transcript: labels, digests, compact form.
@@ -128,9 +147,9 @@ impl Labeller {
             Value::String(s) => {
                 if let Some(label) = Some(s.len())
                     .filter(|n| (GLOBAL_LABEL_MIN..=self.longest).contains(n))
-                    .and_then(|_| self.labels.get(s.as_str()))
+                    .and_then(|_| self.get(s.as_str()))
                 {
-                    *s = label.clone();
+                    *s = label;
                 } else if is_uuid(s) {
                     *s = self.label(LabelKind::Uuid, s);
                 } else {
@@ -140,6 +159,42 @@ impl Labeller {
             _ => {}
         }
     }
+}
+
+/// Runs of consecutive uuid values with consecutive label numbers: start
+/// value -> (first label number, length).
+#[derive(Debug, Default)]
+struct UuidRuns {
+    runs: BTreeMap<u128, (usize, u128)>,
+}
+
+impl UuidRuns {
+    fn get(&self, v: u128) -> Option<usize> {
+        let (start, (label, len)) = self.runs.range(..=v).next_back()?;
+        (v - start < *len).then(|| label + (v - start) as usize)
+    }
+
+    /// `v` (not labelled yet) gets label number `n`.
+    fn insert(&mut self, v: u128, n: usize) {
+        if let Some((start, (label, len))) = self.runs.range_mut(..v).next_back()
+            && start.checked_add(*len) == Some(v)
+            && *label + *len as usize == n
+        {
+            *len += 1;
+            return;
+        }
+        self.runs.insert(v, (n, 1));
+    }
+}
+
+/// A uuid in lowercase as its 128-bit value (`None`: not a uuid, or not
+/// lowercase, which is labelled as the text it is).
+fn lowercase_uuid(s: &str) -> Option<u128> {
+    if !is_uuid(s) || s.bytes().any(|b| b.is_ascii_uppercase()) {
+        return None;
+    }
+    let hex: String = s.chars().filter(|c| *c != '-').collect();
+    u128::from_str_radix(&hex, 16).ok()
 }
 
 fn is_label(s: &str) -> bool {
@@ -396,6 +451,41 @@ mod tests {
         let mut l = Labeller::new();
         let a = l.line(r#"{"uuid":"00000000-0000-4000-8000-000000000007","x":["6F9619FF-8B86-D011-B42D-00C04FC964FF"]}"#);
         assert_eq!(a, r#"{"uuid":"<uuid 1>","x":["<uuid 2>"]}"#);
+    }
+
+    #[test]
+    fn counter_uuids_label_first_seen_in_runs_and_a_repeat_keeps_its_label() {
+        let id = |n: u32| format!("00000000-0000-4000-8000-{n:012x}");
+        let mut l = Labeller::new();
+        let mut got = Vec::new();
+        for v in [
+            id(1),
+            id(2),
+            id(3),
+            "6f9619ff-8b86-d011-b42d-00c04fc964ff".into(),
+            id(4),
+            id(2),
+            id(9),
+            id(5),
+        ] {
+            got.push(l.line(&format!(r#"{{"uuid":"{v}"}}"#)));
+        }
+        let want: Vec<String> = [1, 2, 3, 4, 5, 2, 6, 7]
+            .iter()
+            .map(|n| format!(r#"{{"uuid":"<uuid {n}>"}}"#))
+            .collect();
+        assert_eq!(got, want);
+        // a labelled uuid is the same label under any key, in any text
+        assert_eq!(
+            l.line(&format!(r#"{{"x":"{}"}}"#, id(9))),
+            r#"{"x":"<uuid 6>"}"#
+        );
+        // a counter's next thousand take one more run, not a thousand entries
+        let runs = l.uuids.runs.len();
+        for n in 10..1010 {
+            l.line(&format!(r#"{{"uuid":"{}"}}"#, id(n)));
+        }
+        assert_eq!(l.uuids.runs.len(), runs + 1, "{:?}", l.uuids);
     }
 
     #[test]

@@ -9,14 +9,13 @@
 //! come any more (no agent frame left to release, no bridge deadline left to
 //! fire), the replay stops with a "stalled" divergence instead of hanging.
 
-use std::collections::VecDeque;
 use std::time::Duration;
 
 use acp_bridge::{Bridge, Compat, CounterIds, LaunchSpec, McpEndpoint, Output};
 use serde_json::Value;
 
 use super::divergence::Divergence;
-use super::fake_agent::{FakeAgent, Released, Served};
+use super::fake_agent::{FakeAgent, Served};
 use super::source::Source;
 use super::transcript::{Entry, Transcript};
 use crate::corpus::recording::{Exit, Header, Outcome, Recording};
@@ -38,8 +37,8 @@ pub const MCP_NAME: &str = "unity-ops";
 /// How many times one wait may fire a bridge deadline before it is a stall.
 const MAX_TICKS_PER_WAIT: usize = 16;
 
-/// What one replay produced.
-#[derive(Debug, Clone)]
+/// What one replay produced, held whole (the [`Sink`] that collects).
+#[derive(Debug, Clone, Default)]
 pub struct Replay {
     pub transcript: Transcript,
     /// Every line the bridge emitted for the panel, over all processes.
@@ -64,6 +63,45 @@ impl Replay {
     pub fn divergences(&self) -> impl Iterator<Item = &Divergence> {
         self.transcript.divergences()
     }
+}
+
+/// Where a replay's output goes as it happens, in order: a sink that judges
+/// each entry as it comes holds none of them (`judge` does), [`Replay`]
+/// holds them all.
+pub trait Sink {
+    /// One transcript entry; `value` is the line of a `BridgeToPanel` or
+    /// `AgentToBridge` entry parsed once (`None`: not JSON, or another kind).
+    fn entry(&mut self, entry: Entry, value: Option<Value>);
+    /// A diagnostic of the bridge (its stderr text; not part of the golden).
+    fn diagnostic(&mut self, text: String);
+}
+
+impl Sink for Replay {
+    fn entry(&mut self, entry: Entry, value: Option<Value>) {
+        match &entry {
+            Entry::BridgeToPanel(line) => {
+                self.panel_lines.push(line.clone());
+                self.panel_values.push(value);
+            }
+            Entry::AgentToBridge(_) => self.agent_values.push(value),
+            _ => {}
+        }
+        self.transcript.push(entry);
+    }
+
+    fn diagnostic(&mut self, text: String) {
+        self.diagnostics.push(text);
+    }
+}
+
+/// How a replay into a [`Sink`] ended.
+#[derive(Debug, Clone, Default)]
+pub struct Ended {
+    /// The recording has no trailer.
+    pub truncated: bool,
+    /// Reading the recording's agent frames again failed (the file changed
+    /// under the replay): the replay is no evidence.
+    pub read_error: Option<String>,
 }
 
 /// A bridge line for the panel as a replay keeps it beside the text
@@ -113,11 +151,9 @@ struct Run<'s, 'a> {
     source: &'s Source<'a>,
     scenario: &'a Scenario,
     now: Duration,
-    transcript: Transcript,
-    panel_lines: Vec<String>,
-    panel_values: Vec<Option<Value>>,
-    agent_values: Vec<Option<Value>>,
-    diagnostics: Vec<String>,
+    sink: &'s mut dyn Sink,
+    /// Entries handed to the sink so far.
+    entries: usize,
     compat: Compat,
     read_error: Option<String>,
 }
@@ -136,28 +172,39 @@ pub fn replay_with_compat(recording: &Recording, scenario: &Scenario, compat: Co
 /// [`replay_with_compat`] of a recording as [`Source`] reads it (from a
 /// file: one line at a time).
 pub fn replay_source(source: &Source<'_>, scenario: &Scenario, compat: Compat) -> Replay {
+    let mut replay = Replay::default();
+    let ended = replay_into(source, scenario, compat, &mut replay);
+    replay.truncated = ended.truncated;
+    replay.read_error = ended.read_error;
+    replay
+}
+
+/// [`replay_source`] handing every entry to `sink` as it happens, so what
+/// is held is up to the sink.
+pub fn replay_into(
+    source: &Source<'_>,
+    scenario: &Scenario,
+    compat: Compat,
+    sink: &mut dyn Sink,
+) -> Ended {
     let mut run = Run {
         source,
         scenario,
         compat,
         now: Duration::ZERO,
-        transcript: Transcript::default(),
-        panel_lines: Vec::new(),
-        panel_values: Vec::new(),
-        agent_values: Vec::new(),
-        diagnostics: Vec::new(),
+        sink,
+        entries: 0,
         read_error: None,
     };
     let truncated = source.trailer.is_none();
     if truncated {
-        run.transcript.note(format!(
+        run.note(format!(
             "recording is truncated (no trailer): replaying the {} event(s) it has",
             source.events
         ));
     }
     if scenario.changed_since(&source.header.scenario_sha256) {
-        run.transcript
-            .note("the scenario file changed since this recording was made");
+        run.note("the scenario file changed since this recording was made");
     }
     let mut driver = PanelDriver::new(scenario);
     let mut process = run.start_process(1, None, &mut driver);
@@ -169,12 +216,12 @@ pub fn replay_source(source: &Source<'_>, scenario: &Scenario, compat: Compat) -
                 }
             }
             Action::SendWithNote(lines, why) => {
-                run.transcript.note(why);
+                run.note(why);
                 for line in lines {
                     run.panel_line(&mut process, &mut driver, &line);
                 }
             }
-            Action::Skip(why) => run.transcript.note(why),
+            Action::Skip(why) => run.note(why),
             Action::Resume { session_id } => {
                 run.end_process(
                     &mut process,
@@ -186,7 +233,7 @@ pub fn replay_source(source: &Source<'_>, scenario: &Scenario, compat: Compat) -
                 );
                 let next = process.number + 1;
                 if session_id.is_none() {
-                    run.transcript.note(
+                    run.note(
                         "resume: the panel never learnt a session id; starting without --resume",
                     );
                 }
@@ -201,10 +248,10 @@ pub fn replay_source(source: &Source<'_>, scenario: &Scenario, compat: Compat) -
                     continue;
                 }
                 if let Some(why) = driver.on_bridge_quiet() {
-                    run.transcript.note(why);
+                    run.note(why);
                     continue;
                 }
-                run.transcript.push(Entry::Divergence(Divergence::Stalled {
+                run.push(Entry::Divergence(Divergence::Stalled {
                     step,
                     step_kind: step_kind.to_string(),
                     waiting_for,
@@ -217,7 +264,7 @@ pub fn replay_source(source: &Source<'_>, scenario: &Scenario, compat: Compat) -
     let exit = source.trailer.map(|t| {
         run.now = run.now.max(Duration::from_millis(t.ms));
         if t.outcome != Outcome::Ok {
-            run.transcript.note(format!(
+            run.note(format!(
                 "the recording ended with outcome {}",
                 t.outcome.as_str()
             ));
@@ -225,18 +272,26 @@ pub fn replay_source(source: &Source<'_>, scenario: &Scenario, compat: Compat) -
         t.exit
     });
     run.end_process(&mut process, &mut driver, exit.unwrap_or_default());
-    Replay {
-        transcript: run.transcript,
-        panel_lines: run.panel_lines,
-        panel_values: run.panel_values,
-        agent_values: run.agent_values,
-        diagnostics: run.diagnostics,
+    Ended {
         truncated,
         read_error: run.read_error,
     }
 }
 
 impl<'a> Run<'_, 'a> {
+    fn push(&mut self, entry: Entry) {
+        self.push_parsed(entry, None);
+    }
+
+    fn push_parsed(&mut self, entry: Entry, value: Option<Value>) {
+        self.entries += 1;
+        self.sink.entry(entry, value);
+    }
+
+    fn note(&mut self, text: impl Into<String>) {
+        self.push(Entry::Note(text.into()));
+    }
+
     fn start_process(
         &mut self,
         number: u32,
@@ -244,7 +299,7 @@ impl<'a> Run<'_, 'a> {
         driver: &mut PanelDriver,
     ) -> Process<'a> {
         if number > 1 {
-            self.transcript.note(format!(
+            self.note(format!(
                 "agent process {number}: new bridge{}",
                 if resume.is_some() {
                     " with --resume of the panel's session id"
@@ -254,7 +309,7 @@ impl<'a> Run<'_, 'a> {
             ));
         }
         if !self.source.leg.has(number) {
-            self.transcript.note(format!(
+            self.note(format!(
                 "the recording has no acp frames for agent process {number}"
             ));
         }
@@ -273,7 +328,7 @@ impl<'a> Run<'_, 'a> {
             bridge,
             agent: self.source.fake_agent(number),
         };
-        let served = process.agent.start();
+        let served = process.agent.start_due();
         self.serve(&mut process, driver, served);
         process
     }
@@ -284,7 +339,7 @@ impl<'a> Run<'_, 'a> {
         let out = process.bridge.on_panel_eof(self.now);
         self.output(process, driver, out);
         if self.source.trailer.is_some() || process.number < self.source.leg.last_process() {
-            self.transcript.note(format!(
+            self.note(format!(
                 "agent process {} {}",
                 process.number,
                 exit.describe()
@@ -293,24 +348,23 @@ impl<'a> Run<'_, 'a> {
             self.output(process, driver, out);
         }
         for d in process.agent.never_sent() {
-            self.transcript.push(Entry::Divergence(d));
+            self.push(Entry::Divergence(d));
         }
         let unreleased = process.agent.unreleased();
         if unreleased > 0 {
-            self.transcript.note(format!(
+            self.note(format!(
                 "{unreleased} recorded agent frame(s) of process {} were never released",
                 process.number
             ));
         }
         if let Some(e) = process.agent.read_error() {
-            self.transcript
-                .note(format!("the recording could not be read again: {e}"));
+            self.note(format!("the recording could not be read again: {e}"));
             self.read_error.get_or_insert_with(|| e.to_string());
         }
     }
 
     fn panel_line(&mut self, process: &mut Process<'a>, driver: &mut PanelDriver, line: &str) {
-        self.transcript.push(Entry::Panel(line.to_string()));
+        self.push(Entry::Panel(line.to_string()));
         let out = process.bridge.on_panel_line(line, self.now);
         self.output(process, driver, out);
     }
@@ -318,7 +372,7 @@ impl<'a> Run<'_, 'a> {
     /// Fires due bridge deadlines (as a host's timer would) while the panel
     /// waits. Returns whether that produced anything.
     fn fire_deadlines(&mut self, process: &mut Process<'a>, driver: &mut PanelDriver) -> bool {
-        let before = self.transcript.entries.len();
+        let before = self.entries;
         for _ in 0..MAX_TICKS_PER_WAIT {
             let Some(deadline) = process.bridge.next_deadline() else {
                 break;
@@ -326,7 +380,7 @@ impl<'a> Run<'_, 'a> {
             self.now = self.now.max(deadline);
             let out = process.bridge.on_tick(self.now);
             self.output(process, driver, out);
-            if self.transcript.entries.len() != before {
+            if self.entries != before {
                 return true;
             }
         }
@@ -335,20 +389,21 @@ impl<'a> Run<'_, 'a> {
 
     /// Transcribes one bridge output and plays it on.
     fn output(&mut self, process: &mut Process<'a>, driver: &mut PanelDriver, out: Output) {
-        let mut queue = VecDeque::new();
-        self.transcribe(process, driver, out, &mut queue);
-        self.pump(process, driver, queue);
+        self.transcribe(process, driver, out);
+        self.pump(process, driver);
     }
 
     /// Feeds released agent frames to the bridge, breadth first in recorded
-    /// order; what the bridge answers may release more.
-    fn pump(
-        &mut self,
-        process: &mut Process<'a>,
-        driver: &mut PanelDriver,
-        mut queue: VecDeque<Released>,
-    ) {
-        while let Some(released) = queue.pop_front() {
+    /// order, one at a time as the fake agent reads them; what the bridge
+    /// answers may release more.
+    fn pump(&mut self, process: &mut Process<'a>, driver: &mut PanelDriver) {
+        loop {
+            let mut divergences = Vec::new();
+            let released = process.agent.next_released(&mut divergences);
+            for d in divergences {
+                self.push(Entry::Divergence(d));
+            }
+            let Some(released) = released else { break };
             let at = Duration::from_millis(released.ms);
             // A real host's timer fires before a later frame arrives.
             while let Some(deadline) = process
@@ -358,7 +413,7 @@ impl<'a> Run<'_, 'a> {
             {
                 self.now = deadline;
                 let out = process.bridge.on_tick(self.now);
-                self.transcribe(process, driver, out, &mut queue);
+                self.transcribe(process, driver, out);
                 if process.bridge.next_deadline() == Some(deadline) {
                     break;
                 }
@@ -366,58 +421,50 @@ impl<'a> Run<'_, 'a> {
             self.now = self.now.max(at);
             let out = process.bridge.on_agent_line(&released.line, self.now);
             // before what the bridge made of it (the line moves, not copied)
-            self.transcript.push(Entry::AgentToBridge(released.line));
-            self.agent_values.push(released.value);
-            self.transcribe(process, driver, out, &mut queue);
+            self.push_parsed(Entry::AgentToBridge(released.line), released.value);
+            self.transcribe(process, driver, out);
             let lines = driver.poll_now();
             for note in driver.take_notes() {
-                self.transcript.note(note);
+                self.note(note);
             }
             if let Some(lines) = lines {
                 for line in lines {
-                    self.transcript.push(Entry::Panel(line.clone()));
+                    self.push(Entry::Panel(line.clone()));
                     let out = process.bridge.on_panel_line(&line, self.now);
-                    self.transcribe(process, driver, out, &mut queue);
+                    self.transcribe(process, driver, out);
                 }
             }
         }
     }
 
-    fn transcribe(
-        &mut self,
-        process: &mut Process<'a>,
-        driver: &mut PanelDriver,
-        out: Output,
-        queue: &mut VecDeque<Released>,
-    ) {
-        self.diagnostics.extend(out.diagnostics);
+    fn transcribe(&mut self, process: &mut Process<'a>, driver: &mut PanelDriver, out: Output) {
+        for d in out.diagnostics {
+            self.sink.diagnostic(d);
+        }
         for line in out.to_agent {
-            self.transcript.push(Entry::BridgeToAgent(line.clone()));
-            let served = process.agent.on_client_line(&line);
+            self.push(Entry::BridgeToAgent(line.clone()));
+            let served = process.agent.on_client_line_due(&line);
             for d in served.divergences {
-                self.transcript.push(Entry::Divergence(d));
+                self.push(Entry::Divergence(d));
             }
-            queue.extend(served.released);
         }
         if out.close_agent_stdin {
-            self.transcript.note("bridge closed the agent's stdin");
+            self.note("bridge closed the agent's stdin");
         }
         for line in out.to_panel {
-            self.transcript.push(Entry::BridgeToPanel(line.clone()));
             let value = panel_value(&line);
             if let Some(v) = &value {
                 driver.observe_value(v);
             }
-            self.panel_values.push(value);
-            self.panel_lines.push(line);
+            self.push_parsed(Entry::BridgeToPanel(line), value);
         }
     }
 
     fn serve(&mut self, process: &mut Process<'a>, driver: &mut PanelDriver, served: Served) {
         for d in served.divergences {
-            self.transcript.push(Entry::Divergence(d));
+            self.push(Entry::Divergence(d));
         }
-        self.pump(process, driver, served.released.into());
+        self.pump(process, driver);
     }
 }
 

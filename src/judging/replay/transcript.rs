@@ -67,7 +67,7 @@ impl Transcript {
         panel_values: Vec<Option<Value>>,
         agent_values: Vec<Option<Value>>,
     ) -> String {
-        let mut labels = Labeller::new();
+        let mut renderer = Renderer::default();
         let mut out = String::new();
         let count = |kind: fn(&Entry) -> bool| self.entries.iter().filter(|e| kind(e)).count();
         let to_panel = count(|e| matches!(e, Entry::BridgeToPanel(_)));
@@ -75,51 +75,80 @@ impl Transcript {
         let mut panel_parsed = (to_panel == panel_values.len()).then(|| panel_values.into_iter());
         let mut agent_parsed = (to_bridge == agent_values.len()).then(|| agent_values.into_iter());
         for entry in &self.entries {
-            match entry {
-                Entry::Panel(l) => push_line(&mut out, "panel> ", &labels.line(l)),
-                Entry::BridgeToPanel(l) => {
-                    let line = match panel_parsed.as_mut().and_then(Iterator::next) {
-                        Some(Some(v)) => labels.parsed_line(l, v),
-                        _ => labels.line(l),
-                    };
-                    push_line(&mut out, "bridge>panel ", &line)
-                }
-                Entry::BridgeToAgent(l) => push_line(&mut out, "bridge>agent ", &labels.line(l)),
-                Entry::AgentToBridge(l) => {
-                    let line = match agent_parsed.as_mut().and_then(Iterator::next) {
-                        Some(Some(v)) => labels.parsed_line(l, v),
-                        _ => labels.line(l),
-                    };
-                    push_line(&mut out, "agent>bridge ", &line)
-                }
-                Entry::Note(n) => push_line(&mut out, "-- ", n),
-                Entry::Divergence(d) => {
-                    push_line(&mut out, "!! divergence: ", &d.headline());
-                    for diff in d.details() {
-                        let mut show = |v: &Value| {
-                            let mut v = v.clone();
-                            labels.value(&mut v);
-                            shorten(&v.to_string(), DIFF_VALUE_MAX)
-                        };
-                        push_line(&mut out, "!!   ", &render_diff(diff, &mut show));
-                    }
-                }
-            }
+            let value = match entry {
+                Entry::BridgeToPanel(_) => panel_parsed.as_mut().and_then(Iterator::next),
+                Entry::AgentToBridge(_) => agent_parsed.as_mut().and_then(Iterator::next),
+                _ => None,
+            };
+            renderer.entry(entry, value.flatten(), |prefix, text| {
+                out.push_str(prefix);
+                out.push_str(text);
+                out.push('\n');
+            });
         }
         out
     }
 }
 
-fn push_line(out: &mut String, prefix: &str, text: &str) {
-    out.push_str(prefix);
-    // A transcript line is one line: a stray newline (a non-JSON agent line)
-    // would shift every later line of the diff.
-    if text.contains('\n') || text.contains('\r') {
-        out.push_str(&text.replace('\r', "\\r").replace('\n', "\\n"));
-    } else {
-        out.push_str(text);
+/// Renders a transcript one entry at a time, as the entries happen: the
+/// labels are assigned first-seen over what was rendered before, so the
+/// lines are those of [`Transcript::render`] whether or not the entries are
+/// ever held together.
+#[derive(Debug, Default)]
+pub struct Renderer {
+    labels: Labeller,
+}
+
+impl Renderer {
+    /// Hands each transcript line of `entry` to `emit` as its prefix and its
+    /// text, without a newline (one line, or a divergence's headline and one
+    /// per differing field): a folded message of megabytes is not copied to
+    /// join them. `value` is the entry's line already parsed (a
+    /// `BridgeToPanel` or `AgentToBridge` entry; `None`: parse it here),
+    /// normalised in place.
+    pub fn entry(&mut self, entry: &Entry, value: Option<Value>, mut emit: impl FnMut(&str, &str)) {
+        let labels = &mut self.labels;
+        let mut line = |prefix: &str, text: &str| {
+            // A transcript line is one line: a stray newline (a non-JSON
+            // agent line) would shift every later line of the diff.
+            if text.contains(['\n', '\r']) {
+                emit(prefix, &text.replace('\r', "\\r").replace('\n', "\\n"))
+            } else {
+                emit(prefix, text)
+            }
+        };
+        match entry {
+            Entry::Panel(l) => line("panel> ", &labels.line(l)),
+            Entry::BridgeToPanel(l) => {
+                let text = match value {
+                    Some(v) => labels.parsed_line(l, v),
+                    None => labels.line(l),
+                };
+                line("bridge>panel ", &text)
+            }
+            Entry::BridgeToAgent(l) => line("bridge>agent ", &labels.line(l)),
+            Entry::AgentToBridge(l) => {
+                let text = match value {
+                    Some(v) => labels.parsed_line(l, v),
+                    None => labels.line(l),
+                };
+                line("agent>bridge ", &text)
+            }
+            Entry::Note(n) => line("-- ", n),
+            Entry::Divergence(d) => {
+                line("!! divergence: ", &d.headline());
+                for diff in d.details() {
+                    let mut show = |v: &Value| {
+                        let mut v = v.clone();
+                        labels.value(&mut v);
+                        shorten(&v.to_string(), DIFF_VALUE_MAX)
+                    };
+                    let text = render_diff(diff, &mut show);
+                    line("!!   ", &text);
+                }
+            }
+        }
     }
-    out.push('\n');
 }
 
 #[cfg(test)]

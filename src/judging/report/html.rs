@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 
 use super::{Summary, status_text, version_order};
 use crate::judging::acp_schema::Tally;
-use crate::judging::judge::golden::{self, Comparison};
+use crate::judging::judge::golden::Comparison;
 use crate::judging::judge::{Case, Status};
 
 /// What the page shows besides the cases.
@@ -131,15 +131,12 @@ pub fn render(cases: &[Case], extras: &Extras) -> String {
             );
         }
         out.push_str("<h4>Golden diff</h4>\n");
-        match (&c.golden, &c.golden_text) {
+        match (&c.golden, &c.golden_diff) {
             (Some(Comparison::Same), _) => out.push_str("<p>the golden matches</p>\n"),
             (Some(Comparison::Missing), _) | (None, _) => out.push_str("<p>no golden</p>\n"),
-            (Some(Comparison::Differs(text)), g) => {
-                let styled = match g {
-                    Some(g) => match golden::compare_styled(Some(g), &c.transcript, true) {
-                        Comparison::Differs(e) => e,
-                        _ => text.clone(),
-                    },
+            (Some(Comparison::Differs(text)), d) => {
+                let styled = match d {
+                    Some(d) => d.explain(true),
                     None => text.clone(),
                 };
                 let _ = writeln!(out, "<pre>{}</pre>", ansi_to_html(&styled));
@@ -155,7 +152,7 @@ pub fn render(cases: &[Case], extras: &Extras) -> String {
         let _ = writeln!(
             out,
             "<h4>Transcript</h4>\n<pre>{}</pre>\n</section>",
-            esc(&c.transcript)
+            esc(&c.transcript.text())
         );
     }
     for ((agent, version), text) in &extras.drift {

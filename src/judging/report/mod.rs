@@ -294,9 +294,9 @@ mod tests {
             }),
             errors: Vec::new(),
             replay: None,
-            transcript: String::new(),
+            transcript: Default::default(),
             golden: Some(Comparison::Same),
-            golden_text: None,
+            golden_diff: None,
             failures: Vec::new(),
             divergences: 0,
             invariants: vec![Violation {

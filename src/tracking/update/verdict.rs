@@ -256,7 +256,7 @@ fn judge(
     let (kind, detail) = match golden::read(&golden_path) {
         Ok(Some(g)) => {
             let before = crate::judging::drift::panel_output(&g);
-            let now = crate::judging::drift::panel_output(&case.transcript);
+            let now = crate::judging::drift::panel_output(&case.transcript.text());
             if before == now {
                 (Kind::Unchanged, String::new())
             } else {
