@@ -322,7 +322,9 @@ impl<'a> Run<'_, 'a> {
         );
         // what the host would list: the tools stub-mcp offered the recording
         let listed = bridge.set_server_tools(MCP_NAME, self.scenario.tools.clone());
-        self.diagnostics.extend(listed.diagnostics);
+        for d in listed.diagnostics {
+            self.sink.diagnostic(d);
+        }
         let mut process = Process {
             number,
             bridge,
