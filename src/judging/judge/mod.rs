@@ -34,7 +34,9 @@ pub use golden_diff::first_difference;
 pub use live::Replayed;
 pub use transcript_text::TranscriptText;
 
-use rayon::iter::{IntoParallelRefIterator as _, ParallelIterator as _};
+use rayon::iter::{
+    IndexedParallelIterator as _, IntoParallelRefIterator as _, ParallelIterator as _,
+};
 use std::path::{Path, PathBuf};
 
 use golden::Comparison;
@@ -67,8 +69,16 @@ impl Corpus {
             return paths.iter().map(|p| keep(self.judge(p))).collect();
         }
         match rayon::ThreadPoolBuilder::new().num_threads(jobs).build() {
-            // rayon's indexed collect keeps the order of `paths`
-            Ok(pool) => pool.install(|| paths.par_iter().map(|p| keep(self.judge(p))).collect()),
+            // rayon's indexed collect keeps the order of `paths`; one
+            // recording per task, since their sizes differ by 1000x and
+            // rayon's default halving split leaves one worker the big ones
+            Ok(pool) => pool.install(|| {
+                paths
+                    .par_iter()
+                    .with_max_len(1)
+                    .map(|p| keep(self.judge(p)))
+                    .collect()
+            }),
             // no threads to be had: judge on this one
             Err(_) => paths.iter().map(|p| keep(self.judge(p))).collect(),
         }
