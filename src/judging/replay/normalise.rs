@@ -103,6 +103,17 @@ impl Labeller {
         Some(format!("<{} {n}>", LabelKind::Uuid.name()))
     }
 
+    /// A driver note with the tool calls it names as the panel lines show
+    /// them: an id already labelled reads as its label, so an agent's fresh
+    /// random call ids change no note when it is re-recorded.
+    pub fn note(&self, text: &str) -> String {
+        let word = |w: &str| match self.labels.get(w) {
+            Some(label) if label.starts_with("<tool-call ") => label.clone(),
+            _ => w.to_string(),
+        };
+        text.split(' ').map(word).collect::<Vec<_>>().join(" ")
+    }
+
     /// Normalises one JSON line for a transcript: labels, digests, compact form.
     /// A line that is not JSON is kept as text (digested where it holds base64).
     pub fn line(&mut self, raw: &str) -> String {
@@ -423,6 +434,23 @@ mod tests {
             r#"{"type":"system","session_id":"<session 1>","other":"<session 1>"}"#
         );
         assert_eq!(c, r#"{"params":{"sessionId":"<session 2>"}}"#);
+    }
+
+    #[test]
+    fn a_note_names_a_labelled_tool_call_by_its_label_and_leaves_other_words() {
+        let mut l = Labeller::new();
+        l.line(r#"{"toolCallId":"tc-5c33b85fbf01","sessionId":"S1"}"#);
+        for (note, shown) in [
+            (
+                "step 2 (permission): tool call tc-5c33b85fbf01 ran without a permission request",
+                "step 2 (permission): tool call <tool-call 1> ran without a permission request",
+            ),
+            // an id no panel line showed, and a session id, stay as written
+            ("tool call tc-other ran", "tool call tc-other ran"),
+            ("session S1 resumed", "session S1 resumed"),
+        ] {
+            assert_eq!(l.note(note), shown);
+        }
     }
 
     #[test]

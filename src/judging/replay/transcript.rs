@@ -134,7 +134,7 @@ impl Renderer {
                 };
                 line("agent>bridge ", &text)
             }
-            Entry::Note(n) => line("-- ", n),
+            Entry::Note(n) => line("-- ", &labels.note(n)),
             Entry::Divergence(d) => {
                 line("!! divergence: ", &d.headline());
                 for diff in d.details() {
