@@ -424,3 +424,59 @@ fn the_docs_book_lists_every_page_once() {
     pages.sort();
     assert_eq!(listed, pages, "docs/SUMMARY.md against the pages in docs/");
 }
+
+/// Each shared dependency's features, as `cargo tree` resolves them for
+/// `selection` (`name version` -> the feature sets it is built with).
+fn resolved_features(
+    selection: &[&str],
+) -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["tree", "--offline", "--locked", "-e", "normal,dev,build"])
+        .args(["-f", "{p} {f}", "--prefix", "none", "--target", "all"])
+        .args(selection)
+        .output()
+        .expect("cargo tree runs");
+    assert!(
+        out.status.success(),
+        "cargo tree {selection:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut features: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
+        Default::default();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let line = line.trim_end_matches(" (*)");
+        let mut parts = line.splitn(3, ' ');
+        let (Some(name), Some(version)) = (parts.next(), parts.next()) else {
+            continue;
+        };
+        let feats = parts.next().unwrap_or("").to_string();
+        // workspace members are named by path, not built with features
+        if !feats.starts_with('(') {
+            features
+                .entry(format!("{name} {version}"))
+                .or_default()
+                .insert(feats);
+        }
+    }
+    features
+}
+
+#[test]
+fn the_bridge_alone_builds_shared_dependencies_with_the_workspaces_features() {
+    // what `workspace-hack` is for: `cargo test -p acp-bridge` after a
+    // workspace build rebuilds nothing below the bridge
+    let bridge = resolved_features(&["-p", "acp-bridge"]);
+    let workspace = resolved_features(&["--workspace"]);
+    let differ: Vec<String> = bridge
+        .iter()
+        .filter(|(k, f)| workspace.get(*k).is_some_and(|w| w != *f))
+        .map(|(k, f)| format!("{k}: bridge {f:?}, workspace {:?}", workspace[k]))
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "add these features to workspace-hack/Cargo.toml:\n{}",
+        differ.join("\n")
+    );
+}
