@@ -434,7 +434,8 @@ fn resolved_features(
     let out = std::process::Command::new(cargo)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args(["tree", "--offline", "--locked", "-e", "normal,dev,build"])
-        .args(["-f", "{p} {f}", "--prefix", "none", "--target", "all"])
+        // the host platform: its crates are the ones a test build fetched
+        .args(["-f", "{p} {f}", "--prefix", "none"])
         .args(selection)
         .output()
         .expect("cargo tree runs");
