@@ -123,10 +123,13 @@ impl Labeller {
         }
     }
 
-    /// [`Labeller::line`] of a line already parsed into `parsed`, which is
-    /// normalised in place (no copy of its strings).
-    pub fn parsed_line(&mut self, raw: &str, parsed: Value) -> String {
-        self.normalised(raw, parsed)
+    /// [`Labeller::line`] of a line already parsed into `parsed`, if it was
+    /// (normalised in place, no copy of its strings).
+    pub fn parsed_line(&mut self, raw: &str, parsed: Option<Value>) -> String {
+        match parsed {
+            Some(value) => self.normalised(raw, value),
+            None => self.line(raw),
+        }
     }
 
     fn normalised(&mut self, raw: &str, mut value: Value) -> String {

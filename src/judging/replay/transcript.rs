@@ -119,21 +119,9 @@ impl Renderer {
         };
         match entry {
             Entry::Panel(l) => line("panel> ", &labels.line(l)),
-            Entry::BridgeToPanel(l) => {
-                let text = match value {
-                    Some(v) => labels.parsed_line(l, v),
-                    None => labels.line(l),
-                };
-                line("bridge>panel ", &text)
-            }
+            Entry::BridgeToPanel(l) => line("bridge>panel ", &labels.parsed_line(l, value)),
             Entry::BridgeToAgent(l) => line("bridge>agent ", &labels.line(l)),
-            Entry::AgentToBridge(l) => {
-                let text = match value {
-                    Some(v) => labels.parsed_line(l, v),
-                    None => labels.line(l),
-                };
-                line("agent>bridge ", &text)
-            }
+            Entry::AgentToBridge(l) => line("agent>bridge ", &labels.parsed_line(l, value)),
             Entry::Note(n) => line("-- ", &labels.note(n)),
             Entry::Divergence(d) => {
                 line("!! divergence: ", &d.headline());
