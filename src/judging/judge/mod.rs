@@ -65,22 +65,27 @@ impl Corpus {
             jobs
         }
         .min(paths.len());
-        if jobs <= 1 {
-            return paths.iter().map(|p| keep(self.judge(p))).collect();
-        }
-        match rayon::ThreadPoolBuilder::new().num_threads(jobs).build() {
+        // more than one worker, unless no threads are to be had
+        let pool = (jobs > 1)
+            .then(|| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(jobs)
+                    .build()
+                    .ok()
+            })
+            .flatten();
+        match pool {
             // rayon's indexed collect keeps the order of `paths`; one
             // recording per task, since their sizes differ by 1000x and
             // rayon's default halving split leaves one worker the big ones
-            Ok(pool) => pool.install(|| {
+            Some(pool) => pool.install(|| {
                 paths
                     .par_iter()
                     .with_max_len(1)
                     .map(|p| keep(self.judge(p)))
                     .collect()
             }),
-            // no threads to be had: judge on this one
-            Err(_) => paths.iter().map(|p| keep(self.judge(p))).collect(),
+            None => paths.iter().map(|p| keep(self.judge(p))).collect(),
         }
     }
 
