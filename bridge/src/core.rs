@@ -410,10 +410,7 @@ impl Bridge {
 
     /// Takes the waiting tool lists when no call is open.
     fn take_tool_lists(&mut self) {
-        if self.waiting_tool_lists.is_empty()
-            || !self.tool_calls.open_ids().is_empty()
-            || !self.tool_calls.unannounced_ids().is_empty()
-        {
+        if self.waiting_tool_lists.is_empty() || self.tool_calls.any_open() {
             return;
         }
         let mut servers = RegisteredServers::clone(&self.tool_calls.servers);

@@ -31,32 +31,28 @@ pub(crate) fn field<'a>(v: &'a Value, key: &str) -> &'a Value {
     }
 }
 
-/// `map[key]`, scanning a small map: `Null` when it has no `key`.
-pub(crate) fn map_field<'a>(map: &'a Map<String, Value>, key: &str) -> &'a Value {
-    if map.len() > SCAN_MAX {
-        return map.get(key).unwrap_or(&NULL);
-    }
-    map.iter()
-        .find(|(k, _)| k.as_str() == key)
-        .map_or(&NULL, |(_, x)| x)
-}
-
-/// `v.get(key)`: the field's value, `None` when `v` is no object or has no
-/// `key` (a `null` value is `Some`).
-pub(crate) fn get<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
-    let Value::Object(map) = v else { return None };
+/// `map.get(key)`, scanning a small map.
+fn map_get<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
     if map.len() > SCAN_MAX {
         return map.get(key);
     }
     map.iter().find(|(k, _)| k.as_str() == key).map(|(_, x)| x)
 }
 
+/// `map[key]`, scanning a small map: `Null` when it has no `key`.
+pub(crate) fn map_field<'a>(map: &'a Map<String, Value>, key: &str) -> &'a Value {
+    map_get(map, key).unwrap_or(&NULL)
+}
+
+/// `v.get(key)`: the field's value, `None` when `v` is no object or has no
+/// `key` (a `null` value is `Some`).
+pub(crate) fn get<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
+    v.as_object().and_then(|map| map_get(map, key))
+}
+
 /// Whether `map` has `key` (its value may be `null`), scanning a small map.
 pub(crate) fn has_key(map: &Map<String, Value>, key: &str) -> bool {
-    if map.len() > SCAN_MAX {
-        return map.contains_key(key);
-    }
-    map.keys().any(|k| k == key)
+    map_get(map, key).is_some()
 }
 
 /// `map.get_mut(key)`, scanning a small map.

@@ -720,6 +720,11 @@ impl ToolCalls {
         self.open.iter().map(|&i| &self.calls[i - self.first])
     }
 
+    /// Whether any call is open, announced or not.
+    pub fn any_open(&self) -> bool {
+        !self.open.is_empty()
+    }
+
     /// The soonest end of a held call's wait for its name.
     pub fn next_name_wait(&self) -> Option<Duration> {
         self.open_calls()
