@@ -154,8 +154,10 @@ pub struct FakeAgent<'a> {
     started: bool,
 }
 
+#[cfg(test)]
 impl FakeAgent<'static> {
-    /// Serves a leg held in memory.
+    /// Serves a leg held in memory (the tests' agent; a replay serves its
+    /// recording through `Source::fake_agent`).
     pub fn new(frames: Vec<AcpFrame>) -> FakeAgent<'static> {
         let (client, agent): (Vec<_>, Vec<_>) = frames
             .into_iter()

@@ -85,7 +85,11 @@ impl Labeller {
         *n += 1;
         let label = format!("<{} {}>", kind.name(), n);
         self.longest = self.longest.max(value.len());
-        match lowercase_uuid(value).filter(|_| kind == LabelKind::Uuid) {
+        // only a uuid label is kept as a run; other kinds skip the parse
+        match (kind == LabelKind::Uuid)
+            .then(|| lowercase_uuid(value))
+            .flatten()
+        {
             Some(v) => self.uuids.insert(v, *n),
             None => {
                 self.labels.insert(value.to_string(), label.clone());
