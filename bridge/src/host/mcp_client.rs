@@ -54,7 +54,8 @@ async fn list_tools(server: &McpEndpoint) -> Result<Vec<String>> {
     let result = rpc_result(reply.message, "initialize")?;
     let protocol = result["protocolVersion"].as_str().unwrap_or(PROTOCOL);
     headers.push(("MCP-Protocol-Version", protocol.to_string()));
-    if let Some(session) = &reply.session {
+    let session = reply.session.clone();
+    if let Some(session) = &session {
         headers.push(("Mcp-Session-Id", session.clone()));
     }
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
@@ -80,18 +81,11 @@ async fn list_tools(server: &McpEndpoint) -> Result<Vec<String>> {
             break;
         }
     }
-    if reply_session(&headers).is_some() {
+    if session.is_some() {
         // a server keeps a session until it is ended; a failure here costs nothing
         let _ = tokio::time::timeout(END_SESSION_TIMEOUT, target.delete(&headers)).await;
     }
     Ok(tools)
-}
-
-fn reply_session<'a>(headers: &'a [(&str, String)]) -> Option<&'a str> {
-    headers
-        .iter()
-        .find(|(k, _)| *k == "Mcp-Session-Id")
-        .map(|(_, v)| v.as_str())
 }
 
 /// The `result` object of a JSON-RPC reply to `method`.
