@@ -4,9 +4,12 @@
 //! shared by naming ([`crate::tool_name`]) and inputs ([`crate::tool_input`]),
 //! which both read them and neither owns them.
 
+mod own;
+
 use serde_json::{Map, Value};
 
 use crate::json_field::field;
+pub use own::OwnFields;
 
 /// The Claude name for an ACP kind, `None` for `other`, a missing kind or a
 /// kind this table does not know (then the agent's title is the name).
@@ -25,13 +28,13 @@ pub fn name_for_kind(kind: &str) -> Option<&'static str> {
 }
 
 /// A tool call's fields merged across its frames: the agent's own ACP
-/// fields (`title`, `kind`, `rawInput`, `content`, ...; a JSON object, kept
-/// whole, whatever keys it has) and, apart from them, the parts of the
+/// fields (`title`, `kind`, `rawInput`, `content`, ...; kept whole,
+/// whatever keys they are) and, apart from them, the parts of the
 /// permission requests that asked about the call.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CallFields {
-    /// The call's own fields: an object, or null before any frame.
-    pub own: Value,
+    /// The call's own fields: none before any frame.
+    pub own: OwnFields,
     pub permission: PermissionParts,
 }
 
@@ -61,7 +64,7 @@ static NULL: Value = Value::Null;
 
 /// A call of no fields (what a request for no known call reads).
 static EMPTY: CallFields = CallFields {
-    own: Value::Null,
+    own: OwnFields::new(),
     permission: PermissionParts {
         title: None,
         kind: None,
@@ -79,15 +82,16 @@ impl CallFields {
 
     /// The call's own field `key` (`Null` when it has none).
     pub fn field(&self, key: &str) -> &Value {
-        field(&self.own, key)
+        self.own.get(key).unwrap_or(&NULL)
     }
 }
 
-/// A call's own fields, no permission request's.
+/// A call's own fields (an object's; any other value has none), no
+/// permission request's.
 impl From<Value> for CallFields {
     fn from(own: Value) -> CallFields {
         CallFields {
-            own,
+            own: OwnFields::from(own),
             permission: PermissionParts::default(),
         }
     }

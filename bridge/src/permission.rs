@@ -7,9 +7,9 @@
 
 use serde_json::{Map, Value};
 
-use crate::call_fields::{CallFields, wrapped_arguments};
+use crate::call_fields::{CallFields, OwnFields, wrapped_arguments};
 use crate::client::PermissionIntent;
-use crate::json_field::field;
+use crate::json_field::{Fields, field};
 
 /// How many permission requests may wait for the panel at once: a panel
 /// shows one dialog at a time, and each keeps the call's input, so an agent
@@ -51,10 +51,11 @@ const PATH_ARGUMENTS: [&str; 4] = ["file_path", "filePath", "filepath", "path"];
 /// call; no match is a call of its own.
 pub(crate) fn paired_call<'a>(
     request: &CallFields,
-    pending: impl IntoIterator<Item = (&'a str, &'a Value)>,
+    pending: impl IntoIterator<Item = (&'a str, &'a OwnFields)>,
 ) -> Option<&'a str> {
-    fn arguments(fields: &Value) -> Option<&Map<String, Value>> {
-        field(fields, "rawInput")
+    fn arguments(fields: &OwnFields) -> Option<&Map<String, Value>> {
+        fields
+            .field("rawInput")
             .as_object()
             .map(|raw| wrapped_arguments(raw).unwrap_or(raw))
             .filter(|m| !m.is_empty())
@@ -62,10 +63,10 @@ pub(crate) fn paired_call<'a>(
     // every file the fields name, however the agent says it (a patch text
     // among the arguments names the file it adds or changes): `own`, a
     // call's own fields, and `asked`, its permission request's content
-    fn files(own: &Value, asked: &[Value]) -> Vec<String> {
+    fn files(own: &OwnFields, asked: &[Value]) -> Vec<String> {
         let listed = ["locations", "content"]
             .iter()
-            .filter_map(|key| field(own, key).as_array())
+            .filter_map(|key| own.field(key).as_array())
             .flatten()
             .chain(asked)
             .filter(|item| item.get("type").is_none_or(|t| t == "diff"))
@@ -96,20 +97,25 @@ pub(crate) fn paired_call<'a>(
         !blank && a == b
     }
     let asked_with = arguments(&request.own);
-    let differs = |fields: &Value| match (asked_with, arguments(fields)) {
+    let differs = |fields: &OwnFields| match (asked_with, arguments(fields)) {
         (Some(a), Some(b)) => a.iter().any(|(k, v)| b.get(k).is_some_and(|w| w != v)),
         _ => false,
     };
-    let fitting: Vec<(&str, &Value)> = pending.into_iter().filter(|(_, f)| !differs(f)).collect();
-    let find =
-        |test: &dyn Fn(&Value) -> bool| fitting.iter().find(|(_, f)| test(f)).map(|(id, _)| *id);
+    let fitting: Vec<(&str, &OwnFields)> =
+        pending.into_iter().filter(|(_, f)| !differs(f)).collect();
+    let find = |test: &dyn Fn(&OwnFields) -> bool| {
+        fitting.iter().find(|(_, f)| test(f)).map(|(id, _)| *id)
+    };
     // a call announced without arguments still shows its command in an
     // `execute` title (`terminal: rm -rf Build`): the request agrees when it
     // asks about that command
-    let shown_command = |f: &Value| {
-        (arguments(f).is_none() && field(f, "kind") == "execute")
+    let shown_command = |f: &OwnFields| {
+        (arguments(f).is_none() && f.field("kind") == "execute")
             .then(|| {
-                let call = CallFields::from(f.clone());
+                let call = CallFields {
+                    own: f.clone(),
+                    ..CallFields::default()
+                };
                 crate::tool_input::claude_fields("Bash", &call, &[], |_| false)
             })
             .into_iter()
@@ -117,7 +123,7 @@ pub(crate) fn paired_call<'a>(
             .find(|(key, _)| *key == "command")
             .map(|(_, command)| command)
     };
-    let agree = |f: &Value| {
+    let agree = |f: &OwnFields| {
         asked_with.is_some_and(|a| {
             arguments(f).is_some_and(|b| a.keys().any(|k| b.contains_key(k)))
                 || shown_command(f).is_some_and(|c| a.get("command") == Some(&c))
@@ -125,9 +131,9 @@ pub(crate) fn paired_call<'a>(
     };
     let text = |t: &Option<String>| t.clone().map_or(Value::Null, Value::String);
     let asked_title = text(&request.permission.title);
-    let title = |f: &Value| same(&asked_title, field(f, "title"));
+    let title = |f: &OwnFields| same(&asked_title, f.field("title"));
     let asked_about = files(&request.own, request.permission.content());
-    let same_file = |f: &Value| files(f, &[]).iter().any(|p| asked_about.contains(p));
+    let same_file = |f: &OwnFields| files(f, &[]).iter().any(|p| asked_about.contains(p));
     if let Some(id) = find(&agree)
         .or_else(|| find(&title))
         .or_else(|| find(&same_file))
@@ -140,7 +146,7 @@ pub(crate) fn paired_call<'a>(
     let kind = text(&request.permission.kind);
     let of_kind: Vec<&str> = fitting
         .iter()
-        .filter(|(_, f)| same(&kind, field(f, "kind")))
+        .filter(|(_, f)| same(&kind, f.field("kind")))
         .map(|(id, _)| *id)
         .collect();
     match (of_kind.as_slice(), fitting.as_slice()) {
@@ -214,9 +220,15 @@ mod tests {
     /// and a request without arguments pairs only when one call fits.
     #[test]
     fn requests_under_unknown_ids_pair_with_the_call_they_match() {
-        let a = json!({"title": "Run", "kind": "execute", "rawInput": {"command": "ls"}});
-        let b = json!({"title": "Write", "kind": "edit", "rawInput": {"path": "a.txt"}, "locations": [{"path": "a.txt"}]});
-        let c = json!({"title": "Run", "kind": "execute", "rawInput": {"command": "pwd"}});
+        let a = OwnFields::from(
+            json!({"title": "Run", "kind": "execute", "rawInput": {"command": "ls"}}),
+        );
+        let b = OwnFields::from(
+            json!({"title": "Write", "kind": "edit", "rawInput": {"path": "a.txt"}, "locations": [{"path": "a.txt"}]}),
+        );
+        let c = OwnFields::from(
+            json!({"title": "Run", "kind": "execute", "rawInput": {"command": "pwd"}}),
+        );
         let cases = [
             (
                 json!({"rawInput": {"command": "ls", "commands": ["ls"]}}),
@@ -254,8 +266,10 @@ mod tests {
     #[test]
     fn a_request_pairs_with_the_call_that_names_the_same_file() {
         let write = |path: &str| {
-            json!({"kind": "edit", "locations": [{"path": path}], "title": format!("write: {path}"),
-                "content": [{"type": "content", "content": {"type": "text", "text": format!("Preparing write to {path}. Approval prompt shows the diff.")}}]})
+            OwnFields::from(
+                json!({"kind": "edit", "locations": [{"path": path}], "title": format!("write: {path}"),
+                "content": [{"type": "content", "content": {"type": "text", "text": format!("Preparing write to {path}. Approval prompt shows the diff.")}}]}),
+            )
         };
         let request = permission_request_fields(&json!({
             "options": [{"kind": "allow_once", "name": "Allow edit", "optionId": "allow_once"}, {"kind": "reject_once", "name": "Deny", "optionId": "deny"}],
@@ -269,7 +283,7 @@ mod tests {
             write("/w/Assets/Editor/Foo.cs"),
             write("/w/Assets/Editor/Bar.cs"),
         );
-        let shell = json!({"kind": "execute", "title": "terminal: ls"});
+        let shell = OwnFields::from(json!({"kind": "execute", "title": "terminal: ls"}));
         assert_eq!(
             paired_call(&request, [("bar", &bar), ("foo", &foo), ("shell", &shell)]),
             Some("foo")
@@ -279,7 +293,9 @@ mod tests {
             None
         );
         // the wrapped arguments are compared as what they wrap
-        let other = json!({"rawInput": {"path": "/w/Assets/Editor/Foo.cs", "content": "x"}});
+        let other = OwnFields::from(
+            json!({"rawInput": {"path": "/w/Assets/Editor/Foo.cs", "content": "x"}}),
+        );
         assert_eq!(paired_call(&request, [("other", &other)]), None);
     }
 

@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::call_fields::{CallFields, PermissionParts};
+use crate::call_fields::{CallFields, OwnFields, PermissionParts};
 use crate::json_field::field;
 use crate::tool_name::{self, Identity, RegisteredServers};
 
@@ -129,7 +129,12 @@ fn held_bytes(v: &Value) -> usize {
 /// About the JSON size of a call's fields (see [`held_bytes`]): its own and
 /// its permission request's parts, each counted as a key of the call.
 fn fields_held_bytes(fields: &CallFields) -> usize {
-    held_bytes(&fields.own)
+    fields
+        .own
+        .iter()
+        .map(|(k, v)| k.len() + 3 + held_bytes(v))
+        .sum::<usize>()
+        + 2
         + part_sizes(&fields.permission)
             .into_iter()
             .flatten()
@@ -228,14 +233,12 @@ impl ToolCall {
             !update.field("rawInput").is_null(),
             !field(field(update.field("_meta"), "terminal_output"), "data").is_null(),
         ];
-        let in_place = |fields: &Value| {
+        let in_place = |fields: &OwnFields| {
             IN_PLACE
                 .iter()
                 .zip(touched)
                 .filter(|(_, touched)| *touched)
-                .filter_map(|(k, _)| {
-                    Some(k.len() + 3 + held_bytes(crate::json_field::get(fields, k)?))
-                })
+                .filter_map(|(k, _)| Some(k.len() + 3 + held_bytes(fields.get(k)?)))
                 .sum::<usize>()
         };
         let (mut before, mut after) = (in_place(&self.fields.own), 0);
@@ -250,14 +253,17 @@ impl ToolCall {
                 after += new;
             }
         }
-        for (key, value) in update.own.as_object().into_iter().flatten() {
+        for (key, value) in update.own.iter() {
             if value.is_null()
-                || IN_PLACE.contains(&key.as_str())
-                || matches!(key.as_str(), "sessionUpdate" | "toolCallId")
+                || IN_PLACE.contains(&key)
+                || matches!(key, "sessionUpdate" | "toolCallId")
             {
                 continue;
             }
-            before += crate::json_field::get(&self.fields.own, key)
+            before += self
+                .fields
+                .own
+                .get(key)
                 .map_or(0, |old| key.len() + 3 + held_bytes(old));
             after += key.len() + 3 + held_bytes(value);
         }
@@ -298,12 +304,7 @@ impl ToolCall {
         if self.content_arguments.is_none() || !self.content_before_finish {
             return;
         }
-        let Some(Value::Array(blocks)) = self
-            .fields
-            .own
-            .as_object_mut()
-            .and_then(|own| crate::json_field::field_mut(own, "content"))
-        else {
+        let Some(Value::Array(blocks)) = self.fields.own.get_mut("content") else {
             return;
         };
         let before = blocks.len();
@@ -325,7 +326,9 @@ impl ToolCall {
     /// Empties the call's content (a proposal, no result).
     pub fn clear_content(&mut self) {
         self.derived = Derived::default();
-        self.fields.own["content"] = json!([]);
+        self.fields
+            .own
+            .insert(std::borrow::Cow::Borrowed("content"), json!([]));
     }
 
     fn identity(&self, servers: &RegisteredServers) -> Option<&Identity> {
@@ -576,7 +579,7 @@ impl ToolCalls {
             Some(i) => i,
             None => {
                 let idx = self.first + self.calls.len();
-                let call = ToolCall::new(id.to_string(), CallFields::from(json!({})));
+                let call = ToolCall::new(id.to_string(), CallFields::default());
                 self.open_held += call.held;
                 self.calls.push_back(call);
                 self.index.insert(id.to_string(), idx);
@@ -665,7 +668,7 @@ impl ToolCalls {
     /// The calls still open that no permission request asked about yet,
     /// oldest first, with their fields: what a request under an unknown id
     /// may belong to ([`crate::permission::paired_call`]).
-    pub fn unasked(&self) -> impl Iterator<Item = (&str, &Value)> {
+    pub fn unasked(&self) -> impl Iterator<Item = (&str, &OwnFields)> {
         self.open_calls()
             .filter(|c| !c.was_asked())
             .map(|c| (c.id.as_str(), &c.fields.own))
@@ -681,10 +684,10 @@ impl ToolCalls {
 
     /// Marks the call closed and takes its fields: a closed call only needs
     /// its id (late frames for it are dropped); its fields may hold
-    /// megabytes of image data. Its own fields, `Null` for an unknown call.
-    pub fn close(&mut self, id: &str) -> Value {
+    /// megabytes of image data. Its own fields, none for an unknown call.
+    pub fn close(&mut self, id: &str) -> OwnFields {
         let Some(idx) = self.position(id) else {
-            return Value::Null;
+            return OwnFields::new();
         };
         let call = &mut self.calls[idx - self.first];
         if !call.is_closed() {

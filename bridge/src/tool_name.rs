@@ -36,10 +36,11 @@ use serde_json::{Map, Value};
 
 use crate::call_fields::{ARGUMENT_KEYS, IDENTITY_KEYS, TOOL_KEYS};
 pub use crate::call_fields::{
-    CallFields, PermissionParts, declared_tool_name, is_tool_identifier, json_text_arguments, kind,
-    meta_builtin_name, name_for_kind, non_empty, title, title_name, wrapped_arguments,
+    CallFields, OwnFields, PermissionParts, declared_tool_name, is_tool_identifier,
+    json_text_arguments, kind, meta_builtin_name, name_for_kind, non_empty, title, title_name,
+    wrapped_arguments,
 };
-use crate::json_field::{field, field_mut};
+use crate::json_field::{Fields, field};
 pub use crate::server_tools::RegisteredServers;
 use crate::server_tools::bare_identity;
 use crate::tool_input::{AgentToolInput, agent_tool_input};
@@ -79,46 +80,67 @@ pub fn merge_tool_call_owned(known: &mut CallFields, frame: CallFields) {
     merge_own_fields(&mut known.own, frame.own);
 }
 
+/// Frames of more keys than this merge through a map's index: each key
+/// looked up in a list would make a frame of very many keys quadratic.
+const LISTED_MERGE_MAX: usize = 32;
+
 /// [`merge_tool_call_owned`] for the call's own fields.
-fn merge_own_fields(known: &mut Value, frame: Value) {
-    let Value::Object(mut frame) = frame else {
-        return;
-    };
-    if known.as_object().is_none_or(Map::is_empty) {
+fn merge_own_fields(known: &mut OwnFields, mut frame: OwnFields) {
+    if known.is_empty() {
         // the first frame is the fields, as inserting them one by one would
-        // make them, without hashing each key again
+        // make them
         frame
             .retain(|key, value| key != "sessionUpdate" && key != "toolCallId" && !value.is_null());
-        *known = Value::Object(frame);
+        *known = frame;
         return;
     }
-    let known = known.as_object_mut().expect("made an object above");
+    if frame.len() > LISTED_MERGE_MAX {
+        let mut map = std::mem::take(known).into_map();
+        for (key, value) in frame {
+            if key == "sessionUpdate" || key == "toolCallId" || value.is_null() {
+                continue;
+            }
+            match map.get_mut(key.as_ref()) {
+                Some(slot) => merge_field(&key, slot, value),
+                None => {
+                    map.insert(key.into_owned(), value);
+                }
+            }
+        }
+        *known = OwnFields::from(map);
+        return;
+    }
     for (key, value) in frame {
         if key == "sessionUpdate" || key == "toolCallId" || value.is_null() {
             continue;
         }
-        // a key the call has is replaced in place: inserting it would hash it
-        match (field_mut(known, &key), value) {
-            (Some(Value::Object(old)), Value::Object(new)) if key == "rawInput" => {
-                for (k, v) in new {
-                    match (old.get_mut(&k), v) {
-                        // arguments in an envelope merge key by key too
-                        (Some(Value::Object(inner)), Value::Object(more))
-                            if ARGUMENT_KEYS.contains(&k.as_str()) =>
-                        {
-                            inner.extend(more);
-                        }
-                        (_, v) => {
-                            old.insert(k, v);
-                        }
+        match known.get_mut(&key) {
+            Some(slot) => merge_field(&key, slot, value),
+            None => known.insert(key, value),
+        }
+    }
+}
+
+/// A later frame's value of a field the call has: a rawInput object merges
+/// key by key, any other value replaces the old one in place.
+fn merge_field(key: &str, slot: &mut Value, value: Value) {
+    match (slot, value) {
+        (Value::Object(old), Value::Object(new)) if key == "rawInput" => {
+            for (k, v) in new {
+                match (old.get_mut(&k), v) {
+                    // arguments in an envelope merge key by key too
+                    (Some(Value::Object(inner)), Value::Object(more))
+                        if ARGUMENT_KEYS.contains(&k.as_str()) =>
+                    {
+                        inner.extend(more);
+                    }
+                    (_, v) => {
+                        old.insert(k, v);
                     }
                 }
             }
-            (Some(slot), value) => *slot = value,
-            (None, value) => {
-                known.insert(key, value);
-            }
         }
+        (slot, value) => *slot = value,
     }
 }
 
@@ -145,7 +167,10 @@ pub fn permission_tool_call(tool_call: &Value) -> CallFields {
                 _ => Vec::new(),
             });
     }
-    CallFields { own, permission }
+    CallFields {
+        own: OwnFields::from(own),
+        permission,
+    }
 }
 
 /// A permission request's `params` as fields to merge into the call: its
@@ -417,11 +442,11 @@ fn undecorated_identity(call: &CallFields, servers: &[String]) -> Option<Identit
 /// The server of an MCP startup notice (`mcp__<server>__startup`, kind
 /// other or none, no rawInput: codex reports starting each server so), if
 /// `call` is one: no tool the model called.
-pub fn mcp_startup_server(call: &Value) -> Option<String> {
-    let title = field(call, "title").as_str()?;
+pub(crate) fn mcp_startup_server(call: &impl Fields) -> Option<String> {
+    let title = call.field("title").as_str()?;
     let server = title.strip_prefix("mcp__")?.strip_suffix("__startup")?;
-    let other = matches!(field(call, "kind").as_str(), None | Some("other"));
-    (other && field(call, "rawInput").is_null() && !server.is_empty()).then(|| server.to_string())
+    let other = matches!(call.field("kind").as_str(), None | Some("other"));
+    (other && call.field("rawInput").is_null() && !server.is_empty()).then(|| server.to_string())
 }
 
 /// The arguments of an MCP call, if any frame so far carried them: an

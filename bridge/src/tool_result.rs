@@ -40,7 +40,7 @@ mod terminal;
 
 use std::borrow::Cow;
 
-use crate::json_field::field;
+use crate::json_field::{Fields, field};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Value, json};
 
@@ -563,7 +563,12 @@ fn is_error_object(v: &Value) -> bool {
 /// call's ACP fields (`content`, `rawOutput`) as of its final update: a string
 /// when the result is text only, else `[text block?, image blocks...]`.
 pub fn tool_result_content(call: &Value) -> Value {
-    tool_result_content_with(call, &Compat::default())
+    tool_result_content_of(call)
+}
+
+/// [`tool_result_content`] of a value or a call's own fields.
+pub(crate) fn tool_result_content_of(call: &impl Fields) -> Value {
+    render_fields(call, &Compat::default()).into_value()
 }
 
 /// [`tool_result_content`] with some agent-shape handling switched off.
@@ -574,14 +579,19 @@ pub fn tool_result_content_with(call: &Value, compat: &Compat) -> Value {
 /// [`tool_result_content_with`] borrowed from `call`, to serialise without
 /// copying the call's texts and images.
 pub fn render<'a>(call: &'a Value, compat: &Compat) -> ToolResultContent<'a> {
+    render_fields(call, compat)
+}
+
+/// [`render`] of a value or a call's own fields.
+pub(crate) fn render_fields<'a>(call: &'a impl Fields, compat: &Compat) -> ToolResultContent<'a> {
     let mut r = ToolResultContent {
-        terminal_output: field(call, TERMINAL_OUTPUT).as_str(),
+        terminal_output: call.field(TERMINAL_OUTPUT).as_str(),
         ..ToolResultContent::default()
     };
-    for item in field(call, "content").as_array().into_iter().flatten() {
+    for item in call.field("content").as_array().into_iter().flatten() {
         r.tool_call_content(item);
     }
-    let raw = field(call, "rawOutput");
+    let raw = call.field("rawOutput");
     if r.is_empty() {
         raw_output(&mut r, raw, compat);
         if r.is_empty() {
@@ -612,10 +622,15 @@ pub fn render<'a>(call: &'a Value, compat: &Compat) -> ToolResultContent<'a> {
 /// Whether the `tool_result` is an error: the call failed, or its rawOutput
 /// says the tool did (MCP `isError`, a JSON-RPC error, Grok's error shapes).
 pub fn is_error(call: &Value) -> bool {
-    if field(call, "status") == "failed" {
+    is_error_of(call)
+}
+
+/// [`is_error`] of a value or a call's own fields.
+pub(crate) fn is_error_of(call: &impl Fields) -> bool {
+    if call.field("status") == "failed" {
         return true;
     }
-    let raw = field(call, "rawOutput");
+    let raw = call.field("rawOutput");
     field(raw, "isError") == true
         || field(field(raw, "result"), "isError") == true
         || (crate::json_field::get(raw, "result").is_some_and(Value::is_null)

@@ -210,7 +210,7 @@ impl Bridge {
             call.clear_content();
         }
         // failed, or a result that says the tool failed (MCP isError, error shapes)
-        let is_error = tool_result::is_error(&call.fields().own);
+        let is_error = tool_result::is_error_of(&call.fields().own);
         // **every result says what happened**: a refused or failed call
         // whose frames say nothing gets the refusal's text, or a failure
         let stand_in = if is_error {
@@ -236,7 +236,7 @@ impl Bridge {
         }
         // the result is serialised from the call's own fields (an image is not copied)
         let fields = self.close_fields(call_id);
-        let content = tool_result::render(&fields, &self.spec.compat);
+        let content = tool_result::render_fields(&fields, &self.spec.compat);
         for defect in &content.image_defects {
             self.out
                 .diagnostics
@@ -269,7 +269,7 @@ impl Bridge {
     }
 
     /// Marks the call closed and takes its fields (see [`ToolCalls::close`]).
-    fn close_fields(&mut self, call_id: &str) -> Value {
+    fn close_fields(&mut self, call_id: &str) -> crate::call_fields::OwnFields {
         self.tool_calls.close(call_id)
     }
 

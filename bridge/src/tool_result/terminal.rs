@@ -4,8 +4,11 @@
 //! content block. The bridge declares no terminal capability, so the block
 //! shows that output.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
+use crate::call_fields::OwnFields;
 use crate::json_field::field;
 
 /// Where a call keeps its terminal's streamed output, beside its ACP fields.
@@ -20,17 +23,17 @@ pub const TERMINAL_OUTPUT_CUT: &str = "\n[output truncated]";
 /// Appends a frame's streamed terminal output (`_meta.terminal_output.data`)
 /// to what the call kept under [`TERMINAL_OUTPUT`], up to
 /// [`MAX_TERMINAL_OUTPUT`] bytes.
-pub fn keep_terminal_output(fields: &mut Value, frame: &Value) {
-    let Some(data) = field(field(field(frame, "_meta"), "terminal_output"), "data").as_str() else {
+pub fn keep_terminal_output(fields: &mut OwnFields, frame: &OwnFields) {
+    let meta = frame.get("_meta").unwrap_or(&Value::Null);
+    let Some(data) = field(field(meta, "terminal_output"), "data").as_str() else {
         return;
     };
-    let Some(fields) = fields.as_object_mut() else {
+    if fields.get(TERMINAL_OUTPUT).is_none() {
+        fields.insert(Cow::Borrowed(TERMINAL_OUTPUT), Value::String(String::new()));
+    }
+    let Some(Value::String(kept)) = fields.get_mut(TERMINAL_OUTPUT) else {
         return;
     };
-    let kept = fields
-        .entry(TERMINAL_OUTPUT)
-        .or_insert_with(|| Value::String(String::new()));
-    let Value::String(kept) = kept else { return };
     if kept.len() >= MAX_TERMINAL_OUTPUT {
         return;
     }
@@ -49,17 +52,20 @@ mod tests {
 
     #[test]
     fn streamed_terminal_output_is_kept_in_order_and_bounded() {
-        let frame =
-            |data: &str| json!({"_meta": {"terminal_output": {"terminal_id": "t", "data": data}}});
-        let mut fields = json!({});
+        let frame = |data: &str| {
+            OwnFields::from(
+                json!({"_meta": {"terminal_output": {"terminal_id": "t", "data": data}}}),
+            )
+        };
+        let mut fields = OwnFields::new();
         keep_terminal_output(&mut fields, &frame("a"));
-        keep_terminal_output(&mut fields, &json!({"_meta": {}}));
+        keep_terminal_output(&mut fields, &OwnFields::from(json!({"_meta": {}})));
         keep_terminal_output(&mut fields, &frame("b\n"));
-        assert_eq!(fields[TERMINAL_OUTPUT], "ab\n");
+        assert_eq!(fields.get(TERMINAL_OUTPUT).unwrap(), "ab\n");
         let big = "é".repeat(MAX_TERMINAL_OUTPUT);
         keep_terminal_output(&mut fields, &frame(&big));
         keep_terminal_output(&mut fields, &frame("more"));
-        let kept = fields[TERMINAL_OUTPUT].as_str().unwrap();
+        let kept = fields.get(TERMINAL_OUTPUT).unwrap().as_str().unwrap();
         assert!(kept.starts_with("ab\né"), "{}", &kept[..10]);
         assert!(kept.ends_with(TERMINAL_OUTPUT_CUT));
         assert!(kept.len() <= MAX_TERMINAL_OUTPUT + TERMINAL_OUTPUT_CUT.len());

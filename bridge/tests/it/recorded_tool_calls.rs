@@ -168,13 +168,14 @@ fn recorded_mcp_calls_are_named_structurally_and_their_results_keep_images_as_bl
                 continue;
             }
             finished_calls += 1;
-            let content = tool_result_content(&call.own);
+            let own = call.own.to_value();
+            let content = tool_result_content(&own);
             if texts(&content).iter().any(|t| has_base64_run(t)) {
                 failures.push(format!("  {name} {id}: base64 landed in the result text"));
             }
             // distinct images anywhere in the call (codex 0.x sends each in content and rawOutput)
             let mut distinct = std::collections::BTreeSet::new();
-            collect_images(&call.own, &mut distinct);
+            collect_images(&own, &mut distinct);
             let recorded_images = distinct.len();
             let images: Vec<&Value> = content
                 .as_array()
@@ -197,7 +198,7 @@ fn recorded_mcp_calls_are_named_structurally_and_their_results_keep_images_as_bl
                     "  {name} {id}: an image block is not an Anthropic base64 image"
                 ));
             }
-            if status == "failed" && !is_error(&call.own) {
+            if status == "failed" && !is_error(&own) {
                 failures.push(format!(
                     "  {name} {id}: a failed call is not an error result"
                 ));
