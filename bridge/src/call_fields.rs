@@ -9,7 +9,7 @@ mod own;
 use serde_json::{Map, Value};
 
 use crate::json_field::field;
-pub use own::OwnFields;
+pub use own::{OwnFields, key};
 
 /// The Claude name for an ACP kind, `None` for `other`, a missing kind or a
 /// kind this table does not know (then the agent's title is the name).
@@ -92,6 +92,16 @@ impl From<Value> for CallFields {
     fn from(own: Value) -> CallFields {
         CallFields {
             own: OwnFields::from(own),
+            permission: PermissionParts::default(),
+        }
+    }
+}
+
+/// A call's own fields, no permission request's.
+impl From<OwnFields> for CallFields {
+    fn from(own: OwnFields) -> CallFields {
+        CallFields {
+            own,
             permission: PermissionParts::default(),
         }
     }

@@ -123,7 +123,7 @@ enum TextType {
 }
 
 /// A string, borrowed from the line when it holds no escapes.
-struct Str<'a>(Cow<'a, str>);
+pub(crate) struct Str<'a>(pub Cow<'a, str>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

@@ -3,6 +3,7 @@
 //! lines go out. The process host lives in the binary.
 
 mod call_fields;
+mod call_frame;
 mod chunk_frame;
 pub mod client;
 mod core;

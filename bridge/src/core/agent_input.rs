@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::chunk_frame::{ChunkFrame, ChunkKind};
-use crate::json_field::{field, field_mut};
+use crate::json_field::{Fields, field, field_mut};
 use crate::tool_calls::Asked;
 
 impl Bridge {
@@ -15,6 +15,10 @@ impl Bridge {
         // the frame a stream is made of skips the `Value` tree
         if let Some(chunk) = crate::chunk_frame::parse(line) {
             return self.chunk_frame(&chunk);
+        }
+        // a tool call's frame: only its fields' values become `Value`s
+        if let Some(call) = crate::call_frame::parse(line) {
+            return self.call_frame(call, now);
         }
         // any other update: only the update becomes a `Value` tree
         if let Some(update) = crate::update_frame::parse(line) {
@@ -263,6 +267,22 @@ impl Bridge {
         self.text_chunk(chunk.kind, &chunk.text, chunk.message_id.as_deref());
     }
 
+    /// A `tool_call` or `tool_call_update` read the fast way: what
+    /// [`Bridge::session_update`] does with one.
+    fn call_frame(&mut self, call: crate::call_frame::CallFrame<'_>, now: Duration) {
+        if self.update_dropped(call.kind.as_str()) {
+            return;
+        }
+        // a held `tool_use` goes out before any later panel line
+        if self.turn.is_some() {
+            self.release_held_except(&call.tool_call_id);
+        }
+        match crate::tool_name::mcp_startup_server(&call.fields) {
+            Some(server) => self.mcp_startup(&server, &call.fields),
+            None => self.tool_call_fields(call.tool_call_id.into_owned(), call.fields, now),
+        }
+    }
+
     pub(super) fn session_update(&mut self, u: Value, now: Duration) {
         let kind = field(&u, "sessionUpdate").as_str().unwrap_or("");
         if self.update_dropped(kind) {
@@ -482,13 +502,13 @@ impl Bridge {
     /// codex reports starting each MCP server as a pseudo tool call titled
     /// `mcp__<server>__startup`: not a tool the model called. A failure for
     /// the panel's server marks it `failed` in `system`/`init`.
-    pub(super) fn mcp_startup(&mut self, server: &str, u: &Value) {
+    pub(super) fn mcp_startup(&mut self, server: &str, u: &impl Fields) {
         let ours = self.mcp.as_ref().is_some_and(|ep| ep.name == server);
-        let status = u["status"].as_str().unwrap_or("");
+        let status = u.field("status").as_str().unwrap_or("");
         if status != "failed" {
             return;
         }
-        let why = crate::tool_result::tool_result_content(u);
+        let why = crate::tool_result::tool_result_content_of(u);
         let why = why
             .as_str()
             .map(str::to_string)

@@ -3,7 +3,8 @@
 //! `result` when the last queued prompt returns.
 
 use super::*;
-use crate::json_field::{field, take_string};
+use crate::call_fields::{CallFields, OwnFields};
+use crate::json_field::{Fields, take_string};
 use crate::tool_calls::Asked;
 
 /// The result text of a failed call whose frames carry no text.
@@ -122,8 +123,18 @@ impl Bridge {
         )));
     }
 
-    pub(super) fn tool_call_update(&mut self, u: Value, now: Duration) {
-        self.merge_tool_call_update(u, now);
+    pub(super) fn tool_call_update(&mut self, mut u: Value, now: Duration) {
+        // the id moves out of the update (merging skips it anyway)
+        let Some(call_id) = take_string(&mut u, "toolCallId") else {
+            return self.diag("tool call without toolCallId skipped".to_string());
+        };
+        self.tool_call_fields(call_id, OwnFields::from(u), now);
+    }
+
+    /// A `tool_call` / `tool_call_update` of the call `call_id` with its
+    /// fields.
+    pub(super) fn tool_call_fields(&mut self, call_id: String, fields: OwnFields, now: Duration) {
+        self.merge_tool_call_update(call_id, fields, now);
         self.let_go_over_budget();
     }
 
@@ -146,11 +157,7 @@ impl Bridge {
         }
     }
 
-    fn merge_tool_call_update(&mut self, mut u: Value, now: Duration) {
-        // the id moves out of the update (merging skips it anyway)
-        let Some(call_id) = take_string(&mut u, "toolCallId") else {
-            return self.diag("tool call without toolCallId skipped".to_string());
-        };
+    fn merge_tool_call_update(&mut self, call_id: String, u: OwnFields, now: Duration) {
         // a second id a permission request gave the call
         let call_id = match self.tool_calls.aliased(&call_id) {
             Some(id) => id.to_string(),
@@ -160,8 +167,8 @@ impl Bridge {
             return self.diag(format!("tool call {call_id} outside a turn skipped"));
         }
         let servers = self.tool_calls.servers.clone();
-        let in_progress = field(&u, "status") == "in_progress";
-        let call = self.tool_calls.merge_owned(&call_id, u);
+        let in_progress = u.field("status") == "in_progress";
+        let call = self.tool_calls.merge_owned(&call_id, CallFields::from(u));
         call.reported = true;
         if call.is_closed() {
             return;
