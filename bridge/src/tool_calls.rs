@@ -457,8 +457,16 @@ impl ToolCall {
             return false;
         }
         let required = crate::tool_input::required_fields(self.name(servers));
-        // read from the input worked out once: the `tool_use` that follows
-        // writes that same input
+        // rawInput's arguments are keys of the input: when they hold every
+        // field, the input need not be worked out (the `tool_use` that
+        // follows writes it borrowed from the fields)
+        if crate::tool_input::raw_arguments(&self.fields)
+            .is_some_and(|raw| required.iter().all(|r| crate::json_field::has_key(raw, r)))
+        {
+            return false;
+        }
+        // else read from the input worked out once: the `tool_use` that
+        // follows writes that same input
         let input = self.input(servers);
         !required
             .iter()

@@ -374,6 +374,14 @@ fn side_arguments(
     merged
 }
 
+/// The arguments an agent tool call's rawInput object gives its input:
+/// those an envelope (`{tool, arguments}`, ...) wraps, else its own keys.
+/// Every key of them is a key of the input ([`AgentToolInput::entries`]).
+pub(crate) fn raw_arguments(call: &CallFields) -> Option<&Map<String, Value>> {
+    let map = call.field("rawInput").as_object()?;
+    Some(crate::call_fields::wrapped_arguments(map).unwrap_or(map))
+}
+
 impl<'a> AgentToolInput<'a> {
     pub fn new(call: &'a CallFields) -> AgentToolInput<'a> {
         AgentToolInput::with_content_arguments(call, None)
@@ -385,13 +393,10 @@ impl<'a> AgentToolInput<'a> {
         call: &'a CallFields,
         content_arguments: Option<&Value>,
     ) -> AgentToolInput<'a> {
-        // arguments in an envelope (`{tool, arguments}`, ...) are the arguments
-        let raw = match call.field("rawInput") {
-            Value::Object(map) => {
-                RawInput::Object(crate::call_fields::wrapped_arguments(map).unwrap_or(map))
-            }
-            Value::Null => RawInput::Absent,
-            other => RawInput::Other(other),
+        let raw = match (raw_arguments(call), call.field("rawInput")) {
+            (Some(arguments), _) => RawInput::Object(arguments),
+            (None, Value::Null) => RawInput::Absent,
+            (None, other) => RawInput::Other(other),
         };
         let has = |key: &str| match raw {
             RawInput::Object(map) => has_key(map, key),

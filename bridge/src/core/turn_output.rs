@@ -68,9 +68,15 @@ impl Bridge {
         };
         call.mark_announced();
         let name = call.name(&servers).to_string();
-        let has_path = !crate::json_field::field(call.input(&servers), "file_path").is_null();
-        let name = crate::call_fields::pathless_file_tool_name(call.fields(), &name, has_path)
-            .map_or(name, str::to_string);
+        // only a file tool's name depends on a path (the input is worked
+        // out for nothing else here)
+        let name = if matches!(name.as_str(), "Edit" | "Write") {
+            let has_path = !crate::json_field::field(call.input(&servers), "file_path").is_null();
+            crate::call_fields::pathless_file_tool_name(call.fields(), &name, has_path)
+                .map_or(name, str::to_string)
+        } else {
+            name
+        };
         call.announced_name = Some(name);
         self.next_msg += 1;
         call.message_id = Some(format!("msg_acp_{}", self.next_msg));
