@@ -112,7 +112,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Update<'a> {
                 let mut update = Update {
                     kind: None,
                     id: None,
-                    fields: OwnFields::new(),
+                    fields: OwnFields::with_usual_capacity(),
                 };
                 let duplicate = || de::Error::custom("a duplicate key");
                 while let Some(Str(name)) = map.next_key::<Str<'a>>()? {
@@ -132,7 +132,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Update<'a> {
                                 return Err(de::Error::custom("too many keys"));
                             }
                             let value: Value = map.next_value()?;
-                            update.fields.insert(key(name), value);
+                            update.fields.push_new(key(name), value);
                         }
                     }
                 }

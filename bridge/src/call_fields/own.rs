@@ -15,26 +15,25 @@ use crate::json_field::Fields;
 /// A field's key: static for the keys of the ACP schema, owned for the rest.
 pub type Key = Cow<'static, str>;
 
-/// The keys of a tool call the schema names, kept as static strings.
-const KNOWN_KEYS: &[&str] = &[
-    "title",
-    "kind",
-    "status",
-    "rawInput",
-    "content",
-    "rawOutput",
-    "locations",
-    "_meta",
-    "name",
-];
-
 /// `key` as a [`Key`]: static when the schema names it.
 pub fn key(key: Cow<'_, str>) -> Key {
-    match KNOWN_KEYS.iter().find(|k| **k == key) {
-        Some(known) => Cow::Borrowed(known),
-        None => Cow::Owned(key.into_owned()),
-    }
+    Cow::Borrowed(match key.as_ref() {
+        "title" => "title",
+        "kind" => "kind",
+        "status" => "status",
+        "rawInput" => "rawInput",
+        "content" => "content",
+        "rawOutput" => "rawOutput",
+        "locations" => "locations",
+        "_meta" => "_meta",
+        "name" => "name",
+        _ => return Cow::Owned(key.into_owned()),
+    })
 }
+
+/// How many fields a call's list has room for from the start: a call's
+/// first frame and the result its last one adds mostly fit.
+const USUAL_FIELDS: usize = 8;
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct OwnFields(Vec<(Key, Value)>);
@@ -42,6 +41,11 @@ pub struct OwnFields(Vec<(Key, Value)>);
 impl OwnFields {
     pub const fn new() -> OwnFields {
         OwnFields(Vec::new())
+    }
+
+    /// No fields yet, with room for a call's usual number.
+    pub fn with_usual_capacity() -> OwnFields {
+        OwnFields(Vec::with_capacity(USUAL_FIELDS))
     }
 
     pub fn is_empty(&self) -> bool {
@@ -60,6 +64,12 @@ impl OwnFields {
 
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
         self.0.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// Adds `key`, which the fields do not have yet, after the others.
+    pub fn push_new(&mut self, key: Key, value: Value) {
+        debug_assert!(self.get(&key).is_none(), "{key} is there already");
+        self.0.push((key, value));
     }
 
     /// Sets `key`: in place when the call has it, else after the others.
