@@ -457,12 +457,15 @@ impl Bridge {
     /// stamps a `Value` one (same bytes), without building `Value` maps.
     fn emit_stream_event<E: serde::Serialize>(&mut self, event: &E) {
         let uuid = self.ids.next_uuid();
-        let line = line_text(&stream_json::StampedStreamEvent {
-            kind: stream_json::StreamEventType::StreamEvent,
-            event,
-            session_id: self.stamp_session_id(),
-            parent_tool_use_id: (),
-            uuid: &uuid,
+        let line = line_written(|text| {
+            stream_json::StampedStreamEvent {
+                kind: stream_json::StreamEventType::StreamEvent,
+                event,
+                session_id: self.stamp_session_id(),
+                parent_tool_use_id: (),
+                uuid: &uuid,
+            }
+            .write_to(text)
         });
         self.push_typed_line(line, "stream_event");
     }
@@ -487,12 +490,15 @@ impl Bridge {
         message: &M,
         uuid: &str,
     ) -> serde_json::Result<String> {
-        line_text(&stream_json::StampedMessage {
-            kind,
-            message,
-            parent_tool_use_id: (),
-            session_id: self.stamp_session_id(),
-            uuid,
+        line_written(|text| {
+            stream_json::StampedMessage {
+                kind,
+                message,
+                parent_tool_use_id: (),
+                session_id: self.stamp_session_id(),
+                uuid,
+            }
+            .write_to(text)
         })
     }
 
@@ -564,8 +570,15 @@ const LINE_CAPACITY: usize = 1024;
 
 /// `value` as the text of one line.
 fn line_text<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
+    line_written(|text| serde_json::to_writer(text, value))
+}
+
+/// The text of one line `write` writes with serde_json.
+fn line_written(
+    write: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>,
+) -> serde_json::Result<String> {
     let mut text = Vec::with_capacity(LINE_CAPACITY);
-    serde_json::to_writer(&mut text, value)?;
+    write(&mut text)?;
     // Checking the bytes again would be a second pass over a line of up
     // to 8 MiB (an image).
     // SAFETY: serde_json's serialiser writes only UTF-8 (JSON syntax and

@@ -159,6 +159,22 @@ pub struct StampedStreamEvent<'a, E> {
     pub uuid: &'a str,
 }
 
+impl<E: Serialize> StampedStreamEvent<'_, E> {
+    /// Appends the line's text: the bytes its `Serialize` writes, the
+    /// constant keys copied as they are rather than escaped one by one.
+    pub fn write_to(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        let StreamEventType::StreamEvent = self.kind;
+        out.extend_from_slice(br#"{"type":"stream_event","event":"#);
+        serde_json::to_writer(&mut *out, self.event)?;
+        out.extend_from_slice(br#","session_id":"#);
+        serde_json::to_writer(&mut *out, self.session_id)?;
+        out.extend_from_slice(br#","parent_tool_use_id":null,"uuid":"#);
+        serde_json::to_writer(&mut *out, self.uuid)?;
+        out.push(b'}');
+        Ok(())
+    }
+}
+
 /// The constant `type` of a [`StampedStreamEvent`].
 #[derive(Debug, Serialize)]
 pub enum StreamEventType {
@@ -178,6 +194,24 @@ pub struct StampedMessage<'a, M> {
     pub parent_tool_use_id: (),
     pub session_id: &'a str,
     pub uuid: &'a str,
+}
+
+impl<M: Serialize> StampedMessage<'_, M> {
+    /// Appends the line's text: the bytes its `Serialize` writes, the
+    /// constant keys copied as they are rather than escaped one by one.
+    pub fn write_to(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        out.extend_from_slice(match self.kind {
+            MessageLineType::Assistant => br#"{"type":"assistant","message":"#.as_slice(),
+            MessageLineType::User => br#"{"type":"user","message":"#.as_slice(),
+        });
+        serde_json::to_writer(&mut *out, self.message)?;
+        out.extend_from_slice(br#","parent_tool_use_id":null,"session_id":"#);
+        serde_json::to_writer(&mut *out, self.session_id)?;
+        out.extend_from_slice(br#","uuid":"#);
+        serde_json::to_writer(&mut *out, self.uuid)?;
+        out.push(b'}');
+        Ok(())
+    }
 }
 
 /// The `type` of a [`StampedMessage`].
@@ -470,18 +504,21 @@ mod tests {
                 index: 3,
                 delta,
             };
-            let typed = serde_json::to_string(&StampedStreamEvent {
+            let line = StampedStreamEvent {
                 kind: StreamEventType::StreamEvent,
                 event: &event,
-                session_id: "S1",
+                session_id: "S\"1",
                 parent_tool_use_id: (),
                 uuid: "u-1",
-            })
-            .unwrap();
+            };
+            let mut written = Vec::new();
+            line.write_to(&mut written).unwrap();
+            let typed = String::from_utf8(written).unwrap();
+            assert_eq!(typed, serde_json::to_string(&line).unwrap());
             let mut v = stream_event(
                 json!({"type": "content_block_delta", "index": 3, "delta": value_delta}),
             );
-            v["session_id"] = json!("S1");
+            v["session_id"] = json!("S\"1");
             v["uuid"] = json!("u-1");
             assert_eq!(typed, v.to_string());
         }
@@ -494,15 +531,21 @@ mod tests {
         v.to_string()
     }
 
+    /// The line [`StampedMessage::write_to`] writes, which is the line its
+    /// `Serialize` writes.
     fn stamped_message<M: Serialize>(kind: MessageLineType, message: &M) -> String {
-        serde_json::to_string(&StampedMessage {
+        let line = StampedMessage {
             kind,
             message,
             parent_tool_use_id: (),
             session_id: "S1",
             uuid: "u-1",
-        })
-        .unwrap()
+        };
+        let mut written = Vec::new();
+        line.write_to(&mut written).unwrap();
+        let written = String::from_utf8(written).unwrap();
+        assert_eq!(written, serde_json::to_string(&line).unwrap());
+        written
     }
 
     /// The typed `tool_use` and `tool_result` lines must be byte-identical to

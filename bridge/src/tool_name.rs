@@ -312,7 +312,16 @@ pub fn field_identity(s: &str, servers: &[String]) -> Option<Identity> {
     if let Some((server, tool)) = spelled_identity(s, servers) {
         return Some((server, tool, None));
     }
-    for (i, _) in s.match_indices(": ").chain(s.match_indices(" {")) {
+    // where `": "`, then `" {"`, occur: a two-byte window is compared in
+    // place (a string pattern builds a searcher per call)
+    let at = |pair: &'static [u8; 2]| {
+        s.as_bytes()
+            .windows(2)
+            .enumerate()
+            .filter(move |(_, w)| *w == pair)
+            .map(|(i, _)| i)
+    };
+    for i in at(b": ").chain(at(b" {")) {
         let (head, tail) = (&s[..i], s[i..].trim_start_matches(':').trim());
         if let Some((server, tool)) = spelled_identity(head, servers) {
             let arguments = match serde_json::from_str::<Value>(tail) {
