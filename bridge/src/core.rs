@@ -472,7 +472,7 @@ impl Bridge {
 
     /// Writes one typed `assistant` / `user` line, stamped like
     /// [`Bridge::emit`] stamps a `Value` one (same bytes).
-    fn emit_message<M: serde::Serialize>(
+    fn emit_message<M: stream_json::LineMessage>(
         &mut self,
         kind: stream_json::MessageLineType,
         message: &M,
@@ -484,7 +484,7 @@ impl Bridge {
 
     /// The text of a typed `assistant` / `user` line (see [`Bridge::emit_message`]),
     /// for a message borrowed from the bridge's own state.
-    fn stamped_message<M: serde::Serialize>(
+    fn stamped_message<M: stream_json::LineMessage>(
         &self,
         kind: stream_json::MessageLineType,
         message: &M,

@@ -196,7 +196,80 @@ pub struct StampedMessage<'a, M> {
     pub uuid: &'a str,
 }
 
-impl<M: Serialize> StampedMessage<'_, M> {
+/// A message of a stamped `assistant` / `user` line that writes its own
+/// text: the bytes its `Serialize` writes, the constant keys copied as they
+/// are rather than escaped one by one (a panel line per tool call pays
+/// for each).
+pub trait LineMessage: Serialize {
+    fn write_to(&self, out: &mut Vec<u8>) -> serde_json::Result<()>;
+}
+
+impl<I: Serialize> LineMessage for ToolUseMessage<'_, I> {
+    fn write_to(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        let (MessageType::Message, AssistantRole::Assistant) = (&self.kind, &self.role);
+        let [tool_use] = &self.content;
+        let ToolUseType::ToolUse = tool_use.kind;
+        out.extend_from_slice(br#"{"id":"#);
+        serde_json::to_writer(&mut *out, self.id)?;
+        out.extend_from_slice(br#","type":"message","role":"assistant","model":"#);
+        serde_json::to_writer(&mut *out, self.model)?;
+        out.extend_from_slice(br#","content":[{"type":"tool_use","id":"#);
+        serde_json::to_writer(&mut *out, tool_use.id)?;
+        out.extend_from_slice(br#","name":"#);
+        serde_json::to_writer(&mut *out, tool_use.name)?;
+        out.extend_from_slice(br#","input":"#);
+        serde_json::to_writer(&mut *out, tool_use.input)?;
+        out.extend_from_slice(br#"}],"stop_reason":"#);
+        serde_json::to_writer(&mut *out, &self.stop_reason)?;
+        out.extend_from_slice(br#","stop_sequence":null,"usage":"#);
+        self.usage.write_to(out)?;
+        out.push(b'}');
+        Ok(())
+    }
+}
+
+impl<C: Serialize> LineMessage for ToolResultMessage<'_, C> {
+    fn write_to(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        let UserRole::User = self.role;
+        let [block] = &self.content;
+        let ToolResultType::ToolResult = block.kind;
+        out.extend_from_slice(br#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"#);
+        serde_json::to_writer(&mut *out, block.tool_use_id)?;
+        out.extend_from_slice(br#","content":"#);
+        serde_json::to_writer(&mut *out, block.content)?;
+        out.extend_from_slice(if block.is_error {
+            br#","is_error":true}]}"#.as_slice()
+        } else {
+            br#","is_error":false}]}"#.as_slice()
+        });
+        Ok(())
+    }
+}
+
+impl Usage {
+    /// Appends the usage's text (see [`LineMessage`]).
+    fn write_to(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        for (key, n) in [
+            (br#"{"input_tokens":"#.as_slice(), self.input_tokens),
+            (
+                br#","cache_creation_input_tokens":"#.as_slice(),
+                self.cache_creation_input_tokens,
+            ),
+            (
+                br#","cache_read_input_tokens":"#.as_slice(),
+                self.cache_read_input_tokens,
+            ),
+            (br#","output_tokens":"#.as_slice(), self.output_tokens),
+        ] {
+            out.extend_from_slice(key);
+            serde_json::to_writer(&mut *out, &n)?;
+        }
+        out.push(b'}');
+        Ok(())
+    }
+}
+
+impl<M: LineMessage> StampedMessage<'_, M> {
     /// Appends the line's text: the bytes its `Serialize` writes, the
     /// constant keys copied as they are rather than escaped one by one.
     pub fn write_to(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
@@ -204,7 +277,7 @@ impl<M: Serialize> StampedMessage<'_, M> {
             MessageLineType::Assistant => br#"{"type":"assistant","message":"#.as_slice(),
             MessageLineType::User => br#"{"type":"user","message":"#.as_slice(),
         });
-        serde_json::to_writer(&mut *out, self.message)?;
+        self.message.write_to(out)?;
         out.extend_from_slice(br#","parent_tool_use_id":null,"session_id":"#);
         serde_json::to_writer(&mut *out, self.session_id)?;
         out.extend_from_slice(br#","uuid":"#);
@@ -533,7 +606,7 @@ mod tests {
 
     /// The line [`StampedMessage::write_to`] writes, which is the line its
     /// `Serialize` writes.
-    fn stamped_message<M: Serialize>(kind: MessageLineType, message: &M) -> String {
+    fn stamped_message<M: LineMessage>(kind: MessageLineType, message: &M) -> String {
         let line = StampedMessage {
             kind,
             message,
@@ -546,6 +619,26 @@ mod tests {
         let written = String::from_utf8(written).unwrap();
         assert_eq!(written, serde_json::to_string(&line).unwrap());
         written
+    }
+
+    #[test]
+    fn usage_writes_the_bytes_it_serialises_to() {
+        for usage in [
+            Usage::default(),
+            Usage {
+                input_tokens: 1,
+                cache_creation_input_tokens: 20,
+                cache_read_input_tokens: 300,
+                output_tokens: u64::MAX,
+            },
+        ] {
+            let mut written = Vec::new();
+            usage.write_to(&mut written).unwrap();
+            assert_eq!(
+                String::from_utf8(written).unwrap(),
+                serde_json::to_string(&usage).unwrap()
+            );
+        }
     }
 
     /// The typed `tool_use` and `tool_result` lines must be byte-identical to
