@@ -35,6 +35,7 @@
 //! straight from the frame it parsed, never from a copy.
 
 mod embedded;
+mod error;
 mod image_check;
 mod terminal;
 
@@ -54,6 +55,8 @@ pub const MAX_IMAGE_BASE64: usize = 8 * 1024 * 1024;
 pub const IMAGE_PLACEHOLDER: &str = "[image]";
 
 pub use embedded::{BASE64_PLACEHOLDER, MAX_BASE64_RUN};
+pub use error::is_error;
+pub(crate) use error::is_error_of;
 pub use terminal::{
     MAX_TERMINAL_OUTPUT, TERMINAL_OUTPUT, TERMINAL_OUTPUT_CUT, keep_terminal_output,
 };
@@ -555,7 +558,7 @@ fn error_of(v: &Value) -> Option<String> {
 }
 
 /// Whether `v` is an error object on its own (not just any `{message}`).
-fn is_error_object(v: &Value) -> bool {
+pub(crate) fn is_error_object(v: &Value) -> bool {
     field(v, "message").is_string() && (!field(v, "code").is_null() || !field(v, "data").is_null())
 }
 
@@ -563,11 +566,6 @@ fn is_error_object(v: &Value) -> bool {
 /// call's ACP fields (`content`, `rawOutput`) as of its final update: a string
 /// when the result is text only, else `[text block?, image blocks...]`.
 pub fn tool_result_content(call: &Value) -> Value {
-    tool_result_content_of(call)
-}
-
-/// [`tool_result_content`] of a value or a call's own fields.
-pub(crate) fn tool_result_content_of(call: &impl Fields) -> Value {
     render_fields(call, &Compat::default()).into_value()
 }
 
@@ -619,28 +617,6 @@ pub(crate) fn render_fields<'a>(call: &'a impl Fields, compat: &Compat) -> ToolR
     r
 }
 
-/// Whether the `tool_result` is an error: the call failed, or its rawOutput
-/// says the tool did (MCP `isError`, a JSON-RPC error, Grok's error shapes).
-pub fn is_error(call: &Value) -> bool {
-    is_error_of(call)
-}
-
-/// [`is_error`] of a value or a call's own fields.
-pub(crate) fn is_error_of(call: &impl Fields) -> bool {
-    if call.field("status") == "failed" {
-        return true;
-    }
-    let raw = call.field("rawOutput");
-    field(raw, "isError") == true
-        || field(field(raw, "result"), "isError") == true
-        || (crate::json_field::get(raw, "result").is_some_and(Value::is_null)
-            && field(raw, "error").is_object())
-        || (field(raw, "type") == "MCP" && field(field(raw, "output"), "Error").is_string())
-        || (field(raw, "error").is_string() && field(raw, "message").is_string())
-        || is_error_object(raw)
-        || (field(field(raw, "error"), "message").is_string()
-            && field(field(raw, "result"), "content").is_null())
-}
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -508,7 +508,7 @@ impl Bridge {
         if status != "failed" {
             return;
         }
-        let why = crate::tool_result::tool_result_content_of(u);
+        let why = crate::tool_result::render_fields(u, &crate::Compat::default()).into_value();
         let why = why
             .as_str()
             .map(str::to_string)

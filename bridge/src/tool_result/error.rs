@@ -1,0 +1,30 @@
+//! Whether a finished call's `tool_result` is an error, from its status and
+//! the error shapes its rawOutput may take.
+
+use serde_json::Value;
+
+use super::is_error_object;
+use crate::json_field::{Fields, field};
+
+/// Whether the `tool_result` is an error: the call failed, or its rawOutput
+/// says the tool did (MCP `isError`, a JSON-RPC error, Grok's error shapes).
+pub fn is_error(call: &Value) -> bool {
+    is_error_of(call)
+}
+
+/// [`is_error`] of a value or a call's own fields.
+pub(crate) fn is_error_of(call: &impl Fields) -> bool {
+    if call.field("status") == "failed" {
+        return true;
+    }
+    let raw = call.field("rawOutput");
+    field(raw, "isError") == true
+        || field(field(raw, "result"), "isError") == true
+        || (crate::json_field::get(raw, "result").is_some_and(Value::is_null)
+            && field(raw, "error").is_object())
+        || (field(raw, "type") == "MCP" && field(field(raw, "output"), "Error").is_string())
+        || (field(raw, "error").is_string() && field(raw, "message").is_string())
+        || is_error_object(raw)
+        || (field(field(raw, "error"), "message").is_string()
+            && field(field(raw, "result"), "content").is_null())
+}
