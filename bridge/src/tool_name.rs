@@ -212,11 +212,18 @@ fn is_id(s: &str) -> bool {
 /// `<server>__<tool>` with exactly one `__`: codex 2.x announces a failed
 /// MCP startup as a call titled `mcp__unity-ops__startup`, which is no
 /// `unity-ops` tool.
+/// Where `s` first has `__`, its bytes compared in place: a string pattern
+/// builds a searcher per call, and this runs for every call's identity.
+fn double_underscore(s: &str) -> Option<usize> {
+    s.as_bytes().windows(2).position(|w| w == b"__")
+}
+
 fn split_double_underscore(s: &str) -> Option<(String, String)> {
-    let (server, tool) = s.split_once("__")?;
+    let at = double_underscore(s)?;
+    let (server, tool) = (&s[..at], &s[at + 2..]);
     // a longer run of underscores is one separator (`S___T`)
     let tool = tool.trim_start_matches('_');
-    (is_id(server) && is_id(tool) && !tool.contains("__"))
+    (is_id(server) && is_id(tool) && double_underscore(tool).is_none())
         .then(|| (server.to_string(), tool.to_string()))
 }
 
@@ -261,7 +268,7 @@ fn spelled_identity(s: &str, servers: &[String]) -> Option<(String, String)> {
             // any run of separator characters: `-` (Copilot CLI's
             // `unity-ops-uap_ping`), `___` (Factory Droid's), `::`, ...
             let tool = rest.trim_start_matches(is_separator);
-            if tool.len() < rest.len() && is_id(tool) && !tool.contains("__") {
+            if tool.len() < rest.len() && is_id(tool) && double_underscore(tool).is_none() {
                 return Some((server.clone(), tool.to_string()));
             }
         }
