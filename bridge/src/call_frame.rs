@@ -77,9 +77,17 @@ pub(crate) fn parse(line: &str) -> Option<CallFrame<'_>> {
     if !names_a_call_kind(line) {
         return None;
     }
-    let Object(frame) = serde_json::from_str::<Object<Notification<Params<'_>>>>(line).ok()?;
-    let Object(params) = frame.params;
-    let Update { kind, id, fields } = params.update;
+    // the plain envelope is skipped; where its text is no update (a key
+    // after it), the envelope is read
+    let plain = crate::update_frame::plain_update(line).and_then(|u| serde_json::from_str(u).ok());
+    let Update { kind, id, fields } = match plain {
+        Some(update) => update,
+        None => {
+            let Object(frame) =
+                serde_json::from_str::<Object<Notification<Params<'_>>>>(line).ok()?;
+            frame.params.0.update
+        }
+    };
     Some(CallFrame {
         kind: kind?,
         tool_call_id: id?,
@@ -184,6 +192,8 @@ mod tests {
             frame(json!({"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"completed",
                 "content":[{"type":"content","content":{"type":"text","text":"a\nb"}}],"rawOutput":null,"_meta":{}})),
             r#"{"params":{"update":{"sessionUpdate":"tool_call","toolCallId":"c","ti\u0074le":"t"}},"id":null,"method":"session/update"}"#.to_string(),
+            // a key after the update: the envelope is read, not skipped
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"c","status":"completed"},"_meta":{"x":1}}}"#.to_string(),
         ];
         for line in &lines {
             let want = generic(line);

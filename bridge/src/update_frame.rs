@@ -54,6 +54,24 @@ pub(crate) fn parse(line: &str) -> Option<Value> {
     Some(params.update)
 }
 
+/// The update's JSON text when the line is a `session/update` notification
+/// in the plain form agents mostly write,
+/// `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"<id>","update":<update>}}`
+/// (no spaces, the id free of escapes), so the envelope need not be read
+/// key by key. `None` for any other form; the text found may still be no
+/// JSON value, which its reader then refuses.
+pub(crate) fn plain_update(line: &str) -> Option<&str> {
+    const HEAD: &str = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":""#;
+    const UPDATE: &str = r#"","update":"#;
+    let json_space = |c: char| matches!(c, ' ' | '\t' | '\n' | '\r');
+    let rest = line.trim_matches(json_space).strip_prefix(HEAD)?;
+    let (id, rest) = rest.split_at(rest.find('"')?);
+    if id.bytes().any(|b| b == b'\\' || b < 0x20) {
+        return None;
+    }
+    rest.strip_prefix(UPDATE)?.strip_suffix("}}")
+}
+
 /// A `session/update` notification whose `params` read as `P`: the
 /// envelope every typed read of an update shares.
 #[derive(serde::Deserialize)]
@@ -157,6 +175,32 @@ mod tests {
             r#"{"method":"session/update","params":{"update":{}}} x"#,
         ] {
             assert_eq!(parse(line), None, "{line}");
+        }
+    }
+
+    #[test]
+    fn only_the_plain_envelope_gives_its_update_text() {
+        // (an extra key after the update leaves text that is no JSON value)
+        let update = r#"{"sessionUpdate":"tool_call","toolCallId":"c\"1"}"#;
+        let plain = format!(
+            r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s-1","update":{update}}}}}"#
+        );
+        assert_eq!(plain_update(&plain), Some(update));
+        assert_eq!(plain_update(&format!(" {plain}\r\n")), Some(update));
+        for line in [
+            plain.replace(r#""jsonrpc":"2.0","#, r#""jsonrpc": "2.0","#),
+            plain.replace("s-1", r#"s\"1"#),
+            plain.replace(r#""method""#, r#""id":1,"method""#),
+            plain.replace(r#"}}}"#, r#"}},"_meta":{}}"#),
+            plain.replace(r#""sessionId":"s-1","#, ""),
+            format!("\u{a0}{plain}"),
+        ] {
+            // nothing, or a text its reader refuses
+            let found = plain_update(&line);
+            assert!(
+                found.is_none_or(|t| serde_json::from_str::<Value>(t).is_err()),
+                "{line}"
+            );
         }
     }
 
