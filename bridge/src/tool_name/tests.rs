@@ -299,3 +299,25 @@ fn agent_tool_input_keeps_raw_input_order_then_fallbacks_only_without_arguments_
         assert_eq!(borrowed, want, "{call}");
     }
 }
+
+/// A frame of many keys merges through a map's index, with what a short
+/// one gets: a key the call has replaced in place, rawInput merged key by
+/// key, a null kept out, new keys after the others in their order.
+#[test]
+fn a_frame_of_many_keys_merges_as_a_short_one_does() {
+    for extra in [2, LISTED_MERGE_MAX + 8] {
+        let mut call = CallFields::from(json!({"title": "a", "rawInput": {"x": 1}}));
+        let mut frame = json!({"title": "b", "rawInput": {"y": 2}, "status": null});
+        let mut want = json!({"title": "b", "rawInput": {"x": 1, "y": 2}});
+        for i in 0..extra {
+            frame[format!("k{i}")] = json!(i);
+            want[format!("k{i}")] = json!(i);
+        }
+        merge_tool_call(&mut call, &CallFields::from(frame));
+        assert_eq!(
+            serde_json::to_string(&call.own.to_value()).unwrap(),
+            want.to_string(),
+            "{extra} keys"
+        );
+    }
+}
