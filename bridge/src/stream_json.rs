@@ -228,7 +228,20 @@ impl<I: Serialize> LineMessage for ToolUseMessage<'_, I> {
     }
 }
 
-impl<C: Serialize> LineMessage for ToolResultMessage<'_, C> {
+/// The `content` of a [`ToolResultMessage`], writing its own text: the
+/// bytes its `Serialize` writes (a rendering may copy data it knows needs
+/// no escaping as it is).
+pub trait ResultContent: Serialize {
+    fn write_to(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        serde_json::to_writer(out, self)
+    }
+}
+
+impl ResultContent for Value {}
+impl ResultContent for String {}
+impl ResultContent for &str {}
+
+impl<C: ResultContent> LineMessage for ToolResultMessage<'_, C> {
     fn write_to(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
         let UserRole::User = self.role;
         let [block] = &self.content;
@@ -236,7 +249,7 @@ impl<C: Serialize> LineMessage for ToolResultMessage<'_, C> {
         out.extend_from_slice(br#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"#);
         serde_json::to_writer(&mut *out, block.tool_use_id)?;
         out.extend_from_slice(br#","content":"#);
-        serde_json::to_writer(&mut *out, block.content)?;
+        block.content.write_to(out)?;
         out.extend_from_slice(if block.is_error {
             br#","is_error":true}]}"#.as_slice()
         } else {

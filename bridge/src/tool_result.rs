@@ -37,15 +37,16 @@
 mod embedded;
 mod error;
 mod image_check;
+mod serialise;
 mod terminal;
 
 use std::borrow::Cow;
 
 use crate::json_field::{Fields, field};
-use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Value, json};
 
 use crate::launch::Compat;
+use image_check::Passed;
 
 /// At most this many images per result; later ones leave `[image]`.
 pub const MAX_IMAGES: usize = 4;
@@ -79,32 +80,36 @@ pub struct ToolResultContent<'a> {
     pub image_defects: Vec<String>,
 }
 
-/// A kept image: its MIME type and base64 data.
+/// A kept image: its MIME type and base64 data, and what its check
+/// proved of the data.
 #[derive(Debug)]
 struct Image<'a> {
     mime: Cow<'a, str>,
     data: Cow<'a, str>,
+    passed: Passed,
 }
 
 impl<'a> ToolResultContent<'a> {
     fn image(&mut self, mime: Cow<'a, str>, data: impl Into<Cow<'a, str>>) {
         let data = data.into();
         self.images_seen += 1;
-        // an image without data (withheld by the agent) is no image block:
-        // the panel would get an invalid one; the marker says what was there
-        let defect = (data.len() <= MAX_IMAGE_BASE64 && self.images.len() < MAX_IMAGES)
-            .then(|| image_check::defect(&mime, &data))
-            .flatten();
-        if data.trim().is_empty()
-            || data.len() > MAX_IMAGE_BASE64
-            || self.images.len() >= MAX_IMAGES
-            || defect.is_some()
-        {
-            self.image_defects
-                .extend(defect.map(|d| format!("{mime} image shown as {IMAGE_PLACEHOLDER}: {d}")));
-            self.texts.push(Cow::Borrowed(IMAGE_PLACEHOLDER));
-        } else {
-            self.images.push(Image { mime, data });
+        let checked = (data.len() <= MAX_IMAGE_BASE64 && self.images.len() < MAX_IMAGES)
+            .then(|| image_check::check(&mime, &data));
+        match checked {
+            // an image without data (withheld by the agent) is no image
+            // block: the panel would get an invalid one
+            Some(Ok(passed)) if !data.trim().is_empty() => {
+                self.images.push(Image { mime, data, passed })
+            }
+            // the marker says what was there
+            _ => {
+                if let Some(Err(defect)) = checked {
+                    self.image_defects.push(format!(
+                        "{mime} image shown as {IMAGE_PLACEHOLDER}: {defect}"
+                    ));
+                }
+                self.texts.push(Cow::Borrowed(IMAGE_PLACEHOLDER));
+            }
         }
     }
 
@@ -325,57 +330,6 @@ impl<'a> ToolResultContent<'a> {
             json!({"type": "image", "source": {"type": "base64", "media_type": i.mime, "data": i.data}})
         }));
         Value::Array(blocks)
-    }
-}
-
-impl Serialize for ToolResultContent<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let text = self.text();
-        if self.images.is_empty() {
-            return s.serialize_str(&text);
-        }
-        let mut seq = s.serialize_seq(Some(self.images.len() + usize::from(!text.is_empty())))?;
-        if !text.is_empty() {
-            seq.serialize_element(&TextBlock { text: &text })?;
-        }
-        for image in &self.images {
-            seq.serialize_element(image)?;
-        }
-        seq.end()
-    }
-}
-
-/// `{"type":"text","text":...}`
-struct TextBlock<'a> {
-    text: &'a str,
-}
-
-impl Serialize for TextBlock<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(2))?;
-        m.serialize_entry("type", "text")?;
-        m.serialize_entry("text", self.text)?;
-        m.end()
-    }
-}
-
-/// `{"type":"image","source":{"type":"base64","media_type":...,"data":...}}`
-impl Serialize for Image<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        struct Source<'b>(&'b Image<'b>);
-        impl Serialize for Source<'_> {
-            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                let mut m = s.serialize_map(Some(3))?;
-                m.serialize_entry("type", "base64")?;
-                m.serialize_entry("media_type", &self.0.mime)?;
-                m.serialize_entry("data", &*self.0.data)?;
-                m.end()
-            }
-        }
-        let mut m = s.serialize_map(Some(2))?;
-        m.serialize_entry("type", "image")?;
-        m.serialize_entry("source", &Source(self))?;
-        m.end()
     }
 }
 
@@ -691,10 +645,16 @@ mod tests {
         }
     }
 
-    /// The borrowed rendering the core serialises has the bytes of the `Value`.
+    /// The borrowed rendering the core serialises, and the bytes it writes
+    /// into a panel line, are those of the `Value`.
     fn assert_serialises_as_its_value(call: &Value) {
-        let typed = serde_json::to_string(&render(call, &Compat::default())).unwrap();
-        assert_eq!(typed, tool_result_content(call).to_string(), "{call}");
+        let rendered = render(call, &Compat::default());
+        let typed = serde_json::to_string(&rendered).unwrap();
+        let want = tool_result_content(call).to_string();
+        assert_eq!(typed, want, "{call}");
+        let mut written = Vec::new();
+        crate::stream_json::ResultContent::write_to(&rendered, &mut written).unwrap();
+        assert_eq!(String::from_utf8(written).unwrap(), want, "{call}");
     }
 
     #[test]
@@ -702,6 +662,8 @@ mod tests {
         let uri = |data: &str| format!("data:image/png;base64,{data}");
         let calls = [
             json!({"rawOutput": {"result": {"content": [img("QUJD"), img("REVG")]}}}),
+            // a type the check does not know: its data is written escaped
+            json!({"rawOutput": {"content": [{"type": "image", "mimeType": "image/x-\"raw\"", "data": "a\"b\\c\n\u{e9}\u{1}"}, img("QQ==")]}}),
             json!({"rawOutput": {"result": {"content": [{"type": "text", "text": "a \"q\" \\ é\n"}, {"type": "text", "text": "b"}, img("QUJD")]}}}),
             json!({"rawOutput": {"type": "MCP", "output": {"OkayOutput": format!("shot\n{}\nsaved", uri("QUJD"))}}}),
             json!({"rawOutput": {"type": "MCP", "output": {"OkayOutput": uri("QUJD")}}}),

@@ -287,7 +287,7 @@ impl Bridge {
     }
 
     /// The `user` line with the call's one `tool_result`.
-    fn emit_tool_result<C: serde::Serialize>(
+    fn emit_tool_result<C: stream_json::ResultContent>(
         &mut self,
         call_id: &str,
         content: &C,

@@ -5,15 +5,25 @@
 //! another type) becomes the `[image]` marker with a diagnostic instead;
 //! data whose magic bytes are of no format known here passes as declared.
 
-/// What is wrong with `data` as an image of type `mime`; `None` when it
-/// looks whole, or the type is one this check does not know.
-pub(super) fn defect(mime: &str, data: &str) -> Option<String> {
+/// What the check proved of an image's data that passed it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Passed {
+    /// Base64 characters only: JSON writes the data as it is, with nothing
+    /// to escape.
+    Base64,
+    /// A type this check does not know: the data is as the agent sent it.
+    Unchecked,
+}
+
+/// Whether `data` looks like a whole image of type `mime` (or is of a type
+/// this check does not know), else what is wrong with it.
+pub(super) fn check(mime: &str, data: &str) -> Result<Passed, String> {
     let kind = match mime.to_ascii_lowercase().as_str() {
         "image/png" => Format::Png,
         "image/jpeg" | "image/jpg" => Format::Jpeg,
         "image/gif" => Format::Gif,
         "image/webp" => Format::Webp,
-        _ => return None,
+        _ => return Ok(Passed::Unchecked),
     };
     let bytes = data.as_bytes();
     let body = bytes
@@ -21,7 +31,7 @@ pub(super) fn defect(mime: &str, data: &str) -> Option<String> {
         .or_else(|| bytes.strip_suffix(b"="))
         .unwrap_or(bytes);
     if !bytes.len().is_multiple_of(4) || !is_base64_alphabet(body) {
-        return Some(format!(
+        return Err(format!(
             "its base64 ({} characters) does not decode: cut short or not base64",
             bytes.len()
         ));
@@ -39,10 +49,10 @@ pub(super) fn defect(mime: &str, data: &str) -> Option<String> {
         Format::Webp
     } else {
         // data of no format this check knows is passed on as declared
-        return None;
+        return Ok(Passed::Base64);
     };
     if found != kind {
-        return Some(format!("its data is {}, not {mime}", found.mime()));
+        return Err(format!("its data is {}, not {mime}", found.mime()));
     }
     let whole = match kind {
         Format::Png => tail.ends_with(b"IEND\xae\x42\x60\x82"),
@@ -53,7 +63,11 @@ pub(super) fn defect(mime: &str, data: &str) -> Option<String> {
             size + 8 <= decoded_len
         }
     };
-    (!whole).then(|| format!("its {mime} data is cut short (no end marker)"))
+    if whole {
+        Ok(Passed::Base64)
+    } else {
+        Err(format!("its {mime} data is cut short (no end marker)"))
+    }
 }
 
 /// Whether every byte of `body` is of the standard base64 alphabet (no
@@ -143,11 +157,15 @@ mod tests {
         }
     }
 
+    fn defect(mime: &str, data: &str) -> Option<String> {
+        check(mime, data).err()
+    }
+
     /// A whole image passes; a cut, mistyped or non-base64 one names why.
     #[test]
     fn images_that_do_not_decode_to_their_type_are_named() {
-        assert_eq!(defect("image/png", PNG), None);
-        assert_eq!(defect("image/x-unknown", "@@"), None);
+        assert_eq!(check("image/png", PNG), Ok(Passed::Base64));
+        assert_eq!(check("image/x-unknown", "@@"), Ok(Passed::Unchecked));
         let cut = &PNG[..PNG.len() - 8];
         assert!(
             defect("image/png", cut).unwrap().contains("cut short"),
@@ -164,7 +182,7 @@ mod tests {
                 .contains("is image/png, not image/jpeg")
         );
         // data of no known format is passed on as declared
-        assert_eq!(defect("image/png", "QUJD"), None);
+        assert_eq!(check("image/png", "QUJD"), Ok(Passed::Base64));
         assert!(
             defect("image/png", "not base64!")
                 .unwrap()
