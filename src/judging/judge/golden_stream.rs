@@ -12,6 +12,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use super::golden::{Comparison, GoldenError};
+use crate::judging::replay::transcript::LineText;
 
 /// Equal lines kept before the first difference (the diff's context).
 const CONTEXT_BEFORE: usize = 3;
@@ -191,6 +192,12 @@ impl GoldenStream {
     /// Takes the transcript's next line, `prefix` then `text` (without its
     /// newline).
     pub fn line(&mut self, prefix: &str, text: &str) {
+        self.put(prefix, LineText::Text(text));
+    }
+
+    /// [`GoldenStream::line`] of a rendered line's text; nothing is
+    /// serialised when there is no golden to compare with.
+    pub fn put(&mut self, prefix: &str, text: LineText<'_>) {
         if !matches!(self.golden, Golden::Lines(_)) {
             return;
         }

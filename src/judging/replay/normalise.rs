@@ -127,15 +127,6 @@ impl Labeller {
         }
     }
 
-    /// [`Labeller::line`] of a line already parsed into `parsed`, if it was
-    /// (normalised in place, no copy of its strings).
-    pub fn parsed_line(&mut self, raw: &str, parsed: Option<Value>) -> String {
-        match parsed {
-            Some(value) => self.normalised(raw, value),
-            None => self.line(raw),
-        }
-    }
-
     fn normalised(&mut self, raw: &str, mut value: Value) -> String {
         self.value(&mut value);
         serde_json::to_string(&value).unwrap_or_else(|_| raw.to_string())
@@ -246,6 +237,14 @@ const BASE64_BYTE: [bool; 256] = {
 /// `<base64 N chars sha256:…>`. One pass, linear in the input.
 pub fn digest_base64_runs(s: &str) -> String {
     digested(s, |range| digest(&s[range])).unwrap_or_else(|| s.to_string())
+}
+
+/// [`digest_base64_runs`], borrowing `s` when no run is long enough.
+pub fn digested_base64_runs(s: &str) -> std::borrow::Cow<'_, str> {
+    match digested(s, |range| digest(&s[range])) {
+        Some(d) => std::borrow::Cow::Owned(d),
+        None => std::borrow::Cow::Borrowed(s),
+    }
 }
 
 /// [`digest_base64_runs`], `None` when no run is long enough (nothing to
