@@ -10,8 +10,7 @@ use std::fmt;
 use serde_json::Value;
 
 use crate::corpus::scenario::{ExpectKind, Expectation};
-use crate::judging::replay::divergence::shorten;
-use crate::judging::replay::normalise::digested_base64_runs;
+use crate::judging::replay::normalise::ShortDigest;
 
 /// Base64 runs at least this long in text count as pasted image data.
 const BASE64_IN_TEXT_MIN: usize = 100;
@@ -483,12 +482,12 @@ fn long_base64_run(s: &str) -> bool {
 }
 
 /// A readable, stable rendering of an item for a failure message.
+/// `line N: ` and the value's JSON, base64 runs digested, cut to
+/// [`ITEM_MAX`]; serialised into the cut, never held whole.
 fn show(line: usize, value: &Value) -> String {
-    format!(
-        "line {}: {}",
-        line + 1,
-        shorten(&digested_base64_runs(&value.to_string()), ITEM_MAX)
-    )
+    let mut shown = ShortDigest::new(ITEM_MAX);
+    let _ = serde_json::to_writer(&mut shown, value);
+    format!("line {}: {}", line + 1, shown.finish())
 }
 
 fn describe(e: &Expectation) -> String {
