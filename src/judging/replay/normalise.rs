@@ -532,7 +532,7 @@ mod tests {
         let texts = [
             String::new(),
             "short é".to_string(),
-            format!("{image}"),
+            image.clone(),
             format!("a {image} b {} c é{image}", &image[..150]),
             format!("{}x{}", &image[..199], &image[..200]),
             "é".repeat(400),
