@@ -136,6 +136,14 @@ impl GoldenLines {
     }
 }
 
+/// A golden's text lines as insta compares them, read one at a time past
+/// its header (`None`: there is no golden).
+pub fn read_lines(
+    path: &Path,
+) -> Result<Option<impl Iterator<Item = Result<String, GoldenError>>>, GoldenError> {
+    Ok(GoldenLines::open(path)?.map(|mut g| std::iter::from_fn(move || g.next().transpose())))
+}
+
 /// What is kept of both sides once they differ.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Window {
