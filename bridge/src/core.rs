@@ -449,7 +449,7 @@ impl Bridge {
             let uuid = uuid.unwrap_or_else(|| self.ids.next_uuid());
             obj.insert("uuid".into(), json!(uuid));
         }
-        let line = line_text(&v);
+        let line = value_line_text(&v);
         self.push_typed_line(line, "line");
     }
 
@@ -586,6 +586,58 @@ fn line_written(
     Ok(unsafe { String::from_utf8_unchecked(text) })
 }
 
+/// A `Value` line holding at least this many bytes of strings is measured
+/// before it is written: a line of megabytes (a folded message, an image)
+/// then takes its size once, instead of doubling its way there with a copy
+/// at each step and up to twice its size held.
+const MEASURED_FROM: usize = 1 << 16;
+
+/// [`line_text`] of a `Value`, sized exactly when it is big.
+fn value_line_text(value: &Value) -> serde_json::Result<String> {
+    if string_bytes(value, MEASURED_FROM) < MEASURED_FROM {
+        return line_text(value);
+    }
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    serde_json::to_writer(&mut count, value)?;
+    let mut text = Vec::with_capacity(count.0);
+    serde_json::to_writer(&mut text, value)?;
+    // SAFETY: as in `line_text`.
+    Ok(unsafe { String::from_utf8_unchecked(text) })
+}
+
+/// The bytes of the strings (keys too) in `value`, counted up to `limit`.
+fn string_bytes(value: &Value, limit: usize) -> usize {
+    let mut total = 0;
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::String(s) => total += s.len(),
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => {
+                for (k, v) in map {
+                    total += k.len();
+                    stack.push(v);
+                }
+            }
+            _ => {}
+        }
+        if total >= limit {
+            break;
+        }
+    }
+    total
+}
+
 /// A JSON-RPC error as text: its message and code, plus the details in its
 /// `data` when the message alone is made of generic words only
 /// ("Internal error", "Internal error: Agent error"), which say nothing the
@@ -658,5 +710,25 @@ fn user_content(content: &Value) -> (String, Vec<PromptImage>) {
             (texts.join("\n"), images)
         }
         _ => (String::new(), vec![]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_big_value_line_has_the_bytes_of_the_usual_form_and_no_spare_capacity() {
+        let text = "a \"quoted\"\nline é ".repeat(MEASURED_FROM / 10);
+        for value in [
+            json!({"type": "result", "result": text, "n": [1, 2.5, null]}),
+            json!({"type": "system", "subtype": "init"}),
+        ] {
+            let line = value_line_text(&value).unwrap();
+            assert_eq!(line, value.to_string());
+            if line.len() > MEASURED_FROM {
+                assert_eq!(line.capacity(), line.len());
+            }
+        }
     }
 }

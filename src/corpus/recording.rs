@@ -302,6 +302,16 @@ pub fn read(path: &Path) -> Result<Recording, RecordingError> {
     Reader::open(path)?.into_recording()
 }
 
+/// The trailer of a recording read to its end one event at a time (every
+/// line checked as [`read`] checks it, none held); `None`: it has none.
+pub fn read_trailer(path: &Path) -> Result<Option<Trailer>, RecordingError> {
+    let mut reader = Reader::open(path)?;
+    for event in reader.by_ref() {
+        event?;
+    }
+    Ok(reader.trailer().cloned())
+}
+
 /// Parses recording text; `path` only names the source in errors.
 pub fn parse_str(text: &str, path: &Path) -> Result<Recording, RecordingError> {
     parse(text.as_bytes(), path)

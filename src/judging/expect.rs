@@ -3,14 +3,14 @@
 //! so a broken one is a bridge bug (or a scenario that asks too much), told
 //! with what was expected and what came.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 
 use serde_json::Value;
 
 use crate::corpus::scenario::{ExpectKind, Expectation};
-use crate::judging::replay::divergence::shorten;
-use crate::judging::replay::normalise::digest_base64_runs;
+use crate::judging::replay::normalise::ShortDigest;
 
 /// Base64 runs at least this long in text count as pasted image data.
 const BASE64_IN_TEXT_MIN: usize = 100;
@@ -123,21 +123,28 @@ impl Seen<'_> {
     }
 }
 
-/// A count and the first [`SHOWN_ITEMS`] items in output order.
+/// A count and the first [`SHOWN_ITEMS`] items in output order, kept as
+/// they are shown (an item of megabytes is not held to the end).
 #[derive(Default)]
 struct Kept {
     count: usize,
-    shown: Vec<Item>,
+    /// Each item's order and its rendering ([`show`]).
+    shown: Vec<(usize, String)>,
 }
 
 impl Kept {
     fn add(&mut self, item: &Seen<'_>) {
         self.count += 1;
-        let at = self.shown.partition_point(|i| i.order < item.order);
+        let at = self.shown.partition_point(|(order, _)| *order < item.order);
         if at < SHOWN_ITEMS {
-            self.shown.insert(at, item.owned());
+            self.shown
+                .insert(at, (item.order, show(item.line, item.value)));
             self.shown.truncate(SHOWN_ITEMS);
         }
+    }
+
+    fn items(&self) -> impl Iterator<Item = &String> {
+        self.shown.iter().map(|(_, shown)| shown)
     }
 }
 
@@ -233,13 +240,13 @@ impl State {
     }
 
     fn failure(&self, e: &Expectation) -> Option<Failure> {
-        let fail = |expected: String, came: String, shown: Vec<&Item>| Failure {
+        let fail = |expected: String, came: String, shown: Vec<&String>| Failure {
             line: e.line,
             expectation: describe(e),
             why: e.why.clone(),
             expected,
             came,
-            items: shown.into_iter().map(show).collect(),
+            items: shown.into_iter().cloned().collect(),
         };
         let what = describe_selection(e);
         let items = &self.matching;
@@ -253,7 +260,7 @@ impl State {
                     self.others.count
                 ));
             }
-            let shown = items.shown.iter().chain(&self.others.shown).collect();
+            let shown = items.items().chain(self.others.items()).collect();
             return Some(fail(format!("{} {what}", e.count), came, shown));
         }
         let (p, bad) = self.bad.iter().enumerate().find(|(_, b)| b.count > 0)?;
@@ -273,7 +280,7 @@ impl State {
         Some(fail(
             format!("every {what} to have {want}"),
             format!("{} of {} do not", bad.count, items.count),
-            bad.shown.iter().collect(),
+            bad.items().collect(),
         ))
     }
 }
@@ -408,12 +415,13 @@ fn passes_filters(
     true
 }
 
-/// The text of an item: every string under a text-bearing key, joined.
-fn text_of(v: &Value) -> String {
-    fn walk(v: &Value, key: Option<&str>, out: &mut Vec<String>) {
+/// The text of an item: every string under a text-bearing key, joined (a
+/// single one borrowed: a folded message is megabytes).
+fn text_of(v: &Value) -> Cow<'_, str> {
+    fn walk<'v>(v: &'v Value, key: Option<&str>, out: &mut Vec<&'v str>) {
         match v {
             Value::String(s) if matches!(key, Some("text" | "thinking" | "result" | "content")) => {
-                out.push(s.clone())
+                out.push(s)
             }
             Value::Object(m) => m.iter().for_each(|(k, v)| walk(v, Some(k), out)),
             Value::Array(a) => a.iter().for_each(|v| walk(v, key, out)),
@@ -422,7 +430,11 @@ fn text_of(v: &Value) -> String {
     }
     let mut out = Vec::new();
     walk(v, None, &mut out);
-    out.join("\n")
+    match out.as_slice() {
+        [] => Cow::Borrowed(""),
+        [one] => Cow::Borrowed(one),
+        _ => Cow::Owned(out.join("\n")),
+    }
 }
 
 fn has_image(v: &Value) -> bool {
@@ -437,7 +449,16 @@ fn has_image(v: &Value) -> bool {
 
 /// An image block, or a text marking a dropped image (`[image]`, `[Image: ...]`).
 fn image_or_marker(v: &Value) -> bool {
-    has_image(v) || text_of(v).to_ascii_lowercase().contains("[image")
+    has_image(v) || {
+        let text = text_of(v);
+        let bytes = text.as_bytes();
+        (0..bytes.len()).any(|i| {
+            bytes[i] == b'['
+                && bytes
+                    .get(i + 1..i + 6)
+                    .is_some_and(|w| w.eq_ignore_ascii_case(b"image"))
+        })
+    }
 }
 
 fn base64_in_text(v: &Value) -> bool {
@@ -461,12 +482,12 @@ fn long_base64_run(s: &str) -> bool {
 }
 
 /// A readable, stable rendering of an item for a failure message.
-fn show(item: &Item) -> String {
-    format!(
-        "line {}: {}",
-        item.line + 1,
-        shorten(&digest_base64_runs(&item.value.to_string()), ITEM_MAX)
-    )
+/// `line N: ` and the value's JSON, base64 runs digested, cut to
+/// [`ITEM_MAX`]; serialised into the cut, never held whole.
+fn show(line: usize, value: &Value) -> String {
+    let mut shown = ShortDigest::new(ITEM_MAX);
+    let _ = serde_json::to_writer(&mut shown, value);
+    format!("line {}: {}", line + 1, shown.finish())
 }
 
 fn describe(e: &Expectation) -> String {

@@ -119,14 +119,18 @@ pub(super) fn unmapped_roles(script: &ModelScript, agent_tools: &AgentTools) -> 
 }
 
 /// The recording's ACP frames against the vendored schema, one line: what
-/// its header's `acp_schema` says the recorder validated against.
+/// its header's `acp_schema` says the recorder validated against. The
+/// recording is read one event at a time.
 pub(super) fn schema_check(path: &Path) -> String {
     use crate::judging::acp_schema::{AcpSchema, RecordingConformance, schema};
     let schema_name = schema::version();
-    let acp = match (AcpSchema::get(), recording::read(path)) {
-        (Ok(s), Ok(r)) => RecordingConformance::of_recording(s, &r),
-        (Err(e), _) => return format!("ACP schema {schema_name}: not checked: {e}"),
-        (_, Err(e)) => return format!("ACP schema {schema_name}: not checked: {e}"),
+    let checked = AcpSchema::get().map_err(|e| e.to_string()).and_then(|s| {
+        let events = recording::Reader::open(path).map_err(|e| e.to_string())?;
+        RecordingConformance::of_events(s, events).map_err(|e| e.to_string())
+    });
+    let acp = match checked {
+        Ok(acp) => acp,
+        Err(e) => return format!("ACP schema {schema_name}: not checked: {e}"),
     };
     let side = |t: &crate::judging::acp_schema::Tally| {
         format!(

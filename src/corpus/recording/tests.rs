@@ -177,6 +177,28 @@ fn unknown_fields_and_outcomes_are_tolerated_and_kept() {
 
 /// Each broken file and the `file:line: message` fragment its error must carry.
 #[test]
+fn the_trailer_read_alone_is_the_trailer_of_the_whole_read_and_a_bad_line_still_fails() {
+    let h = r#"{"type":"header","format":1,"agent":"a","package":"p@1","scenario":"s","model_mode":"stub","harness_version":"0","date":"d","isolation":"none"}"#;
+    let ev = r#"{"type":"event","seq":1,"ms":0,"leg":"acp","dir":"to_agent","proc":1,"raw":""}"#;
+    let tr = r#"{"type":"trailer","seq":2,"ms":0,"outcome":"timeout"}"#;
+    let dir = tempfile::tempdir().unwrap();
+    for (text, trailer) in [
+        (format!("{h}\n{ev}\n{tr}\n"), true),
+        (format!("{h}\n{ev}\n"), false),
+    ] {
+        let path = dir.path().join("r.jsonl");
+        std::fs::write(&path, text).unwrap();
+        let alone = read_trailer(&path).unwrap();
+        assert_eq!(alone, read(&path).unwrap().trailer);
+        assert_eq!(alone.is_some(), trailer);
+    }
+    let path = dir.path().join("bad.jsonl");
+    std::fs::write(&path, format!("{h}\n{ev}\n{ev}\n{tr}\n")).unwrap();
+    let e = read_trailer(&path).unwrap_err().to_string();
+    assert!(e.contains("seq 1 does not follow 1"), "{e}");
+}
+
+#[test]
 fn malformed_files_are_reported_with_file_and_line() {
     let h = r#"{"type":"header","format":1,"agent":"a","package":"p@1","scenario":"s","model_mode":"stub","harness_version":"0","date":"d","isolation":"none"}"#;
     let ev = |seq: u64| {

@@ -159,6 +159,23 @@ impl RecordingConformance {
         out
     }
 
+    /// The recorded frames of both sides of a recording read one event at a
+    /// time ([`crate::corpus::recording::Reader`]), counted; the first
+    /// error reading it.
+    pub fn of_events<E>(
+        schema: &AcpSchema,
+        events: impl IntoIterator<Item = Result<Event, E>>,
+    ) -> Result<RecordingConformance, E> {
+        let mut frames = RecordedFrames::default();
+        let mut out = RecordingConformance::default();
+        for event in events {
+            if let Some(check) = frames.check(schema, &event?) {
+                out.add(&check);
+            }
+        }
+        Ok(out)
+    }
+
     /// Counts one recorded frame's check.
     pub fn add(&mut self, check: &FrameCheck) {
         match check.sender {

@@ -188,3 +188,14 @@ fn stable_additions_since_1_21_are_valid_frames() {
     )]);
     assert_eq!(checks[0].verdict, Verdict::Valid);
 }
+
+#[test]
+fn a_recording_checked_one_event_at_a_time_tallies_as_the_recording_read_whole() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let path = root.join("recordings/claude-agent-acp/0.23.1/text-only.jsonl");
+    let whole = RecordingConformance::of_recording(schema(), &recording::read(&path).unwrap());
+    let events = recording::Reader::open(&path).unwrap();
+    let streamed = RecordingConformance::of_events(schema(), events).unwrap();
+    assert!(whole.agent.frames > 0 && whole.client.frames > 0);
+    assert_eq!(streamed, whole);
+}

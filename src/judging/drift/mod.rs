@@ -615,17 +615,43 @@ fn side_label(s: &Shape) -> String {
 /// Running labels and timings are blanked (`<uuid>`, `"duration_ms":N`), so
 /// one extra line early on does not make every later line differ.
 pub fn panel_output(transcript: &str) -> String {
-    let labels = regex::Regex::new(r"<(uuid|tool-call|session) \d+>").expect("static regex");
-    let timings =
-        regex::Regex::new(r#""(duration_ms|duration_api_ms)":\d+"#).expect("static regex");
+    let panel = PanelLines::new();
     transcript
         .lines()
-        .filter(|l| l.starts_with("bridge>panel ") || l.starts_with("!! "))
-        .map(|l| {
-            let l = labels.replace_all(l, "<$1>");
-            format!("{}\n", timings.replace_all(&l, "\"$1\":N"))
-        })
+        .filter_map(|l| panel.line(l))
+        .map(|l| format!("{l}\n"))
         .collect()
+}
+
+/// [`panel_output`] one transcript line at a time.
+pub struct PanelLines {
+    labels: regex::Regex,
+    timings: regex::Regex,
+}
+
+impl PanelLines {
+    pub fn new() -> PanelLines {
+        PanelLines {
+            labels: regex::Regex::new(r"<(uuid|tool-call|session) \d+>").expect("static regex"),
+            timings: regex::Regex::new(r#""(duration_ms|duration_api_ms)":\d+"#)
+                .expect("static regex"),
+        }
+    }
+
+    /// The line as [`panel_output`] has it (`None`: the panel does not see it).
+    pub fn line(&self, l: &str) -> Option<String> {
+        if !(l.starts_with("bridge>panel ") || l.starts_with("!! ")) {
+            return None;
+        }
+        let l = self.labels.replace_all(l, "<$1>");
+        Some(self.timings.replace_all(&l, "\"$1\":N").into_owned())
+    }
+}
+
+impl Default for PanelLines {
+    fn default() -> PanelLines {
+        PanelLines::new()
+    }
 }
 
 #[cfg(test)]

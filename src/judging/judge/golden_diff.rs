@@ -201,6 +201,19 @@ fn key_changes(a: &Value, b: &Value, path: String, out: &mut Vec<String>) {
 /// The first line that differs between two texts, old then new, each cut
 /// to a window around where they part (long JSON lines share long prefixes).
 pub fn first_difference(old: &str, new: &str) -> String {
+    let (mut a, mut b) = (old.trim_end().lines(), new.trim_end().lines());
+    loop {
+        match (a.next(), b.next()) {
+            (None, None) => return "(only trailing whitespace)".into(),
+            (x, y) if x == y => continue,
+            (x, y) => return lines_differ(x, y),
+        }
+    }
+}
+
+/// [`first_difference`] of the first differing lines themselves, old then
+/// new (`None`: that side had ended).
+pub fn lines_differ(x: Option<&str>, y: Option<&str>) -> String {
     const BEFORE: usize = 40;
     const AFTER: usize = 100;
     let window = |l: Option<&str>, at: usize| match l {
@@ -219,22 +232,11 @@ pub fn first_difference(old: &str, new: &str) -> String {
             format!("`{pre}{}{post}`", &l[from..to])
         }
     };
-    let (mut a, mut b) = (old.trim_end().lines(), new.trim_end().lines());
-    loop {
-        match (a.next(), b.next()) {
-            (None, None) => return "(only trailing whitespace)".into(),
-            (x, y) if x == y => continue,
-            (x, y) => {
-                let at = match (x, y) {
-                    (Some(x), Some(y)) => {
-                        x.bytes().zip(y.bytes()).take_while(|(p, q)| p == q).count()
-                    }
-                    _ => 0,
-                };
-                return format!("{} became {}", window(x, at), window(y, at));
-            }
-        }
-    }
+    let at = match (x, y) {
+        (Some(x), Some(y)) => x.bytes().zip(y.bytes()).take_while(|(p, q)| p == q).count(),
+        _ => 0,
+    };
+    format!("{} became {}", window(x, at), window(y, at))
 }
 
 #[cfg(test)]

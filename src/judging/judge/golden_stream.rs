@@ -12,6 +12,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use super::golden::{Comparison, GoldenError};
+use crate::judging::replay::transcript::LineText;
 
 /// Equal lines kept before the first difference (the diff's context).
 const CONTEXT_BEFORE: usize = 3;
@@ -135,6 +136,14 @@ impl GoldenLines {
     }
 }
 
+/// A golden's text lines as insta compares them, read one at a time past
+/// its header (`None`: there is no golden).
+pub fn read_lines(
+    path: &Path,
+) -> Result<Option<impl Iterator<Item = Result<String, GoldenError>>>, GoldenError> {
+    Ok(GoldenLines::open(path)?.map(|mut g| std::iter::from_fn(move || g.next().transpose())))
+}
+
 /// What is kept of both sides once they differ.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Window {
@@ -191,6 +200,12 @@ impl GoldenStream {
     /// Takes the transcript's next line, `prefix` then `text` (without its
     /// newline).
     pub fn line(&mut self, prefix: &str, text: &str) {
+        self.put(prefix, LineText::Text(text));
+    }
+
+    /// [`GoldenStream::line`] of a rendered line's text; nothing is
+    /// serialised when there is no golden to compare with.
+    pub fn put(&mut self, prefix: &str, text: LineText<'_>) {
         if !matches!(self.golden, Golden::Lines(_)) {
             return;
         }

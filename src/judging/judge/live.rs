@@ -146,12 +146,16 @@ impl Sink for Live<'_> {
         }
         let (text, golden) = (&mut self.text, &mut self.golden);
         self.renderer.entry(&entry, value, |prefix, line| {
-            text.line(prefix, line);
-            golden.line(prefix, line);
+            text.put(prefix, line);
+            golden.put(prefix, line);
         });
     }
 
     fn diagnostic(&mut self, text: String) {
         self.replayed.diagnostics.push(text);
+    }
+
+    fn keeps_panel_text(&self) -> bool {
+        self.keep_panel_lines
     }
 }

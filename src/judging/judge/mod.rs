@@ -30,7 +30,8 @@ use scan::Scanned;
 pub use case::{Case, Status, Verdict};
 pub use corpus::{CheckError, Corpus, list_recordings};
 pub use golden::orphan_goldens;
-pub use golden_diff::first_difference;
+pub use golden_diff::{first_difference, lines_differ};
+pub use golden_stream::read_lines as read_golden_lines;
 pub use live::Replayed;
 pub use transcript_text::TranscriptText;
 

@@ -9,6 +9,8 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::sync::{Arc, Mutex};
 
+use crate::judging::replay::transcript::LineText;
+
 /// A transcript longer than this goes to a temporary file as it is written.
 pub const IN_MEMORY_MAX: usize = 8 << 20;
 
@@ -146,10 +148,12 @@ impl fmt::Debug for TranscriptText {
     }
 }
 
-/// Writes a [`TranscriptText`] one line at a time.
+/// Writes a [`TranscriptText`] one line at a time; a line goes to the
+/// temporary file as it is serialised, once the text is past
+/// [`IN_MEMORY_MAX`].
 #[derive(Default)]
 pub struct Writer {
-    memory: String,
+    memory: Vec<u8>,
     file: Option<BufWriter<File>>,
     len: u64,
     error: Option<io::Error>,
@@ -158,36 +162,50 @@ pub struct Writer {
 impl Writer {
     /// Appends a line, `prefix` then `text`, and a newline.
     pub fn line(&mut self, prefix: &str, text: &str) {
-        let len = prefix.len() + text.len();
-        self.len += len as u64 + 1;
+        self.put(prefix, LineText::Text(text));
+    }
+
+    /// [`Writer::line`] of a rendered line's text (a JSON value is
+    /// serialised straight into the transcript).
+    pub fn put(&mut self, prefix: &str, text: LineText<'_>) {
         if self.error.is_some() {
             return;
         }
-        if self.file.is_none() && self.memory.len() + len < IN_MEMORY_MAX {
-            self.memory.push_str(prefix);
-            self.memory.push_str(text);
-            self.memory.push('\n');
-            return;
-        }
-        if let Err(e) = self.spill(prefix, text) {
+        let written = self
+            .write_all(prefix.as_bytes())
+            .and_then(|()| text.write_to(self))
+            .and_then(|()| self.write_all(b"\n"));
+        if let Err(e) = written {
             self.error = Some(e);
         }
     }
+}
 
-    fn spill(&mut self, prefix: &str, text: &str) -> io::Result<()> {
+impl Write for Writer {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.len += buf.len() as u64;
+        if self.file.is_none() && self.memory.len() + buf.len() < IN_MEMORY_MAX {
+            self.memory.extend_from_slice(buf);
+            return Ok(buf.len());
+        }
         let file = match &mut self.file {
             Some(f) => f,
             None => {
                 let mut file = BufWriter::with_capacity(1 << 16, tempfile::tempfile()?);
-                file.write_all(std::mem::take(&mut self.memory).as_bytes())?;
+                file.write_all(&std::mem::take(&mut self.memory))?;
                 self.file.insert(file)
             }
         };
-        file.write_all(prefix.as_bytes())?;
-        file.write_all(text.as_bytes())?;
-        file.write_all(b"\n")
+        file.write_all(buf)?;
+        Ok(buf.len())
     }
 
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Writer {
     /// The text written; an error when its temporary file could not be
     /// written (the disk is full), naming why.
     pub fn finish(self) -> Result<TranscriptText, io::Error> {
@@ -195,7 +213,10 @@ impl Writer {
             return Err(e);
         }
         let text = match self.file {
-            None => Text::Memory(self.memory),
+            None => Text::Memory(
+                String::from_utf8(self.memory)
+                    .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+            ),
             Some(file) => {
                 let file = file.into_inner().map_err(|e| e.into_error())?;
                 Text::File {

@@ -5,6 +5,7 @@
 
 pub mod divergence;
 pub mod fake_agent;
+pub mod line_value;
 pub mod normalise;
 pub mod replayer;
 pub mod source;

@@ -127,15 +127,6 @@ impl Labeller {
         }
     }
 
-    /// [`Labeller::line`] of a line already parsed into `parsed`, if it was
-    /// (normalised in place, no copy of its strings).
-    pub fn parsed_line(&mut self, raw: &str, parsed: Option<Value>) -> String {
-        match parsed {
-            Some(value) => self.normalised(raw, value),
-            None => self.line(raw),
-        }
-    }
-
     fn normalised(&mut self, raw: &str, mut value: Value) -> String {
         self.value(&mut value);
         serde_json::to_string(&value).unwrap_or_else(|_| raw.to_string())
@@ -246,6 +237,111 @@ const BASE64_BYTE: [bool; 256] = {
 /// `<base64 N chars sha256:…>`. One pass, linear in the input.
 pub fn digest_base64_runs(s: &str) -> String {
     digested(s, |range| digest(&s[range])).unwrap_or_else(|| s.to_string())
+}
+
+/// `shorten(&digest_base64_runs(text), max)` of a text written in pieces
+/// (a value serialised into it), holding only what is shown: a base64 run
+/// is hashed as it comes, the rest counted past the first `max` characters.
+pub struct ShortDigest {
+    max: usize,
+    head: String,
+    chars: usize,
+    /// The base64 run going on: its first bytes, its length, and its hash
+    /// once it is long enough to be digested.
+    run: Vec<u8>,
+    run_len: usize,
+    hash: Option<Sha256>,
+}
+
+impl ShortDigest {
+    pub fn new(max: usize) -> ShortDigest {
+        ShortDigest {
+            max,
+            head: String::new(),
+            chars: 0,
+            run: Vec::new(),
+            run_len: 0,
+            hash: None,
+        }
+    }
+
+    fn out(&mut self, s: &str) {
+        for c in s.chars() {
+            if self.chars <= self.max {
+                self.head.push(c);
+            }
+            self.chars += 1;
+        }
+    }
+
+    fn end_run(&mut self) {
+        match self.hash.take() {
+            Some(hash) => {
+                let hex: String = hash
+                    .finalize()
+                    .iter()
+                    .take(6)
+                    .map(|b| format!("{b:02x}"))
+                    .collect();
+                self.out(&format!("<base64 {} chars sha256:{hex}>", self.run_len));
+            }
+            None => {
+                let run = std::mem::take(&mut self.run);
+                self.out(std::str::from_utf8(&run).unwrap_or_default());
+            }
+        }
+        self.run.clear();
+        self.run_len = 0;
+    }
+
+    /// The text as shown.
+    pub fn finish(mut self) -> String {
+        self.end_run();
+        match self.head.char_indices().nth(self.max) {
+            Some((end, _)) => format!("{}… ({} chars)", &self.head[..end], self.chars),
+            None => self.head,
+        }
+    }
+}
+
+impl std::io::Write for ShortDigest {
+    /// Takes whole UTF-8 pieces (serde_json cuts only at ASCII).
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut i = 0;
+        while i < buf.len() {
+            let other = buf[i..].iter().position(|b| !BASE64_BYTE[*b as usize]);
+            let end = other.map_or(buf.len(), |k| i + k);
+            self.run_len += end - i;
+            match &mut self.hash {
+                Some(hash) => hash.update(&buf[i..end]),
+                None => {
+                    self.run.extend_from_slice(&buf[i..end]);
+                    if self.run.len() >= BASE64_DIGEST_MIN {
+                        let mut hash = Sha256::new();
+                        hash.update(&self.run);
+                        self.hash = Some(hash);
+                        self.run.clear();
+                    }
+                }
+            }
+            if end == buf.len() {
+                break;
+            }
+            self.end_run();
+            let text_end = buf[end..]
+                .iter()
+                .position(|b| BASE64_BYTE[*b as usize])
+                .map_or(buf.len(), |k| end + k);
+            let text = std::str::from_utf8(&buf[end..text_end]).map_err(std::io::Error::other)?;
+            self.out(text);
+            i = text_end;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// [`digest_base64_runs`], `None` when no run is long enough (nothing to
@@ -428,6 +524,38 @@ pub fn digest(run: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_text_written_in_pieces_is_shown_as_its_whole_digested_and_shortened() {
+        use std::io::Write;
+        let image = "iVBORw0KGgo/+=".repeat(40);
+        let texts = [
+            String::new(),
+            "short é".to_string(),
+            image.clone(),
+            format!("a {image} b {} c é{image}", &image[..150]),
+            format!("{}x{}", &image[..199], &image[..200]),
+            "é".repeat(400),
+        ];
+        for text in texts {
+            for max in [0, 10, 300, 10_000] {
+                let whole = acp_bridge::shorten::shorten(&digest_base64_runs(&text), max);
+                for piece in [1, 7, 64, 100_000] {
+                    let mut w = ShortDigest::new(max);
+                    let mut at = 0;
+                    while at < text.len() {
+                        let mut end = (at + piece).min(text.len());
+                        while !text.is_char_boundary(end) {
+                            end += 1;
+                        }
+                        w.write_all(&text.as_bytes()[at..end]).unwrap();
+                        at = end;
+                    }
+                    assert_eq!(w.finish(), whole, "{text:?} {max} {piece}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn session_ids_get_the_same_label_everywhere_they_appear() {

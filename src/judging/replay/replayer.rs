@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use super::divergence::Divergence;
 use super::fake_agent::{FakeAgent, Served};
+use super::line_value;
 use super::source::Source;
 use super::transcript::{Entry, Transcript};
 use crate::corpus::recording::{Exit, Header, Outcome, Recording};
@@ -74,6 +75,12 @@ pub trait Sink {
     fn entry(&mut self, entry: Entry, value: Option<Value>);
     /// A diagnostic of the bridge (its stderr text; not part of the golden).
     fn diagnostic(&mut self, text: String);
+    /// Whether the sink reads a bridge line's text besides its parsed value;
+    /// if not, a line of megabytes is parsed into its value without a copy
+    /// ([`line_value`]) and its entry's text is empty.
+    fn keeps_panel_text(&self) -> bool {
+        true
+    }
 }
 
 impl Sink for Replay {
@@ -453,8 +460,17 @@ impl<'a> Run<'_, 'a> {
         if out.close_agent_stdin {
             self.note("bridge closed the agent's stdin");
         }
+        let keep_text = self.sink.keeps_panel_text();
         for line in out.to_panel {
-            let value = panel_value(&line);
+            let (line, value) = if keep_text {
+                let value = panel_value(&line);
+                (line, value)
+            } else {
+                match line_value::parse(line) {
+                    Ok(v) => (String::new(), Some(v)),
+                    Err(line) => (line, None),
+                }
+            };
             if let Some(v) = &value {
                 driver.observe_value(v);
             }

@@ -3,6 +3,9 @@
 //! released, divergences and notes, in the order they happened. Rendered
 //! normalised, it is the golden.
 
+use std::fmt;
+use std::io;
+
 use serde_json::Value;
 
 use super::divergence::{Divergence, render_diff, shorten};
@@ -81,12 +84,51 @@ impl Transcript {
                 _ => None,
             };
             renderer.entry(entry, value.flatten(), |prefix, text| {
-                out.push_str(prefix);
-                out.push_str(text);
-                out.push('\n');
+                use fmt::Write;
+                let _ = writeln!(out, "{prefix}{text}");
             });
         }
         out
+    }
+}
+
+/// The text of one transcript line as [`Renderer::entry`] hands it out: a
+/// parsed line comes as its normalised value, for whoever takes it to
+/// serialise where the line goes, so a folded message of megabytes is never
+/// a second string.
+#[derive(Debug, Clone, Copy)]
+pub enum LineText<'a> {
+    Text(&'a str),
+    /// Written in its compact form (one line: JSON escapes every newline).
+    Json(&'a Value),
+}
+
+impl LineText<'_> {
+    /// Writes the text to `out`.
+    pub fn write_to(&self, out: &mut impl io::Write) -> io::Result<()> {
+        match self {
+            LineText::Text(t) => out.write_all(t.as_bytes()),
+            LineText::Json(v) => serde_json::to_writer(out, v).map_err(io::Error::other),
+        }
+    }
+}
+
+impl fmt::Display for LineText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        /// serde_json writes whole UTF-8 pieces (it cuts a string only at
+        /// the ASCII characters it escapes).
+        struct Adapter<'a, 'b>(&'a mut fmt::Formatter<'b>);
+        impl io::Write for Adapter<'_, '_> {
+            fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+                let s = std::str::from_utf8(buf).map_err(io::Error::other)?;
+                self.0.write_str(s).map_err(io::Error::other)?;
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        self.write_to(&mut Adapter(f)).map_err(|_| fmt::Error)
     }
 }
 
@@ -105,25 +147,39 @@ impl Renderer {
     /// per differing field): a folded message of megabytes is not copied to
     /// join them. `value` is the entry's line already parsed (a
     /// `BridgeToPanel` or `AgentToBridge` entry; `None`: parse it here),
-    /// normalised in place.
-    pub fn entry(&mut self, entry: &Entry, value: Option<Value>, mut emit: impl FnMut(&str, &str)) {
+    /// normalised in place and handed out as it is.
+    pub fn entry(
+        &mut self,
+        entry: &Entry,
+        value: Option<Value>,
+        mut emit: impl FnMut(&str, LineText<'_>),
+    ) {
         let labels = &mut self.labels;
         let mut line = |prefix: &str, text: &str| {
             // A transcript line is one line: a stray newline (a non-JSON
             // agent line) would shift every later line of the diff.
             if text.contains(['\n', '\r']) {
-                emit(prefix, &text.replace('\r', "\\r").replace('\n', "\\n"))
+                let text = text.replace('\r', "\\r").replace('\n', "\\n");
+                emit(prefix, LineText::Text(&text))
             } else {
-                emit(prefix, text)
+                emit(prefix, LineText::Text(text))
             }
         };
-        match entry {
-            Entry::Panel(l) => line("panel> ", &labels.line(l)),
-            Entry::BridgeToPanel(l) => line("bridge>panel ", &labels.parsed_line(l, value)),
-            Entry::BridgeToAgent(l) => line("bridge>agent ", &labels.line(l)),
-            Entry::AgentToBridge(l) => line("agent>bridge ", &labels.parsed_line(l, value)),
-            Entry::Note(n) => line("-- ", &labels.note(n)),
-            Entry::Divergence(d) => {
+        match (entry, value) {
+            (Entry::BridgeToPanel(_), Some(mut v)) => {
+                labels.value(&mut v);
+                emit("bridge>panel ", LineText::Json(&v));
+            }
+            (Entry::AgentToBridge(_), Some(mut v)) => {
+                labels.value(&mut v);
+                emit("agent>bridge ", LineText::Json(&v));
+            }
+            (Entry::Panel(l), _) => line("panel> ", &labels.line(l)),
+            (Entry::BridgeToPanel(l), None) => line("bridge>panel ", &labels.line(l)),
+            (Entry::BridgeToAgent(l), _) => line("bridge>agent ", &labels.line(l)),
+            (Entry::AgentToBridge(l), None) => line("agent>bridge ", &labels.line(l)),
+            (Entry::Note(n), _) => line("-- ", &labels.note(n)),
+            (Entry::Divergence(d), _) => {
                 line("!! divergence: ", &d.headline());
                 for diff in d.details() {
                     let mut show = |v: &Value| {

@@ -200,8 +200,8 @@ impl Runner {
                 path.display()
             ));
         }
-        match recording::read(&path) {
-            Ok(r) => match r.trailer {
+        match recording::read_trailer(&path) {
+            Ok(trailer) => match trailer {
                 Some(t) if t.outcome == Outcome::Ok => JobResult::Recorded(path),
                 Some(t) => {
                     self.set_aside(job);

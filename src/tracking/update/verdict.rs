@@ -253,16 +253,12 @@ fn judge(
         };
     };
     let golden_path = id(agent, b, &scenario).snapshot_path(&corpus.snapshots);
-    let (kind, detail) = match golden::read(&golden_path) {
-        Ok(Some(g)) => {
-            let before = crate::judging::drift::panel_output(&g);
-            let now = crate::judging::drift::panel_output(&case.transcript.text());
-            if before == now {
-                (Kind::Unchanged, String::new())
-            } else {
-                (Kind::Changed, judge::first_difference(&before, &now))
-            }
-        }
+    let (kind, detail) = match judge::read_golden_lines(&golden_path) {
+        Ok(Some(lines)) => match first_panel_difference(lines, &case.transcript) {
+            Ok(None) => (Kind::Unchanged, String::new()),
+            Ok(Some(d)) => (Kind::Changed, d),
+            Err(e) => (Kind::Changed, e),
+        },
         Ok(None) => (Kind::Changed, format!("{} vanished", golden_path.display())),
         Err(e) => (Kind::Changed, e.to_string()),
     };
@@ -272,6 +268,44 @@ fn judge(
         baseline,
         detail,
         recording_ms: None,
+    }
+}
+
+/// The first line the panel sees differently in the transcript than in the
+/// golden ([`crate::judging::drift::panel_output`] of each, compared), both
+/// read one line at a time; `None`: the panel sees the same.
+fn first_panel_difference(
+    golden: impl Iterator<Item = Result<String, golden::GoldenError>>,
+    transcript: &judge::TranscriptText,
+) -> Result<Option<String>, String> {
+    let panel = crate::judging::drift::PanelLines::new();
+    let mut before = golden.filter_map(|l| match l {
+        Ok(l) => panel.line(&l).map(Ok),
+        Err(e) => Some(Err(e.to_string())),
+    });
+    let mut found = None;
+    transcript
+        .for_each_line(|l| {
+            let Some(now) = panel.line(l) else {
+                return true;
+            };
+            let differs = match before.next() {
+                Some(Ok(b)) if b == now => return true,
+                Some(Ok(b)) => Ok(judge::lines_differ(Some(&b), Some(&now))),
+                None => Ok(judge::lines_differ(None, Some(&now))),
+                Some(Err(e)) => Err(e),
+            };
+            found = Some(differs);
+            false
+        })
+        .map_err(|e| e.to_string())?;
+    match found {
+        Some(r) => r.map(Some),
+        None => match before.next() {
+            Some(Ok(b)) => Ok(Some(judge::lines_differ(Some(&b), None))),
+            Some(Err(e)) => Err(e),
+            None => Ok(None),
+        },
     }
 }
 
@@ -434,6 +468,36 @@ pub fn with_unrunnable_rows(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_panel_difference_read_line_by_line_is_the_one_of_the_whole_texts() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g.snap");
+        let a = "bridge>panel {\"uuid\":\"<uuid 1>\",\"duration_ms\":5}";
+        let b = "bridge>panel {\"uuid\":\"<uuid 2>\",\"duration_ms\":7}";
+        let c = "bridge>panel {\"type\":\"result\",\"result\":\"hello\"}";
+        let d = "bridge>panel {\"type\":\"result\",\"result\":\"hullo\"}";
+        let cases = [
+            (
+                format!("{a}\npanel> x\n{c}\n"),
+                format!("{b}\nagent>bridge y\n{c}\n"),
+            ),
+            (format!("{a}\n{c}\n"), format!("{a}\n{d}\n")),
+            (format!("{a}\n{c}\n"), format!("{a}\n")),
+            (format!("{a}\n"), format!("{a}\n!! divergence: z\n")),
+            (String::new(), format!("{c}\n")),
+        ];
+        for (golden, transcript) in cases {
+            std::fs::write(&path, format!("---\nsource: x\n---\n{golden}")).unwrap();
+            let lines = judge::read_golden_lines(&path).unwrap().unwrap();
+            let text = judge::TranscriptText::from(transcript.clone());
+            let streamed = first_panel_difference(lines, &text).unwrap();
+            let before = crate::judging::drift::panel_output(&golden);
+            let now = crate::judging::drift::panel_output(&transcript);
+            let whole = (before != now).then(|| judge::first_difference(&before, &now));
+            assert_eq!(streamed, whole, "{golden:?} {transcript:?}");
+        }
+    }
 
     fn v(s: &str) -> Version {
         Version::parse(s).unwrap()
