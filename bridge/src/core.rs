@@ -19,7 +19,7 @@ use crate::permission_mode::PermissionMode;
 use crate::stream_json::{self, InitInfo};
 use crate::tool_calls::ToolCalls;
 use crate::tool_name::RegisteredServers;
-use crate::turn::{BlockKind, Turn};
+use crate::turn::{BlockKind, LastText, Turn};
 use crate::{script_gate, tool_name, tool_result};
 
 mod agent_input;
@@ -27,10 +27,14 @@ mod handshake;
 mod line_cap;
 mod panel_initialize;
 pub use panel_initialize::{PanelInstructions, SessionInstructions};
+mod line_text;
 mod panel_input;
 mod panel_queries;
 mod session_notes;
 mod turn_output;
+use line_text::{
+    LINE_CAPACITY, json_len, line_written, line_written_into, object_line_with_raw, value_line_text,
+};
 
 use panel_initialize::{InitializeAsk, InitializeServers};
 
@@ -428,6 +432,20 @@ impl Bridge {
     // ------------------------------------------------------------ plumbing
 
     fn take(&mut self) -> Output {
+        // the line holding the turn's last text leaves: the text is kept
+        if let Some(t) = self.turn.as_mut()
+            && let LastText::InLine { line, range } = &t.last_text
+        {
+            let text = self
+                .out
+                .to_panel
+                .get(*line)
+                .and_then(|l| l.get(range.clone()));
+            t.last_text = LastText::Text(
+                text.and_then(|json| serde_json::from_str(json).ok())
+                    .unwrap_or_default(),
+            );
+        }
         std::mem::take(&mut self.out)
     }
 
@@ -442,6 +460,13 @@ impl Bridge {
     }
 
     fn emit_with_uuid(&mut self, mut v: Value, uuid: Option<String>) {
+        self.stamp(&mut v, uuid);
+        let line = value_line_text(&v);
+        self.push_typed_line(line, "line");
+    }
+
+    /// Stamps `session_id` and `uuid` on the line types that carry them.
+    fn stamp(&mut self, v: &mut Value, uuid: Option<String>) {
         if let Some(obj) = v.as_object_mut()
             && obj.contains_key("session_id")
         {
@@ -449,8 +474,24 @@ impl Bridge {
             let uuid = uuid.unwrap_or_else(|| self.ids.next_uuid());
             obj.insert("uuid".into(), json!(uuid));
         }
-        let line = value_line_text(&v);
-        self.push_typed_line(line, "line");
+    }
+
+    /// [`Bridge::emit`] of a `result` line whose `result` text is the JSON
+    /// string at `range` of the output's line `line` (copied from there,
+    /// so the text is never held a third time beside both lines).
+    fn emit_with_text_from_line(
+        &mut self,
+        mut v: Value,
+        line: usize,
+        range: std::ops::Range<usize>,
+    ) {
+        self.stamp(&mut v, None);
+        let text = self.out.to_panel.get(line).and_then(|l| l.get(range));
+        let written = match (v.as_object(), text) {
+            (Some(fields), Some(text)) => object_line_with_raw(fields, "result", text),
+            _ => value_line_text(&v),
+        };
+        self.push_typed_line(written, "result");
     }
 
     /// Writes one typed `stream_event` line, stamped like [`Bridge::emit`]
@@ -490,7 +531,19 @@ impl Bridge {
         message: &M,
         uuid: &str,
     ) -> serde_json::Result<String> {
-        line_written(|text| {
+        self.stamped_message_sized(kind, message, uuid, LINE_CAPACITY)
+    }
+
+    /// [`Bridge::stamped_message`] into a line of `capacity` bytes reserved
+    /// (a big message's line is not grown by doubling, with a copy per step).
+    fn stamped_message_sized<M: stream_json::LineMessage>(
+        &self,
+        kind: stream_json::MessageLineType,
+        message: &M,
+        uuid: &str,
+        capacity: usize,
+    ) -> serde_json::Result<String> {
+        line_written_into(Vec::with_capacity(capacity), |text| {
             stream_json::StampedMessage {
                 kind,
                 message,
@@ -561,81 +614,6 @@ impl Bridge {
     // ------------------------------------------------------------ handshake
 
     // ------------------------------------------------------------ agent side
-}
-
-/// Bytes reserved for a panel line's text before it is written: the lines
-/// of a turn (a delta, a `tool_use`, a `tool_result`) mostly fit, so their
-/// text is not regrown and copied on the way (serde_json starts at 128).
-const LINE_CAPACITY: usize = 1024;
-
-/// `value` as the text of one line.
-fn line_text<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
-    line_written(|text| serde_json::to_writer(text, value))
-}
-
-/// The text of one line `write` writes with serde_json.
-fn line_written(
-    write: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>,
-) -> serde_json::Result<String> {
-    let mut text = Vec::with_capacity(LINE_CAPACITY);
-    write(&mut text)?;
-    // Checking the bytes again would be a second pass over a line of up
-    // to 8 MiB (an image).
-    // SAFETY: serde_json's serialiser writes only UTF-8 (JSON syntax and
-    // escaped `str`s); `serde_json::to_string` relies on the same.
-    Ok(unsafe { String::from_utf8_unchecked(text) })
-}
-
-/// A `Value` line holding at least this many bytes of strings is measured
-/// before it is written: a line of megabytes (a folded message, an image)
-/// then takes its size once, instead of doubling its way there with a copy
-/// at each step and up to twice its size held.
-const MEASURED_FROM: usize = 1 << 16;
-
-/// [`line_text`] of a `Value`, sized exactly when it is big.
-fn value_line_text(value: &Value) -> serde_json::Result<String> {
-    if string_bytes(value, MEASURED_FROM) < MEASURED_FROM {
-        return line_text(value);
-    }
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    serde_json::to_writer(&mut count, value)?;
-    let mut text = Vec::with_capacity(count.0);
-    serde_json::to_writer(&mut text, value)?;
-    // SAFETY: as in `line_text`.
-    Ok(unsafe { String::from_utf8_unchecked(text) })
-}
-
-/// The bytes of the strings (keys too) in `value`, counted up to `limit`.
-fn string_bytes(value: &Value, limit: usize) -> usize {
-    let mut total = 0;
-    let mut stack = vec![value];
-    while let Some(v) = stack.pop() {
-        match v {
-            Value::String(s) => total += s.len(),
-            Value::Array(items) => stack.extend(items),
-            Value::Object(map) => {
-                for (k, v) in map {
-                    total += k.len();
-                    stack.push(v);
-                }
-            }
-            _ => {}
-        }
-        if total >= limit {
-            break;
-        }
-    }
-    total
 }
 
 /// A JSON-RPC error as text: its message and code, plus the details in its
@@ -710,25 +688,5 @@ fn user_content(content: &Value) -> (String, Vec<PromptImage>) {
             (texts.join("\n"), images)
         }
         _ => (String::new(), vec![]),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_big_value_line_has_the_bytes_of_the_usual_form_and_no_spare_capacity() {
-        let text = "a \"quoted\"\nline é ".repeat(MEASURED_FROM / 10);
-        for value in [
-            json!({"type": "result", "result": text, "n": [1, 2.5, null]}),
-            json!({"type": "system", "subtype": "init"}),
-        ] {
-            let line = value_line_text(&value).unwrap();
-            assert_eq!(line, value.to_string());
-            if line.len() > MEASURED_FROM {
-                assert_eq!(line.capacity(), line.len());
-            }
-        }
     }
 }

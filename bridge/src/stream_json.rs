@@ -282,6 +282,80 @@ impl Usage {
     }
 }
 
+/// A folded `assistant` message: the fields of [`message_object`] with its
+/// streamed blocks as `content`, no stop reason. Written typed so that
+/// where its one text block's JSON string lands in the line is known
+/// ([`FoldedMessage::text_at`]): the turn's `result` repeats that text, and
+/// copying it from the line spares holding the text (up to 16 MiB) a second
+/// time.
+#[derive(Debug, Serialize)]
+pub struct FoldedMessage<'a> {
+    pub id: &'a str,
+    #[serde(rename = "type")]
+    pub kind: MessageType,
+    pub role: AssistantRole,
+    pub model: &'a str,
+    pub content: Vec<FoldedBlock<'a>>,
+    pub stop_reason: (),
+    pub stop_sequence: (),
+    pub usage: Usage,
+    /// Where the last write put the JSON string of the message's only text
+    /// block; unset when it has none or several.
+    #[serde(skip)]
+    pub text_at: std::cell::Cell<Option<(usize, usize)>>,
+}
+
+/// A block of a [`FoldedMessage`]: [`text_block`] / [`thinking_block`].
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum FoldedBlock<'a> {
+    Text {
+        text: &'a str,
+    },
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+}
+
+impl LineMessage for FoldedMessage<'_> {
+    fn write_to(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        let (MessageType::Message, AssistantRole::Assistant) = (&self.kind, &self.role);
+        let texts = self
+            .content
+            .iter()
+            .filter(|b| matches!(b, FoldedBlock::Text { .. }))
+            .count();
+        self.text_at.set(None);
+        out.extend_from_slice(br#"{"id":"#);
+        serde_json::to_writer(&mut *out, self.id)?;
+        out.extend_from_slice(br#","type":"message","role":"assistant","model":"#);
+        serde_json::to_writer(&mut *out, self.model)?;
+        out.extend_from_slice(br#","content":["#);
+        for (i, block) in self.content.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            match block {
+                FoldedBlock::Text { text } => {
+                    out.extend_from_slice(br#"{"type":"text","text":"#);
+                    let start = out.len();
+                    serde_json::to_writer(&mut *out, text)?;
+                    if texts == 1 {
+                        self.text_at.set(Some((start, out.len())));
+                    }
+                    out.push(b'}');
+                }
+                FoldedBlock::Thinking { .. } => serde_json::to_writer(&mut *out, block)?,
+            }
+        }
+        out.extend_from_slice(br#"],"stop_reason":null,"stop_sequence":null,"usage":"#);
+        self.usage.write_to(out)?;
+        out.push(b'}');
+        Ok(())
+    }
+}
+
 impl<M: LineMessage> StampedMessage<'_, M> {
     /// Appends the line's text: the bytes its `Serialize` writes, the
     /// constant keys copied as they are rather than escaped one by one.

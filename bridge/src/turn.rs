@@ -110,9 +110,10 @@ impl StreamingMessage {
         (lines, index)
     }
 
-    /// Closes the streamed message: the closing events, then one `assistant`
-    /// line holding every block. Returns the lines and the message's text.
-    pub fn fold(&mut self, model: &str, stop_reason: &str) -> (Vec<Value>, Option<String>) {
+    /// Closes the streamed message: the closing events, and the message
+    /// whose `assistant` line the caller writes (typed, see
+    /// [`stream_json::FoldedMessage`]).
+    pub fn fold(&mut self, stop_reason: &str) -> (Vec<Value>, Option<Folded>) {
         let Some(msg) = self.open.take() else {
             return (Vec::new(), None);
         };
@@ -134,22 +135,68 @@ impl StreamingMessage {
         {
             last.push_str(FOLDED_TEXT_CUT);
         }
-        let mut text = String::new();
-        let content: Vec<Value> = blocks
-            .into_iter()
-            .map(|(kind, body)| match kind {
-                BlockKind::Text => {
-                    text.push_str(&body);
-                    stream_json::text_block(body)
-                }
-                BlockKind::Thinking => stream_json::thinking_block(body),
-            })
-            .collect();
-        lines.push(stream_json::assistant(stream_json::message_object(
-            &msg.id, model, content, None,
-        )));
-        (lines, Some(text).filter(|t| !t.is_empty()))
+        (lines, Some(Folded { id: msg.id, blocks }))
     }
+}
+
+/// A folded message: its id and its blocks' text.
+#[derive(Debug)]
+pub(crate) struct Folded {
+    pub id: String,
+    pub blocks: Vec<(BlockKind, String)>,
+}
+
+impl Folded {
+    /// The message for its `assistant` line.
+    pub fn message<'a>(&'a self, model: &'a str) -> stream_json::FoldedMessage<'a> {
+        stream_json::FoldedMessage {
+            id: &self.id,
+            kind: stream_json::MessageType::Message,
+            role: stream_json::AssistantRole::Assistant,
+            model,
+            content: self
+                .blocks
+                .iter()
+                .map(|(kind, body)| match kind {
+                    BlockKind::Text => stream_json::FoldedBlock::Text { text: body },
+                    BlockKind::Thinking => stream_json::FoldedBlock::Thinking {
+                        thinking: body,
+                        signature: "",
+                    },
+                })
+                .collect(),
+            stop_reason: (),
+            stop_sequence: (),
+            usage: Usage::default(),
+            text_at: Default::default(),
+        }
+    }
+
+    /// Its text blocks' text, joined; `None` when empty.
+    pub fn text(self) -> Option<String> {
+        let mut texts = self
+            .blocks
+            .into_iter()
+            .filter(|(kind, _)| *kind == BlockKind::Text)
+            .map(|(_, body)| body);
+        let mut text = texts.next().unwrap_or_default();
+        texts.for_each(|t| text.push_str(&t));
+        Some(text).filter(|t| !t.is_empty())
+    }
+}
+
+/// The text of a turn's last folded message, which its `result` repeats.
+#[derive(Debug)]
+pub enum LastText {
+    Text(String),
+    /// The JSON string at `range` of the panel line at index `line` of the
+    /// core's output not yet handed out: the folded `assistant` line. While
+    /// that line is in the core, the text is held once, not twice (a
+    /// message folded from a million chunks is 16 MiB).
+    InLine {
+        line: usize,
+        range: std::ops::Range<usize>,
+    },
 }
 
 /// The `errors` entry of an interrupted turn: the TS Agent SDK throws on a
@@ -194,7 +241,7 @@ pub(crate) struct Turn {
     /// Context tokens from the latest `usage_update` (used when no prompt usage came).
     pub context_used: Option<u64>,
     pub cost_usd: Option<f64>,
-    pub last_text: String,
+    pub last_text: LastText,
     pub permission_denials: Vec<Value>,
 }
 
@@ -218,7 +265,7 @@ impl Turn {
             meta_usage: None,
             context_used: None,
             cost_usd: None,
-            last_text: String::new(),
+            last_text: LastText::Text(String::new()),
             permission_denials: Vec::new(),
         }
     }
@@ -245,8 +292,10 @@ impl Turn {
         }
     }
 
-    /// The `result` line for this turn, ended at `now` (its texts move in).
-    pub fn result(self, now: Duration) -> Value {
+    /// The `result` line for this turn, ended at `now` (its texts move in),
+    /// and where its `result` text is when it is the JSON string of a line
+    /// still in the core's output (the line then holds `""` in its place).
+    pub fn result(self, now: Duration) -> (Value, Option<(usize, std::ops::Range<usize>)>) {
         let is_error = self.error.is_some()
             || self.prompt_error.is_some()
             || self.interrupted
@@ -266,9 +315,13 @@ impl Turn {
                 None => usage.input_tokens = self.context_used.unwrap_or(0),
             }
         }
-        let result = match self.error.as_ref().or(self.prompt_error.as_ref()) {
-            Some(e) => e.clone(),
-            None => self.last_text,
+        let (result, in_line) = match (
+            self.error.as_ref().or(self.prompt_error.as_ref()),
+            self.last_text,
+        ) {
+            (Some(e), _) => (e.clone(), None),
+            (None, LastText::Text(text)) => (text, None),
+            (None, LastText::InLine { line, range }) => (String::new(), Some((line, range))),
         };
         let mut errors = self.errors;
         if errors.is_empty() && self.max_turns {
@@ -277,7 +330,7 @@ impl Turn {
         if self.interrupted && subtype == "error_during_execution" && errors.is_empty() {
             errors.push(INTERRUPTED_TEXT.to_string());
         }
-        stream_json::result(stream_json::TurnResult {
+        let line = stream_json::result(stream_json::TurnResult {
             is_error,
             subtype,
             duration_ms: now.saturating_sub(self.started).as_millis() as u64,
@@ -297,7 +350,8 @@ impl Turn {
             usage,
             permission_denials: self.permission_denials,
             errors,
-        })
+        });
+        (line, in_line)
     }
 }
 
@@ -311,8 +365,9 @@ mod tests {
         for (kind, text) in chunks {
             m.chunk(*kind, text, None, "m", || "msg_1".to_string());
         }
-        let (lines, _) = m.fold("m", "end_turn");
-        lines.last().unwrap()["message"]["content"]
+        let (_, folded) = m.fold("end_turn");
+        let folded = folded.unwrap();
+        serde_json::to_value(folded.message("m")).unwrap()["content"]
             .as_array()
             .unwrap()
             .clone()
@@ -337,5 +392,63 @@ mod tests {
         assert!(kept <= MAX_FOLDED_TEXT - "think".len(), "{kept}");
         assert!(kept >= MAX_FOLDED_TEXT - "think".len() - 1, "{kept}");
         assert_eq!(big[0]["thinking"], "think");
+    }
+
+    #[test]
+    fn a_folded_line_is_the_value_lines_bytes_and_says_where_its_one_text_is() {
+        let cases: &[&[(BlockKind, &str)]] = &[
+            &[(BlockKind::Text, "say \"hi\"\n\u{1}é")],
+            &[(BlockKind::Thinking, "t\"t"), (BlockKind::Text, "x")],
+            &[
+                (BlockKind::Text, "a"),
+                (BlockKind::Thinking, "t"),
+                (BlockKind::Text, "b"),
+            ],
+            &[(BlockKind::Thinking, "only")],
+        ];
+        for blocks in cases {
+            let folded = Folded {
+                id: "msg_\"1".into(),
+                blocks: blocks.iter().map(|(k, t)| (*k, t.to_string())).collect(),
+            };
+            let message = folded.message("m\\1");
+            let mut written = Vec::new();
+            stream_json::StampedMessage {
+                kind: stream_json::MessageLineType::Assistant,
+                message: &message,
+                parent_tool_use_id: (),
+                session_id: "s\"1",
+                uuid: "u-1",
+            }
+            .write_to(&mut written)
+            .unwrap();
+            let written = String::from_utf8(written).unwrap();
+            let content = blocks
+                .iter()
+                .map(|(kind, t)| match kind {
+                    BlockKind::Text => stream_json::text_block(t.to_string()),
+                    BlockKind::Thinking => stream_json::thinking_block(t.to_string()),
+                })
+                .collect();
+            let mut want = stream_json::assistant(stream_json::message_object(
+                "msg_\"1", "m\\1", content, None,
+            ));
+            want["session_id"] = json!("s\"1");
+            want["uuid"] = json!("u-1");
+            assert_eq!(written, want.to_string());
+            let texts: Vec<&str> = blocks
+                .iter()
+                .filter(|(k, _)| *k == BlockKind::Text)
+                .map(|(_, t)| *t)
+                .collect();
+            let at = message
+                .text_at
+                .get()
+                .map(|(start, end)| &written[start..end]);
+            match texts[..] {
+                [one] => assert_eq!(at, Some(json!(one).to_string().as_str())),
+                _ => assert_eq!(at, None, "{blocks:?}"),
+            }
+        }
     }
 }

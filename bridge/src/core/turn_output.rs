@@ -11,16 +11,40 @@ use crate::tool_calls::Asked;
 const FAILED_WITHOUT_TEXT: &str = "The tool call failed; the agent gave no details.";
 
 impl Bridge {
-    /// Folds the streamed message (if any) into an `assistant` line.
+    /// Folds the streamed message (if any) into an `assistant` line. The
+    /// turn keeps the message's text for its `result` as where it is in
+    /// that line, when the line holds it as one JSON string.
     pub(super) fn fold_message(&mut self, stop_reason: &str) {
-        let model = self.model.as_deref().unwrap_or(DEFAULT_MODEL);
         let Some(t) = self.turn.as_mut() else { return };
-        let (lines, text) = t.message.fold(model, stop_reason);
-        if let Some(text) = text {
-            t.last_text = text;
-        }
+        let (lines, folded) = t.message.fold(stop_reason);
         for l in lines {
             self.emit(l);
+        }
+        let Some(folded) = folded else { return };
+        let uuid = self.ids.next_uuid();
+        let model = self.model.as_deref().unwrap_or(DEFAULT_MODEL);
+        let message = folded.message(model);
+        let text_bytes: usize = folded.blocks.iter().map(|(_, b)| json_len(b)).sum();
+        let line = self.stamped_message_sized(
+            stream_json::MessageLineType::Assistant,
+            &message,
+            &uuid,
+            text_bytes + LINE_CAPACITY,
+        );
+        let text_at = message.text_at.take();
+        let line_index = self.out.to_panel.len();
+        self.push_typed_line(line, "assistant");
+        let in_line = self.out.to_panel.len() > line_index;
+        let last_text = match text_at {
+            // more than `""`: an empty text leaves the last one in place
+            Some((start, end)) if in_line && end - start > 2 => Some(LastText::InLine {
+                line: line_index,
+                range: start..end,
+            }),
+            _ => folded.text().map(LastText::Text),
+        };
+        if let (Some(t), Some(last_text)) = (self.turn.as_mut(), last_text) {
+            t.last_text = last_text;
         }
     }
 
@@ -387,8 +411,10 @@ impl Bridge {
         self.cancel_pending_permissions_silently();
         self.take_tool_lists();
         if let Some(t) = self.turn.take() {
-            let r = t.result(now);
-            self.emit(r);
+            match t.result(now) {
+                (r, None) => self.emit(r),
+                (r, Some((line, range))) => self.emit_with_text_from_line(r, line, range),
+            }
         }
         if self.panel_eof {
             self.close_stdin();
