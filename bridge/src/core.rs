@@ -434,13 +434,9 @@ impl Bridge {
     fn take(&mut self) -> Output {
         // the line holding the turn's last text leaves: the text is kept
         if let Some(t) = self.turn.as_mut()
-            && let LastText::InLine { line, range } = &t.last_text
+            && let LastText::InLine(at) = &t.last_text
         {
-            let text = self
-                .out
-                .to_panel
-                .get(*line)
-                .and_then(|l| l.get(range.clone()));
+            let text = (self.out.to_panel.get(at.line)).and_then(|l| l.get(at.range.clone()));
             t.last_text = LastText::Text(
                 text.and_then(|json| serde_json::from_str(json).ok())
                     .unwrap_or_default(),
@@ -479,16 +475,11 @@ impl Bridge {
     /// [`Bridge::emit`] of a `result` line whose `result` text is the JSON
     /// string at `range` of the output's line `line` (copied from there,
     /// so the text is never held a third time beside both lines).
-    fn emit_with_text_from_line(
-        &mut self,
-        mut v: Value,
-        line: usize,
-        range: std::ops::Range<usize>,
-    ) {
+    fn emit_with_text_from_line(&mut self, mut v: Value, at: crate::turn::TextInLine) {
         self.stamp(&mut v, None);
-        let text = self.out.to_panel.get(line).and_then(|l| l.get(range));
+        let text = self.out.to_panel.get(at.line).and_then(|l| l.get(at.range));
         let written = match (v.as_object(), text) {
-            (Some(fields), Some(text)) => object_line_with_raw(fields, "result", text),
+            (Some(fields), Some(text)) => object_line_with_raw(at.room, fields, "result", text),
             _ => value_line_text(&v),
         };
         self.push_typed_line(written, "result");

@@ -189,14 +189,21 @@ impl Folded {
 #[derive(Debug)]
 pub enum LastText {
     Text(String),
-    /// The JSON string at `range` of the panel line at index `line` of the
-    /// core's output not yet handed out: the folded `assistant` line. While
-    /// that line is in the core, the text is held once, not twice (a
-    /// message folded from a million chunks is 16 MiB).
-    InLine {
-        line: usize,
-        range: std::ops::Range<usize>,
-    },
+    /// Held once, not twice, while its line is in the core (a message
+    /// folded from a million chunks is 16 MiB).
+    InLine(TextInLine),
+}
+
+/// A folded message's text as the JSON string at `range` of the panel line
+/// at index `line` of the core's output not yet handed out (its `assistant`
+/// line), and the allocation the text had, emptied: the `result` line is
+/// written into it, so a freed 16 MiB does not stay resident (allocators
+/// keep freed memory a while) beside both lines.
+#[derive(Debug)]
+pub struct TextInLine {
+    pub line: usize,
+    pub range: std::ops::Range<usize>,
+    pub room: Vec<u8>,
 }
 
 /// The `errors` entry of an interrupted turn: the TS Agent SDK throws on a
@@ -295,7 +302,7 @@ impl Turn {
     /// The `result` line for this turn, ended at `now` (its texts move in),
     /// and where its `result` text is when it is the JSON string of a line
     /// still in the core's output (the line then holds `""` in its place).
-    pub fn result(self, now: Duration) -> (Value, Option<(usize, std::ops::Range<usize>)>) {
+    pub fn result(self, now: Duration) -> (Value, Option<TextInLine>) {
         let is_error = self.error.is_some()
             || self.prompt_error.is_some()
             || self.interrupted
@@ -321,7 +328,7 @@ impl Turn {
         ) {
             (Some(e), _) => (e.clone(), None),
             (None, LastText::Text(text)) => (text, None),
-            (None, LastText::InLine { line, range }) => (String::new(), Some((line, range))),
+            (None, LastText::InLine(at)) => (String::new(), Some(at)),
         };
         let mut errors = self.errors;
         if errors.is_empty() && self.max_turns {

@@ -69,11 +69,21 @@ pub(super) fn json_len<T: serde::Serialize + ?Sized>(value: &T) -> usize {
 /// The line of `fields` with the value of `key` written as the JSON text
 /// `raw` (the same bytes as the object holding that value).
 pub(super) fn object_line_with_raw(
+    room: Vec<u8>,
     fields: &serde_json::Map<String, Value>,
     key: &str,
     raw: &str,
 ) -> serde_json::Result<String> {
-    line_written_into(Vec::with_capacity(raw.len() + LINE_CAPACITY), |text| {
+    let needed = raw.len() + LINE_CAPACITY;
+    let mut room = if room.capacity() >= needed {
+        room
+    } else {
+        // grown, it would copy what it holds: a fresh line instead
+        drop(room);
+        Vec::with_capacity(needed)
+    };
+    room.clear();
+    line_written_into(room, |text| {
         text.push(b'{');
         for (i, (k, v)) in fields.iter().enumerate() {
             if i > 0 {
@@ -142,7 +152,8 @@ mod tests {
         let mut line =
             json!({"type": "result", "n": [1, 2.5, null], "result": "", "z": {"a": "b"}});
         let fields = line.as_object().unwrap().clone();
-        let written = object_line_with_raw(&fields, "result", &json!(text).to_string()).unwrap();
+        let written =
+            object_line_with_raw(Vec::new(), &fields, "result", &json!(text).to_string()).unwrap();
         line["result"] = json!(text);
         assert_eq!(written, line.to_string());
     }

@@ -6,6 +6,7 @@ use super::*;
 use crate::call_fields::{CallFields, OwnFields};
 use crate::json_field::{Fields, take_string};
 use crate::tool_calls::Asked;
+use crate::turn::TextInLine;
 
 /// The result text of a failed call whose frames carry no text.
 const FAILED_WITHOUT_TEXT: &str = "The tool call failed; the agent gave no details.";
@@ -37,10 +38,19 @@ impl Bridge {
         let in_line = self.out.to_panel.len() > line_index;
         let last_text = match text_at {
             // more than `""`: an empty text leaves the last one in place
-            Some((start, end)) if in_line && end - start > 2 => Some(LastText::InLine {
-                line: line_index,
-                range: start..end,
-            }),
+            Some((start, end)) if in_line && end - start > 2 => {
+                let text = folded
+                    .blocks
+                    .into_iter()
+                    .find(|(k, _)| *k == BlockKind::Text);
+                let mut room = text.map(|(_, body)| body.into_bytes()).unwrap_or_default();
+                room.clear();
+                Some(LastText::InLine(TextInLine {
+                    line: line_index,
+                    range: start..end,
+                    room,
+                }))
+            }
             _ => folded.text().map(LastText::Text),
         };
         if let (Some(t), Some(last_text)) = (self.turn.as_mut(), last_text) {
@@ -413,7 +423,7 @@ impl Bridge {
         if let Some(t) = self.turn.take() {
             match t.result(now) {
                 (r, None) => self.emit(r),
-                (r, Some((line, range))) => self.emit_with_text_from_line(r, line, range),
+                (r, Some(at)) => self.emit_with_text_from_line(r, at),
             }
         }
         if self.panel_eof {
