@@ -7,7 +7,10 @@
 //!
 //! Then end to end: the `acp-harness` binary's `check`, `replay` and
 //! `conformance` of a generated text-only conversation whose one answer comes in that many
-//! chunks (in a corpus of its own, no golden), peak RSS and wall time.
+//! chunks (in a corpus of its own), peak RSS and wall time: first with no
+//! golden, then with the golden the binary's own `replay` prints for it
+//! (the bridge folds the answer into two lines of megabytes, which the
+//! judge compares with the golden's as both stream).
 //!
 //! Each measurement runs in a child process of its own (this binary again),
 //! so its peak RSS (`VmHWM`, or the waited-for binary's `ru_maxrss`) is its
@@ -48,26 +51,31 @@ fn main() {
         "|---:|---:|---:|---:|---:|---:|".to_string(),
     ];
     let mut end_to_end = vec![
-        "| events | file MiB | check: peak RSS MiB | check: s | replay: peak RSS MiB | replay: s | conformance: peak RSS MiB | conformance: s |"
+        "| events | file MiB | golden | check: peak RSS MiB | check: s | replay: peak RSS MiB | replay: s | conformance: peak RSS MiB | conformance: s |"
             .to_string(),
-        "|---:|---:|---:|---:|---:|---:|---:|---:|".to_string(),
+        "|---:|---:|---|---:|---:|---:|---:|---:|---:|".to_string(),
     ];
     for &events in &sizes {
         let root = dir.path().join("corpus");
         let bytes = generate_conversation(&root, events);
-        let check = measure("check", &root);
-        let replay = measure("replay", &root);
-        let conformance = measure("conformance", &root);
-        end_to_end.push(format!(
-            "| {events} | {:.0} | {:.1} | {:.2} | {:.1} | {:.2} | {:.1} | {:.2} |",
-            bytes as f64 / 1048576.0,
-            check.0,
-            check.1,
-            replay.0,
-            replay.1,
-            conformance.0,
-            conformance.1
-        ));
+        for golden in ["no", "yes"] {
+            if golden == "yes" {
+                write_golden(&root, &dir.path().join("replay.out"));
+            }
+            let check = measure("check", &root);
+            let replay = measure("replay", &root);
+            let conformance = measure("conformance", &root);
+            end_to_end.push(format!(
+                "| {events} | {:.0} | {golden} | {:.1} | {:.2} | {:.1} | {:.2} | {:.1} | {:.2} |",
+                bytes as f64 / 1048576.0,
+                check.0,
+                check.1,
+                replay.0,
+                replay.1,
+                conformance.0,
+                conformance.1
+            ));
+        }
         let _ = std::fs::remove_dir_all(&root);
     }
     for events in sizes {
@@ -91,7 +99,7 @@ fn main() {
     println!("{}", table.join("\n"));
     println!();
     println!(
-        "End to end, the `acp-harness` binary on one recording of a text-only turn answered in that many chunks:"
+        "End to end, the `acp-harness` binary on one recording of a text-only turn answered in that many chunks, without a golden and with the golden its own `replay` prints:"
     );
     println!();
     println!("{}", end_to_end.join("\n"));
@@ -206,6 +214,48 @@ fn generate_conversation(root: &Path, events: usize) -> u64 {
     std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0)
 }
 
+/// Writes the golden of the corpus at `root`'s one recording: the
+/// transcript the `acp-harness` binary's `replay` prints for it (through
+/// the file `out`, copied a line at a time), under insta's header.
+fn write_golden(root: &Path, out: &Path) {
+    use std::io::BufRead;
+    let status = Command::new(env!("CARGO_BIN_EXE_acp-harness"))
+        .arg("replay")
+        .arg(root.join("recordings"))
+        .args(["--color", "never", "--root"])
+        .arg(root)
+        .stdout(std::fs::File::create(out).expect("the replay's output file"))
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("acp-harness runs");
+    // no golden yet: the replay reports it missing
+    assert_eq!(status.code(), Some(1), "replay: {status:?}");
+    let trial = "codex-acp/0.0.0-synthetic/text-only";
+    let snap = root.join("tests/snapshots/replay__codex-acp__0.0.0-synthetic__text-only.snap");
+    let mut w = std::io::BufWriter::new(std::fs::File::create(&snap).expect("the golden file"));
+    writeln!(
+        w,
+        "---\nsource: tests/replay.rs\ndescription: replay of {trial}\n---"
+    )
+    .unwrap();
+    let mut r = std::io::BufReader::new(std::fs::File::open(out).expect("the replay's output"));
+    let mut line = Vec::new();
+    // `=== <trial> (<path>)`, the transcript, then `=== <trial>: <statuses>`
+    r.read_until(b'\n', &mut line).unwrap();
+    assert!(line.starts_with(format!("=== {trial} (").as_bytes()));
+    loop {
+        line.clear();
+        let n = r.read_until(b'\n', &mut line).unwrap();
+        assert!(n > 0, "the replay's output ends before its status line");
+        if line.starts_with(format!("=== {trial}: ").as_bytes()) {
+            break;
+        }
+        w.write_all(&line).unwrap();
+    }
+    w.flush().unwrap();
+    let _ = std::fs::remove_file(out);
+}
+
 /// Runs `mode` over `path` in a child; its peak RSS in MiB and seconds.
 fn measure(mode: &str, path: &Path) -> (f64, f64) {
     let exe = std::env::current_exe().expect("this bench's path");
@@ -291,9 +341,17 @@ fn end_to_end(mode: &str, root: &Path) {
         .output()
         .expect("acp-harness runs");
     let took = started.elapsed().as_secs_f64();
-    // no golden: `check` and `replay` find it missing (exit 1); the bridge's
-    // frames are valid, so `conformance` passes (0); 2 is a tool error
-    let expected = if mode == "conformance" { 0 } else { 1 };
+    // no golden: `check` and `replay` find it missing (exit 1); with the
+    // golden they pass (0); the bridge's frames are valid, so `conformance`
+    // passes (0); 2 is a tool error
+    let golden = root
+        .join("tests/snapshots/replay__codex-acp__0.0.0-synthetic__text-only.snap")
+        .exists();
+    let expected = if mode == "conformance" || golden {
+        0
+    } else {
+        1
+    };
     assert!(
         out.status.code() == Some(expected),
         "{mode}: {:?} {}",

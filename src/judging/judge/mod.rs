@@ -17,6 +17,7 @@ mod case_report;
 mod corpus;
 pub mod golden;
 pub mod golden_diff;
+mod golden_line;
 mod golden_stream;
 pub mod invariants;
 pub mod known_limitations;
