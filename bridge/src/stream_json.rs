@@ -305,7 +305,7 @@ pub struct FoldedMessage<'a> {
     pub text_at: std::cell::Cell<Option<(usize, usize)>>,
 }
 
-/// A block of a [`FoldedMessage`]: [`text_block`] / [`thinking_block`].
+/// A block of a [`FoldedMessage`]: `text`, or `thinking` with no signature.
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum FoldedBlock<'a> {
@@ -574,15 +574,6 @@ pub fn result(r: TurnResult) -> Value {
 /// A `text` content block; the text moves in.
 pub fn text_block(text: String) -> Value {
     object([("type", json!("text")), ("text", Value::String(text))])
-}
-
-/// A `thinking` content block (no signature); the thinking moves in.
-pub fn thinking_block(thinking: String) -> Value {
-    object([
-        ("type", json!("thinking")),
-        ("thinking", Value::String(thinking)),
-        ("signature", json!("")),
-    ])
 }
 
 /// A success answer to a panel `control_request`; `request_id` is echoed as

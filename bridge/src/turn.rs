@@ -434,7 +434,9 @@ mod tests {
                 .iter()
                 .map(|(kind, t)| match kind {
                     BlockKind::Text => stream_json::text_block(t.to_string()),
-                    BlockKind::Thinking => stream_json::thinking_block(t.to_string()),
+                    BlockKind::Thinking => {
+                        json!({"type": "thinking", "thinking": t, "signature": ""})
+                    }
                 })
                 .collect();
             let mut want = stream_json::assistant(stream_json::message_object(
