@@ -572,7 +572,7 @@ fn prepare(corpus: &Corpus, path: &Path, golden: &str) -> Result<Base, String> {
 
 /// Whether a finishing frame's result has image blocks.
 fn renders_images(update: &Value) -> bool {
-    acp_bridge::tool_result::tool_result_content(update)
+    acp_bridge::call::result::tool_result_content(update)
         .as_array()
         .is_some_and(|blocks| blocks.iter().any(|b| b["type"] == "image"))
 }
@@ -943,7 +943,7 @@ fn rewrite(r: &Recording, calls: &HashMap<String, McpCall>, variant: &Variant) -
 /// text holding OpenAI-style content parts as JSON (the shape an agent
 /// forwarding a Chat Completions tool result sends).
 fn images_as_json_text(update: &mut Value) {
-    let Value::Array(blocks) = acp_bridge::tool_result::tool_result_content(update) else {
+    let Value::Array(blocks) = acp_bridge::call::result::tool_result_content(update) else {
         return;
     };
     let parts: Vec<Value> = blocks

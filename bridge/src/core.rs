@@ -11,16 +11,17 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::client::{self, ModeChange, ModelChange, PermissionIntent, PromptImage};
+use crate::acp::client::{self, ModeChange, ModelChange, PermissionIntent, PromptImage};
+use crate::acp::permission_mode::PermissionMode;
+use crate::call::identity::RegisteredServers;
+use crate::call::permission::{PanelAnswer, PendingPermission};
+use crate::call::table::ToolCalls;
+use crate::call::{identity, result as tool_result};
+use crate::core::turn::{BlockKind, LastText, Turn};
 use crate::ids::IdSource;
 use crate::launch::{LaunchSpec, McpEndpoint, join_instructions};
-use crate::permission::{PanelAnswer, PendingPermission};
-use crate::permission_mode::PermissionMode;
+use crate::script_gate;
 use crate::stream_json::{self, InitInfo};
-use crate::tool_calls::ToolCalls;
-use crate::tool_name::RegisteredServers;
-use crate::turn::{BlockKind, LastText, Turn};
-use crate::{script_gate, tool_name, tool_result};
 
 mod agent_input;
 mod handshake;
@@ -31,6 +32,7 @@ mod line_text;
 mod panel_input;
 mod panel_queries;
 mod session_notes;
+pub(crate) mod turn;
 mod turn_output;
 use line_text::{
     LINE_CAPACITY, json_len, line_written, line_written_into, object_line_with_raw, value_line_text,
@@ -403,7 +405,7 @@ impl Bridge {
     }
 
     /// The tools MCP server `server` lists (its `tools/list`), for the bare
-    /// tool name rule ([`crate::server_tools`]). Taken at once when no call
+    /// tool name rule ([`crate::call::server_tools`]). Taken at once when no call
     /// is open, else when the turn ends: a call's name never changes
     /// under it. Without a list the core names calls as before.
     pub fn set_server_tools(&mut self, server: &str, tools: Vec<String>) -> Output {
@@ -475,7 +477,7 @@ impl Bridge {
     /// [`Bridge::emit`] of a `result` line whose `result` text is the JSON
     /// string at `range` of the output's line `line` (copied from there,
     /// so the text is never held a third time beside both lines).
-    fn emit_with_text_from_line(&mut self, mut v: Value, at: crate::turn::TextInLine) {
+    fn emit_with_text_from_line(&mut self, mut v: Value, at: crate::core::turn::TextInLine) {
         self.stamp(&mut v, None);
         let text = self.out.to_panel.get(at.line).and_then(|l| l.get(at.range));
         let written = match (v.as_object(), text) {

@@ -16,7 +16,7 @@ pub struct LaunchSpec {
     /// that follow the agent's own (ACP mode `append`).
     pub append_system_prompt: Option<String>,
     /// The MCP server the launch registers with the agent: the one
-    /// [`crate::mcp_servers::pick`] picks from `mcp_servers`.
+    /// [`crate::acp::mcp_servers::pick`] picks from `mcp_servers`.
     pub mcp: Option<McpEndpoint>,
     /// Every server the launch's `--mcp-config` named, kept so the servers
     /// of the panel's `initialize` can be merged with them. Empty in a spec

@@ -413,7 +413,7 @@ pub enum AssistantRole {
 }
 
 /// A `tool_use` content block; `input` is a `Value`, or a borrowed form
-/// that serialises as one (such as [`crate::tool_input::AgentToolInput`]).
+/// that serialises as one (such as [`crate::call::input::AgentToolInput`]).
 #[derive(Debug, Serialize)]
 pub struct ToolUse<'a, I = Value> {
     #[serde(rename = "type")]
@@ -458,7 +458,7 @@ impl<'a, I> ToolUseMessage<'a, I> {
 
 /// The `message` of a `user` line with one `tool_result`; `content` is a
 /// string or blocks (a `Value`, or a borrowed rendering such as
-/// [`crate::tool_result::ToolResultContent`]).
+/// [`crate::call::result::ToolResultContent`]).
 #[derive(Debug, Serialize)]
 pub struct ToolResultMessage<'a, C> {
     pub role: UserRole,

@@ -44,7 +44,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use acp_bridge::{Bridge, CounterIds, LaunchSpec, McpEndpoint, Output, mcp_servers};
+use acp_bridge::{Bridge, CounterIds, LaunchSpec, McpEndpoint, Output, acp::mcp_servers};
 use libtest_mimic::{Arguments, Failed, Trial};
 use serde_json::Value;
 

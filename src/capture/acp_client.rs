@@ -2,7 +2,7 @@
 //! process, writes JSON-RPC lines to its stdin and hands every line it prints
 //! (stdout and stderr) both to the recording tap and to the scenario driver.
 //!
-//! Frames are built by `acp_bridge::client` (the bridge's own builders) so a
+//! Frames are built by `acp_bridge::acp::client` (the bridge's own builders) so a
 //! recording holds exactly what the bridge would send. Every line is tapped
 //! *before* it is written, so a reply can never be recorded ahead of the
 //! request that caused it.
@@ -177,13 +177,13 @@ impl AgentProcess {
     pub async fn request(&mut self, method: &str, params: Value) -> anyhow::Result<u64> {
         let id = self.next_id;
         self.next_id += 1;
-        self.send(&acp_bridge::client::rpc_request(id, method, params))
+        self.send(&acp_bridge::acp::client::rpc_request(id, method, params))
             .await?;
         Ok(id)
     }
 
     pub async fn notify(&mut self, method: &str, params: Value) -> anyhow::Result<()> {
-        self.send(&acp_bridge::client::rpc_notification(method, params))
+        self.send(&acp_bridge::acp::client::rpc_notification(method, params))
             .await
     }
 

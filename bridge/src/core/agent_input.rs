@@ -3,9 +3,9 @@
 //! responses to our requests.
 
 use super::*;
-use crate::chunk_frame::{ChunkFrame, ChunkKind};
-use crate::json_field::{Fields, field, field_mut};
-use crate::tool_calls::Asked;
+use crate::acp::chunk_frame::{ChunkFrame, ChunkKind};
+use crate::acp::json_field::{Fields, field, field_mut};
+use crate::call::table::Asked;
 
 impl Bridge {
     pub(super) fn agent_line(&mut self, line: &str, now: Duration) {
@@ -13,15 +13,15 @@ impl Bridge {
             return;
         }
         // the frame a stream is made of skips the `Value` tree
-        if let Some(chunk) = crate::chunk_frame::parse(line) {
+        if let Some(chunk) = crate::acp::chunk_frame::parse(line) {
             return self.chunk_frame(&chunk);
         }
         // a tool call's frame: only its fields' values become `Value`s
-        if let Some(call) = crate::call_frame::parse(line) {
+        if let Some(call) = crate::call::frame::parse(line) {
             return self.call_frame(call, now);
         }
         // any other update: only the update becomes a `Value` tree
-        if let Some(update) = crate::update_frame::parse(line) {
+        if let Some(update) = crate::acp::update_frame::parse(line) {
             return self.session_update(update, now);
         }
         let mut v: Value = match serde_json::from_str(line) {
@@ -73,7 +73,7 @@ impl Bridge {
         }
         // its content describes the request, not the tool's result; its
         // options may name the tool (Gemini before 0.36)
-        let tc = &crate::tool_name::permission_request_fields(params);
+        let tc = &crate::call::identity::permission_request_fields(params);
         let call_id = self.asked_call_id(tc);
         let options: Vec<Value> = params["options"].as_array().cloned().unwrap_or_default();
         // calls held back before this request come before it
@@ -88,10 +88,10 @@ impl Bridge {
         if self.script_gate_denies(rpc_id, &options, &call_id, &name, &input) {
             return;
         }
-        if self.permissions.len() >= crate::permission::MAX_PENDING {
+        if self.permissions.len() >= crate::call::permission::MAX_PENDING {
             self.diag(format!(
                 "permission request for {name} answered cancelled: {} are waiting for the panel already",
-                crate::permission::MAX_PENDING
+                crate::call::permission::MAX_PENDING
             ));
             return self.send(client::rpc_result(rpc_id, client::permission_cancelled()));
         }
@@ -119,7 +119,7 @@ impl Bridge {
     /// The call a permission request is about: its `toolCallId` (through
     /// an alias), else the pending call it matches when no frame announced
     /// that id.
-    fn asked_call_id(&mut self, tc: &crate::tool_name::CallFields) -> String {
+    fn asked_call_id(&mut self, tc: &crate::call::identity::CallFields) -> String {
         let mut call_id = tc.field("toolCallId").as_str().unwrap_or("").to_string();
         if let Some(id) = self.tool_calls.aliased(&call_id) {
             call_id = id.to_string();
@@ -127,7 +127,8 @@ impl Bridge {
         // asked under an id no frame announced: the pending call it matches
         if self.tool_calls.get(&call_id).is_none()
             && let Some(paired) =
-                crate::permission::paired_call(tc, self.tool_calls.unasked()).map(str::to_string)
+                crate::call::permission::paired_call(tc, self.tool_calls.unasked())
+                    .map(str::to_string)
         {
             self.diag(format!(
                 "permission request for unknown tool call {call_id:?} belongs to pending call {paired}"
@@ -141,13 +142,17 @@ impl Bridge {
     /// The asked call's name and input, the call merged with what the
     /// request says of it and announced to the panel first when no frame
     /// did (one name per call: the request carries the `tool_use`'s).
-    fn asked_call(&mut self, call_id: &str, tc: &crate::tool_name::CallFields) -> (String, Value) {
+    fn asked_call(
+        &mut self,
+        call_id: &str,
+        tc: &crate::call::identity::CallFields,
+    ) -> (String, Value) {
         let servers = self.tool_calls.servers.clone();
         let (mut name, mut input, announced) = if call_id.is_empty() {
             self.diag("permission request without toolCall.toolCallId".to_string());
-            let mut fields = crate::tool_name::CallFields::default();
-            crate::tool_name::merge_tool_call(&mut fields, tc);
-            let call = crate::tool_calls::ToolCall::detached(fields);
+            let mut fields = crate::call::identity::CallFields::default();
+            crate::call::identity::merge_tool_call(&mut fields, tc);
+            let call = crate::call::table::ToolCall::detached(fields);
             (
                 call.name(&servers).to_string(),
                 call.input(&servers).clone(),
@@ -190,8 +195,8 @@ impl Bridge {
             let fields = self
                 .tool_calls
                 .get(call_id)
-                .map_or(crate::tool_name::CallFields::empty(), |c| c.fields());
-            script_gate::gated_target_in_call(name, input, fields)
+                .map_or(crate::call::identity::CallFields::empty(), |c| c.fields());
+            crate::call::input::gated_target_in_call(name, input, fields)
         });
         if gated.as_ref().is_some_and(Option::is_none)
             && let Some(call) = self.tool_calls.get_mut(call_id).filter(|c| c.was_asked())
@@ -269,7 +274,7 @@ impl Bridge {
 
     /// A `tool_call` or `tool_call_update` read the fast way: what
     /// [`Bridge::session_update`] does with one.
-    fn call_frame(&mut self, call: crate::call_frame::CallFrame<'_>, now: Duration) {
+    fn call_frame(&mut self, call: crate::call::frame::CallFrame<'_>, now: Duration) {
         if self.update_dropped(call.kind.as_str()) {
             return;
         }
@@ -277,7 +282,7 @@ impl Bridge {
         if self.turn.is_some() {
             self.release_held_except(&call.tool_call_id);
         }
-        match crate::tool_name::mcp_startup_server(&call.fields) {
+        match crate::call::identity::mcp_startup_server(&call.fields) {
             Some(server) => self.mcp_startup(&server, &call.fields),
             None => self.tool_call_fields(call.tool_call_id.into_owned(), call.fields, now),
         }
@@ -324,7 +329,8 @@ impl Bridge {
                 }
                 self.text_chunk(chunk_kind, text, u["messageId"].as_str());
             }
-            "tool_call" | "tool_call_update" => match crate::tool_name::mcp_startup_server(&u) {
+            "tool_call" | "tool_call_update" => match crate::call::identity::mcp_startup_server(&u)
+            {
                 Some(server) => self.mcp_startup(&server, &u),
                 None => self.tool_call_update(u, now),
             },
@@ -399,7 +405,7 @@ impl Bridge {
         {
             self.fold_message("end_turn");
         }
-        let block_kind = chunk_kind.block_kind();
+        let block_kind = BlockKind::from(chunk_kind);
         let model = self.model.as_deref().unwrap_or(DEFAULT_MODEL);
         let next_msg = &mut self.next_msg;
         let Some(t) = self.turn.as_mut() else { return };
@@ -508,7 +514,7 @@ impl Bridge {
         if status != "failed" {
             return;
         }
-        let why = crate::tool_result::render_fields(u, &crate::Compat::default()).into_value();
+        let why = crate::call::result::render_fields(u, &crate::Compat::default()).into_value();
         let why = why
             .as_str()
             .map(str::to_string)

@@ -9,8 +9,8 @@
 use std::time::Duration;
 
 use super::{Bridge, Phase};
-use crate::client;
-use crate::turn::Turn;
+use crate::acp::client;
+use crate::core::turn::Turn;
 
 impl Bridge {
     /// A line from the agent grew past `cap` bytes and is being skipped.

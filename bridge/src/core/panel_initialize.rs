@@ -11,8 +11,8 @@
 use serde_json::Map;
 
 use super::*;
-use crate::json_field::json_kind;
-use crate::mcp_servers;
+use crate::acp::json_field::json_kind;
+use crate::acp::mcp_servers;
 
 /// Fields of an `initialize` request the bridge cannot apply, with the
 /// response field that says so: each answered `false` when the request

@@ -4,7 +4,7 @@
 //! naming it) and the answers to permission requests.
 
 use super::*;
-use crate::json_field::json_kind;
+use crate::acp::json_field::json_kind;
 
 impl Bridge {
     pub(super) fn panel_line(&mut self, line: &str, now: Duration) {

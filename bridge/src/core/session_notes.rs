@@ -4,7 +4,7 @@
 //! (docs/bridge-behaviour.md, "Agent to panel").
 
 use super::*;
-use crate::json_field::field;
+use crate::acp::json_field::field;
 
 /// The `tool_result` of a plan's `TodoWrite`: Claude Code's own answer to
 /// that tool, so the panel reads the pair as it reads Claude's.

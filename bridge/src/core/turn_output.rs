@@ -3,10 +3,10 @@
 //! `result` when the last queued prompt returns.
 
 use super::*;
-use crate::call_fields::{CallFields, OwnFields};
-use crate::json_field::{Fields, take_string};
-use crate::tool_calls::Asked;
-use crate::turn::TextInLine;
+use crate::acp::json_field::{Fields, take_string};
+use crate::call::fields::{CallFields, OwnFields};
+use crate::call::table::Asked;
+use crate::core::turn::TextInLine;
 
 /// The result text of a failed call whose frames carry no text.
 const FAILED_WITHOUT_TEXT: &str = "The tool call failed; the agent gave no details.";
@@ -105,8 +105,9 @@ impl Bridge {
         // only a file tool's name depends on a path (the input is worked
         // out for nothing else here)
         let name = if matches!(name.as_str(), "Edit" | "Write") {
-            let has_path = !crate::json_field::field(call.input(&servers), "file_path").is_null();
-            crate::call_fields::pathless_file_tool_name(call.fields(), &name, has_path)
+            let has_path =
+                !crate::acp::json_field::field(call.input(&servers), "file_path").is_null();
+            crate::call::fields::pathless_file_tool_name(call.fields(), &name, has_path)
                 .map_or(name, str::to_string)
         } else {
             name
@@ -244,7 +245,7 @@ impl Bridge {
         let unasked_gated =
             (self.spec.script_gate && completed && !refused && (!call.was_asked() || late))
                 .then(|| {
-                    script_gate::gated_target_in_call(
+                    crate::call::input::gated_target_in_call(
                         call.name(servers),
                         call.input(servers),
                         call.fields(),
@@ -316,7 +317,7 @@ impl Bridge {
     }
 
     /// Marks the call closed and takes its fields (see [`ToolCalls::close`]).
-    fn close_fields(&mut self, call_id: &str) -> crate::call_fields::OwnFields {
+    fn close_fields(&mut self, call_id: &str) -> crate::call::fields::OwnFields {
         self.tool_calls.close(call_id)
     }
 
@@ -451,19 +452,19 @@ impl Bridge {
 /// kind, no identity) waits a bounded while for the permission request
 /// that may name it.
 fn holds_back(
-    call: &mut crate::tool_calls::ToolCall,
+    call: &mut crate::call::table::ToolCall,
     servers: &RegisteredServers,
     in_progress: bool,
     finished: bool,
     now: Duration,
 ) -> bool {
     let runs = call.frames > 1 && in_progress;
-    let unnamed = !tool_name::has_kind(call.fields())
-        && tool_name::meta_builtin_name(call.fields()).is_none();
+    let unnamed =
+        !identity::has_kind(call.fields()) && identity::meta_builtin_name(call.fields()).is_none();
     let waits_for_name = runs && unnamed && !call.was_asked() && {
         let until = *call
             .named_by
-            .get_or_insert(now + crate::tool_calls::UNNAMED_CALL_WAIT);
+            .get_or_insert(now + crate::call::table::UNNAMED_CALL_WAIT);
         now < until
     };
     !finished

@@ -173,7 +173,7 @@ pub fn parse(args: &[String], env: Env, current_dir: &Path) -> Result<Invocation
 
     let launch_servers = mcp_config::read(&flags.mcp_configs, current_dir)?;
     flags.notes.extend(launch_servers.picked.notes);
-    let secrets = acp_bridge::mcp_servers::secrets(&launch_servers.servers);
+    let secrets = acp_bridge::acp::mcp_servers::secrets(&launch_servers.servers);
 
     if flags.permission_mode.is_none() && flags.skip_permissions {
         flags.permission_mode = Some("bypassPermissions".to_string());

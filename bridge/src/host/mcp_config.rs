@@ -1,13 +1,13 @@
 //! Claude's `--mcp-config` values (inline JSON or a file path) read into one
 //! server set, checked and reduced to the endpoint the bridge registers by
-//! [`acp_bridge::mcp_servers`].
+//! [`acp_bridge::acp::mcp_servers`].
 //!
 //! Format: `{"mcpServers":{"unity-ops":{"type":"http","url":"...",
 //! "headers":{"Authorization":"Bearer ..."}}}}`.
 
 use std::path::Path;
 
-use acp_bridge::mcp_servers::{self, Picked};
+use acp_bridge::acp::mcp_servers::{self, Picked};
 use anyhow::{Context, Result, anyhow, bail};
 use serde_json::{Map, Value};
 

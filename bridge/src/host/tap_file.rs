@@ -467,7 +467,7 @@ pub fn panel_line_secrets(line: &str) -> Vec<String> {
         .and_then(|v| {
             v["request"]["mcpServers"]
                 .as_object()
-                .map(acp_bridge::mcp_servers::secrets)
+                .map(acp_bridge::acp::mcp_servers::secrets)
         })
         .unwrap_or_default()
 }

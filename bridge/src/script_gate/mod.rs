@@ -160,33 +160,6 @@ pub fn gated_target(tool_name: &str, input: &Value) -> Option<String> {
 /// The input keys a file tool names its file by, however the agent spells it.
 const PATH_KEYS: [&str; 4] = ["file_path", "filePath", "filepath", "path"];
 
-/// [`gated_target`] for an ACP tool call the bridge relays (`fields` as
-/// merged across its frames): a file tool is also judged by every file the
-/// call names, its `locations` and the paths of its `diff` content, since a
-/// multi-file patch lists each file there while `input` carries the first.
-pub fn gated_target_in_call(
-    tool_name: &str,
-    input: &Value,
-    fields: &crate::call_fields::CallFields,
-) -> Option<String> {
-    if let Some(target) = gated_target(tool_name, input) {
-        return Some(target);
-    }
-    if !FILE_TOOL_NAMES.contains(&tool_name) {
-        return None;
-    }
-    let locations = fields.field("locations").as_array().into_iter().flatten();
-    let own = fields.field("content").as_array().into_iter().flatten();
-    let diffs = own
-        .chain(fields.permission.content())
-        .filter(|item| item["type"] == "diff");
-    locations
-        .chain(diffs)
-        .filter_map(|item| item["path"].as_str())
-        .find(|path| is_gated_script_path(path))
-        .map(str::to_string)
-}
-
 /// Whether writing `path` is a direct write of a script into `Assets/`:
 /// after folding `.` and `..`, case-insensitively, some directory segment is
 /// `Assets` (and no `UapStaging` segment comes before it) and the file ends in

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use acp_bridge::client::{ModeChange, mode_change_request, resolve_permission_mode};
+use acp_bridge::acp::client::{ModeChange, mode_change_request, resolve_permission_mode};
 use serde_json::{Value, json};
 
 fn change_of(want: &Value) -> Option<ModeChange> {

@@ -6,10 +6,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use acp_bridge::tool_name::{
+use acp_bridge::call::identity::{
     CallFields, claude_tool_name, merge_tool_call, permission_tool_call, tool_input,
 };
-use acp_bridge::tool_result::{MAX_IMAGES, is_error, tool_result_content};
+use acp_bridge::call::result::{MAX_IMAGES, is_error, tool_result_content};
 use serde_json::Value;
 
 fn recordings() -> Vec<PathBuf> {

@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use acp_bridge::tool_name::{
+use acp_bridge::call::identity::{
     CallFields, claude_tool_name, identity_pending, merge_tool_call, permission_request_fields,
     permission_tool_call, tool_input,
 };

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use acp_bridge::tool_result::{is_error, tool_result_content};
+use acp_bridge::call::result::{is_error, tool_result_content};
 use serde_json::Value;
 
 /// Replaces each `@filler:<n>` inside strings with n base64 characters.

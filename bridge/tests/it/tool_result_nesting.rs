@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use acp_bridge::tool_result::{is_error, tool_result_content};
+use acp_bridge::call::result::{is_error, tool_result_content};
 use serde_json::{Value, json};
 
 /// Recordings whose finished tool calls carry MCP results in `rawOutput`:

@@ -11,7 +11,7 @@ use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
 use acp_bridge::McpEndpoint;
-use acp_bridge::client::{self as frames, PermissionIntent, PromptImage};
+use acp_bridge::acp::client::{self as frames, PermissionIntent, PromptImage};
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::Instant;

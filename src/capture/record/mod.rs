@@ -554,8 +554,9 @@ fn run_header(
         scenario_sha256: ctx.scenario.sha256.clone(),
         model_mode: if ctx.live { "live" } else { "stub" }.into(),
         harness_version: env!("CARGO_PKG_VERSION").into(),
-        client_capabilities: acp_bridge::client::initialize_params()["clientCapabilities"].clone(),
-        protocol_version: acp_bridge::client::PROTOCOL_VERSION,
+        client_capabilities: acp_bridge::acp::client::initialize_params()["clientCapabilities"]
+            .clone(),
+        protocol_version: acp_bridge::acp::client::PROTOCOL_VERSION,
         acp_schema: Some(crate::judging::acp_schema::schema::version().into()),
         date: today(),
         isolation: ctx.isolation.into(),

@@ -15,11 +15,11 @@
 
 use std::collections::HashMap;
 
-use acp_bridge::tool_input::{agent_tool_input, required_fields};
-use acp_bridge::tool_name::{
+use acp_bridge::call::identity::{
     CallFields, is_tool_identifier, merge_tool_call, permission_request_fields,
 };
-use acp_bridge::tool_result::MAX_BASE64_RUN;
+use acp_bridge::call::input::{agent_tool_input, required_fields};
+use acp_bridge::call::result::MAX_BASE64_RUN;
 use serde_json::Value;
 
 use crate::corpus::recording::{Dir, Leg, Recording};

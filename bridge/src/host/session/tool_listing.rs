@@ -1,6 +1,6 @@
 //! Lists the tools of each MCP server the session registered with the
 //! agent, once per session, for the core's bare tool name rule
-//! ([`acp_bridge::server_tools`]): as soon as the core says which servers
+//! ([`acp_bridge::call::server_tools`]): as soon as the core says which servers
 //! those are, each is asked on a task of its own, bounded by
 //! [`LIST_TIMEOUT`], and what it lists reaches the core as an event of the
 //! session loop when it arrives, so no panel or agent line waits for it. A

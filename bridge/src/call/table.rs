@@ -21,9 +21,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::call_fields::{CallFields, OwnFields, PermissionParts};
-use crate::json_field::field;
-use crate::tool_name::{self, Identity, RegisteredServers};
+use crate::acp::json_field::field;
+use crate::call::fields::{CallFields, OwnFields, PermissionParts};
+use crate::call::identity::{self, Identity, RegisteredServers};
 
 #[derive(Debug)]
 pub(crate) struct ToolCall {
@@ -218,8 +218,8 @@ impl ToolCall {
 
     /// Merges a frame into the fields, its terminal output kept beside them.
     fn merge(&mut self, update: CallFields) {
-        crate::tool_result::keep_terminal_output(&mut self.fields.own, &update.own);
-        tool_name::merge_tool_call_owned(&mut self.fields, update);
+        crate::call::result::keep_terminal_output(&mut self.fields.own, &update.own);
+        identity::merge_tool_call_owned(&mut self.fields, update);
     }
 
     /// Merges `update` into the fields and returns what they hold then,
@@ -227,7 +227,7 @@ impl ToolCall {
     /// comes (rawInput merges key by key and the terminal output grows, so
     /// those are counted whole before and after).
     fn held_after_merge(&mut self, update: CallFields) -> usize {
-        const IN_PLACE: [&str; 2] = ["rawInput", crate::tool_result::TERMINAL_OUTPUT];
+        const IN_PLACE: [&str; 2] = ["rawInput", crate::call::result::TERMINAL_OUTPUT];
         // only the in-place keys this frame touches are counted again
         let touched = [
             !update.field("rawInput").is_null(),
@@ -334,7 +334,7 @@ impl ToolCall {
     fn identity(&self, servers: &RegisteredServers) -> Option<&Identity> {
         self.derived
             .identity
-            .get_or_init(|| tool_name::identity(&self.fields, servers))
+            .get_or_init(|| identity::identity(&self.fields, servers))
             .as_ref()
     }
 
@@ -347,11 +347,11 @@ impl ToolCall {
                 .name
                 .get_or_init(|| match self.identity(servers) {
                     Some(identity) => {
-                        tool_name::claude_tool_name_known(&self.fields, Some(identity))
+                        identity::claude_tool_name_known(&self.fields, Some(identity))
                     }
                     None => {
-                        let declared = tool_name::declared_tool_name(&self.fields);
-                        if crate::tool_input::file_tool_name_may_apply(declared, &self.fields) {
+                        let declared = identity::declared_tool_name(&self.fields);
+                        if crate::call::input::file_tool_name_may_apply(declared, &self.fields) {
                             self.agent_input().name().to_string()
                         } else {
                             declared.to_string()
@@ -364,7 +364,7 @@ impl ToolCall {
     /// The MCP call's arguments, when some frame carried them; an empty
     /// rawInput counts only when no other source has arguments.
     fn mcp_arguments(&self, decoration: Option<&Value>) -> Option<Value> {
-        match tool_name::mcp_arguments(&self.fields, decoration, false) {
+        match identity::mcp_arguments(&self.fields, decoration, false) {
             Some(Value::Object(m)) if m.is_empty() && self.content_arguments.is_some() => {
                 self.content_arguments.clone()
             }
@@ -398,9 +398,9 @@ impl ToolCall {
     }
 
     /// An agent tool's input, borrowed from its fields (see
-    /// [`crate::tool_input::AgentToolInput`]).
-    fn agent_input(&self) -> crate::tool_input::AgentToolInput<'_> {
-        crate::tool_input::AgentToolInput::with_content_arguments(
+    /// [`crate::call::input::AgentToolInput`]).
+    fn agent_input(&self) -> crate::call::input::AgentToolInput<'_> {
+        crate::call::input::AgentToolInput::with_content_arguments(
             &self.fields,
             self.content_arguments.as_ref(),
         )
@@ -440,7 +440,7 @@ impl ToolCall {
                     self.fields.field("rawInput").is_object()
                         && self.raw_input_pending()
                         && self.content_arguments.is_none()
-                        && tool_name::other_arguments(&self.fields, decoration.as_ref(), false)
+                        && identity::other_arguments(&self.fields, decoration.as_ref(), false)
                             .is_none_or(|v| v.as_object().is_some_and(serde_json::Map::is_empty))
                 }
                 Some(_) => false,
@@ -451,18 +451,20 @@ impl ToolCall {
     }
 
     /// Whether an agent tool still lacks a field its Claude tool needs (see
-    /// [`crate::tool_input::required_fields`]): held even while it runs.
+    /// [`crate::call::input::required_fields`]): held even while it runs.
     pub fn lacks_required_fields(&self, servers: &RegisteredServers) -> bool {
         if self.is_mcp(servers) {
             return false;
         }
-        let required = crate::tool_input::required_fields(self.name(servers));
+        let required = crate::call::input::required_fields(self.name(servers));
         // rawInput's arguments are keys of the input: when they hold every
         // field, the input need not be worked out (the `tool_use` that
         // follows writes it borrowed from the fields)
-        if crate::tool_input::raw_arguments(&self.fields)
-            .is_some_and(|raw| required.iter().all(|r| crate::json_field::has_key(raw, r)))
-        {
+        if crate::call::input::raw_arguments(&self.fields).is_some_and(|raw| {
+            required
+                .iter()
+                .all(|r| crate::acp::json_field::has_key(raw, r))
+        }) {
             return false;
         }
         // else read from the input worked out once: the `tool_use` that
@@ -470,7 +472,7 @@ impl ToolCall {
         let input = self.input(servers);
         !required
             .iter()
-            .all(|r| crate::json_field::get(input, r).is_some())
+            .all(|r| crate::acp::json_field::get(input, r).is_some())
     }
 
     /// Whether the call's content is what an earlier frame proposed (see
@@ -507,12 +509,12 @@ impl ToolCall {
     }
 
     /// Whether the call's identity may still change (see
-    /// [`tool_name::identity_pending_among`]).
+    /// [`identity::identity_pending_among`]).
     pub fn identity_pending(&self, servers: &RegisteredServers) -> bool {
         *self
             .derived
             .identity_pending
-            .get_or_init(|| tool_name::identity_pending_among(&self.fields, servers))
+            .get_or_init(|| identity::identity_pending_among(&self.fields, servers))
     }
 
     pub fn status(&self) -> Option<&str> {
@@ -525,7 +527,7 @@ impl ToolCall {
 #[serde(untagged)]
 pub(crate) enum ToolInput<'a> {
     Built(&'a Value),
-    Agent(Box<crate::tool_input::AgentToolInput<'a>>),
+    Agent(Box<crate::call::input::AgentToolInput<'a>>),
 }
 
 /// How many closed calls the session remembers (to drop their late frames)
@@ -605,7 +607,7 @@ impl ToolCalls {
             );
             // arguments in JSON content texts merge key by key, as rawInput does
             if !finished
-                && let Some(Value::Object(new)) = tool_name::json_text_arguments(&update, true)
+                && let Some(Value::Object(new)) = identity::json_text_arguments(&update, true)
             {
                 match &mut call.content_arguments {
                     Some(Value::Object(known)) => known.extend(new),
@@ -675,7 +677,7 @@ impl ToolCalls {
 
     /// The calls still open that no permission request asked about yet,
     /// oldest first, with their fields: what a request under an unknown id
-    /// may belong to ([`crate::permission::paired_call`]).
+    /// may belong to ([`crate::call::permission::paired_call`]).
     pub fn unasked(&self) -> impl Iterator<Item = (&str, &OwnFields)> {
         self.open_calls()
             .filter(|c| !c.was_asked())

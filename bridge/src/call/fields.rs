@@ -1,14 +1,14 @@
 //! A tool call's merged fields ([`CallFields`]: its own, and the permission
 //! request's parts apart) and their readers (its ACP `kind` and `title`, a
 //! name declared in `_meta`),
-//! shared by naming ([`crate::tool_name`]) and inputs ([`crate::tool_input`]),
+//! shared by naming ([`crate::call::identity`]) and inputs ([`crate::call::input`]),
 //! which both read them and neither owns them.
 
 mod own;
 
 use serde_json::{Map, Value};
 
-use crate::json_field::field;
+use crate::acp::json_field::field;
 pub use own::{OwnFields, key};
 
 /// The Claude name for an ACP kind, `None` for `other`, a missing kind or a
@@ -39,7 +39,7 @@ pub struct CallFields {
 }
 
 /// The parts of a permission request that describe the call it asks about
-/// (see [`crate::tool_name::permission_request_fields`]). They describe the
+/// (see [`crate::call::identity::permission_request_fields`]). They describe the
 /// request, not the call, so they never replace the call's own fields: its
 /// `title` and `kind` stand in only while the call has none (some agents
 /// title a request with the arguments, or say `read` for an MCP call); its
@@ -202,7 +202,7 @@ pub fn json_text_arguments(call: &CallFields, with_content: bool) -> Option<Valu
 }
 
 /// The name of an agent's own tool from its `_meta`, kind or title, before
-/// its arguments refine it (see [`crate::tool_input::file_tool_name`]).
+/// its arguments refine it (see [`crate::call::input::file_tool_name`]).
 pub fn declared_tool_name(call: &CallFields) -> &str {
     if let Some(name) = meta_builtin_name(call) {
         return name;
@@ -306,7 +306,7 @@ pub fn meta_builtin_name(call: &CallFields) -> Option<&'static str> {
         let map = v.as_object().filter(|_| depth > 0)?;
         let named = TOOL_KEYS
             .iter()
-            .filter_map(|k| crate::json_field::map_field(map, k).as_str())
+            .filter_map(|k| crate::acp::json_field::map_field(map, k).as_str())
             .find_map(|s| CLAUDE_BUILTIN_TOOLS.iter().find(|b| **b == s).copied());
         named.or_else(|| map.values().find_map(|x| find(x, depth - 1)))
     }

@@ -42,7 +42,7 @@ mod terminal;
 
 use std::borrow::Cow;
 
-use crate::json_field::{Fields, field};
+use crate::acp::json_field::{Fields, field};
 use serde_json::{Value, json};
 
 use crate::launch::Compat;
@@ -393,7 +393,7 @@ fn raw_output<'a>(r: &mut ToolResultContent<'a>, raw: &'a Value, compat: &Compat
         return;
     }
     if compat.mcp_raw_output_wrapper
-        && crate::json_field::get(raw, "result").is_some_and(Value::is_null)
+        && crate::acp::json_field::get(raw, "result").is_some_and(Value::is_null)
         && let Some(message) = field(field(raw, "error"), "message").as_str()
     {
         r.texts.push(Cow::Borrowed(message));

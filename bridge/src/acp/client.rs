@@ -7,8 +7,8 @@
 
 use serde_json::{Value, json};
 
+pub use crate::acp::permission_mode::ModeChange;
 use crate::launch::McpEndpoint;
-pub use crate::permission_mode::ModeChange;
 
 /// The ACP protocol version this client speaks.
 pub const PROTOCOL_VERSION: u64 = 1;
@@ -497,7 +497,7 @@ fn config_option_of_category<'a>(session_result: &'a Value, category: &str) -> O
         .find(|o| o["category"].as_str() == Some(category))
 }
 
-pub use crate::permission_mode::{
+pub use crate::acp::permission_mode::{
     already_in_effect as mode_already_in_effect, resolve_permission_mode,
 };
 

@@ -22,9 +22,9 @@ use memchr::memmem::Finder;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 
-use crate::call_fields::{OwnFields, key};
-use crate::chunk_frame::Str;
-use crate::update_frame::{Notification, Object};
+use crate::acp::chunk_frame::Str;
+use crate::acp::update_frame::{Notification, Object};
+use crate::call::fields::{OwnFields, key};
 
 /// A `tool_call` or `tool_call_update` frame.
 #[derive(Debug, PartialEq)]
@@ -79,7 +79,8 @@ pub(crate) fn parse(line: &str) -> Option<CallFrame<'_>> {
     }
     // the plain envelope is skipped; where its text is no update (a key
     // after it), the envelope is read
-    let plain = crate::update_frame::plain_update(line).and_then(|u| serde_json::from_str(u).ok());
+    let plain =
+        crate::acp::update_frame::plain_update(line).and_then(|u| serde_json::from_str(u).ok());
     let Update { kind, id, fields } = match plain {
         Some(update) => update,
         None => {
@@ -160,7 +161,7 @@ mod tests {
     /// What the generic path gives the call: the update's keys but the
     /// kind and id, and the id.
     fn generic(line: &str) -> Option<(String, String, OwnFields)> {
-        let mut u = crate::update_frame::parse(line)?;
+        let mut u = crate::acp::update_frame::parse(line)?;
         let kind = u["sessionUpdate"].as_str()?.to_string();
         let id = u["toolCallId"].as_str()?.to_string();
         let map = u.as_object_mut()?;

@@ -10,7 +10,7 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use crate::json_field::Fields;
+use crate::acp::json_field::Fields;
 
 /// A field's key: static for the keys of the ACP schema, owned for the rest.
 pub type Key = Cow<'static, str>;

@@ -24,7 +24,7 @@
 //!
 //! A bare tool name (`uap_ping`) names an MCP call only when it is exactly
 //! one tool of exactly one registered server, by the tool lists the host
-//! hands the core; see [`crate::server_tools`].
+//! hands the core; see [`crate::call::server_tools`].
 //!
 //! An MCP call's input is its arguments (see [`mcp_arguments`]); anything
 //! else is named by a Claude built-in name in `_meta` ([`meta_builtin_name`]),
@@ -34,16 +34,16 @@
 
 use serde_json::{Map, Value};
 
-use crate::call_fields::{ARGUMENT_KEYS, IDENTITY_KEYS, TOOL_KEYS};
-pub use crate::call_fields::{
+use crate::acp::json_field::{Fields, field};
+use crate::call::fields::{ARGUMENT_KEYS, IDENTITY_KEYS, TOOL_KEYS};
+pub use crate::call::fields::{
     CallFields, OwnFields, PermissionParts, declared_tool_name, is_tool_identifier,
     json_text_arguments, kind, meta_builtin_name, name_for_kind, non_empty, title, title_name,
     wrapped_arguments,
 };
-use crate::json_field::{Fields, field};
-pub use crate::server_tools::RegisteredServers;
-use crate::server_tools::bare_identity;
-use crate::tool_input::{AgentToolInput, agent_tool_input};
+use crate::call::input::{AgentToolInput, agent_tool_input};
+pub use crate::call::server_tools::RegisteredServers;
+use crate::call::server_tools::bare_identity;
 
 /// An MCP tool a call invokes, as the agent framed it.
 #[derive(Debug, Clone, PartialEq)]

@@ -10,8 +10,9 @@
 
 use serde_json::{Map, Value};
 
-use crate::call_fields::CallFields;
-use crate::json_field::{field, has_key, map_field};
+use crate::acp::json_field::{field, has_key, map_field};
+use crate::call::fields::CallFields;
+use crate::script_gate;
 
 /// The fields a Claude tool's input needs before the panel can show,
 /// approve or gate it; the core holds a call's `tool_use` until they are
@@ -141,8 +142,8 @@ fn from_structure(claude: &str, call: &CallFields) -> Option<Value> {
         "new_string" => diff
             .and_then(|d| field(d, "newText").as_str())
             .map(|t| Value::String(t.to_string())),
-        "command" => (crate::call_fields::kind(call) == Some("execute"))
-            .then(|| crate::call_fields::title(call))
+        "command" => (crate::call::fields::kind(call) == Some("execute"))
+            .then(|| crate::call::fields::title(call))
             .flatten()
             .and_then(|t| match code_span_at_start(t) {
                 Some(command) => Some(command),
@@ -179,7 +180,7 @@ fn code_span_at_start(title: &str) -> Option<&str> {
 fn command_of_title(title: &str) -> &str {
     match title.split_once(": ") {
         Some((head, rest))
-            if crate::call_fields::is_tool_identifier(head) && !rest.trim().is_empty() =>
+            if crate::call::fields::is_tool_identifier(head) && !rest.trim().is_empty() =>
         {
             rest.trim()
         }
@@ -220,9 +221,9 @@ fn patch_in(sources: &[&Map<String, Value>]) -> Option<crate::script_gate::Patch
 /// kind says only that a file changes, or nothing Claude knows, and no
 /// `_meta` names it. Cheap: no argument is read.
 pub fn file_tool_name_may_apply(declared: &str, call: &CallFields) -> bool {
-    let kind_name = crate::call_fields::kind(call).and_then(crate::call_fields::name_for_kind);
+    let kind_name = crate::call::fields::kind(call).and_then(crate::call::fields::name_for_kind);
     (declared == "Edit" && kind_name == Some("Edit") || kind_name.is_none())
-        && crate::call_fields::meta_builtin_name(call).is_none()
+        && crate::call::fields::meta_builtin_name(call).is_none()
 }
 
 /// The Claude file tool a call is by its arguments, where its declared name
@@ -306,7 +307,7 @@ pub struct AgentToolInput<'a> {
     path: Option<&'a str>,
     file_path: Option<&'a str>,
     /// The fields the Claude tool needs that no key above gives
-    /// ([`crate::tool_input::claude_fields`]).
+    /// ([`crate::call::input::claude_fields`]).
     filled: Vec<(&'static str, Value)>,
 }
 
@@ -336,11 +337,11 @@ fn side_arguments(
     call: &CallFields,
     content_arguments: Option<&Value>,
 ) -> Option<Map<String, Value>> {
-    let decoration = crate::call_fields::title(call)
-        .and_then(crate::call_fields::title_name)
+    let decoration = crate::call::fields::title(call)
+        .and_then(crate::call::fields::title_name)
         .and_then(|(_, d)| d);
     let json_title = [
-        crate::call_fields::non_empty(call.field("title")),
+        crate::call::fields::non_empty(call.field("title")),
         call.permission.title(),
     ]
     .into_iter()
@@ -356,7 +357,7 @@ fn side_arguments(
     let sources = [
         decoration,
         json_title,
-        crate::call_fields::json_text_arguments(call, false),
+        crate::call::fields::json_text_arguments(call, false),
         content_arguments.cloned(),
     ];
     let mut merged: Option<Map<String, Value>> = None;
@@ -379,7 +380,7 @@ fn side_arguments(
 /// Every key of them is a key of the input ([`AgentToolInput::entries`]).
 pub(crate) fn raw_arguments(call: &CallFields) -> Option<&Map<String, Value>> {
     let map = call.field("rawInput").as_object()?;
-    Some(crate::call_fields::wrapped_arguments(map).unwrap_or(map))
+    Some(crate::call::fields::wrapped_arguments(map).unwrap_or(map))
 }
 
 impl<'a> AgentToolInput<'a> {
@@ -424,7 +425,7 @@ impl<'a> AgentToolInput<'a> {
             .and_then(|l| field(l, "path").as_str());
         let path = location.filter(|_| !has("path"));
         let file_path = (matches!(
-            crate::call_fields::kind(call),
+            crate::call::fields::kind(call),
             Some("read" | "edit" | "delete")
         ) && !has("file_path"))
         .then(|| {
@@ -440,9 +441,9 @@ impl<'a> AgentToolInput<'a> {
             _ => None,
         };
         let sources: Vec<&Map<String, Value>> = raw_map.into_iter().chain([&side]).collect();
-        let declared = crate::call_fields::declared_tool_name(call);
+        let declared = crate::call::fields::declared_tool_name(call);
         let name = file_tool_name(declared, call, &sources).unwrap_or(declared);
-        let filled = crate::tool_input::claude_fields(name, call, &sources, |k| {
+        let filled = crate::call::input::claude_fields(name, call, &sources, |k| {
             has(k) || (k == "file_path" && file_path.is_some())
         });
         // the bridge's own fallback keys stand in only for a call without
@@ -453,8 +454,8 @@ impl<'a> AgentToolInput<'a> {
             RawInput::Absent => false,
         } || !side.is_empty();
         let fallback = |v: Option<&'a str>| v.filter(|_| !has_arguments);
-        let title = fallback(crate::call_fields::title(call).filter(|_| !has("title")));
-        let kind = fallback(crate::call_fields::kind(call).filter(|_| !has("kind")));
+        let title = fallback(crate::call::fields::title(call).filter(|_| !has("title")));
+        let kind = fallback(crate::call::fields::kind(call).filter(|_| !has("kind")));
         let path = fallback(path);
         AgentToolInput {
             name,
@@ -533,6 +534,29 @@ impl serde::Serialize for AgentToolInput<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_map(self.entries())
     }
+}
+
+/// [`script_gate::gated_target`] for an ACP tool call the bridge relays (`fields` as
+/// merged across its frames): a file tool is also judged by every file the
+/// call names, its `locations` and the paths of its `diff` content, since a
+/// multi-file patch lists each file there while `input` carries the first.
+pub fn gated_target_in_call(tool_name: &str, input: &Value, fields: &CallFields) -> Option<String> {
+    if let Some(target) = script_gate::gated_target(tool_name, input) {
+        return Some(target);
+    }
+    if !script_gate::FILE_TOOL_NAMES.contains(&tool_name) {
+        return None;
+    }
+    let locations = fields.field("locations").as_array().into_iter().flatten();
+    let own = fields.field("content").as_array().into_iter().flatten();
+    let diffs = own
+        .chain(fields.permission.content())
+        .filter(|item| item["type"] == "diff");
+    locations
+        .chain(diffs)
+        .filter_map(|item| item["path"].as_str())
+        .find(|path| script_gate::is_gated_script_path(path))
+        .map(str::to_string)
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@
 //! stays the agent's own tool's.
 //!
 //! Whole fields only, and the fields the identity rule reads (see
-//! [`crate::tool_name::identity`]): the call's ACP `name`, rawInput's name
+//! [`crate::call::identity::identity`]): the call's ACP `name`, rawInput's name
 //! fields (`tool`, `tool_name`, `toolName`, `name`), the title, a name field
 //! of `_meta`, the permission request's title and a name field of its
 //! `_meta`. Option names are sentences, not fields. A spelled-out identity
@@ -24,8 +24,8 @@
 
 use serde_json::Value;
 
-use crate::call_fields::{CallFields, TOOL_KEYS, kind, meta_builtin_name};
-use crate::json_field::field;
+use crate::acp::json_field::field;
+use crate::call::fields::{CallFields, TOOL_KEYS, kind, meta_builtin_name};
 
 /// The servers registered with the agent (by name) and what each listed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -20,8 +20,7 @@ use memchr::memmem::Finder;
 
 use serde::de::{self, Deserialize, Deserializer, Visitor};
 
-use crate::turn::BlockKind;
-use crate::update_frame::{Notification, Object, named_near_start};
+use crate::acp::update_frame::{Notification, Object, named_near_start};
 
 /// A text or thought chunk, borrowed from its line where it holds no escapes.
 #[derive(Debug, PartialEq, Eq)]
@@ -47,13 +46,6 @@ impl ChunkKind {
         match self {
             ChunkKind::Message => "agent_message_chunk",
             ChunkKind::Thought => "agent_thought_chunk",
-        }
-    }
-
-    pub fn block_kind(self) -> BlockKind {
-        match self {
-            ChunkKind::Message => BlockKind::Text,
-            ChunkKind::Thought => BlockKind::Thinking,
         }
     }
 }

@@ -8,8 +8,8 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use crate::call_fields::OwnFields;
-use crate::json_field::field;
+use crate::acp::json_field::field;
+use crate::call::fields::OwnFields;
 
 /// Where a call keeps its terminal's streamed output, beside its ACP fields.
 pub const TERMINAL_OUTPUT: &str = "terminalOutput";

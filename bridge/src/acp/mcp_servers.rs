@@ -9,7 +9,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::json_field::json_kind;
+use crate::acp::json_field::json_kind;
 use crate::launch::McpEndpoint;
 
 /// The name the panel gives its own MCP server.

@@ -75,7 +75,7 @@ fn closed_calls_past_the_window_are_forgotten_running_ones_never() {
 #[test]
 fn permission_parts_count_in_what_a_call_holds_and_replace_each_other() {
     let asked = |title: &str, n: usize| {
-        crate::tool_name::permission_request_fields(&json!({
+        crate::call::identity::permission_request_fields(&json!({
             "toolCall": {"toolCallId": "a", "title": title,
                 "content": [{"type": "content", "content": {"type": "text", "text": "y".repeat(n)}}]},
             "options": [{"optionId": "allow", "name": "Allow"}]

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::is_error_object;
-use crate::json_field::{Fields, field};
+use crate::acp::json_field::{Fields, field};
 
 /// Whether the `tool_result` is an error: the call failed, or its rawOutput
 /// says the tool did (MCP `isError`, a JSON-RPC error, Grok's error shapes).
@@ -20,7 +20,7 @@ pub(crate) fn is_error_of(call: &impl Fields) -> bool {
     let raw = call.field("rawOutput");
     field(raw, "isError") == true
         || field(field(raw, "result"), "isError") == true
-        || (crate::json_field::get(raw, "result").is_some_and(Value::is_null)
+        || (crate::acp::json_field::get(raw, "result").is_some_and(Value::is_null)
             && field(raw, "error").is_object())
         || (field(raw, "type") == "MCP" && field(field(raw, "output"), "Error").is_string())
         || (field(raw, "error").is_string() && field(raw, "message").is_string())

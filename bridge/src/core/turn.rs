@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::acp::chunk_frame::ChunkKind;
 use crate::stream_json::{self, Usage};
 
 /// How much of a streamed message's text (all its blocks) the bridge keeps
@@ -24,6 +25,15 @@ pub const FOLDED_TEXT_CUT: &str =
 pub(crate) enum BlockKind {
     Text,
     Thinking,
+}
+
+impl From<ChunkKind> for BlockKind {
+    fn from(kind: ChunkKind) -> Self {
+        match kind {
+            ChunkKind::Message => BlockKind::Text,
+            ChunkKind::Thought => BlockKind::Thinking,
+        }
+    }
 }
 
 /// The assistant message being streamed: chunks become `stream_event` lines

@@ -13,7 +13,7 @@
 
 use serde_json::Value;
 
-use crate::json_field::field;
+use crate::acp::json_field::field;
 
 /// A run of base64 this long (or longer) in a text is data, never text.
 pub const MAX_BASE64_RUN: usize = 4 * 1024;

@@ -3,8 +3,8 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::tool_name::mcp_call_among;
-use crate::tool_name::tests::fields_of;
+use crate::call::identity::mcp_call_among;
+use crate::call::identity::tests::fields_of;
 
 /// `unity-ops` registered, listing `uap_ping` and `uap_fail`.
 fn one() -> RegisteredServers {

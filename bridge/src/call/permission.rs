@@ -7,9 +7,9 @@
 
 use serde_json::{Map, Value};
 
-use crate::call_fields::{CallFields, OwnFields, wrapped_arguments};
-use crate::client::PermissionIntent;
-use crate::json_field::{Fields, field};
+use crate::acp::client::PermissionIntent;
+use crate::acp::json_field::{Fields, field};
+use crate::call::fields::{CallFields, OwnFields, wrapped_arguments};
 
 /// How many permission requests may wait for the panel at once: a panel
 /// shows one dialog at a time, and each keeps the call's input, so an agent
@@ -38,7 +38,7 @@ const PATH_ARGUMENTS: [&str; 4] = ["file_path", "filePath", "filepath", "path"];
 /// (or none) belongs to: some agents announce a call under one id and ask
 /// under another (a synthetic id without arguments, a second id for the
 /// same write). `request` is the request's fields
-/// ([`crate::tool_name::permission_request_fields`]); `pending` the calls
+/// ([`crate::call::identity::permission_request_fields`]); `pending` the calls
 /// still open and not asked about, oldest first, with their fields.
 ///
 /// Strongest evidence first: arguments that agree (a key in common, none
@@ -116,7 +116,7 @@ pub(crate) fn paired_call<'a>(
                     own: f.clone(),
                     ..CallFields::default()
                 };
-                crate::tool_input::claude_fields("Bash", &call, &[], |_| false)
+                crate::call::input::claude_fields("Bash", &call, &[], |_| false)
             })
             .into_iter()
             .flatten()
@@ -212,7 +212,7 @@ impl PanelAnswer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tool_name::permission_request_fields;
+    use crate::call::identity::permission_request_fields;
     use serde_json::json;
 
     /// Which pending call a request under an unknown id is paired with,
@@ -243,7 +243,7 @@ mod tests {
             (json!({}), None),
         ];
         // each request as its `toolCall` makes it
-        let asked = |tool_call: &Value| crate::tool_name::permission_tool_call(tool_call);
+        let asked = |tool_call: &Value| crate::call::identity::permission_tool_call(tool_call);
         for (request, want) in cases {
             let pending = [("a", &a), ("b", &b), ("c", &c)];
             assert_eq!(paired_call(&asked(&request), pending), want, "{request}");

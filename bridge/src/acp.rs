@@ -1,0 +1,12 @@
+//! The agent edge: ACP frames as the bridge reads them ([`update_frame`],
+//! [`chunk_frame`], [`json_field`]) and builds them ([`client`], shared with
+//! the recorder), the panel's MCP servers as ACP passes them
+//! ([`mcp_servers`]), and Claude's permission modes onto what an agent
+//! offers ([`permission_mode`]).
+
+pub(crate) mod chunk_frame;
+pub mod client;
+pub(crate) mod json_field;
+pub mod mcp_servers;
+pub(crate) mod permission_mode;
+pub(crate) mod update_frame;
