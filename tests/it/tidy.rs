@@ -229,7 +229,7 @@ fn imports(source: &str, me: &[String], crate_names: &[&str]) -> Vec<Vec<String>
 }
 
 /// Edges between units at `depth` (1: top-level modules; 2: the modules
-/// inside one top-level folder), from every non-test source file of `tree`.
+/// inside one top-level folder; and so on down), from every non-test source file of `tree`.
 fn unit_edges(root: &Path, tree: &Tree, depth: usize) -> Edges {
     let dir = root.join(tree.dir);
     let mut files = Vec::new();
@@ -265,6 +265,19 @@ fn unit_edges(root: &Path, tree: &Tree, depth: usize) -> Edges {
         edges.entry(unit).or_default();
     }
     edges
+}
+
+/// The length of the longest module path in `tree`: cycles are looked for
+/// among the siblings of every folder, however deep.
+fn deepest_module(root: &Path, tree: &Tree) -> usize {
+    let dir = root.join(tree.dir);
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    files
+        .iter()
+        .map(|f| module_path(&dir, f).len())
+        .max()
+        .unwrap_or(1)
 }
 
 /// A cycle in `edges`, as the units on it, if there is one.
@@ -336,7 +349,7 @@ fn modules_import_only_their_own_layer_or_below_and_never_in_a_cycle() {
                 }
             }
         }
-        for depth in [1, 2] {
+        for depth in 1..=deepest_module(root, tree) {
             if let Some(cycle) = find_cycle(&unit_edges(root, tree, depth)) {
                 let names: Vec<String> = cycle.iter().map(|u| u.join("::")).collect();
                 problems.push(format!("{}: import cycle {}", tree.dir, names.join(" -> ")));

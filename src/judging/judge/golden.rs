@@ -11,8 +11,23 @@ use std::path::{Path, PathBuf};
 use similar::{ChangeTag, TextDiff};
 
 use super::golden_diff;
-use super::golden_stream::TAIL;
-pub use super::golden_stream::Window;
+
+/// Transcript lines shown at the end of a failure.
+pub const TAIL: usize = 12;
+
+/// What is kept of both sides once they differ.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Window {
+    /// 0-based index of the first line kept (the same on both sides: the
+    /// lines before the first difference are equal).
+    pub from: usize,
+    /// 0-based index of the first differing line.
+    pub first: usize,
+    pub golden: Vec<String>,
+    pub replay: Vec<String>,
+    /// The transcript's last lines (each cut to a readable length).
+    pub tail: Vec<String>,
+}
 
 /// Where goldens live, relative to the workspace root.
 pub const SNAPSHOT_DIR: &str = "tests/snapshots";

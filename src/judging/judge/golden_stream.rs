@@ -11,7 +11,7 @@ use std::fs::File;
 use std::io::{self, BufReader};
 use std::path::{Path, PathBuf};
 
-use super::golden::{Comparison, GoldenError};
+use super::golden::{Comparison, GoldenError, TAIL, Window};
 use super::golden_line::{self, BIG, Line, LineBytes, Pending, TrimEnd};
 use crate::judging::replay::transcript::LineText;
 
@@ -24,8 +24,6 @@ const WINDOW_LINES: usize = 200;
 const WINDOW_BYTES: usize = 1 << 20;
 /// A context or tail line kept longer than this is cut.
 const KEPT_LINE_MAX: usize = 4096;
-/// Transcript lines shown at the end of a failure.
-pub const TAIL: usize = 12;
 
 /// A golden snapshot's text lines, read one at a time past its header.
 struct GoldenLines {
@@ -204,20 +202,6 @@ pub fn read_lines(
     Ok(GoldenLines::open(path)?.map(|mut g| {
         std::iter::from_fn(move || g.next().map(|l| l.map(Line::into_text)).transpose())
     }))
-}
-
-/// What is kept of both sides once they differ.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Window {
-    /// 0-based index of the first line kept (the same on both sides: the
-    /// lines before the first difference are equal).
-    pub from: usize,
-    /// 0-based index of the first differing line.
-    pub first: usize,
-    pub golden: Vec<String>,
-    pub replay: Vec<String>,
-    /// The transcript's last lines (each cut to a readable length).
-    pub tail: Vec<String>,
 }
 
 enum Golden {

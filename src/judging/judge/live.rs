@@ -8,7 +8,8 @@
 use serde_json::Value;
 
 use super::golden::Comparison;
-use super::golden_stream::{GoldenStream, Window};
+use super::golden::Window;
+use super::golden_stream::GoldenStream;
 use super::invariants::{self, CallFrames, Violation};
 use super::transcript_text::{self, TranscriptText};
 use crate::corpus::scenario::Expectation;
