@@ -10,3 +10,4 @@ pub(crate) mod json_field;
 pub mod mcp_servers;
 pub(crate) mod permission_mode;
 pub(crate) mod update_frame;
+pub(crate) mod update_kind;

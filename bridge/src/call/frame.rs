@@ -24,6 +24,7 @@ use serde_json::Value;
 
 use crate::acp::chunk_frame::Str;
 use crate::acp::update_frame::{Notification, Object};
+pub(crate) use crate::acp::update_kind::CallKind;
 use crate::call::fields::{OwnFields, key};
 
 /// A `tool_call` or `tool_call_update` frame.
@@ -33,24 +34,6 @@ pub(crate) struct CallFrame<'a> {
     pub tool_call_id: Cow<'a, str>,
     /// Every other key of the update, in its order.
     pub fields: OwnFields,
-}
-
-/// The `sessionUpdate` of a [`CallFrame`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
-pub(crate) enum CallKind {
-    #[serde(rename = "tool_call")]
-    ToolCall,
-    #[serde(rename = "tool_call_update")]
-    ToolCallUpdate,
-}
-
-impl CallKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CallKind::ToolCall => "tool_call",
-            CallKind::ToolCallUpdate => "tool_call_update",
-        }
-    }
 }
 
 /// How far into a line the call kind is looked for before the typed read

@@ -5,6 +5,7 @@
 use super::*;
 use crate::acp::chunk_frame::{ChunkFrame, ChunkKind};
 use crate::acp::json_field::{Fields, field, field_mut};
+use crate::acp::update_kind::UpdateKind;
 use crate::call::table::Asked;
 
 impl Bridge {
@@ -241,15 +242,16 @@ impl Bridge {
 
     /// Whether a `session/update` of this kind is dropped unread: replayed
     /// history, or a late update of an interrupted prompt.
-    fn update_dropped(&mut self, kind: &str) -> bool {
+    fn update_dropped(&mut self, kind: UpdateKind<'_>) -> bool {
         let loading = self
             .pending
             .iter()
             .any(|(_, p)| matches!(p, Pending::LoadSession { .. }));
-        if loading && kind != "available_commands_update" {
+        if loading && kind != UpdateKind::AvailableCommands {
             return true; // session/load replays the history the panel already shows
         }
-        if !self.late_prompts.is_empty() && is_turn_update(kind) {
+        if !self.late_prompts.is_empty() && kind.belongs_to_the_turn() {
+            let kind = kind.as_str();
             self.diag(format!(
                 "late {kind} of an interrupted prompt dropped (its turn already ended)"
             ));
@@ -261,8 +263,7 @@ impl Bridge {
     /// A text or thought chunk of non-empty text read the fast way: what
     /// [`Bridge::session_update`] does with one.
     fn chunk_frame(&mut self, chunk: &ChunkFrame<'_>) {
-        let kind = chunk.kind.as_str();
-        if self.update_dropped(kind) {
+        if self.update_dropped(chunk.kind.into()) {
             return;
         }
         // a held `tool_use` goes out before any later panel line
@@ -275,7 +276,7 @@ impl Bridge {
     /// A `tool_call` or `tool_call_update` read the fast way: what
     /// [`Bridge::session_update`] does with one.
     fn call_frame(&mut self, call: crate::call::frame::CallFrame<'_>, now: Duration) {
-        if self.update_dropped(call.kind.as_str()) {
+        if self.update_dropped(call.kind.into()) {
             return;
         }
         // a held `tool_use` goes out before any later panel line
@@ -289,33 +290,27 @@ impl Bridge {
     }
 
     pub(super) fn session_update(&mut self, u: Value, now: Duration) {
-        let kind = field(&u, "sessionUpdate").as_str().unwrap_or("");
+        let kind = UpdateKind::parse(field(&u, "sessionUpdate").as_str().unwrap_or(""));
         if self.update_dropped(kind) {
             return;
         }
         // a held `tool_use` goes out before any later panel line
         let emits = match kind {
-            "agent_message_chunk" | "agent_thought_chunk" => {
-                u["content"]["text"].as_str().is_some_and(|t| !t.is_empty())
-            }
-            "tool_call" | "tool_call_update" | "available_commands_update" => true,
+            UpdateKind::Chunk(_) => u["content"]["text"].as_str().is_some_and(|t| !t.is_empty()),
+            UpdateKind::Call(_) | UpdateKind::AvailableCommands => true,
             _ => false,
         };
         if emits && self.turn.is_some() {
             self.release_held_except(field(&u, "toolCallId").as_str().unwrap_or(""));
         }
         match kind {
-            "agent_message_chunk" | "agent_thought_chunk" => {
-                let chunk_kind = if kind == "agent_message_chunk" {
-                    ChunkKind::Message
-                } else {
-                    ChunkKind::Thought
-                };
+            UpdateKind::Chunk(chunk_kind) => {
                 let content = &u["content"];
                 let Some(text) = content["text"]
                     .as_str()
                     .filter(|_| content["type"] == "text")
                 else {
+                    let kind = kind.as_str();
                     return self.diag(format!("{kind} with non-text content skipped"));
                 };
                 if text.is_empty()
@@ -329,12 +324,11 @@ impl Bridge {
                 }
                 self.text_chunk(chunk_kind, text, u["messageId"].as_str());
             }
-            "tool_call" | "tool_call_update" => match crate::call::identity::mcp_startup_server(&u)
-            {
+            UpdateKind::Call(_) => match crate::call::identity::mcp_startup_server(&u) {
                 Some(server) => self.mcp_startup(&server, &u),
                 None => self.tool_call_update(u, now),
             },
-            "available_commands_update" => {
+            UpdateKind::AvailableCommands => {
                 self.slash_commands = u["availableCommands"]
                     .as_array()
                     .cloned()
@@ -344,7 +338,7 @@ impl Bridge {
                     self.emit(init);
                 }
             }
-            "usage_update" => {
+            UpdateKind::Usage => {
                 self.last_usage = u.clone();
                 if let Some(t) = self.turn.as_mut() {
                     if let Some(used) = u["used"].as_u64() {
@@ -365,7 +359,7 @@ impl Bridge {
                     }
                 }
             }
-            "current_mode_update" => {
+            UpdateKind::CurrentMode => {
                 if let Some(id) = u["currentModeId"].as_str()
                     && let Some(modes) = self
                         .session_result
@@ -375,19 +369,23 @@ impl Bridge {
                     modes.insert("currentModeId".into(), json!(id));
                 }
             }
-            "config_option_update" | "config_options_update" => {
+            UpdateKind::ConfigOptions { .. } => {
                 if let Some(opts) = u.get("configOptions").filter(|o| o.is_array())
                     && let Some(obj) = self.session_result.as_object_mut()
                 {
                     obj.insert("configOptions".into(), opts.clone());
                 }
             }
-            "notice" => self.notice(&u),
-            "compaction_update" => self.compaction_update(&u),
-            "plan" | "plan_update" | "plan_removed" => self.plan_update(kind, &u),
+            UpdateKind::Notice => self.notice(&u),
+            UpdateKind::Compaction => self.compaction_update(&u),
+            UpdateKind::Plan(plan) => self.plan_update(plan, &u),
             // Claude Code's stream shows no compaction summary text
-            "user_message_chunk" | "session_info_update" | "compaction_summary_chunk" => {}
-            other => self.diag(format!("unknown session/update kind {other:?} skipped")),
+            UpdateKind::UserMessageChunk
+            | UpdateKind::SessionInfo
+            | UpdateKind::CompactionSummaryChunk => {}
+            UpdateKind::Unknown(other) => {
+                self.diag(format!("unknown session/update kind {other:?} skipped"))
+            }
         }
     }
 
@@ -531,19 +529,4 @@ impl Bridge {
             }
         }
     }
-}
-
-/// Whether a `session/update` kind belongs to the prompt running (text,
-/// thoughts, tool calls, plans): after a given-up prompt, such updates are late.
-fn is_turn_update(kind: &str) -> bool {
-    matches!(
-        kind,
-        "agent_message_chunk"
-            | "agent_thought_chunk"
-            | "tool_call"
-            | "tool_call_update"
-            | "plan"
-            | "plan_update"
-            | "plan_removed"
-    )
 }

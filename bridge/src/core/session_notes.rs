@@ -5,6 +5,7 @@
 
 use super::*;
 use crate::acp::json_field::field;
+use crate::acp::update_kind::PlanKind;
 
 /// The `tool_result` of a plan's `TodoWrite`: Claude Code's own answer to
 /// that tool, so the panel reads the pair as it reads Claude's.
@@ -93,10 +94,10 @@ impl Bridge {
     /// then shown as one `TodoWrite` of every item plan's entries (an empty
     /// list once the last is removed, as Claude clears its todos); a
     /// Markdown plan as a text message of its own.
-    pub(super) fn plan_update(&mut self, kind: &str, u: &Value) {
+    pub(super) fn plan_update(&mut self, kind: PlanKind, u: &Value) {
         let (id, plan) = match kind {
-            "plan" => (WHOLE_PLAN, Some(Plan::Items(entries(u)))),
-            "plan_update" => {
+            PlanKind::Whole => (WHOLE_PLAN, Some(Plan::Items(entries(u)))),
+            PlanKind::Update => {
                 let plan = field(u, "plan");
                 let id = field(plan, "planId").as_str().unwrap_or(WHOLE_PLAN);
                 match field(plan, "type").as_str() {
@@ -112,7 +113,7 @@ impl Bridge {
                     }
                 }
             }
-            _ => (field(u, "planId").as_str().unwrap_or(WHOLE_PLAN), None),
+            PlanKind::Removed => (field(u, "planId").as_str().unwrap_or(WHOLE_PLAN), None),
         };
         let was_items = self.set_plan(id, plan.clone());
         if plan.is_none() && !was_items {

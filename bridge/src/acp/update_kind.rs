@@ -1,0 +1,166 @@
+//! The kind of a `session/update` (its `sessionUpdate`), read once into an
+//! enum so that the core matches on kinds exhaustively: a new kind is one
+//! variant here and the compiler names every place that must say what it
+//! does with it. A kind no schema knows is `Unknown`, kept as it was spelled,
+//! never an error.
+
+use crate::acp::chunk_frame::ChunkKind;
+
+/// A `sessionUpdate` value, borrowed from the update it names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum UpdateKind<'a> {
+    /// `agent_message_chunk` or `agent_thought_chunk`.
+    Chunk(ChunkKind),
+    /// `tool_call` or `tool_call_update`.
+    Call(CallKind),
+    UserMessageChunk,
+    /// `plan`, `plan_update` or `plan_removed`.
+    Plan(PlanKind),
+    AvailableCommands,
+    CurrentMode,
+    /// `config_option_update`, or `config_options_update` as some agents
+    /// spell it; `spelling` keeps which.
+    ConfigOptions {
+        spelling: &'a str,
+    },
+    Usage,
+    SessionInfo,
+    Notice,
+    Compaction,
+    CompactionSummaryChunk,
+    /// A kind no schema this bridge knows names (`""` when the update has
+    /// no `sessionUpdate` string).
+    Unknown(&'a str),
+}
+
+/// How a `plan*` update changes the session's plans.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PlanKind {
+    /// `plan`: the whole plan, as v1 sends it.
+    Whole,
+    /// `plan_update`: one plan, by its `planId`.
+    Update,
+    /// `plan_removed`: one plan gone.
+    Removed,
+}
+
+impl<'a> UpdateKind<'a> {
+    pub fn parse(kind: &'a str) -> Self {
+        match kind {
+            "agent_message_chunk" => Self::Chunk(ChunkKind::Message),
+            "agent_thought_chunk" => Self::Chunk(ChunkKind::Thought),
+            "tool_call" => Self::Call(CallKind::ToolCall),
+            "tool_call_update" => Self::Call(CallKind::ToolCallUpdate),
+            "user_message_chunk" => Self::UserMessageChunk,
+            "plan" => Self::Plan(PlanKind::Whole),
+            "plan_update" => Self::Plan(PlanKind::Update),
+            "plan_removed" => Self::Plan(PlanKind::Removed),
+            "available_commands_update" => Self::AvailableCommands,
+            "current_mode_update" => Self::CurrentMode,
+            "config_option_update" | "config_options_update" => {
+                Self::ConfigOptions { spelling: kind }
+            }
+            "usage_update" => Self::Usage,
+            "session_info_update" => Self::SessionInfo,
+            "notice" => Self::Notice,
+            "compaction_update" => Self::Compaction,
+            "compaction_summary_chunk" => Self::CompactionSummaryChunk,
+            other => Self::Unknown(other),
+        }
+    }
+
+    /// The kind as the agent spelled it.
+    pub fn as_str(self) -> &'a str {
+        match self {
+            Self::Chunk(chunk) => chunk.as_str(),
+            Self::Call(call) => call.as_str(),
+            Self::UserMessageChunk => "user_message_chunk",
+            Self::Plan(PlanKind::Whole) => "plan",
+            Self::Plan(PlanKind::Update) => "plan_update",
+            Self::Plan(PlanKind::Removed) => "plan_removed",
+            Self::AvailableCommands => "available_commands_update",
+            Self::CurrentMode => "current_mode_update",
+            Self::ConfigOptions { spelling } => spelling,
+            Self::Usage => "usage_update",
+            Self::SessionInfo => "session_info_update",
+            Self::Notice => "notice",
+            Self::Compaction => "compaction_update",
+            Self::CompactionSummaryChunk => "compaction_summary_chunk",
+            Self::Unknown(other) => other,
+        }
+    }
+
+    /// Whether the update belongs to the prompt running (text, thoughts, tool
+    /// calls, plans): after a given-up prompt, such updates are late.
+    pub fn belongs_to_the_turn(self) -> bool {
+        matches!(self, Self::Chunk(_) | Self::Call(_) | Self::Plan(_))
+    }
+}
+
+impl From<ChunkKind> for UpdateKind<'_> {
+    fn from(kind: ChunkKind) -> Self {
+        Self::Chunk(kind)
+    }
+}
+
+impl From<CallKind> for UpdateKind<'_> {
+    fn from(kind: CallKind) -> Self {
+        Self::Call(kind)
+    }
+}
+
+/// The `sessionUpdate` of a tool call's frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+pub(crate) enum CallKind {
+    #[serde(rename = "tool_call")]
+    ToolCall,
+    #[serde(rename = "tool_call_update")]
+    ToolCallUpdate,
+}
+
+impl CallKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallKind::ToolCall => "tool_call",
+            CallKind::ToolCallUpdate => "tool_call_update",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every spelling reads back as itself, so a diagnostic names the kind
+    /// exactly as the agent sent it.
+    #[test]
+    fn every_kind_reads_back_as_it_was_spelled() {
+        for spelling in [
+            "agent_message_chunk",
+            "agent_thought_chunk",
+            "tool_call",
+            "tool_call_update",
+            "user_message_chunk",
+            "plan",
+            "plan_update",
+            "plan_removed",
+            "available_commands_update",
+            "current_mode_update",
+            "config_option_update",
+            "config_options_update",
+            "usage_update",
+            "session_info_update",
+            "notice",
+            "compaction_update",
+            "compaction_summary_chunk",
+            "state_update",
+            "",
+        ] {
+            assert_eq!(UpdateKind::parse(spelling).as_str(), spelling);
+        }
+        assert_eq!(
+            UpdateKind::parse("state_update"),
+            UpdateKind::Unknown("state_update")
+        );
+    }
+}
