@@ -1,6 +1,5 @@
 //! The harness library: see ARCHITECTURE.md for the map.
 
-pub mod atomic_file;
 pub mod capture;
 pub mod cli;
 pub mod corpus;

@@ -282,6 +282,11 @@ impl<W: Write> TapEncoder<W> {
     }
 
     /// Writes what is held and the trailer, flushes, and hands the writer back.
+    /// Where the tap is written, if anywhere.
+    pub fn out(&self) -> Option<&W> {
+        self.out.as_ref()
+    }
+
     pub fn finish(mut self, ms: u64, end: TapEnd, notes: Vec<String>) -> io::Result<Option<W>> {
         self.write_header()?;
         let scrubbed = self.scrubbed();

@@ -2,7 +2,7 @@
 //! (agent stopped by its profile's ladder, servers shut down, the trailer
 //! written) instead of dying mid-write. A second signal ends the process at
 //! once: whoever sends it wants out now, and what is on disk is still safe
-//! (an unfinished file is only ever a temp file, see [`crate::atomic_file`]).
+//! (an unfinished file is only ever a temp file, see [`atomic_file`]).
 //!
 //! Every signal is also noted synchronously, in the signal handler itself,
 //! so a decision taken after the run (commit the recording or not) sees a

@@ -10,9 +10,9 @@ use anyhow::Context as _;
 use super::exit::{EXIT_CODES, Exit};
 use super::output::{Color, Out};
 use super::selection::judged_with;
-use crate::atomic_file::{Output, prepare_dir};
 use crate::judging::judge::{self, Case, Corpus};
 use crate::judging::report::{self, Summary, junit};
+use atomic_file::{Output, prepare_dir};
 
 /// `--format`.
 #[derive(clap::ValueEnum, Debug, Clone, Copy, Default, PartialEq, Eq)]

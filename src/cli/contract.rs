@@ -81,7 +81,7 @@ pub fn run(args: ContractArgs) -> anyhow::Result<std::process::ExitCode> {
                 print!("{}", contract.to_json());
             } else {
                 let path = root.join(CONTRACT_PATH);
-                crate::atomic_file::write(&path, contract.to_json())
+                atomic_file::write(&path, contract.to_json())
                     .with_context(|| format!("writing {}", path.display()))?;
                 eprintln!(
                     "[contract] {} kinds from {} recordings -> {}",
@@ -138,7 +138,7 @@ fn surface(
         };
         let surface = sdk_surface::Surface::extract(package, source, &package.pinned, &dir)?;
         let path = root.join(&source.vendored);
-        crate::atomic_file::write(&path, surface.to_json())
+        atomic_file::write(&path, surface.to_json())
             .with_context(|| format!("writing {}", path.display()))?;
         eprintln!(
             "[surface] {id} {}: {} control subtypes, {} message types -> {}",
@@ -155,8 +155,7 @@ fn surface(
         print!("{page}");
     } else {
         let path = root.join(matrix::DOC_PATH);
-        crate::atomic_file::write(&path, &page)
-            .with_context(|| format!("writing {}", path.display()))?;
+        atomic_file::write(&path, &page).with_context(|| format!("writing {}", path.display()))?;
         let c = m.control_counts();
         eprintln!(
             "[surface] {} control subtypes ({} mapped, {} local, {} unsupported), {} message types -> {}",

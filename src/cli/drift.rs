@@ -64,9 +64,7 @@ pub fn run(args: DriftArgs) -> anyhow::Result<std::process::ExitCode> {
     let out_file = args
         .out
         .as_deref()
-        .map(|p| {
-            crate::atomic_file::Output::prepare(p).with_context(|| format!("--out {}", p.display()))
-        })
+        .map(|p| atomic_file::Output::prepare(p).with_context(|| format!("--out {}", p.display())))
         .transpose()?;
     let (a, b) = match (&args.a, &args.b, &args.agent, &args.from, &args.to) {
         (Some(a), Some(b), None, _, _) => (a.clone(), b.clone()),

@@ -30,8 +30,7 @@ pub struct ReportArgs {
 /// `acp-harness report --out DIR`: exit 0 when every recording passes, 1
 /// when one fails (the page is written either way).
 pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
-    crate::atomic_file::prepare_dir(&args.out)
-        .with_context(|| format!("--out {}", args.out.display()))?;
+    atomic_file::prepare_dir(&args.out).with_context(|| format!("--out {}", args.out.display()))?;
     let corpus = Corpus::at(&args.root);
     let cases = judged(&corpus, args.filter.as_deref())?;
     let page = write(&args.out, &cases, &corpus)?;
@@ -46,7 +45,7 @@ pub fn write(dir: &Path, cases: &[Case], corpus: &Corpus) -> anyhow::Result<Path
         notes: matrix_notes(cases, corpus),
     };
     let path = dir.join("index.html");
-    crate::atomic_file::write(&path, html::render(cases, &extras))
+    atomic_file::write(&path, html::render(cases, &extras))
         .with_context(|| format!("writing {}", path.display()))?;
     Ok(path)
 }

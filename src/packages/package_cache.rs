@@ -239,12 +239,12 @@ pub fn ensure_package(job: &PackageJob) -> anyhow::Result<PathBuf> {
         overrides: job.overrides.to_vec(),
         extras: job.extras.to_vec(),
     };
-    crate::atomic_file::write(
+    atomic_file::write(
         &work.join(INSTALL_MANIFEST),
         serde_json::to_string(&manifest)?,
     )
     .with_context(|| format!("writing {}", work.join(INSTALL_MANIFEST).display()))?;
-    crate::atomic_file::write(&work.join(COMPLETE_MARKER), format!("{spec}\n"))
+    atomic_file::write(&work.join(COMPLETE_MARKER), format!("{spec}\n"))
         .with_context(|| format!("marking {}", work.display()))?;
     if relocatable {
         if dir.exists() {

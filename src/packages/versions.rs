@@ -191,7 +191,7 @@ pub fn save_answer(
 ) -> anyhow::Result<()> {
     let path = saved_answer_path(agents, package);
     let list: Vec<String> = versions.iter().map(|v| v.to_string()).collect();
-    crate::atomic_file::write(&path, serde_json::to_string(&list)?)
+    atomic_file::write(&path, serde_json::to_string(&list)?)
         .with_context(|| format!("writing {}", path.display()))?;
     Ok(())
 }

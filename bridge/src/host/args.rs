@@ -33,6 +33,8 @@ pub struct Env {
     pub max_line_bytes: Option<String>,
     /// [`TAP_ENV`]
     pub tap: Option<String>,
+    /// `HOME`: what a tap path's `~/` means.
+    pub home: Option<PathBuf>,
 }
 
 impl Env {
@@ -41,6 +43,9 @@ impl Env {
             agent: std::env::var(AGENT_ENV).ok(),
             max_line_bytes: std::env::var(MAX_LINE_ENV).ok(),
             tap: std::env::var(TAP_ENV).ok(),
+            home: std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(PathBuf::from),
         }
     }
 }
@@ -159,9 +164,12 @@ pub fn parse(args: &[String], env: Env, current_dir: &Path) -> Result<Invocation
         (None, Some(v)) if !v.trim().is_empty() => line_cap(v.trim(), MAX_LINE_ENV)?,
         _ => super::line_io::DEFAULT_MAX_LINE,
     };
-    let tap = match (flags.tap, env.tap) {
-        (Some(path), _) => Some(path),
-        (None, Some(v)) if !v.trim().is_empty() => Some(tap_path(v.trim(), TAP_ENV, current_dir)?),
+    let home = env.home.as_deref();
+    let tap = match (flags.tap.take(), env.tap) {
+        (Some(v), _) => tap_path(&v, "--tap", current_dir, home, &mut flags.notes)?,
+        (None, Some(v)) if !v.trim().is_empty() => {
+            tap_path(v.trim(), TAP_ENV, current_dir, home, &mut flags.notes)?
+        }
         _ => None,
     };
     let agent_argv = agent_argv(flags.agent_cmd, env.agent, current_dir)?;
@@ -242,7 +250,7 @@ struct Flags {
     auth_method: Option<String>,
     script_gate: bool,
     bridge_log: Option<PathBuf>,
-    tap: Option<PathBuf>,
+    tap: Option<String>,
     timing: Timing,
     cancel_grace: Option<Duration>,
     max_line: Option<usize>,
@@ -358,7 +366,7 @@ impl Flags {
             "--cwd" => self.cwd = Some(current_dir.join(value)),
             "--auth-method" => self.auth_method = Some(value),
             "--bridge-log" => self.bridge_log = Some(current_dir.join(value)),
-            "--tap" => self.tap = Some(tap_path(&value, n, current_dir)?),
+            "--tap" => self.tap = Some(value),
             "--agent-grace-ms" => self.timing.grace = millis(&value, n)?,
             "--eof-drain-ms" => self.timing.eof_drain = millis(&value, n)?,
             "--cancel-grace-ms" => self.cancel_grace = Some(millis(&value, n)?),
@@ -417,19 +425,32 @@ fn line_cap(value: &str, what: &str) -> Result<usize> {
 
 /// The tap's path: `~/` is the home directory (a panel's environment is not
 /// expanded by a shell), relative paths are relative to where we were
-/// started; a trailing `/` keeps meaning "a directory".
-fn tap_path(value: &str, what: &str, current_dir: &Path) -> Result<PathBuf> {
+/// started; a trailing `/` keeps meaning "a directory". A path that means
+/// nothing here (`~/` without a home) is a note and no tap: the tap never
+/// stops a session (an empty `--tap` is a usage error all the same).
+fn tap_path(
+    value: &str,
+    what: &str,
+    current_dir: &Path,
+    home: Option<&Path>,
+    notes: &mut Vec<String>,
+) -> Result<Option<PathBuf>> {
     if value.is_empty() {
         bail!("{what} needs a file or directory path");
     }
     let path = match value.strip_prefix("~/") {
-        Some(rest) => match std::env::var_os("HOME") {
-            Some(home) => Path::new(&home).join(rest),
-            None => bail!("{what} {value:?}: HOME is not set, so ~ means nothing"),
+        Some(rest) => match home {
+            Some(home) => home.join(rest),
+            None => {
+                notes.push(format!(
+                    "{what} {value:?}: HOME is not set, so ~ means nothing; the session runs untapped"
+                ));
+                return Ok(None);
+            }
         },
         None => current_dir.join(value),
     };
-    Ok(path)
+    Ok(Some(path))
 }
 
 fn read_text(path: &str, flag: &str, current_dir: &Path) -> Result<String> {

@@ -116,6 +116,9 @@ pub async fn run(config: HostConfig) -> Result<i32> {
     let ms = || start.elapsed().as_millis() as u64;
     let log = open_tap(&config, start)?;
     let mut stderr = StderrSink::start();
+    if let Some(why) = log.untapped() {
+        stderr.line(format!("acp-bridge: {why}"));
+    }
     for note in &config.notes {
         diagnostic(&mut stderr, &log, start, note);
     }

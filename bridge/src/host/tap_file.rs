@@ -4,10 +4,15 @@
 //! `--bridge-log`, a tagged text view appended as lines come.
 //!
 //! The writer takes the queued lines every [`TICK`] and flushes after each
-//! batch. The tap is written to a hidden temp file beside FILE,
-//! `.<name>.<pid>.partial`, which is synced and renamed over FILE once the
-//! trailer is written: a crash leaves the temp file, never a half file at
-//! FILE. The queue to the thread has a byte budget ([`BUDGET`]) like the
+//! batch. The tap goes through the workspace's one safe output
+//! ([`atomic_file`]): a file is written to a hidden temp file beside FILE,
+//! `.<name>.<random>.partial`, created exclusively and 0600 (a directory
+//! made for taps is 0700: a session is its user's alone), then synced and
+//! renamed over FILE once the trailer is written, so a crash leaves the temp
+//! file, never a half file at FILE, and a failed write leaves nothing; a
+//! device or FIFO (`/dev/null` as "tap off") is written in place, never
+//! replaced. A tap that cannot be opened never stops the session: it runs
+//! untapped and says why. The queue to the thread has a byte budget ([`BUDGET`]) like the
 //! bridge's own queues: a line is never refused, but while the budget is
 //! used up the session loop takes no new input (bounded by [`STALL_LIMIT`],
 //! after which the tap gives up rather than the session).
@@ -15,6 +20,8 @@
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{BufWriter, Write};
+
+use atomic_file::{Output, OutputFile, Privacy};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -90,6 +97,8 @@ impl Shared {
 pub struct Tap {
     shared: Option<Arc<Shared>>,
     cap: usize,
+    /// Why the tap asked for is off.
+    untapped: Option<String>,
 }
 
 /// Where the tap goes and what it scrubs.
@@ -105,6 +114,7 @@ impl Tap {
             return Ok(Tap {
                 shared: None,
                 cap: config.cap,
+                untapped: None,
             });
         }
         let log: Option<Box<dyn Write + Send>> = match config.bridge_log {
@@ -117,25 +127,38 @@ impl Tap {
             ))),
             None => None,
         };
-        let target = match config.tap {
-            Some(path) => Some(open_tap(path)?),
-            None => None,
+        let mut untapped = None;
+        let out = match config.tap.map(open_tap).transpose() {
+            Ok(file) => file.map(BufWriter::new),
+            Err(e) => {
+                untapped = Some(format!("the session runs untapped: {e:#}"));
+                None
+            }
         };
-        let (out, paths) = match target {
-            Some((file, temp, path)) => (Some(BufWriter::new(file)), Some((temp, path))),
-            None => (None, None),
-        };
+        if out.is_none() && log.is_none() {
+            return Ok(Tap {
+                shared: None,
+                cap: config.cap,
+                untapped,
+            });
+        }
         let encoder = TapEncoder::new(session, scrubber, out, log);
         let shared = Arc::new(Shared::default());
         let thread_shared = shared.clone();
         std::thread::Builder::new()
             .name("acp-bridge-tap".into())
-            .spawn(move || write_loop(&thread_shared, encoder, paths))
+            .spawn(move || write_loop(&thread_shared, encoder))
             .context("cannot start the tap's writer thread")?;
         Ok(Tap {
             shared: Some(shared),
             cap: config.cap,
+            untapped,
         })
+    }
+
+    /// Why the tap asked for could not be opened (the session runs without it).
+    pub fn untapped(&self) -> Option<&str> {
+        self.untapped.as_deref()
     }
 
     /// One line the session saw, `ms` after it started.
@@ -239,12 +262,12 @@ impl Tap {
     }
 }
 
-/// The temp file for the tap at `path` (a directory gets a new file named
-/// by time and pid), created beside it.
-fn open_tap(path: &Path) -> Result<(File, PathBuf, PathBuf)> {
+/// The tap at `path` opened through the safe output (a directory gets a
+/// new file named by time and pid).
+fn open_tap(path: &Path) -> Result<OutputFile> {
     let as_dir = path.is_dir() || path.as_os_str().to_string_lossy().ends_with('/');
     let path = if as_dir {
-        std::fs::create_dir_all(path)
+        atomic_file::create_dirs(path, Privacy::OwnerOnly)
             .with_context(|| format!("--tap: cannot create the directory {}", path.display()))?;
         path.join(format!(
             "acp-bridge-tap-{}-{}.jsonl",
@@ -254,22 +277,14 @@ fn open_tap(path: &Path) -> Result<(File, PathBuf, PathBuf)> {
     } else {
         path.to_path_buf()
     };
-    let name = path
-        .file_name()
-        .with_context(|| format!("--tap: {} names no file", path.display()))?
-        .to_string_lossy()
-        .into_owned();
-    let temp = path.with_file_name(format!(".{name}.{}.partial", std::process::id()));
-    let file =
-        File::create(&temp).with_context(|| format!("--tap: cannot create {}", temp.display()))?;
-    Ok((file, temp, path))
+    path.file_name()
+        .with_context(|| format!("--tap: {} names no file", path.display()))?;
+    Output::prepare_as(&path, Privacy::OwnerOnly)
+        .and_then(|output| output.open(Privacy::OwnerOnly))
+        .with_context(|| format!("--tap: cannot write {}", path.display()))
 }
 
-fn write_loop(
-    shared: &Shared,
-    mut encoder: TapEncoder<BufWriter<File>>,
-    paths: Option<(PathBuf, PathBuf)>,
-) {
+fn write_loop(shared: &Shared, mut encoder: TapEncoder<BufWriter<OutputFile>>) {
     lower_priority();
     loop {
         let batch: Vec<Cmd> = {
@@ -308,7 +323,7 @@ fn write_loop(
                     let done = encoder
                         .finish(ms, end, notes)
                         .map_err(|e| e.to_string())
-                        .and_then(|out| commit(out, paths));
+                        .and_then(commit);
                     let mut state = shared.lock();
                     state.done = Some(done);
                     shared.room.notify_all();
@@ -325,10 +340,15 @@ fn write_loop(
         state.bytes = state.bytes.saturating_sub(written);
         shared.drained.notify_waiters();
         if let Err(e) = result {
-            let why = match &paths {
-                Some((temp, _)) => format!("writing {} failed: {e}", temp.display()),
+            let why = match encoder.out() {
+                Some(out) => format!(
+                    "writing {} failed: {e}",
+                    out.get_ref().writing_to().display()
+                ),
                 None => format!("writing the bridge log failed: {e}"),
             };
+            // the temp file goes with the encoder: a failed tap leaves nothing
+            drop(encoder);
             state.broken = Some(why.clone());
             state.done = Some(Err(why));
             state.queue.clear();
@@ -350,26 +370,17 @@ fn lower_priority() {
     }
 }
 
-/// Syncs the temp file and renames it over the tap's path.
-fn commit(
-    out: Option<BufWriter<File>>,
-    paths: Option<(PathBuf, PathBuf)>,
-) -> std::result::Result<Option<PathBuf>, String> {
-    let (Some(out), Some((temp, path))) = (out, paths) else {
+/// Puts the tap in place (synced and renamed over its path, or flushed
+/// into the device it was written to).
+fn commit(out: Option<BufWriter<OutputFile>>) -> std::result::Result<Option<PathBuf>, String> {
+    let Some(out) = out else {
         return Ok(None);
     };
     let file = out.into_inner().map_err(|e| e.to_string())?;
-    file.sync_all()
-        .map_err(|e| format!("syncing {} failed: {e}", temp.display()))?;
-    drop(file);
-    std::fs::rename(&temp, &path).map_err(|e| {
-        format!(
-            "renaming {} to {} failed: {e}",
-            temp.display(),
-            path.display()
-        )
-    })?;
-    Ok(Some(path))
+    let writing_to = file.writing_to().to_path_buf();
+    file.commit()
+        .map(Some)
+        .map_err(|e| format!("putting {} in place failed: {e}", writing_to.display()))
 }
 
 /// Today's UTC date, `YYYY-MM-DD`.

@@ -578,16 +578,14 @@ fn sigkill_mid_session_leaves_no_file_at_the_tap_path() {
         kill_pids(&wait_gone(&pids, Duration::from_secs(3)));
         assert!(!status.success(), "{at:?}");
         assert!(!tap_path.exists(), "{at:?}: a file at the tap path");
-        let partial = dir.join(format!(".tap.jsonl.{}.partial", bridge.pid()));
         let left: Vec<String> = std::fs::read_dir(&dir)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .filter(|n| n.contains("tap"))
             .collect();
-        assert_eq!(
-            left,
-            vec![partial.file_name().unwrap().to_string_lossy().into_owned()],
-            "{at:?}"
+        assert!(
+            left.len() == 1 && left[0].starts_with(".tap.jsonl.") && left[0].ends_with(".partial"),
+            "{at:?}: one hidden temp file, got {left:?}"
         );
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -664,4 +662,176 @@ fn lines_over_the_cap_are_recorded_as_skipped_with_their_length() {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// One short turn with `tap_args` (and `env`) in front of the scripted peer;
+/// the session must end clean. Returns the bridge's stderr.
+fn short_tapped_session(dir: &Path, tap_args: &[&str], env: &[(&str, &str)]) -> String {
+    let pid_file = dir.join("pids");
+    let peer = support::peer_cmd("text_only_turn.json", &pid_file);
+    let mut args = tap_args.to_vec();
+    args.extend(["--agent-cmd", &peer, "--cwd", dir.to_str().unwrap()]);
+    let mut bridge = Bridge::start_with_env(&args, env);
+    let pids = read_pids(&pid_file);
+    bridge.send(INIT);
+    bridge.wait_for("system/init", |v| is(v, "system"));
+    bridge.send(&prompt("ping the editor"));
+    bridge.wait_for("the result", |v| is(v, "result"));
+    bridge.close_stdin();
+    bridge.expect_clean_exit(&pids);
+    bridge.stderr()
+}
+
+/// A tap that cannot be opened (its directory is a file; `~/` with no
+/// home) never stops the session: it runs untapped and says why.
+#[test]
+fn a_tap_that_cannot_be_opened_leaves_the_session_running_untapped() {
+    let dir = scratch("tap-cannot-open");
+    std::fs::write(dir.join("a-file"), "not a directory\n").unwrap();
+    let under_a_file = dir.join("a-file/tap.jsonl");
+    let flag = under_a_file.to_str().unwrap().to_string();
+    let env_dir = format!("{}/", dir.join("a-file/taps").to_str().unwrap());
+    type Case<'a> = (&'a str, Vec<&'a str>, Vec<(&'a str, &'a str)>);
+    let cases: [Case; 3] = [
+        ("--tap under a file", vec!["--tap", &flag], vec![]),
+        (
+            "ACP_BRIDGE_TAP under a file",
+            vec![],
+            vec![("ACP_BRIDGE_TAP", &env_dir)],
+        ),
+        (
+            "--tap ~/ without HOME",
+            vec!["--tap", "~/taps/"],
+            vec![("HOME", "")],
+        ),
+    ];
+    for (what, args, env) in cases {
+        let stderr = short_tapped_session(&dir, &args, &env);
+        assert!(
+            stderr.contains("the session runs untapped"),
+            "{what}: stderr says why the tap is off:\n{stderr}"
+        );
+        assert!(
+            !under_a_file.exists() && !dir.join("taps").exists(),
+            "{what}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A tap is its user's alone: the file is 0600 and a directory made for
+/// taps 0700, and no temp file is left beside it.
+#[cfg(unix)]
+#[test]
+fn a_tap_and_the_directory_made_for_it_are_readable_by_their_user_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("tap-private");
+    let taps = dir.join("taps");
+    let env_dir = format!("{}/", taps.to_str().unwrap());
+    short_tapped_session(&dir, &[], &[("ACP_BRIDGE_TAP", &env_dir)]);
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&taps), 0o700);
+    let files: Vec<PathBuf> = std::fs::read_dir(&taps)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert_eq!(mode(&files[0]), 0o600);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A tap onto something that is not a regular file is never replaced by
+/// one: a FIFO gets the tap streamed into it (and stays a FIFO); a FIFO
+/// nobody reads leaves the session untapped instead of waiting; a symlink
+/// keeps its link and its target gets the tap.
+#[cfg(unix)]
+#[test]
+fn a_tap_onto_a_fifo_or_a_symlink_is_written_through_never_replaced() {
+    use std::io::Read;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let dir = scratch("tap-not-a-file");
+    let fifo = dir.join("tap.fifo");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            // opened before the bridge starts, read once the bridge is gone
+            let mut file = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(&fifo)
+                .unwrap();
+            let mut text = String::new();
+            let deadline = std::time::Instant::now() + Duration::from_secs(60);
+            while !text.contains("\"type\":\"trailer\"") && std::time::Instant::now() < deadline {
+                let mut chunk = String::new();
+                match file.read_to_string(&mut chunk) {
+                    Ok(_) => text.push_str(&chunk),
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        text.push_str(&chunk);
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            text
+        })
+    };
+    // the reader has the FIFO open before the bridge looks at it
+    let opened = std::time::Instant::now() + Duration::from_secs(10);
+    while !fifo_has_reader(&fifo) && std::time::Instant::now() < opened {
+        std::thread::yield_now();
+    }
+    short_tapped_session(&dir, &["--tap", fifo.to_str().unwrap()], &[]);
+    let streamed = reader.join().unwrap();
+    assert!(
+        streamed.starts_with("{\"type\":\"header\""),
+        "{streamed:.200}"
+    );
+    assert!(streamed.contains("\"type\":\"trailer\""));
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+
+    // nobody reads it now: the session runs untapped, never waits for a reader
+    let stderr = short_tapped_session(&dir, &["--tap", fifo.to_str().unwrap()], &[]);
+    assert!(stderr.contains("a FIFO nobody reads"), "{stderr}");
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+
+    let target = dir.join("real-tap.jsonl");
+    let link = dir.join("tap-link.jsonl");
+    std::os::unix::fs::symlink("real-tap.jsonl", &link).unwrap();
+    short_tapped_session(&dir, &["--tap", link.to_str().unwrap()], &[]);
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    let tapped = std::fs::read_to_string(&target).unwrap();
+    assert!(tapped.starts_with("{\"type\":\"header\""));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Whether a writer opening `fifo` without waiting would find a reader.
+#[cfg(unix)]
+fn fifo_has_reader(fifo: &Path) -> bool {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .append(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(fifo)
+        .is_ok()
 }

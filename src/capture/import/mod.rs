@@ -16,10 +16,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::atomic_file::AtomicFile;
 use crate::corpus::name::{self, NameError};
 use crate::corpus::recording::{self, Event, Leg, Line, Outcome, RecordingError, Trailer};
 use crate::corpus::scenario;
+use atomic_file::AtomicFile;
 pub use panel::{Image, PanelStep, Unplaceable};
 
 /// Header fields a tap adds to the recording format; a recording has none.

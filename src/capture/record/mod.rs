@@ -87,7 +87,7 @@ pub fn run(args: Request) -> anyhow::Result<ExitCode> {
     let scenarios = load_scenarios(&args)?;
     if !args.check {
         // refused before any install or run, not after
-        crate::atomic_file::prepare_dir(&args.out)
+        atomic_file::prepare_dir(&args.out)
             .with_context(|| format!("--out {}", args.out.display()))?;
     }
     let live = args.model == "live";

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Map;
 
 use super::{Dir, Event, Exit, Header, Http, Leg, Line, Outcome, RecordingError, Trailer};
-use crate::atomic_file::AtomicFile;
+use atomic_file::AtomicFile;
 
 /// Appends lines to a recording and numbers events itself so `seq` is
 /// monotonic by construction. The lines go to a temp file beside the

@@ -55,7 +55,7 @@ pub fn save_unrunnable(
             text.push('\n');
         }
     }
-    crate::atomic_file::write(path, text).with_context(|| format!("writing {}", path.display()))
+    atomic_file::write(path, text).with_context(|| format!("writing {}", path.display()))
 }
 
 /// Reads a shard's saved rows; a bad line is an error naming file and line.

@@ -387,7 +387,7 @@ pub fn write_drift_report(
         summary.agent, summary.version
     ));
     let path = root.join(&rel);
-    crate::atomic_file::write(&path, out).with_context(|| format!("writing {}", path.display()))?;
+    atomic_file::write(&path, out).with_context(|| format!("writing {}", path.display()))?;
     Ok(rel)
 }
 
@@ -418,7 +418,7 @@ pub fn append_unrunnable(
     let existing = std::fs::read_to_string(&path).unwrap_or_default();
     let updated = with_unrunnable_rows(&existing, agent, rows, date);
     if updated != existing {
-        crate::atomic_file::write(&path, updated)
+        atomic_file::write(&path, updated)
             .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(Some(path))

@@ -215,6 +215,7 @@ fn agent_env(agent: &str) -> Env {
         agent: Some(agent.into()),
         max_line_bytes: None,
         tap: None,
+        home: None,
     }
 }
 
@@ -225,6 +226,7 @@ fn the_line_cap_comes_from_the_flag_then_the_environment() {
             agent: None,
             max_line_bytes: env.map(String::from),
             tap: None,
+            home: None,
         };
         match parse(&argv(args), env, &std::env::temp_dir()) {
             Ok(Invocation::Run(c)) => Ok(c.max_line_bytes),
@@ -279,6 +281,45 @@ fn the_tap_path_comes_from_the_flag_then_the_environment() {
     for (args, env, want) in cases {
         let want = want.map(PathBuf::from);
         assert_eq!(tap(args, *env), Ok(want), "{args} with {env:?}");
+    }
+    let bad = tap("--agent-cmd x --tap=", None).unwrap_err();
+    assert!(
+        bad.contains("--tap needs a file or directory path"),
+        "{bad}"
+    );
+    // `~/` without a home: a note and no tap, never a refused session
+    for (args, env) in [
+        ("--agent-cmd x --tap ~/taps/", None),
+        ("--agent-cmd x", Some("~/taps/")),
+    ] {
+        let parsed = parse(
+            &argv(&format!("{args} --cwd /")),
+            Env {
+                tap: env.map(String::from),
+                home: None,
+                ..Env::default()
+            },
+            start,
+        );
+        let Ok(Invocation::Run(c)) = parsed else {
+            panic!("{args} with {env:?}: {parsed:?}")
+        };
+        assert_eq!(c.tap, None, "{args} with {env:?}");
+        assert!(
+            c.notes
+                .iter()
+                .any(|n| n.contains("HOME is not set") && n.contains("untapped")),
+            "{:?}",
+            c.notes
+        );
+    }
+    let home = Env {
+        home: Some(PathBuf::from("/home/u")),
+        ..Env::default()
+    };
+    match parse(&argv("--agent-cmd x --tap ~/t.jsonl --cwd /"), home, start) {
+        Ok(Invocation::Run(c)) => assert_eq!(c.tap, Some(PathBuf::from("/home/u/t.jsonl"))),
+        other => panic!("{other:?}"),
     }
     let bad = tap("--agent-cmd x --tap=", None).unwrap_err();
     assert!(
@@ -365,6 +406,7 @@ fn bad_command_lines_name_what_is_wrong() {
             agent: env.map(String::from),
             max_line_bytes: None,
             tap: None,
+            home: None,
         };
         let err = parse(&argv(line), env, &std::env::temp_dir()).unwrap_err();
         let text = format!("{err:#}");

@@ -11,6 +11,12 @@
 //! written in place (streamed, never renamed over); a symlink's target is
 //! replaced, the link kept; a directory or a place that cannot be written is
 //! refused by [`Output::prepare`] before any work, not after it.
+//!
+//! The temp file is created exclusively (`O_EXCL`) under a random name, so a
+//! link planted where it will be never redirects the write. A
+//! [`Privacy::OwnerOnly`] output (a user's session, say) is created 0600 and
+//! any directory made for it 0700; on Windows a file takes its directory's
+//! access rules.
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -31,17 +37,23 @@ pub struct AtomicFile {
 impl AtomicFile {
     /// Creates the temp file next to `target` (making the directory).
     pub fn create(target: &Path) -> io::Result<AtomicFile> {
+        AtomicFile::create_as(target, Privacy::Readable)
+    }
+
+    /// As [`AtomicFile::create`], readable by whom `privacy` says.
+    pub fn create_as(target: &Path, privacy: Privacy) -> io::Result<AtomicFile> {
         let dir = parent_dir(target);
-        std::fs::create_dir_all(dir)?;
+        create_dirs(dir, privacy)?;
         let name = target
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let temp = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
-            .suffix(PARTIAL_SUFFIX)
-            .permissions(readable_permissions())
-            .tempfile_in(dir)?;
+        let prefix = format!(".{name}.");
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(PARTIAL_SUFFIX);
+        #[cfg(unix)]
+        builder.permissions(privacy.permissions());
+        let temp = builder.tempfile_in(dir)?;
         Ok(AtomicFile {
             temp,
             target: target.to_path_buf(),
@@ -139,6 +151,11 @@ impl Output {
     /// directory, a symlink loop or a directory that cannot take a file is
     /// an error naming the path, so a command can refuse before its run.
     pub fn prepare(path: &Path) -> io::Result<Output> {
+        Output::prepare_as(path, Privacy::Readable)
+    }
+
+    /// As [`Output::prepare`]; directories it makes are as `privacy` says.
+    pub fn prepare_as(path: &Path, privacy: Privacy) -> io::Result<Output> {
         let (resolved, magic) = resolve_links(path)?;
         match std::fs::metadata(path) {
             Ok(meta) if meta.is_dir() => {
@@ -156,7 +173,7 @@ impl Output {
             _ => {}
         }
         let dir = parent_dir(&resolved);
-        std::fs::create_dir_all(dir)
+        create_dirs(dir, privacy)
             .map_err(|e| io::Error::new(e.kind(), format!("creating {}: {e}", dir.display())))?;
         // a temp file is what the write makes there: prove it can
         tempfile::Builder::new()
@@ -170,6 +187,20 @@ impl Output {
                 )
             })?;
         Ok(Output::Replace(resolved))
+    }
+
+    /// Opens the output to be written bit by bit: a file through its temp
+    /// file (put in place by [`OutputFile::commit`], removed if dropped
+    /// before), anything else in place.
+    pub fn open(&self, privacy: Privacy) -> io::Result<OutputFile> {
+        match self {
+            Output::Replace(target) => {
+                AtomicFile::create_as(target, privacy).map(OutputFile::Whole)
+            }
+            Output::InPlace(path) => {
+                open_in_place(path).map(|file| OutputFile::InPlace(file, path.clone()))
+            }
+        }
     }
 
     /// Where the bytes end up (the symlink's target for a link).
@@ -197,6 +228,119 @@ impl Output {
     }
 }
 
+/// Opens a device, FIFO or descriptor to append to without waiting: a FIFO
+/// nobody reads is an error now (`ENXIO`), not a wait for a reader that may
+/// never come. Writes then block as usual.
+#[cfg(unix)]
+fn open_in_place(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::io::AsRawFd;
+    let file = std::fs::OpenOptions::new()
+        .append(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ENXIO) => io::Error::new(
+                e.kind(),
+                format!("{}: a FIFO nobody reads ({e})", path.display()),
+            ),
+            _ => e,
+        })?;
+    // SAFETY: fcntl on a descriptor this function owns.
+    unsafe {
+        let flags = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
+        if flags < 0 || libc::fcntl(file.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK) < 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(file)
+}
+
+#[cfg(not(unix))]
+fn open_in_place(path: &Path) -> io::Result<File> {
+    std::fs::OpenOptions::new().append(true).open(path)
+}
+
+/// Who may read an output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Privacy {
+    /// 0644: what a file written by hand would get (reports, recordings).
+    Readable,
+    /// 0600, in a directory made 0700: what only its user may read.
+    OwnerOnly,
+}
+
+impl Privacy {
+    #[cfg(unix)]
+    fn permissions(self) -> std::fs::Permissions {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::Permissions::from_mode(match self {
+            Privacy::Readable => 0o644,
+            Privacy::OwnerOnly => 0o600,
+        })
+    }
+}
+
+/// Makes `dir` and its missing parents; for [`Privacy::OwnerOnly`] the
+/// directories made are 0700 (one that exists keeps its mode).
+pub fn create_dirs(dir: &Path, privacy: Privacy) -> io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    if privacy == Privacy::OwnerOnly {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    #[cfg(not(unix))]
+    let _ = privacy;
+    builder.create(dir)
+}
+
+/// An [`Output`] being written bit by bit.
+#[derive(Debug)]
+pub enum OutputFile {
+    /// A file, written whole or not at all.
+    Whole(AtomicFile),
+    /// A device, FIFO or descriptor, written as the bytes come.
+    InPlace(File, PathBuf),
+}
+
+impl OutputFile {
+    /// Where the bytes are while the output is being written.
+    pub fn writing_to(&self) -> &Path {
+        match self {
+            OutputFile::Whole(file) => file.temp_path(),
+            OutputFile::InPlace(_, path) => path,
+        }
+    }
+
+    /// Puts a file in place (synced, renamed, its directory synced); an
+    /// output written in place is flushed. Returns where the bytes are.
+    pub fn commit(self) -> io::Result<PathBuf> {
+        match self {
+            OutputFile::Whole(file) => file.commit(),
+            OutputFile::InPlace(mut file, path) => file.flush().map(|()| path),
+        }
+    }
+}
+
+impl Write for OutputFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            OutputFile::Whole(file) => file.write(buf),
+            OutputFile::InPlace(file, _) => file.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            OutputFile::Whole(file) => file.flush(),
+            OutputFile::InPlace(file, _) => file.flush(),
+        }
+    }
+}
+
 /// Checks that `dir` is a directory or can be made one, and takes a file:
 /// an output directory is refused before the run, not after it.
 pub fn prepare_dir(dir: &Path) -> io::Result<()> {
@@ -210,9 +354,16 @@ pub fn prepare_dir(dir: &Path) -> io::Result<()> {
 }
 
 /// A file type written in place: what is there is not a file to replace.
+#[cfg(unix)]
 fn is_stream(t: &std::fs::FileType) -> bool {
     use std::os::unix::fs::FileTypeExt;
     t.is_char_device() || t.is_fifo() || t.is_socket() || t.is_block_device()
+}
+
+/// On Windows a device (`NUL`, `\\.\pipe\...`) is no file or directory.
+#[cfg(not(unix))]
+fn is_stream(t: &std::fs::FileType) -> bool {
+    !t.is_file() && !t.is_dir() && !t.is_symlink()
 }
 
 /// How many symlinks a path may go through (as the kernel's limit).
@@ -257,17 +408,18 @@ fn parent_dir(path: &Path) -> &Path {
 }
 
 /// Makes a rename durable: the directory entry reaches the disk too.
+#[cfg(unix)]
 fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
-/// What a file written by hand would get (the temp file's default is 0600).
-fn readable_permissions() -> std::fs::Permissions {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::Permissions::from_mode(0o644)
+/// Windows makes a rename durable itself (and opens no directory as a file).
+#[cfg(not(unix))]
+fn sync_dir(_dir: &Path) -> io::Result<()> {
+    Ok(())
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
@@ -379,5 +531,100 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(left, vec![std::ffi::OsString::from("out.md")]);
+    }
+
+    #[test]
+    fn an_owner_only_output_is_0600_in_directories_made_0700() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("made/deeper/tap.jsonl");
+        let output = Output::prepare_as(&target, Privacy::OwnerOnly).unwrap();
+        let mut file = output.open(Privacy::OwnerOnly).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(file.writing_to()), 0o600, "the temp file");
+        file.write_all(b"line\n").unwrap();
+        assert_eq!(file.commit().unwrap(), target);
+        assert_eq!(mode(&target), 0o600);
+        assert_eq!(mode(&dir.path().join("made")), 0o700);
+        assert_eq!(mode(&dir.path().join("made/deeper")), 0o700);
+    }
+
+    #[test]
+    fn a_planted_link_at_a_temp_name_is_never_written_through() {
+        // The temp name is random and opened O_EXCL: whatever names an
+        // attacker plants beside the target, the write lands in a file of
+        // its own and the planted links' targets keep their bytes.
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "keep\n").unwrap();
+        let target = dir.path().join("tap.jsonl");
+        for pid in [std::process::id(), 1, 2] {
+            let planted = dir.path().join(format!(".tap.jsonl.{pid}.partial"));
+            std::os::unix::fs::symlink(&victim, planted).unwrap();
+        }
+        let output = Output::prepare_as(&target, Privacy::OwnerOnly).unwrap();
+        let mut file = output.open(Privacy::OwnerOnly).unwrap();
+        assert!(
+            !std::fs::symlink_metadata(file.writing_to())
+                .unwrap()
+                .is_symlink()
+        );
+        file.write_all(b"session\n").unwrap();
+        file.commit().unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep\n");
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "session\n");
+    }
+
+    #[test]
+    fn an_output_file_dropped_before_its_commit_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("tap.jsonl");
+        let mut file = Output::prepare(&target)
+            .unwrap()
+            .open(Privacy::OwnerOnly)
+            .unwrap();
+        file.write_all(b"half").unwrap();
+        drop(file);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn an_output_opened_on_a_fifo_nobody_reads_is_an_error_not_a_wait() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = Output::prepare(&fifo)
+            .unwrap()
+            .open(Privacy::OwnerOnly)
+            .unwrap_err();
+        assert!(e.to_string().contains("a FIFO nobody reads"), "{e}");
+    }
+
+    #[test]
+    fn an_output_opened_on_a_fifo_streams_into_it() {
+        use std::io::Read;
+        use std::os::unix::fs::OpenOptionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo with a valid C string.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let mut reader = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo)
+            .unwrap();
+        let output = Output::prepare_as(&fifo, Privacy::OwnerOnly).unwrap();
+        assert_eq!(output, Output::InPlace(fifo.clone()));
+        let mut file = output.open(Privacy::OwnerOnly).unwrap();
+        file.write_all(b"streamed\n").unwrap();
+        assert_eq!(file.commit().unwrap(), fifo);
+        let mut got = String::new();
+        reader.read_to_string(&mut got).unwrap();
+        assert_eq!(got, "streamed\n");
+        assert!(is_stream(
+            &std::fs::symlink_metadata(&fifo).unwrap().file_type()
+        ));
     }
 }
