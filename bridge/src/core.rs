@@ -24,6 +24,8 @@ use crate::script_gate;
 use crate::stream_json::{self, InitInfo};
 
 mod agent_input;
+mod directories;
+use directories::Directories;
 mod handshake;
 mod line_cap;
 mod panel_initialize;
@@ -130,6 +132,8 @@ pub struct Bridge {
     mcp: Option<McpEndpoint>,
     /// The servers the session took from the panel's `initialize`.
     initialize_servers: Option<InitializeServers>,
+    /// Workspace roots beside `cwd`, asked and sent.
+    directories: Directories,
     /// Panel lines that arrived during the handshake, handled once it is done.
     deferred: Vec<String>,
     agent_init: Value,
@@ -203,6 +207,7 @@ impl Bridge {
             panel_init_requests: Vec::new(),
             mcp,
             initialize_servers: None,
+            directories: Directories::default(),
             deferred: Vec::new(),
             agent_init: Value::Null,
             session_result: Value::Null,

@@ -27,6 +27,9 @@ pub struct LaunchSpec {
     /// and no session starts.
     pub await_initialize: bool,
     pub cwd: String,
+    /// `--add-dir`: workspace roots beside `cwd`, absolute, for ACP's
+    /// `additionalDirectories` where the agent takes them.
+    pub additional_directories: Vec<String>,
     pub auth_method: Option<String>,
     pub script_gate: bool,
     /// How long the agent may take to answer a `session/prompt` after the

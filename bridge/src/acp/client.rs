@@ -197,6 +197,14 @@ pub fn load_session_params(
     params
 }
 
+/// Whether the agent takes `additionalDirectories` on `session/new` and
+/// `session/load` (`agentCapabilities.sessionCapabilities.additionalDirectories`
+/// present and not null).
+pub fn agent_supports_additional_directories(agent_init_result: &Value) -> bool {
+    !agent_init_result["agentCapabilities"]["sessionCapabilities"]["additionalDirectories"]
+        .is_null()
+}
+
 /// Whether a JSON-RPC error (the `error` object) means "authenticate first":
 /// code -32000 (ACP's auth_required) or a message that says so.
 pub fn is_auth_error(error: &Value) -> bool {

@@ -72,13 +72,14 @@ impl Bridge {
             .filter(|_| self.new_session);
         match resume {
             Some(id) if client::agent_supports_load_session(&self.agent_init) => {
-                let params = client::load_session_params(
+                let mut params = client::load_session_params(
                     &id,
                     &self.spec.cwd,
                     mcp.as_ref(),
                     &self.agent_init,
                     system_prompt,
                 );
+                self.add_directories(&mut params);
                 self.request("session/load", params, Pending::LoadSession { after_auth });
             }
             other => {
@@ -89,14 +90,22 @@ impl Bridge {
                     ));
                     self.spec.resume_session_id = None;
                 }
-                let params = client::new_session_params(
+                let mut params = client::new_session_params(
                     &self.spec.cwd,
                     mcp.as_ref(),
                     &self.agent_init,
                     system_prompt,
                 );
+                self.add_directories(&mut params);
                 self.request("session/new", params, Pending::NewSession { after_auth });
             }
+        }
+    }
+
+    fn add_directories(&mut self, params: &mut Value) {
+        let launch = &self.spec.additional_directories;
+        if let Some(note) = self.directories.add_to(params, launch, &self.agent_init) {
+            self.diag(note);
         }
     }
 

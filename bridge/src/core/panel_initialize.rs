@@ -23,6 +23,7 @@ const UNAPPLIED_FIELDS: &[(&str, &str)] = &[
     ("managedSettings", "managed_settings_applied"),
     ("settings", "settings_applied"),
     ("disallowedTools", "disallowed_tools_applied"),
+    // applied when the roots reached the agent (see `initialize_response`)
     ("additionalDirectories", "additional_directories_applied"),
     ("codeRunningMcpTools", "code_running_mcp_tools_applied"),
 ];
@@ -34,6 +35,8 @@ pub(super) struct InitializeAsk {
     mcp_servers: Option<Map<String, Value>>,
     /// The response fields of the [`UNAPPLIED_FIELDS`] it carries.
     unapplied: Vec<&'static str>,
+    /// `request.additionalDirectories` (its strings), when it names any.
+    directories: Option<Vec<String>>,
 }
 
 impl InitializeAsk {
@@ -50,9 +53,16 @@ impl InitializeAsk {
             .filter(|(field, _)| carried(&req[*field]))
             .map(|(_, answer)| *answer)
             .collect();
+        let directories: Vec<String> = req["additionalDirectories"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|d| d.as_str().filter(|d| !d.is_empty()).map(str::to_string))
+            .collect();
         Ok(InitializeAsk {
             mcp_servers,
             unapplied,
+            directories: (!directories.is_empty()).then_some(directories),
         })
     }
 }
@@ -107,6 +117,9 @@ impl Bridge {
             Phase::Idle => {
                 if let Some(servers) = &ask.mcp_servers {
                     self.take_initialize_servers(servers.clone());
+                }
+                if let Some(directories) = &ask.directories {
+                    self.directories.asked(&self.spec.cwd, directories);
                 }
                 self.panel_init_requests.push((request_id, ask));
                 self.start_handshake(now);
@@ -221,9 +234,15 @@ impl Bridge {
         for field in &ask.unapplied {
             body[*field] = json!(false);
         }
+        if let Some(asked) = &ask.directories {
+            let applied =
+                self.phase == Phase::Ready && self.directories.were_sent(&self.spec.cwd, asked);
+            body["additional_directories_applied"] = json!(applied);
+        }
         if let Some(asked) = &ask.mcp_servers {
             body["mcp_servers_applied"] = json!(self.mcp_servers_applied(asked));
         }
+
         body
     }
 

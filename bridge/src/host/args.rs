@@ -218,6 +218,7 @@ pub fn parse(args: &[String], env: Env, current_dir: &Path) -> Result<Invocation
         auth_method: flags.auth_method,
         script_gate: flags.script_gate,
         cancel_grace: flags.cancel_grace,
+        additional_directories: flags.add_dirs,
         // Fields the command line does not set (e.g. `compat`) keep their defaults.
         ..LaunchSpec::default()
     };
@@ -255,6 +256,8 @@ struct Flags {
     cancel_grace: Option<Duration>,
     max_line: Option<usize>,
     skip_permissions: bool,
+    /// `--add-dir` values, absolute.
+    add_dirs: Vec<String>,
     notes: Vec<String>,
     ignored: Vec<String>,
     positionals: Vec<String>,
@@ -296,6 +299,26 @@ impl Flags {
                     }
                 }
                 "--dangerously-skip-permissions" => flags.skip_permissions = true,
+                "--add-dir" => {
+                    // Claude's `--add-dir <directories...>`: every value up
+                    // to the next flag (the SDKs repeat the flag per directory)
+                    let mut values: Vec<String> = inline.into_iter().collect();
+                    if values.is_empty() {
+                        while let Some(next) = args.get(i).filter(|v| !v.starts_with('-')) {
+                            values.push(next.clone());
+                            i += 1;
+                        }
+                    }
+                    if values.iter().all(|v| v.is_empty()) {
+                        bail!("--add-dir needs a directory");
+                    }
+                    flags.add_dirs.extend(
+                        values
+                            .iter()
+                            .filter(|v| !v.is_empty())
+                            .map(|v| current_dir.join(v).to_string_lossy().into_owned()),
+                    );
+                }
                 "--await-initialize" => flags.await_initialize = true,
                 "--print" | "-p" => flags.print_mode = true,
                 "--output-format" | "--input-format" => {

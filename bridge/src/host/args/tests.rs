@@ -413,3 +413,37 @@ fn bad_command_lines_name_what_is_wrong() {
         assert!(text.contains(want), "{line:?}: {text:?} lacks {want:?}");
     }
 }
+
+/// `--add-dir` as Claude takes it: repeated, several values up to the next
+/// flag, or `=value`; each made absolute against the start directory.
+#[test]
+fn add_dir_values_are_taken_in_every_spelling_and_made_absolute() {
+    let start = Path::new("/srv/panel");
+    let dirs = |args: &str| match parse(
+        &argv(&format!("--agent-cmd x {args} --cwd /")),
+        Env::default(),
+        start,
+    ) {
+        // as paths: on Windows the joined part is separated by `\\`
+        Ok(Invocation::Run(c)) => Ok(c
+            .spec
+            .additional_directories
+            .iter()
+            .map(PathBuf::from)
+            .collect::<Vec<_>>()),
+        Ok(other) => panic!("{other:?}"),
+        Err(e) => Err(format!("{e:#}")),
+    };
+    let cases: &[(&str, &[&str])] = &[
+        ("", &[]),
+        ("--add-dir /a", &["/a"]),
+        ("--add-dir=/a --add-dir rel", &["/a", "/srv/panel/rel"]),
+        ("--add-dir /a /b --model m", &["/a", "/b"]),
+    ];
+    for (args, want) in cases {
+        let want: Vec<PathBuf> = want.iter().map(PathBuf::from).collect();
+        assert_eq!(dirs(args), Ok(want), "{args}");
+    }
+    let bad = dirs("--add-dir --model m").unwrap_err();
+    assert!(bad.contains("--add-dir needs a directory"), "{bad}");
+}
