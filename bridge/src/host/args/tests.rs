@@ -447,3 +447,68 @@ fn add_dir_values_are_taken_in_every_spelling_and_made_absolute() {
     let bad = dirs("--add-dir --model m").unwrap_err();
     assert!(bad.contains("--add-dir needs a directory"), "{bad}");
 }
+
+/// Every flag the bridge reads means the same written `--flag value` or
+/// `--flag=value` (the Python Agent SDK sends most options the second way);
+/// a flag added to the list without a row here fails this test.
+#[test]
+fn every_value_flag_reads_the_same_in_both_spellings() {
+    let dir = std::env::temp_dir().join(format!("acp-bridge-args-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let prompt_file = dir.join("prompt.txt");
+    std::fs::write(&prompt_file, "from a file").unwrap();
+    let prompt_file = prompt_file.to_string_lossy().into_owned();
+    let root = dir.to_string_lossy().into_owned();
+    let rows: Vec<(&str, &str)> = vec![
+        ("--model", "m"),
+        ("--permission-mode", "plan"),
+        (
+            "--mcp-config",
+            r#"{"mcpServers":{"u":{"type":"http","url":"http://127.0.0.1:9/mcp"}}}"#,
+        ),
+        ("--system-prompt", "be terse"),
+        ("--append-system-prompt", "and kind"),
+        ("--system-prompt-file", &prompt_file),
+        ("--append-system-prompt-file", &prompt_file),
+        ("--resume", "s1"),
+        ("--agent-cmd", "agent --acp"),
+        ("--cwd", &root),
+        ("--auth-method", "key"),
+        ("--bridge-log", "log.txt"),
+        ("--tap", "tap.jsonl"),
+        ("--agent-grace-ms", "5"),
+        ("--eof-drain-ms", "6"),
+        ("--cancel-grace-ms", "7"),
+        ("--max-line-bytes", "1048576"),
+        ("--add-dir", "/extra"),
+        ("--output-format", "stream-json"),
+        ("--input-format", "stream-json"),
+    ];
+    for flag in VALUE_FLAGS.iter().filter(|f| f.starts_with("--")) {
+        assert!(
+            rows.iter().any(|(f, _)| f == flag),
+            "{flag} has no row in this test"
+        );
+    }
+    let start = Path::new("/srv/panel");
+    for (flag, value) in &rows {
+        let base = if *flag == "--agent-cmd" {
+            vec![]
+        } else {
+            vec!["--agent-cmd".to_string(), "x".to_string()]
+        };
+        let read = |words: Vec<String>| {
+            let mut all = base.clone();
+            all.extend(words);
+            if *flag != "--cwd" {
+                all.extend(["--cwd".to_string(), root.clone()]);
+            }
+            format!("{:?}", parse(&all, Env::default(), start))
+        };
+        let spaced = read(vec![flag.to_string(), value.to_string()]);
+        let joined = read(vec![format!("{flag}={value}")]);
+        assert!(spaced.starts_with("Ok("), "{flag} {value}: {spaced}");
+        assert_eq!(spaced, joined, "{flag}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
