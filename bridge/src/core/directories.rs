@@ -3,8 +3,6 @@
 //! `additionalDirectories` when the agent advertises it, and whether they
 //! were (the `additional_directories_applied` Claude answers).
 
-use std::path::Path;
-
 use serde_json::{Value, json};
 
 use crate::acp::client;
@@ -66,6 +64,47 @@ impl Directories {
     }
 }
 
+/// `dir` against `cwd`, by the text alone: the core's output never depends
+/// on the platform it runs on, so a relative root is joined with the
+/// separator `cwd` itself uses (`\\` for a Windows cwd, else `/`).
 fn absolute(cwd: &str, dir: &str) -> String {
-    Path::new(cwd).join(dir).to_string_lossy().into_owned()
+    let bytes = dir.as_bytes();
+    let drive = bytes.len() >= 3
+        && bytes[0].is_ascii_alphabetic()
+        && bytes[1] == b':'
+        && matches!(bytes[2], b'\\' | b'/');
+    if drive || dir.starts_with(['/', '\\']) {
+        return dir.to_string();
+    }
+    let separator = if cwd.contains('\\') && !cwd.contains('/') {
+        '\\'
+    } else {
+        '/'
+    };
+    format!("{}{separator}{dir}", cwd.trim_end_matches(['/', '\\']))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::absolute;
+
+    #[test]
+    fn a_relative_root_joins_cwd_with_its_own_separator_and_an_absolute_one_stays() {
+        for (cwd, dir, want) in [
+            ("/project", "rel/pkg", "/project/rel/pkg"),
+            ("/project/", "rel", "/project/rel"),
+            ("/", "rel", "/rel"),
+            ("/project", "/abs", "/abs"),
+            (
+                r"C:\Users\me\Game",
+                "Packages",
+                r"C:\Users\me\Game\Packages",
+            ),
+            (r"C:\Users\me\Game", r"D:\lib", r"D:\lib"),
+            (r"C:\Users\me\Game", "D:/lib", "D:/lib"),
+            (r"C:\Users\me\Game", r"\\server\share", r"\\server\share"),
+        ] {
+            assert_eq!(absolute(cwd, dir), want, "{cwd} + {dir}");
+        }
+    }
 }
