@@ -281,12 +281,12 @@ impl<W: Write> TapEncoder<W> {
             .collect()
     }
 
-    /// Writes what is held and the trailer, flushes, and hands the writer back.
     /// Where the tap is written, if anywhere.
     pub fn out(&self) -> Option<&W> {
         self.out.as_ref()
     }
 
+    /// Writes what is held and the trailer, flushes, and hands the writer back.
     pub fn finish(mut self, ms: u64, end: TapEnd, notes: Vec<String>) -> io::Result<Option<W>> {
         self.write_header()?;
         let scrubbed = self.scrubbed();

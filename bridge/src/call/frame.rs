@@ -24,7 +24,7 @@ use serde_json::Value;
 
 use crate::acp::chunk_frame::Str;
 use crate::acp::update_frame::{Notification, Object};
-pub(crate) use crate::acp::update_kind::CallKind;
+use crate::acp::update_kind::CallKind;
 use crate::call::fields::{OwnFields, key};
 
 /// A `tool_call` or `tool_call_update` frame.

@@ -242,7 +242,6 @@ impl Bridge {
         if let Some(asked) = &ask.mcp_servers {
             body["mcp_servers_applied"] = json!(self.mcp_servers_applied(asked));
         }
-
         body
     }
 

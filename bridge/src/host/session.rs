@@ -114,12 +114,9 @@ pub async fn run(config: HostConfig) -> Result<i32> {
     let now = || start.elapsed();
     let timing = config.timing;
     let ms = || start.elapsed().as_millis() as u64;
-    let log = open_tap(&config, start)?;
+    let (log, untapped) = open_tap(&config, start)?;
     let mut stderr = StderrSink::start();
-    if let Some(why) = log.untapped() {
-        stderr.line(format!("acp-bridge: {why}"));
-    }
-    for note in &config.notes {
+    for note in untapped.iter().chain(&config.notes) {
         diagnostic(&mut stderr, &log, start, note);
     }
 
@@ -292,9 +289,9 @@ async fn spawn_failed(
 }
 
 /// The tap (and `--bridge-log`), with the bridge's own command line as its
-/// first note.
-fn open_tap(config: &HostConfig, start: std::time::Instant) -> Result<Tap> {
-    let log = Tap::open(
+/// first note; and why the tap is off, when it could not be opened.
+fn open_tap(config: &HostConfig, start: std::time::Instant) -> Result<(Tap, Option<String>)> {
+    let (log, untapped) = Tap::open(
         TapConfig {
             tap: config.tap.as_deref(),
             bridge_log: config.bridge_log.as_deref(),
@@ -313,7 +310,7 @@ fn open_tap(config: &HostConfig, start: std::time::Instant) -> Result<Tap> {
         Way::Note,
         &format!("acp-bridge argv {:?}", std::env::args().collect::<Vec<_>>()),
     );
-    Ok(log)
+    Ok((log, untapped))
 }
 
 /// State the loop mutates, with the ways it reacts.

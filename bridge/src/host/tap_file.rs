@@ -20,11 +20,11 @@
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{BufWriter, Write};
-
-use atomic_file::{Output, OutputFile, Privacy};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
+
+use atomic_file::{Output, OutputFile, Privacy};
 
 use acp_bridge::tap::{REDACTED, Scrubber, TapEncoder, TapEnd, TapSession, Way};
 
@@ -97,8 +97,6 @@ impl Shared {
 pub struct Tap {
     shared: Option<Arc<Shared>>,
     cap: usize,
-    /// Why the tap asked for is off.
-    untapped: Option<String>,
 }
 
 /// Where the tap goes and what it scrubs.
@@ -109,14 +107,13 @@ pub struct TapConfig<'a> {
 }
 
 impl Tap {
-    pub fn open(config: TapConfig, session: TapSession, scrubber: Scrubber) -> Result<Tap> {
-        if config.tap.is_none() && config.bridge_log.is_none() {
-            return Ok(Tap {
-                shared: None,
-                cap: config.cap,
-                untapped: None,
-            });
-        }
+    /// Opens the tap and the bridge log. A tap that cannot be opened is
+    /// left out, and the second value says why: the session runs untapped.
+    pub fn open(
+        config: TapConfig,
+        session: TapSession,
+        scrubber: Scrubber,
+    ) -> Result<(Tap, Option<String>)> {
         let log: Option<Box<dyn Write + Send>> = match config.bridge_log {
             Some(p) => Some(Box::new(BufWriter::new(
                 File::options()
@@ -136,11 +133,11 @@ impl Tap {
             }
         };
         if out.is_none() && log.is_none() {
-            return Ok(Tap {
+            let tap = Tap {
                 shared: None,
                 cap: config.cap,
-                untapped,
-            });
+            };
+            return Ok((tap, untapped));
         }
         let encoder = TapEncoder::new(session, scrubber, out, log);
         let shared = Arc::new(Shared::default());
@@ -149,16 +146,11 @@ impl Tap {
             .name("acp-bridge-tap".into())
             .spawn(move || write_loop(&thread_shared, encoder))
             .context("cannot start the tap's writer thread")?;
-        Ok(Tap {
+        let tap = Tap {
             shared: Some(shared),
             cap: config.cap,
-            untapped,
-        })
-    }
-
-    /// Why the tap asked for could not be opened (the session runs without it).
-    pub fn untapped(&self) -> Option<&str> {
-        self.untapped.as_deref()
+        };
+        Ok((tap, untapped))
     }
 
     /// One line the session saw, `ms` after it started.
