@@ -265,6 +265,7 @@ fn header() -> Header {
         client_capabilities: Value::Null,
         protocol_version: 1,
         acp_schema: None,
+        build: None,
         date: "1970-01-01".into(),
         isolation: "none".into(),
         synthetic: true,

@@ -11,8 +11,14 @@ use clap::{Parser, Subcommand};
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// `--version`: the version, then which build (commit, target, ACP revisions).
+static LONG_VERSION: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let build = acp_harness::corpus::recording::HARNESS_BUILD;
+    format!("{}\n{}", build.version, build.details().trim_end())
+});
+
 #[derive(Parser)]
-#[command(name = "acp-harness", version, about, after_help = acp_harness::cli::exit::EXIT_CODES)]
+#[command(name = "acp-harness", version, long_version = LONG_VERSION.as_str(), about, after_help = acp_harness::cli::exit::EXIT_CODES)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -275,7 +275,7 @@ fn tap() -> TapEncoder<std::io::Sink> {
     scrubber.literal("mcp-url", "<mcp-url>", "http://127.0.0.1:41234/mcp");
     scrubber.literal("mcp-token", "<mcp-token>", "t0k3n-0123456789abcdef");
     let session = TapSession {
-        bridge_version: "0".into(),
+        build: acp_bridge::build_stamp::BRIDGE,
         date: "2026-01-01".into(),
         argv: vec!["/home/user/.local/bin/agent".into(), "--acp".into()],
         launch: LaunchSpec {

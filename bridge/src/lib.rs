@@ -3,6 +3,7 @@
 //! lines go out. The process host lives in the binary.
 
 pub mod acp;
+pub mod build_stamp;
 pub mod call;
 mod core;
 mod ids;

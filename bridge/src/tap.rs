@@ -17,6 +17,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::LaunchSpec;
+use crate::build_stamp::BuildStamp;
 
 pub mod scrub;
 pub use scrub::{REDACTED, SECRET_PATTERNS, Scrubber, ScrubberBuilder};
@@ -97,7 +98,8 @@ impl Way {
 /// What the header says besides what the agent's initialize answer adds.
 #[derive(Clone, Debug)]
 pub struct TapSession {
-    pub bridge_version: String,
+    /// The bridge build that writes the tap (header `build`).
+    pub build: BuildStamp,
     /// UTC date, `YYYY-MM-DD`.
     pub date: String,
     /// The agent's command line (scrubbed before it is written).
@@ -195,7 +197,8 @@ impl<W: Write> TapEncoder<W> {
             "scenario": "",
             "model_mode": "live",
             "harness_version": "",
-            "bridge_version": session.bridge_version,
+            "bridge_version": session.build.version,
+            "build": session.build.to_json(),
             "client_capabilities": null,
             "protocol_version": 0,
             "date": session.date,
@@ -425,7 +428,7 @@ mod tests {
 
     fn session() -> TapSession {
         TapSession {
-            bridge_version: "9.9.9".into(),
+            build: BuildStamp::new("acp-bridge", "9.9.9", "abc", "false", "t"),
             date: "2026-01-02".into(),
             argv: vec!["/opt/agents/bin/some-agent".into(), "--acp".into()],
             launch: LaunchSpec::default(),
@@ -509,6 +512,7 @@ mod tests {
                 "{case}"
             );
             assert_eq!(header["bridge_version"], "9.9.9", "{case}");
+            assert_eq!(header["build"]["commit"], "abc", "{case}");
             // every line, in order, after the header, then the trailer
             let raws: Vec<&str> = tap[1..tap.len() - 1]
                 .iter()

@@ -35,11 +35,11 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 mod support;
+use support::bridge;
 
 #[path = "fault_campaign/floods.rs"]
 mod floods;
 
-const BRIDGE: &str = env!("CARGO_BIN_EXE_acp-bridge");
 const SEED: u64 = 0x005e_ed13;
 const PER_KIND_DEFAULT: usize = 6;
 /// No new case starts after this; the cases not run are reported.
@@ -712,7 +712,7 @@ fn start_bridge(dir: &Path, plan_path: &Path, extra_args: &[String]) -> Session 
         "--fault-agent",
         plan_path.to_str().unwrap(),
     ]);
-    let mut child = Command::new(BRIDGE)
+    let mut child = Command::new(bridge())
         .args([
             "--output-format",
             "stream-json",

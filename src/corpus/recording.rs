@@ -17,6 +17,16 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+/// The harness's own build, named in the header of every recording it writes.
+pub const HARNESS_BUILD: acp_bridge::build_stamp::BuildStamp =
+    acp_bridge::build_stamp::BuildStamp::new(
+        "acp-harness",
+        env!("CARGO_PKG_VERSION"),
+        env!("VERGEN_GIT_SHA"),
+        env!("VERGEN_GIT_DIRTY"),
+        env!("VERGEN_CARGO_TARGET_TRIPLE"),
+    );
+
 /// The format version this module writes and understands.
 pub const FORMAT: u32 = 1;
 
@@ -57,6 +67,11 @@ pub struct Header {
     /// stream-json recordings and in recordings that predate the field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acp_schema: Option<String>,
+    /// The build that wrote this file (`BuildStamp::to_json`: version,
+    /// commit, dirty, target, ACP revisions and schema): the harness's for a
+    /// recording, the bridge's for a tap. Absent in files that predate it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<Value>,
     /// UTC date of the run, `YYYY-MM-DD`.
     pub date: String,
     /// `netns-loopback` when the run was verified to have only loopback,

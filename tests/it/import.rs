@@ -297,6 +297,27 @@ fn a_tapped_session_with_a_tool_a_permission_and_an_interrupt_imports_and_replay
     assert!(scenario.imported);
     let kinds: Vec<&str> = scenario.steps.iter().map(|s| s.kind()).collect();
     assert_eq!(kinds, ["prompt", "permission", "interrupt", "prompt"]);
+    // the tap names the bridge's build; the recording the harness's, and
+    // keeps the bridge's as where it came from
+    let tapped = acp_harness::corpus::recording::read(&tap).unwrap();
+    let imported = acp_harness::corpus::recording::read(
+        &root.join("recordings/gemini-cli/0.61.0/tapped-interrupt.jsonl"),
+    )
+    .unwrap();
+    let bridge_build = tapped
+        .header
+        .build
+        .clone()
+        .expect("the tap names its build");
+    assert_eq!(bridge_build["name"], "acp-bridge");
+    assert_eq!(
+        imported.header.build.as_ref().unwrap()["name"],
+        "acp-harness"
+    );
+    assert_eq!(
+        imported.header.extra["imported_from"]["build"],
+        bridge_build
+    );
     let recording =
         std::fs::read_to_string(root.join("recordings/gemini-cli/0.61.0/tapped-interrupt.jsonl"))
             .unwrap();

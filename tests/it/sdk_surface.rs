@@ -87,7 +87,7 @@ fn the_bridge_answers_each_sdk_request_as_its_row_says() {
 #[test]
 fn ci_installs_the_pinned_sdk_versions_and_the_surfaces_are_theirs() {
     let cat = Catalogue::load(root()).unwrap();
-    let ci = std::fs::read_to_string(root().join(".ci/run")).unwrap();
+    let ci = std::fs::read_to_string(root().join(".ci/sdk-e2e")).unwrap();
     for (p, source) in cat.sdks() {
         let spec = match p.package.strip_prefix("pypi:") {
             Some(name) => format!("{name}=={}", p.pinned),
@@ -95,7 +95,7 @@ fn ci_installs_the_pinned_sdk_versions_and_the_surfaces_are_theirs() {
         };
         assert!(
             ci.contains(&spec),
-            ".ci/run does not install {spec}, the version {CATALOGUE_PATH} pins"
+            ".ci/sdk-e2e does not install {spec}, the version {CATALOGUE_PATH} pins"
         );
         let surface =
             acp_harness::judging::sdk_surface::Surface::load(&root().join(&source.vendored))

@@ -30,7 +30,7 @@ pub fn main_entry() -> ExitCode {
     };
     let config = match args::parse(&argv, args::Env::from_process(), &current_dir) {
         Ok(Invocation::Version) => {
-            println!("{} (acp-bridge)", env!("CARGO_PKG_VERSION"));
+            print!("{}", acp_bridge::build_stamp::BRIDGE.version_text());
             return ExitCode::SUCCESS;
         }
         Ok(Invocation::Help) => {

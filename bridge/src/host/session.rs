@@ -298,7 +298,7 @@ fn open_tap(config: &HostConfig, start: std::time::Instant) -> Result<(Tap, Opti
             cap: config.max_line_bytes,
         },
         TapSession {
-            bridge_version: env!("CARGO_PKG_VERSION").to_string(),
+            build: acp_bridge::build_stamp::BRIDGE,
             date: utc_date(),
             argv: config.agent_argv.clone(),
             launch: config.spec.clone(),

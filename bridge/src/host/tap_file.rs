@@ -255,9 +255,14 @@ impl Tap {
 }
 
 /// The tap at `path` opened through the safe output (a directory gets a
-/// new file named by time and pid).
+/// new file named by time and pid). A path ending in a separator of the
+/// platform (`/`; on Windows `\\` too) names a directory, existing or not.
 fn open_tap(path: &Path) -> Result<OutputFile> {
-    let as_dir = path.is_dir() || path.as_os_str().to_string_lossy().ends_with('/');
+    let as_dir = path.is_dir()
+        || path
+            .as_os_str()
+            .to_string_lossy()
+            .ends_with(std::path::is_separator);
     let path = if as_dir {
         atomic_file::create_dirs(path, Privacy::OwnerOnly)
             .with_context(|| format!("--tap: cannot create the directory {}", path.display()))?;

@@ -164,14 +164,29 @@ fn agent_that_cannot_start_is_a_clear_nonzero_exit() {
 #[test]
 fn version_probe_prints_a_version_and_exits_zero() {
     for flag in ["--version", "-v"] {
-        let out = std::process::Command::new(support::BRIDGE)
+        let out = std::process::Command::new(support::bridge())
             .arg(flag)
             .output()
             .unwrap();
         assert!(out.status.success(), "{flag}");
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(
-            text.starts_with(env!("CARGO_PKG_VERSION")),
+            text.starts_with(&format!("{} (acp-bridge)\n", env!("CARGO_PKG_VERSION"))),
+            "{flag}: {text:?}"
+        );
+        let build = acp_bridge::build_stamp::BRIDGE;
+        for line in [
+            format!("target: {}", build.target),
+            "acp protocol: 1".to_string(),
+            format!("acp schema: {}", acp_bridge::build_stamp::ACP_SCHEMA),
+        ] {
+            assert!(
+                text.lines().any(|l| l == line),
+                "{flag}: no {line:?} in {text:?}"
+            );
+        }
+        assert!(
+            text.lines().any(|l| l.starts_with("commit: ")),
             "{flag}: {text:?}"
         );
     }
@@ -232,7 +247,7 @@ fn panel_that_stops_reading_stdout_ends_the_session() {
     let pid_file = dir.join("pids");
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader); // every write to our stdout now fails with EPIPE
-    let mut child = Command::new(support::BRIDGE)
+    let mut child = Command::new(support::bridge())
         .args([
             "--agent-cmd",
             &peer_cmd("text_only_turn.json", &pid_file),

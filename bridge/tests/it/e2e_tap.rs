@@ -740,6 +740,23 @@ fn a_tap_and_the_directory_made_for_it_are_readable_by_their_user_only() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// On Windows a tap path ending in `\\` names a directory, as `/` does
+/// everywhere: `setx ACP_BRIDGE_TAP "%USERPROFILE%\\acp-taps\\"`.
+#[cfg(windows)]
+#[test]
+fn a_tap_path_ending_in_a_backslash_is_a_new_directory_on_windows() {
+    let dir = scratch("tap-backslash");
+    let taps = dir.join("taps");
+    let env_dir = format!("{}\\", taps.to_str().unwrap());
+    short_tapped_session(&dir, &[], &[("ACP_BRIDGE_TAP", &env_dir)]);
+    let files: Vec<PathBuf> = std::fs::read_dir(&taps)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A tap onto something that is not a regular file is never replaced by
 /// one: a FIFO gets the tap streamed into it (and stays a FIFO); a FIFO
 /// nobody reads leaves the session untapped instead of waiting; a symlink

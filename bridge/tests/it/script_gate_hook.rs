@@ -7,12 +7,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-const BRIDGE: &str = env!("CARGO_BIN_EXE_acp-bridge");
+use crate::support::bridge;
 
 /// Runs the hook with `stdin`, returns (exit code, stdout). The process is
 /// killed if it has not finished within 20 s.
 fn run_hook(stdin: &str) -> (Option<i32>, String) {
-    let mut child = Command::new(BRIDGE)
+    let mut child = Command::new(bridge())
         .arg("gate-hook")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

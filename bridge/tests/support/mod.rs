@@ -15,7 +15,16 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-pub const BRIDGE: &str = env!("CARGO_BIN_EXE_acp-bridge");
+/// The `acp-bridge` under test: the one cargo built, or the binary named by
+/// `ACP_BRIDGE_TEST_BIN` (a release archive's, unpacked: `.ci/release`).
+pub fn bridge() -> PathBuf {
+    match std::env::var_os(BRIDGE_BIN_ENV) {
+        Some(path) if !path.is_empty() => PathBuf::from(path),
+        _ => PathBuf::from(env!("CARGO_BIN_EXE_acp-bridge")),
+    }
+}
+
+pub const BRIDGE_BIN_ENV: &str = "ACP_BRIDGE_TEST_BIN";
 pub const PEER: &str = env!("CARGO_BIN_EXE_scripted-acp-peer");
 
 /// Every read and wait in these tests is bounded by this.
@@ -117,7 +126,7 @@ impl Bridge {
     ) -> Bridge {
         #[cfg(windows)]
         have_a_console();
-        let mut command = Command::new(BRIDGE);
+        let mut command = Command::new(bridge());
         // A console process group of its own, so CTRL_BREAK reaches only it
         // (the SDKs' SIGTERM, the Windows way).
         #[cfg(windows)]

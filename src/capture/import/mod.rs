@@ -374,6 +374,9 @@ fn recording_header(
     if let Some(v) = bridge_version {
         from.insert("bridge_version".into(), v);
     }
+    if let Some(build) = header.build.take() {
+        from.insert("build".into(), build);
+    }
     if let Some(why) = &req.synthetic {
         header.synthetic = true;
         from.insert("synthetic".into(), Value::from(why.as_str()));
@@ -392,6 +395,7 @@ fn recording_header(
     header.scenario = names.name.clone();
     header.scenario_sha256 = scenario_sha256.to_string();
     header.harness_version = env!("CARGO_PKG_VERSION").into();
+    header.build = Some(recording::HARNESS_BUILD.to_json());
     Ok(header)
 }
 

@@ -558,6 +558,7 @@ fn run_header(
             .clone(),
         protocol_version: acp_bridge::acp::client::PROTOCOL_VERSION,
         acp_schema: Some(crate::judging::acp_schema::schema::version().into()),
+        build: Some(recording::HARNESS_BUILD.to_json()),
         date: today(),
         isolation: ctx.isolation.into(),
         synthetic: false,

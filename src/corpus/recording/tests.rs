@@ -16,6 +16,7 @@ fn header() -> Header {
         client_capabilities: serde_json::json!({"fs": {"readTextFile": false}}),
         protocol_version: 1,
         acp_schema: None,
+        build: None,
         date: "2026-11-29".into(),
         isolation: "netns-loopback".into(),
         synthetic: false,

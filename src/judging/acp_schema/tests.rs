@@ -167,6 +167,11 @@ fn the_vendored_schema_names_its_source_and_version() {
     assert!(!v.contains('\n'));
 }
 
+#[test]
+fn the_bridge_build_names_the_vendored_schema() {
+    assert_eq!(acp_bridge::build_stamp::ACP_SCHEMA, schema::version());
+}
+
 /// Stable v1 frames the 1.21.0 schema did not know: each is valid now.
 #[test]
 fn stable_additions_since_1_21_are_valid_frames() {
