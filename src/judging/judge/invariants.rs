@@ -12,13 +12,16 @@
 //! A violation is a failure of its own kind (`invariant broken`); an agent
 //! that cannot meet one lists it in its known limitations as
 //! `invariant <rule>`.
+//!
+//! This is an oracle, so it reads the recorded frames by itself: which
+//! arguments a call carried is gathered here from every frame of the call
+//! (the union, by the field spellings and structures docs/bridge-behaviour.md
+//! lists), never through the bridge's merge or input code it judges.
 
 use std::collections::HashMap;
 
-use acp_bridge::call::identity::{
-    CallFields, is_tool_identifier, merge_tool_call, permission_request_fields,
-};
-use acp_bridge::call::input::{agent_tool_input, required_fields};
+use std::collections::BTreeSet;
+
 use acp_bridge::call::result::MAX_BASE64_RUN;
 use serde_json::Value;
 
@@ -94,7 +97,7 @@ pub fn check_line(line: usize, v: &Value, calls: &CallFrames, out: &mut Vec<Viol
         match block["type"].as_str() {
             Some("tool_use") => {
                 let name = block["name"].as_str().unwrap_or("");
-                if !is_tool_identifier(name) {
+                if !is_identifier(name) {
                     push(
                         NAMES_ARE_IDENTIFIERS,
                         format!("tool_use name {name:?} is no identifier"),
@@ -164,13 +167,50 @@ fn longest_base64_run(text: &str) -> Option<usize> {
     Some(longest)
 }
 
-/// Every recorded frame of each tool call (by `toolCallId`), merged as the
-/// bridge merges them, with the `seq` of the first frame that carried each
-/// field of the call's Claude-shape input.
+/// A Claude tool name as the panel's tools are named: ASCII letters,
+/// digits, `_` and `-`, at most 128 of them (Claude's own tool-name rule).
+fn is_identifier(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 128
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// The input fields each Claude tool cannot do without.
+fn required_fields(name: &str) -> &'static [&'static str] {
+    match name {
+        "Bash" | "Shell" | "PowerShell" => &["command"],
+        "Write" => &["file_path", "content"],
+        "Edit" => &["file_path"],
+        _ => &[],
+    }
+}
+
+/// The argument keys agents spell each required field with.
+fn spellings(field: &str) -> &'static [&'static str] {
+    match field {
+        "command" => &["command", "cmd", "script", "commands"],
+        "file_path" => &[
+            "file_path",
+            "filePath",
+            "filepath",
+            "path",
+            "filename",
+            "file",
+            "absolute_path",
+            "target_file",
+        ],
+        "content" => &["content", "contents", "file_text", "text", "newText"],
+        _ => &[],
+    }
+}
+
+/// Which required fields each tool call's recorded frames carried (by
+/// `toolCallId`), and the `seq` of the call's first frame.
 #[derive(Debug, Default)]
 pub struct CallFrames {
-    calls: HashMap<String, CallFields>,
-    seqs: HashMap<String, u64>,
+    carried: HashMap<String, (BTreeSet<&'static str>, u64)>,
 }
 
 impl CallFrames {
@@ -194,47 +234,39 @@ impl CallFrames {
             return;
         };
         let params = &frame["params"];
-        let (id, fields) = match frame["method"].as_str() {
+        let call = match frame["method"].as_str() {
             Some("session/update")
                 if params["update"]["sessionUpdate"]
                     .as_str()
                     .is_some_and(|k| k.starts_with("tool_call")) =>
             {
-                let u = &params["update"];
-                (u["toolCallId"].as_str(), CallFields::from(u.clone()))
+                &params["update"]
             }
-            Some("session/request_permission") => (
-                params["toolCall"]["toolCallId"].as_str(),
-                permission_request_fields(params),
-            ),
+            Some("session/request_permission") => &params["toolCall"],
             _ => return,
         };
-        let Some(id) = id else { return };
-        let call = self.calls.entry(id.to_string()).or_default();
-        merge_tool_call(call, &fields);
-        self.seqs.entry(id.to_string()).or_insert(seq);
+        let Some(id) = call["toolCallId"].as_str() else {
+            return;
+        };
+        let entry = self
+            .carried
+            .entry(id.to_string())
+            .or_insert_with(|| (BTreeSet::new(), seq));
+        entry.0.extend(carried_fields(call));
     }
 
-    /// What a `tool_use` block lacks that the call's frames carried: each
-    /// required field of its Claude tool that the input of all the call's
-    /// frames has and the block's input does not.
+    /// What a `tool_use` block lacks that the call's frames carried.
     fn missing_fields(&self, block: &Value) -> Vec<String> {
         let name = block["name"].as_str().unwrap_or("");
-        let required = required_fields(name);
-        if required.is_empty() {
-            return Vec::new();
-        }
         let Some(id) = block["id"].as_str() else {
             return Vec::new();
         };
-        let Some(call) = self.calls.get(id) else {
+        let Some((carried, seq)) = self.carried.get(id) else {
             return Vec::new();
         };
-        let full = agent_tool_input(call);
-        let seq = self.seqs.get(id).copied().unwrap_or(0);
-        required
+        required_fields(name)
             .iter()
-            .filter(|f| !full[**f].is_null() && block["input"][**f].is_null())
+            .filter(|f| carried.contains(**f) && !has_text(&block["input"][**f]))
             .map(|f| {
                 format!(
                     "the {name} input of call {id} lacks {f}, which the call's frames carry (first frame seq {seq})"
@@ -242,6 +274,62 @@ impl CallFrames {
             })
             .collect()
     }
+}
+
+/// The required fields one frame's tool call object carries: under any of
+/// their spellings in `rawInput`, a location's or a diff's path, a new
+/// file's diff text, an `execute` call's title that is a command line.
+fn carried_fields(call: &Value) -> Vec<&'static str> {
+    let raw = call["rawInput"].as_object();
+    let diffs: Vec<&Value> = call["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["type"] == "diff")
+        .collect();
+    let mut out = Vec::new();
+    for field in ["command", "file_path", "content"] {
+        let spelled = raw.is_some_and(|m| {
+            spellings(field)
+                .iter()
+                .filter_map(|k| m.get(*k))
+                .any(|v| has_text(v) || (field == "command" && has_argv(v)))
+        });
+        let structured = match field {
+            "file_path" => {
+                call["locations"]
+                    .as_array()
+                    .is_some_and(|l| l.iter().any(|l| has_text(&l["path"])))
+                    || diffs.iter().any(|d| has_text(&d["path"]))
+            }
+            "content" => diffs
+                .iter()
+                .any(|d| !has_text(&d["oldText"]) && has_text(&d["newText"])),
+            "command" => {
+                call["kind"] == "execute"
+                    && call["title"]
+                        .as_str()
+                        .is_some_and(|t| t.trim().contains(char::is_whitespace))
+                    && !raw.is_some_and(|m| m.values().any(|v| v == &call["title"]))
+            }
+            _ => false,
+        };
+        if spelled || structured {
+            out.push(field);
+        }
+    }
+    out
+}
+
+/// A non-blank string.
+fn has_text(v: &Value) -> bool {
+    v.as_str().is_some_and(|s| !s.trim().is_empty())
+}
+
+/// A non-empty list of strings (an argv, or command lines).
+fn has_argv(v: &Value) -> bool {
+    v.as_array()
+        .is_some_and(|a| !a.is_empty() && a.iter().all(Value::is_string))
 }
 
 #[cfg(test)]
