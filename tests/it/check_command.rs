@@ -395,3 +395,139 @@ fn a_bad_line_in_a_recording_is_an_error_naming_file_and_line_in_every_command_t
         }
     }
 }
+
+/// Runs the harness with `args`, killed if it has not ended within 60 s:
+/// (exit code, stdout + stderr); `None` as the code when it hung.
+fn harness_bounded(args: &[&std::ffi::OsStr]) -> (Option<i32>, String) {
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_acp-harness"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut text = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut text)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut text)
+        .unwrap();
+    (status.and_then(|s| s.code()), text)
+}
+
+/// A pull request's golden or recording that is a symlink (out of the
+/// repository, to a device), a FIFO or a device is refused with exit 2
+/// naming it: nothing it points at reaches the diff, the JUnit file or the
+/// report, and nothing hangs. A regular golden whose header never ends in a
+/// line is an error, read no further than its first 64 KiB.
+#[cfg(unix)]
+#[test]
+fn goldens_and_recordings_that_are_not_regular_files_are_refused_by_name() {
+    use std::os::unix::fs::symlink;
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let fixture = repo.join("tests/cmd/golden-diff.in");
+    let golden_rel = "tests/snapshots/replay__codex-acp__0.0.0-synthetic__text-only.snap";
+    let recording_rel = "recordings/codex-acp/0.0.0-synthetic/text-only.jsonl";
+    let fresh = || {
+        let dir = tempfile::tempdir().unwrap();
+        for entry in walkdir::WalkDir::new(&fixture) {
+            let entry = entry.unwrap();
+            let to = dir
+                .path()
+                .join(entry.path().strip_prefix(&fixture).unwrap());
+            if entry.file_type().is_dir() {
+                std::fs::create_dir_all(&to).unwrap();
+            } else {
+                std::fs::copy(entry.path(), &to).unwrap();
+            }
+        }
+        dir
+    };
+    let secret = "aws_secret_access_key = NOT-FOR-THE-REPORT";
+    type Plant = fn(&Path, &Path);
+    let cases: [(&str, &str, Plant); 5] = [
+        (
+            "a golden linked out of the repository",
+            golden_rel,
+            |at, outside| symlink(outside, at).unwrap(),
+        ),
+        ("a golden linked to /dev/zero", golden_rel, |at, _| {
+            symlink("/dev/zero", at).unwrap()
+        }),
+        ("a golden that is a FIFO", golden_rel, |at, _| {
+            assert!(Command::new("mkfifo").arg(at).status().unwrap().success())
+        }),
+        (
+            "a recording linked out of the repository",
+            recording_rel,
+            |at, outside| symlink(outside, at).unwrap(),
+        ),
+        ("a recording that is a FIFO", recording_rel, |at, _| {
+            assert!(Command::new("mkfifo").arg(at).status().unwrap().success())
+        }),
+    ];
+    for (what, rel, plant) in cases {
+        let dir = fresh();
+        let outside = dir.path().join("outside-credentials");
+        std::fs::write(&outside, format!("{secret}\n")).unwrap();
+        let at = dir.path().join(rel);
+        std::fs::remove_file(&at).unwrap();
+        plant(&at, &outside);
+        let report = dir.path().join("report");
+        let junit = dir.path().join("junit.xml");
+        let (code, text) = harness_bounded(&[
+            "check".as_ref(),
+            "--color".as_ref(),
+            "never".as_ref(),
+            "--root".as_ref(),
+            dir.path().as_os_str(),
+            "--report".as_ref(),
+            report.as_os_str(),
+            "--junit".as_ref(),
+            junit.as_os_str(),
+        ]);
+        assert_eq!(code, Some(2), "{what}: {text}");
+        assert!(
+            text.contains(&at.display().to_string()),
+            "{what}: not named in {text}"
+        );
+        assert!(text.contains("regular files only"), "{what}: {text}");
+        assert!(!text.contains(secret), "{what}: {text}");
+        for out in [&report.join("index.html"), &junit] {
+            let written = std::fs::read_to_string(out).unwrap_or_default();
+            assert!(!written.contains(secret), "{what}: in {}", out.display());
+        }
+    }
+
+    let dir = fresh();
+    let golden = dir.path().join(golden_rel);
+    std::fs::write(&golden, vec![b'-'; 4 * 1024 * 1024]).unwrap();
+    let (code, text) = harness_bounded(&[
+        "check".as_ref(),
+        "--color".as_ref(),
+        "never".as_ref(),
+        "--root".as_ref(),
+        dir.path().as_os_str(),
+    ]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("a header line is over 64 KiB"), "{text}");
+}

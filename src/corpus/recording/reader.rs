@@ -8,6 +8,10 @@ use std::path::{Path, PathBuf};
 
 use super::{Event, FORMAT, Header, Line, Recording, RecordingError, Trailer};
 
+/// The longest line read before the header is found: a header is a few KiB,
+/// so a file that never gets to one is refused, never read whole.
+const HEADER_MAX: u64 = 1024 * 1024;
+
 /// The header (read on opening), then the events in order; the trailer
 /// once the events are exhausted. Each line is checked as [`super::read`]
 /// checks it; the first error ends the iteration.
@@ -26,10 +30,11 @@ pub struct Reader<R> {
 impl Reader<BufReader<File>> {
     /// Opens `path` and reads its header.
     pub fn open(path: &Path) -> Result<Self, RecordingError> {
-        let file = File::open(path).map_err(|source| RecordingError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let file =
+            crate::corpus::regular_file::open(path).map_err(|source| RecordingError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
         Reader::new(BufReader::with_capacity(64 * 1024, file), path)
     }
 }
@@ -41,7 +46,7 @@ impl<R: BufRead> Reader<R> {
         let mut buf = Vec::new();
         let mut number = 0;
         let header = loop {
-            let Some(text) = next_text(&mut input, &mut buf, &mut number, path)? else {
+            let Some(text) = next_text(&mut input, &mut buf, &mut number, path, HEADER_MAX)? else {
                 return Err(RecordingError::Empty {
                     path: path.to_path_buf(),
                 });
@@ -114,7 +119,13 @@ impl<R: BufRead> Reader<R> {
     fn next_event(&mut self) -> Result<Option<Event>, RecordingError> {
         loop {
             let path = &self.path;
-            let Some(text) = next_text(&mut self.input, &mut self.buf, &mut self.number, path)?
+            let Some(text) = next_text(
+                &mut self.input,
+                &mut self.buf,
+                &mut self.number,
+                path,
+                u64::MAX,
+            )?
             else {
                 return Ok(None);
             };
@@ -188,18 +199,29 @@ fn next_text<'b>(
     buf: &'b mut Vec<u8>,
     number: &mut usize,
     path: &Path,
+    max: u64,
 ) -> Result<Option<&'b str>, RecordingError> {
     buf.clear();
-    let read = input
-        .read_until(b'\n', buf)
-        .map_err(|source| RecordingError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+    let read = if max == u64::MAX {
+        input.read_until(b'\n', buf)
+    } else {
+        std::io::Read::take(input.by_ref(), max).read_until(b'\n', buf)
+    }
+    .map_err(|source| RecordingError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
     if read == 0 {
         return Ok(None);
     }
     *number += 1;
+    if read as u64 == max && buf.last() != Some(&b'\n') {
+        return Err(RecordingError::parse(
+            path,
+            *number,
+            format!("a line over {} KiB before the header ends", max / 1024),
+        ));
+    }
     if buf.last() == Some(&b'\n') {
         buf.pop();
     }

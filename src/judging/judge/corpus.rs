@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use super::golden::{self, RecordingId};
 use super::known_limitations::{self, Limitation, Limitations};
 use crate::corpus::recording::Header;
+use crate::corpus::regular_file;
 use crate::corpus::scenario::{self, Scenario};
 use crate::judging::contract::{self, Contract};
 
@@ -82,8 +83,10 @@ impl Corpus {
         self
     }
 
-    /// Every `*.jsonl` under the recordings directory, sorted by path.
+    /// Every `*.jsonl` under the recordings directory, sorted by path,
+    /// once every recording and golden is known to be a regular file.
     pub fn recordings(&self) -> Result<Vec<PathBuf>, CheckError> {
+        refuse_irregular_goldens(&self.snapshots)?;
         list_recordings(&self.recordings)
     }
 
@@ -181,14 +184,33 @@ pub fn list_recordings(dir: &Path) -> Result<Vec<PathBuf>, CheckError> {
             dir: dir.to_path_buf(),
             message: e.to_string(),
         })?;
-        if entry.file_type().is_file()
-            && entry.path().extension().is_some_and(|e| e == "jsonl")
-            && !contract::is_reference_recording(entry.path())
-        {
+        if entry.file_type().is_dir() || entry.path().extension().is_none_or(|e| e != "jsonl") {
+            continue;
+        }
+        // a symlink, FIFO or device named like a recording is refused, not skipped
+        regular_file::check(entry.path()).map_err(|e| CheckError::NotRegular(e.to_string()))?;
+        if !contract::is_reference_recording(entry.path()) {
             out.push(entry.into_path());
         }
     }
     Ok(out)
+}
+
+/// Refuses the corpus when a golden under `snapshots` is no regular file
+/// (a symlink out of the repository, a FIFO, a device).
+pub fn refuse_irregular_goldens(snapshots: &Path) -> Result<(), CheckError> {
+    let Ok(entries) = std::fs::read_dir(snapshots) else {
+        return Ok(());
+    };
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    for path in paths
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "snap"))
+    {
+        regular_file::check(path).map_err(|e| CheckError::NotRegular(e.to_string()))?;
+    }
+    Ok(())
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -197,4 +219,6 @@ pub enum CheckError {
     NoSuchPath(PathBuf),
     #[error("{}: cannot list recordings: {message}", dir.display())]
     Walk { dir: PathBuf, message: String },
+    #[error("{0}")]
+    NotRegular(String),
 }

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use similar::{ChangeTag, TextDiff};
 
 use super::golden_diff;
+use crate::corpus::regular_file;
 
 /// Transcript lines shown at the end of a failure.
 pub const TAIL: usize = 12;
@@ -90,9 +91,13 @@ pub enum GoldenError {
 
 /// Reads a golden's text (insta-normalised), `None` when there is none yet.
 pub fn read(path: &Path) -> Result<Option<String>, GoldenError> {
-    if !path.exists() {
+    if !regular_file::exists(path) {
         return Ok(None);
     }
+    regular_file::check(path).map_err(|e| GoldenError::Unreadable {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
     let snapshot = insta::Snapshot::from_file(path).map_err(|e| GoldenError::Unreadable {
         path: path.to_path_buf(),
         message: e.to_string(),

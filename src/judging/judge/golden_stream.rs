@@ -8,11 +8,12 @@
 
 use std::collections::VecDeque;
 use std::fs::File;
-use std::io::{self, BufReader};
+use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use super::golden::{Comparison, GoldenError, TAIL, Window};
 use super::golden_line::{self, BIG, Line, LineBytes, Pending, TrimEnd};
+use crate::corpus::regular_file;
 use crate::judging::replay::transcript::LineText;
 
 /// Equal lines kept before the first difference (the diff's context).
@@ -36,6 +37,9 @@ struct GoldenLines {
     done: bool,
 }
 
+/// The longest line insta's header may have.
+const HEADER_LINE_MAX: usize = 64 * 1024;
+
 /// A raw line read up to [`BIG`] bytes.
 enum Raw {
     Line(String),
@@ -46,14 +50,14 @@ enum Raw {
 impl GoldenLines {
     /// `None`: there is no golden yet.
     fn open(path: &Path) -> Result<Option<GoldenLines>, GoldenError> {
-        if !path.exists() {
+        if !regular_file::exists(path) {
             return Ok(None);
         }
         let unreadable = |message: String| GoldenError::Unreadable {
             path: path.to_path_buf(),
             message,
         };
-        let file = File::open(path).map_err(|e| unreadable(e.to_string()))?;
+        let file = regular_file::open(path).map_err(|e| unreadable(e.to_string()))?;
         let mut golden = GoldenLines {
             path: path.to_path_buf(),
             reader: BufReader::new(file),
@@ -64,10 +68,10 @@ impl GoldenLines {
         };
         // insta's header: `---`, metadata, `---` (or the legacy form:
         // metadata up to a blank line)
-        let first = golden.raw_line()?.unwrap_or_default();
+        let first = golden.header_line()?.unwrap_or_default();
         let yaml = first.trim_end() == "---";
         loop {
-            let Some(line) = golden.raw_line()? else {
+            let Some(line) = golden.header_line()? else {
                 if yaml {
                     return Err(unreadable("its header never ends (`---`)".into()));
                 }
@@ -90,12 +94,25 @@ impl GoldenLines {
         }
     }
 
-    fn raw_line(&mut self) -> Result<Option<String>, GoldenError> {
+    /// A line of insta's header, which is a few short metadata lines: one
+    /// longer than [`HEADER_LINE_MAX`] (a file that is no snapshot) is an
+    /// error, never read whole.
+    fn header_line(&mut self) -> Result<Option<String>, GoldenError> {
         let mut bytes = LineBytes::default();
         let mut line = Vec::new();
+        let mut limited = (&mut self.reader).take(HEADER_LINE_MAX as u64);
         bytes
-            .read_rest(&mut self.reader, &mut line)
+            .read_rest(&mut limited, &mut line)
             .map_err(|e| self.unreadable(e))?;
+        if line.len() >= HEADER_LINE_MAX {
+            return Err(GoldenError::Unreadable {
+                path: self.path.clone(),
+                message: format!(
+                    "a header line is over {} KiB: this is no insta snapshot",
+                    HEADER_LINE_MAX / 1024
+                ),
+            });
+        }
         if !bytes.any {
             return Ok(None);
         }
