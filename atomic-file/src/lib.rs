@@ -134,6 +134,64 @@ pub fn write(path: &Path, contents: impl AsRef<[u8]>) -> io::Result<()> {
     Output::prepare(path)?.write(contents)
 }
 
+/// How a lock file's name ends, beside the file it guards (`.<name>.lock`).
+pub const LOCK_SUFFIX: &str = ".lock";
+
+/// Read-modify-write of a file that several processes update (rows added
+/// to a shared table, say): under an exclusive lock on `.<name>.lock` in the
+/// same directory (the file itself is renamed over, so it cannot carry the
+/// lock), reads `path` (empty when missing), and writes `edit`'s result
+/// whole when it differs. The lock is waited for at most `wait`; then the
+/// error is `TimedOut`, naming the lock file. Returns whether it wrote.
+pub fn update(
+    path: &Path,
+    wait: std::time::Duration,
+    edit: impl FnOnce(&str) -> String,
+) -> io::Result<bool> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "a path with no file name"))?;
+    let lock_path = path.with_file_name(format!(".{}{LOCK_SUFFIX}", name.to_string_lossy()));
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)?;
+    let deadline = std::time::Instant::now() + wait;
+    loop {
+        match lock.try_lock() {
+            Ok(()) => break,
+            Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "{} is held by another process for more than {} s",
+                        lock_path.display(),
+                        wait.as_secs()
+                    ),
+                ));
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(e),
+        }
+    }
+    let existing = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e),
+    };
+    let updated = edit(&existing);
+    let changed = updated != existing;
+    if changed {
+        write(path, updated)?;
+    }
+    // the lock ends when `lock` is closed, after the rename
+    drop(lock);
+    Ok(changed)
+}
+
 /// An output path, looked at before anything is written to it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Output {
@@ -422,6 +480,45 @@ fn sync_dir(_dir: &Path) -> io::Result<()> {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+
+    /// Processes adding rows to one file at once lose none: each
+    /// read-modify-write runs under the lock (threads with their own open
+    /// lock files conflict as processes do).
+    #[test]
+    fn concurrent_updates_lose_no_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("TABLE.md");
+        std::thread::scope(|scope| {
+            for t in 0..8 {
+                let path = &path;
+                scope.spawn(move || {
+                    for i in 0..25 {
+                        update(path, std::time::Duration::from_secs(30), |text| {
+                            format!("{text}row {t}-{i}\n")
+                        })
+                        .unwrap();
+                    }
+                });
+            }
+        });
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.lines().count(), 200, "{text}");
+    }
+
+    #[test]
+    fn a_lock_held_past_the_wait_is_a_timeout_naming_the_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("TABLE.md");
+        let held = File::create(dir.path().join(".TABLE.md.lock")).unwrap();
+        held.lock().unwrap();
+        let e = update(&path, std::time::Duration::from_millis(50), |t| {
+            format!("{t}x")
+        })
+        .unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut);
+        assert!(e.to_string().contains(".TABLE.md.lock"), "{e}");
+        assert!(!path.exists());
+    }
 
     #[test]
     fn a_symlinked_output_replaces_its_target_and_keeps_the_link() {

@@ -403,6 +403,9 @@ fn scenario_names(dir: &Path) -> Vec<String> {
 /// The heading under which `update` lists what it could not record.
 const UNRUNNABLE_HEADING: &str = "## Found unrunnable by `acp-harness update`";
 
+/// How long an `update` waits for another one to finish its rows.
+const UNRUNNABLE_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// Appends rows (version, scenario, why) to the agent's `UNRUNNABLE.md`,
 /// under `update`'s own table; a row already there is not repeated.
 pub fn append_unrunnable(
@@ -415,12 +418,11 @@ pub fn append_unrunnable(
         return Ok(None);
     }
     let path = root.join("recordings").join(agent).join("UNRUNNABLE.md");
-    let existing = std::fs::read_to_string(&path).unwrap_or_default();
-    let updated = with_unrunnable_rows(&existing, agent, rows, date);
-    if updated != existing {
-        atomic_file::write(&path, updated)
-            .with_context(|| format!("writing {}", path.display()))?;
-    }
+    // concurrent `update`s each add their rows: none is lost
+    atomic_file::update(&path, UNRUNNABLE_LOCK_WAIT, |existing| {
+        with_unrunnable_rows(existing, agent, rows, date)
+    })
+    .with_context(|| format!("writing {}", path.display()))?;
     Ok(Some(path))
 }
 
