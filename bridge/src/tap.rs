@@ -18,8 +18,12 @@ use serde_json::{Map, Value, json};
 
 use crate::LaunchSpec;
 use crate::build_stamp::BuildStamp;
+use chunks::{ChunkWindow, Pending};
 
+mod chunks;
 pub mod scrub;
+
+pub use chunks::streamed_text;
 pub use scrub::{REDACTED, SECRET_PATTERNS, Scrubber, ScrubberBuilder};
 
 /// The recording format a tap is written in.
@@ -39,8 +43,11 @@ pub const PLACEHOLDERS: &[(&str, &str)] = &[
     ),
     (
         "<redacted>",
-        "another MCP header value, or text shaped like a credential",
+        "another MCP header value, a secret-named environment variable's value, or text shaped like a credential",
     ),
+    ("<hostname>", "the machine's host name"),
+    ("<kernel-release>", "the machine's kernel release"),
+    ("<user>", "the user's login name"),
 ];
 
 /// Events held for the header at most (then it is written without `agent_info`).
@@ -48,7 +55,7 @@ const MAX_HELD_EVENTS: usize = 1024;
 const MAX_HELD_BYTES: usize = 4 << 20;
 
 /// Where a line went.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Way {
     PanelToBridge,
     BridgeToPanel,
@@ -93,6 +100,17 @@ impl Way {
             _ => 1,
         }
     }
+}
+
+/// The kinds of [`SECRET_PATTERNS`], each once, in order.
+fn scrub_kinds() -> Vec<&'static str> {
+    let mut kinds: Vec<&'static str> = Vec::new();
+    for (kind, _) in SECRET_PATTERNS {
+        if !kinds.contains(kind) {
+            kinds.push(kind);
+        }
+    }
+    kinds
 }
 
 /// What the header says besides what the agent's initialize answer adds.
@@ -154,6 +172,8 @@ pub struct TapEncoder<W: Write> {
     init_id: Option<Value>,
     held: Vec<Held>,
     held_bytes: usize,
+    /// Streamed text held until what spans its pieces is scrubbed.
+    window: ChunkWindow,
 }
 
 impl<W: Write> TapEncoder<W> {
@@ -206,7 +226,7 @@ impl<W: Write> TapEncoder<W> {
             "synthetic": false,
             "placeholders": placeholders,
             "launch": launch,
-            "scrub_patterns": SECRET_PATTERNS.iter().map(|(k, _)| *k).collect::<Vec<_>>(),
+            "scrub_patterns": scrub_kinds(),
         });
         let Value::Object(header) = header else {
             unreachable!("a json! object")
@@ -221,6 +241,7 @@ impl<W: Write> TapEncoder<W> {
             init_id: None,
             held: Vec::new(),
             held_bytes: 0,
+            window: ChunkWindow::default(),
         }
     }
 
@@ -241,7 +262,7 @@ impl<W: Write> TapEncoder<W> {
             return Ok(());
         }
         let answered = self.header.is_some() && self.learn_from(way, &raw);
-        self.event(ms, way, raw.into_owned(), None)?;
+        self.through_window(Pending::new(ms, way, raw.into_owned(), None))?;
         if answered {
             self.write_header()?;
         }
@@ -262,7 +283,15 @@ impl<W: Write> TapEncoder<W> {
             return Ok(());
         }
         let skipped = json!({"leg": leg, "dir": dir, "bytes": bytes});
-        self.event(ms, Way::Note, text, Some(skipped))
+        self.through_window(Pending::new(ms, Way::Note, text, Some(skipped)))
+    }
+
+    /// Passes a line through the chunk window and writes what it releases.
+    fn through_window(&mut self, line: Pending) -> io::Result<()> {
+        for p in self.window.push(line, &mut self.scrubber) {
+            self.event(p.ms, p.way, p.raw, p.skipped)?;
+        }
+        Ok(())
     }
 
     pub fn flush(&mut self) -> io::Result<()> {
@@ -291,6 +320,9 @@ impl<W: Write> TapEncoder<W> {
 
     /// Writes what is held and the trailer, flushes, and hands the writer back.
     pub fn finish(mut self, ms: u64, end: TapEnd, notes: Vec<String>) -> io::Result<Option<W>> {
+        for p in self.window.drain(&mut self.scrubber) {
+            self.event(p.ms, p.way, p.raw, p.skipped)?;
+        }
         self.write_header()?;
         let scrubbed = self.scrubbed();
         if let Some(out) = &mut self.out {

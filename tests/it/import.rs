@@ -425,6 +425,26 @@ fn a_tap_that_is_cut_off_malformed_secret_or_misnamed_is_refused_and_nothing_is_
         1,
     );
     let secret_line = secret.lines().position(|l| l.contains("sk-ant-")).unwrap() + 1;
+    // the same key streamed by the agent in pieces, after its last frame
+    let streamed = edited_tap(&tap, "streamed-secret", |lines| {
+        let at = lines
+            .iter()
+            .rposition(|l| l["leg"] == "acp" && l["dir"] == "from_agent")
+            .unwrap();
+        let pieces = [
+            "Use sk-ant-api0",
+            "3-abcdefghijklm",
+            "nopqrstuvwxyz01",
+            "2345 now.",
+        ];
+        for (i, piece) in pieces.iter().enumerate() {
+            let raw = json!({"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s",
+                "update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":piece}}}});
+            let mut event = lines[at].clone();
+            event["raw"] = json!(raw.to_string());
+            lines.insert(at + 1 + i, event);
+        }
+    });
     // (case, tap, extra args, what stderr must say)
     let cases: Vec<(&str, PathBuf, Vec<&str>, String)> = vec![
         (
@@ -450,6 +470,12 @@ fn a_tap_that_is_cut_off_malformed_secret_or_misnamed_is_refused_and_nothing_is_
             variant("secret.jsonl", secret.clone()),
             vec![],
             format!("secret.jsonl:{secret_line}:"),
+        ),
+        (
+            "secret streamed in pieces",
+            streamed,
+            vec![],
+            "survived scrubbing in their streamed text".into(),
         ),
         (
             "name leaves the root",

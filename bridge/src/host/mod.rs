@@ -6,6 +6,7 @@ mod args;
 mod command_line;
 mod line_io;
 mod line_queue;
+mod machine;
 mod mcp_client;
 mod mcp_config;
 mod program;

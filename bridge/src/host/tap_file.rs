@@ -459,6 +459,12 @@ pub fn tap_scrubber(config: &HostConfig) -> Scrubber {
             b.literal("mcp-header", REDACTED, secret);
         }
     }
+    for value in super::machine::secret_values() {
+        b.literal("env-secret", REDACTED, &value);
+    }
+    for (kind, placeholder, value) in super::machine::identity() {
+        b.literal(kind, placeholder, &value);
+    }
     b.build()
 }
 

@@ -19,9 +19,11 @@ pub const REDACTED: &str = "<redacted>";
 /// Credential shapes the scrubber replaces wherever they occur, as
 /// (kind, regex). A group named `v` marks the part replaced (the rest of the
 /// match stays, e.g. `Bearer ` or `API_KEY=`); without one the whole match
-/// goes. A match glued to a letter or digit before it (inside a longer word
-/// or a base64 run) is left alone, unless that letter ends a JSON escape
-/// such as `\n`; so is a fixed-length shape ([`FIXED_LENGTH`]) that runs on
+/// goes. Each pattern starts with a literal, so the search skips to those
+/// (a base64 image is scanned at memchr speed). A match glued to a letter or
+/// digit before it (inside a longer word or a base64 run) is left alone,
+/// unless that letter ends a JSON escape such as `\n` or the match starts
+/// at a separator (`_KEY=` ending a variable's name, a URL's `://`); so is a fixed-length shape ([`FIXED_LENGTH`]) that runs on
 /// into more letters or digits.
 pub const SECRET_PATTERNS: &[(&str, &str)] = &[
     (
@@ -37,6 +39,17 @@ pub const SECRET_PATTERNS: &[(&str, &str)] = &[
     ("slack-token", r"xox[abposr]-[A-Za-z0-9-]{10,}"),
     ("xai-key", r"xai-[A-Za-z0-9]{20,}"),
     ("huggingface-token", r"hf_[A-Za-z0-9]{30,}"),
+    ("stripe-key", r"[sr]k_(?:live|test)_[A-Za-z0-9]{16,}"),
+    ("npm-token", r"npm_[A-Za-z0-9]{36}"),
+    ("gitlab-token", r"glpat-[A-Za-z0-9_-]{20,}"),
+    (
+        "slack-webhook",
+        r"https://hooks\.slack\.com/services/[A-Za-z0-9_-]+/[A-Za-z0-9_-]+/[A-Za-z0-9_-]{8,}",
+    ),
+    (
+        "url-password",
+        r#"://[^/ \t\r\n:@"'<>]+:(?P<v>[^/ \t\r\n@"'<>]{3,})@"#,
+    ),
     (
         "jwt",
         r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
@@ -52,6 +65,10 @@ pub const SECRET_PATTERNS: &[(&str, &str)] = &[
     (
         "secret-assignment",
         r#"(?i:api[_-]?key|secret|password|passwd|auth[_-]?token|access[_-]?token|refresh[_-]?token)\\?["']?\s*[:=]\s*\\?["']?(?P<v>[^\s"'\\,;&<]{8,})"#,
+    ),
+    (
+        "secret-assignment",
+        r#"_(?i:key|token|secret|password|passwd|pwd)\\?["']?\s*[:=]\s*\\?["']?(?P<v>[^\s"'\\,;&<]{8,})"#,
     ),
 ];
 
@@ -88,7 +105,12 @@ impl Pass {
             .iter()
             .find_map(|(i, k, v)| caps.name(k).map(|m| (*i, m, v)))?;
         let fixed = FIXED_LENGTH.contains(&SECRET_PATTERNS[i].0);
-        if glued_before(&text[..whole.start()]) || fixed && glued_after(&text[whole.end()..]) {
+        // a match that starts at a separator (`_KEY=` ending a variable's
+        // name, a URL's `://`) is glued to nothing
+        let separated = text[whole.start()..].starts_with(['_', ':']);
+        if !separated && glued_before(&text[..whole.start()])
+            || fixed && glued_after(&text[whole.end()..])
+        {
             return None;
         }
         let span = match value {
@@ -100,7 +122,7 @@ impl Pass {
 }
 
 /// The kinds of [`SECRET_PATTERNS`] with a fixed length.
-const FIXED_LENGTH: &[&str] = &["google-api-key", "aws-access-key"];
+const FIXED_LENGTH: &[&str] = &["google-api-key", "aws-access-key", "npm-token"];
 
 /// Finds and replaces the user's values and credential shapes in text.
 pub struct Scrubber {
@@ -171,16 +193,15 @@ impl ScrubberBuilder {
         let (literals, replacements) = automaton(&self.values);
         // Assignments first: a shape glued in front (`Bearer x..API_KEY=y`)
         // would otherwise take the assignment's name into its own match.
-        let passes = [true, false]
-            .into_iter()
-            .map(|assignment| {
-                Pass::new(
-                    SECRET_PATTERNS
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, (kind, _))| (*kind == ASSIGNMENT) == assignment),
-                )
-            })
+        // Each assignment is a pass of its own: joined, their case-insensitive
+        // names are too many literals for the search to skip ahead by.
+        let numbered = || SECRET_PATTERNS.iter().enumerate();
+        let passes = numbered()
+            .filter(|(_, (kind, _))| *kind == ASSIGNMENT)
+            .map(|entry| Pass::new(std::iter::once(entry)))
+            .chain(std::iter::once(Pass::new(
+                numbered().filter(|(_, (kind, _))| *kind != ASSIGNMENT),
+            )))
             .collect();
         Scrubber {
             values: self.values,
@@ -264,6 +285,40 @@ impl Scrubber {
             .filter_map(|p| p.regex.captures_iter(text).find_map(|c| p.span(text, &c)))
             .min_by_key(|(_, start, _)| *start)
             .map(|(i, start, _)| (SECRET_PATTERNS[i].0, start))
+    }
+
+    /// Every known value and credential shape in `text`, as (kind,
+    /// placeholder, start, end), in order and not overlapping (of two
+    /// overlapping finds the earlier, then the longer, is kept). Nothing is
+    /// counted: the caller says what it replaced ([`Scrubber::count`]).
+    pub fn spans(&self, text: &str) -> Vec<(&'static str, String, usize, usize)> {
+        let mut found: Vec<(&'static str, String, usize, usize)> = Vec::new();
+        if let Some(ac) = &self.literals {
+            for m in ac.find_iter(text) {
+                let (kind, placeholder) = &self.replacements[m.pattern().as_usize()];
+                found.push((kind, placeholder.clone(), m.start(), m.end()));
+            }
+        }
+        for pass in &self.passes {
+            for caps in pass.regex.captures_iter(text) {
+                if let Some((i, start, end)) = pass.span(text, &caps) {
+                    found.push((SECRET_PATTERNS[i].0, REDACTED.to_string(), start, end));
+                }
+            }
+        }
+        found.sort_by(|a, b| a.2.cmp(&b.2).then(b.3.cmp(&a.3)));
+        let mut out: Vec<(&'static str, String, usize, usize)> = Vec::new();
+        for f in found {
+            if out.last().is_none_or(|last| f.2 >= last.3) {
+                out.push(f);
+            }
+        }
+        out
+    }
+
+    /// Counts one replacement of `kind` made outside [`Scrubber::scrub`].
+    pub fn count(&mut self, kind: &'static str) {
+        *self.counts.entry(kind).or_default() += 1;
     }
 
     fn scrub_literals<'a>(&mut self, text: &'a str) -> Cow<'a, str> {
@@ -532,6 +587,39 @@ mod tests {
             (
                 r#"{"max_tokens":4096,"totalTokens":326}"#.into(),
                 r#"{"max_tokens":4096,"totalTokens":326}"#.into(),
+            ),
+            (
+                "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY".into(),
+                "AWS_SECRET_ACCESS_KEY=<redacted>".into(),
+            ),
+            (
+                r#"{\"GITHUB_TOKEN\":\"0123456789abcdef0123456789abcdef01234567\"}"#.into(),
+                r#"{\"GITHUB_TOKEN\":\"<redacted>\"}"#.into(),
+            ),
+            (
+                "DEPLOY_PASSWORD: correct-horse-battery".into(),
+                "DEPLOY_PASSWORD: <redacted>".into(),
+            ),
+            (
+                "stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc".into(),
+                "stripe <redacted>".into(),
+            ),
+            (
+                "npm_abcdefghijklmnopqrstuvwxyz0123456789 done".into(),
+                "<redacted> done".into(),
+            ),
+            ("glpat-xxxxXXXXxxxxXXXXxxxx".into(), "<redacted>".into()),
+            (
+                "https://hooks.slack.com/services/T0000/B0000/XXXXXXXXXXXXXXXX".into(),
+                "<redacted>".into(),
+            ),
+            (
+                "postgres://app:hunter2@db.internal:5432/x".into(),
+                "postgres://app:<redacted>@db.internal:5432/x".into(),
+            ),
+            (
+                "see https://example.com/a:b@c and http://localhost:8080/x".into(),
+                "see https://example.com/a:b@c and http://localhost:8080/x".into(),
             ),
             (
                 "-----BEGIN RSA PRIVATE KEY-----\\nMIIB\\n-----END RSA PRIVATE KEY-----".into(),

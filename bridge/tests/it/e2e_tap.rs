@@ -338,6 +338,13 @@ struct Plant {
     forbidden: Vec<String>,
 }
 
+/// A key the agent streams in pieces of 5 characters.
+const STREAMED_KEY: &str = "key sk-ant-api03-Streamed0123456789abcdefXYZ end";
+
+/// A value no credential shape matches, in a secret-named variable of the
+/// bridge's environment (which the agent inherits).
+const ENV_SECRET: &str = "zq9 planted env value";
+
 #[test]
 fn a_tap_keeps_no_user_path_token_or_planted_secret() {
     let dir = scratch("tap-scrub");
@@ -364,6 +371,9 @@ fn a_tap_keeps_no_user_path_token_or_planted_secret() {
             "jwt",
             "eyJhbGciOiJIUzI1.eyJzdWIiOiIxMjM0.plantedSignature123",
         ),
+        ("stripe-key", "sk_live_Planted0123456789abcd"),
+        ("npm-token", "npm_Planted0123456789abcdefghijABCDEFGHI"),
+        ("gitlab-token", "glpat-Planted0123456789abcd"),
     ];
     let mut plants = vec![
         Plant {
@@ -421,7 +431,30 @@ fn a_tap_keeps_no_user_path_token_or_planted_secret() {
             json_text: "OPENAI_API_KEY=plantedAssignment0123".into(),
             forbidden: vec!["plantedAssignment0123".into()],
         },
+        Plant {
+            what: "an AWS secret key assignment",
+            json_text: "AWS_SECRET_ACCESS_KEY=plantedAwsSecret/0123456789".into(),
+            forbidden: vec!["plantedAwsSecret/0123456789".into()],
+        },
+        Plant {
+            what: "a URL's password",
+            json_text: "postgres://app:plantedUrlPass@db:5432/x".into(),
+            forbidden: vec!["plantedUrlPass".into()],
+        },
+        Plant {
+            what: "the value of a secret-named environment variable, any shape",
+            json_text: format!("echo {ENV_SECRET}"),
+            forbidden: vec![ENV_SECRET.into()],
+        },
     ];
+    if let Ok(release) = std::fs::read_to_string("/proc/sys/kernel/osrelease") {
+        let release = release.trim().to_string();
+        plants.push(Plant {
+            what: "the kernel release",
+            json_text: format!("OS Version: Linux {release}"),
+            forbidden: vec![release],
+        });
+    }
     for (kind, key) in keys {
         plants.push(Plant {
             what: kind,
@@ -441,6 +474,12 @@ fn a_tap_keeps_no_user_path_token_or_planted_secret() {
             r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s-1","update":{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":"{}"}}}}}}}}"#,
             plant.json_text)}));
         steps.push(json!({"stderr": format!("stderr {}", plant.json_text)}));
+    }
+    // a key streamed 5 characters at a time, as agents stream text
+    for piece in STREAMED_KEY.as_bytes().chunks(5) {
+        let piece = std::str::from_utf8(piece).unwrap();
+        steps.push(json!({"send_raw": format!(
+            r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s-1","update":{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":"{piece}"}}}}}}}}"#)}));
     }
     steps.push(json!({"reply_to":"session/prompt","result":{"stopReason":"end_turn"}}));
     let script_path = dir.join("planted.json");
@@ -478,6 +517,7 @@ fn a_tap_keeps_no_user_path_token_or_planted_secret() {
             ("USERPROFILE", &home_s),
             ("TMP", &temp_s),
             ("TEMP", &temp_s),
+            ("DEPLOY_TOKEN", ENV_SECRET),
         ],
     );
     let pids = read_pids(&pid_file);
@@ -510,6 +550,15 @@ fn a_tap_keeps_no_user_path_token_or_planted_secret() {
             );
         }
     }
+    // no 8 characters of the streamed key are left, on either leg
+    let key_chars: Vec<char> = STREAMED_KEY.chars().skip(4).collect();
+    for part in key_chars.windows(8) {
+        let part: String = part.iter().collect();
+        assert!(
+            !tap.text.contains(&part),
+            "{part:?} of the streamed key is in the tap"
+        );
+    }
     for path in [&home_s, &ws_s, &temp_s] {
         assert!(!tap.text.contains(path.as_str()), "{path}");
         assert!(!raws.iter().any(|r| r.contains(path.as_str())), "{path}");
@@ -528,6 +577,8 @@ fn a_tap_keeps_no_user_path_token_or_planted_secret() {
         "mcp-header",
         "bearer-token",
         "secret-assignment",
+        "url-password",
+        "env-secret",
     ]
     .into_iter()
     .chain(keys.iter().map(|(k, _)| *k))

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::corpus::name::{self, NameError};
-use crate::corpus::recording::{self, Event, Leg, Line, Outcome, RecordingError, Trailer};
+use crate::corpus::recording::{self, Dir, Event, Leg, Line, Outcome, RecordingError, Trailer};
 use crate::corpus::scenario;
 use atomic_file::AtomicFile;
 pub use panel::{Image, PanelStep, Unplaceable};
@@ -39,6 +39,13 @@ pub enum ImportError {
         path: PathBuf,
         line: usize,
         column: usize,
+        kind: &'static str,
+    },
+    #[error("{}: events seq {first} to {last}: a credential shape ({kind}) survived scrubbing in their streamed text (no one line holds it); remove it from the tap (or ask the user for a new tap) before importing", path.display())]
+    StreamedSecret {
+        path: PathBuf,
+        first: u64,
+        last: u64,
         kind: &'static str,
     },
     #[error("{}: the header has no `agent_info.version` (the agent never answered initialize), so the tap names no version to file it under", .0.display())]
@@ -118,6 +125,7 @@ pub fn plan(req: &Request) -> Result<Plan, ImportError> {
         return Err(ImportError::CutOff(path.clone()));
     };
     refuse_secrets(path, &text)?;
+    refuse_streamed_secrets(path, &tap.events)?;
     let names = Names::of(req, &tap)?;
     let Names {
         agent,
@@ -466,6 +474,51 @@ fn refuse_secrets(path: &Path, text: &str) -> Result<(), ImportError> {
                 kind,
             });
         }
+    }
+    Ok(())
+}
+
+/// The tap's first credential shape left in streamed text (the agent's
+/// chunks, the panel's deltas), which no one line holds: by the events
+/// whose joined text has it.
+fn refuse_streamed_secrets(path: &Path, events: &[Event]) -> Result<(), ImportError> {
+    use acp_bridge::tap::Way;
+    let scrubber = acp_bridge::tap::Scrubber::builder().build();
+    // per way: (kind, first seq, last seq, joined text) of the open stream
+    let mut open: Vec<(Way, &'static str, u64, u64, String)> = Vec::new();
+    let check =
+        |stream: &(Way, &'static str, u64, u64, String)| match scrubber.find_secret(&stream.4) {
+            Some((kind, _)) => Err(ImportError::StreamedSecret {
+                path: path.to_path_buf(),
+                first: stream.2,
+                last: stream.3,
+                kind,
+            }),
+            None => Ok(()),
+        };
+    for e in events {
+        let way = match (e.leg, e.dir) {
+            (Leg::Acp, Dir::FromAgent) => Way::AgentToBridge,
+            (Leg::StreamJson, Dir::FromAgent) => Way::BridgeToPanel,
+            _ => continue,
+        };
+        let piece = acp_bridge::tap::streamed_text(way, &e.raw);
+        let kind = piece.as_ref().map(|p| p.0);
+        if let Some(i) = open.iter().position(|s| s.0 == way && Some(s.1) != kind) {
+            check(&open.remove(i))?;
+        }
+        if let Some((kind, _, text)) = piece {
+            match open.iter_mut().find(|s| s.0 == way) {
+                Some(stream) => {
+                    stream.3 = e.seq;
+                    stream.4.push_str(&text);
+                }
+                None => open.push((way, kind, e.seq, e.seq, text)),
+            }
+        }
+    }
+    for stream in &open {
+        check(stream)?;
     }
     Ok(())
 }
