@@ -152,6 +152,73 @@ const BOOL_FLAGS: &[&str] = &[
     "--session-mirror",
 ];
 
+/// Flags whose values a tap keeps in the bridge's argv: they say how the
+/// session ran and hold nothing of the user's.
+const TAPPED_VALUES: &[&str] = &[
+    "--model",
+    "--permission-mode",
+    "--output-format",
+    "--input-format",
+    "--resume",
+    "-r",
+    "--auth-method",
+    "--agent-grace-ms",
+    "--eof-drain-ms",
+    "--cancel-grace-ms",
+    "--max-line-bytes",
+];
+
+/// The bridge's own argv as a tap records it: every flag named, the values
+/// of [`TAPPED_VALUES`] kept, every other flag's value `<dropped>` (an
+/// `--mcp-config` with a stdio server's arguments, `--settings` with an
+/// `env`, the agent command line, paths: the header has what the session
+/// needs, scrubbed). Positionals (a prompt) stay.
+pub fn tap_argv(args: &[String]) -> Vec<String> {
+    const DROPPED: &str = "<dropped>";
+    let mut out = Vec::with_capacity(args.len());
+    let mut i = 0;
+    while i < args.len() {
+        let token = &args[i];
+        i += 1;
+        if token == "--" {
+            out.extend(args[i - 1..].iter().cloned());
+            break;
+        }
+        if !token.starts_with('-') || token == "-" {
+            out.push(token.clone());
+            continue;
+        }
+        let (name, inline) = match token.split_once('=') {
+            Some((n, v)) if token.starts_with("--") => (n, Some(v)),
+            _ => (token.as_str(), None),
+        };
+        let keep = TAPPED_VALUES.contains(&name);
+        if let Some(value) = inline {
+            out.push(format!("{name}={}", if keep { value } else { DROPPED }));
+            continue;
+        }
+        out.push(token.clone());
+        if BOOL_FLAGS.contains(&name) {
+            continue;
+        }
+        // the values the reader takes: one for a value flag, every one up
+        // to the next flag for --add-dir, the next non-flag for the rest
+        let takes = |v: &String| match name {
+            "--add-dir" => !v.starts_with('-'),
+            n if VALUE_FLAGS.contains(&n) => true,
+            _ => !v.starts_with("--"),
+        };
+        while let Some(value) = args.get(i).filter(|v| takes(v)) {
+            out.push(if keep { value.clone() } else { DROPPED.into() });
+            i += 1;
+            if name != "--add-dir" {
+                break;
+            }
+        }
+    }
+    out
+}
+
 /// Parses `args` (without the program name) with `env`'s fallbacks;
 /// `current_dir` anchors relative paths.
 pub fn parse(args: &[String], env: Env, current_dir: &Path) -> Result<Invocation> {
@@ -339,7 +406,7 @@ impl Flags {
                 }
                 n if BOOL_FLAGS.contains(&n) => {
                     if inline.is_some() {
-                        flags.ignored.push(token.clone());
+                        flags.ignored.push(format!("{n} (and its value)"));
                     }
                 }
                 n if VALUE_FLAGS.contains(&n) => {
@@ -358,14 +425,15 @@ impl Flags {
                 }
                 _ => {
                     // Unknown flag: skip its value unless the value is the next flag.
-                    let mut skipped = token.clone();
-                    if inline.is_none()
-                        && let Some(next) = args.get(i).filter(|next| !next.starts_with("--"))
-                    {
-                        skipped = format!("{token} {next}");
+                    // Only the flag is named in the note (a value may be a secret).
+                    if inline.is_none() && args.get(i).is_some_and(|next| !next.starts_with("--")) {
+                        flags.ignored.push(format!("{name} (and its value)"));
                         i += 1;
+                    } else if inline.is_some() {
+                        flags.ignored.push(format!("{name} (and its value)"));
+                    } else {
+                        flags.ignored.push(token.clone());
                     }
-                    flags.ignored.push(skipped);
                 }
             }
         }

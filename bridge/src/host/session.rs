@@ -308,7 +308,10 @@ fn open_tap(config: &HostConfig, start: std::time::Instant) -> Result<(Tap, Opti
     log.line(
         start.elapsed().as_millis() as u64,
         Way::Note,
-        &format!("acp-bridge argv {:?}", std::env::args().collect::<Vec<_>>()),
+        &format!(
+            "acp-bridge argv {:?}",
+            super::args::tap_argv(&std::env::args().collect::<Vec<_>>())
+        ),
     );
     Ok((log, untapped))
 }

@@ -512,3 +512,56 @@ fn every_value_flag_reads_the_same_in_both_spellings() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A tap records which flags the bridge got, and the values of those that
+/// say how the session ran; every other value is dropped, wherever the
+/// flag's value was (`--flag v`, `--flag=v`, several `--add-dir` values),
+/// and a flag after a dropped value is still named.
+#[test]
+fn the_tapped_argv_keeps_flags_and_drops_values_that_may_be_secrets() {
+    let cases: &[(&[&str], &[&str])] = &[
+        (
+            &["--model", "opus", "--permission-mode=plan", "--verbose"],
+            &["--model", "opus", "--permission-mode=plan", "--verbose"],
+        ),
+        (
+            &["--settings", r#"{"env":{"TOKEN":"s3cr3t"}}"#, "--print"],
+            &["--settings", "<dropped>", "--print"],
+        ),
+        (
+            &[
+                "--mcp-config",
+                r#"{"mcpServers":{"x":{"command":"x","args":["--key","k"]}}}"#,
+            ],
+            &["--mcp-config", "<dropped>"],
+        ),
+        (
+            &["--agent-cmd=gemini --api-key k", "--cwd", "/srv/p"],
+            &["--agent-cmd=<dropped>", "--cwd", "<dropped>"],
+        ),
+        (
+            &["--add-dir", "/a", "/b", "--resume", "s-1"],
+            &["--add-dir", "<dropped>", "<dropped>", "--resume", "s-1"],
+        ),
+        (
+            &["--unknown", "--verbose", "-p", "a prompt"],
+            &["--unknown", "--verbose", "-p", "a prompt"],
+        ),
+    ];
+    for (given, want) in cases {
+        let given: Vec<String> = given.iter().map(|s| s.to_string()).collect();
+        assert_eq!(tap_argv(&given), *want, "{given:?}");
+    }
+}
+
+#[test]
+fn an_ignored_flags_value_is_not_repeated_in_the_notes() {
+    let config = run("--agent-cmd x --settings {\"env\":{\"K\":\"s3cr3t\"}} --foo=bar");
+    let notes = config.notes.join("\n");
+    assert!(notes.contains("--settings (and its value)"), "{notes}");
+    assert!(notes.contains("--foo (and its value)"), "{notes}");
+    assert!(
+        !notes.contains("s3cr3t") && !notes.contains("bar"),
+        "{notes}"
+    );
+}
