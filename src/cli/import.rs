@@ -16,12 +16,15 @@ pub struct ImportArgs {
     /// The corpus root holding `recordings/` and `scenarios/`.
     #[arg(long, default_value = ".")]
     pub root: PathBuf,
-    /// The agent (profile id) to file it under [default: the tap's agentInfo.name].
+    /// The agent (profile id) to file it under [default: the profile the tap's agentInfo.name, package or command line names].
     #[arg(long)]
     pub agent: Option<String>,
     /// The name of the recording and its scenario [default: the tap's file name without .jsonl].
     #[arg(long)]
     pub name: Option<String>,
+    /// The agent's version, for a tap whose agent names none (no agentInfo.version, no _meta.agentVersion).
+    #[arg(long)]
+    pub version: Option<String>,
     /// Mark the recording synthetic, saying why (the tapped agent was a replay, not a real agent).
     #[arg(long, value_name = "WHY")]
     pub synthetic: Option<String>,
@@ -40,6 +43,7 @@ pub fn run(args: ImportArgs) -> anyhow::Result<ExitCode> {
         root: args.root,
         agent: args.agent,
         name: args.name,
+        version: args.version,
         synthetic: args.synthetic,
         scripted_model: args.scripted_model,
     })?;

@@ -542,13 +542,14 @@ fn a_tapped_denial_replays_green_and_a_broken_deny_rule_fails_it_with_a_golden_d
         },
     );
     let root = fresh_root(dir.path());
-    // codex-acp's agentInfo.name is its npm package, no profile id
+    // codex-acp's agentInfo.name is its npm package, no profile id, and
+    // this root has no profile whose package it is
     let out = import(&tap, &root, &["--name", "tapped-denial"]);
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
     assert!(
         err.contains(
-            "agent_info.name (or --agent) = \"@agentclientprotocol/codex-acp\" is not a name"
+            "agent_info.name, which names no profile (or --agent) = \"@agentclientprotocol/codex-acp\" is not a name"
         ),
         "{err}"
     );
@@ -887,4 +888,76 @@ fn the_live_tapped_launch_flags_replay_green_and_without_them_the_replay_diverge
         "{:?}",
         case.statuses()
     );
+}
+
+/// Every ACP agent of the corpus: a tapped session of its newest
+/// `text-only` recording (served by the fake agent, as a live agent would
+/// answer) imports under its own profile and version, with no `--agent`
+/// where the agent names itself (`agentInfo.name` a profile id or its
+/// package), and with `--agent` alone where it does not (Grok sends no
+/// `agentInfo`: its version comes from `_meta.agentVersion`); the import
+/// replays without a divergence.
+#[test]
+fn every_corpus_agents_tap_imports_under_its_profile_and_replays_without_divergence() {
+    let prompt = "Reply with the single word: hello";
+    let mut tried = Vec::new();
+    for agent_dir in std::fs::read_dir(repo().join("recordings")).unwrap() {
+        let agent_dir = agent_dir.unwrap().path();
+        let agent = agent_dir
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        if agent == "claude-code" || !agent_dir.is_dir() {
+            continue; // the stream-json reference, no ACP agent
+        }
+        let mut versions: Vec<semver::Version> = std::fs::read_dir(&agent_dir)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().join("text-only.jsonl").is_file())
+            .filter_map(|e| semver::Version::parse(&e.file_name().to_string_lossy()).ok())
+            .collect();
+        versions.sort();
+        let Some(version) = versions.pop() else {
+            continue;
+        };
+        let recording = format!("recordings/{agent}/{version}/text-only.jsonl");
+        let header = acp_harness::corpus::recording::read(&repo().join(&recording))
+            .unwrap()
+            .header;
+        let dir = tempfile::tempdir().unwrap();
+        let tap = tap(dir.path(), &recording, |panel| {
+            panel.send(&user(prompt));
+            panel.until("the result", |v| v["type"] == "result");
+        });
+        let root = fresh_root(dir.path());
+        for profile in std::fs::read_dir(repo().join("profiles")).unwrap() {
+            let profile = profile.unwrap().path();
+            std::fs::copy(
+                &profile,
+                root.join("profiles").join(profile.file_name().unwrap()),
+            )
+            .unwrap();
+        }
+        let names_itself = header.agent_info["name"].is_string();
+        let args: Vec<&str> = if names_itself {
+            vec!["--name", "tapped"]
+        } else {
+            vec!["--name", "tapped", "--agent", &agent]
+        };
+        let out = import(&tap, &root, &args);
+        assert_eq!(out.status.code(), Some(0), "{agent}: {}", text(&out.stderr));
+        let path = root.join(format!("recordings/{agent}/{version}/tapped.jsonl"));
+        assert!(
+            path.is_file(),
+            "{agent}: not filed at {}: {:?}",
+            path.display(),
+            files(&root)
+        );
+        let case = Corpus::at(&root).judge(&path);
+        assert_eq!(case.errors, Vec::<String>::new(), "{agent}");
+        assert_eq!(case.divergences, 0, "{agent}: {}", case.transcript);
+        tried.push(agent);
+    }
+    assert!(tried.len() >= 10, "only {tried:?}");
 }

@@ -48,7 +48,7 @@ pub enum ImportError {
         last: u64,
         kind: &'static str,
     },
-    #[error("{}: the header has no `agent_info.version` (the agent never answered initialize), so the tap names no version to file it under", .0.display())]
+    #[error("{}: the tap names no agent version (no agentInfo.version, no _meta.agentVersion in the agent's initialize answer); give it with --version", .0.display())]
     NoVersion(PathBuf),
     #[error("{}: {error}", path.display())]
     Name { path: PathBuf, error: NameError },
@@ -80,6 +80,9 @@ pub struct Request {
     pub agent: Option<String>,
     /// The case's name (default: the tap file's name without `.jsonl`).
     pub name: Option<String>,
+    /// The agent's version, when the tap says none (`agentInfo.version`
+    /// and `_meta.agentVersion` absent).
+    pub version: Option<String>,
     /// Why the tapped session was no real one (its agent a replay, say):
     /// the recording is marked synthetic and says why.
     pub synthetic: Option<String>,
@@ -126,7 +129,8 @@ pub fn plan(req: &Request) -> Result<Plan, ImportError> {
     };
     refuse_secrets(path, &text)?;
     refuse_streamed_secrets(path, &tap.events)?;
-    let names = Names::of(req, &tap)?;
+    let mut naming_notes = Vec::new();
+    let names = Names::of(req, &tap, &mut naming_notes)?;
     let Names {
         agent,
         version,
@@ -162,7 +166,8 @@ pub fn plan(req: &Request) -> Result<Plan, ImportError> {
         return Err(ImportError::NoPrompt(path.clone()));
     }
     let launch = tap.header.extra.get("launch").cloned().unwrap_or_default();
-    let mut notes = launch_notes(&launch);
+    let mut notes = naming_notes;
+    notes.extend(launch_notes(&launch));
     notes.extend(leg.notes.iter().cloned());
     if trailer.outcome != Outcome::Ok {
         notes.push(format!(
@@ -226,27 +231,44 @@ struct Names {
 }
 
 impl Names {
-    fn of(req: &Request, tap: &recording::Recording) -> Result<Names, ImportError> {
+    /// The case's names; `notes` gets what the reader should know of how
+    /// the agent was picked.
+    fn of(
+        req: &Request,
+        tap: &recording::Recording,
+        notes: &mut Vec<String>,
+    ) -> Result<Names, ImportError> {
         let path = &req.tap;
-        let version = tap
-            .header
-            .agent_version()
-            .ok_or_else(|| ImportError::NoVersion(path.clone()))?
-            .to_string();
-        named(path, "agent_info.version", &version)?;
+        let (version, from) = match (tap_version(tap), &req.version) {
+            (Some(v), _) => (v, "the tap's agent version"),
+            (None, Some(v)) => (v.clone(), "--version"),
+            (None, None) => return Err(ImportError::NoVersion(path.clone())),
+        };
+        named(path, from, &version)?;
         let agent = match &req.agent {
             Some(a) => {
                 named(path, "--agent", a)?;
                 a.clone()
             }
-            None => {
-                let a = tap.header.agent_info["name"]
-                    .as_str()
-                    .unwrap_or(&tap.header.agent)
-                    .to_string();
-                named(path, "agent_info.name (or --agent)", &a)?;
-                a
-            }
+            None => match profile_of(&req.root, tap) {
+                (Some(id), note) => {
+                    notes.extend(note);
+                    id
+                }
+                (None, note) => {
+                    notes.extend(note);
+                    let a = tap.header.agent_info["name"]
+                        .as_str()
+                        .unwrap_or(&tap.header.agent)
+                        .to_string();
+                    named(
+                        path,
+                        "agent_info.name, which names no profile (or --agent)",
+                        &a,
+                    )?;
+                    a
+                }
+            },
         };
         let name = match &req.name {
             Some(n) => {
@@ -268,6 +290,114 @@ impl Names {
             name,
         })
     }
+}
+
+/// The agent's version as the tap says it: `agentInfo.version`, else the
+/// `agentVersion` in its `initialize` answer's `_meta` (Grok's spelling;
+/// `agentInfo` is optional in ACP).
+fn tap_version(tap: &recording::Recording) -> Option<String> {
+    if let Some(v) = tap.header.agent_version() {
+        return Some(v.to_string());
+    }
+    tap.events
+        .iter()
+        .filter(|e| e.leg == Leg::Acp && e.dir == Dir::FromAgent)
+        .filter(|e| e.raw.contains("\"protocolVersion\""))
+        .filter_map(|e| serde_json::from_str::<Value>(&e.raw).ok())
+        .find_map(|v| {
+            let meta = &v["result"]["_meta"];
+            ["agentVersion", "agent_version", "version"]
+                .iter()
+                .find_map(|k| meta[*k].as_str().map(str::to_string))
+        })
+}
+
+/// Interpreters many profiles launch: naming one says nothing of the agent.
+const INTERPRETERS: &[&str] = &["node", "python", "python3", "npx", "uvx", "bun", "deno"];
+
+/// Whether `argv` runs `recipe`'s agent: a path through its package's
+/// directory, or its own program by file name (not an interpreter).
+fn runs(recipe: &crate::corpus::profile::Recipe, argv: &[String]) -> bool {
+    let file = |s: &str| s.rsplit(['/', '\\']).next().unwrap_or(s).to_string();
+    let through_package = !recipe.package.is_empty()
+        && argv.iter().any(|a| {
+            a.replace('\\', "/")
+                .contains(&format!("/{}/", recipe.package))
+        });
+    let program = file(&recipe.program);
+    let same_program = !program.is_empty()
+        && !program.contains('{')
+        && !INTERPRETERS.contains(&program.as_str())
+        && argv.first().is_some_and(|a| file(a) == program);
+    through_package || same_program
+}
+
+/// The profile the tapped agent is, by what the tap shows of it: a profile
+/// whose id is `agentInfo.name` (in any case: `Kilo`), whose package is that name (or ends in it:
+/// `@agentclientprotocol/codex-acp`; pip extras aside), whose package or
+/// program the agent's command line runs, or whose id the name starts with
+/// (letters and digits only: `Kimi Code CLI` is `kimi-code`); with a note when what it says of itself and
+/// what its command line runs disagree, or nothing matches. `None` when no
+/// profile, or more than one by the same rule, matches.
+fn profile_of(root: &Path, tap: &recording::Recording) -> (Option<String>, Option<String>) {
+    let ids = crate::packages::outdated::agents(root, &[]).unwrap_or_default();
+    let profiles: Vec<crate::corpus::profile::Profile> = ids
+        .iter()
+        .filter_map(|id| crate::corpus::profile::Profile::find(root, id).ok())
+        .collect();
+    let info_name = tap.header.agent_info["name"].as_str().unwrap_or("");
+    let last = |s: &str| s.rsplit(['/', '\\']).next().unwrap_or(s).to_string();
+    // a package without its pip extras (`hermes-agent[acp,mcp]`)
+    let bare = |p: &str| p.split('[').next().unwrap_or(p).to_string();
+    // letters and digits only, lower case: `Kimi Code CLI` -> `kimicodecli`
+    let squashed = |s: &str| -> String {
+        s.chars()
+            .filter(char::is_ascii_alphanumeric)
+            .map(|c| c.to_ascii_lowercase())
+            .collect()
+    };
+    let rules: [&dyn Fn(&crate::corpus::profile::Profile) -> bool; 4] = [
+        &|p| !info_name.is_empty() && p.id.eq_ignore_ascii_case(info_name),
+        &|p| {
+            !info_name.is_empty()
+                && p.recipes.iter().any(|r| {
+                    let package = bare(&r.package);
+                    !package.is_empty()
+                        && (package.eq_ignore_ascii_case(info_name)
+                            || last(&package).eq_ignore_ascii_case(info_name))
+                })
+        },
+        &|p| p.recipes.iter().any(|r| runs(r, &tap.header.argv)),
+        &|p| !info_name.is_empty() && squashed(info_name).starts_with(&squashed(&p.id)),
+    ];
+    let matching = |rule: &dyn Fn(&crate::corpus::profile::Profile) -> bool| -> Vec<String> {
+        profiles
+            .iter()
+            .filter(|p| rule(p))
+            .map(|p| p.id.clone())
+            .collect()
+    };
+    let by_argv = matching(rules[2]);
+    for rule in rules {
+        if let [one] = matching(rule).as_slice() {
+            let note = (!by_argv.is_empty() && !by_argv.contains(one)).then(|| {
+                format!(
+                    "filed under {one} by what the agent says of itself, though its command line runs {}'s package or program",
+                    by_argv.join(", ")
+                )
+            });
+            return (Some(one.clone()), note);
+        }
+    }
+    let note = format!(
+        "the agent's command line runs no profile's package or program, and its name ({}) is no profile: the recording needs a profile of that id to replay",
+        if info_name.is_empty() {
+            tap.header.agent.as_str()
+        } else {
+            info_name
+        }
+    );
+    (None, Some(note))
 }
 
 /// A name from the tap or the command line, refused unless it is a single
