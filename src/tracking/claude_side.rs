@@ -11,10 +11,12 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use anyhow::Context as _;
+use anyhow::{Context as _, bail};
 use semver::Version;
 
+use super::update::plan::{self, Pick};
 use super::update::verdict::Kind;
+use super::update::workflow::{Options, pick};
 use crate::corpus::claude_side::{Package, SurfaceSource};
 use crate::corpus::profile::Source;
 use crate::judging::sdk_surface::matrix::Matrix;
@@ -195,6 +197,85 @@ pub fn judge_version(
         },
         findings,
     }
+}
+
+/// What following the Claude side found: the lines to print, and whether a
+/// registry could not be asked.
+#[derive(Debug, Default)]
+pub struct ClaudeSideReport {
+    pub lines: Vec<String>,
+    pub registry_failed: bool,
+}
+
+/// `update --claude-side`: every SDK version to judge (newer than the pin,
+/// or those asked) judged by its surface, and the newer Claude Code
+/// versions named with the reference's next steps. Exit 2 when a registry
+/// could not be asked, else 0 (a changed surface is for review, as an
+/// agent's changed output is).
+pub fn follow(opts: &Options) -> anyhow::Result<ClaudeSideReport> {
+    use crate::corpus::claude_side::{Catalogue, Role};
+    let catalogue = Catalogue::load(&opts.root)?;
+    let matrix = crate::judging::sdk_surface::matrix::Matrix::load(&opts.root)?;
+    for asked in &opts.agent {
+        if catalogue.get(asked).is_none() {
+            bail!(
+                "{asked}: not in {} (with --claude-side, --agent names its packages)",
+                crate::corpus::claude_side::CATALOGUE_PATH
+            );
+        }
+    }
+    let pick = pick(opts);
+    let mut report = ClaudeSideReport::default();
+    for p in &catalogue.packages {
+        if !opts.agent.is_empty() && !opts.agent.contains(&p.id) {
+            continue;
+        }
+        let published = if matches!(pick, Pick::Versions(_)) {
+            Vec::new()
+        } else {
+            match crate::packages::versions::versions_saved(&p.package) {
+                Ok(list) => list
+                    .into_iter()
+                    .filter(|v| opts.pre || v.pre.is_empty())
+                    .collect(),
+                Err(e) => {
+                    report.lines.push(format!(
+                        "{} ({}): published versions unknown: {e:#}",
+                        p.id, p.title
+                    ));
+                    report.registry_failed = true;
+                    continue;
+                }
+            }
+        };
+        let versions: Vec<Version> =
+            plan::versions_to_update(&pick, &published, std::slice::from_ref(&p.pinned))
+                .into_iter()
+                .filter(|v| matches!(pick, Pick::Versions(_)) || *v > p.pinned)
+                .collect();
+        eprintln!(
+            "[update] {}: {} version(s) newer than the pinned {}",
+            p.id,
+            versions.len(),
+            p.pinned
+        );
+        for v in &versions {
+            report.lines.push(match (&p.role, &p.surface) {
+                (Role::Sdk, Some(source)) => {
+                    judge_version(&opts.root, p, source, &matrix, v).render()
+                }
+                _ => format!(
+                    "{} ({}) {v}: newer than the pinned reference {}\n  next 1. record it as the reference: acp-harness record --agent {}@{v} --all\n  next 2. re-derive the contract: acp-harness contract derive, and review its diff\n  next 3. pin {v} in {} and the profile's default_version\n",
+                    p.id,
+                    p.title,
+                    p.pinned,
+                    p.profile.as_deref().unwrap_or(&p.id),
+                    crate::corpus::claude_side::CATALOGUE_PATH
+                ),
+            });
+        }
+    }
+    Ok(report)
 }
 
 #[cfg(test)]

@@ -3,11 +3,12 @@
 //! how they split into shards ([`plan`]), recording them in parallel child
 //! runs ([`jobs`]), and judging what was recorded against the nearest
 //! recorded version with a summary, a drift report and the unrunnable rows
-//! ([`verdict`]).
+//! ([`verdict`]); the whole of it, in order ([`workflow`]).
 
 pub mod jobs;
 pub mod plan;
 pub mod verdict;
+pub mod workflow;
 
 use std::collections::BTreeMap;
 
