@@ -903,3 +903,45 @@ fn fifo_has_reader(fifo: &Path) -> bool {
         .open(fifo)
         .is_ok()
 }
+
+/// A panel that closes stdin while the agent never ends its turn (and
+/// ignores EOF and SIGTERM): the bridge waits for the turn no longer than
+/// `--eof-drain-ms`, then ends the agent's whole tree, and the tap is
+/// written whole with its trailer; nothing is left running. (The turn is
+/// not cancelled at EOF itself: an SDK's one-shot query closes stdin right
+/// after its prompt and waits for the answer.)
+#[test]
+fn a_panel_gone_mid_turn_ends_a_hung_agent_within_the_drain_bound_and_the_tap_is_whole() {
+    let dir = scratch("tap-hung-turn");
+    let tap_path = dir.join("hung.jsonl");
+    let (mut bridge, pids) = Bridge::start_with_peer(
+        &dir,
+        "never_ends_its_turn.json",
+        &[
+            "--tap",
+            tap_path.to_str().unwrap(),
+            "--eof-drain-ms",
+            "300",
+            "--agent-grace-ms",
+            "200",
+        ],
+    );
+    bridge.send(INIT);
+    bridge.send(&prompt("ping the editor"));
+    bridge.wait_for("the agent's text", |v| {
+        v.to_string().contains("thinking forever")
+    });
+    let closed = std::time::Instant::now();
+    bridge.close_stdin();
+    let (_, left) = bridge.wait_exit_and_reap(&pids);
+    assert!(left.is_empty(), "processes left behind: {left:?}");
+    assert!(
+        closed.elapsed() < Duration::from_secs(10),
+        "ended {:?} after the panel left",
+        closed.elapsed()
+    );
+    let tap = TapFile::read(&tap_path);
+    assert_eq!(tap.trailer["type"], "trailer", "{}", tap.text);
+    assert!(tap.text.contains("thinking forever"), "{}", tap.text);
+    let _ = std::fs::remove_dir_all(&dir);
+}
