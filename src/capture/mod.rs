@@ -6,4 +6,5 @@ pub mod interrupt;
 pub mod isolation;
 pub mod model_server;
 pub mod record;
+pub mod rescrub;
 pub mod sandbox;

@@ -18,6 +18,7 @@ pub mod record;
 pub mod registry;
 pub mod replay;
 pub mod report;
+pub mod rescrub;
 pub mod sandbox;
 pub mod selection;
 pub mod update;

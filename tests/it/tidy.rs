@@ -494,3 +494,28 @@ fn the_bridge_alone_builds_shared_dependencies_with_the_workspaces_features() {
         differ.join("\n")
     );
 }
+
+/// No committed recording names the machine it was recorded on by its
+/// kernel release: the recorder writes `<kernel-release>`, and
+/// `acp-harness rescrub` mends files an older recorder wrote.
+#[test]
+fn no_recording_holds_a_recording_machines_kernel_release() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings");
+    let mut found = Vec::new();
+    for entry in walkdir::WalkDir::new(&root) {
+        let entry = entry.unwrap();
+        if entry.path().extension().is_none_or(|e| e != "jsonl") {
+            continue;
+        }
+        let text = std::fs::read_to_string(entry.path()).unwrap();
+        let releases = acp_harness::capture::rescrub::kernel_releases(&text);
+        if !releases.is_empty() {
+            found.push(format!("{}: {releases:?}", entry.path().display()));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "run `acp-harness rescrub`:\n{}",
+        found.join("\n")
+    );
+}

@@ -22,7 +22,7 @@ pub(crate) use http_legs::mcp_method;
 mod leftovers;
 pub mod mode;
 mod run_dir;
-mod scrubbing;
+pub mod scrubbing;
 mod stream_json_client;
 pub mod timeline;
 

@@ -208,7 +208,7 @@ fn hostname() -> Option<String> {
 /// A kernel release names this machine only with a build suffix
 /// (`6.1.0-18-amd64`); a bare `6.8.0` is as likely a package's version,
 /// which must stay.
-fn kernel_release_is_distinctive(release: &str) -> bool {
+pub fn kernel_release_is_distinctive(release: &str) -> bool {
     release.len() >= 6
         && release.starts_with(|c: char| c.is_ascii_digit())
         && release.contains(|c: char| c.is_ascii_alphabetic())
