@@ -23,8 +23,9 @@ pub const REDACTED: &str = "<redacted>";
 /// (a base64 image is scanned at memchr speed). A match glued to a letter or
 /// digit before it (inside a longer word or a base64 run) is left alone,
 /// unless that letter ends a JSON escape such as `\n` or the match starts
-/// at a separator (`_KEY=` ending a variable's name, a URL's `://`); so is a fixed-length shape ([`FIXED_LENGTH`]) that runs on
-/// into more letters or digits.
+/// at a separator (`_KEY=` ending a variable's name, a URL's `://`, `?` or
+/// `&`); so is a fixed-length shape ([`FIXED_LENGTH`]) that runs on into
+/// more letters or digits.
 pub const SECRET_PATTERNS: &[(&str, &str)] = &[
     (
         "sk-key",
@@ -45,6 +46,10 @@ pub const SECRET_PATTERNS: &[(&str, &str)] = &[
     (
         "slack-webhook",
         r"https://hooks\.slack\.com/services/[A-Za-z0-9_-]+/[A-Za-z0-9_-]+/[A-Za-z0-9_-]{8,}",
+    ),
+    (
+        "url-token",
+        r#"[?&](?i:token|key|api[_-]?key|apikey|access[_-]?token|auth|secret|sig|signature|password)=(?P<v>[^&\s"'#<>\\]{8,})"#,
     ),
     (
         "url-password",
@@ -106,8 +111,8 @@ impl Pass {
             .find_map(|(i, k, v)| caps.name(k).map(|m| (*i, m, v)))?;
         let fixed = FIXED_LENGTH.contains(&SECRET_PATTERNS[i].0);
         // a match that starts at a separator (`_KEY=` ending a variable's
-        // name, a URL's `://`) is glued to nothing
-        let separated = text[whole.start()..].starts_with(['_', ':']);
+        // name, a URL's `://`, `?`, `&`) is glued to nothing
+        let separated = text[whole.start()..].starts_with(['_', ':', '?', '&']);
         if !separated && glued_before(&text[..whole.start()])
             || fixed && glued_after(&text[whole.end()..])
         {
@@ -612,6 +617,14 @@ mod tests {
             (
                 "https://hooks.slack.com/services/T0000/B0000/XXXXXXXXXXXXXXXX".into(),
                 "<redacted>".into(),
+            ),
+            (
+                "http://127.0.0.1:9/mcp?token=0123456789abcdef&x=1".into(),
+                "http://127.0.0.1:9/mcp?token=<redacted>&x=1".into(),
+            ),
+            (
+                "https://example.com/?page=2&sort=name".into(),
+                "https://example.com/?page=2&sort=name".into(),
             ),
             (
                 "postgres://app:hunter2@db.internal:5432/x".into(),
