@@ -32,6 +32,10 @@ pub struct ImportArgs {
     /// playing this scenario (the header then says `model_mode` stub).
     #[arg(long, value_name = "SCENARIO")]
     pub scripted_model: Option<String>,
+    /// Import even where a credential shape survived scrubbing, once you have read
+    /// the places named and found nothing secret (a test key, a hash).
+    #[arg(long)]
+    pub accept_credential_shapes: bool,
     /// Show what would be written, and write nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -44,6 +48,7 @@ pub fn run(args: ImportArgs) -> anyhow::Result<ExitCode> {
         agent: args.agent,
         name: args.name,
         version: args.version,
+        accept_credential_shapes: args.accept_credential_shapes,
         synthetic: args.synthetic,
         scripted_model: args.scripted_model,
     })?;

@@ -523,6 +523,26 @@ fn a_tap_that_is_cut_off_malformed_secret_or_misnamed_is_refused_and_nothing_is_
         !err.contains("abcdefghij"),
         "the refusal repeats the secret: {err}"
     );
+    // read and accepted by a person: imported, with a note saying so
+    for variant in ["secret.jsonl", "streamed-secret.jsonl"] {
+        let root = fresh_root(&dir.path().join(format!("accepted-{variant}")));
+        let out = import(
+            &dir.path().join(variant),
+            &root,
+            &["--accept-credential-shapes", "--name", "accepted"],
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{variant}: {}",
+            text(&out.stderr)
+        );
+        assert!(
+            text(&out.stdout).contains("accepted after reading (--accept-credential-shapes)"),
+            "{variant}: {}",
+            text(&out.stdout)
+        );
+    }
 }
 
 #[test]

@@ -83,6 +83,9 @@ pub struct Request {
     /// The agent's version, when the tap says none (`agentInfo.version`
     /// and `_meta.agentVersion` absent).
     pub version: Option<String>,
+    /// Import a tap in which a credential shape survived scrubbing, after a
+    /// person read it and found none (a test key, a hash): a note, no refusal.
+    pub accept_credential_shapes: bool,
     /// Why the tapped session was no real one (its agent a replay, say):
     /// the recording is marked synthetic and says why.
     pub synthetic: Option<String>,
@@ -127,9 +130,22 @@ pub fn plan(req: &Request) -> Result<Plan, ImportError> {
     let Some(trailer) = &tap.trailer else {
         return Err(ImportError::CutOff(path.clone()));
     };
-    refuse_secrets(path, &text)?;
-    refuse_streamed_secrets(path, &tap.events)?;
     let mut naming_notes = Vec::new();
+    for found in [
+        refuse_secrets(path, &text),
+        refuse_streamed_secrets(path, &tap.events),
+    ] {
+        match found {
+            Err(e @ (ImportError::Secret { .. } | ImportError::StreamedSecret { .. }))
+                if req.accept_credential_shapes =>
+            {
+                naming_notes.push(format!(
+                    "accepted after reading (--accept-credential-shapes): {e}"
+                ));
+            }
+            other => other?,
+        }
+    }
     let names = Names::of(req, &tap, &mut naming_notes)?;
     let Names {
         agent,
