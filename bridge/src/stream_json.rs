@@ -547,6 +547,10 @@ pub struct TurnResult {
     /// non-`success` subtype, as real Claude Code does: the TypeScript Agent
     /// SDK maps over it and throws a TypeError when it is missing.
     pub errors: Vec<String>,
+    /// Claude Code's `startup_failure_reason` on the zeroed result a refused
+    /// start writes (`initialize_not_first`, `resume_target_not_found`):
+    /// the Agent SDKs branch on it instead of the text.
+    pub startup_failure_reason: Option<&'static str>,
 }
 
 /// The `result` line; the texts move in (a turn's last text can be megabytes).
@@ -567,6 +571,9 @@ pub fn result(r: TurnResult) -> Value {
     ]);
     if r.subtype != "success" {
         line["errors"] = json!(r.errors);
+    }
+    if let Some(reason) = r.startup_failure_reason {
+        line["startup_failure_reason"] = json!(reason);
     }
     line
 }

@@ -198,6 +198,13 @@ impl Bridge {
     }
 
     pub(super) fn fail_handshake(&mut self, why: &str, now: Duration) {
+        self.fail_start(why, None, now);
+    }
+
+    /// The session cannot start: every pending handshake step and panel
+    /// request is answered with `why`, and the panel gets Claude Code's
+    /// startup result (with Claude's `reason` when one fits).
+    pub(super) fn fail_start(&mut self, why: &str, reason: Option<&'static str>, now: Duration) {
         self.diag(why.to_string());
         self.phase = Phase::Failed;
         self.failure = Some(why.to_string());
@@ -226,7 +233,7 @@ impl Bridge {
             }
         }
         let mut t = Turn::new(now);
-        t.fail(why.to_string());
+        t.fail_start(why.to_string(), reason);
         self.turn = Some(t);
         self.end_turn(now);
         self.close_stdin();
@@ -280,12 +287,17 @@ impl Bridge {
                     self.fail_handshake(&format!("authentication failed: {}", rpc_message(e)), now)
                 }
                 Some(e) if loaded => {
-                    let id = self.spec.resume_session_id.take().unwrap_or_default();
-                    self.diag(format!(
-                        "note: the agent could not load session {id} ({}); a new session starts and the agent's context of it is lost",
-                        rpc_message(e)
-                    ));
-                    self.open_session(now, after_auth);
+                    // as Claude Code refuses a resume target it does not
+                    // have: a new session would lose the context silently
+                    let id = self.spec.resume_session_id.clone().unwrap_or_default();
+                    self.fail_start(
+                        &format!(
+                            "No conversation found with session ID: {id} (the agent could not load it: {})",
+                            rpc_message(e)
+                        ),
+                        Some("resume_target_not_found"),
+                        now,
+                    );
                 }
                 Some(e) => self.fail_handshake(&format!("the agent rejected session/new: {}", rpc_message(e)), now),
                 None if loaded => {

@@ -105,7 +105,7 @@ impl Bridge {
                 self.emit(stream_json::control_error(&request_id, &why, None));
                 if self.phase == Phase::Idle {
                     // not started half-configured: not at all
-                    self.refuse_session(format!("{why}; no session started"));
+                    self.refuse_session(format!("{why}; no session started"), None, now);
                 } else {
                     self.diag(why);
                 }
@@ -139,7 +139,7 @@ impl Bridge {
     /// Under `--await-initialize`, a first panel line that is not the
     /// `initialize` request refuses the session (as Claude exits on it); the
     /// line itself is then answered as any line after a failed start is.
-    pub(super) fn await_initialize_first(&mut self, v: &Value) {
+    pub(super) fn await_initialize_first(&mut self, v: &Value, now: Duration) {
         if !self.spec.await_initialize || self.phase != Phase::Idle {
             return;
         }
@@ -155,17 +155,26 @@ impl Bridge {
             Some("control_response") => "a control_response".to_string(),
             _ => return,
         };
-        self.refuse_session(format!(
-            "--await-initialize: the panel's first line must be its initialize request, not {what}; no session started"
-        ));
+        self.refuse_session(
+            format!(
+                "--await-initialize: the panel's first line must be its initialize request, not {what}; no session started"
+            ),
+            Some("initialize_not_first"),
+            now,
+        );
     }
 
-    /// No session starts: the reason is what every later prompt and
-    /// request is answered with, and the agent's stdin is closed.
-    fn refuse_session(&mut self, why: String) {
+    /// No session starts: the panel gets Claude Code's startup result (with
+    /// Claude's `reason` when one fits), the reason is what every later
+    /// prompt and request is answered with, and the agent's stdin is closed.
+    fn refuse_session(&mut self, why: String, reason: Option<&'static str>, now: Duration) {
         self.diag(why.clone());
         self.phase = Phase::Failed;
-        self.failure = Some(why);
+        self.failure = Some(why.clone());
+        let mut t = Turn::new(now);
+        t.fail_start(why, reason);
+        self.turn = Some(t);
+        self.end_turn(now);
         self.close_stdin();
     }
 

@@ -16,7 +16,7 @@ impl Bridge {
             Ok(_) => return self.malformed("panel", "not a JSON object", line),
             Err(e) => return self.malformed("panel", &e.to_string(), line),
         };
-        self.await_initialize_first(&v);
+        self.await_initialize_first(&v, now);
         match v["type"].as_str().unwrap_or("") {
             "user" => self.panel_user(&v, line, now),
             "control_request" => self.panel_control_request(&v, line, now),

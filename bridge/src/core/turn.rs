@@ -260,6 +260,11 @@ pub(crate) struct Turn {
     pub cost_usd: Option<f64>,
     pub last_text: LastText,
     pub permission_denials: Vec<Value>,
+    /// The session never started: the result is Claude Code's zeroed
+    /// startup result (no turns), with its reason when one of Claude's
+    /// fits (`Some(None)`: a start that failed for a cause Claude has no
+    /// name for).
+    pub startup_failure: Option<Option<&'static str>>,
 }
 
 impl Turn {
@@ -284,7 +289,15 @@ impl Turn {
             cost_usd: None,
             last_text: LastText::Text(String::new()),
             permission_denials: Vec::new(),
+            startup_failure: None,
         }
+    }
+
+    /// A start that failed: [`Turn::fail`] with `why`, its result a startup
+    /// result, with Claude's `reason` when one fits.
+    pub fn fail_start(&mut self, why: impl Into<String>, reason: Option<&'static str>) {
+        self.fail(why);
+        self.startup_failure = Some(reason);
     }
 
     pub fn fail(&mut self, why: impl Into<String>) {
@@ -351,7 +364,12 @@ impl Turn {
             is_error,
             subtype,
             duration_ms: now.saturating_sub(self.started).as_millis() as u64,
-            num_turns: self.prompts_sent.max(1),
+            // a start that failed ran no turn (Claude Code's zeroed result)
+            num_turns: if self.startup_failure.is_some() {
+                0
+            } else {
+                self.prompts_sent.max(1)
+            },
             result,
             // **always a string**: a turn the agent never ended with a stop
             // reason (a failed prompt, a cancel never answered) says how it ended
@@ -367,6 +385,7 @@ impl Turn {
             usage,
             permission_denials: self.permission_denials,
             errors,
+            startup_failure_reason: self.startup_failure.flatten(),
         });
         (line, in_line)
     }
