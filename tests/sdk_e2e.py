@@ -360,6 +360,62 @@ def check(case, tmp, asked, tool_uses, tool_results, results) -> None:
             fail(f"bridge stdout line {n} does not pass the SDK's parser: {e}: {line[:300]}")
 
 
+async def run_startup_failure(bridge: Path, peer: Path) -> list[str]:
+    """A resume target the agent cannot load (the scripted ACP peer answers
+    `session/load` with an error): the bridge refuses the start as Claude
+    Code does, and the SDK raises its own error naming the reason, or hands
+    over a result that carries it; the raw result line says
+    `startup_failure_reason: resume_target_not_found`."""
+    failures: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="sdk-e2e-") as t:
+        tmp = Path(t)
+        script = tmp / "script.json"
+        script.write_text(
+            json.dumps(
+                {
+                    "steps": [
+                        {
+                            "expect": "initialize",
+                            "reply": {"protocolVersion": 1, "agentCapabilities": {"loadSession": True}, "authMethods": []},
+                        },
+                        {"expect": "session/load", "error": {"code": -32603, "message": "No previous sessions found"}},
+                    ],
+                    "after": "exit_on_eof",
+                }
+            )
+        )
+        options = ClaudeAgentOptions(
+            cli_path=str(wrapper_script(tmp, bridge)),
+            cwd=str(tmp.resolve()),
+            resume="missing-session",
+            env={
+                "ACP_BRIDGE_AGENT": shlex.join([str(peer), str(script)]),
+                "CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK": "1",
+            },
+        )
+        seen: list[str] = []
+        try:
+            async with ClaudeSDKClient(options=options) as client:
+                await client.query("hello again")
+                async for message in client.receive_response():
+                    if isinstance(message, ResultMessage):
+                        seen.append(f"{message.subtype} {message.result}")
+        except Exception as e:  # the SDK's own error is what the host shows
+            seen.append(f"{type(e).__name__}: {e}")
+        want = "No conversation found with session ID: missing-session"
+        if not any(want in s for s in seen):
+            failures.append(f"neither an SDK error nor a result names {want!r}: {seen}")
+        stdout = (tmp / "stdout").read_text() if (tmp / "stdout").exists() else ""
+        reasons = [
+            json.loads(line).get("startup_failure_reason")
+            for line in stdout.splitlines()
+            if line.strip().startswith("{") and json.loads(line).get("type") == "result"
+        ]
+        if "resume_target_not_found" not in reasons:
+            failures.append(f"no result with startup_failure_reason resume_target_not_found: {reasons}")
+    return failures
+
+
 async def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--bridge", default=str(ROOT / "target/debug/acp-bridge"))
@@ -399,6 +455,17 @@ async def main() -> int:
         for f in case.failures:
             print(f"    {f}")
         failed += bool(case.failures)
+    if not args.ts and not args.filter:
+        peer = bridge.with_name("scripted-acp-peer")
+        try:
+            startup = await asyncio.wait_for(run_startup_failure(bridge, peer), TURN_TIMEOUT_S)
+        except Exception as e:
+            startup = [f"{type(e).__name__}: {e}"]
+        print(f"test sdk_e2e::startup failure: resume target not found ... {'ok' if not startup else 'FAILED'}")
+        for f in startup:
+            print(f"    {f}")
+        failed += bool(startup)
+        cases.append(None)
     print(f"\nsdk_e2e: {len(cases) - failed} passed; {failed} failed")
     return 1 if failed else 0
 
