@@ -434,6 +434,20 @@ fn harness_bounded(args: &[&std::ffi::OsStr]) -> (Option<i32>, String) {
     (status.and_then(|s| s.code()), text)
 }
 
+/// `check --color never --root <root>` and `more`, bounded as
+/// [`harness_bounded`] is.
+fn check_bounded(root: &Path, more: &[&std::ffi::OsStr]) -> (Option<i32>, String) {
+    let mut args: Vec<&std::ffi::OsStr> = vec![
+        "check".as_ref(),
+        "--color".as_ref(),
+        "never".as_ref(),
+        "--root".as_ref(),
+        root.as_os_str(),
+    ];
+    args.extend_from_slice(more);
+    harness_bounded(&args)
+}
+
 /// A pull request's golden or recording that is a symlink (out of the
 /// repository, to a device), a FIFO or a device is refused with exit 2
 /// naming it: nothing it points at reaches the diff, the JUnit file or the
@@ -494,17 +508,15 @@ fn goldens_and_recordings_that_are_not_regular_files_are_refused_by_name() {
         plant(&at, &outside);
         let report = dir.path().join("report");
         let junit = dir.path().join("junit.xml");
-        let (code, text) = harness_bounded(&[
-            "check".as_ref(),
-            "--color".as_ref(),
-            "never".as_ref(),
-            "--root".as_ref(),
-            dir.path().as_os_str(),
-            "--report".as_ref(),
-            report.as_os_str(),
-            "--junit".as_ref(),
-            junit.as_os_str(),
-        ]);
+        let (code, text) = check_bounded(
+            dir.path(),
+            &[
+                "--report".as_ref(),
+                report.as_os_str(),
+                "--junit".as_ref(),
+                junit.as_os_str(),
+            ],
+        );
         assert_eq!(code, Some(2), "{what}: {text}");
         assert!(
             text.contains(&at.display().to_string()),
@@ -521,13 +533,7 @@ fn goldens_and_recordings_that_are_not_regular_files_are_refused_by_name() {
     let dir = fresh();
     let golden = dir.path().join(golden_rel);
     std::fs::write(&golden, vec![b'-'; 4 * 1024 * 1024]).unwrap();
-    let (code, text) = harness_bounded(&[
-        "check".as_ref(),
-        "--color".as_ref(),
-        "never".as_ref(),
-        "--root".as_ref(),
-        dir.path().as_os_str(),
-    ]);
+    let (code, text) = check_bounded(dir.path(), &[]);
     assert_eq!(code, Some(1), "{text}");
     assert!(text.contains("a header line is over 64 KiB"), "{text}");
 }
