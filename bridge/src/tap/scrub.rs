@@ -20,7 +20,9 @@ pub const REDACTED: &str = "<redacted>";
 /// (kind, regex). A group named `v` marks the part replaced (the rest of the
 /// match stays, e.g. `Bearer ` or `API_KEY=`); without one the whole match
 /// goes. Each pattern starts with a literal, so the search skips to those
-/// (a base64 image is scanned at memchr speed). A match glued to a letter or
+/// (a base64 image is scanned at memchr speed); a case-insensitive name
+/// list multiplies into too many literals for that, so query names are
+/// lower case and each assignment is a pass of its own. A match glued to a letter or
 /// digit before it (inside a longer word or a base64 run) is left alone,
 /// unless that letter ends a JSON escape such as `\n` or the match starts
 /// at a separator (`_KEY=` ending a variable's name, a URL's `://`, `?` or
@@ -49,7 +51,7 @@ pub const SECRET_PATTERNS: &[(&str, &str)] = &[
     ),
     (
         "url-token",
-        r#"[?&](?i:token|key|api[_-]?key|apikey|access[_-]?token|auth|secret|sig|signature|password)=(?P<v>[^&\s"'#<>\\]{8,})"#,
+        r#"[?&](?:token|key|api_key|apikey|access_token|auth|secret|sig|signature|password)=(?P<v>[^&\s"'#<>\\]{8,})"#,
     ),
     (
         "url-password",
