@@ -164,18 +164,10 @@ impl Bridge {
         );
     }
 
-    /// No session starts: the panel gets Claude Code's startup result (with
-    /// Claude's `reason` when one fits), the reason is what every later
-    /// prompt and request is answered with, and the agent's stdin is closed.
+    /// No session starts, before any handshake: the failed start's way
+    /// ([`Bridge::fail_start`]), which has nothing pending to answer yet.
     fn refuse_session(&mut self, why: String, reason: Option<&'static str>, now: Duration) {
-        self.diag(why.clone());
-        self.phase = Phase::Failed;
-        self.failure = Some(why.clone());
-        let mut t = Turn::new(now);
-        t.fail_start(why, reason);
-        self.turn = Some(t);
-        self.end_turn(now);
-        self.close_stdin();
+        self.fail_start(&why, reason, now);
     }
 
     /// Merges the `initialize`'s servers with the launch's and picks the

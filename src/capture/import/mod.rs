@@ -328,23 +328,27 @@ fn tap_version(tap: &recording::Recording) -> Option<String> {
         })
 }
 
+/// The last component of a path in either platform's spelling.
+fn file_name(path: &str) -> &str {
+    path.rsplit(['/', '\\']).next().unwrap_or(path)
+}
+
 /// Interpreters many profiles launch: naming one says nothing of the agent.
 const INTERPRETERS: &[&str] = &["node", "python", "python3", "npx", "uvx", "bun", "deno"];
 
 /// Whether `argv` runs `recipe`'s agent: a path through its package's
 /// directory, or its own program by file name (not an interpreter).
 fn runs(recipe: &crate::corpus::profile::Recipe, argv: &[String]) -> bool {
-    let file = |s: &str| s.rsplit(['/', '\\']).next().unwrap_or(s).to_string();
     let through_package = !recipe.package.is_empty()
         && argv.iter().any(|a| {
             a.replace('\\', "/")
                 .contains(&format!("/{}/", recipe.package))
         });
-    let program = file(&recipe.program);
+    let program = file_name(&recipe.program).to_string();
     let same_program = !program.is_empty()
         && !program.contains('{')
         && !INTERPRETERS.contains(&program.as_str())
-        && argv.first().is_some_and(|a| file(a) == program);
+        && argv.first().is_some_and(|a| file_name(a) == program);
     through_package || same_program
 }
 
@@ -362,7 +366,6 @@ fn profile_of(root: &Path, tap: &recording::Recording) -> (Option<String>, Optio
         .filter_map(|id| crate::corpus::profile::Profile::find(root, id).ok())
         .collect();
     let info_name = tap.header.agent_info["name"].as_str().unwrap_or("");
-    let last = |s: &str| s.rsplit(['/', '\\']).next().unwrap_or(s).to_string();
     // a package without its pip extras (`hermes-agent[acp,mcp]`)
     let bare = |p: &str| p.split('[').next().unwrap_or(p).to_string();
     // letters and digits only, lower case: `Kimi Code CLI` -> `kimicodecli`
@@ -380,7 +383,7 @@ fn profile_of(root: &Path, tap: &recording::Recording) -> (Option<String>, Optio
                     let package = bare(&r.package);
                     !package.is_empty()
                         && (package.eq_ignore_ascii_case(info_name)
-                            || last(&package).eq_ignore_ascii_case(info_name))
+                            || file_name(&package).eq_ignore_ascii_case(info_name))
                 })
         },
         &|p| p.recipes.iter().any(|r| runs(r, &tap.header.argv)),
