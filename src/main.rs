@@ -52,8 +52,8 @@ enum Command {
     Registry(acp_harness::cli::registry::RegistryArgs),
     /// Record the versions not yet recorded, judge them against the previous version, write drift reports.
     Update(acp_harness::cli::update::UpdateArgs),
-    /// Re-scrub committed recordings for what an older recorder left in them (a kernel release), without re-recording.
-    Rescrub(acp_harness::cli::rescrub::RescrubArgs),
+    /// Bring committed recordings to today's format without re-recording: payloads into the blob store, re-scrubbed.
+    Migrate(acp_harness::cli::migrate::MigrateArgs),
     /// Judge the corpus and write the HTML report (one self-contained page).
     Report(acp_harness::cli::report::ReportArgs),
     /// The stream-json contract from Claude Code's reference recordings: derive it, compare against it.
@@ -65,7 +65,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Install(args) => acp_harness::cli::install::run(args),
         Command::Record(args) => acp_harness::cli::record::run(args),
-        Command::Rescrub(args) => acp_harness::cli::rescrub::run(args),
+        Command::Migrate(args) => acp_harness::cli::migrate::run(args),
         Command::Sandbox(args) => acp_harness::cli::sandbox::run(args),
         Command::Replay(args) => acp_harness::cli::replay::run(args),
         Command::Check(args) => acp_harness::cli::check::run(args),

@@ -199,7 +199,7 @@ fn batches_of(recording: &Path) -> Option<Vec<Batch>> {
         if e["type"] != "event" || e["leg"] != "acp" || e["proc"] != 1 {
             continue;
         }
-        let raw = e["raw"].as_str()?.to_string();
+        let raw = support::recorded::raw(&e, recording)?;
         if e["dir"] == "to_agent" {
             let v: Value = serde_json::from_str(&raw).unwrap_or(Value::Null);
             let trigger = trigger_of(&v);

@@ -4,6 +4,7 @@ pub mod acp_client;
 pub mod import;
 pub mod interrupt;
 pub mod isolation;
+pub mod migrate;
 pub mod model_server;
 pub mod record;
 pub mod rescrub;

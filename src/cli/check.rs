@@ -125,7 +125,8 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
             eprintln!("profile error: {e}");
         }
     }
-    Ok(Exit::found_if(!profile_errors.is_empty() || cases.iter().any(|c| !c.passed())).into())
+    let found = !profile_errors.is_empty() || cases.iter().any(|c| !c.passed());
+    Ok(Exit::of_judged(&cases, found).into())
 }
 
 fn print_table(out: &mut Out, cases: &[Case], orphans: &[PathBuf], quiet: bool) {

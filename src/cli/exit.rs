@@ -26,6 +26,16 @@ impl Exit {
         }
     }
 
+    /// `Error` when the corpus under a judged case is broken (a blob
+    /// missing or corrupt), else [`Exit::found_if`].
+    pub fn of_judged(cases: &[crate::judging::judge::Case], found: bool) -> Exit {
+        if cases.iter().any(|c| c.corpus_error) {
+            Exit::Error
+        } else {
+            Exit::found_if(found)
+        }
+    }
+
     /// `Good` when nothing was found, else `Found`.
     pub fn found_if(found: bool) -> Exit {
         if found { Exit::Found } else { Exit::Good }

@@ -124,7 +124,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         out.println(&format!("\nfailed: {}", failed.join(", ")));
     }
     out.println(&Summary::of(&cases).line());
-    Ok(Exit::found_if(!failed.is_empty()).into())
+    Ok(Exit::of_judged(&cases, !failed.is_empty()).into())
 }
 
 /// `acp-harness fake-agent <recording>`: serve a recorded agent process as

@@ -27,8 +27,10 @@ pub const HARNESS_BUILD: acp_bridge::build_stamp::BuildStamp =
         env!("VERGEN_CARGO_TARGET_TRIPLE"),
     );
 
-/// The format version this module writes and understands.
-pub const FORMAT: u32 = 1;
+/// The format version this module writes; it reads this one and every
+/// earlier one. Format 2 adds large payloads stored by content
+/// ([`blobs`]); a format 1 file is a format 2 file with none.
+pub const FORMAT: u32 = 2;
 
 /// What replaces a secret (Authorization values, API keys) before it reaches disk.
 pub const REDACTED: &str = "<redacted>";
@@ -290,6 +292,14 @@ pub enum RecordingError {
         line: usize,
         message: String,
     },
+    #[error("{path}:{line}: event seq {seq}: {source}")]
+    Blob {
+        path: PathBuf,
+        line: usize,
+        seq: u64,
+        #[source]
+        source: blobs::JoinError,
+    },
     #[error("{path}: empty file, expected a header line")]
     Empty { path: PathBuf },
     #[error(
@@ -335,6 +345,8 @@ pub fn parse_str(text: &str, path: &Path) -> Result<Recording, RecordingError> {
 fn parse(bytes: &[u8], path: &Path) -> Result<Recording, RecordingError> {
     Reader::new(bytes, path)?.into_recording()
 }
+
+pub mod blobs;
 
 mod reader;
 pub use reader::Reader;

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use acp_harness::corpus::recording::blobs;
 use acp_harness::tracking::bisect::{self, CompatSwitch, Found, Judge, Search};
 use semver::Version;
 use serde_json::Value;
@@ -191,11 +192,13 @@ fn replay_bisect_exit_says_good_bad_or_untestable_for_git_bisect_run() {
     // the same recording with the tool's answer altered: the golden no longer matches
     let dir = tempfile::tempdir().unwrap();
     let altered = dir.path().join("unity-call-allowed.jsonl");
+    // inline: the copy reads without the corpus's blob store
+    let inline =
+        acp_harness::capture::migrate::to_inline(&std::fs::read_to_string(&good).unwrap(), &good)
+            .unwrap();
     std::fs::write(
         &altered,
-        std::fs::read_to_string(&good)
-            .unwrap()
-            .replace("\\\"text\\\":\\\"pong\\\"", "\\\"text\\\":\\\"pang\\\""),
+        inline.replace("\\\"text\\\":\\\"pong\\\"", "\\\"text\\\":\\\"pang\\\""),
     )
     .unwrap();
     assert_eq!(bisect_exit(&altered), Some(1));
@@ -294,7 +297,8 @@ fn corpus_with(versions: &[(&str, &str)]) -> tempfile::TempDir {
         let snap = format!("tests/snapshots/replay__codex-acp__{version}__unity-call-allowed.snap");
         match *what {
             "recorded" => {
-                std::fs::copy(&rec, vdir.join("unity-call-allowed.jsonl")).unwrap();
+                let to = vdir.join("unity-call-allowed.jsonl");
+                blobs::copy_recording(&rec, &to, &blobs::BlobStore::for_writing(&to)).unwrap();
                 std::fs::copy(root().join(&snap), dir.path().join(&snap)).unwrap();
             }
             "truncated" => {

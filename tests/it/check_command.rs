@@ -537,3 +537,80 @@ fn goldens_and_recordings_that_are_not_regular_files_are_refused_by_name() {
     assert_eq!(code, Some(1), "{text}");
     assert!(text.contains("a header line is over 64 KiB"), "{text}");
 }
+
+/// A recording whose payload is stored by content reads as the inline one;
+/// a blob missing or corrupt is a tool error (exit 2) in every command that
+/// reads it, naming the file, the line, the event and the hash, and never
+/// other bytes replayed.
+#[test]
+fn a_missing_or_corrupt_blob_is_a_tool_error_naming_recording_event_and_hash() {
+    use acp_harness::corpus::recording::blobs;
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let corpus = repo.join("tests/cmd/golden-diff.in");
+    let rel = "recordings/codex-acp/0.0.0-synthetic/text-only.jsonl";
+    let inline = std::fs::read_to_string(corpus.join(rel)).unwrap();
+    let mut lines: Vec<String> = inline.lines().map(str::to_string).collect();
+    lines[0] = lines[0].replacen(r#""format":1"#, r#""format":2"#, 1);
+    let mut event: serde_json::Value = serde_json::from_str(&lines[4]).unwrap();
+    let payload = event["raw"].as_str().unwrap().to_string();
+    let hash = blobs::sha256_hex(payload.as_bytes());
+    event["raw"] = blobs::marker(&hash).into();
+    event["blobs"] = serde_json::json!([{"at": 0, "sha256": hash}]);
+    lines[4] = event.to_string();
+    let stored = lines.join("\n") + "\n";
+
+    let root_with = |blob: Option<&str>, text: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        for sub in [
+            "profiles",
+            "scenarios",
+            "tests/snapshots",
+            "recordings/codex-acp/0.0.0-synthetic",
+            "recordings/blobs/sha256",
+        ] {
+            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        }
+        std::fs::copy(
+            corpus.join("scenarios/text-only.toml"),
+            dir.path().join("scenarios/text-only.toml"),
+        )
+        .unwrap();
+        std::fs::write(dir.path().join(rel), text).unwrap();
+        if let Some(blob) = blob {
+            std::fs::write(dir.path().join("recordings/blobs/sha256").join(&hash), blob).unwrap();
+        }
+        dir
+    };
+    let check_of =
+        |dir: &Path| harness(&["check", "--color", "never", "--root", dir.to_str().unwrap()]);
+    // whole, the stored form judges as the inline one
+    let (inline_root, stored_root) = (root_with(None, &inline), root_with(Some(&payload), &stored));
+    let (a, b) = (check_of(inline_root.path()), check_of(stored_root.path()));
+    assert_eq!((a.0, &a.1), (b.0, &b.1), "{}\n{}", a.2, b.2);
+
+    for (what, blob, want) in [
+        ("missing", None, "no such file"),
+        ("corrupt", Some("other bytes"), "is corrupt"),
+    ] {
+        let dir = root_with(blob, &stored);
+        let root = dir.path().to_str().unwrap();
+        let file = dir.path().join(rel);
+        let file = file.to_str().unwrap();
+        for args in [
+            &["check", "--color", "never", "--root", root][..],
+            &["replay", file, "--color", "never", "--root", root],
+            &["conformance", "--root", root],
+            &["fake-agent", file],
+        ] {
+            let (code, stdout, stderr) = harness(args);
+            let out = format!("{stdout}{stderr}");
+            assert_eq!(code, Some(2), "{what}: {args:?}: {out}");
+            assert!(
+                out.contains(&format!("text-only.jsonl:5: event seq 4: sha256:{hash}")),
+                "{what}: {args:?}: the recording, event and hash unnamed in:\n{out}"
+            );
+            assert!(out.to_lowercase().contains(want), "{what}: {args:?}: {out}");
+            assert!(!out.contains("panicked"), "{what}: {args:?}: {out}");
+        }
+    }
+}

@@ -6,7 +6,7 @@
 use sha2::Digest;
 use std::path::Path;
 
-use acp_harness::corpus::recording;
+use acp_harness::corpus::recording::{self, blobs};
 use acp_harness::corpus::scenario;
 use acp_harness::judging::contract::{self, Contract};
 use acp_harness::judging::judge::{self, Corpus};
@@ -345,7 +345,8 @@ fn a_round_trip_justification_that_covers_no_difference_or_names_a_missing_frame
         for e in std::fs::read_dir(src.join(sub)).unwrap() {
             let e = e.unwrap();
             if e.file_type().unwrap().is_file() {
-                std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+                let store = blobs::BlobStore::at(dir.path().join("recordings/blobs"));
+                blobs::copy_recording(&e.path(), &to.join(e.file_name()), &store).unwrap();
             }
         }
     }

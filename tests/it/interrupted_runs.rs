@@ -136,9 +136,10 @@ fn served_root() -> tempfile::TempDir {
     )
     .unwrap();
     let served = root.join("served.jsonl");
-    std::fs::copy(
-        repo.join("recordings/codex-acp/0.16.0/text-only.jsonl"),
+    acp_harness::corpus::recording::blobs::copy_recording(
+        &repo.join("recordings/codex-acp/0.16.0/text-only.jsonl"),
         &served,
+        &acp_harness::corpus::recording::blobs::BlobStore::at(root.join("blobs")),
     )
     .unwrap();
     std::fs::write(

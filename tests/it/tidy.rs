@@ -497,7 +497,7 @@ fn the_bridge_alone_builds_shared_dependencies_with_the_workspaces_features() {
 
 /// No committed recording names the machine it was recorded on by its
 /// kernel release: the recorder writes `<kernel-release>`, and
-/// `acp-harness rescrub` mends files an older recorder wrote.
+/// `acp-harness migrate` mends files an older recorder wrote.
 #[test]
 fn no_recording_holds_a_recording_machines_kernel_release() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings");
@@ -515,7 +515,7 @@ fn no_recording_holds_a_recording_machines_kernel_release() {
     }
     assert!(
         found.is_empty(),
-        "run `acp-harness rescrub`:\n{}",
+        "run `acp-harness migrate`:\n{}",
         found.join("\n")
     );
 }

@@ -44,9 +44,8 @@ fn tool_frames(path: &Path) -> Vec<(String, CallFields, bool)> {
         if event["leg"] != "acp" || event["dir"] != "from_agent" {
             continue;
         }
-        let Some(frame) = event["raw"]
-            .as_str()
-            .and_then(|r| serde_json::from_str::<Value>(r).ok())
+        let Some(frame) = crate::support::recorded::raw(&event, path)
+            .and_then(|r| serde_json::from_str::<Value>(&r).ok())
         else {
             continue;
         };

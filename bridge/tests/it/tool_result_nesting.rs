@@ -32,7 +32,8 @@ fn finished_calls(rel: &str) -> Vec<Value> {
         if event["leg"] != "acp" || event["dir"] != "from_agent" {
             continue;
         }
-        let Ok(frame) = serde_json::from_str::<Value>(event["raw"].as_str().unwrap_or("")) else {
+        let raw = crate::support::recorded::raw(&event, &path).unwrap_or_default();
+        let Ok(frame) = serde_json::from_str::<Value>(&raw) else {
             continue;
         };
         let update = &frame["params"]["update"];

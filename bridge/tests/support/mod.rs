@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+pub mod recorded;
 pub mod termination;
 
 use std::io::{BufRead, BufReader, Write};

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::corpus::name::{self, NameError};
+use crate::corpus::recording::blobs::BlobStore;
 use crate::corpus::recording::{self, Dir, Event, Leg, Line, Outcome, RecordingError, Trailer};
 use crate::corpus::scenario;
 use atomic_file::AtomicFile;
@@ -579,8 +580,13 @@ fn recording_text(header: recording::Header, kept_events: &[&Event], trailer: &T
 /// Writes the scenario, then the recording, each whole and never over a
 /// file; a recording that cannot be written takes its scenario back.
 pub fn commit(plan: &Plan) -> Result<(), ImportError> {
+    // the tap is one self-contained file; the corpus stores payloads once
+    let store = BlobStore::for_writing(&plan.recording_path);
+    let recording_text =
+        crate::capture::migrate::to_stored(&plan.recording_text, &plan.recording_path, &store)
+            .map_err(|error| ImportError::Malformed { error })?;
     write_new(&plan.scenario_path, &plan.scenario_text)?;
-    if let Err(e) = write_new(&plan.recording_path, &plan.recording_text) {
+    if let Err(e) = write_new(&plan.recording_path, &recording_text) {
         let _ = std::fs::remove_file(&plan.scenario_path);
         return Err(e);
     }

@@ -6,6 +6,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
+use super::blobs::{self, BlobCache, BlobRef};
 use super::{Event, FORMAT, Header, Line, Recording, RecordingError, Trailer};
 
 /// The longest line read before the header is found: a header is a few KiB,
@@ -25,6 +26,7 @@ pub struct Reader<R> {
     last_seq: u64,
     trailer: Option<Trailer>,
     done: bool,
+    blobs: BlobCache,
 }
 
 impl Reader<BufReader<File>> {
@@ -56,12 +58,12 @@ impl<R: BufRead> Reader<R> {
             }
             match parse_line(text, number, path)? {
                 Line::Header(h) => {
-                    if h.format != FORMAT {
+                    if !(1..=FORMAT).contains(&h.format) {
                         return Err(RecordingError::parse(
                             path,
                             number,
                             format!(
-                                "format {} is not supported (this harness reads {FORMAT})",
+                                "format {} is not supported (this harness reads 1 to {FORMAT})",
                                 h.format
                             ),
                         ));
@@ -93,6 +95,7 @@ impl<R: BufRead> Reader<R> {
             last_seq: 0,
             trailer: None,
             done: false,
+            blobs: BlobCache::default(),
         })
     }
 
@@ -148,7 +151,7 @@ impl<R: BufRead> Reader<R> {
                         "header is not the first line",
                     ));
                 }
-                Line::Event(e) => {
+                Line::Event(mut e) => {
                     if !e.leg.directions().contains(&e.dir) {
                         return Err(RecordingError::parse(
                             path,
@@ -169,11 +172,49 @@ impl<R: BufRead> Reader<R> {
                         ));
                     }
                     self.last_seq = e.seq;
+                    if let Some(refs) = e.extra.remove("blobs") {
+                        e.raw = self.join_blobs(&e, refs, number)?;
+                    }
                     return Ok(Some(e));
                 }
                 Line::Trailer(t) => self.trailer = Some(t),
             }
         }
+    }
+}
+
+impl<R> Reader<R> {
+    /// The event's `raw` with its blobs in place of their markers.
+    fn join_blobs(
+        &mut self,
+        e: &Event,
+        refs: serde_json::Value,
+        number: usize,
+    ) -> Result<String, RecordingError> {
+        let path = &self.path;
+        if self.header.format < 2 {
+            return Err(RecordingError::parse(
+                path,
+                number,
+                format!(
+                    "blob references in a format {} recording (they came with format 2)",
+                    self.header.format
+                ),
+            ));
+        }
+        let refs: Vec<BlobRef> = serde_json::from_value(refs).map_err(|err| {
+            RecordingError::parse(
+                path,
+                number,
+                format!("`blobs` is not a list of references: {err}"),
+            )
+        })?;
+        blobs::join(&e.raw, &refs, path, &mut self.blobs).map_err(|source| RecordingError::Blob {
+            path: path.clone(),
+            line: number,
+            seq: e.seq,
+            source,
+        })
     }
 }
 

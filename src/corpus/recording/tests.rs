@@ -230,8 +230,43 @@ fn malformed_files_are_reported_with_file_and_line() {
             "bad.jsonl:2: header is not the first line",
         ),
         (
-            h.replace("\"format\":1", "\"format\":2"),
-            "bad.jsonl:1: format 2 is not supported",
+            h.replace("\"format\":1", "\"format\":3"),
+            "bad.jsonl:1: format 3 is not supported",
+        ),
+        (
+            format!(
+                "{h}\n{}\n",
+                ev(1).replace(
+                    "\"raw\":\"\"",
+                    &format!(
+                        "\"raw\":\"\",\"blobs\":[{{\"at\":0,\"sha256\":\"{}\"}}]",
+                        "a".repeat(64)
+                    )
+                )
+            ),
+            "bad.jsonl:2: blob references in a format 1 recording",
+        ),
+        (
+            format!(
+                "{}\n{}\n",
+                h.replace("\"format\":1", "\"format\":2"),
+                ev(1).replace("\"raw\":\"\"", "\"raw\":\"\",\"blobs\":7")
+            ),
+            "bad.jsonl:2: `blobs` is not a list of references",
+        ),
+        (
+            format!(
+                "{}\n{}\n",
+                h.replace("\"format\":1", "\"format\":2"),
+                ev(1).replace(
+                    "\"raw\":\"\"",
+                    &format!(
+                        "\"raw\":\"<blob:sha256:{0}>\",\"blobs\":[{{\"at\":0,\"sha256\":\"{0}\"}}]",
+                        "a".repeat(64)
+                    )
+                )
+            ),
+            "bad.jsonl:2: event seq 1: sha256:aaaaaaaa",
         ),
         (String::new(), "bad.jsonl: empty file"),
         (

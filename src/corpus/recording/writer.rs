@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Map;
 
+use super::blobs::{self, BlobStore};
 use super::{Dir, Event, Exit, Header, Http, Leg, Line, Outcome, RecordingError, Trailer};
 use atomic_file::AtomicFile;
 
@@ -24,6 +25,8 @@ pub struct RecordingWriter {
     seq: u64,
     /// Bytes written so far (where the next line starts).
     written: u64,
+    /// Where payloads of [`blobs::THRESHOLD`] or more go.
+    store: BlobStore,
 }
 
 /// A recording with its trailer written, not yet at its path.
@@ -137,6 +140,7 @@ impl RecordingWriter {
             file: BufWriter::with_capacity(WRITE_BUFFER, file),
             seq: 0,
             written: 0,
+            store: BlobStore::for_writing(path),
         };
         writer.write_line(&Line::Header(Box::new(header.clone())))?;
         writer.flush()?;
@@ -176,6 +180,15 @@ impl RecordingWriter {
         http: Option<Http>,
     ) -> Result<u64, RecordingError> {
         self.seq += 1;
+        let (raw, refs) =
+            blobs::store_long_strings(&raw, &self.store).map_err(|e| self.io_error(e))?;
+        let mut extra = Map::new();
+        if !refs.is_empty() {
+            extra.insert(
+                "blobs".into(),
+                serde_json::to_value(refs).expect("references always serialise"),
+            );
+        }
         let event = Event {
             seq: self.seq,
             ms,
@@ -184,7 +197,7 @@ impl RecordingWriter {
             proc,
             raw,
             http,
-            extra: Map::new(),
+            extra,
         };
         self.write_line(&Line::Event(event))?;
         Ok(self.seq)

@@ -68,6 +68,9 @@ pub struct Case {
     /// run that did not end `ok`, an unreadable contract or known-limitations
     /// file), in the order found; none hides another.
     pub errors: Vec<String>,
+    /// The corpus is broken under this case (a blob of its store missing,
+    /// unreadable or corrupt): a tool error, exit 2, not a regression.
+    pub corpus_error: bool,
     pub replay: Option<Replayed>,
     /// The rendered, normalised transcript (what the golden holds).
     pub transcript: TranscriptText,

@@ -43,7 +43,7 @@ use std::path::{Path, PathBuf};
 
 use golden::Comparison;
 
-use crate::corpus::recording::{self, Header, Recording, Trailer};
+use crate::corpus::recording::{self, Header, Recording, RecordingError, Trailer};
 use crate::corpus::scenario::Scenario;
 use crate::judging::acp_schema::AcpSchema;
 use crate::judging::replay::replayer::{self, Replay};
@@ -108,6 +108,7 @@ impl Corpus {
             synthetic: false,
             trailer: None,
             errors: Vec::new(),
+            corpus_error: false,
             replay: None,
             transcript: TranscriptText::default(),
             golden: None,
@@ -125,6 +126,7 @@ impl Corpus {
         let scanned = match scan::scan(path, schema.as_ref().ok().copied()) {
             Ok(r) => r,
             Err(e) => {
+                case.corpus_error = matches!(e, RecordingError::Blob { .. });
                 case.errors.push(format!("cannot replay: {e}"));
                 return case;
             }

@@ -293,6 +293,7 @@ mod tests {
                 extra: Default::default(),
             }),
             errors: Vec::new(),
+            corpus_error: false,
             replay: None,
             transcript: Default::default(),
             golden: Some(Comparison::Same),
