@@ -519,3 +519,70 @@ fn no_recording_holds_a_recording_machines_kernel_release() {
         found.join("\n")
     );
 }
+
+/// The corpus stores each large payload once: no committed recording holds
+/// one inline, every blob a recording references is in the store, and the
+/// store holds nothing no recording references (`acp-harness migrate`
+/// mends all three from a recording an older recorder wrote).
+#[test]
+fn large_payloads_are_stored_once_and_every_blob_is_referenced() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings");
+    let audit = acp_harness::capture::migrate::audit(&root).unwrap();
+    assert!(
+        audit.inline.is_empty(),
+        "payloads inline (run `acp-harness migrate`):\n{}",
+        audit.inline.join("\n")
+    );
+    assert!(
+        audit.missing.is_empty(),
+        "blobs referenced but not in recordings/blobs:\n{}",
+        audit.missing.join("\n")
+    );
+    assert!(
+        audit.orphans.is_empty(),
+        "blobs no recording references (run `acp-harness migrate`):\n{}",
+        audit.orphans.join("\n")
+    );
+}
+
+/// Byte-faithful: every recording that stores payloads reads back frame for
+/// frame (sha256 of each raw) as its inline form does, and storing that
+/// inline form again gives the committed file byte for byte.
+#[test]
+fn every_recording_with_blobs_reads_back_the_frames_of_its_inline_form() {
+    use acp_harness::capture::migrate::{to_inline, to_stored};
+    use acp_harness::corpus::recording::{self, blobs};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings");
+    let scratch = tempfile::tempdir().unwrap();
+    let store = blobs::BlobStore::at(scratch.path().join(blobs::STORE));
+    let digests = |r: &recording::Recording| -> Vec<String> {
+        r.events
+            .iter()
+            .map(|e| blobs::sha256_hex(e.raw.as_bytes()))
+            .collect()
+    };
+    let mut with_blobs = 0;
+    for entry in walkdir::WalkDir::new(&root).sort_by_file_name() {
+        let entry = entry.unwrap();
+        if entry.path().extension().is_none_or(|e| e != "jsonl") {
+            continue;
+        }
+        let path = entry.path();
+        let text = std::fs::read_to_string(path).unwrap();
+        if !text.contains(r#""blobs":"#) {
+            continue;
+        }
+        with_blobs += 1;
+        let inline = to_inline(&text, path).unwrap();
+        assert!(!inline.contains(r#""blobs":"#), "{}", path.display());
+        let stored = recording::read(path).unwrap();
+        let inlined = recording::parse_str(&inline, path).unwrap();
+        assert_eq!(digests(&stored), digests(&inlined), "{}", path.display());
+        assert!(
+            to_stored(&inline, path, &store).unwrap() == text,
+            "{}: storing its inline form again differs from the committed file",
+            path.display()
+        );
+    }
+    assert!(with_blobs > 0, "no recording stores a payload");
+}
