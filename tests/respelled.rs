@@ -117,6 +117,9 @@ enum Extra {
     /// rotating from call to call: `{"tool": <label>, "arguments": ...}`,
     /// `{"name": <label>, "input": ...}`, `{"args": ...}`.
     ArgumentsWrapped,
+    /// Every call's non-empty rawInput inside an action object:
+    /// `{"data": ..., "kind": "ToolCallAction"}`.
+    ArgumentsInActionObjects,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -213,6 +216,19 @@ const VARIANTS: &[Variant] = &[
     v("rawInput-tool-bare-T", Place::RawField("tool"), "{t}"),
     v("meta-toolName-bare-T", Place::Meta("toolName"), "{t}"),
     v("permission-title-bare-T", Place::PermissionTitle, "{t}"),
+    // the bare name decorated with the arguments
+    v("title-bare-T-decorated", Place::Title, "{t}: {args}"),
+    moved(
+        "title-bare-T-call-decoration-only-arguments",
+        Arguments_::Decoration,
+        "{t}({args})",
+    ),
+    // a dispatcher meta-tool whose arguments name the real call
+    v(
+        "rawInput-dispatcher-capability",
+        Place::RawField("capability_id"),
+        "mcp-tool:{s}/{t}",
+    ),
     generic(
         "generic-ToolCall-other",
         Title::Label("ToolCall"),
@@ -296,6 +312,10 @@ const VARIANTS: &[Variant] = &[
     ),
     extra("agent-write-as-patch-text", Extra::WritesAsPatchTexts),
     extra("agent-arguments-wrapped", Extra::ArgumentsWrapped),
+    extra(
+        "agent-arguments-in-action-objects",
+        Extra::ArgumentsInActionObjects,
+    ),
     extra("empty-meta-only-chunks", Extra::EmptyChunks),
 ];
 
@@ -622,7 +642,7 @@ fn applies(base: &Base, variant: &Variant) -> bool {
         Extra::AgentArgumentsInContentText => return !base.agent_calls.is_empty(),
         Extra::ImagePartsAsJsonText => return !base.image_calls.is_empty(),
         Extra::WritesAsPatchTexts => return !base.write_calls.is_empty(),
-        Extra::ArgumentsWrapped => return base.wrappable,
+        Extra::ArgumentsWrapped | Extra::ArgumentsInActionObjects => return base.wrappable,
         Extra::None | Extra::EmptyChunks => {}
     }
     !base.calls.is_empty()
@@ -640,7 +660,15 @@ fn run_variant(base: &Base, id: &RecordingId, variant: &Variant) -> Result<(), F
             rewrite_agent_calls(&base.recording, base, variant.extra)
         }
         Extra::WritesAsPatchTexts => writes_as_patches(&base.recording, &base.write_calls),
-        Extra::ArgumentsWrapped => arguments_wrapped(&base.recording),
+        Extra::ArgumentsWrapped => arguments_wrapped(&base.recording, |n, raw| match n % 3 {
+            0 => json!({"tool": "agent_tool", "arguments": raw}),
+            1 => json!({"name": "agent_tool", "input": raw}),
+            _ => json!({"args": raw}),
+        }),
+        Extra::ArgumentsInActionObjects => arguments_wrapped(
+            &base.recording,
+            |_, raw| json!({"data": raw, "kind": "ToolCallAction"}),
+        ),
         _ => rewrite(&base.recording, &base.calls, variant),
     };
     let replay = judge::replay_with(&recording, &base.scenario);
@@ -1077,8 +1105,8 @@ fn wraps(raw: &Map<String, Value>) -> bool {
 }
 
 /// The recording with every call's rawInput wrapped (see
-/// [`Extra::ArgumentsWrapped`]): the n-th call gets the n-th envelope.
-fn arguments_wrapped(r: &Recording) -> Vec<Event> {
+/// [`Extra::ArgumentsWrapped`]): the n-th call's in `envelope(n, rawInput)`.
+fn arguments_wrapped(r: &Recording, envelope: impl Fn(usize, Value) -> Value) -> Vec<Event> {
     // a call some frame of which wraps its arguments already keeps its shape
     let wrapped_already: HashSet<String> = agent_frames(r)
         .filter_map(|e| serde_json::from_str::<Value>(&e.raw).ok())
@@ -1102,12 +1130,7 @@ fn arguments_wrapped(r: &Recording) -> Vec<Event> {
                 return e.clone();
             }
             let next = order.len();
-            let raw = Value::Object(raw);
-            let wrapped = match *order.entry(id).or_insert(next) % 3 {
-                0 => json!({"tool": "agent_tool", "arguments": raw}),
-                1 => json!({"name": "agent_tool", "input": raw}),
-                _ => json!({"args": raw}),
-            };
+            let wrapped = envelope(*order.entry(id).or_insert(next), Value::Object(raw));
             let frame = call_frame_mut(&mut v);
             frame["rawInput"] = wrapped;
             with_raw(e, v.to_string())

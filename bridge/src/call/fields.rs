@@ -342,9 +342,13 @@ pub(crate) const ARGUMENT_KEYS: &[&str] = &[
 /// The arguments a rawInput wraps in an envelope: exactly one argument key
 /// holding an object, beside nothing but keys that name the tool or server
 /// (`{tool, arguments}`, `{name, input}`, `{args}`, codex's `{server, tool,
-/// arguments}`). `None`: rawInput is the arguments itself, and so is an
-/// envelope of no arguments (`{"tool_input": {}}` says nothing more).
+/// arguments}`), or an action object's `data` ([`action_data`]). `None`:
+/// rawInput is the arguments itself, and so is an envelope of no arguments
+/// (`{"tool_input": {}}` says nothing more).
 pub fn wrapped_arguments(raw: &Map<String, Value>) -> Option<&Map<String, Value>> {
+    if let Some(data) = action_data(raw) {
+        return Some(data).filter(|inner| !inner.is_empty());
+    }
     let mut wrapped = None;
     for (key, value) in raw {
         match value {
@@ -358,4 +362,17 @@ pub fn wrapped_arguments(raw: &Map<String, Value>) -> Option<&Map<String, Value>
         }
     }
     wrapped.filter(|inner| !inner.is_empty())
+}
+
+/// The arguments of an action object: `{data: {...}, kind: "<Something>Action"}`
+/// (or `type`), an agent's typed action wrapping a tool's arguments; `data`
+/// is an argument key only beside such a name.
+pub fn action_data(raw: &Map<String, Value>) -> Option<&Map<String, Value>> {
+    let data = raw.get("data")?.as_object()?;
+    let names_action = |s: &str| s.len() > "Action".len() && s.ends_with("Action");
+    let named = ["kind", "type"]
+        .iter()
+        .filter_map(|k| raw.get(*k)?.as_str())
+        .any(names_action);
+    (raw.len() == 2 && named).then_some(data)
 }

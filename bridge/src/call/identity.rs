@@ -22,9 +22,11 @@
 //! | Gemini CLI >= 0.36 | title `T (S MCP Server)`; arguments as a JSON text block |
 //! | Gemini CLI 0.24-0.35 | the permission options `proceed_always_tool` / `proceed_always_server` "Always Allow <x>"; the title is the arguments as JSON |
 //!
-//! A bare tool name (`uap_ping`) names an MCP call only when it is exactly
-//! one tool of exactly one registered server, by the tool lists the host
-//! hands the core; see [`crate::call::server_tools`].
+//! A bare tool name (`uap_ping`, also decorated: `uap_ping({...})`) names an
+//! MCP call only when it is exactly one tool of exactly one registered
+//! server, by the tool lists the host hands the core, and a dispatcher
+//! meta-tool's arguments naming a registered server's listed tool name that
+//! call; see [`crate::call::server_tools`].
 //!
 //! An MCP call's input is its arguments (see [`mcp_arguments`]); anything
 //! else is named by a Claude built-in name in `_meta` ([`meta_builtin_name`]),
@@ -37,13 +39,13 @@ use serde_json::{Map, Value};
 use crate::acp::json_field::{Fields, field};
 use crate::call::fields::{ARGUMENT_KEYS, IDENTITY_KEYS, TOOL_KEYS};
 pub use crate::call::fields::{
-    CallFields, OwnFields, PermissionParts, declared_tool_name, is_tool_identifier,
+    CallFields, OwnFields, PermissionParts, action_data, declared_tool_name, is_tool_identifier,
     json_text_arguments, kind, meta_builtin_name, name_for_kind, non_empty, title, title_name,
     wrapped_arguments,
 };
 use crate::call::input::{AgentToolInput, agent_tool_input};
 pub use crate::call::server_tools::RegisteredServers;
-use crate::call::server_tools::bare_identity;
+use crate::call::server_tools::{bare_identity, decorated_name, dispatched_identity};
 
 /// An MCP tool a call invokes, as the agent framed it.
 #[derive(Debug, Clone, PartialEq)]
@@ -128,9 +130,10 @@ fn merge_field(key: &str, slot: &mut Value, value: Value) {
         (Value::Object(old), Value::Object(new)) if key == "rawInput" => {
             for (k, v) in new {
                 match (old.get_mut(&k), v) {
-                    // arguments in an envelope merge key by key too
+                    // arguments in an envelope (or an action object's
+                    // `data`) merge key by key too
                     (Some(Value::Object(inner)), Value::Object(more))
-                        if ARGUMENT_KEYS.contains(&k.as_str()) =>
+                        if ARGUMENT_KEYS.contains(&k.as_str()) || k == "data" =>
                     {
                         inner.extend(more);
                     }
@@ -379,21 +382,33 @@ fn identity_in_values(v: &Value, servers: &[String], depth: usize) -> Option<Ide
 /// The MCP identity of a call (server, tool, decoration arguments) from any
 /// of its structural fields, in this order: the call's `name`, rawInput `server` + `tool`,
 /// rawInput's name fields, the title, any string in `_meta`, the permission
-/// request's title, `_meta` and option names; else a bare tool name one
-/// registered server lists ([`bare_identity`]).
+/// request's title, `_meta` and option names; else a dispatcher's
+/// arguments naming a registered server's tool ([`dispatched_identity`]);
+/// else a bare tool name one registered server lists ([`bare_identity`]).
 /// Wherever the identity is found, a title spelling the same tool with a
 /// decoration still carries the call's arguments.
 pub fn identity(call: &CallFields, registered: &RegisteredServers) -> Option<Identity> {
     let servers = registered.names();
     let (server, tool, decoration) = undecorated_identity(call, servers)
-        .or_else(|| bare_identity(call, registered).map(|(s, t)| (s, t, None)))?;
+        .or_else(|| dispatched_identity(call, registered).map(|(s, t)| (s, t, None)))
+        .or_else(|| bare_identity(call, registered))?;
     let decoration = decoration.or_else(|| {
-        [non_empty(call.field("title")), call.permission.title()]
+        let titles = [non_empty(call.field("title")), call.permission.title()];
+        let spelled = titles
             .into_iter()
             .flatten()
             .filter_map(|title| field_identity(title, servers))
             .find(|(s, t, d)| *s == server && *t == tool && d.is_some())
-            .and_then(|(_, _, d)| d)
+            .and_then(|(_, _, d)| d);
+        // the bare name decorated (`T({...})`) where the identity is elsewhere
+        spelled.or_else(|| {
+            titles
+                .into_iter()
+                .flatten()
+                .filter_map(decorated_name)
+                .find(|(name, arguments)| *name == tool && arguments.is_some())
+                .and_then(|(_, arguments)| arguments)
+        })
     });
     Some((server, tool, decoration))
 }
@@ -489,6 +504,9 @@ pub fn mcp_arguments(
 /// An MCP call's arguments as its rawInput carries them: an argument key,
 /// else rawInput minus identity keys.
 fn raw_input_arguments(raw: &Value) -> Option<Value> {
+    if let Some(data) = raw.as_object().and_then(action_data) {
+        return Some(Value::Object(data.clone()));
+    }
     for key in ARGUMENT_KEYS {
         match field(raw, key) {
             v @ Value::Object(_) => return Some(v.clone()),

@@ -83,15 +83,28 @@ impl RegisteredServers {
         found
     }
 
+    /// Whether `server` is registered and lists `tool`.
+    pub fn lists(&self, server: &str, tool: &str) -> bool {
+        self.names.iter().any(|n| n == server)
+            && self
+                .tools
+                .iter()
+                .any(|(s, tools)| s == server && tools.iter().any(|t| t == tool))
+    }
+
     fn has_lists(&self) -> bool {
         self.tools.iter().any(|(s, _)| self.names.contains(s))
     }
 }
 
 /// The server and tool a call names by a bare tool name (see the module
-/// doc), `None` when no whole field is exactly one registered tool or the
-/// call is the agent's own.
-pub fn bare_identity(call: &CallFields, servers: &RegisteredServers) -> Option<(String, String)> {
+/// doc), and the arguments a decoration of it carries; `None` when no
+/// whole field is exactly one registered tool (bare or decorated, see
+/// [`decorated_name`]) or the call is the agent's own.
+pub fn bare_identity(
+    call: &CallFields,
+    servers: &RegisteredServers,
+) -> Option<(String, String, Option<Value>)> {
     if !servers.has_lists() || agents_own(call) {
         return None;
     }
@@ -103,10 +116,96 @@ pub fn bare_identity(call: &CallFields, servers: &RegisteredServers) -> Option<(
     name_fields(call.field("_meta"), 3, &mut names);
     names.extend(call.permission.title.as_deref());
     name_fields(call.permission.meta(), 3, &mut names);
-    names.into_iter().map(str::trim).find_map(|name| {
-        let server = servers.server_of(name)?;
-        Some((server.to_string(), name.to_string()))
+    let names: Vec<&str> = names.into_iter().map(str::trim).collect();
+    let listed = |name: &str| servers.server_of(name).map(str::to_string);
+    let exact = names
+        .iter()
+        .find_map(|name| Some((listed(name)?, name.to_string(), None)));
+    exact.or_else(|| {
+        names.iter().find_map(|field| {
+            let (name, arguments) = decorated_name(field)?;
+            Some((listed(name)?, name.to_string(), arguments))
+        })
     })
+}
+
+/// A name followed by a decoration of its arguments, as titles spell a
+/// call: `T: {...}`, `T {...}`, `T({...})`, `T(x=1)`, `T()`; the name and
+/// the arguments a JSON object decoration carries. Text after the name
+/// that is no decoration (`T: pinging the editor`, `T is running`) makes
+/// the field a sentence, not a name.
+pub fn decorated_name(field: &str) -> Option<(&str, Option<Value>)> {
+    let s = field.trim();
+    let end = s.find(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.')))?;
+    let (name, rest) = s.split_at(end);
+    if name.is_empty() {
+        return None;
+    }
+    let object = |text: &str| match serde_json::from_str::<Value>(text.trim()) {
+        Ok(v @ Value::Object(_)) => Some(v),
+        _ => None,
+    };
+    if let Some(inner) = rest.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
+        return Some((name, object(inner)));
+    }
+    let tail = rest.strip_prefix(':').unwrap_or(rest).trim();
+    if !tail.starts_with('{') {
+        return None;
+    }
+    Some((name, Some(object(tail)?)))
+}
+
+/// The server and tool a dispatcher call carries in its arguments: agents
+/// that offer their model one meta-tool (`use_capability {action: "call",
+/// capability_id: "mcp-tool:unity-ops/uap_ping", arguments: {...}}`) name
+/// the real call in a string of rawInput (`[<scheme>:]<server>/<tool>`,
+/// `<server>__<tool>`) or in two string fields of one object (a server and
+/// a tool). Only a registered server and a tool it lists count, so a path
+/// or a sentence never becomes an MCP name.
+pub fn dispatched_identity(
+    call: &CallFields,
+    servers: &RegisteredServers,
+) -> Option<(String, String)> {
+    if !servers.has_lists() || agents_own(call) {
+        return None;
+    }
+    dispatched_in(call.field("rawInput"), servers, 2)
+}
+
+fn dispatched_in(v: &Value, servers: &RegisteredServers, depth: usize) -> Option<(String, String)> {
+    let map = v.as_object().filter(|_| depth > 0)?;
+    let strings: Vec<&str> = map
+        .values()
+        .filter_map(Value::as_str)
+        .map(str::trim)
+        .collect();
+    let spelled = strings.iter().find_map(|s| {
+        let body = match s.split_once(':') {
+            Some((scheme, rest)) if is_scheme(scheme) => rest,
+            _ => s,
+        };
+        let (server, tool) = body.split_once('/').or_else(|| body.split_once("__"))?;
+        servers
+            .lists(server, tool)
+            .then(|| (server.to_string(), tool.to_string()))
+    });
+    let paired = || {
+        strings.iter().find_map(|server| {
+            let tool = strings.iter().find(|t| servers.lists(server, t))?;
+            Some((server.to_string(), tool.to_string()))
+        })
+    };
+    spelled.or_else(paired).or_else(|| {
+        map.values()
+            .find_map(|x| dispatched_in(x, servers, depth - 1))
+    })
+}
+
+/// A URI-like scheme before a dispatched name (`mcp-tool`, `mcp`).
+fn is_scheme(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
 /// Whether the call says by structure that it is the agent's own tool: a

@@ -11,6 +11,10 @@ use crate::core::turn::TextInLine;
 /// The result text of a failed call whose frames carry no text.
 const FAILED_WITHOUT_TEXT: &str = "The tool call failed; the agent gave no details.";
 
+/// The result text of a call that completed with no content and no
+/// rawOutput: an empty string would read as a tool that printed nothing.
+const COMPLETED_WITHOUT_OUTPUT: &str = "The tool call completed; the agent reported no output.";
+
 impl Bridge {
     /// Folds the streamed message (if any) into an `assistant` line. The
     /// turn keeps the message's text for its `result` as where it is in
@@ -268,11 +272,15 @@ impl Bridge {
                     .or_else(|| call.panel_denial.clone())
                     .unwrap_or_else(|| FAILED_WITHOUT_TEXT.to_string()),
             )
-        } else {
+        } else if call.name(servers) == "Write" {
             // a write that completed saying nothing shows the file it wrote
-            (call.name(servers) == "Write")
-                .then(|| tool_result::new_file_text(call.input(servers)))
-                .flatten()
+            tool_result::new_file_text(call.input(servers))
+        } else {
+            call.fields()
+                .own
+                .field("rawOutput")
+                .is_null()
+                .then(|| COMPLETED_WITHOUT_OUTPUT.to_string())
         };
         if let Some(target) = unasked_gated {
             let note = if late {

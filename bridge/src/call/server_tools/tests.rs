@@ -123,8 +123,32 @@ fn a_bare_tool_name_resolves_only_to_exactly_one_tool_of_exactly_one_registered_
             None,
         ),
         (
-            "a decorated title is no whole field",
+            "a title decorated with JSON arguments is the name before them",
             json!({"title": "uap_ping: {}"}),
+            one(),
+            Some("mcp__unity-ops__uap_ping"),
+        ),
+        (
+            "a title decorated as a call is the name before it",
+            json!({"title": "uap_ping(x=1)"}),
+            one(),
+            Some("mcp__unity-ops__uap_ping"),
+        ),
+        (
+            "a name followed by a sentence is no decoration",
+            json!({"title": "uap_ping: pinging the editor"}),
+            one(),
+            None,
+        ),
+        (
+            "a dispatcher's arguments naming a listed tool are that call",
+            json!({"title": "use_capability", "rawInput": {"capability_id": "mcp-tool:unity-ops/uap_ping", "arguments": {}}}),
+            one(),
+            Some("mcp__unity-ops__uap_ping"),
+        ),
+        (
+            "a dispatcher naming a tool no registered server lists is not",
+            json!({"title": "use_capability", "rawInput": {"capability_id": "mcp-tool:unity-ops/uap_pong", "arguments": {}}}),
             one(),
             None,
         ),
