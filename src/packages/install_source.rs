@@ -290,7 +290,10 @@ fn run_relayed(
 /// Every published version of PyPI package `name` that parses as semver,
 /// ascending: `pip index versions` through pip itself (its config and
 /// index apply) run by `python`, bounded by [`LIST_TIMEOUT`].
+/// A spec with extras (`hermes-agent[acp,mcp]`) is asked by its bare name:
+/// an index lists a distribution's versions, and pip refuses extras there.
 pub fn pypi_versions(name: &str, python: &Path) -> anyhow::Result<Vec<semver::Version>> {
+    let name = without_extras(name);
     let what = format!("pip index versions {name}");
     let mut cmd = tokio::process::Command::new(python);
     cmd.args([
@@ -313,11 +316,26 @@ pub fn pypi_versions(name: &str, python: &Path) -> anyhow::Result<Vec<semver::Ve
         bail!(
             "{what}: {}: {}",
             out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
+            pip_error_line(&String::from_utf8_lossy(&out.stderr))
         );
     }
     parse_pip_index(&String::from_utf8_lossy(&out.stdout))
         .with_context(|| format!("{what}: no `Available versions:` line in its answer"))
+}
+
+/// A PyPI requirement's distribution name, its extras left off.
+pub fn without_extras(spec: &str) -> &str {
+    spec.split('[').next().unwrap_or(spec).trim()
+}
+
+/// The line of pip's stderr that says what went wrong (its `ERROR:` line,
+/// else the last line that is no warning), for a one-line table cell.
+fn pip_error_line(stderr: &str) -> &str {
+    let lines = || stderr.lines().map(str::trim).filter(|l| !l.is_empty());
+    lines()
+        .find(|l| l.starts_with("ERROR:"))
+        .or_else(|| lines().filter(|l| !l.starts_with("WARNING:")).last())
+        .unwrap_or("no message")
 }
 
 /// The `Available versions: a, b, ...` line of `pip index versions`, as
@@ -338,6 +356,24 @@ pub fn parse_pip_index(text: &str) -> Option<Vec<semver::Version>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An index is asked by the distribution's name, extras left off, and a
+    /// refusal reads as its one error line, not pip's whole output.
+    #[test]
+    fn pypi_queries_drop_extras_and_failures_read_as_one_line() {
+        assert_eq!(without_extras("hermes-agent[acp,mcp]"), "hermes-agent");
+        assert_eq!(without_extras("hermes-agent"), "hermes-agent");
+        let stderr = "WARNING: pip index is currently an experimental command. It may be removed/changed in a future release without prior warning.\nERROR: No matching distribution found for nope\n";
+        assert_eq!(
+            pip_error_line(stderr),
+            "ERROR: No matching distribution found for nope"
+        );
+        assert_eq!(
+            pip_error_line("WARNING: w\nsomething broke\n"),
+            "something broke"
+        );
+        assert_eq!(pip_error_line(""), "no message");
+    }
 
     #[test]
     fn pip_index_answers_parse_to_semver_in_order() {

@@ -70,10 +70,14 @@ pub fn installed_versions_in(root: &Path, package: &str) -> Vec<semver::Version>
         .filter_map(|e| {
             let file = e.file_name();
             let v = file.to_str()?.strip_prefix(name)?.strip_prefix('@')?;
-            semver::Version::parse(v).ok()
+            // `+<digest>`: the same version installed with other side packages
+            let mut v = semver::Version::parse(v).ok()?;
+            v.build = semver::BuildMetadata::EMPTY;
+            Some(v)
         })
         .collect();
     out.sort();
+    out.dedup();
     out
 }
 
@@ -136,6 +140,23 @@ impl<'a> PackageJob<'a> {
             Source::Pypi => format!("{}{}", crate::corpus::profile::PYPI_PREFIX, self.name),
         }
     }
+
+    /// Where this install lives under the cache `root`: `name@version`, and
+    /// `name@version+<digest>` when overrides or side packages make it
+    /// another environment. Two profiles of one package that ask for other
+    /// side packages so keep one install each instead of replacing each
+    /// other's on every run.
+    fn dir_in(&self, root: &Path) -> PathBuf {
+        let plain = root.join(cache_name(&self.key(), self.version));
+        if self.overrides.is_empty() && self.extras.is_empty() {
+            return plain;
+        }
+        let spec = serde_json::json!({"overrides": self.overrides, "extras": self.extras});
+        let digest = crate::corpus::recording::blobs::sha256_hex(spec.to_string().as_bytes());
+        let mut name = plain.file_name().unwrap_or_default().to_os_string();
+        name.push(format!("+{}", &digest[..10]));
+        plain.with_file_name(name)
+    }
 }
 
 /// Whether the cached install in `dir` serves `job` as it is.
@@ -176,9 +197,8 @@ fn reusable(job: &PackageJob, dir: &Path) -> Result<(), String> {
 /// Installs one package unless the cache already holds it as `job` asks;
 /// returns its directory. Progress goes to stderr.
 pub fn ensure_package(job: &PackageJob) -> anyhow::Result<PathBuf> {
-    let key = job.key();
     let version = job.version;
-    let dir = package_dir(&key, version)?;
+    let dir = job.dir_in(&cache_root()?);
     let spec = format!("{}@{version}", job.name);
     match reusable(job, &dir) {
         Ok(()) => {
@@ -269,6 +289,51 @@ pub fn ensure_package(job: &PackageJob) -> anyhow::Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One install per whole spec: the same package and version asked with
+    /// other side packages or overrides lives beside the plain one, never
+    /// over it, and lists as the one version it is.
+    #[test]
+    fn installs_are_keyed_by_their_whole_spec() {
+        let root = Path::new("/cache");
+        let v = semver::Version::new(0, 19, 0);
+        let plain = PackageJob {
+            source: Source::Pypi,
+            ..PackageJob::npm("hermes-agent", &v)
+        };
+        let side = ["mcp==1.2.0".to_string()];
+        let other_side = ["mcp==1.3.0".to_string()];
+        let with_side = PackageJob {
+            extras: &side,
+            ..plain.clone()
+        };
+        let with_other = PackageJob {
+            extras: &other_side,
+            ..plain.clone()
+        };
+        assert_eq!(plain.dir_in(root), root.join("pypi/hermes-agent@0.19.0"));
+        let (a, b) = (with_side.dir_in(root), with_other.dir_in(root));
+        assert_ne!(a, b);
+        assert_ne!(a, plain.dir_in(root));
+        assert_eq!(a, with_side.clone().dir_in(root));
+        assert!(
+            a.to_string_lossy()
+                .starts_with("/cache/pypi/hermes-agent@0.19.0+"),
+            "{}",
+            a.display()
+        );
+
+        let dir = tempfile::tempdir().unwrap();
+        for job in [&plain, &with_side] {
+            let d = job.dir_in(dir.path());
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join(COMPLETE_MARKER), "x\n").unwrap();
+        }
+        assert_eq!(
+            installed_versions_in(dir.path(), "pypi:hermes-agent"),
+            [v.clone()]
+        );
+    }
 
     /// A cached virtualenv serves a job only with the side packages it was
     /// made with in it (`into = "main"`); with others it is made afresh.

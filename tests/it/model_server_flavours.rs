@@ -838,3 +838,30 @@ async fn every_flavour_finds_the_prompt_wherever_the_request_carries_it() {
 }
 
 const REMINDER: &str = "<system-reminder>\nThe tool list changed.\n</system-reminder>";
+
+/// A turn that offers no tools is still a turn: an agent with no tools of
+/// its own sends its turn with an empty tool list, and every flavour serves
+/// it the turn's reply; the same request with no tool list at all (a
+/// router check, a title request) stays off the script.
+#[tokio::test]
+async fn a_turn_with_an_empty_tool_list_is_served_the_turn_and_one_with_none_is_off_script() {
+    for case in cases() {
+        let name = format!("{:?}", case.flavour);
+        let mut turn = (case.request)("Ping the Unity editor.", false);
+        turn["tools"] = json!([]);
+        let mut no_list = turn.clone();
+        no_list.as_object_mut().unwrap().remove("tools");
+        for (body, served) in [(turn, true), (no_list, false)] {
+            let server = start(case.flavour).await;
+            let (status, reply) = post(&server, case.path, &body).await;
+            assert_eq!(status, 200, "{name}: {reply}");
+            let text = (case.decode)(&reply).text;
+            if served {
+                assert_eq!(text, "Pinging.", "{name}: the turn with `tools: []`");
+            } else {
+                assert_eq!(text, "OK.", "{name}: a request with no tool list");
+            }
+            server.shutdown().await;
+        }
+    }
+}

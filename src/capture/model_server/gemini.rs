@@ -128,6 +128,7 @@ impl ProviderApi for Gemini {
         Ok(RequestView {
             conversation,
             offered_tools,
+            tool_list: v.get("tools").is_some_and(Value::is_array),
             // `generateContent` answers in one piece, `streamGenerateContent` streams.
             stream: action(path).is_some_and(|(_, verb)| verb == "streamGenerateContent"),
             model: action(path).map(|(m, _)| m.to_owned()),

@@ -146,6 +146,10 @@ pub struct RequestView {
     pub conversation: Vec<Entry>,
     /// The tools the agent offered the model, in the agent's naming.
     pub offered_tools: Vec<OfferedTool>,
+    /// Whether the request carries a tool list at all (an empty one too):
+    /// a request that could act, as a turn is, even of an agent with no
+    /// tools of its own.
+    pub tool_list: bool,
     /// Whether the client asked for a stream.
     pub stream: bool,
     /// The model the request names, echoed back in replies.
@@ -167,6 +171,7 @@ impl RequestView {
         RequestView {
             conversation,
             offered_tools,
+            tool_list: body.get("tools").is_some_and(Value::is_array),
             stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
             model: body.get("model").and_then(Value::as_str).map(str::to_owned),
             system: Vec::new(),
@@ -581,10 +586,13 @@ pub enum Placement<'a> {
 
 /// Places a request (`path` without its query) against the script and the
 /// profile's side requests; side requests are tried first, so one that
-/// quotes the prompt is not taken for the turn. A request that offers the
-/// model no tools is never a turn (every agent offers its tools with a
-/// turn; a title request quoting the prompt offers none): unless declared,
-/// it is off the script, never served the turn's reply in silence.
+/// quotes the prompt is not taken for the turn. A request is placed by what
+/// it holds, not by how many tools it offers: an agent with no tools of its
+/// own sends its turn with an empty tool list (`"tools": []`). A request
+/// with no tool list at all, or one that merely quotes a prompt inside
+/// framing text of its own and offers no tools (a title, a summary, a
+/// router check about the conversation) is taken for no turn: unless
+/// declared, it is off the script, never served the turn's reply in silence.
 pub fn place<'a>(
     flavour: Flavour,
     script: &'a ModelScript,
@@ -625,13 +633,17 @@ fn place_with<'a>(
         return Placement::Side(side, view);
     }
     match script.select(&view.conversation) {
-        Selection::Reply { turn, .. } if view.offered_tools.is_empty() => Placement::OffScript {
-            why: format!(
-                "it quotes turn {}'s prompt but offers no tools: a request about the conversation (a session title, a summary), not the turn",
-                turn + 1
-            ),
-            view,
-        },
+        Selection::Reply { turn, quoted, .. }
+            if view.offered_tools.is_empty() && (quoted || !view.tool_list) =>
+        {
+            Placement::OffScript {
+                why: format!(
+                    "it quotes turn {}'s prompt but offers no tools: a request about the conversation (a session title, a summary), not the turn",
+                    turn + 1
+                ),
+                view,
+            }
+        }
         Selection::Reply {
             turn,
             reply,

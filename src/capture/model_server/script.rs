@@ -177,7 +177,7 @@ impl ModelScript {
     /// inside framing text of the agent's own ([`quotes_prompt`]; the
     /// selection says `quoted`; only when no message holds one as a block).
     /// Searched from the end, so the newest turn wins. (The server places a
-    /// request that offers no tools on no turn, whatever it quotes:
+    /// request that only quotes a prompt and offers no tools on no turn:
     /// [`super::place`].) After the prompt, tool outputs count; user messages that
     /// are only images, only tagged reminders (`<system-reminder>...`), or a
     /// tool output's media ([`Entry::ToolMedia`]) are context the agent adds
