@@ -334,7 +334,7 @@ fn pip_error_line(stderr: &str) -> &str {
     let lines = || stderr.lines().map(str::trim).filter(|l| !l.is_empty());
     lines()
         .find(|l| l.starts_with("ERROR:"))
-        .or_else(|| lines().filter(|l| !l.starts_with("WARNING:")).last())
+        .or_else(|| lines().rfind(|l| !l.starts_with("WARNING:")))
         .unwrap_or("no message")
 }
 
