@@ -329,10 +329,7 @@ mod tests {
             std::fs::create_dir_all(&d).unwrap();
             std::fs::write(d.join(COMPLETE_MARKER), "x\n").unwrap();
         }
-        assert_eq!(
-            installed_versions_in(dir.path(), "pypi:hermes-agent"),
-            [v.clone()]
-        );
+        assert_eq!(installed_versions_in(dir.path(), "pypi:hermes-agent"), [v]);
     }
 
     /// A cached virtualenv serves a job only with the side packages it was
