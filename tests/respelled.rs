@@ -120,6 +120,10 @@ enum Extra {
     /// Every call's non-empty rawInput inside an action object:
     /// `{"data": ..., "kind": "ToolCallAction"}`.
     ArgumentsInActionObjects,
+    /// Every permission request asked under one synthetic id for the whole
+    /// session (`confirmation-<session>`), as some agents ask: each must
+    /// still reach the call it is about, by its content.
+    SharedPermissionId,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -316,6 +320,10 @@ const VARIANTS: &[Variant] = &[
         "agent-arguments-in-action-objects",
         Extra::ArgumentsInActionObjects,
     ),
+    extra(
+        "permission-requests-share-one-id",
+        Extra::SharedPermissionId,
+    ),
     extra("empty-meta-only-chunks", Extra::EmptyChunks),
 ];
 
@@ -358,6 +366,12 @@ struct Base {
     /// Whether some call's frame has a rawInput to wrap (non-empty, not
     /// wrapped already).
     wrappable: bool,
+    /// Whether the recording has permission requests and each is about a
+    /// call an earlier `session/update` reported, with no arguments or
+    /// arguments that agree with the call's (a request that opens its call,
+    /// asks with another spelling of the command or with an approval form
+    /// is known by its id alone).
+    requests_follow_reports: bool,
     /// Size of the agent's ACP frames: what a replay costs.
     acp_bytes: usize,
 }
@@ -573,6 +587,35 @@ fn prepare(corpus: &Corpus, path: &Path, golden: &str) -> Result<Base, String> {
     let wrappable = agent_frames(&recording)
         .filter_map(|e| serde_json::from_str::<Value>(&e.raw).ok())
         .any(|v| call_id(&v).is_some() && wrappable_raw_input(&v).is_some());
+    let requests_follow_reports = {
+        let mut reported: HashMap<String, Map<String, Value>> = HashMap::new();
+        let mut requests = 0;
+        let mut all = true;
+        let paths = ["file_path", "filePath", "filepath", "path"];
+        for v in agent_frames(&recording).filter_map(|e| serde_json::from_str::<Value>(&e.raw).ok())
+        {
+            let Some(id) = call_id(&v) else { continue };
+            let raw = call_frame(&v)["rawInput"]
+                .as_object()
+                .cloned()
+                .unwrap_or_default();
+            if v["method"] == "session/request_permission" {
+                requests += 1;
+                // a request whose arguments contradict its call's, or share
+                // no key with them (an approval form instead of arguments),
+                // names its call by its id alone
+                let contradicts = |call: &Map<String, Value>| {
+                    raw.iter().any(|(k, x)| {
+                        !paths.contains(&k.as_str()) && call.get(k).is_some_and(|y| y != x)
+                    }) || (!raw.is_empty() && !raw.keys().any(|k| call.contains_key(k)))
+                };
+                all &= reported.get(&id).is_some_and(|call| !contradicts(call));
+            } else {
+                reported.entry(id).or_default().extend(raw);
+            }
+        }
+        requests > 0 && all
+    };
     Ok(Base {
         acp_bytes,
         golden_panel: panel_lines(golden),
@@ -587,6 +630,7 @@ fn prepare(corpus: &Corpus, path: &Path, golden: &str) -> Result<Base, String> {
         agent_raw_first,
         image_calls,
         wrappable,
+        requests_follow_reports,
     })
 }
 
@@ -643,6 +687,7 @@ fn applies(base: &Base, variant: &Variant) -> bool {
         Extra::ImagePartsAsJsonText => return !base.image_calls.is_empty(),
         Extra::WritesAsPatchTexts => return !base.write_calls.is_empty(),
         Extra::ArgumentsWrapped | Extra::ArgumentsInActionObjects => return base.wrappable,
+        Extra::SharedPermissionId => return base.requests_follow_reports,
         Extra::None | Extra::EmptyChunks => {}
     }
     !base.calls.is_empty()
@@ -669,6 +714,7 @@ fn run_variant(base: &Base, id: &RecordingId, variant: &Variant) -> Result<(), F
             &base.recording,
             |_, raw| json!({"data": raw, "kind": "ToolCallAction"}),
         ),
+        Extra::SharedPermissionId => shared_permission_id(&base.recording),
         _ => rewrite(&base.recording, &base.calls, variant),
     };
     let replay = judge::replay_with(&recording, &base.scenario);
@@ -1134,6 +1180,28 @@ fn arguments_wrapped(r: &Recording, envelope: impl Fn(usize, Value) -> Value) ->
             let frame = call_frame_mut(&mut v);
             frame["rawInput"] = wrapped;
             with_raw(e, v.to_string())
+        })
+        .collect()
+}
+
+/// The recording with every permission request asked under one id (see
+/// [`Extra::SharedPermissionId`]).
+fn shared_permission_id(r: &Recording) -> Vec<Event> {
+    r.events
+        .iter()
+        .map(|e| {
+            let parsed = (e.leg == Leg::Acp && e.dir == Dir::FromAgent)
+                .then(|| serde_json::from_str::<Value>(&e.raw).ok())
+                .flatten();
+            match parsed {
+                Some(mut v) if v["method"] == "session/request_permission" => {
+                    let session = v["params"]["sessionId"].as_str().unwrap_or("").to_string();
+                    v["params"]["toolCall"]["toolCallId"] =
+                        json!(format!("confirmation-{session}"));
+                    with_raw(e, v.to_string())
+                }
+                _ => e.clone(),
+            }
         })
         .collect()
 }

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::acp::client::PermissionIntent;
 use crate::acp::json_field::{Fields, field};
-use crate::call::fields::{CallFields, OwnFields, wrapped_arguments};
+use crate::call::fields::{ARGUMENT_KEYS, CallFields, IDENTITY_KEYS, OwnFields, wrapped_arguments};
 
 /// How many permission requests may wait for the panel at once: a panel
 /// shows one dialog at a time, and each keeps the call's input, so an agent
@@ -45,20 +45,28 @@ const PATH_ARGUMENTS: [&str; 4] = ["file_path", "filePath", "filepath", "path"];
 /// that differs; an envelope such as `{tool, arguments}` read as what it
 /// wraps; a command the call shows only in its `execute` title), the same
 /// title, a file both name (in `locations`, a `diff`'s path, a path
-/// argument, or a patch text among the arguments); a request that carries
-/// no arguments of its own also goes to the one pending call of its kind,
-/// else to the only call pending. A call whose arguments differ from the request's is never its
-/// call; no match is a call of its own.
+/// argument, or a patch text among the arguments); then the one pending
+/// call of the request's kind (one with no arguments and no file of its
+/// own when the request brings arguments), else, for a request without
+/// arguments, the only call pending. A call whose arguments differ from
+/// the request's is never its call; no match is a call of its own.
 pub(crate) fn paired_call<'a>(
     request: &CallFields,
     pending: impl IntoIterator<Item = (&'a str, &'a OwnFields)>,
 ) -> Option<&'a str> {
+    // an envelope of no arguments (`{server, tool, arguments: {}}`) has none
     fn arguments(fields: &OwnFields) -> Option<&Map<String, Value>> {
         fields
             .field("rawInput")
             .as_object()
             .map(|raw| wrapped_arguments(raw).unwrap_or(raw))
-            .filter(|m| !m.is_empty())
+            .filter(|m| {
+                m.iter().any(|(k, v)| {
+                    let empty_envelope = ARGUMENT_KEYS.contains(&k.as_str())
+                        && v.as_object().is_some_and(Map::is_empty);
+                    !IDENTITY_KEYS.contains(&k.as_str()) && !empty_envelope
+                })
+            })
     }
     // every file the fields name, however the agent says it (a patch text
     // among the arguments names the file it adds or changes): `own`, a
@@ -96,9 +104,25 @@ pub(crate) fn paired_call<'a>(
         };
         !blank && a == b
     }
+    // one file named relative to the workspace in one frame and absolute in
+    // the other (`Assets/Foo.cs`, `/project/Assets/Foo.cs`) is one file
+    fn same_path(key: &str, a: &Value, b: &Value) -> bool {
+        let (Some(a), Some(b)) = (a.as_str(), b.as_str()) else {
+            return false;
+        };
+        let within = |long: &str, short: &str| {
+            !short.starts_with('/')
+                && long
+                    .strip_suffix(short)
+                    .is_some_and(|head| head.ends_with('/'))
+        };
+        PATH_ARGUMENTS.contains(&key) && (within(a, b) || within(b, a))
+    }
     let asked_with = arguments(&request.own);
     let differs = |fields: &OwnFields| match (asked_with, arguments(fields)) {
-        (Some(a), Some(b)) => a.iter().any(|(k, v)| b.get(k).is_some_and(|w| w != v)),
+        (Some(a), Some(b)) => a
+            .iter()
+            .any(|(k, v)| b.get(k).is_some_and(|w| w != v && !same_path(k, v, w))),
         _ => false,
     };
     let fitting: Vec<(&str, &OwnFields)> =
@@ -140,17 +164,26 @@ pub(crate) fn paired_call<'a>(
     {
         return Some(id);
     }
-    if asked_with.is_some() {
-        return None;
-    }
+    // a request with arguments of its own may bring them to a call that
+    // has none yet (asked before its arguments came); not to one that has,
+    // nor to one that names another file
+    let open: Vec<(&str, &OwnFields)> = fitting
+        .iter()
+        .filter(|(_, f)| {
+            asked_with.is_none() || (arguments(f).is_none() && files(f, &[]).is_empty())
+        })
+        .copied()
+        .collect();
     let kind = text(&request.permission.kind);
-    let of_kind: Vec<&str> = fitting
+    let of_kind: Vec<&str> = open
         .iter()
         .filter(|(_, f)| same(&kind, f.field("kind")))
         .map(|(id, _)| *id)
         .collect();
-    match (of_kind.as_slice(), fitting.as_slice()) {
-        ([id], _) | ([], [(id, _)]) => Some(id),
+    match (of_kind.as_slice(), open.as_slice()) {
+        ([id], _) => Some(id),
+        // the only call pending takes a request that brings no arguments
+        ([], [(id, _)]) if asked_with.is_none() => Some(id),
         _ => None,
     }
 }

@@ -675,6 +675,21 @@ impl ToolCalls {
         self.aliases.get(id).map(String::as_str)
     }
 
+    /// Forgets that `id` is another id of a call (a request reusing it is
+    /// paired anew).
+    pub fn unalias(&mut self, id: &str) {
+        self.aliases.remove(id);
+    }
+
+    /// An id no call has, made from `id`: `<id>#2`, `<id>#3`, ... (a second
+    /// request under one id that pairs with no open call is a card of its own).
+    pub fn fresh_id(&self, id: &str) -> String {
+        (2..)
+            .map(|n| format!("{id}#{n}"))
+            .find(|fresh| self.position(fresh).is_none())
+            .expect("some number is free")
+    }
+
     /// The calls still open that no permission request asked about yet,
     /// oldest first, with their fields: what a request under an unknown id
     /// may belong to ([`crate::call::permission::paired_call`]).
