@@ -455,10 +455,13 @@ impl Bridge {
 /// until its name and input are known: an MCP call until a frame carries
 /// its arguments, a meta-tool call (`use_tool`) until the tool it calls is
 /// named, any other call until a frame brings its kind (or an MCP identity)
-/// and its rawInput, or a later frame says it runs; at the latest until
-/// anything that must follow it. A running call that nothing names (no
-/// kind, no identity) waits a bounded while for the permission request
-/// that may name it.
+/// and its rawInput, or a later frame says it runs; a running call that
+/// nothing names (no kind, no identity) for the permission request that may
+/// name it. **No call is hidden from the panel longer than
+/// [`UNNAMED_CALL_WAIT`](crate::call::table::UNNAMED_CALL_WAIT)** from the
+/// frame that first held it (an agent may never send the arguments; the
+/// panel must see, and be able to interrupt, a call that runs), and never
+/// past anything that must follow it.
 fn holds_back(
     call: &mut crate::call::table::ToolCall,
     servers: &RegisteredServers,
@@ -466,23 +469,26 @@ fn holds_back(
     finished: bool,
     now: Duration,
 ) -> bool {
+    if finished {
+        return false;
+    }
     let runs = call.frames > 1 && in_progress;
     let unnamed =
         !identity::has_kind(call.fields()) && identity::meta_builtin_name(call.fields()).is_none();
-    let waits_for_name = runs && unnamed && !call.was_asked() && {
-        let until = *call
-            .named_by
-            .get_or_insert(now + crate::call::table::UNNAMED_CALL_WAIT);
-        now < until
+    let wants = if call.identity_pending(servers) {
+        true
+    } else if call.is_mcp(servers) {
+        call.awaits_arguments(servers)
+    } else {
+        ((unnamed || call.awaits_arguments(servers)) && !runs)
+            || (runs && unnamed && !call.was_asked())
+            || call.lacks_required_fields(servers)
     };
-    !finished
-        && if call.identity_pending(servers) {
-            true
-        } else if call.is_mcp(servers) {
-            call.awaits_arguments(servers)
-        } else {
-            ((unnamed || call.awaits_arguments(servers)) && !runs)
-                || waits_for_name
-                || call.lacks_required_fields(servers)
-        }
+    if !wants {
+        return false;
+    }
+    let until = *call
+        .named_by
+        .get_or_insert(now + crate::call::table::UNNAMED_CALL_WAIT);
+    now < until
 }

@@ -31,6 +31,7 @@ use crate::corpus::recording::{Dir, Leg, Recording};
 pub const NAMES_ARE_IDENTIFIERS: &str = "names are identifiers";
 pub const NO_BASE64_TEXT: &str = "no base64 text";
 pub const INPUTS_CARRY_ARGUMENTS: &str = "inputs carry the arguments";
+pub const EVERY_CALL_REACHES_THE_PANEL: &str = "every call reaches the panel";
 
 /// One broken invariant on one panel line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,12 +82,22 @@ pub fn check(panel: &[Option<Value>], recording: &Recording) -> Vec<Violation> {
 /// one line at a time gathers them on the way).
 pub fn check_lines(panel: &[Option<Value>], calls: &CallFrames) -> Vec<Violation> {
     let mut out = Vec::new();
+    let mut announced = std::collections::HashSet::new();
     for (line, value) in panel.iter().enumerate() {
         if let Some(v) = value {
             check_line(line, v, calls, &mut out);
+            announced.extend(tool_use_ids(v));
         }
     }
+    out.extend(calls.unannounced(&announced, panel.len()));
     out
+}
+
+/// The ids of the `tool_use` blocks of one panel line.
+pub fn tool_use_ids(v: &Value) -> impl Iterator<Item = String> + '_ {
+    content_blocks(v)
+        .filter(|b| b["type"] == "tool_use")
+        .filter_map(|b| b["id"].as_str().map(str::to_string))
 }
 
 /// The violations of panel line `line` (`v`, parsed), added to `out`: a
@@ -211,6 +222,10 @@ fn spellings(field: &str) -> &'static [&'static str] {
 #[derive(Debug, Default)]
 pub struct CallFrames {
     carried: HashMap<String, (BTreeSet<&'static str>, u64)>,
+    /// The calls the agent reported in a `session/update` (not only asked
+    /// about), with the `seq` of the first report, in order; an MCP server's
+    /// startup notice (`mcp__<server>__startup`) is no call.
+    reported: Vec<(String, u64)>,
 }
 
 impl CallFrames {
@@ -248,11 +263,38 @@ impl CallFrames {
         let Some(id) = call["toolCallId"].as_str() else {
             return;
         };
+        let startup_notice = call["title"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("mcp__") && t.ends_with("__startup"));
+        if frame["method"] == "session/update" && !startup_notice && !self.carried.contains_key(id)
+        {
+            self.reported.push((id.to_string(), seq));
+        }
         let entry = self
             .carried
             .entry(id.to_string())
             .or_insert_with(|| (BTreeSet::new(), seq));
         entry.0.extend(carried_fields(call));
+    }
+
+    /// **Every call the agent reported reaches the panel** as a `tool_use`
+    /// (held back at most a bounded while, never for good): the reported
+    /// calls no panel line in `announced` (tool_use ids) names.
+    pub fn unannounced<'s>(
+        &'s self,
+        announced: &'s std::collections::HashSet<String>,
+        panel_lines: usize,
+    ) -> impl Iterator<Item = Violation> + 's {
+        self.reported
+            .iter()
+            .filter(|(id, _)| !announced.contains(id))
+            .map(move |(id, seq)| Violation {
+                rule: EVERY_CALL_REACHES_THE_PANEL,
+                line: panel_lines.saturating_sub(1),
+                what: format!(
+                    "call {id}, reported by the agent (first frame seq {seq}), never reached the panel as a tool_use"
+                ),
+            })
     }
 
     /// What a `tool_use` block lacks that the call's frames carried.
@@ -336,6 +378,30 @@ fn has_argv(v: &Value) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A call the agent reported that no panel line shows is a violation;
+    /// shown once, or an MCP server's startup notice, it is none.
+    #[test]
+    fn a_reported_call_the_panel_never_sees_breaks_every_call_reaches_the_panel() {
+        let frames = [
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"mcp_startup.x","title":"mcp__unity-ops__startup","kind":"other","status":"failed"}}}"#,
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"c1","title":"mcp__unity-ops__uap_slow","kind":"other"}}}"#,
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"in_progress"}}}"#,
+        ];
+        let calls =
+            CallFrames::from_frames(frames.iter().enumerate().map(|(i, f)| (i as u64 + 1, *f)));
+        let text = json!({"type": "assistant", "message": {"content": [{"type": "text", "text": "working"}]}});
+        let shown = json!({"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "c1", "name": "mcp__unity-ops__uap_slow", "input": {}}]}});
+        let hidden = check_lines(&[Some(text.clone())], &calls);
+        assert_eq!(hidden.len(), 1, "{hidden:?}");
+        assert_eq!(hidden[0].rule, EVERY_CALL_REACHES_THE_PANEL);
+        assert!(
+            hidden[0].what.contains("call c1") && hidden[0].what.contains("seq 2"),
+            "{}",
+            hidden[0].what
+        );
+        assert!(check_lines(&[Some(text), Some(shown)], &calls).is_empty());
+    }
 
     #[test]
     fn base64_runs_are_measured_only_in_texts_long_enough() {

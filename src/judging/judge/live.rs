@@ -43,6 +43,8 @@ pub struct Live<'a> {
     expectations: Evaluation<'a>,
     calls: &'a CallFrames,
     invariants: Vec<Violation>,
+    /// The `tool_use` ids the panel was shown so far.
+    announced: std::collections::HashSet<String>,
     contract: Option<(&'a Contract, Conformance)>,
     schema: &'a AcpSchema,
     bridge_frames: BridgeFrames,
@@ -81,6 +83,7 @@ impl<'a> Live<'a> {
             expectations: Evaluation::new(expect),
             calls,
             invariants: Vec::new(),
+            announced: Default::default(),
             contract: contract.map(|c| (c, Conformance::default())),
             schema,
             bridge_frames: BridgeFrames::default(),
@@ -101,8 +104,13 @@ impl<'a> Live<'a> {
         }
     }
 
-    pub fn finish(self) -> Judged {
+    pub fn finish(mut self) -> Judged {
         let (golden, window) = self.golden.finish();
+        let unannounced: Vec<Violation> = self
+            .calls
+            .unannounced(&self.announced, self.panel_line)
+            .collect();
+        self.invariants.extend(unannounced);
         Judged {
             failures: self.expectations.finish(),
             invariants: self.invariants,
@@ -127,6 +135,7 @@ impl Sink for Live<'_> {
                 self.expectations.observe(v);
                 if let Some(v) = v {
                     invariants::check_line(self.panel_line, v, self.calls, &mut self.invariants);
+                    self.announced.extend(invariants::tool_use_ids(v));
                 }
                 if let Some((contract, report)) = &mut self.contract {
                     contract.check_line(self.panel_line + 1, v, report);
