@@ -286,7 +286,12 @@ impl Bridge {
             let note = if late {
                 script_gate::late_write_text(&target)
             } else {
-                script_gate::unasked_write_text(&target)
+                let mode = &self.permission_mode;
+                let approves = matches!(
+                    mode,
+                    PermissionMode::AcceptEdits | PermissionMode::BypassPermissions
+                );
+                script_gate::unasked_write_text(&target, mode.as_str(), approves)
             };
             self.gate_note(call_id, note);
         }

@@ -18,11 +18,20 @@ pub fn deny_text(target: &str) -> String {
 }
 
 /// What the panel is told when the agent wrote a script into `Assets/`
-/// without asking (auto-approve modes), so the gate could only report it.
-/// Quotes the same folder and tool as [`deny_text`].
-pub fn unasked_write_text(target: &str) -> String {
+/// without asking, so the gate could only report it, and who let it run:
+/// the panel's auto-approving mode (`panel_mode`, `panel_approves`), or the
+/// agent's own approval setting while the panel's mode asks. Quotes the
+/// same folder and tool as [`deny_text`].
+pub fn unasked_write_text(target: &str, panel_mode: &str, panel_approves: bool) -> String {
+    let who = if panel_approves {
+        format!("auto-approved by the panel's {panel_mode} mode")
+    } else {
+        format!(
+            "the agent ran it unasked under its own approval setting, though the panel's mode is {panel_mode}"
+        )
+    };
     format!(
-        "Script gate: {target} was written into Assets/ without a permission request (auto-approve), so the \
+        "Script gate: {target} was written into Assets/ without a permission request ({who}), so the \
          gate could not stop it. *.cs and *.asmdef files belong in {STAGING_FOLDER} at the sub-path they should \
          have under Assets/, then {COMMIT_TOOL} moves them into Assets/ only if they compile."
     )

@@ -203,7 +203,7 @@ fn steering_text_is_empty_when_off_and_at_most_three_lines_quoting_the_same_name
         on.lines().count()
     );
     let deny = deny_text("Assets/X.cs");
-    let unasked = unasked_write_text("Assets/X.cs");
+    let unasked = unasked_write_text("Assets/X.cs", "default", false);
     for must in [STAGING_FOLDER, COMMIT_TOOL, ".asmdef", "Assets/"] {
         assert!(on.contains(must), "steering text lacks {must:?}");
         assert!(deny.contains(must), "deny text lacks {must:?}");
