@@ -15,8 +15,8 @@ network is needed). Checked per case:
 - images arrive as image blocks inside the `ToolResultBlock`;
 - every turn ends in a `ResultMessage` that parses;
 - every line the bridge printed passes the SDK's own message parser;
-- the SDK's `get_mcp_status()` lists the panel's server (failed when the
-  agent did not take it), and its `get_context_usage()` answers from the
+- the SDK's `get_mcp_status()` lists the panel's server (unknown, or
+  connected once a call reached it, when the agent did not take it), and its `get_context_usage()` answers from the
   agent's last `usage_update` (an error naming it when the agent sent none);
 - the bridge exits 0.
 
@@ -103,6 +103,26 @@ class Case:
         return f"{self.agent}/{self.scenario} [mcp via {self.mcp_delivery}]"
 
 
+def raw_of(event: dict, recording: Path) -> str:
+    """An event's raw frame as the agent sent it: payloads stored by content
+    (recording format 2, docs/recording-format.md) put back in place of
+    their markers, from the nearest `blobs/sha256` above the recording."""
+    raw = event["raw"]
+    refs = event.get("blobs")
+    if not refs:
+        return raw
+    store = next(d / "blobs" / "sha256" for d in recording.parents if (d / "blobs" / "sha256").is_dir())
+    out, at = [], 0
+    for ref in refs:
+        marker = f"<blob:sha256:{ref['sha256']}>"
+        start = len(raw.encode()[: ref["at"]].decode())
+        if not raw.startswith(marker, start):
+            raise ValueError(f"{recording}: blob {ref['sha256']} does not stand at byte {ref['at']}")
+        out += [raw[at:start], (store / ref["sha256"]).read_text()]
+        at = start + len(marker)
+    return "".join(out) + raw[at:]
+
+
 def load_case(recording: Path) -> Case | None:
     header = json.loads(recording.open().readline())
     if header.get("protocol") == "stream-json":
@@ -131,6 +151,7 @@ def load_case(recording: Path) -> Case | None:
         event = json.loads(line)
         if event.get("type") != "event" or event.get("leg") != "acp":
             continue
+        event["raw"] = raw_of(event, recording)
         if event.get("dir") == "to_agent":
             frame = json.loads(event["raw"])
             if frame.get("method") in ("session/new", "session/load"):
@@ -288,7 +309,7 @@ def check_queries(case: Case, status, usage, usage_error) -> None:
     servers = {s["name"]: s["status"] for s in (status or {}).get("mcpServers", [])}
     if "unity-ops" not in servers:
         fail(f"the MCP status lists no unity-ops: {status}")
-    elif not case.agent_took_server and servers["unity-ops"] != "failed":
+    elif not case.agent_took_server and servers["unity-ops"] not in ("unknown", "connected"):
         fail(f"the MCP status says unity-ops is {servers['unity-ops']}, but the agent did not take it")
     if usage_error is not None:
         if case.agent_sent_usage or "usage_update" not in usage_error:

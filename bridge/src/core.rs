@@ -153,6 +153,9 @@ pub struct Bridge {
     init_emitted: bool,
     /// The agent said it could not start the panel's MCP server.
     mcp_failed: bool,
+    /// A call to the panel's MCP server completed without an error: it is
+    /// reachable, whatever the agent advertised.
+    mcp_reached: bool,
     /// The agent's last `usage_update` (null before one), for `get_context_usage`.
     last_usage: Value,
     turn: Option<Turn>,
@@ -221,6 +224,7 @@ impl Bridge {
             slash_commands: Vec::new(),
             init_emitted: false,
             mcp_failed: false,
+            mcp_reached: false,
             last_usage: Value::Null,
             turn: None,
             tool_calls: ToolCalls::new(servers),

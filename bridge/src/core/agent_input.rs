@@ -562,12 +562,9 @@ impl Bridge {
             "the agent could not start MCP server {server}: {}",
             truncate(&why)
         ));
+        // `system`/`init` went out once; `mcp_status` says failed from now on
         if ours && !self.mcp_failed {
             self.mcp_failed = true;
-            if self.init_emitted {
-                let init = self.system_init();
-                self.emit(init);
-            }
         }
     }
 }

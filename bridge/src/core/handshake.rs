@@ -19,15 +19,22 @@ impl Bridge {
         );
     }
 
+    /// The session's `system`/`init`. The panel's MCP server is `connected`
+    /// when the agent took it (HTTP MCP advertised) or a call to it
+    /// completed, `failed` when the agent said it could not start it, and
+    /// `unknown` when the agent advertised no HTTP MCP and nothing showed it
+    /// either way: such an agent may reach the server through its own
+    /// configuration, so a panel must not show a broken server.
     pub(super) fn system_init(&self) -> Value {
         let mcp_servers = match &self.mcp {
             Some(ep) => {
-                let status =
-                    if client::agent_supports_http_mcp(&self.agent_init) && !self.mcp_failed {
-                        "connected"
-                    } else {
-                        "failed"
-                    };
+                let status = if self.mcp_failed {
+                    "failed"
+                } else if client::agent_supports_http_mcp(&self.agent_init) || self.mcp_reached {
+                    "connected"
+                } else {
+                    "unknown"
+                };
                 vec![(ep.name.clone(), status)]
             }
             None => vec![],
@@ -54,7 +61,7 @@ impl Bridge {
             && !client::agent_supports_http_mcp(&self.agent_init)
         {
             self.diag(format!(
-                "the agent has no mcpCapabilities.http: {} not registered, reported failed",
+                "the agent has no mcpCapabilities.http: {} not registered, its status unknown until a call reaches it",
                 ep.name
             ));
         }

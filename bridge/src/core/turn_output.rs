@@ -256,6 +256,13 @@ impl Bridge {
                     )
                 })
                 .flatten();
+        let reaches_ours = completed
+            && self.mcp.as_ref().is_some_and(|ep| {
+                call.name(servers)
+                    .strip_prefix("mcp__")
+                    .and_then(|rest| rest.strip_prefix(ep.name.as_str()))
+                    .is_some_and(|rest| rest.starts_with("__"))
+            });
         call.drop_argument_texts();
         if call.content_is_proposal() {
             // a diff shown before the call ran is no result; its rawOutput is
@@ -263,6 +270,7 @@ impl Bridge {
         }
         // failed, or a result that says the tool failed (MCP isError, error shapes)
         let is_error = tool_result::is_error_of(&call.fields().own);
+        self.mcp_reached |= reaches_ours && !is_error;
         // **every result says what happened**: a refused or failed call
         // whose frames say nothing gets the refusal's text, or a failure
         let stand_in = if is_error {
