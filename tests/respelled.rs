@@ -820,35 +820,49 @@ fn with_inputs_mapped(line: &str, map: impl Fn(&mut Value) + Copy) -> String {
 /// patch as its only argument, kind `other`, no locations and no proposed
 /// content (diffs, JSON texts); results stay as recorded.
 fn writes_as_patches(r: &Recording, writes: &HashMap<String, (String, String)>) -> Vec<Event> {
+    rewrite_agent_frames(r, |v| {
+        let Some((path, text)) = call_id(v).and_then(|id| writes.get(&id)) else {
+            return false;
+        };
+        let frame = call_frame_mut(v);
+        if is_final(frame) {
+            return false;
+        }
+        let added: String = text.lines().map(|l| format!("+{l}\n")).collect();
+        let patch = format!("*** Begin Patch\n*** Add File: {path}\n{added}*** End Patch");
+        if let Some(map) = frame.as_object_mut() {
+            map.insert("rawInput".into(), json!({"input": patch}));
+            map.insert("kind".into(), json!("other"));
+            map.insert("title".into(), json!("apply_patch"));
+            map.remove("locations");
+            map.remove("_meta");
+            if let Some(Value::Array(content)) = map.get_mut("content") {
+                content.clear();
+            }
+        }
+        true
+    })
+}
+
+/// The recording with each agent ACP frame `rewrite` changes (it returns
+/// whether it did) written back; every other event as it was.
+fn rewrite_agent_frames(r: &Recording, mut rewrite: impl FnMut(&mut Value) -> bool) -> Vec<Event> {
     r.events
         .iter()
         .map(|e| {
             let parsed = (e.leg == Leg::Acp && e.dir == Dir::FromAgent)
                 .then(|| serde_json::from_str::<Value>(&e.raw).ok())
                 .flatten();
-            let Some(mut v) = parsed else {
-                return e.clone();
-            };
-            let Some((path, text)) = call_id(&v).and_then(|id| writes.get(&id)) else {
-                return e.clone();
-            };
-            let frame = call_frame_mut(&mut v);
-            if is_final(frame) {
-                return e.clone();
-            }
-            let added: String = text.lines().map(|l| format!("+{l}\n")).collect();
-            let patch = format!("*** Begin Patch\n*** Add File: {path}\n{added}*** End Patch");
-            if let Some(map) = frame.as_object_mut() {
-                map.insert("rawInput".into(), json!({"input": patch}));
-                map.insert("kind".into(), json!("other"));
-                map.insert("title".into(), json!("apply_patch"));
-                map.remove("locations");
-                map.remove("_meta");
-                if let Some(Value::Array(content)) = map.get_mut("content") {
-                    content.clear();
+            match parsed {
+                Some(mut v) => {
+                    if rewrite(&mut v) {
+                        with_raw(e, v.to_string())
+                    } else {
+                        e.clone()
+                    }
                 }
+                None => e.clone(),
             }
-            with_raw(e, v.to_string())
         })
         .collect()
 }
@@ -1187,23 +1201,14 @@ fn arguments_wrapped(r: &Recording, envelope: impl Fn(usize, Value) -> Value) ->
 /// The recording with every permission request asked under one id (see
 /// [`Extra::SharedPermissionId`]).
 fn shared_permission_id(r: &Recording) -> Vec<Event> {
-    r.events
-        .iter()
-        .map(|e| {
-            let parsed = (e.leg == Leg::Acp && e.dir == Dir::FromAgent)
-                .then(|| serde_json::from_str::<Value>(&e.raw).ok())
-                .flatten();
-            match parsed {
-                Some(mut v) if v["method"] == "session/request_permission" => {
-                    let session = v["params"]["sessionId"].as_str().unwrap_or("").to_string();
-                    v["params"]["toolCall"]["toolCallId"] =
-                        json!(format!("confirmation-{session}"));
-                    with_raw(e, v.to_string())
-                }
-                _ => e.clone(),
-            }
-        })
-        .collect()
+    rewrite_agent_frames(r, |v| {
+        if v["method"] != "session/request_permission" {
+            return false;
+        }
+        let session = v["params"]["sessionId"].as_str().unwrap_or("").to_string();
+        v["params"]["toolCall"]["toolCallId"] = json!(format!("confirmation-{session}"));
+        true
+    })
 }
 
 fn with_raw(e: &Event, raw: String) -> Event {

@@ -350,22 +350,8 @@ fn a_bad_line_in_a_recording_is_an_error_naming_file_and_line_in_every_command_t
         ),
     ];
     for (what, text, want) in cases {
-        let dir = tempfile::tempdir().unwrap();
-        for sub in [
-            "profiles",
-            "scenarios",
-            "tests/snapshots",
-            "recordings/codex-acp/0.0.0-synthetic",
-        ] {
-            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
-        }
-        std::fs::copy(
-            corpus.join("scenarios/text-only.toml"),
-            dir.path().join("scenarios/text-only.toml"),
-        )
-        .unwrap();
+        let dir = synthetic_corpus_with(&text);
         let file = dir.path().join(rel);
-        std::fs::write(&file, text).unwrap();
         let root = dir.path().to_str().unwrap();
         let runs: [(&[&str], i32); 4] = [
             (&["check", "--color", "never", "--root", root], 1),
@@ -560,24 +546,11 @@ fn a_missing_or_corrupt_blob_is_a_tool_error_naming_recording_event_and_hash() {
     let stored = lines.join("\n") + "\n";
 
     let root_with = |blob: Option<&str>, text: &str| {
-        let dir = tempfile::tempdir().unwrap();
-        for sub in [
-            "profiles",
-            "scenarios",
-            "tests/snapshots",
-            "recordings/codex-acp/0.0.0-synthetic",
-            "recordings/blobs/sha256",
-        ] {
-            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
-        }
-        std::fs::copy(
-            corpus.join("scenarios/text-only.toml"),
-            dir.path().join("scenarios/text-only.toml"),
-        )
-        .unwrap();
-        std::fs::write(dir.path().join(rel), text).unwrap();
+        let dir = synthetic_corpus_with(text.as_bytes());
+        let store = dir.path().join("recordings/blobs/sha256");
+        std::fs::create_dir_all(&store).unwrap();
         if let Some(blob) = blob {
-            std::fs::write(dir.path().join("recordings/blobs/sha256").join(&hash), blob).unwrap();
+            std::fs::write(store.join(&hash), blob).unwrap();
         }
         dir
     };
@@ -613,4 +586,31 @@ fn a_missing_or_corrupt_blob_is_a_tool_error_naming_recording_event_and_hash() {
             assert!(!out.contains("panicked"), "{what}: {args:?}: {out}");
         }
     }
+}
+
+/// A corpus in a temp dir holding the text-only scenario and, as the
+/// synthetic codex-acp recording of `tests/cmd/golden-diff.in`, `text`.
+fn synthetic_corpus_with(text: &[u8]) -> tempfile::TempDir {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cmd/golden-diff.in");
+    let dir = tempfile::tempdir().unwrap();
+    for sub in [
+        "profiles",
+        "scenarios",
+        "tests/snapshots",
+        "recordings/codex-acp/0.0.0-synthetic",
+    ] {
+        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+    }
+    std::fs::copy(
+        fixture.join("scenarios/text-only.toml"),
+        dir.path().join("scenarios/text-only.toml"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path()
+            .join("recordings/codex-acp/0.0.0-synthetic/text-only.jsonl"),
+        text,
+    )
+    .unwrap();
+    dir
 }
