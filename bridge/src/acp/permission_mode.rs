@@ -109,6 +109,8 @@ const MEANINGS: &[Meaning] = &[
             "auto",
             "accept-edits",
             "edit-automatically",
+            // an approval preset that edits the workspace unasked
+            "workspace-write",
         ],
         phrases: &[
             "accept edits",
@@ -149,8 +151,9 @@ const MEANINGS: &[Meaning] = &[
     },
     Meaning {
         claude: "plan",
-        // a spec mode writes a specification and changes nothing (read-only)
-        words: &["plan", "planning", "plan-mode", "spec"],
+        // a spec mode writes a specification and changes nothing; an
+        // approval preset that only reads is the nearest to planning
+        words: &["plan", "planning", "plan-mode", "spec", "read-only"],
         phrases: &[
             "plan only",
             "plans only",
