@@ -100,6 +100,11 @@ pub struct ModelSection {
     /// request the scenario does not script ends the recording `off_script`.
     #[serde(default)]
     pub side_requests: Vec<toml::Value>,
+    /// Arguments every scripted unity-ops call carries beside the
+    /// scenario's (`mcp_call_arguments = { security_risk = "LOW" }`): an
+    /// agent whose MCP tool schema requires a field of its own.
+    #[serde(default)]
+    pub mcp_call_arguments: toml::Table,
     /// Whether the agent asks a model at all (`false` for an agent that
     /// answers by itself, such as an SDK's echo example): only then does a
     /// recording in which a scripted reply went unasked end `incomplete`.

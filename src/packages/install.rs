@@ -124,6 +124,9 @@ pub fn prepare(
     version: &semver::Version,
 ) -> anyhow::Result<Installed> {
     let needs = recipe.runtime.over(&profile.runtime);
+    if let Some(missing) = needs.missing_command(&std::env::var_os("PATH").unwrap_or_default()) {
+        anyhow::bail!("{}: {missing}", profile.id);
+    }
     let node = needs
         .node
         .as_deref()

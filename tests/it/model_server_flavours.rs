@@ -865,3 +865,36 @@ async fn a_turn_with_an_empty_tool_list_is_served_the_turn_and_one_with_none_is_
         }
     }
 }
+
+/// A profile's `[model] mcp_call_arguments` ride along in every scripted
+/// unity-ops call (an agent whose tool schema requires a field of its own),
+/// beside the scenario's arguments and never over them.
+#[tokio::test]
+async fn scripted_mcp_calls_carry_the_profiles_extra_arguments() {
+    for case in cases() {
+        let name = format!("{:?}", case.flavour);
+        let s = scenario::parse(Path::new("t.toml"), scenario_text().as_bytes()).unwrap();
+        let mut script = ModelScript::from_scenario(&s);
+        script.mcp_call_arguments = json!({"security_risk": "LOW", "ms": 99})
+            .as_object()
+            .unwrap()
+            .clone();
+        let server = ModelServer::start(case.flavour, script, ToolNaming::default())
+            .await
+            .unwrap();
+        let (status, body) = post(
+            &server,
+            case.path,
+            &(case.request)("Ping the Unity editor.", false),
+        )
+        .await;
+        assert_eq!(status, 200, "{name}: {body}");
+        let calls = (case.decode)(&body).calls;
+        assert_eq!(
+            calls[0].2,
+            json!({"ms": 1, "security_risk": "LOW"}),
+            "{name}: the scenario's argument kept, the profile's added"
+        );
+        server.shutdown().await;
+    }
+}

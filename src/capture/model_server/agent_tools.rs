@@ -308,6 +308,7 @@ mod tests {
                 ],
             }],
             direct_mcp_calls: false,
+            mcp_call_arguments: serde_json::Map::new(),
         };
         let (script, tools) = tools.with_run_values(&[("workspace", "/w")]).expand(script);
         let replies = &script.turns[0].replies;

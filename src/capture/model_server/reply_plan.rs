@@ -88,13 +88,14 @@ pub(super) fn plan(
             // A unity-ops call through the agent's meta-tool (Grok's
             // `use_tool`), when the profile maps one, the request offers it
             // and the scenario does not ask for direct calls.
+            let arguments = with_extra(&call.arguments, &state.script.mcp_call_arguments);
             if !state.script.direct_mcp_calls
                 && let Some(meta) = state.agent_tools.0.get(MCP_CALL_ROLE)
                 && offered
                     .iter()
                     .any(|t| t.name == meta.name && t.namespace.is_none())
             {
-                let role_args = serde_json::json!({"tool": call.tool, "arguments": call.arguments});
+                let role_args = serde_json::json!({"tool": call.tool, "arguments": arguments});
                 match state.agent_tools.render(MCP_CALL_ROLE, &role_args) {
                     Ok((tool, arguments_value)) => {
                         return PlannedCall::new(&call.id, tool, arguments_value);
@@ -112,7 +113,7 @@ pub(super) fn plan(
                     format!("model server: turn {} reply {}: {how}", turn + 1, reply + 1),
                 );
             }
-            PlannedCall::new(&call.id, tool, call.arguments.clone())
+            PlannedCall::new(&call.id, tool, arguments)
         })
         .collect();
     ReplyPlan {
@@ -120,4 +121,19 @@ pub(super) fn plan(
         text: model.text.clone(),
         calls,
     }
+}
+
+/// A scripted unity-ops call's arguments with the profile's extra ones
+/// added where the scenario does not give them.
+fn with_extra(
+    arguments: &serde_json::Value,
+    extra: &serde_json::Map<String, serde_json::Value>,
+) -> serde_json::Value {
+    let mut arguments = arguments.clone();
+    if let Some(map) = arguments.as_object_mut() {
+        for (k, v) in extra {
+            map.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+    }
+    arguments
 }

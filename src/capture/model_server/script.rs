@@ -20,6 +20,10 @@ pub struct ModelScript {
     /// Call unity-ops tools by name even where the profile maps an
     /// `mcp_call` meta-tool (the scenario's `mcp_calls = "direct"`).
     pub direct_mcp_calls: bool,
+    /// Arguments every scripted unity-ops call carries beside the
+    /// scenario's own (the profile's `[model] mcp_call_arguments`: an
+    /// agent whose tool schema requires a field, e.g. `security_risk`).
+    pub mcp_call_arguments: serde_json::Map<String, serde_json::Value>,
 }
 
 /// One turn: the prompt text that identifies it and the replies to its
@@ -69,6 +73,7 @@ impl ModelScript {
         ModelScript {
             turns,
             direct_mcp_calls: scenario.direct_mcp_calls,
+            mcp_call_arguments: serde_json::Map::new(),
         }
     }
 
@@ -361,6 +366,7 @@ mod tests {
                 },
             ],
             direct_mcp_calls: false,
+            mcp_call_arguments: serde_json::Map::new(),
         }
     }
 

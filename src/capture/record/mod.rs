@@ -657,7 +657,13 @@ pub(crate) async fn scripted_model(
         .with_context(|| format!("{}: [[model.side_requests]]", profile.path.display()))?;
     let home_s = home.display().to_string();
     let agent_tools = agent_tools.with_run_values(&[("workspace", workspace), ("home", &home_s)]);
-    let script = ModelScript::from_scenario(scenario);
+    let mut script = ModelScript::from_scenario(scenario);
+    script.mcp_call_arguments = match serde_json::to_value(&profile.model.mcp_call_arguments)
+        .with_context(|| format!("{}: [model] mcp_call_arguments", profile.path.display()))?
+    {
+        serde_json::Value::Object(map) => map,
+        _ => serde_json::Map::new(),
+    };
     let unmapped = finish::unmapped_roles(&script, &agent_tools);
     let server =
         ModelServer::start_with_profile(flavour, script, naming, agent_tools, side_requests)

@@ -246,6 +246,7 @@ fn runtimes_side_packages_and_overrides_parse_and_merge() {
         crate::corpus::profile::Requirements {
             node: Some(">=22.19".into()),
             python: Some(">=3.12".into()),
+            ..Default::default()
         }
     );
     assert_eq!(p.overrides_for(r), ["bar>=2", "Foo==1.2.4"]);

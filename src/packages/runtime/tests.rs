@@ -53,21 +53,25 @@ fn a_recipe_requirement_wins_over_the_profile_one_per_key() {
     let profile = Requirements {
         node: Some(">=20".into()),
         python: Some(">=3.10".into()),
+        ..Default::default()
     };
     let recipe = Requirements {
         node: Some(">=22.19".into()),
         python: None,
+        ..Default::default()
     };
     assert_eq!(
         recipe.over(&profile),
         Requirements {
             node: Some(">=22.19".into()),
             python: Some(">=3.10".into()),
+            ..Default::default()
         }
     );
     let bad = Requirements {
         node: Some("new".into()),
         python: Some(">=3.12".into()),
+        ..Default::default()
     };
     let invalid = bad.invalid();
     assert_eq!(invalid.len(), 1);
