@@ -78,6 +78,9 @@ pub fn table(rows: &[Row]) -> String {
         .collect();
     let mut out = crate::text_table::render(headers, &cells);
     for r in rows {
+        if let Some(stall) = &r.stalled {
+            out.push_str(&format!("{}: {stall}\n", r.agent));
+        }
         for rename in &r.renamed {
             out.push_str(&format!("{}: renamed {rename}\n", r.agent));
         }
@@ -142,6 +145,29 @@ pub fn run(args: OutdatedArgs) -> anyhow::Result<ExitCode> {
             fetch,
         ));
     }
+    // a Claude-side package that stopped while the product goes on
+    let fetch = if args.offline {
+        crate::packages::versions::offline_versions
+    } else {
+        crate::packages::versions::versions_saved
+    };
+    for p in catalogue
+        .packages
+        .iter()
+        .filter(|p| !p.continues_as.is_empty())
+    {
+        let row_id = p.profile.as_deref().unwrap_or(&p.id);
+        let Some(row) = rows.iter_mut().find(|r| r.agent == row_id) else {
+            continue;
+        };
+        let Ok(own) = fetch(&p.package) else { continue };
+        let siblings: Vec<(String, Vec<semver::Version>)> = p
+            .continues_as
+            .iter()
+            .filter_map(|s| Some((s.clone(), fetch(s).ok()?)))
+            .collect();
+        row.stalled = crate::packages::outdated::stalled(&p.package, &own, &siblings);
+    }
     match args.format {
         Format::Table => print!("{}", table(&rows)),
         Format::Json => println!("{}", serde_json::to_string_pretty(&rows)?),
@@ -151,7 +177,7 @@ pub fn run(args: OutdatedArgs) -> anyhow::Result<ExitCode> {
     } else {
         Exit::found_if(
             rows.iter()
-                .any(|r| !r.newer.is_empty() || registry_differs(r)),
+                .any(|r| !r.newer.is_empty() || registry_differs(r) || r.stalled.is_some()),
         )
     }
     .into())
@@ -181,6 +207,7 @@ mod tests {
             error: None,
             renamed: Vec::new(),
             registry: None,
+            stalled: None,
         };
         let json = serde_json::to_value([&row]).unwrap();
         assert_eq!(json[0]["newest_recorded"], "0.59.0");

@@ -41,6 +41,12 @@ pub struct Package {
     /// How its stream-json surface is extracted (SDKs only).
     #[serde(default)]
     pub surface: Option<SurfaceSource>,
+    /// Packages that publish the same product (Claude Code's per-platform
+    /// native packages): when one of them has versions past everything the
+    /// package itself published, the package has stalled while the product
+    /// goes on, and `outdated` says so.
+    #[serde(default)]
+    pub continues_as: Vec<String>,
 }
 
 fn version_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<semver::Version, D::Error> {

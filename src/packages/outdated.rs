@@ -43,6 +43,32 @@ pub struct Row {
     /// What the ACP registry says of this agent, when one was read and it
     /// lists the agent.
     pub registry: Option<crate::packages::acp_registry::Comparison>,
+    /// The package stopped publishing while a package it continues as went
+    /// on ([`stalled`]): one sentence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stalled: Option<String>,
+}
+
+/// Whether `package` (whose published versions are `own`) has stalled: a
+/// package it continues as (`siblings`, each with its published versions)
+/// has a version past the newest `package` ever published. The sentence
+/// names both, e.g. "stalled: @anthropic-ai/claude-code stops at 2.1.332;
+/// the product continues as @anthropic-ai/claude-code-linux-x64 2.1.337".
+pub fn stalled(
+    package: &str,
+    own: &[Version],
+    siblings: &[(String, Vec<Version>)],
+) -> Option<String> {
+    let released = |v: &&Version| v.pre.is_empty();
+    let last = own.iter().filter(released).max()?;
+    let (sibling, ahead) = siblings
+        .iter()
+        .filter_map(|(name, list)| Some((name, list.iter().filter(released).max()?)))
+        .filter(|(_, v)| *v > last)
+        .max_by(|a, b| a.1.cmp(b.1))?;
+    Some(format!(
+        "stalled: {package} stops at {last}; the product continues as {sibling} {ahead}"
+    ))
 }
 
 fn opt_version<S: serde::Serializer>(v: &Option<Version>, s: S) -> Result<S::Ok, S::Error> {
@@ -211,6 +237,7 @@ pub fn rows(
             error,
             renamed: renames(&profile),
             registry,
+            stalled: None,
         });
     }
     Ok(out)
@@ -252,6 +279,7 @@ pub fn sdk_rows(
                 error,
                 renamed: Vec::new(),
                 registry: None,
+                stalled: None,
             }
         })
         .collect()
@@ -268,6 +296,24 @@ pub(crate) fn vs(list: &str) -> Vec<Version> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A package that published nothing past a version its sibling passed
+    /// has stalled; a sibling behind or level, or only a pre-release ahead,
+    /// is no stall.
+    #[test]
+    fn a_package_stalls_when_a_package_it_continues_as_moves_past_it() {
+        let own = vs("2.1.330 2.1.331 2.1.332");
+        let ahead = [("native".to_string(), vs("2.1.331 2.1.337"))];
+        assert_eq!(
+            stalled("cc", &own, &ahead).as_deref(),
+            Some("stalled: cc stops at 2.1.332; the product continues as native 2.1.337")
+        );
+        let level = [("native".to_string(), vs("2.1.332"))];
+        assert_eq!(stalled("cc", &own, &level), None);
+        let pre = [("native".to_string(), vs("2.1.333-beta.1"))];
+        assert_eq!(stalled("cc", &own, &pre), None);
+        assert_eq!(stalled("cc", &[], &ahead), None);
+    }
 
     fn show(v: &[Version]) -> String {
         v.iter()
