@@ -285,9 +285,9 @@ fn a_node_runtime_is_installed_pinned_first_on_path_and_in_the_header() {
 
 /// A PyPI recipe with a pin override and an npm side package: the side
 /// package lands beside it in the cache, the override stands in for the
-/// package's own requirement (`pydantic>=2.7` becomes `==2.11.7`), and a
-/// program the package does not ship is named with the console scripts it
-/// does ship.
+/// package's own requirement (`pydantic>=2.7` becomes `==2.11.7`) in an
+/// environment of its own (`<name>@<version>+<digest>`), and a program the
+/// package does not ship is named with the console scripts it does ship.
 #[test]
 fn pypi_overrides_side_packages_and_a_missing_console_script() {
     if !live_registry("pypi_overrides_side_packages_and_a_missing_console_script") {
@@ -312,7 +312,19 @@ fn pypi_overrides_side_packages_and_a_missing_console_script() {
             .join("semver@7.6.0/node_modules/.bin/semver")
             .exists()
     );
-    let venv = agents.join("pypi").join("agent-client-protocol@0.12.1");
+    // an install with overrides is its own environment: `name@version+<digest>`
+    let installs: Vec<PathBuf> = std::fs::read_dir(agents.join("pypi"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name().is_some_and(|n| {
+                n.to_string_lossy()
+                    .starts_with("agent-client-protocol@0.12.1+")
+            })
+        })
+        .collect();
+    assert_eq!(installs.len(), 1, "{installs:?}");
+    let venv = &installs[0];
     let out = Command::new(venv.join("bin").join("python"))
         .args([
             "-c",
