@@ -52,8 +52,6 @@ enum Command {
     Registry(acp_harness::cli::registry::RegistryArgs),
     /// Record the versions not yet recorded, judge them against the previous version, write drift reports.
     Update(acp_harness::cli::update::UpdateArgs),
-    /// Bring committed recordings to today's format without re-recording: payloads into the blob store, re-scrubbed.
-    Migrate(acp_harness::cli::migrate::MigrateArgs),
     /// Judge the corpus and write the HTML report (one self-contained page).
     Report(acp_harness::cli::report::ReportArgs),
     /// The stream-json contract from Claude Code's reference recordings: derive it, compare against it.
@@ -65,7 +63,6 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Install(args) => acp_harness::cli::install::run(args),
         Command::Record(args) => acp_harness::cli::record::run(args),
-        Command::Migrate(args) => acp_harness::cli::migrate::run(args),
         Command::Sandbox(args) => acp_harness::cli::sandbox::run(args),
         Command::Replay(args) => acp_harness::cli::replay::run(args),
         Command::Check(args) => acp_harness::cli::check::run(args),

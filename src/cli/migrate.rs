@@ -1,5 +1,5 @@
-//! `acp-harness migrate [PATH...]`: committed recordings brought to what
-//! today's recorder writes, without re-recording: the recording machine's
+//! `acp-harness record --migrate [PATH...]`: committed recordings brought to
+//! what today's recorder writes, without re-recording: the recording machine's
 //! kernel release scrubbed (`capture::rescrub`), large payloads moved into
 //! the blob store (`capture::migrate`), blobs nothing references removed.
 //! Each file is checked to read back as it did before it is replaced.
@@ -9,23 +9,17 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 
-use super::exit::{EXIT_CODES, Exit};
+use super::exit::Exit;
 use crate::capture::{migrate, rescrub};
 use crate::corpus::recording::blobs;
 
-#[derive(clap::Args, Debug)]
-#[command(after_help = EXIT_CODES)]
-pub struct MigrateArgs {
-    /// Recordings or directories of them [default: recordings]. The blobs
-    /// of a directory holding a blob store are pruned too.
-    pub paths: Vec<PathBuf>,
-}
-
-pub fn run(args: MigrateArgs) -> anyhow::Result<ExitCode> {
-    let roots = if args.paths.is_empty() {
+/// Migrates the recordings under `paths` (recordings or directories of them;
+/// none: `recordings`); a directory holding a blob store is pruned too.
+pub fn run(paths: Vec<PathBuf>) -> anyhow::Result<ExitCode> {
+    let roots = if paths.is_empty() {
         vec![PathBuf::from("recordings")]
     } else {
-        args.paths
+        paths
     };
     let (mut files, mut scrubbed, mut moved) = (0, 0, 0);
     let (mut before, mut after) = (0, 0);

@@ -1,4 +1,6 @@
-//! `acp-harness record`: its arguments; the work is [`crate::capture::record`].
+//! `acp-harness record`: its arguments; the work is [`crate::capture::record`],
+//! and with `--migrate` [`super::migrate`]: the one command that writes
+//! recordings also brings committed ones to today's format.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -8,10 +10,10 @@ use crate::capture::record::{self, mode};
 #[derive(clap::Args, Debug, Clone)]
 pub struct RecordArgs {
     /// `<agent>[@<version>]`, e.g. codex-acp@2.6.0 (default version: the profile's)
-    #[arg(long)]
-    pub agent: String,
+    #[arg(long, required_unless_present = "migrate")]
+    pub agent: Option<String>,
     /// Scenario name(s) under scenarios/ (repeatable)
-    #[arg(long, required_unless_present = "all")]
+    #[arg(long, required_unless_present_any = ["all", "migrate"])]
     pub scenario: Vec<String>,
     /// Every scenario under scenarios/
     #[arg(long, conflicts_with = "scenario")]
@@ -41,12 +43,18 @@ pub struct RecordArgs {
     /// Internal: this process already runs inside the network namespace
     #[arg(long, hide = true)]
     pub inside_netns: bool,
+    /// Record nothing: rewrite committed recordings (or directories of them
+    /// [default: recordings]) into today's format without re-recording
+    /// (payloads into the blob store, re-scrubbed), each checked to read
+    /// back frame for frame; blobs no recording references are removed
+    #[arg(long, value_name = "PATH", num_args = 0.., conflicts_with_all = ["agent", "scenario", "all", "check"])]
+    pub migrate: Option<Vec<PathBuf>>,
 }
 
 impl From<RecordArgs> for record::Request {
     fn from(a: RecordArgs) -> Self {
         record::Request {
-            agent: a.agent,
+            agent: a.agent.unwrap_or_default(),
             scenario: a.scenario,
             all: a.all,
             model: a.model,
@@ -61,7 +69,10 @@ impl From<RecordArgs> for record::Request {
 }
 
 pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
-    record::run(args.into())
+    match args.migrate {
+        Some(paths) => super::migrate::run(paths),
+        None => record::run(args.into()),
+    }
 }
 
 #[cfg(test)]
@@ -91,5 +102,19 @@ mod tests {
             let request = record::Request::from(Cli::parse_from(argv).record);
             assert_eq!(request.out, PathBuf::from(want), "{args:?}");
         }
+    }
+
+    /// `--migrate` records nothing: it needs no agent or scenario, takes
+    /// paths (none: the corpus), and refuses to be mixed with a recording.
+    #[test]
+    fn migrate_takes_paths_instead_of_an_agent_and_refuses_recording_flags() {
+        let parse = |argv: &[&str]| Cli::try_parse_from(argv).map(|c| c.record.migrate);
+        assert_eq!(parse(&["record", "--migrate"]).unwrap(), Some(vec![]));
+        assert_eq!(
+            parse(&["record", "--migrate", "a", "b"]).unwrap(),
+            Some(vec![PathBuf::from("a"), PathBuf::from("b")])
+        );
+        assert!(parse(&["record", "--migrate", "--agent", "x"]).is_err());
+        assert!(parse(&["record"]).is_err());
     }
 }

@@ -497,7 +497,7 @@ fn the_bridge_alone_builds_shared_dependencies_with_the_workspaces_features() {
 
 /// No committed recording names the machine it was recorded on by its
 /// kernel release: the recorder writes `<kernel-release>`, and
-/// `acp-harness migrate` mends files an older recorder wrote.
+/// `acp-harness record --migrate` mends files an older recorder wrote.
 #[test]
 fn no_recording_holds_a_recording_machines_kernel_release() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings");
@@ -515,14 +515,14 @@ fn no_recording_holds_a_recording_machines_kernel_release() {
     }
     assert!(
         found.is_empty(),
-        "run `acp-harness migrate`:\n{}",
+        "run `acp-harness record --migrate`:\n{}",
         found.join("\n")
     );
 }
 
 /// The corpus stores each large payload once: no committed recording holds
 /// one inline, every blob a recording references is in the store, and the
-/// store holds nothing no recording references (`acp-harness migrate`
+/// store holds nothing no recording references (`acp-harness record --migrate`
 /// mends all three from a recording an older recorder wrote).
 #[test]
 fn large_payloads_are_stored_once_and_every_blob_is_referenced() {
@@ -530,7 +530,7 @@ fn large_payloads_are_stored_once_and_every_blob_is_referenced() {
     let audit = acp_harness::capture::migrate::audit(&root).unwrap();
     assert!(
         audit.inline.is_empty(),
-        "payloads inline (run `acp-harness migrate`):\n{}",
+        "payloads inline (run `acp-harness record --migrate`):\n{}",
         audit.inline.join("\n")
     );
     assert!(
@@ -540,7 +540,7 @@ fn large_payloads_are_stored_once_and_every_blob_is_referenced() {
     );
     assert!(
         audit.orphans.is_empty(),
-        "blobs no recording references (run `acp-harness migrate`):\n{}",
+        "blobs no recording references (run `acp-harness record --migrate`):\n{}",
         audit.orphans.join("\n")
     );
 }
