@@ -353,7 +353,7 @@ impl Bridge {
 
     /// When [`Bridge::on_tick`] must be called next (a handshake request's
     /// timeout, an interrupted prompt's grace, a panel control request's
-    /// timeout, a held call's wait for its name), on the same clock as the
+    /// timeout, the end of a held call's wait), on the same clock as the
     /// `now` passed in.
     pub fn next_deadline(&self) -> Option<Duration> {
         let control = self.pending.iter().filter_map(|(_, p)| match p {
@@ -363,7 +363,7 @@ impl Bridge {
         [
             self.deadline,
             self.cancel_deadline,
-            self.tool_calls.next_name_wait(),
+            self.tool_calls.next_hold_end(),
         ]
         .into_iter()
         .flatten()
@@ -374,11 +374,11 @@ impl Bridge {
     /// Time passed: fails the handshake, ends an interrupted turn whose
     /// prompt the agent did not answer in time, answers panel control
     /// requests the agent did not answer in time, and announces held calls
-    /// no permission request named in time.
+    /// whose wait for a name or arguments is over.
     pub fn on_tick(&mut self, now: Duration) -> Output {
         self.control_requests_due(now);
         self.cancel_grace_due(now);
-        self.name_waits_due(now);
+        self.holds_due(now);
         if let Some(d) = self.deadline
             && now >= d
         {

@@ -131,12 +131,12 @@ pub fn run(args: OutdatedArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let mut rows = rows(&args.root, &agents, args.pre, args.offline, index.as_ref())?;
+    let fetch = if args.offline {
+        crate::packages::versions::offline_versions
+    } else {
+        crate::packages::versions::versions_saved
+    };
     if args.agent.is_empty() || !asked_sdks.is_empty() {
-        let fetch = if args.offline {
-            crate::packages::versions::offline_versions
-        } else {
-            crate::packages::versions::versions_saved
-        };
         rows.extend(sdk_rows(
             &catalogue,
             &asked_sdks,
@@ -146,28 +146,7 @@ pub fn run(args: OutdatedArgs) -> anyhow::Result<ExitCode> {
         ));
     }
     // a Claude-side package that stopped while the product goes on
-    let fetch = if args.offline {
-        crate::packages::versions::offline_versions
-    } else {
-        crate::packages::versions::versions_saved
-    };
-    for p in catalogue
-        .packages
-        .iter()
-        .filter(|p| !p.continues_as.is_empty())
-    {
-        let row_id = p.profile.as_deref().unwrap_or(&p.id);
-        let Some(row) = rows.iter_mut().find(|r| r.agent == row_id) else {
-            continue;
-        };
-        let Ok(own) = fetch(&p.package) else { continue };
-        let siblings: Vec<(String, Vec<semver::Version>)> = p
-            .continues_as
-            .iter()
-            .filter_map(|s| Some((s.clone(), fetch(s).ok()?)))
-            .collect();
-        row.stalled = crate::packages::outdated::stalled(&p.package, &own, &siblings);
-    }
+    crate::packages::outdated::mark_stalled(&mut rows, &catalogue, fetch);
     match args.format {
         Format::Table => print!("{}", table(&rows)),
         Format::Json => println!("{}", serde_json::to_string_pretty(&rows)?),

@@ -49,6 +49,33 @@ pub struct Row {
     pub stalled: Option<String>,
 }
 
+/// Marks each row of a Claude-side package that names packages it
+/// `continues_as` with [`stalled`]'s sentence, from the versions `fetch`
+/// gives (a package the registry cannot answer for claims nothing).
+pub fn mark_stalled(
+    rows: &mut [Row],
+    catalogue: &crate::corpus::claude_side::Catalogue,
+    mut fetch: impl FnMut(&str) -> anyhow::Result<Vec<Version>>,
+) {
+    for p in catalogue
+        .packages
+        .iter()
+        .filter(|p| !p.continues_as.is_empty())
+    {
+        let row_id = p.profile.as_deref().unwrap_or(&p.id);
+        let Some(row) = rows.iter_mut().find(|r| r.agent == row_id) else {
+            continue;
+        };
+        let Ok(own) = fetch(&p.package) else { continue };
+        let siblings: Vec<(String, Vec<Version>)> = p
+            .continues_as
+            .iter()
+            .filter_map(|s| Some((s.clone(), fetch(s).ok()?)))
+            .collect();
+        row.stalled = stalled(&p.package, &own, &siblings);
+    }
+}
+
 /// Whether `package` (whose published versions are `own`) has stalled: a
 /// package it continues as (`siblings`, each with its published versions)
 /// has a version past the newest `package` ever published. The sentence

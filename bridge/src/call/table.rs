@@ -69,9 +69,9 @@ pub(crate) struct ToolCall {
     /// came from frames before it ran: a proposal (the diff shown for
     /// approval) rather than the result.
     content_before_finish: bool,
-    /// Until when a running call that nothing names yet waits for the
-    /// permission request that may name it (see [`UNNAMED_CALL_WAIT`]).
-    pub named_by: Option<Duration>,
+    /// Until when the call may stay held back for its name or arguments:
+    /// one [`UNNAMED_CALL_WAIT`] after the frame that first held it.
+    pub held_until: Option<Duration>,
     /// About how many bytes `fields` holds (their JSON size, see
     /// [`held_bytes`]), for the budget of the calls still running.
     held: usize,
@@ -160,10 +160,12 @@ fn part_sizes(p: &PermissionParts) -> [Option<usize>; 5] {
     ]
 }
 
-/// How long a call with no kind and no tool identity, once it says it runs,
-/// stays held for a permission request that names it: agents that ask after
-/// reporting the call running (Kimi Code) name it only there. The wait ends
-/// sooner at that request, the call's result or any later panel line.
+/// The longest a call stays held back for its name or arguments after the
+/// frame that first held it: a call with no kind and no tool identity waits
+/// for the permission request that names it (agents that ask after
+/// reporting the call running, such as Kimi Code, name it only there); an
+/// MCP call waits for a frame with its arguments, which may never come. The
+/// wait ends sooner at that frame, the call's result or any later panel line.
 pub const UNNAMED_CALL_WAIT: Duration = Duration::from_secs(1);
 
 /// A call's values derived from its fields: asked for several times per
@@ -195,7 +197,7 @@ impl ToolCall {
             reported: false,
             raw_input_frames: 0,
             content_before_finish: false,
-            named_by: None,
+            held_until: None,
             held: fields_held_bytes(&fields),
             fields,
         }
@@ -508,6 +510,11 @@ impl ToolCall {
         self.identity(servers).is_some()
     }
 
+    /// The MCP server the call invokes, by the identity rule.
+    pub fn mcp_server(&self, servers: &RegisteredServers) -> Option<&str> {
+        self.identity(servers).map(|(server, _, _)| server.as_str())
+    }
+
     /// Whether the call's identity may still change (see
     /// [`identity::identity_pending_among`]).
     pub fn identity_pending(&self, servers: &RegisteredServers) -> bool {
@@ -753,18 +760,18 @@ impl ToolCalls {
         !self.open.is_empty()
     }
 
-    /// The soonest end of a held call's wait for its name.
-    pub fn next_name_wait(&self) -> Option<Duration> {
+    /// The soonest end of a held call's wait.
+    pub fn next_hold_end(&self) -> Option<Duration> {
         self.open_calls()
             .filter(|c| !c.is_announced())
-            .filter_map(|c| c.named_by)
+            .filter_map(|c| c.held_until)
             .min()
     }
 
-    /// Ids of held calls whose wait for a name has ended by `now`.
-    pub fn name_waits_over(&self, now: Duration) -> Vec<String> {
+    /// Ids of held calls whose wait has ended by `now`.
+    pub fn holds_over(&self, now: Duration) -> Vec<String> {
         self.open_calls()
-            .filter(|c| !c.is_announced() && c.named_by.is_some_and(|d| d <= now))
+            .filter(|c| !c.is_announced() && c.held_until.is_some_and(|d| d <= now))
             .map(|c| c.id.clone())
             .collect()
     }

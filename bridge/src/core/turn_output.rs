@@ -62,12 +62,12 @@ impl Bridge {
         }
     }
 
-    /// Announces the held calls whose wait for a name is over by `now`.
-    pub(super) fn name_waits_due(&mut self, now: Duration) {
+    /// Announces the held calls whose wait is over by `now`.
+    pub(super) fn holds_due(&mut self, now: Duration) {
         if self.turn.is_none() {
             return;
         }
-        for id in self.tool_calls.name_waits_over(now) {
+        for id in self.tool_calls.holds_over(now) {
             self.fold_message("tool_use");
             self.announce(&id);
         }
@@ -257,12 +257,10 @@ impl Bridge {
                 })
                 .flatten();
         let reaches_ours = completed
-            && self.mcp.as_ref().is_some_and(|ep| {
-                call.name(servers)
-                    .strip_prefix("mcp__")
-                    .and_then(|rest| rest.strip_prefix(ep.name.as_str()))
-                    .is_some_and(|rest| rest.starts_with("__"))
-            });
+            && self
+                .mcp
+                .as_ref()
+                .is_some_and(|ep| call.mcp_server(servers) == Some(ep.name.as_str()));
         call.drop_argument_texts();
         if call.content_is_proposal() {
             // a diff shown before the call ran is no result; its rawOutput is
@@ -501,7 +499,7 @@ fn holds_back(
         return false;
     }
     let until = *call
-        .named_by
+        .held_until
         .get_or_insert(now + crate::call::table::UNNAMED_CALL_WAIT);
     now < until
 }

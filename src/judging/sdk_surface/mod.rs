@@ -13,7 +13,6 @@ use std::path::Path;
 
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
-use sha2::Digest as _;
 
 use crate::corpus::claude_side::{Package, Reader, SurfaceSource};
 
@@ -74,7 +73,7 @@ impl Surface {
                 .with_context(|| format!("{} {version}: reading {}", package.id, path.display()))?;
             files.push(SourceFile {
                 path: rel.clone(),
-                sha256: hex(&sha2::Sha256::digest(&bytes)),
+                sha256: crate::corpus::recording::blobs::sha256_hex(&bytes),
             });
             // the published declarations may end lines with CRLF
             let text = String::from_utf8_lossy(&bytes).replace("\r\n", "\n");
@@ -117,10 +116,6 @@ pub fn find_package_root(install: &Path, first_file: &str) -> Option<std::path::
         .filter(|e| e.file_type().is_dir())
         .map(|e| e.into_path())
         .find(|d| d.join(first_file).is_file())
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// What a newer version changed in a surface.

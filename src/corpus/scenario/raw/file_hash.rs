@@ -1,7 +1,7 @@
 //! A scenario file's identity as recording headers hold it: the sha256 of
 //! the file without the tables only the judge reads.
 
-use sha2::Digest as _;
+use crate::corpus::recording::blobs::sha256_hex;
 
 /// The tables only the judge reads: the expectations and the justifications
 /// of the comparison with Claude Code. Editing one changes no frame a
@@ -20,14 +20,8 @@ pub(super) struct RecordingHashes {
 impl RecordingHashes {
     pub(super) fn of(bytes: &[u8]) -> RecordingHashes {
         RecordingHashes {
-            current: hex(&sha2::Sha256::digest(without_tables(
-                bytes,
-                JUDGE_ONLY_TABLES,
-            ))),
-            with_expectations: hex(&sha2::Sha256::digest(without_tables(
-                bytes,
-                &["[claude_comparison]"],
-            ))),
+            current: sha256_hex(&without_tables(bytes, JUDGE_ONLY_TABLES)),
+            with_expectations: sha256_hex(&without_tables(bytes, &["[claude_comparison]"])),
         }
     }
 }
@@ -49,8 +43,4 @@ fn without_tables(bytes: &[u8], tables: &[&str]) -> Vec<u8> {
         }
     }
     out
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
