@@ -23,9 +23,9 @@ use sha2::{Digest as _, Sha256};
 
 /// A JSON string this long or longer (its text between the quotes, in
 /// bytes) is stored as a blob: a screenshot's base64 (550 KiB), and the
-/// longest system prompts (25-60 KiB), which an agent version repeats in
+/// longest system prompts (16-60 KiB), which an agent version repeats in
 /// every model request.
-pub const THRESHOLD: usize = 24 * 1024;
+pub const THRESHOLD: usize = 16 * 1024;
 
 /// The store's directory under a corpus root.
 pub const STORE: &str = "blobs";
