@@ -270,6 +270,7 @@ fn header() -> Header {
         isolation: "none".into(),
         synthetic: true,
         placeholders: BTreeMap::new(),
+        session: Default::default(),
         extra: Default::default(),
     }
 }

@@ -2,12 +2,14 @@
 //! [`chunk_frame`], [`json_field`]) and builds them ([`client`], shared with
 //! the recorder), the panel's MCP servers as ACP passes them
 //! ([`mcp_servers`]), and Claude's permission modes onto what an agent
-//! offers ([`permission_mode`]).
+//! offers ([`permission_mode`]); the protocol revisions a client negotiates
+//! ([`revision`]).
 
 pub(crate) mod chunk_frame;
 pub mod client;
 pub(crate) mod json_field;
 pub mod mcp_servers;
 pub(crate) mod permission_mode;
+pub mod revision;
 pub(crate) mod update_frame;
 pub(crate) mod update_kind;

@@ -31,6 +31,14 @@ pub struct LaunchSpec {
     /// `additionalDirectories` where the agent takes them.
     pub additional_directories: Vec<String>,
     pub auth_method: Option<String>,
+    /// `--acp-mcp-unadvertised`: the panel's MCP server goes to the agent's
+    /// session calls even though the agent advertises no HTTP MCP (some
+    /// take servers they do not advertise).
+    pub mcp_unadvertised: bool,
+    /// `--acp-config <id>=<value>`: session config options set right after
+    /// the session opens, in order (an agent whose permission preset is
+    /// settable only over ACP starts where the panel wants it).
+    pub config_options: Vec<(String, String)>,
     pub script_gate: bool,
     /// How long the agent may take to answer a `session/prompt` after the
     /// panel interrupted it before the turn ends without that answer

@@ -228,9 +228,26 @@ impl<W: Write> TapEncoder<W> {
             "launch": launch,
             "scrub_patterns": scrub_kinds(),
         });
-        let Value::Object(header) = header else {
+        let Value::Object(mut header) = header else {
             unreachable!("a json! object")
         };
+        // what the launch did beyond what the agent advertises, as a
+        // recording's header says it, so that a replay launches alike
+        let mut setup = Map::new();
+        if spec.mcp_unadvertised {
+            setup.insert("mcp_unadvertised".into(), true.into());
+        }
+        if !spec.config_options.is_empty() {
+            let options: Map<String, Value> = spec
+                .config_options
+                .iter()
+                .map(|(id, value)| (id.clone(), Value::from(s(value))))
+                .collect();
+            setup.insert("config_options".into(), options.into());
+        }
+        if !setup.is_empty() {
+            header.insert("session".into(), setup.into());
+        }
         TapEncoder {
             out,
             log,
@@ -469,12 +486,11 @@ mod tests {
 
     /// The tap of `lines` (each `ms` = its index), parsed line by line.
     fn tap_of(lines: &[(Way, String)]) -> Vec<Value> {
-        let mut tap = TapEncoder::new(
-            session(),
-            Scrubber::builder().build(),
-            Some(Vec::new()),
-            None,
-        );
+        tap_of_session(session(), lines)
+    }
+
+    fn tap_of_session(session: TapSession, lines: &[(Way, String)]) -> Vec<Value> {
+        let mut tap = TapEncoder::new(session, Scrubber::builder().build(), Some(Vec::new()), None);
         for (ms, (way, line)) in lines.iter().enumerate() {
             tap.line(ms as u64, *way, line).unwrap();
         }
@@ -491,6 +507,36 @@ mod tests {
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect()
+    }
+
+    #[test]
+    fn the_header_keeps_what_the_launch_did_beyond_what_the_agent_advertises() {
+        let header = |launch: LaunchSpec| {
+            let session = TapSession {
+                launch,
+                ..session()
+            };
+            tap_of_session(session, &[]).remove(0)
+        };
+        assert_eq!(header(LaunchSpec::default()).get("session"), None);
+        let launch = LaunchSpec {
+            mcp_unadvertised: true,
+            config_options: vec![
+                ("mode".into(), "ask".into()),
+                ("effort".into(), "low".into()),
+            ],
+            ..LaunchSpec::default()
+        };
+        let setup = &header(launch)["session"];
+        assert_eq!(setup["mcp_unadvertised"], true);
+        // in the order of the flags, which is the order they were set
+        let ids: Vec<&String> = setup["config_options"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect();
+        assert_eq!(ids, ["mode", "effort"]);
+        assert_eq!(setup["config_options"]["mode"], "ask");
     }
 
     const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"terminal":false}}}"#;

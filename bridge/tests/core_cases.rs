@@ -7,7 +7,7 @@
 //! | line | meaning |
 //! |---|---|
 //! | `case: <name>` | starts a case (fresh bridge, clock at 0 ms) |
-//! | `spec: {json}` | launch spec fields (`cwd`, `resume_session_id`, `model`, `permission_mode`, `system_prompt`, `append_system_prompt`, `auth_method`, `cancel_grace_ms`, `mcp: {name,url,authorization}` or `null`, `mcp_servers: {<--mcp-config set>}` (sets `mcp` to its pick), `await_initialize`, `additional_directories: [..]`) |
+//! | `spec: {json}` | launch spec fields (`cwd`, `resume_session_id`, `model`, `permission_mode`, `system_prompt`, `append_system_prompt`, `auth_method`, `cancel_grace_ms`, `mcp: {name,url,authorization}` or `null`, `mcp_servers: {<--mcp-config set>}` (sets `mcp` to its pick), `await_initialize`, `additional_directories: [..]`, `mcp_unadvertised`, `config_options: [[id, value], ..]`) |
 //! | `use <name>` | inlines the steps of `_<name>.steps` |
 //! | `at <ms>` | sets the clock |
 //! | `panel> {json}` / `agent> <line>` | feeds one line (any text: malformed lines too) |
@@ -253,6 +253,13 @@ fn spec_from(v: &Value) -> LaunchSpec {
         cancel_grace: v["cancel_grace_ms"].as_u64().map(Duration::from_millis),
         mcp_servers,
         await_initialize: v["await_initialize"].as_bool().unwrap_or(false),
+        mcp_unadvertised: v["mcp_unadvertised"].as_bool().unwrap_or(false),
+        config_options: v["config_options"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|pair| Some((pair[0].as_str()?.to_string(), pair[1].as_str()?.to_string())))
+            .collect(),
         additional_directories: v["additional_directories"]
             .as_array()
             .into_iter()

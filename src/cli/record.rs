@@ -40,6 +40,11 @@ pub struct RecordArgs {
     /// scenario file
     #[arg(long, value_enum, default_value_t = mode::Mode::Once)]
     pub mode: mode::Mode,
+    /// The ACP revision the client offers: 1, or 2 (Preview; a real
+    /// client's negotiation: an agent that refuses it is offered 1). A v2
+    /// recording goes beside v1's as `<version>+acp2`
+    #[arg(long, default_value = "1", value_parser = ["1", "2"])]
+    pub acp_protocol: String,
     /// Internal: this process already runs inside the network namespace
     #[arg(long, hide = true)]
     pub inside_netns: bool,
@@ -64,6 +69,11 @@ impl From<RecordArgs> for record::Request {
             check: a.check,
             mode: a.mode,
             inside_netns: a.inside_netns,
+            offer: if a.acp_protocol == "2" {
+                acp_bridge::acp::revision::Revision::V2
+            } else {
+                acp_bridge::acp::revision::Revision::V1
+            },
         }
     }
 }

@@ -87,6 +87,13 @@ pub struct Header {
     #[serde(default)]
     pub placeholders: BTreeMap<String, String>,
     /// Fields this version does not know (kept, written back unchanged).
+    /// What the recording client did beyond what the agent advertised
+    /// (the profile's `[session]`); the replay launches the bridge alike.
+    #[serde(
+        default,
+        skip_serializing_if = "crate::corpus::profile::SessionSetup::is_default"
+    )]
+    pub session: crate::corpus::profile::SessionSetup,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }

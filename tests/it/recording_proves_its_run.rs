@@ -6,7 +6,13 @@
 //! - `record` ends a run `incomplete` and exits 1, naming what was not
 //!   played, when a scripted reply was never asked for or the scenario
 //!   calls an agent tool the profile maps none for; an agent the profile
-//!   says never asks a model records `ok`.
+//!   says never asks a model records `ok`;
+//! - a profile's `[session]` (MCP servers the agent does not advertise,
+//!   config options set after `session/new`) is sent, kept in the header,
+//!   and replays through the bridge without a divergence;
+//! - `record --acp-protocol 2` negotiates ACP v2 as a real client does (a
+//!   refused offer falls back to v1), ends a turn on `state_update` `idle`,
+//!   and files the recording as `<version>+acp2`.
 
 use crate::support::record_run;
 
@@ -122,6 +128,7 @@ while read -r line; do
   case "$line" in
   *'"method":"initialize"'*) printf '%s\n' '{"jsonrpc":"2.0","id":'"$id"',"result":{"protocolVersion":1,"agentInfo":{"name":"self-answering","version":"1.0.0"}}}';;
   *'"method":"session/new"'*) printf '%s\n' '{"jsonrpc":"2.0","id":'"$id"',"result":{"sessionId":"s"}}';;
+  *'"method":"session/set_config_option"'*) printf '%s\n' '{"jsonrpc":"2.0","id":'"$id"',"result":{"configOptions":[]}}';;
   *'"method":"session/prompt"'*)
     printf '%s\n' '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hello"}}}}'
     printf '%s\n' '{"jsonrpc":"2.0","id":'"$id"',"result":{"stopReason":"end_turn"}}';;
@@ -130,9 +137,13 @@ done
 "#;
 
 fn profile(id: &str, model_extra: &str) -> String {
+    profile_with(id, "", model_extra)
+}
+
+fn profile_with(id: &str, top: &str, model_extra: &str) -> String {
     crate::support::record_run::double_profile(
         id,
-        "",
+        top,
         &format!(
             "flavour = \"chat_completions\"\ntool_naming = {{ form = \"flat\", template = \"unity-ops_{{tool}}\" }}\n{model_extra}"
         ),
@@ -217,5 +228,143 @@ fn a_run_that_leaves_its_script_unplayed_ends_incomplete_and_record_exits_1_nami
                 "{id}: record did not say {note:?}:\n{stderr}"
             );
         }
+    }
+}
+
+#[test]
+fn a_profiles_session_setup_is_sent_kept_in_the_header_and_replayed_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir_all(root.join("profiles")).unwrap();
+    std::fs::create_dir_all(root.join("scenarios")).unwrap();
+    std::fs::write(root.join("scenarios/one-turn.toml"), SCENARIO).unwrap();
+    let id = "session-setup";
+    std::fs::write(
+        root.join("profiles").join(format!("{id}.toml")),
+        profile_with(
+            id,
+            "[session]\nmcp_unadvertised = true\nconfig_options = { mode = \"ask\", effort = \"low\" }\n",
+            "asks_model = false",
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let stderr_path = out.join("record.stderr");
+    let (code, stderr) =
+        record_run::run_record(&root, &out, id, "one-turn", &[], &stderr_path, RUN_LIMIT);
+    assert_eq!(code, Some(0), "stderr:\n{stderr}");
+    let rec = recording::read(&out.join(format!("{id}/1.0.0/one-turn.jsonl"))).unwrap();
+    assert!(rec.header.session.mcp_unadvertised);
+    assert_eq!(rec.header.session.config_option_list().len(), 2);
+    let sent: Vec<Value> = rec
+        .events
+        .iter()
+        .filter(|e| e.leg == recording::Leg::Acp && e.dir == recording::Dir::ToAgent)
+        .map(|e| serde_json::from_str(&e.raw).unwrap())
+        .collect();
+    let new = sent.iter().find(|f| f["method"] == "session/new").unwrap();
+    assert_eq!(new["params"]["mcpServers"][0]["name"], "unity-ops", "{new}");
+    let options: Vec<(&str, &str)> = sent
+        .iter()
+        .filter(|f| f["method"] == "session/set_config_option")
+        .map(|f| {
+            (
+                f["params"]["configId"].as_str().unwrap(),
+                f["params"]["value"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(options, [("effort", "low"), ("mode", "ask")]);
+    let scenario = scenario::load(root.join("scenarios/one-turn.toml")).unwrap();
+    let replayed = acp_harness::judging::replay::replayer::replay(&rec, &scenario);
+    let divergences: Vec<_> = replayed.transcript.divergences().collect();
+    assert!(divergences.is_empty(), "{divergences:?}");
+}
+
+/// An agent that speaks ACP v2 when offered it, or refuses a v2 offer
+/// (`$REFUSE_V2`) and speaks v1; a v2 prompt is answered `{messageId}` at
+/// once and its turn ends with `state_update` `idle`.
+const V2_AGENT: &str = r#"
+while read -r line; do
+  id=$(printf '%s' "$line" | sed -n 's/^{"jsonrpc":"2.0","id":\([0-9]*\).*/\1/p')
+  case "$line" in
+  *'"method":"initialize"'*'"protocolVersion":2'*)
+    if [ -n "$REFUSE_V2" ]; then
+      printf '%s\n' '{"jsonrpc":"2.0","id":'"$id"',"error":{"code":-32602,"message":"missing info"}}'
+    else
+      v2=1
+      printf '%s\n' '{"jsonrpc":"2.0","id":'"$id"',"result":{"protocolVersion":2,"info":{"name":"v2-agent","version":"1.0.0"},"capabilities":{"session":{"mcp":{"http":{}}}}}}'
+    fi;;
+  *'"method":"initialize"'*) printf '%s\n' '{"jsonrpc":"2.0","id":'"$id"',"result":{"protocolVersion":1,"agentInfo":{"name":"v2-agent","version":"1.0.0"},"agentCapabilities":{"mcpCapabilities":{"http":true}}}}';;
+  *'"method":"session/new"'*) printf '%s\n' '{"jsonrpc":"2.0","id":'"$id"',"result":{"sessionId":"s"}}';;
+  *'"method":"session/prompt"'*)
+    if [ -n "$v2" ]; then
+      printf '%s\n' '{"jsonrpc":"2.0","id":'"$id"',"result":{"messageId":"m1"}}'
+      printf '%s\n' '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"state_update","state":"running"}}}'
+      printf '%s\n' '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","messageId":"a1","content":{"type":"text","text":"hello"}}}}'
+      printf '%s\n' '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"state_update","state":"idle","stopReason":"end_turn"}}}'
+    else
+      printf '%s\n' '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hello"}}}}'
+      printf '%s\n' '{"jsonrpc":"2.0","id":'"$id"',"result":{"stopReason":"end_turn"}}'
+    fi;;
+  esac
+done
+"#;
+
+#[test]
+fn a_v2_offer_is_negotiated_like_a_real_client_and_filed_beside_v1() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir_all(root.join("profiles")).unwrap();
+    std::fs::create_dir_all(root.join("scenarios")).unwrap();
+    std::fs::write(root.join("scenarios/one-turn.toml"), SCENARIO).unwrap();
+    // (agent, its [env], the revision it selects, a note that must be there)
+    let cases = [
+        ("speaks-v2", "", 2, None),
+        (
+            "refuses-v2",
+            "REFUSE_V2 = \"1\"\n",
+            1,
+            Some("the agent refused the ACP v2 offer"),
+        ),
+    ];
+    for (id, env, selected, note) in cases {
+        let text = record_run::double_profile(
+            id,
+            &format!("[env]\n{env}"),
+            "flavour = \"chat_completions\"\ntool_naming = { form = \"flat\", template = \"unity-ops_{tool}\" }\nasks_model = false",
+            "bash",
+            &format!("[\"-c\", '''{V2_AGENT}''']"),
+        );
+        std::fs::write(root.join("profiles").join(format!("{id}.toml")), text).unwrap();
+        let out = dir.path().join(format!("out-{id}"));
+        std::fs::create_dir_all(&out).unwrap();
+        let stderr_path = out.join("record.stderr");
+        let args = ["--acp-protocol", "2"];
+        let (code, stderr) =
+            record_run::run_record(&root, &out, id, "one-turn", &args, &stderr_path, RUN_LIMIT);
+        assert_eq!(code, Some(0), "{id}: stderr:\n{stderr}");
+        let rec = recording::read(&out.join(format!("{id}/1.0.0+acp2/one-turn.jsonl"))).unwrap();
+        assert_eq!(rec.header.protocol_version, selected, "{id}");
+        let trailer = rec.trailer.expect("a trailer");
+        assert_eq!(trailer.outcome, Outcome::Ok, "{id}: {:?}", trailer.notes);
+        if let Some(note) = note {
+            assert!(
+                trailer.notes.iter().any(|n| n.contains(note)),
+                "{id}: no note {note:?} in {:?}",
+                trailer.notes
+            );
+        }
+        let sent: Vec<Value> = rec
+            .events
+            .iter()
+            .filter(|e| e.leg == recording::Leg::Acp && e.dir == recording::Dir::ToAgent)
+            .map(|e| serde_json::from_str(&e.raw).unwrap())
+            .collect();
+        assert_eq!(sent[0]["params"]["protocolVersion"], 2, "{id}");
+        assert_eq!(sent[0]["params"]["info"]["name"], "acp-harness", "{id}");
+        let new = sent.iter().find(|f| f["method"] == "session/new").unwrap();
+        assert_eq!(new["params"]["mcpServers"][0]["name"], "unity-ops", "{id}");
     }
 }

@@ -108,10 +108,22 @@ pub fn agent_supports_images(agent_init_result: &Value) -> bool {
     agent_caps(agent_init_result)["promptCapabilities"]["image"].as_bool() == Some(true)
 }
 
-/// The `mcpServers` list: the panel's server, only when the agent speaks HTTP MCP.
-pub fn mcp_servers(mcp: Option<&McpEndpoint>, agent_init_result: &Value) -> Value {
+/// Whether the panel's HTTP MCP server goes into `session/new` and
+/// `session/load`: when the agent advertises HTTP MCP, or when the launch
+/// says the agent takes servers it does not advertise (`unadvertised`).
+pub fn offers_http_mcp(agent_init_result: &Value, unadvertised: bool) -> bool {
+    unadvertised || agent_supports_http_mcp(agent_init_result)
+}
+
+/// The `mcpServers` list: the panel's server, only when it is offered
+/// ([`offers_http_mcp`]).
+pub fn mcp_servers(
+    mcp: Option<&McpEndpoint>,
+    agent_init_result: &Value,
+    unadvertised: bool,
+) -> Value {
     match mcp {
-        Some(ep) if agent_supports_http_mcp(agent_init_result) => {
+        Some(ep) if offers_http_mcp(agent_init_result, unadvertised) => {
             let headers: Vec<Value> = ep
                 .authorization
                 .iter()
@@ -168,14 +180,28 @@ pub fn session_system_prompt(
     Some(json!({"mode": mode, "content": content}))
 }
 
+/// The MCP server a session call offers the agent, and whether it goes
+/// even where the agent advertises no HTTP MCP.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct McpOffer<'a> {
+    pub endpoint: Option<&'a McpEndpoint>,
+    pub unadvertised: bool,
+}
+
+impl McpOffer<'_> {
+    fn servers(self, agent_init_result: &Value) -> Value {
+        mcp_servers(self.endpoint, agent_init_result, self.unadvertised)
+    }
+}
+
 /// `session/new` params; `system_prompt` from [`session_system_prompt`].
 pub fn new_session_params(
     cwd: &str,
-    mcp: Option<&McpEndpoint>,
+    mcp: McpOffer<'_>,
     agent_init_result: &Value,
     system_prompt: Option<Value>,
 ) -> Value {
-    let mut params = json!({"cwd": cwd, "mcpServers": mcp_servers(mcp, agent_init_result)});
+    let mut params = json!({"cwd": cwd, "mcpServers": mcp.servers(agent_init_result)});
     if let Some(sp) = system_prompt {
         params["systemPrompt"] = sp;
     }
@@ -186,11 +212,12 @@ pub fn new_session_params(
 pub fn load_session_params(
     session_id: &str,
     cwd: &str,
-    mcp: Option<&McpEndpoint>,
+    mcp: McpOffer<'_>,
     agent_init_result: &Value,
     system_prompt: Option<Value>,
 ) -> Value {
-    let mut params = json!({"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers(mcp, agent_init_result)});
+    let mut params =
+        json!({"sessionId": session_id, "cwd": cwd, "mcpServers": mcp.servers(agent_init_result)});
     if let Some(sp) = system_prompt {
         params["systemPrompt"] = sp;
     }

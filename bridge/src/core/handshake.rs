@@ -30,7 +30,7 @@ impl Bridge {
             Some(ep) => {
                 let status = if self.mcp_failed {
                     "failed"
-                } else if client::agent_supports_http_mcp(&self.agent_init) || self.mcp_reached {
+                } else if self.offers_http_mcp() || self.mcp_reached {
                     "connected"
                 } else {
                     "unknown"
@@ -57,8 +57,12 @@ impl Bridge {
     pub(super) fn open_session(&mut self, now: Duration, after_auth: bool) {
         self.deadline = Some(now + HANDSHAKE_TIMEOUT);
         let mcp = self.mcp.clone();
+        let offer = client::McpOffer {
+            endpoint: mcp.as_ref(),
+            unadvertised: self.spec.mcp_unadvertised,
+        };
         if let Some(ep) = &mcp
-            && !client::agent_supports_http_mcp(&self.agent_init)
+            && !self.offers_http_mcp()
         {
             self.diag(format!(
                 "the agent has no mcpCapabilities.http: {} not registered, its status unknown until a call reaches it",
@@ -82,7 +86,7 @@ impl Bridge {
                 let mut params = client::load_session_params(
                     &id,
                     &self.spec.cwd,
-                    mcp.as_ref(),
+                    offer,
                     &self.agent_init,
                     system_prompt,
                 );
@@ -99,7 +103,7 @@ impl Bridge {
                 }
                 let mut params = client::new_session_params(
                     &self.spec.cwd,
-                    mcp.as_ref(),
+                    offer,
                     &self.agent_init,
                     system_prompt,
                 );
@@ -107,6 +111,11 @@ impl Bridge {
                 self.request("session/new", params, Pending::NewSession { after_auth });
             }
         }
+    }
+
+    /// Whether the panel's MCP server goes into the session calls.
+    pub(super) fn offers_http_mcp(&self) -> bool {
+        client::offers_http_mcp(&self.agent_init, self.spec.mcp_unadvertised)
     }
 
     fn add_directories(&mut self, params: &mut Value) {
@@ -188,6 +197,22 @@ impl Bridge {
                     "the agent offers no mode matching permission mode {mode:?}"
                 )),
             }
+        }
+        for (config_id, value) in self.spec.config_options.clone() {
+            let (m, p) = client::mode_change_request(
+                &sid,
+                &ModeChange::SetConfigOption {
+                    config_id: config_id.clone(),
+                    value: value.clone(),
+                },
+            );
+            self.request(
+                m,
+                p,
+                Pending::Startup {
+                    what: format!("config option {config_id}={value}"),
+                },
+            );
         }
         for (rid, ask) in std::mem::take(&mut self.panel_init_requests) {
             let body = self.initialize_response(&ask);

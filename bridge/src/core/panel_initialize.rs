@@ -202,9 +202,7 @@ impl Bridge {
     fn mcp_servers_applied(&self, asked: &Map<String, Value>) -> bool {
         self.phase == Phase::Ready
             && self.initialize_servers.as_ref().is_some_and(|taken| {
-                taken.servers == *asked
-                    && taken.endpoint_is_theirs
-                    && client::agent_supports_http_mcp(&self.agent_init)
+                taken.servers == *asked && taken.endpoint_is_theirs && self.offers_http_mcp()
             })
     }
 

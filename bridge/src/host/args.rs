@@ -23,6 +23,11 @@ pub const MAX_LINE_ENV: &str = "ACP_BRIDGE_MAX_LINE_BYTES";
 /// Environment variable holding the tap path when `--tap` is absent (for
 /// panels that start the bridge with flags of their own).
 pub const TAP_ENV: &str = "ACP_BRIDGE_TAP";
+/// Environment variable holding session config options (`id=value`, comma
+/// separated) when no `--acp-config` is given.
+pub const CONFIG_ENV: &str = "ACP_BRIDGE_CONFIG";
+/// Environment variable that, set to `1`, does what `--acp-mcp-unadvertised` does.
+pub const MCP_UNADVERTISED_ENV: &str = "ACP_BRIDGE_MCP_UNADVERTISED";
 
 /// The variables of ours the command line falls back to.
 #[derive(Debug, Default, Clone)]
@@ -33,6 +38,10 @@ pub struct Env {
     pub max_line_bytes: Option<String>,
     /// [`TAP_ENV`]
     pub tap: Option<String>,
+    /// [`CONFIG_ENV`]
+    pub config: Option<String>,
+    /// [`MCP_UNADVERTISED_ENV`]
+    pub mcp_unadvertised: Option<String>,
     /// `HOME`: what a tap path's `~/` means.
     pub home: Option<PathBuf>,
 }
@@ -43,6 +52,8 @@ impl Env {
             agent: std::env::var(AGENT_ENV).ok(),
             max_line_bytes: std::env::var(MAX_LINE_ENV).ok(),
             tap: std::env::var(TAP_ENV).ok(),
+            config: std::env::var(CONFIG_ENV).ok(),
+            mcp_unadvertised: std::env::var(MCP_UNADVERTISED_ENV).ok(),
             home: std::env::var_os("HOME")
                 .filter(|h| !h.is_empty())
                 .map(PathBuf::from),
@@ -126,10 +137,12 @@ const VALUE_FLAGS: &[&str] = &[
     "--eof-drain-ms",
     "--cancel-grace-ms",
     "--max-line-bytes",
+    "--acp-config",
 ];
 
 /// Claude flags known to take no value; listed so they never skip a token.
 const BOOL_FLAGS: &[&str] = &[
+    "--acp-mcp-unadvertised",
     "--verbose",
     "--print",
     "-p",
@@ -166,6 +179,7 @@ const TAPPED_VALUES: &[&str] = &[
     "--eof-drain-ms",
     "--cancel-grace-ms",
     "--max-line-bytes",
+    "--acp-config",
 ];
 
 /// The bridge's own argv as a tap records it: every flag named, the values
@@ -240,6 +254,21 @@ pub fn parse(args: &[String], env: Env, current_dir: &Path) -> Result<Invocation
         _ => None,
     };
     let agent_argv = agent_argv(flags.agent_cmd, env.agent, current_dir)?;
+    if flags.config_options.is_empty()
+        && let Some(list) = env.config.as_deref().filter(|v| !v.trim().is_empty())
+    {
+        for item in list.split(',').filter(|i| !i.trim().is_empty()) {
+            flags
+                .config_options
+                .push(config_option(item.trim(), CONFIG_ENV)?);
+        }
+    }
+    let mcp_unadvertised = flags.mcp_unadvertised
+        || match env.mcp_unadvertised.as_deref().map(str::trim) {
+            None | Some("") | Some("0") | Some("false") => false,
+            Some("1") | Some("true") => true,
+            Some(other) => bail!("{MCP_UNADVERTISED_ENV} takes 1 or 0, got {other:?}"),
+        };
 
     let cwd = flags.cwd.unwrap_or_else(|| current_dir.to_path_buf());
     if !cwd.is_dir() {
@@ -283,6 +312,8 @@ pub fn parse(args: &[String], env: Env, current_dir: &Path) -> Result<Invocation
         await_initialize: flags.await_initialize,
         cwd: cwd.to_string_lossy().into_owned(),
         auth_method: flags.auth_method,
+        mcp_unadvertised,
+        config_options: flags.config_options,
         script_gate: flags.script_gate,
         cancel_grace: flags.cancel_grace,
         additional_directories: flags.add_dirs,
@@ -330,6 +361,9 @@ struct Flags {
     positionals: Vec<String>,
     print_mode: bool,
     await_initialize: bool,
+    mcp_unadvertised: bool,
+    /// `--acp-config` values, in order.
+    config_options: Vec<(String, String)>,
 }
 
 impl Flags {
@@ -387,6 +421,7 @@ impl Flags {
                     );
                 }
                 "--await-initialize" => flags.await_initialize = true,
+                "--acp-mcp-unadvertised" => flags.mcp_unadvertised = true,
                 "--print" | "-p" => flags.print_mode = true,
                 "--output-format" | "--input-format" => {
                     let value = match inline {
@@ -462,9 +497,20 @@ impl Flags {
             "--eof-drain-ms" => self.timing.eof_drain = millis(&value, n)?,
             "--cancel-grace-ms" => self.cancel_grace = Some(millis(&value, n)?),
             "--max-line-bytes" => self.max_line = Some(line_cap(&value, n)?),
+            "--acp-config" => self.config_options.push(config_option(&value, n)?),
             _ => unreachable!("every VALUE_FLAGS entry is matched above"),
         }
         Ok(())
+    }
+}
+
+/// One `<id>=<value>` session config option; `source` names where it came from.
+fn config_option(item: &str, source: &str) -> Result<(String, String)> {
+    match item.split_once('=') {
+        Some((id, value)) if !id.trim().is_empty() && !value.trim().is_empty() => {
+            Ok((id.trim().to_string(), value.trim().to_string()))
+        }
+        _ => bail!("{source} takes <id>=<value> (a session config option), got {item:?}"),
     }
 }
 
@@ -563,6 +609,10 @@ Claude flags used: --model, --permission-mode, --mcp-config (JSON or path),
 --dangerously-skip-permissions, --await-initialize (the panel's first line must
 be its initialize request, whose mcpServers join --mcp-config's). Every other Claude flag is accepted and ignored.
 Bridge flags: --cwd <dir>, --auth-method <id>, --script-gate[=true|false],
+--acp-config <id>=<value> (repeatable, also from ACP_BRIDGE_CONFIG as id=value,...:
+a session config option set right after the session opens),
+--acp-mcp-unadvertised (also ACP_BRIDGE_MCP_UNADVERTISED=1: give the agent the MCP
+server even though it advertises no HTTP MCP),
 --tap <file or dir/> (also from ACP_BRIDGE_TAP: both legs of the session, scrubbed
 of paths and credentials, written whole at exit; in a directory, a new file per session),
 --bridge-log <file> (the same lines as tagged text, appended as they come),

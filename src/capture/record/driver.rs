@@ -12,14 +12,14 @@ use std::time::Duration;
 
 use acp_bridge::McpEndpoint;
 use acp_bridge::acp::client::{self as frames, PermissionIntent, PromptImage};
+use acp_bridge::acp::revision::{self, Revision};
 use serde_json::Value;
-use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::Instant;
 
-use crate::capture::acp_client::{AgentProcess, Incoming, Tap, Tapped};
+use crate::capture::acp_client::{AgentProcess, Incoming, Tap};
 use crate::capture::interrupt::Interrupt;
 use crate::corpus::profile::{Launch, Ready, Stop};
-use crate::corpus::recording::{Dir, Exit, Leg, Outcome};
+use crate::corpus::recording::{Exit, Outcome};
 use crate::corpus::scenario::call_ledger::CallLedger;
 use crate::corpus::scenario::{Decision, Point, Prompt, Scenario, Step};
 
@@ -28,7 +28,11 @@ const STEP_TIMEOUT: Duration = Duration::from_secs(90);
 /// How long a turn may take to finish.
 const TURN_TIMEOUT: Duration = Duration::from_secs(150);
 
+mod agent_slot;
 mod ready;
+
+pub(super) use agent_slot::AgentSlot;
+use agent_slot::note_event;
 
 /// What woke a pump.
 enum Wake {
@@ -91,6 +95,11 @@ pub struct Setup<'a> {
     pub ready: &'a Ready,
     pub workspace: String,
     pub mcp: McpEndpoint,
+    /// The profile's `[session]`: what the client does beyond what the
+    /// agent advertises, as the bridge's launch flags do it.
+    pub session: &'a crate::corpus::profile::SessionSetup,
+    /// The protocol revision `initialize` offers (`record --acp-protocol`).
+    pub offer: Revision,
     pub live: bool,
     pub tap: Tap,
     /// Running count of `tools/call` requests stub-mcp received: a tool is
@@ -127,6 +136,12 @@ struct Driver<'a> {
     session_id: String,
     responses: HashMap<u64, Value>,
     running: Option<u64>,
+    /// The revision the agent selected in `initialize`.
+    revision: Revision,
+    /// v2: the running prompt was answered (`{messageId}`), and whether its
+    /// `state_update` `idle` came already; the turn ends when both have.
+    prompt_answered: bool,
+    idle_seen: bool,
     queued: VecDeque<Value>,
     permissions: VecDeque<(Value, Vec<Value>)>,
     turn: TurnPoints,
@@ -157,6 +172,9 @@ pub async fn run(scenario: &Scenario, setup: Setup<'_>, mut interrupt: Interrupt
         session_id: String::new(),
         responses: HashMap::new(),
         running: None,
+        revision: Revision::V1,
+        prompt_answered: false,
+        idle_seen: false,
         queued: VecDeque::new(),
         permissions: VecDeque::new(),
         turn: TurnPoints::default(),
@@ -325,6 +343,8 @@ impl Driver<'_> {
         let params = frames::prompt_params(&self.session_id, blocks);
         let id = self.agent()?.request("session/prompt", params).await?;
         self.running = Some(id);
+        self.prompt_answered = false;
+        self.idle_seen = false;
         self.turn = TurnPoints {
             mcp_calls_at_start: *self.setup.mcp_calls.borrow(),
             ..TurnPoints::default()
@@ -530,11 +550,17 @@ impl Driver<'_> {
                     self.turn.permission = true;
                     // Agents that ask first (Gemini CLI) announce the call
                     // only in the request: that is their first tool call.
-                    if frame["params"].get("toolCall").is_some() {
+                    // v1 names it `toolCall`, v2 a `subject` of type `tool_call`
+                    let subject = &frame["params"]["subject"];
+                    let call = match frame["params"].get("toolCall") {
+                        Some(call) => Some(call),
+                        None => (subject["type"] == "tool_call").then_some(subject),
+                    };
+                    if let Some(call) = call {
                         self.turn.tool_call = true;
-                    }
-                    if let Some(call) = frame["params"]["toolCall"]["toolCallId"].as_str() {
-                        self.turn.calls.asked(call);
+                        if let Some(call) = call["toolCallId"].as_str() {
+                            self.turn.calls.asked(call);
+                        }
                     }
                     self.permissions.push_back((id, options));
                 } else {
@@ -553,6 +579,14 @@ impl Driver<'_> {
                 self.notifications_seen.insert(method.clone());
                 if let Some(kind) = frame["params"]["update"]["sessionUpdate"].as_str() {
                     self.updates_seen.insert(kind.to_owned());
+                }
+                if method == "session/update"
+                    && revision::is_idle_update(&frame["params"]["update"])
+                {
+                    self.idle_seen = true;
+                    if self.prompt_answered {
+                        self.turn_ended().await?;
+                    }
                 }
                 if method == "session/update" {
                     match frame["params"]["update"]["sessionUpdate"].as_str() {
@@ -580,17 +614,73 @@ impl Driver<'_> {
                 let Some(id) = id.as_u64() else {
                     return Ok(());
                 };
+                let refused = frame.get("error").is_some();
                 self.responses.insert(id, frame);
                 if self.running == Some(id) {
-                    self.running = None;
-                    if let Some(next) = self.queued.pop_front() {
-                        self.dispatch(next).await?;
+                    // v1 ends the turn with the answer; v2 answers at once
+                    // and ends it with `state_update` `idle` (a refused
+                    // prompt starts no turn)
+                    self.prompt_answered = true;
+                    if self.revision == Revision::V1 || refused || self.idle_seen {
+                        self.turn_ended().await?;
                     }
                 }
             }
             (None, None) => {}
         }
         Ok(())
+    }
+
+    /// The running turn is over: the next queued prompt goes.
+    async fn turn_ended(&mut self) -> Result<(), Halt> {
+        self.running = None;
+        if let Some(next) = self.queued.pop_front() {
+            self.dispatch(next).await?;
+        }
+        Ok(())
+    }
+
+    /// `initialize` offering the setup's revision; an agent that refuses a
+    /// v2 offer is asked again with v1, as a real client falls back. The
+    /// answer as the capability rules read it ([`revision::v1_view`]).
+    async fn initialize(&mut self) -> Result<Value, Halt> {
+        let version = env!("CARGO_PKG_VERSION");
+        let offer = self.setup.offer;
+        let params = offer.initialize_params("acp-harness", version);
+        let mut init = self
+            .call("initialize", params, "the initialize response")
+            .await?;
+        if offer == Revision::V2 && init.get("error").is_some() {
+            self.note(format!(
+                "the agent refused the ACP v2 offer ({}); offering v1",
+                init["error"]
+            ));
+            let params = Revision::V1.initialize_params("acp-harness", version);
+            init = self
+                .call("initialize", params, "the initialize response")
+                .await?;
+        }
+        let Some(result) = init.get("result").cloned() else {
+            return Err(Halt::Error(anyhow::anyhow!("initialize failed: {init}")));
+        };
+        self.revision = match Revision::selected(&result) {
+            Some(selected) if selected.number() <= offer.number() => selected,
+            _ => {
+                return Err(Halt::Error(anyhow::anyhow!(
+                    "the agent answered protocolVersion {} to an offer of {}: not a revision this client speaks",
+                    result["protocolVersion"],
+                    offer.number()
+                )));
+            }
+        };
+        if self.revision != offer && self.slot.proc == 1 {
+            self.note(format!(
+                "ACP v{} offered, the agent selected v{}",
+                offer.number(),
+                self.revision.number()
+            ));
+        }
+        Ok(revision::v1_view(&result))
     }
 
     /// Sends a request and waits for its response frame.
@@ -617,20 +707,10 @@ impl Driver<'_> {
         self.updates_seen.clear();
         self.mcp_at_start = self.setup.mcp_methods.borrow().clone();
 
-        let init = self
-            .call(
-                "initialize",
-                frames::initialize_params(),
-                "the initialize response",
-            )
-            .await?;
-        let Some(result) = init.get("result").cloned() else {
-            return Err(Halt::Error(anyhow::anyhow!("initialize failed: {init}")));
-        };
+        let result = self.initialize().await?;
         if self.slot.proc == 1 {
             (self.setup.on_initialized)(&result);
-            if result.pointer("/agentCapabilities/mcpCapabilities/http") != Some(&Value::Bool(true))
-            {
+            if !frames::offers_http_mcp(&result, self.setup.session.mcp_unadvertised) {
                 self.note(
                     "the agent advertises no agentCapabilities.mcpCapabilities.http: it may not take the unity-ops MCP server (HTTP) from session/new".into(),
                 );
@@ -643,18 +723,22 @@ impl Driver<'_> {
                 "the agent does not advertise loadSession; sending session/load anyway".into(),
             );
         }
-        let mcp = Some(&self.setup.mcp);
+        let mcp = frames::McpOffer {
+            endpoint: Some(&self.setup.mcp),
+            unadvertised: self.setup.session.mcp_unadvertised,
+        };
         let (method, params) = if load {
-            (
-                "session/load",
-                frames::load_session_params(
-                    &self.session_id,
-                    &self.setup.workspace,
-                    mcp,
-                    &self.init_result,
-                    self.session_system_prompt(),
-                ),
-            )
+            let params = frames::load_session_params(
+                &self.session_id,
+                &self.setup.workspace,
+                mcp,
+                &self.init_result,
+                self.session_system_prompt(),
+            );
+            match self.revision {
+                Revision::V1 => ("session/load", params),
+                Revision::V2 => ("session/resume", revision::resume_session_params(&params)),
+            }
         } else {
             (
                 "session/new",
@@ -679,7 +763,28 @@ impl Driver<'_> {
             // session/load may return modes/models again; keep what it says.
             self.session_result = result;
         }
+        self.set_config_options().await?;
         self.wait_ready(load).await
+    }
+
+    /// The profile's session config options, set as the bridge sets its
+    /// `--acp-config` ones: right after the session opens, in order.
+    async fn set_config_options(&mut self) -> Result<(), Halt> {
+        for (config_id, value) in self.setup.session.config_option_list() {
+            let change = frames::ModeChange::SetConfigOption {
+                config_id: config_id.clone(),
+                value: value.clone(),
+            };
+            let (method, params) = frames::mode_change_request(&self.session_id, &change);
+            let what = format!("the {method} response for {config_id}={value}");
+            let response = self.call(method, params, &what).await?;
+            if let Some(err) = response.get("error") {
+                self.note(format!(
+                    "the profile's config option {config_id}={value} was refused: {err}"
+                ));
+            }
+        }
+        Ok(())
     }
 
     async fn end_process(&mut self) {
@@ -687,114 +792,5 @@ impl Driver<'_> {
         self.running = None;
         self.queued.clear();
         self.permissions.clear();
-    }
-}
-
-/// The agent process a recording client talks to now (numbered from 1 per
-/// run; a resume or reload starts the next one) with the run's harness notes
-/// and the last process's exit. Both recording clients (ACP and stream-json)
-/// start, note and end their processes through it, so their runs end alike.
-pub(super) struct AgentSlot {
-    tap: Tap,
-    stop: Stop,
-    process: Option<AgentProcess>,
-    /// The current process's output; `None` once it closed.
-    pub(super) rx: Option<UnboundedReceiver<Incoming>>,
-    /// The current process's number (0 before the first).
-    pub(super) proc: u32,
-    notes: Vec<String>,
-    last_exit: Exit,
-}
-
-impl AgentSlot {
-    pub(super) fn new(tap: Tap, stop: Stop) -> Self {
-        AgentSlot {
-            tap,
-            stop,
-            process: None,
-            rx: None,
-            proc: 0,
-            notes: Vec::new(),
-            last_exit: Exit::default(),
-        }
-    }
-
-    /// A harness note: printed for whoever watches the run, tapped onto the
-    /// timeline, and kept for the header's notes.
-    pub(super) fn note(&mut self, text: String) {
-        eprintln!("[record] {text}");
-        let _ = self.tap.send(note_event(self.proc, text.clone()));
-        self.notes.push(text);
-    }
-
-    /// The current process, or why there is none.
-    pub(super) fn agent(&mut self) -> Result<&mut AgentProcess, Halt> {
-        self.process
-            .as_mut()
-            .ok_or_else(|| Halt::AgentClosed("no agent process".into()))
-    }
-
-    /// Starts the next process of `launch` with `args` in `workspace`, its
-    /// traffic tapped to `tap`; a process after the first is noted.
-    pub(super) fn start(
-        &mut self,
-        launch: &Launch,
-        args: &[String],
-        workspace: &str,
-        tap: Tap,
-    ) -> anyhow::Result<()> {
-        self.proc += 1;
-        if self.proc > 1 {
-            self.note(format!("agent process {} started", self.proc));
-        }
-        let (agent, rx) = AgentProcess::spawn(
-            self.proc,
-            &launch.program,
-            args,
-            &launch.env,
-            std::path::Path::new(workspace),
-            tap,
-        )?;
-        self.process = Some(agent);
-        self.rx = Some(rx);
-        Ok(())
-    }
-
-    /// Ends the current process the profile's way; what the stop had to
-    /// do (signals, a kill) becomes notes.
-    pub(super) async fn end(&mut self) {
-        if let Some(agent) = self.process.take() {
-            let (exit, notes) = agent.stop(self.stop).await;
-            for n in notes {
-                self.note(n);
-            }
-            self.last_exit = exit;
-        }
-        self.rx = None;
-    }
-
-    /// Ends the run that played to `result`: notes why it stopped early,
-    /// ends the process, and hands over what the run came to.
-    pub(super) async fn finish(&mut self, result: Result<(), Halt>) -> RunEnd {
-        let (outcome, why) = Halt::outcome(result);
-        if let Some(why) = why {
-            self.note(why);
-        }
-        self.end().await;
-        RunEnd {
-            outcome,
-            exit: std::mem::take(&mut self.last_exit),
-            notes: std::mem::take(&mut self.notes),
-        }
-    }
-}
-
-fn note_event(proc: u32, raw: String) -> Tapped {
-    Tapped {
-        leg: Leg::Harness,
-        dir: Dir::Note,
-        proc,
-        raw,
-        http: None,
     }
 }

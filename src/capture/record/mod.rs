@@ -29,6 +29,7 @@ pub mod timeline;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use acp_bridge::acp::revision::Revision;
 use anyhow::{Context, bail};
 use serde_json::Value;
 
@@ -77,6 +78,8 @@ pub struct Request {
     pub mode: mode::Mode,
     /// Internal: this process already runs inside the network namespace
     pub inside_netns: bool,
+    /// The ACP revision the client offers in `initialize`.
+    pub offer: Revision,
 }
 
 pub fn run(args: Request) -> anyhow::Result<ExitCode> {
@@ -93,7 +96,14 @@ pub fn run(args: Request) -> anyhow::Result<ExitCode> {
     let live = args.model == "live";
     let targets: Vec<PathBuf> = scenarios
         .iter()
-        .map(|s| recording_path(&args.out, &profile.id, &version, &s.name))
+        .map(|s| {
+            recording_path(
+                &args.out,
+                &profile.id,
+                &revision_version(&version, args.offer),
+                &s.name,
+            )
+        })
         .collect();
     let actions = match planned_actions(&args, &scenarios, &targets) {
         Ok(actions) => actions,
@@ -176,6 +186,7 @@ pub fn run(args: Request) -> anyhow::Result<ExitCode> {
             live,
             isolation,
             out_root: &out_root,
+            offer: args.offer,
         };
         let (finished, outcome) = runtime.block_on(record_one(&ctx, interrupt.clone()))?;
         let late = why_not_commit(&interrupt);
@@ -348,6 +359,22 @@ fn check_against(committed: &Path, fresh: &Path) -> Option<bool> {
     }
 }
 
+/// The version directory a recording made under `offer` goes to: the
+/// version itself for v1; for v2 the same version marked `+acp2` (semver
+/// build metadata: the same agent version, another protocol revision).
+pub fn revision_version(version: &semver::Version, offer: Revision) -> semver::Version {
+    match offer {
+        Revision::V1 => version.clone(),
+        Revision::V2 => semver::Version {
+            build: semver::BuildMetadata::new(REVISION_2_BUILD).expect("a valid build identifier"),
+            ..version.clone()
+        },
+    }
+}
+
+/// The build metadata that marks a version directory of ACP v2 recordings.
+pub const REVISION_2_BUILD: &str = "acp2";
+
 /// Where `record` writes a scenario of `agent@version` under `out`.
 pub fn recording_path(
     out: &Path,
@@ -380,6 +407,7 @@ struct RunContext<'a> {
     live: bool,
     isolation: &'a str,
     out_root: &'a Path,
+    offer: Revision,
 }
 
 /// Records one scenario (until done or `interrupt`); returns the finished
@@ -449,7 +477,7 @@ async fn record_one(
         header,
         scrubber,
         ctx.out_root.to_path_buf(),
-        ctx.version.clone(),
+        revision_version(ctx.version, ctx.offer),
         ctx.profile
             .reported_versions
             .get(&ctx.version.to_string())
@@ -506,6 +534,8 @@ async fn record_one(
             url: mcp_url.clone(),
             authorization: Some(format!("Bearer {token}")),
         },
+        session: &ctx.profile.session,
+        offer: ctx.offer,
         live: ctx.live,
         tap: tap.clone(),
         mcp_calls,
@@ -554,9 +584,13 @@ fn run_header(
         scenario_sha256: ctx.scenario.sha256.clone(),
         model_mode: if ctx.live { "live" } else { "stub" }.into(),
         harness_version: env!("CARGO_PKG_VERSION").into(),
-        client_capabilities: acp_bridge::acp::client::initialize_params()["clientCapabilities"]
-            .clone(),
-        protocol_version: acp_bridge::acp::client::PROTOCOL_VERSION,
+        client_capabilities: match ctx.offer {
+            Revision::V1 => {
+                acp_bridge::acp::client::initialize_params()["clientCapabilities"].clone()
+            }
+            Revision::V2 => ctx.offer.initialize_params("", "")["capabilities"].clone(),
+        },
+        protocol_version: ctx.offer.number(),
         acp_schema: Some(crate::judging::acp_schema::schema::version().into()),
         build: Some(recording::HARNESS_BUILD.to_json()),
         date: today(),
@@ -566,6 +600,7 @@ fn run_header(
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
+        session: ctx.profile.session.clone(),
         extra: ctx.installed.header_fields(),
     };
     header.placeholders.extend(run_placeholders);

@@ -266,8 +266,10 @@ impl State {
 /// Whether an agent reporting `reported` is version `asked`: the same
 /// version, or the string the profile says `asked` reports.
 fn reports_version(reported: &str, asked: &semver::Version, reported_as: Option<&str>) -> bool {
+    // build metadata marks the directory (`+acp2`), never the agent's version
     reported_as == Some(reported)
-        || semver::Version::parse(reported.trim_start_matches('v')).is_ok_and(|v| v == *asked)
+        || semver::Version::parse(reported.trim_start_matches('v'))
+            .is_ok_and(|v| v.cmp_precedence(asked).is_eq())
 }
 
 fn display_rel(path: &Path) -> String {

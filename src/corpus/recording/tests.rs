@@ -21,6 +21,7 @@ fn header() -> Header {
         isolation: "netns-loopback".into(),
         synthetic: false,
         placeholders: BTreeMap::new(),
+        session: Default::default(),
         extra: Map::new(),
     }
 }

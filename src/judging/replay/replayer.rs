@@ -143,6 +143,8 @@ pub fn launch_spec(
         system_prompt: scenario.system_prompt.clone(),
         append_system_prompt: scenario.append_system_prompt.clone(),
         script_gate: scenario.script_gate,
+        mcp_unadvertised: header.session.mcp_unadvertised,
+        config_options: header.session.config_option_list(),
         ..LaunchSpec::default()
     }
 }

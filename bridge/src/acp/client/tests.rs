@@ -32,23 +32,32 @@ fn initialize_declares_no_fs_and_no_terminal() {
 }
 
 #[test]
-fn new_session_registers_unity_ops_only_with_http_mcp() {
+fn new_session_registers_unity_ops_only_with_http_mcp_or_when_told_unadvertised() {
     let ep = endpoint();
+    let offer = |unadvertised| McpOffer {
+        endpoint: Some(&ep),
+        unadvertised,
+    };
+    let registered = json!({"cwd": "/w", "mcpServers": [{"type": "http", "name": "unity-ops", "url": "http://127.0.0.1:9/mcp",
+        "headers": [{"name": "Authorization", "value": "Bearer t"}]}]});
     assert_eq!(
-        new_session_params("/w", Some(&ep), &init(true, false, false), None),
-        json!({"cwd": "/w", "mcpServers": [{"type": "http", "name": "unity-ops", "url": "http://127.0.0.1:9/mcp",
-            "headers": [{"name": "Authorization", "value": "Bearer t"}]}]})
+        new_session_params("/w", offer(false), &init(true, false, false), None),
+        registered
     );
     assert_eq!(
-        new_session_params("/w", Some(&ep), &init(false, false, false), None),
+        new_session_params("/w", offer(false), &init(false, false, false), None),
         json!({"cwd": "/w", "mcpServers": []})
     );
     assert_eq!(
-        new_session_params("/w", None, &init(true, false, false), None),
+        new_session_params("/w", offer(true), &init(false, false, false), None),
+        registered
+    );
+    assert_eq!(
+        new_session_params("/w", McpOffer::default(), &init(true, false, false), None),
         json!({"cwd": "/w", "mcpServers": []})
     );
     assert_eq!(
-        load_session_params("s1", "/w", Some(&ep), &init(true, false, true), None)["sessionId"],
+        load_session_params("s1", "/w", offer(false), &init(true, false, true), None)["sessionId"],
         json!("s1")
     );
 }
@@ -123,11 +132,11 @@ fn system_prompt_goes_only_where_advertised_and_overrides_only_where_offered() {
     }
     let sp = session_system_prompt(Some("S"), None, &with_override);
     assert_eq!(
-        new_session_params("/w", None, &with_override, sp.clone())["systemPrompt"],
+        new_session_params("/w", McpOffer::default(), &with_override, sp.clone())["systemPrompt"],
         json!({"mode": "override", "content": [text("S")]})
     );
     assert_eq!(
-        load_session_params("s1", "/w", None, &with_override, sp)["systemPrompt"]["mode"],
+        load_session_params("s1", "/w", McpOffer::default(), &with_override, sp)["systemPrompt"]["mode"],
         "override"
     );
 }

@@ -213,9 +213,7 @@ fn bridge_log_takes_windows_paths() {
 fn agent_env(agent: &str) -> Env {
     Env {
         agent: Some(agent.into()),
-        max_line_bytes: None,
-        tap: None,
-        home: None,
+        ..Env::default()
     }
 }
 
@@ -225,8 +223,7 @@ fn the_line_cap_comes_from_the_flag_then_the_environment() {
         let env = Env {
             agent: None,
             max_line_bytes: env.map(String::from),
-            tap: None,
-            home: None,
+            ..Env::default()
         };
         match parse(&argv(args), env, &std::env::temp_dir()) {
             Ok(Invocation::Run(c)) => Ok(c.max_line_bytes),
@@ -404,9 +401,7 @@ fn bad_command_lines_name_what_is_wrong() {
     for (line, env, want) in cases {
         let env = Env {
             agent: env.map(String::from),
-            max_line_bytes: None,
-            tap: None,
-            home: None,
+            ..Env::default()
         };
         let err = parse(&argv(line), env, &std::env::temp_dir()).unwrap_err();
         let text = format!("{err:#}");
@@ -480,6 +475,7 @@ fn every_value_flag_reads_the_same_in_both_spellings() {
         ("--eof-drain-ms", "6"),
         ("--cancel-grace-ms", "7"),
         ("--max-line-bytes", "1048576"),
+        ("--acp-config", "mode=auto"),
         ("--add-dir", "/extra"),
         ("--output-format", "stream-json"),
         ("--input-format", "stream-json"),
@@ -563,5 +559,55 @@ fn an_ignored_flags_value_is_not_repeated_in_the_notes() {
     assert!(
         !notes.contains("s3cr3t") && !notes.contains("bar"),
         "{notes}"
+    );
+}
+
+#[test]
+fn session_config_options_and_unadvertised_mcp_come_from_flags_then_the_environment() {
+    let launch = |args: &str, config: Option<&str>, unadvertised: Option<&str>| {
+        let env = Env {
+            config: config.map(String::from),
+            mcp_unadvertised: unadvertised.map(String::from),
+            ..Env::default()
+        };
+        match parse(
+            &argv(&format!("--agent-cmd x --cwd / {args}")),
+            env,
+            Path::new("/"),
+        ) {
+            Ok(Invocation::Run(c)) => Ok((c.spec.config_options, c.spec.mcp_unadvertised)),
+            Ok(other) => panic!("{other:?}"),
+            Err(e) => Err(format!("{e:#}")),
+        }
+    };
+    let pair = |id: &str, value: &str| (id.to_string(), value.to_string());
+    assert_eq!(launch("", None, None), Ok((vec![], false)));
+    assert_eq!(
+        launch(
+            "--acp-config mode=auto --acp-config=effort=high",
+            Some("x=y"),
+            None
+        ),
+        Ok((vec![pair("mode", "auto"), pair("effort", "high")], false))
+    );
+    assert_eq!(
+        launch("", Some(" mode=auto, effort = high ,"), Some("1")),
+        Ok((vec![pair("mode", "auto"), pair("effort", "high")], true))
+    );
+    assert_eq!(
+        launch("--acp-mcp-unadvertised", None, Some("0")),
+        Ok((vec![], true))
+    );
+    let bad = launch("--acp-config mode", None, None).unwrap_err();
+    assert!(bad.contains("--acp-config takes <id>=<value>"), "{bad}");
+    let bad = launch("", Some("=auto"), None).unwrap_err();
+    assert!(
+        bad.contains("ACP_BRIDGE_CONFIG takes <id>=<value>"),
+        "{bad}"
+    );
+    let bad = launch("", None, Some("yes please")).unwrap_err();
+    assert!(
+        bad.contains("ACP_BRIDGE_MCP_UNADVERTISED takes 1 or 0"),
+        "{bad}"
     );
 }

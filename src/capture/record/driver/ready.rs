@@ -39,7 +39,14 @@ impl Driver<'_> {
     fn ready_holds(&self, condition: &Condition) -> bool {
         match condition {
             Condition::Notification(m) => self.notifications_seen.contains(m),
-            Condition::SessionUpdate(k) => self.updates_seen.contains(k),
+            // v2 answers the session call with its first commands, where
+            // v1 sends them as an update
+            Condition::SessionUpdate(k) => {
+                self.updates_seen.contains(k)
+                    || (k == "available_commands_update"
+                        && self.revision == acp_bridge::acp::revision::Revision::V2
+                        && self.session_result.get("availableCommands").is_some())
+            }
             Condition::McpRequest(m) => {
                 let now = self.setup.mcp_methods.borrow().get(m).copied().unwrap_or(0);
                 now > self.mcp_at_start.get(m).copied().unwrap_or(0)

@@ -1,0 +1,178 @@
+//! ACP's protocol revisions as a client negotiates them: revision 1 and the
+//! second revision (v2, in Preview). The client offers one in `initialize`;
+//! the agent answers the revision it selected, at or below the offer.
+//!
+//! Decisions about what an agent can do are taken on one model, the v1
+//! `initialize` answer: a v2 answer is read into that shape once
+//! ([`v1_view`]), so every capability rule (HTTP MCP, images, additional
+//! directories, resuming) is written once for both revisions.
+
+use serde_json::{Map, Value, json};
+
+/// A protocol revision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Revision {
+    #[default]
+    V1,
+    V2,
+}
+
+impl Revision {
+    /// The revision a `protocolVersion` number names (`None`: one this
+    /// client does not speak).
+    pub fn of_number(n: u64) -> Option<Revision> {
+        match n {
+            1 => Some(Revision::V1),
+            2 => Some(Revision::V2),
+            _ => None,
+        }
+    }
+
+    pub fn number(self) -> u64 {
+        match self {
+            Revision::V1 => 1,
+            Revision::V2 => 2,
+        }
+    }
+
+    /// The `initialize` params offering this revision. v2 names the client
+    /// (`info`, required) and declares no capabilities: it has no `fs/*` or
+    /// `terminal/*` client methods to refuse.
+    pub fn initialize_params(self, client: &str, version: &str) -> Value {
+        match self {
+            Revision::V1 => super::client::initialize_params(),
+            Revision::V2 => json!({
+                "protocolVersion": 2,
+                "info": {"name": client, "version": version},
+                "capabilities": {}
+            }),
+        }
+    }
+
+    /// The revision an `initialize` answer selected (`None`: a number this
+    /// client does not speak, or none).
+    pub fn selected(init_result: &Value) -> Option<Revision> {
+        init_result["protocolVersion"]
+            .as_u64()
+            .and_then(Revision::of_number)
+    }
+}
+
+/// An `initialize` answer in the v1 shape the capability rules read: a v1
+/// answer as it is; a v2 answer with `info` as `agentInfo` and
+/// `capabilities.session` as `agentCapabilities` (`mcp` as
+/// `mcpCapabilities` with `http: true` where HTTP is advertised, `prompt`'s
+/// present kinds as booleans, `loadSession` since v2 resumes every session
+/// through `session/resume`). Keys no rule reads are kept beside.
+pub fn v1_view(init_result: &Value) -> Value {
+    if Revision::selected(init_result) != Some(Revision::V2) {
+        return init_result.clone();
+    }
+    let session = &init_result["capabilities"]["session"];
+    let advertised = |v: &Value| !v.is_null();
+    let mut caps = Map::new();
+    caps.insert("loadSession".into(), true.into());
+    let mcp = &session["mcp"];
+    if mcp.is_object() {
+        caps.insert(
+            "mcpCapabilities".into(),
+            json!({"http": advertised(&mcp["http"]), "stdio": advertised(&mcp["stdio"])}),
+        );
+    }
+    let prompt = &session["prompt"];
+    if prompt.is_object() {
+        caps.insert(
+            "promptCapabilities".into(),
+            json!({
+                "image": advertised(&prompt["image"]),
+                "audio": advertised(&prompt["audio"]),
+                "embeddedContext": advertised(&prompt["embeddedContext"]),
+            }),
+        );
+    }
+    if advertised(&session["additionalDirectories"]) {
+        caps.insert(
+            "sessionCapabilities".into(),
+            json!({"additionalDirectories": session["additionalDirectories"].clone()}),
+        );
+    }
+    let mut view = Map::new();
+    view.insert("protocolVersion".into(), 2.into());
+    view.insert("agentInfo".into(), init_result["info"].clone());
+    view.insert("agentCapabilities".into(), caps.into());
+    view.insert(
+        "authMethods".into(),
+        init_result
+            .get("authMethods")
+            .cloned()
+            .unwrap_or_else(|| json!([])),
+    );
+    view.into()
+}
+
+/// `session/resume` params (v2's `session/load`): the whole retained
+/// history replayed from its start, then `replay_complete`.
+pub fn resume_session_params(load_params: &Value) -> Value {
+    let mut params = load_params.clone();
+    params["replayFrom"] = json!({"type": "start"});
+    params
+}
+
+/// Whether a `session/update` ends the foreground work of a v2 turn: a
+/// `state_update` whose `state` is `idle`.
+pub fn is_idle_update(update: &Value) -> bool {
+    update["sessionUpdate"] == "state_update" && update["state"] == "idle"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_v2_answer_reads_as_the_v1_capabilities_it_advertises() {
+        let v2 = json!({
+            "protocolVersion": 2,
+            "info": {"name": "agent", "version": "2.6.0"},
+            "capabilities": {"session": {
+                "mcp": {"http": {}},
+                "prompt": {"image": {}, "embeddedContext": null},
+                "additionalDirectories": {}
+            }},
+            "authMethods": [{"methodId": "key"}]
+        });
+        let view = v1_view(&v2);
+        assert_eq!(view["agentInfo"]["version"], "2.6.0");
+        assert!(super::super::client::agent_supports_http_mcp(&view));
+        assert!(super::super::client::agent_supports_images(&view));
+        assert!(super::super::client::agent_supports_load_session(&view));
+        assert!(super::super::client::agent_supports_additional_directories(
+            &view
+        ));
+        let bare = v1_view(&json!({"protocolVersion": 2, "info": {"name": "a", "version": "1"}}));
+        assert!(!super::super::client::agent_supports_http_mcp(&bare));
+        assert!(!super::super::client::agent_supports_images(&bare));
+        // a v1 answer is its own view
+        let v1 = json!({"protocolVersion": 1, "agentCapabilities": {"loadSession": false}});
+        assert_eq!(v1_view(&v1), v1);
+    }
+
+    #[test]
+    fn the_selected_revision_is_read_from_the_answer() {
+        assert_eq!(
+            Revision::selected(&json!({"protocolVersion": 2})),
+            Some(Revision::V2)
+        );
+        assert_eq!(
+            Revision::selected(&json!({"protocolVersion": 1})),
+            Some(Revision::V1)
+        );
+        assert_eq!(Revision::selected(&json!({"protocolVersion": 3})), None);
+        assert_eq!(Revision::selected(&json!({})), None);
+        assert!(is_idle_update(
+            &json!({"sessionUpdate": "state_update", "state": "idle"})
+        ));
+        assert!(!is_idle_update(
+            &json!({"sessionUpdate": "state_update", "state": "running"})
+        ));
+    }
+}
