@@ -136,6 +136,24 @@ while read -r line; do
 done
 "#;
 
+/// The frames the recording client sent the agent, parsed.
+fn sent_to_agent(rec: &recording::Recording) -> Vec<Value> {
+    rec.events
+        .iter()
+        .filter(|e| e.leg == recording::Leg::Acp && e.dir == recording::Dir::ToAgent)
+        .map(|e| serde_json::from_str(&e.raw).unwrap())
+        .collect()
+}
+
+/// A repository root under `dir` with `profiles/` and the one-turn scenario.
+fn root_with_one_turn(dir: &Path) -> std::path::PathBuf {
+    let root = dir.join("root");
+    std::fs::create_dir_all(root.join("profiles")).unwrap();
+    std::fs::create_dir_all(root.join("scenarios")).unwrap();
+    std::fs::write(root.join("scenarios/one-turn.toml"), SCENARIO).unwrap();
+    root
+}
+
 fn profile(id: &str, model_extra: &str) -> String {
     profile_with(id, "", model_extra)
 }
@@ -166,10 +184,7 @@ text = "Run the shell command."
 #[test]
 fn a_run_that_leaves_its_script_unplayed_ends_incomplete_and_record_exits_1_naming_it() {
     let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("root");
-    std::fs::create_dir_all(root.join("profiles")).unwrap();
-    std::fs::create_dir_all(root.join("scenarios")).unwrap();
-    std::fs::write(root.join("scenarios/one-turn.toml"), SCENARIO).unwrap();
+    let root = root_with_one_turn(dir.path());
     std::fs::write(root.join("scenarios/own-tool.toml"), GATE_SCENARIO).unwrap();
     // (profile, its [model] extra, scenario, exit, outcome, a note that must be there)
     let cases = [
@@ -234,10 +249,7 @@ fn a_run_that_leaves_its_script_unplayed_ends_incomplete_and_record_exits_1_nami
 #[test]
 fn a_profiles_session_setup_is_sent_kept_in_the_header_and_replayed_alike() {
     let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("root");
-    std::fs::create_dir_all(root.join("profiles")).unwrap();
-    std::fs::create_dir_all(root.join("scenarios")).unwrap();
-    std::fs::write(root.join("scenarios/one-turn.toml"), SCENARIO).unwrap();
+    let root = root_with_one_turn(dir.path());
     let id = "session-setup";
     std::fs::write(
         root.join("profiles").join(format!("{id}.toml")),
@@ -257,12 +269,7 @@ fn a_profiles_session_setup_is_sent_kept_in_the_header_and_replayed_alike() {
     let rec = recording::read(&out.join(format!("{id}/1.0.0/one-turn.jsonl"))).unwrap();
     assert!(rec.header.session.mcp_unadvertised);
     assert_eq!(rec.header.session.config_option_list().len(), 2);
-    let sent: Vec<Value> = rec
-        .events
-        .iter()
-        .filter(|e| e.leg == recording::Leg::Acp && e.dir == recording::Dir::ToAgent)
-        .map(|e| serde_json::from_str(&e.raw).unwrap())
-        .collect();
+    let sent = sent_to_agent(&rec);
     let new = sent.iter().find(|f| f["method"] == "session/new").unwrap();
     assert_eq!(new["params"]["mcpServers"][0]["name"], "unity-ops", "{new}");
     let options: Vec<(&str, &str)> = sent
@@ -315,10 +322,7 @@ done
 #[test]
 fn a_v2_offer_is_negotiated_like_a_real_client_and_filed_beside_v1() {
     let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("root");
-    std::fs::create_dir_all(root.join("profiles")).unwrap();
-    std::fs::create_dir_all(root.join("scenarios")).unwrap();
-    std::fs::write(root.join("scenarios/one-turn.toml"), SCENARIO).unwrap();
+    let root = root_with_one_turn(dir.path());
     // (agent, its [env], the revision it selects, a note that must be there)
     let cases = [
         ("speaks-v2", "", 2, None),
@@ -356,12 +360,7 @@ fn a_v2_offer_is_negotiated_like_a_real_client_and_filed_beside_v1() {
                 trailer.notes
             );
         }
-        let sent: Vec<Value> = rec
-            .events
-            .iter()
-            .filter(|e| e.leg == recording::Leg::Acp && e.dir == recording::Dir::ToAgent)
-            .map(|e| serde_json::from_str(&e.raw).unwrap())
-            .collect();
+        let sent = sent_to_agent(&rec);
         assert_eq!(sent[0]["params"]["protocolVersion"], 2, "{id}");
         assert_eq!(sent[0]["params"]["info"]["name"], "acp-harness", "{id}");
         let new = sent.iter().find(|f| f["method"] == "session/new").unwrap();
