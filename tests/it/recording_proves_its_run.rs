@@ -351,7 +351,7 @@ fn a_v2_offer_is_negotiated_like_a_real_client_and_filed_beside_v1() {
         assert_eq!(code, Some(0), "{id}: stderr:\n{stderr}");
         let rec = recording::read(&out.join(format!("{id}/1.0.0+acp2/one-turn.jsonl"))).unwrap();
         assert_eq!(rec.header.protocol_version, selected, "{id}");
-        let trailer = rec.trailer.expect("a trailer");
+        let trailer = rec.trailer.as_ref().expect("a trailer");
         assert_eq!(trailer.outcome, Outcome::Ok, "{id}: {:?}", trailer.notes);
         if let Some(note) = note {
             assert!(
