@@ -396,7 +396,16 @@ const SHARE: usize = 8;
 const HEAVY_SHARE: usize = 3;
 const HEAVY_BYTES: usize = 256 * 1024;
 
-/// The newest version of each agent among the recordings, by semver.
+/// The key of an agent's protocol revision: the agent and its version's
+/// build metadata (`+acp2`), so each revision has a newest version.
+fn revision_key(id: &RecordingId) -> String {
+    let build = semver::Version::parse(&id.version)
+        .map(|v| v.build.to_string())
+        .unwrap_or_default();
+    format!("{}+{build}", id.agent)
+}
+
+/// The newest version of each agent's revision among the recordings, by semver.
 fn newest_versions(
     bases: &[(PathBuf, RecordingId, Result<Base, String>)],
 ) -> HashMap<String, String> {
@@ -405,7 +414,7 @@ fn newest_versions(
         let Ok(v) = semver::Version::parse(&id.version) else {
             continue;
         };
-        let slot = newest.entry(id.agent.clone()).or_insert_with(|| v.clone());
+        let slot = newest.entry(revision_key(id)).or_insert_with(|| v.clone());
         if v > *slot {
             *slot = v;
         }
@@ -473,7 +482,7 @@ fn main() {
         };
         let applicable: Vec<&'static Variant> =
             VARIANTS.iter().filter(|v| applies(&base, v)).collect();
-        let take = if all || newest.get(&id.agent) == Some(&id.version) {
+        let take = if all || newest.get(&revision_key(&id)) == Some(&id.version) {
             applicable.len()
         } else if base.acp_bytes > HEAVY_BYTES {
             HEAVY_SHARE
@@ -669,9 +678,9 @@ fn call_id(v: &Value) -> Option<String> {
             .then(|| u["toolCallId"].as_str().map(str::to_string))
             .flatten()
         }
-        "session/request_permission" => v["params"]["toolCall"]["toolCallId"]
-            .as_str()
-            .map(str::to_string),
+        "session/request_permission" => {
+            frame_of(v, true)["toolCallId"].as_str().map(str::to_string)
+        }
         _ => None,
     }
 }
@@ -974,7 +983,7 @@ fn rewrite(r: &Recording, calls: &HashMap<String, McpCall>, variant: &Variant) -
         .filter_map(|v| {
             let id = call_id(&v)?;
             let has = !v["params"]["update"]["rawInput"].is_null()
-                || !v["params"]["toolCall"]["rawInput"].is_null();
+                || !frame_of(&v, true)["rawInput"].is_null();
             has.then_some(id)
         })
         .collect();
@@ -1006,11 +1015,7 @@ fn rewrite(r: &Recording, calls: &HashMap<String, McpCall>, variant: &Variant) -
         };
         let first = seen.insert(id.clone());
         let is_request = v["method"] == "session/request_permission";
-        let frame = if is_request {
-            &mut v["params"]["toolCall"]
-        } else {
-            &mut v["params"]["update"]
-        };
+        let frame = frame_of_mut(&mut v, is_request);
         let final_frame = is_final(frame);
         strip(frame, final_frame);
         if is_request {
@@ -1140,11 +1145,7 @@ fn rewrite_agent_calls(r: &Recording, base: &Base, extra: Extra) -> Vec<Event> {
                 out.push(with_raw(e, update.to_string()));
             }
             Extra::AgentArgumentsInContentText => {
-                let frame = if is_request {
-                    &mut v["params"]["toolCall"]
-                } else {
-                    &mut v["params"]["update"]
-                };
+                let frame = frame_of_mut(&mut v, is_request);
                 let final_frame = is_final(frame);
                 if let Some(map) = frame.as_object_mut() {
                     // each frame's own arguments, else (first) all of them
@@ -1237,7 +1238,7 @@ fn shared_permission_id(r: &Recording) -> Vec<Event> {
             return false;
         }
         let session = v["params"]["sessionId"].as_str().unwrap_or("").to_string();
-        v["params"]["toolCall"]["toolCallId"] = json!(format!("confirmation-{session}"));
+        frame_of_mut(v, true)["toolCallId"] = json!(format!("confirmation-{session}"));
         true
     })
 }
@@ -1321,11 +1322,7 @@ fn place(v: &mut Value, is_request: bool, call: &McpCall, variant: &Variant, arg
             option["name"] = json!(format!("Allow {identity}"));
         }
     }
-    let frame = if is_request {
-        &mut v["params"]["toolCall"]
-    } else {
-        &mut v["params"]["update"]
-    };
+    let frame = frame_of_mut(v, is_request);
     let Some(map) = frame.as_object_mut() else {
         return;
     };
@@ -1399,18 +1396,23 @@ fn call_frame_mut(v: &mut Value) -> &mut Value {
     frame_of_mut(v, is_request)
 }
 
+/// A frame's call: a `session/update`'s update, or the call a permission
+/// request names (v1's `toolCall`, v2's `subject.toolCall`).
 fn frame_of(v: &Value, is_request: bool) -> &Value {
-    if is_request {
-        &v["params"]["toolCall"]
-    } else {
-        &v["params"]["update"]
+    match (is_request, v["params"].get("toolCall")) {
+        (false, _) => &v["params"]["update"],
+        (true, Some(call)) => call,
+        (true, None) => &v["params"]["subject"]["toolCall"],
     }
 }
 
 fn frame_of_mut(v: &mut Value, is_request: bool) -> &mut Value {
-    if is_request {
+    if !is_request {
+        return &mut v["params"]["update"];
+    }
+    if v["params"].get("toolCall").is_some() {
         &mut v["params"]["toolCall"]
     } else {
-        &mut v["params"]["update"]
+        &mut v["params"]["subject"]["toolCall"]
     }
 }

@@ -96,6 +96,11 @@ class Case:
     # How the panel hands the bridge its MCP servers: "argv" (--mcp-config)
     # or "initialize" (the initialize request, TypeScript SDK only).
     mcp_delivery: str = "argv"
+    # The ACP revision the recording negotiated: the bridge offers the same.
+    protocol: int = 1
+    # Whether some call the agent reported completed (codex-acp 2.6.0 under
+    # ACP v2 fails every MCP call that needs approval itself).
+    agent_completed_calls: bool = True
     failures: list[str] = field(default_factory=list)
 
     @property
@@ -147,6 +152,7 @@ def load_case(recording: Path) -> Case | None:
     agent, version = recording.parent.parent.name, recording.parent.name
     token = "<mcp-token>" if "<mcp-token>" in header.get("placeholders", {}) else "<redacted>"
     asks, image, called, took_server, usage = 0, False, False, False, False
+    completed = False
     for line in recording.open():
         event = json.loads(line)
         if event.get("type") != "event" or event.get("leg") != "acp":
@@ -154,14 +160,16 @@ def load_case(recording: Path) -> Case | None:
         event["raw"] = raw_of(event, recording)
         if event.get("dir") == "to_agent":
             frame = json.loads(event["raw"])
-            if frame.get("method") in ("session/new", "session/load"):
+            if frame.get("method") in ("session/new", "session/load", "session/resume"):
                 took_server |= bool(frame.get("params", {}).get("mcpServers"))
             continue
         if event.get("dir") != "from_agent":
             continue
         asks += '"method":"session/request_permission"' in event["raw"]
         image |= "iVBORw0KGgo" in event["raw"]  # base64 of the PNG signature
-        called |= '"sessionUpdate":"tool_call"' in event["raw"] or '"toolCall"' in event["raw"]
+        # v2 may report a call first as an update (`tool_call_update`)
+        called |= '"sessionUpdate":"tool_call' in event["raw"] or '"toolCall"' in event["raw"]
+        completed |= '"status":"completed"' in event["raw"]
         if '"sessionUpdate":"usage_update"' in event["raw"]:
             u = json.loads(event["raw"]).get("params", {}).get("update", {})
             # claude-agent-acp sends `used: null` until it knows
@@ -179,6 +187,8 @@ def load_case(recording: Path) -> Case | None:
         called,
         took_server,
         usage,
+        protocol=2 if header.get("protocol_version") == 2 else 1,
+        agent_completed_calls=completed or not called,
     )
 
 
@@ -186,6 +196,15 @@ def fake_agent(harness: Path, case: Case, tmp: Path) -> str:
     """The bridge's agent: the recording served on stdio, with the session's
     real directory standing for the recorded `<workspace>`."""
     return shlex.join([str(harness), "fake-agent", "--workspace", str(tmp.resolve()), str(case.recording)])
+
+
+def bridge_env(harness: Path, case: Case, tmp: Path) -> dict[str, str]:
+    """The bridge's environment: the recording as its agent, offered the
+    ACP revision the recording negotiated."""
+    return {
+        "ACP_BRIDGE_AGENT": fake_agent(harness, case, tmp),
+        "ACP_BRIDGE_ACP_PROTOCOL": str(case.protocol),
+    }
 
 
 def wrapper_script(tmp: Path, bridge: Path) -> Path:
@@ -210,7 +229,7 @@ async def run_case_ts(case: Case, bridge: Path, harness: Path, node_modules: Pat
         spec = {
             "cli": str(wrapper_script(tmp, bridge)),
             "cwd": str(tmp.resolve()),
-            "env": {"ACP_BRIDGE_AGENT": fake_agent(harness, case, tmp)},
+            "env": bridge_env(harness, case, tmp),
             "mcp": {"unity-ops": {"type": "http", "url": "<mcp-url>", "headers": {"Authorization": case.authorization}}},
             "mcp_delivery": case.mcp_delivery,
             "prompts": case.prompts,
@@ -272,7 +291,7 @@ async def run_case(case: Case, bridge: Path, harness: Path) -> None:
                 "unity-ops": {"type": "http", "url": "<mcp-url>", "headers": {"Authorization": case.authorization}}
             },
             env={
-                "ACP_BRIDGE_AGENT": fake_agent(harness, case, tmp),
+                **bridge_env(harness, case, tmp),
                 "CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK": "1",
             },
         )
@@ -353,10 +372,14 @@ def check(case, tmp, asked, tool_uses, tool_results, results) -> None:
             fail(f"can_use_tool was not asked about {tool} (asked {asked})")
     if len(asked) != case.permission_requests:
         fail(f"can_use_tool asked {len(asked)} time(s); the agent sent {case.permission_requests} permission request(s)")
-    if allowed:
+    if allowed and case.agent_completed_calls:
         ok = [b for b in tool_results if not b.is_error]
         if not ok:
             fail(f"the allowed call's output never arrived as a successful ToolResultBlock ({tool_results})")
+    elif allowed:
+        # the agent failed its calls itself: the panel sees that failure
+        if not tool_results or any(not b.is_error for b in tool_results):
+            fail(f"the agent failed its calls, but the panel's ToolResultBlocks say otherwise ({tool_results})")
     if denied and any(not b.is_error for b in tool_results):
         fail("a denied call's ToolResultBlock is not an error")
     if case.scenario == "screenshot" and case.agent_saw_image:

@@ -3,7 +3,7 @@
 //! the recorder), the panel's MCP servers as ACP passes them
 //! ([`mcp_servers`]), and Claude's permission modes onto what an agent
 //! offers ([`permission_mode`]); the protocol revisions a client negotiates
-//! ([`revision`]).
+//! ([`revision`]) and v2's agent frames read into v1's model ([`v2_frames`]).
 
 pub(crate) mod chunk_frame;
 pub mod client;
@@ -13,3 +13,4 @@ pub(crate) mod permission_mode;
 pub mod revision;
 pub(crate) mod update_frame;
 pub(crate) mod update_kind;
+pub(crate) mod v2_frames;

@@ -13,6 +13,8 @@ use serde_json::{Value, json};
 
 use crate::acp::client::{self, ModeChange, ModelChange, PermissionIntent, PromptImage};
 use crate::acp::permission_mode::PermissionMode;
+use crate::acp::revision::Revision;
+use crate::acp::v2_frames::{V2Read, V2Reader};
 use crate::call::identity::RegisteredServers;
 use crate::call::permission::{PanelAnswer, PendingPermission};
 use crate::call::table::ToolCalls;
@@ -136,6 +138,15 @@ pub struct Bridge {
     directories: Directories,
     /// Panel lines that arrived during the handshake, handled once it is done.
     deferred: Vec<String>,
+    /// The ACP revision the last `initialize` offered, and the one the
+    /// agent selected.
+    offered: Revision,
+    revision: Revision,
+    /// v2 frames read into v1's model.
+    v2: V2Reader,
+    /// v2: the prompt whose answer (`{messageId}`) came; its turn ends on
+    /// `state_update` `idle`.
+    v2_prompt_accepted: Option<u64>,
     agent_init: Value,
     session_result: Value,
     session_id: Option<String>,
@@ -212,6 +223,10 @@ impl Bridge {
             initialize_servers: None,
             directories: Directories::default(),
             deferred: Vec::new(),
+            offered: Revision::V1,
+            revision: Revision::V1,
+            v2: V2Reader::default(),
+            v2_prompt_accepted: None,
             agent_init: Value::Null,
             session_result: Value::Null,
             session_id: None,
@@ -580,6 +595,7 @@ impl Bridge {
     fn request(&mut self, method: &str, params: Value, pending: Pending) -> u64 {
         let id = self.next_rpc_id;
         self.next_rpc_id += 1;
+        let (method, params) = self.revision.request(method, params);
         self.send(client::rpc_request(id, method, params));
         self.pending.push((id, pending));
         id

@@ -39,6 +39,9 @@ pub struct LaunchSpec {
     /// the session opens, in order (an agent whose permission preset is
     /// settable only over ACP starts where the panel wants it).
     pub config_options: Vec<(String, String)>,
+    /// `--acp-protocol 1|2|auto`: the ACP revision offered in `initialize`
+    /// (v1 by default while v2 is in Preview).
+    pub acp_protocol: Offer,
     pub script_gate: bool,
     /// How long the agent may take to answer a `session/prompt` after the
     /// panel interrupted it before the turn ends without that answer
@@ -69,6 +72,28 @@ pub fn join_instructions(system: Option<&str>, append: Option<&str>) -> Option<S
         .filter(|p| !p.is_empty())
         .collect();
     (!parts.is_empty()).then(|| parts.join("\n\n"))
+}
+
+/// What a client offers: one revision, or `Auto` (v2 first, then v1 when
+/// the agent refuses v2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Offer {
+    #[default]
+    V1,
+    V2,
+    Auto,
+}
+
+impl Offer {
+    /// `1`, `2` or `auto`, as `--acp-protocol` spells them.
+    pub fn parse(text: &str) -> Option<Offer> {
+        match text.trim() {
+            "1" => Some(Offer::V1),
+            "2" => Some(Offer::V2),
+            "auto" => Some(Offer::Auto),
+            _ => None,
+        }
+    }
 }
 
 /// Switches for handling that was added for a newer agent frame shape. All

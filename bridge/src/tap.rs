@@ -424,24 +424,47 @@ impl<W: Write> TapEncoder<W> {
                 }
                 self.init_id = Some(v["id"].clone());
                 if let Some(h) = &mut self.header {
-                    h.insert(
-                        "client_capabilities".into(),
-                        v["params"]["clientCapabilities"].clone(),
-                    );
+                    let params = &v["params"];
+                    // v2 declares `capabilities`, v1 `clientCapabilities`;
+                    // a v2 offer is kept so a replay offers the same
+                    let v2 = params["protocolVersion"] == 2;
+                    let caps = if v2 {
+                        "capabilities"
+                    } else {
+                        "clientCapabilities"
+                    };
+                    h.insert("client_capabilities".into(), params[caps].clone());
+                    if v2 {
+                        h.insert("acp_offered".into(), 2.into());
+                    }
                 }
                 false
             }
-            Way::AgentToBridge if self.init_id.is_some() && raw.contains("\"result\"") => {
+            Way::AgentToBridge
+                if self.init_id.is_some()
+                    && (raw.contains("\"result\"") || raw.contains("\"error\"")) =>
+            {
                 let Ok(v) = serde_json::from_str::<Value>(raw) else {
                     return false;
                 };
                 if Some(&v["id"]) != self.init_id.as_ref() {
                     return false;
                 }
+                if v.get("result").is_none() {
+                    // a refused offer: the next `initialize` (v1 after v2)
+                    // is the one to learn from
+                    self.init_id = None;
+                    return false;
+                }
                 let result = &v["result"];
+                // v2 names the agent `info`
+                let info = match result.get("agentInfo") {
+                    Some(info) => info,
+                    None => &result["info"],
+                };
                 if let Some(h) = &mut self.header {
-                    h.insert("agent_info".into(), result["agentInfo"].clone());
-                    if let Some(name) = result["agentInfo"]["name"].as_str() {
+                    h.insert("agent_info".into(), info.clone());
+                    if let Some(name) = info["name"].as_str() {
                         h.insert("agent".into(), Value::from(name));
                     }
                     if let Some(version) = result["protocolVersion"].as_u64() {
@@ -507,6 +530,54 @@ mod tests {
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect()
+    }
+
+    #[test]
+    fn the_header_keeps_a_v2_offer_and_what_answered_it() {
+        let v2_init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,"info":{"name":"acp-bridge","version":"1"},"capabilities":{}}}"#;
+        let v1_init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"terminal":false}}}"#;
+        // (case, lines, negotiated, client capabilities, agent_info)
+        type Case = (&'static str, Vec<(Way, String)>, u64, Value, Value);
+        let cases: Vec<Case> = vec![
+            (
+                "v2 answered",
+                vec![
+                    (Way::BridgeToAgent, v2_init.into()),
+                    (
+                        Way::AgentToBridge,
+                        r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":2,"info":{"name":"agent-x","version":"2.0.0"}}}"#.into(),
+                    ),
+                ],
+                2,
+                json!({}),
+                json!({"name": "agent-x", "version": "2.0.0"}),
+            ),
+            (
+                "v2 refused (the refusal mentions a result), then v1",
+                vec![
+                    (Way::BridgeToAgent, v2_init.into()),
+                    (
+                        Way::AgentToBridge,
+                        r#"{"jsonrpc":"2.0","id":0,"error":{"code":-32602,"message":"no \"result\" for you"}}"#.into(),
+                    ),
+                    (Way::BridgeToAgent, v1_init.into()),
+                    (
+                        Way::AgentToBridge,
+                        r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentInfo":{"name":"agent-y","version":"1.0.0"}}}"#.into(),
+                    ),
+                ],
+                1,
+                json!({"terminal": false}),
+                json!({"name": "agent-y", "version": "1.0.0"}),
+            ),
+        ];
+        for (case, lines, negotiated, caps, info) in cases {
+            let header = tap_of(&lines).remove(0);
+            assert_eq!(header["acp_offered"], 2, "{case}");
+            assert_eq!(header["protocol_version"], negotiated, "{case}");
+            assert_eq!(header["client_capabilities"], caps, "{case}");
+            assert_eq!(header["agent_info"], info, "{case}");
+        }
     }
 
     #[test]

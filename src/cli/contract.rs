@@ -284,10 +284,13 @@ pub fn rows(corpus: &Corpus) -> anyhow::Result<Vec<Row>> {
                 // an agent that asked no permission leaves the bridge none
                 // to forward: what follows from that is the agent's
                 let mut agent_asked = false;
+                let mut agent_noticed = false;
                 case.transcript.for_each_line(|l| {
-                    agent_asked = l.starts_with("agent>bridge ")
-                        && l.contains(r#""method":"session/request_permission""#);
-                    !agent_asked
+                    let from_agent = l.starts_with("agent>bridge ");
+                    agent_asked |=
+                        from_agent && l.contains(r#""method":"session/request_permission""#);
+                    agent_noticed |= from_agent && l.contains(r#""sessionUpdate":"notice""#);
+                    !(agent_asked && agent_noticed)
                 })?;
                 row.unjustified = row
                     .differences
@@ -297,6 +300,7 @@ pub fn rows(corpus: &Corpus) -> anyhow::Result<Vec<Row>> {
                         agent_asked
                             || !compare::follows_from_unasked_calls(d, &row.claude, &row.bridge)
                     })
+                    .filter(|d| !(agent_noticed && compare::follows_from_agent_notices(d)))
                     // the agent's known limitation names what follows from it
                     .filter(|d| {
                         !case

@@ -35,6 +35,14 @@ pub const FORMAT: u32 = 2;
 /// What replaces a secret (Authorization values, API keys) before it reaches disk.
 pub const REDACTED: &str = "<redacted>";
 
+/// The header key naming the ACP revision the recording client offered in
+/// `initialize` (absent: 1); `protocol_version` is the one negotiated.
+pub const ACP_OFFERED: &str = "acp_offered";
+
+/// The build metadata of a version directory that holds ACP v2 recordings
+/// of that version (`recordings/<agent>/2.6.0+acp2/`).
+pub const REVISION_2_BUILD: &str = "acp2";
+
 /// Line 1 of a recording.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Header {

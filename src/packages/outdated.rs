@@ -135,7 +135,9 @@ pub fn compare(
     (newest, newer, older)
 }
 
-/// The versions of `agent` with at least one recording under `recordings`, ascending.
+/// The versions of `agent` with at least one recording under `recordings`,
+/// ascending. A directory of another protocol revision of a version
+/// (`2.6.0+acp2`) is that version's, not a published version of its own.
 pub fn recorded_versions(recordings: &Path, agent: &str) -> Vec<Version> {
     let dir = recordings.join(agent);
     let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -145,6 +147,7 @@ pub fn recorded_versions(recordings: &Path, agent: &str) -> Vec<Version> {
         .filter_map(|e| e.ok())
         .filter(|e| has_recording(&e.path()))
         .filter_map(|e| Version::parse(e.file_name().to_str()?).ok())
+        .filter(|v| v.build.is_empty())
         .collect();
     out.sort();
     out

@@ -98,7 +98,15 @@ fn tap(dir: &Path, recording: &str, script: impl FnOnce(&mut Panel)) -> PathBuf 
         repo().join(recording).display()
     );
     let mcp = json!({"mcpServers":{"unity-ops":{"type":"http","url":"<mcp-url>","headers":{"Authorization":"Bearer <mcp-token>"}}}});
+    // the bridge offers the revision the recording negotiated
+    let negotiated = acp_harness::corpus::recording::read(&repo().join(recording))
+        .map(|r| r.header.protocol_version)
+        .unwrap_or(1);
     let mut child = Command::new(bridge_bin())
+        .env(
+            "ACP_BRIDGE_ACP_PROTOCOL",
+            if negotiated == 2 { "2" } else { "1" },
+        )
         .args([
             "--tap",
             tap.to_str().unwrap(),

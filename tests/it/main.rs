@@ -26,6 +26,7 @@ mod record_scenario_doubles;
 mod record_scrubbing;
 mod recording_proves_its_run;
 mod report_browser;
+mod revision_equivalence;
 mod scenario_load;
 mod sdk_surface;
 mod tidy;

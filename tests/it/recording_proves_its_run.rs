@@ -362,7 +362,7 @@ fn a_v2_offer_is_negotiated_like_a_real_client_and_filed_beside_v1() {
         }
         let sent = sent_to_agent(&rec);
         assert_eq!(sent[0]["params"]["protocolVersion"], 2, "{id}");
-        assert_eq!(sent[0]["params"]["info"]["name"], "acp-harness", "{id}");
+        assert_eq!(sent[0]["params"]["info"]["name"], "acp-bridge", "{id}");
         let new = sent.iter().find(|f| f["method"] == "session/new").unwrap();
         assert_eq!(new["params"]["mcpServers"][0]["name"], "unity-ops", "{id}");
     }

@@ -17,6 +17,31 @@ pub enum Revision {
     V2,
 }
 
+pub use crate::launch::Offer;
+
+impl Offer {
+    /// The revision the first `initialize` offers.
+    pub fn first(self) -> Revision {
+        match self {
+            Offer::V1 => Revision::V1,
+            Offer::V2 | Offer::Auto => Revision::V2,
+        }
+    }
+
+    /// The revision to offer again after the agent refused `refused`
+    /// (`None`: nothing left to offer).
+    pub fn after_refusal(self, refused: Revision) -> Option<Revision> {
+        match (self, refused) {
+            (Offer::Auto, Revision::V2) => Some(Revision::V1),
+            _ => None,
+        }
+    }
+}
+
+/// The client's name in a v2 `initialize` (`info`): the bridge, and the
+/// recorder standing in for it.
+pub const CLIENT_NAME: &str = "acp-bridge";
+
 impl Revision {
     /// The revision a `protocolVersion` number names (`None`: one this
     /// client does not speak).
@@ -38,12 +63,12 @@ impl Revision {
     /// The `initialize` params offering this revision. v2 names the client
     /// (`info`, required) and declares no capabilities: it has no `fs/*` or
     /// `terminal/*` client methods to refuse.
-    pub fn initialize_params(self, client: &str, version: &str) -> Value {
+    pub fn initialize_params(self) -> Value {
         match self {
             Revision::V1 => super::client::initialize_params(),
             Revision::V2 => json!({
                 "protocolVersion": 2,
-                "info": {"name": client, "version": version},
+                "info": {"name": CLIENT_NAME, "version": env!("CARGO_PKG_VERSION")},
                 "capabilities": {}
             }),
         }
@@ -108,6 +133,26 @@ pub fn v1_view(init_result: &Value) -> Value {
             .unwrap_or_else(|| json!([])),
     );
     view.into()
+}
+
+impl Revision {
+    /// A request as this revision spells it: v2 names `authenticate`
+    /// `auth/login`, resumes with `session/resume` (the whole history
+    /// replayed), and tags a config option's value (`type: "id"` unless a
+    /// type is given). v1's requests are as given.
+    pub fn request(self, method: &str, params: Value) -> (&str, Value) {
+        match (self, method) {
+            (Revision::V1, _) => (method, params),
+            (Revision::V2, "authenticate") => ("auth/login", params),
+            (Revision::V2, "session/load") => ("session/resume", resume_session_params(&params)),
+            (Revision::V2, "session/set_config_option") if params.get("type").is_none() => {
+                let mut params = params;
+                params["type"] = "id".into();
+                (method, params)
+            }
+            _ => (method, params),
+        }
+    }
 }
 
 /// `session/resume` params (v2's `session/load`): the whole retained

@@ -5,6 +5,7 @@
 use super::*;
 use crate::acp::chunk_frame::{ChunkFrame, ChunkKind};
 use crate::acp::json_field::{Fields, field, field_mut};
+use crate::acp::revision::Revision;
 use crate::acp::update_kind::UpdateKind;
 use crate::call::table::Asked;
 
@@ -13,6 +14,83 @@ impl Bridge {
         if line.trim().is_empty() {
             return;
         }
+        if self.revision == Revision::V2 {
+            return self.v2_agent_line(line, now);
+        }
+        self.v1_agent_line(line, now);
+    }
+
+    /// A v2 line: the prompt's `{messageId}` answer accepts the prompt;
+    /// everything else is read into v1's model ([`V2Reader`]) and handled as v1's.
+    fn v2_agent_line(&mut self, line: &str, now: Duration) {
+        let v: Value = match serde_json::from_str(line) {
+            Ok(v @ Value::Object(_)) => v,
+            Ok(_) => return self.malformed("agent", "not a JSON object", line),
+            Err(e) => return self.malformed("agent", &e.to_string(), line),
+        };
+        if v.get("method").is_none()
+            && v.get("error").is_none_or(Value::is_null)
+            && v["result"].get("stopReason").is_none()
+            && let Some(id) = v["id"].as_u64()
+            && self
+                .pending
+                .iter()
+                .any(|(pid, p)| *pid == id && matches!(p, Pending::Prompt))
+        {
+            self.v2_prompt_accepted = Some(id);
+            return;
+        }
+        for read in self.v2.read(v) {
+            match read {
+                V2Read::Frame(frame) => self.v1_agent_line(&frame.to_string(), now),
+                V2Read::State {
+                    state,
+                    stop_reason,
+                    usage,
+                } => self.v2_state(&state, stop_reason, usage, now),
+                V2Read::Skipped(why) => self.diag(why),
+            }
+        }
+    }
+
+    /// v2's `state_update`: `idle` ends the running prompt as v1's answer
+    /// to it does (its `stopReason` and `usage`); other states change
+    /// nothing the panel sees.
+    fn v2_state(
+        &mut self,
+        state: &str,
+        stop_reason: Option<String>,
+        usage: Option<Value>,
+        now: Duration,
+    ) {
+        if state != "idle" {
+            return;
+        }
+        let prompt = self
+            .pending
+            .iter()
+            .position(|(_, p)| matches!(p, Pending::Prompt));
+        let Some(pos) = prompt else {
+            return; // a snapshot with nothing running
+        };
+        let (id, _) = self.pending.remove(pos);
+        if self.v2_prompt_accepted.take() != Some(id) {
+            self.diag(format!(
+                "state_update idle before the answer to prompt {id}: the turn ends on it"
+            ));
+            self.late_prompts.push(id);
+        }
+        let mut result = json!({"stopReason": stop_reason.unwrap_or_else(|| "end_turn".into())});
+        if let Some(usage) = usage {
+            result["usage"] = usage;
+        }
+        // v2's `error` stop: the turn failed, as a failed prompt does in v1
+        let error = (result["stopReason"] == "error")
+            .then(|| json!({"message": "the turn ended with an error (stopReason: error)"}));
+        self.prompt_returned(error.as_ref(), &result, now);
+    }
+
+    fn v1_agent_line(&mut self, line: &str, now: Duration) {
         // the frame a stream is made of skips the `Value` tree
         if let Some(chunk) = crate::acp::chunk_frame::parse(line) {
             return self.chunk_frame(&chunk);

@@ -5,6 +5,7 @@
 //! closed.
 
 use super::*;
+use crate::acp::revision::{self, Revision};
 
 impl Bridge {
     /// Starts the agent handshake (on the panel's `initialize`, or on a first
@@ -12,9 +13,15 @@ impl Bridge {
     pub(super) fn start_handshake(&mut self, now: Duration) {
         self.phase = Phase::Handshaking;
         self.deadline = Some(now + HANDSHAKE_TIMEOUT);
+        self.offer_revision(self.spec.acp_protocol.first());
+    }
+
+    /// Sends `initialize` offering `revision`.
+    fn offer_revision(&mut self, revision: Revision) {
+        self.offered = revision;
         self.request(
             "initialize",
-            client::initialize_params(),
+            revision.initialize_params(),
             Pending::Initialize,
         );
     }
@@ -271,6 +278,46 @@ impl Bridge {
         self.close_stdin();
     }
 
+    /// The agent answered `initialize`: the revision it selected is the
+    /// session's; its answer is kept as the capability rules read it.
+    fn initialized(&mut self, result: Value, now: Duration) {
+        let offered = self.offered;
+        match Revision::selected(&result) {
+            Some(selected) if selected.number() <= offered.number() => {
+                if selected != offered {
+                    self.diag(format!(
+                        "ACP v{} offered, the agent selected v{}",
+                        offered.number(),
+                        selected.number()
+                    ));
+                }
+                self.revision = selected;
+            }
+            Some(Revision::V2)
+                if result.get("info").is_some() && result.get("agentCapabilities").is_none() =>
+            {
+                // a v2 answer to a v1 offer: v1 frames would go to a v2 agent
+                return self.fail_handshake(
+                    "the agent answered ACP v2 to a v1 offer; a v1 client cannot go on (try --acp-protocol auto)",
+                    now,
+                );
+            }
+            _ => {
+                // a version no revision names (a v1 agent of old answers
+                // its own number): read as the revision offered
+                self.diag(format!(
+                    "the agent answered protocol version {} (we offered {}); going on as v{}",
+                    result["protocolVersion"],
+                    offered.number(),
+                    offered.number()
+                ));
+                self.revision = offered;
+            }
+        }
+        self.agent_init = revision::v1_view(&result);
+        self.open_session(now, false);
+    }
+
     /// The agent answered a handshake request.
     pub(super) fn handshake_answered(
         &mut self,
@@ -281,23 +328,23 @@ impl Bridge {
     ) {
         match pending {
             Pending::Initialize => match error {
-                Some(e) => self.fail_handshake(
-                    &format!("the agent rejected initialize: {}", rpc_message(e)),
-                    now,
-                ),
-                None => {
-                    if let Some(v) = result["protocolVersion"]
-                        .as_u64()
-                        .filter(|v| *v != client::PROTOCOL_VERSION)
-                    {
+                Some(e) => match self.spec.acp_protocol.after_refusal(self.offered) {
+                    Some(next) => {
                         self.diag(format!(
-                            "the agent answered protocol version {v} (we speak {}); going on",
-                            client::PROTOCOL_VERSION
+                            "the agent refused ACP v{} ({}); offering v{}",
+                            self.offered.number(),
+                            rpc_message(e),
+                            next.number()
                         ));
+                        self.deadline = Some(now + HANDSHAKE_TIMEOUT);
+                        self.offer_revision(next);
                     }
-                    self.agent_init = result;
-                    self.open_session(now, false);
-                }
+                    None => self.fail_handshake(
+                        &format!("the agent rejected initialize: {}", rpc_message(e)),
+                        now,
+                    ),
+                },
+                None => self.initialized(result, now),
             },
             Pending::NewSession { after_auth } | Pending::LoadSession { after_auth } => {
                 let loaded = matches!(pending, Pending::LoadSession { .. });

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use acp_bridge::LaunchSpec;
+use acp_bridge::acp::revision::Offer;
 use anyhow::{Context, Result, anyhow, bail};
 
 use super::mcp_config;
@@ -26,6 +27,9 @@ pub const TAP_ENV: &str = "ACP_BRIDGE_TAP";
 /// Environment variable holding session config options (`id=value`, comma
 /// separated) when no `--acp-config` is given.
 pub const CONFIG_ENV: &str = "ACP_BRIDGE_CONFIG";
+/// Environment variable holding the ACP revision offered when no
+/// `--acp-protocol` is given.
+pub const ACP_PROTOCOL_ENV: &str = "ACP_BRIDGE_ACP_PROTOCOL";
 /// Environment variable that, set to `1`, does what `--acp-mcp-unadvertised` does.
 pub const MCP_UNADVERTISED_ENV: &str = "ACP_BRIDGE_MCP_UNADVERTISED";
 
@@ -42,6 +46,8 @@ pub struct Env {
     pub config: Option<String>,
     /// [`MCP_UNADVERTISED_ENV`]
     pub mcp_unadvertised: Option<String>,
+    /// [`ACP_PROTOCOL_ENV`]
+    pub acp_protocol: Option<String>,
     /// `HOME`: what a tap path's `~/` means.
     pub home: Option<PathBuf>,
 }
@@ -54,6 +60,7 @@ impl Env {
             tap: std::env::var(TAP_ENV).ok(),
             config: std::env::var(CONFIG_ENV).ok(),
             mcp_unadvertised: std::env::var(MCP_UNADVERTISED_ENV).ok(),
+            acp_protocol: std::env::var(ACP_PROTOCOL_ENV).ok(),
             home: std::env::var_os("HOME")
                 .filter(|h| !h.is_empty())
                 .map(PathBuf::from),
@@ -138,6 +145,7 @@ const VALUE_FLAGS: &[&str] = &[
     "--cancel-grace-ms",
     "--max-line-bytes",
     "--acp-config",
+    "--acp-protocol",
 ];
 
 /// Claude flags known to take no value; listed so they never skip a token.
@@ -180,6 +188,7 @@ const TAPPED_VALUES: &[&str] = &[
     "--cancel-grace-ms",
     "--max-line-bytes",
     "--acp-config",
+    "--acp-protocol",
 ];
 
 /// The bridge's own argv as a tap records it: every flag named, the values
@@ -263,6 +272,14 @@ pub fn parse(args: &[String], env: Env, current_dir: &Path) -> Result<Invocation
                 .push(config_option(item.trim(), CONFIG_ENV)?);
         }
     }
+    let acp_protocol = match (
+        flags.acp_protocol,
+        env.acp_protocol.as_deref().map(str::trim),
+    ) {
+        (Some(offer), _) => offer,
+        (None, Some(v)) if !v.is_empty() => acp_protocol(v, ACP_PROTOCOL_ENV)?,
+        _ => Offer::default(),
+    };
     let mcp_unadvertised = flags.mcp_unadvertised
         || match env.mcp_unadvertised.as_deref().map(str::trim) {
             None | Some("") | Some("0") | Some("false") => false,
@@ -314,6 +331,7 @@ pub fn parse(args: &[String], env: Env, current_dir: &Path) -> Result<Invocation
         auth_method: flags.auth_method,
         mcp_unadvertised,
         config_options: flags.config_options,
+        acp_protocol,
         script_gate: flags.script_gate,
         cancel_grace: flags.cancel_grace,
         additional_directories: flags.add_dirs,
@@ -364,6 +382,7 @@ struct Flags {
     mcp_unadvertised: bool,
     /// `--acp-config` values, in order.
     config_options: Vec<(String, String)>,
+    acp_protocol: Option<Offer>,
 }
 
 impl Flags {
@@ -498,10 +517,16 @@ impl Flags {
             "--cancel-grace-ms" => self.cancel_grace = Some(millis(&value, n)?),
             "--max-line-bytes" => self.max_line = Some(line_cap(&value, n)?),
             "--acp-config" => self.config_options.push(config_option(&value, n)?),
+            "--acp-protocol" => self.acp_protocol = Some(acp_protocol(&value, n)?),
             _ => unreachable!("every VALUE_FLAGS entry is matched above"),
         }
         Ok(())
     }
+}
+
+/// `1`, `2` or `auto`; `source` names where it came from.
+fn acp_protocol(text: &str, source: &str) -> Result<Offer> {
+    Offer::parse(text).ok_or_else(|| anyhow!("{source} takes 1, 2 or auto, got {text:?}"))
 }
 
 /// One `<id>=<value>` session config option; `source` names where it came from.
@@ -613,6 +638,8 @@ Bridge flags: --cwd <dir>, --auth-method <id>, --script-gate[=true|false],
 a session config option set right after the session opens),
 --acp-mcp-unadvertised (also ACP_BRIDGE_MCP_UNADVERTISED=1: give the agent the MCP
 server even though it advertises no HTTP MCP),
+--acp-protocol 1|2|auto (also ACP_BRIDGE_ACP_PROTOCOL: the ACP revision offered;
+default 1; auto offers v2 and falls back to v1 when the agent refuses it),
 --tap <file or dir/> (also from ACP_BRIDGE_TAP: both legs of the session, scrubbed
 of paths and credentials, written whole at exit; in a directory, a new file per session),
 --bridge-log <file> (the same lines as tagged text, appended as they come),

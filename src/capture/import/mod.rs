@@ -153,11 +153,17 @@ pub fn plan(req: &Request) -> Result<Plan, ImportError> {
         version,
         name,
     } = &names;
+    // a session that negotiated ACP v2 goes beside v1's, as `record` files it
+    let version_dir = if tap.header.protocol_version == 2 {
+        format!("{version}+{}", recording::REVISION_2_BUILD)
+    } else {
+        version.to_string()
+    };
     let recording_path = req
         .root
         .join("recordings")
         .join(agent)
-        .join(version)
+        .join(version_dir)
         .join(format!("{name}.jsonl"));
     let scenario_path = req.root.join("scenarios").join(format!("{name}.toml"));
     for p in [&recording_path, &scenario_path] {

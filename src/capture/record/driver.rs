@@ -29,6 +29,7 @@ const STEP_TIMEOUT: Duration = Duration::from_secs(90);
 const TURN_TIMEOUT: Duration = Duration::from_secs(150);
 
 mod agent_slot;
+mod negotiation;
 mod ready;
 
 pub(super) use agent_slot::AgentSlot;
@@ -126,6 +127,8 @@ struct TurnPoints {
     chunks: u32,
     /// The turn's tool calls: whether each asked and ran.
     calls: CallLedger,
+    /// v2: the agent reported the turn's foreground state.
+    started: bool,
 }
 
 struct Driver<'a> {
@@ -548,13 +551,14 @@ impl Driver<'_> {
                         .cloned()
                         .unwrap_or_default();
                     self.turn.permission = true;
+                    self.turn.started = true;
                     // Agents that ask first (Gemini CLI) announce the call
                     // only in the request: that is their first tool call.
                     // v1 names it `toolCall`, v2 a `subject` of type `tool_call`
                     let subject = &frame["params"]["subject"];
                     let call = match frame["params"].get("toolCall") {
                         Some(call) => Some(call),
-                        None => (subject["type"] == "tool_call").then_some(subject),
+                        None => (subject["type"] == "tool_call").then_some(&subject["toolCall"]),
                     };
                     if let Some(call) = call {
                         self.turn.tool_call = true;
@@ -590,7 +594,16 @@ impl Driver<'_> {
                 }
                 if method == "session/update" {
                     match frame["params"]["update"]["sessionUpdate"].as_str() {
-                        Some("agent_message_chunk") => self.turn.chunks += 1,
+                        Some("agent_message_chunk") => {
+                            self.turn.chunks += 1;
+                            self.turn.started = true;
+                        }
+                        Some("state_update") => self.turn.started = true,
+                        // v2 reports the turn's foreground work begun
+                        // (`running`); a call it reports before that (an MCP
+                        // server's startup) is not one of the turn's
+                        Some("tool_call") | Some("tool_call_update")
+                            if self.revision == Revision::V2 && !self.turn.started => {}
                         Some("tool_call") | Some("tool_call_update") => {
                             self.turn.tool_call = true;
                             let update = &frame["params"]["update"];
@@ -640,51 +653,10 @@ impl Driver<'_> {
         Ok(())
     }
 
-    /// `initialize` offering the setup's revision; an agent that refuses a
-    /// v2 offer is asked again with v1, as a real client falls back. The
-    /// answer as the capability rules read it ([`revision::v1_view`]).
-    async fn initialize(&mut self) -> Result<Value, Halt> {
-        let version = env!("CARGO_PKG_VERSION");
-        let offer = self.setup.offer;
-        let params = offer.initialize_params("acp-harness", version);
-        let mut init = self
-            .call("initialize", params, "the initialize response")
-            .await?;
-        if offer == Revision::V2 && init.get("error").is_some() {
-            self.note(format!(
-                "the agent refused the ACP v2 offer ({}); offering v1",
-                init["error"]
-            ));
-            let params = Revision::V1.initialize_params("acp-harness", version);
-            init = self
-                .call("initialize", params, "the initialize response")
-                .await?;
-        }
-        let Some(result) = init.get("result").cloned() else {
-            return Err(Halt::Error(anyhow::anyhow!("initialize failed: {init}")));
-        };
-        self.revision = match Revision::selected(&result) {
-            Some(selected) if selected.number() <= offer.number() => selected,
-            _ => {
-                return Err(Halt::Error(anyhow::anyhow!(
-                    "the agent answered protocolVersion {} to an offer of {}: not a revision this client speaks",
-                    result["protocolVersion"],
-                    offer.number()
-                )));
-            }
-        };
-        if self.revision != offer && self.slot.proc == 1 {
-            self.note(format!(
-                "ACP v{} offered, the agent selected v{}",
-                offer.number(),
-                self.revision.number()
-            ));
-        }
-        Ok(revision::v1_view(&result))
-    }
-
     /// Sends a request and waits for its response frame.
     async fn call(&mut self, method: &str, params: Value, what: &str) -> Result<Value, Halt> {
+        // as the bridge spells it under the negotiated revision
+        let (method, params) = self.revision.request(method, params);
         let id = self.agent()?.request(method, params).await?;
         let timeout = Duration::from_millis(self.setup.ready.handshake_timeout_ms);
         self.wait_until(timeout, what, |d| d.responses.contains_key(&id))
@@ -735,10 +707,7 @@ impl Driver<'_> {
                 &self.init_result,
                 self.session_system_prompt(),
             );
-            match self.revision {
-                Revision::V1 => ("session/load", params),
-                Revision::V2 => ("session/resume", revision::resume_session_params(&params)),
-            }
+            ("session/load", params)
         } else {
             (
                 "session/new",
@@ -765,26 +734,6 @@ impl Driver<'_> {
         }
         self.set_config_options().await?;
         self.wait_ready(load).await
-    }
-
-    /// The profile's session config options, set as the bridge sets its
-    /// `--acp-config` ones: right after the session opens, in order.
-    async fn set_config_options(&mut self) -> Result<(), Halt> {
-        for (config_id, value) in self.setup.session.config_option_list() {
-            let change = frames::ModeChange::SetConfigOption {
-                config_id: config_id.clone(),
-                value: value.clone(),
-            };
-            let (method, params) = frames::mode_change_request(&self.session_id, &change);
-            let what = format!("the {method} response for {config_id}={value}");
-            let response = self.call(method, params, &what).await?;
-            if let Some(err) = response.get("error") {
-                self.note(format!(
-                    "the profile's config option {config_id}={value} was refused: {err}"
-                ));
-            }
-        }
-        Ok(())
     }
 
     async fn end_process(&mut self) {

@@ -366,14 +366,12 @@ pub fn revision_version(version: &semver::Version, offer: Revision) -> semver::V
     match offer {
         Revision::V1 => version.clone(),
         Revision::V2 => semver::Version {
-            build: semver::BuildMetadata::new(REVISION_2_BUILD).expect("a valid build identifier"),
+            build: semver::BuildMetadata::new(recording::REVISION_2_BUILD)
+                .expect("a valid build identifier"),
             ..version.clone()
         },
     }
 }
-
-/// The build metadata that marks a version directory of ACP v2 recordings.
-pub const REVISION_2_BUILD: &str = "acp2";
 
 /// Where `record` writes a scenario of `agent@version` under `out`.
 pub fn recording_path(
@@ -588,7 +586,7 @@ fn run_header(
             Revision::V1 => {
                 acp_bridge::acp::client::initialize_params()["clientCapabilities"].clone()
             }
-            Revision::V2 => ctx.offer.initialize_params("", "")["capabilities"].clone(),
+            Revision::V2 => ctx.offer.initialize_params()["capabilities"].clone(),
         },
         protocol_version: ctx.offer.number(),
         acp_schema: Some(crate::judging::acp_schema::schema::version().into()),
@@ -604,6 +602,11 @@ fn run_header(
         extra: ctx.installed.header_fields(),
     };
     header.placeholders.extend(run_placeholders);
+    if ctx.offer != Revision::V1 {
+        header
+            .extra
+            .insert(recording::ACP_OFFERED.into(), ctx.offer.number().into());
+    }
     if ctx.profile.protocol == crate::corpus::profile::Protocol::StreamJson {
         // A reference recording: the replayer skips it, the contract reads it.
         header.client_capabilities = Value::Null;

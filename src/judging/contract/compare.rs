@@ -207,6 +207,14 @@ pub fn follows_from_unasked_calls(d: &Difference, claude: &Shape, bridge: &Shape
     }
 }
 
+/// Whether a difference follows from the agent's own `notice` updates
+/// (a warning it reports): the bridge shows each as Claude Code shows its
+/// notices, `system/informational`, which the reference recordings never
+/// needed.
+pub fn follows_from_agent_notices(d: &Difference) -> bool {
+    d.key == "kind-extra:system/informational"
+}
+
 /// The keys a scenario file justifies: `[claude_comparison] justified =
 /// [{ key = "...", why = "...", values = "..." }]`. Every entry needs a
 /// non-empty `why`, and one of a list key a `values` pattern; anything else
@@ -298,9 +306,13 @@ pub struct Row {
 
 /// Only the rows of each agent's newest recorded version (semver order).
 pub fn newest_versions(rows: Vec<Row>) -> Vec<Row> {
+    // each protocol revision (a version's build metadata, `+acp2`) of an
+    // agent has its own newest version
     let version = |r: &Row| {
         let (agent, v) = r.agent.split_once(' ').unwrap_or((&r.agent, ""));
-        (agent.to_string(), semver::Version::parse(v).ok())
+        let v = semver::Version::parse(v).ok();
+        let revision = v.as_ref().map(|v| v.build.to_string()).unwrap_or_default();
+        (format!("{agent}+{revision}"), v)
     };
     let mut newest: std::collections::BTreeMap<String, Option<semver::Version>> =
         Default::default();

@@ -28,6 +28,10 @@ pub struct Limitation {
     /// What in the recordings shows it.
     #[serde(default)]
     pub evidence: Vec<String>,
+    /// The ACP revision the entry holds for (`2`: only recordings of a
+    /// `<version>+acp2` directory; `1`: only the others); absent: both.
+    #[serde(default)]
+    pub protocol: Option<u64>,
     /// Keys of `contract compare` differences (`tool-result-structure`, ...)
     /// that follow from the same agent behaviour, so the comparison counts
     /// them as the agent's rather than the bridge's.
@@ -149,8 +153,14 @@ impl Limitations {
             version: version.to_string(),
             message: e.to_string(),
         })?;
+        // the directory's build metadata names the revision (`+acp2`)
+        let revision = if v.build.as_str() == crate::corpus::recording::REVISION_2_BUILD {
+            2
+        } else {
+            1
+        };
         Ok(for_scenario
-            .find(|(range, _)| range.matches(&v))
+            .find(|(range, l)| range.matches(&v) && l.protocol.is_none_or(|p| p == revision))
             .map(|(_, l)| l))
     }
 }
@@ -230,6 +240,7 @@ mod tests {
             failing: failing.iter().map(|s| s.to_string()).collect(),
             reason: "r".into(),
             evidence: Vec::new(),
+            protocol: None,
             contract: Vec::new(),
         }
     }
@@ -309,5 +320,33 @@ mod tests {
         std::fs::write(&file, "[[limitation]]\nversion = \"1\"\n").unwrap();
         let e = find(&file, "0.2.2", "s").unwrap_err().to_string();
         assert!(e.contains(FILE_NAME), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod revision_tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_for_one_revision_covers_only_that_revisions_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(FILE_NAME);
+        std::fs::write(
+            &file,
+            "[[limitation]]\nversions = \"=2.6.0\"\nscenario = \"s\"\nfailing = [\"a\"]\nreason = \"r\"\nprotocol = 2\n",
+        )
+        .unwrap();
+        // (version directory, covered)
+        for (version, covered) in [
+            ("2.6.0+acp2", true),
+            ("2.6.0", false),
+            ("2.6.1+acp2", false),
+        ] {
+            assert_eq!(
+                find(&file, version, "s").unwrap().is_some(),
+                covered,
+                "{version}"
+            );
+        }
     }
 }

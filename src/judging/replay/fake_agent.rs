@@ -281,7 +281,10 @@ impl<'a> FakeAgent<'a> {
             .parsed
             .clone()
             .expect("a matched frame was parsed");
-        let diffs = diff_frames(&recorded, &sent, &["id"], &mut self.eq);
+        let mut diffs = diff_frames(&recorded, &sent, &["id"], &mut self.eq);
+        // the client's own version (a v2 `initialize`'s `info.version`) is
+        // not the agent's behaviour: a newer bridge replays older recordings
+        diffs.retain(|d| d.pointer != "/params/info/version");
         if !diffs.is_empty() {
             served.divergences.push(Divergence::Differs {
                 what: kind.describe(),

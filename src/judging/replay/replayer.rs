@@ -145,7 +145,26 @@ pub fn launch_spec(
         script_gate: scenario.script_gate,
         mcp_unadvertised: header.session.mcp_unadvertised,
         config_options: header.session.config_option_list(),
+        acp_protocol: recorded_offer(header),
         ..LaunchSpec::default()
+    }
+}
+
+/// What the bridge offers to replay a recording: what the recording client
+/// offered (`acp_offered`, v1 when absent), and when v2 was offered but v1
+/// negotiated, `auto`, whose fallback the recorded agent answered.
+fn recorded_offer(header: &Header) -> acp_bridge::acp::revision::Offer {
+    use acp_bridge::acp::revision::Offer;
+    match (
+        header
+            .extra
+            .get(crate::corpus::recording::ACP_OFFERED)
+            .and_then(Value::as_u64),
+        header.protocol_version,
+    ) {
+        (Some(2), 2) => Offer::V2,
+        (Some(2), _) => Offer::Auto,
+        _ => Offer::V1,
     }
 }
 

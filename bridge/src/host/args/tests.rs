@@ -476,6 +476,7 @@ fn every_value_flag_reads_the_same_in_both_spellings() {
         ("--cancel-grace-ms", "7"),
         ("--max-line-bytes", "1048576"),
         ("--acp-config", "mode=auto"),
+        ("--acp-protocol", "auto"),
         ("--add-dir", "/extra"),
         ("--output-format", "stream-json"),
         ("--input-format", "stream-json"),
@@ -608,6 +609,40 @@ fn session_config_options_and_unadvertised_mcp_come_from_flags_then_the_environm
     let bad = launch("", None, Some("yes please")).unwrap_err();
     assert!(
         bad.contains("ACP_BRIDGE_MCP_UNADVERTISED takes 1 or 0"),
+        "{bad}"
+    );
+}
+
+#[test]
+fn the_acp_revision_offered_comes_from_the_flag_then_the_environment() {
+    let offer = |args: &str, env: Option<&str>| {
+        let env = Env {
+            acp_protocol: env.map(String::from),
+            ..Env::default()
+        };
+        match parse(
+            &argv(&format!("--agent-cmd x --cwd / {args}")),
+            env,
+            Path::new("/"),
+        ) {
+            Ok(Invocation::Run(c)) => Ok(c.spec.acp_protocol),
+            Ok(other) => panic!("{other:?}"),
+            Err(e) => Err(format!("{e:#}")),
+        }
+    };
+    assert_eq!(offer("", None), Ok(Offer::V1));
+    assert_eq!(offer("", Some(" ")), Ok(Offer::V1));
+    assert_eq!(offer("", Some("auto")), Ok(Offer::Auto));
+    assert_eq!(offer("--acp-protocol=2", Some("auto")), Ok(Offer::V2));
+    assert_eq!(offer("--acp-protocol 1", Some("2")), Ok(Offer::V1));
+    let bad = offer("--acp-protocol 3", None).unwrap_err();
+    assert!(
+        bad.contains("--acp-protocol takes 1, 2 or auto, got \"3\""),
+        "{bad}"
+    );
+    let bad = offer("", Some("v2")).unwrap_err();
+    assert!(
+        bad.contains("ACP_BRIDGE_ACP_PROTOCOL takes 1, 2 or auto"),
         "{bad}"
     );
 }

@@ -1,0 +1,175 @@
+//! ACP v2 agent frames read into v1's model: the core has one model of a
+//! session, and v2 is a second reader of it, not a second bridge.
+//!
+//! What v2 changes, and how each reads:
+//! - upserts by id: a `tool_call_update` for a call not seen yet is its
+//!   `tool_call`; `tool_call_content_chunk` appends to the call's content,
+//!   read as an update carrying the content so far;
+//! - whole messages (`agent_message`, `agent_thought`, `user_message`) by
+//!   `messageId`: one not streamed yet reads as its chunks; one whose chunks
+//!   already went out cannot be unsent (a diagnostic, skipped);
+//! - `state_update`: the session's foreground state, handed to the core as
+//!   its own event (`idle` ends the turn v1 ends with the prompt's answer);
+//! - a permission request names its call as `subject.toolCall` and has its
+//!   own `title`: read as v1's `toolCall`, the title kept.
+//!
+//! Anything else passes as it came: its shape is v1's.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Map, Value, json};
+
+/// What one v2 agent frame is to the core.
+#[derive(Debug, Clone, PartialEq)]
+pub enum V2Read {
+    /// A frame in v1's shape, handled as v1's.
+    Frame(Value),
+    /// A `state_update`: `state` as sent; on `idle`, why the work stopped
+    /// and what it used.
+    State {
+        state: String,
+        stop_reason: Option<String>,
+        usage: Option<Value>,
+    },
+    /// Something v1's model cannot show, said as a diagnostic.
+    Skipped(String),
+}
+
+/// The reader's memory of one session: which calls and messages the core
+/// has seen.
+#[derive(Debug, Default)]
+pub struct V2Reader {
+    calls: HashSet<String>,
+    call_content: HashMap<String, Vec<Value>>,
+    /// Messages whose content reached the core (streamed or whole).
+    messages: HashSet<String>,
+}
+
+/// At most this many calls' appended content is kept; an older call's
+/// further chunks read as updates with their own content only.
+const MAX_TRACKED_CALLS: usize = 1024;
+
+impl V2Reader {
+    /// Reads one agent frame.
+    pub fn read(&mut self, mut frame: Value) -> Vec<V2Read> {
+        if frame["method"] == "session/request_permission" && !frame["id"].is_null() {
+            permission_request_as_v1(&mut frame["params"]);
+            return vec![V2Read::Frame(frame)];
+        }
+        if frame["method"] != "session/update" || !frame["id"].is_null() {
+            return vec![V2Read::Frame(frame)];
+        }
+        let kind = frame["params"]["update"]["sessionUpdate"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        match kind.as_str() {
+            "state_update" => {
+                let update = &frame["params"]["update"];
+                vec![V2Read::State {
+                    state: update["state"].as_str().unwrap_or_default().to_string(),
+                    stop_reason: update["stopReason"].as_str().map(str::to_string),
+                    usage: update.get("usage").filter(|u| u.is_object()).cloned(),
+                }]
+            }
+            "agent_message_chunk" | "agent_thought_chunk" | "user_message_chunk" => {
+                if let Some(id) = frame["params"]["update"]["messageId"].as_str() {
+                    self.messages.insert(id.to_string());
+                }
+                vec![V2Read::Frame(frame)]
+            }
+            "agent_message" | "agent_thought" | "user_message" => self.whole_message(frame, &kind),
+            "tool_call_update" => {
+                let update = &mut frame["params"]["update"];
+                if let Some(id) = update["toolCallId"].as_str().map(str::to_string)
+                    && self.calls.len() < MAX_TRACKED_CALLS
+                    && self.calls.insert(id)
+                {
+                    update["sessionUpdate"] = "tool_call".into();
+                }
+                vec![V2Read::Frame(frame)]
+            }
+            "tool_call_content_chunk" => self.content_chunk(frame),
+            _ => vec![V2Read::Frame(frame)],
+        }
+    }
+
+    fn whole_message(&mut self, frame: Value, kind: &str) -> Vec<V2Read> {
+        let update = &frame["params"]["update"];
+        let id = update["messageId"].as_str().unwrap_or_default().to_string();
+        if !self.messages.insert(id.clone()) {
+            return vec![V2Read::Skipped(format!(
+                "{kind} {id} replaces a message whose content already reached the panel; skipped"
+            ))];
+        }
+        let chunk_kind = format!("{kind}_chunk");
+        let blocks = update["content"].as_array().cloned().unwrap_or_default();
+        blocks
+            .into_iter()
+            .map(|content| {
+                let mut chunk = frame.clone();
+                chunk["params"]["update"] = json!({
+                    "sessionUpdate": chunk_kind,
+                    "messageId": id,
+                    "content": content,
+                });
+                V2Read::Frame(chunk)
+            })
+            .collect()
+    }
+
+    fn content_chunk(&mut self, mut frame: Value) -> Vec<V2Read> {
+        let update = frame["params"]["update"].take();
+        let Some(id) = update["toolCallId"].as_str().map(str::to_string) else {
+            return vec![V2Read::Skipped(
+                "tool_call_content_chunk without a toolCallId skipped".into(),
+            )];
+        };
+        let content = update.get("content").cloned().unwrap_or(Value::Null);
+        let so_far =
+            if self.call_content.len() < MAX_TRACKED_CALLS || self.call_content.contains_key(&id) {
+                let list = self.call_content.entry(id.clone()).or_default();
+                list.push(content);
+                list.clone()
+            } else {
+                vec![content]
+            };
+        let first = self.calls.len() < MAX_TRACKED_CALLS && self.calls.insert(id.clone());
+        let kind = if first {
+            "tool_call"
+        } else {
+            "tool_call_update"
+        };
+        frame["params"]["update"] = json!({
+            "sessionUpdate": kind,
+            "toolCallId": id,
+            "content": so_far,
+        });
+        vec![V2Read::Frame(frame)]
+    }
+}
+
+/// v2's `subject` (`{type: "tool_call", toolCall}`) as v1's `toolCall`,
+/// with the request's own `title` where the call has none.
+fn permission_request_as_v1(params: &mut Value) {
+    let Some(obj) = params.as_object_mut() else {
+        return;
+    };
+    if obj.contains_key("toolCall") {
+        return;
+    }
+    let subject = obj.get("subject").cloned().unwrap_or(Value::Null);
+    let mut call = match (&subject["type"], &subject["toolCall"]) {
+        (t, Value::Object(call)) if t == "tool_call" => call.clone(),
+        _ => Map::new(),
+    };
+    if !call.contains_key("title")
+        && let Some(title) = obj.get("title").filter(|t| t.is_string())
+    {
+        call.insert("title".into(), title.clone());
+    }
+    obj.insert("toolCall".into(), call.into());
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,72 @@
+//! What the recording client negotiates beyond the scenario: the ACP
+//! revision (`initialize`) and the profile's session config options, as the
+//! bridge does them.
+
+use serde_json::Value;
+
+use super::{Driver, Halt, frames};
+use acp_bridge::acp::revision::{self, Revision};
+
+impl Driver<'_> {
+    /// `initialize` offering the setup's revision; an agent that refuses a
+    /// v2 offer is asked again with v1, as a real client falls back. The
+    /// answer as the capability rules read it ([`revision::v1_view`]).
+    pub(super) async fn initialize(&mut self) -> Result<Value, Halt> {
+        let offer = self.setup.offer;
+        let params = offer.initialize_params();
+        let mut init = self
+            .call("initialize", params, "the initialize response")
+            .await?;
+        if offer == Revision::V2 && init.get("error").is_some() {
+            self.note(format!(
+                "the agent refused the ACP v2 offer ({}); offering v1",
+                init["error"]
+            ));
+            let params = Revision::V1.initialize_params();
+            init = self
+                .call("initialize", params, "the initialize response")
+                .await?;
+        }
+        let Some(result) = init.get("result").cloned() else {
+            return Err(Halt::Error(anyhow::anyhow!("initialize failed: {init}")));
+        };
+        self.revision = match Revision::selected(&result) {
+            Some(selected) if selected.number() <= offer.number() => selected,
+            _ => {
+                return Err(Halt::Error(anyhow::anyhow!(
+                    "the agent answered protocolVersion {} to an offer of {}: not a revision this client speaks",
+                    result["protocolVersion"],
+                    offer.number()
+                )));
+            }
+        };
+        if self.revision != offer && self.slot.proc == 1 {
+            self.note(format!(
+                "ACP v{} offered, the agent selected v{}",
+                offer.number(),
+                self.revision.number()
+            ));
+        }
+        Ok(revision::v1_view(&result))
+    }
+
+    /// The profile's session config options, set as the bridge sets its
+    /// `--acp-config` ones: right after the session opens, in order.
+    pub(super) async fn set_config_options(&mut self) -> Result<(), Halt> {
+        for (config_id, value) in self.setup.session.config_option_list() {
+            let change = frames::ModeChange::SetConfigOption {
+                config_id: config_id.clone(),
+                value: value.clone(),
+            };
+            let (method, params) = frames::mode_change_request(&self.session_id, &change);
+            let what = format!("the {method} response for {config_id}={value}");
+            let response = self.call(method, params, &what).await?;
+            if let Some(err) = response.get("error") {
+                self.note(format!(
+                    "the profile's config option {config_id}={value} was refused: {err}"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
