@@ -123,11 +123,16 @@ pub(super) fn unmapped_roles(script: &ModelScript, agent_tools: &AgentTools) -> 
 /// recording is read one event at a time.
 pub(super) fn schema_check(path: &Path) -> String {
     use crate::judging::acp_schema::{AcpSchema, RecordingConformance, schema};
-    let schema_name = schema::version();
-    let checked = AcpSchema::get().map_err(|e| e.to_string()).and_then(|s| {
-        let events = recording::Reader::open(path).map_err(|e| e.to_string())?;
-        RecordingConformance::of_events(s, events).map_err(|e| e.to_string())
-    });
+    // the schema of the revision the run negotiated
+    let events = match recording::Reader::open(path) {
+        Ok(events) => events,
+        Err(e) => return format!("ACP schema: not checked: {e}"),
+    };
+    let protocol = events.header().protocol_version;
+    let schema_name = schema::version_for(protocol);
+    let checked = AcpSchema::for_protocol(protocol)
+        .map_err(|e| e.to_string())
+        .and_then(|s| RecordingConformance::of_events(s, events).map_err(|e| e.to_string()));
     let acp = match checked {
         Ok(acp) => acp,
         Err(e) => return format!("ACP schema {schema_name}: not checked: {e}"),

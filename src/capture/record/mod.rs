@@ -589,7 +589,9 @@ fn run_header(
             Revision::V2 => ctx.offer.initialize_params()["capabilities"].clone(),
         },
         protocol_version: ctx.offer.number(),
-        acp_schema: Some(crate::judging::acp_schema::schema::version().into()),
+        acp_schema: Some(
+            crate::judging::acp_schema::schema::version_for(ctx.offer.number()).into(),
+        ),
         build: Some(recording::HARNESS_BUILD.to_json()),
         date: today(),
         isolation: ctx.isolation.into(),

@@ -145,6 +145,12 @@ impl State {
                         self.header.agent_info = agent_info;
                         if let Some(v) = protocol_version {
                             self.header.protocol_version = v;
+                            // the frames are judged against the negotiated revision's schema
+                            if self.header.acp_schema.is_some() {
+                                self.header.acp_schema = Some(
+                                    crate::judging::acp_schema::schema::version_for(v).into(),
+                                );
+                            }
                         }
                         self.mismatch = self.version_mismatch();
                         self.open();

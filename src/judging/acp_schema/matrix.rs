@@ -123,10 +123,22 @@ impl Matrix {
 
     fn summary(&self) -> String {
         let totals = self.totals();
-        let against = format!(
-            "judged against the ACP v1 schema {}\n",
-            super::schema::version()
-        );
+        // a `+acp2` version directory negotiated v2: its frames met the v2 schema
+        let v2 = self.rows.iter().any(|r| {
+            r.version
+                .ends_with(&format!("+{}", crate::corpus::recording::REVISION_2_BUILD))
+        });
+        let against = match v2 {
+            false => format!(
+                "judged against the ACP v1 schema {}\n",
+                super::schema::version()
+            ),
+            true => format!(
+                "judged against the ACP v1 schema {}; recordings that negotiated v2 against {}\n",
+                super::schema::version(),
+                super::schema::version_for(2)
+            ),
+        };
         let mut parts: Vec<String> = totals
             .iter()
             .map(|(side, t)| {

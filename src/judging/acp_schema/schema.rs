@@ -1,4 +1,6 @@
-//! The vendored ACP v1 schema (`schema/acp-v1/`), compiled once per process.
+//! The vendored ACP schemas (`schema/acp-v1/`, and the v2 draft's
+//! `schema/acp-v2/`), each compiled once per process; a recording is judged
+//! against the revision it negotiated.
 //!
 //! The schema's `$defs` carry `x-method` (the JSON-RPC method a definition
 //! belongs to); `meta.json` says which side handles each method. Together they
@@ -13,18 +15,49 @@ use jsonschema::error::ValidationErrorKind;
 use jsonschema::{Draft, Registry, ValidationError, Validator};
 use serde_json::{Value, json};
 
-const SCHEMA_JSON: &str = include_str!("../../../schema/acp-v1/schema.json");
-const META_JSON: &str = include_str!("../../../schema/acp-v1/meta.json");
-const VERSION_TEXT: &str = include_str!("../../../schema/acp-v1/VERSION");
-/// Which schema is vendored (`schema/acp-v1/VERSION`: where it came from
-/// and its version), so a verdict and a recording can name what they were
-/// judged against.
-pub fn version() -> &'static str {
-    VERSION_TEXT.trim()
+/// One vendored revision's files.
+struct Vendored {
+    dir: &'static str,
+    schema: &'static str,
+    meta: &'static str,
+    version: &'static str,
+    /// The root's name in the registry: the schema has no `$id` of its own.
+    root_uri: &'static str,
 }
 
-/// The root's name in the registry: the schema has no `$id` of its own.
-const ROOT_URI: &str = "urn:acp-harness:acp-schema-v1";
+const V1: Vendored = Vendored {
+    dir: "acp-v1",
+    schema: include_str!("../../../schema/acp-v1/schema.json"),
+    meta: include_str!("../../../schema/acp-v1/meta.json"),
+    version: include_str!("../../../schema/acp-v1/VERSION"),
+    root_uri: "urn:acp-harness:acp-schema-v1",
+};
+
+const V2: Vendored = Vendored {
+    dir: "acp-v2",
+    schema: include_str!("../../../schema/acp-v2/schema.json"),
+    meta: include_str!("../../../schema/acp-v2/meta.json"),
+    version: include_str!("../../../schema/acp-v2/VERSION"),
+    root_uri: "urn:acp-harness:acp-schema-v2",
+};
+
+/// The files of the revision a `protocol_version` names (v1 for any other).
+fn vendored_for(protocol: u64) -> &'static Vendored {
+    if protocol == 2 { &V2 } else { &V1 }
+}
+
+/// Which v1 schema is vendored (`schema/acp-v1/VERSION`: where it came
+/// from and its version), so a verdict and a recording can name what they
+/// were judged against.
+pub fn version() -> &'static str {
+    V1.version.trim()
+}
+
+/// Which schema a recording of `protocol` (its negotiated revision) is
+/// judged against.
+pub fn version_for(protocol: u64) -> &'static str {
+    vendored_for(protocol).version.trim()
+}
 
 /// What a frame is in JSON-RPC terms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -63,6 +96,7 @@ pub struct Violation {
 
 /// The schema, its method table and the validators compiled so far.
 pub struct AcpSchema {
+    root_uri: &'static str,
     registry: Registry<'static>,
     /// method -> which side handles it (from `meta.json`).
     handlers: HashMap<String, Handler>,
@@ -74,28 +108,44 @@ pub struct AcpSchema {
 /// Why the vendored schema cannot be used (a broken vendoring, not bad input).
 #[derive(Debug, thiserror::Error)]
 pub enum SchemaError {
-    #[error("schema/acp-v1/{file}: {message}")]
-    Vendored { file: &'static str, message: String },
-}
-
-fn vendored(file: &'static str, message: impl ToString) -> SchemaError {
-    SchemaError::Vendored {
-        file,
-        message: message.to_string(),
-    }
+    #[error("schema/{dir}/{file}: {message}")]
+    Vendored {
+        dir: &'static str,
+        file: &'static str,
+        message: String,
+    },
 }
 
 impl AcpSchema {
-    /// The process-wide schema; compiled on first use.
+    /// The process-wide v1 schema; compiled on first use.
     pub fn get() -> Result<&'static AcpSchema, &'static SchemaError> {
-        static SCHEMA: OnceLock<Result<AcpSchema, SchemaError>> = OnceLock::new();
-        SCHEMA.get_or_init(AcpSchema::load).as_ref()
+        AcpSchema::for_protocol(1)
     }
 
-    fn load() -> Result<AcpSchema, SchemaError> {
+    /// The process-wide schema of the revision `protocol` names (a
+    /// recording header's `protocol_version`; v1 for any but 2).
+    pub fn for_protocol(protocol: u64) -> Result<&'static AcpSchema, &'static SchemaError> {
+        static SCHEMA_V1: OnceLock<Result<AcpSchema, SchemaError>> = OnceLock::new();
+        static SCHEMA_V2: OnceLock<Result<AcpSchema, SchemaError>> = OnceLock::new();
+        let slot = if protocol == 2 {
+            &SCHEMA_V2
+        } else {
+            &SCHEMA_V1
+        };
+        slot.get_or_init(|| AcpSchema::load(vendored_for(protocol)))
+            .as_ref()
+    }
+
+    fn load(files: &'static Vendored) -> Result<AcpSchema, SchemaError> {
+        let vendored = |file: &'static str, message: &dyn ToString| SchemaError::Vendored {
+            dir: files.dir,
+            file,
+            message: message.to_string(),
+        };
         let root: Value =
-            serde_json::from_str(SCHEMA_JSON).map_err(|e| vendored("schema.json", e))?;
-        let meta: Value = serde_json::from_str(META_JSON).map_err(|e| vendored("meta.json", e))?;
+            serde_json::from_str(files.schema).map_err(|e| vendored("schema.json", &e))?;
+        let meta: Value =
+            serde_json::from_str(files.meta).map_err(|e| vendored("meta.json", &e))?;
         let mut handlers = HashMap::new();
         for (table, handler) in [
             ("agentMethods", Handler::Agent),
@@ -105,7 +155,7 @@ impl AcpSchema {
             let methods = meta
                 .get(table)
                 .and_then(Value::as_object)
-                .ok_or_else(|| vendored("meta.json", format!("no `{table}` object")))?;
+                .ok_or_else(|| vendored("meta.json", &format!("no `{table}` object")))?;
             for method in methods.values().filter_map(Value::as_str) {
                 handlers.insert(method.to_string(), handler);
             }
@@ -113,7 +163,7 @@ impl AcpSchema {
         let defs = root
             .get("$defs")
             .and_then(Value::as_object)
-            .ok_or_else(|| vendored("schema.json", "no `$defs` object"))?;
+            .ok_or_else(|| vendored("schema.json", &"no `$defs` object"))?;
         let mut definitions = HashMap::new();
         for (name, def) in defs {
             let Some(method) = def.get("x-method").and_then(Value::as_str) else {
@@ -131,10 +181,11 @@ impl AcpSchema {
             .collect();
         validators.insert("Error".to_string(), OnceLock::new());
         let registry = Registry::new()
-            .add(ROOT_URI, root)
+            .add(files.root_uri, root)
             .and_then(|b| b.prepare())
-            .map_err(|e| vendored("schema.json", e))?;
+            .map_err(|e| vendored("schema.json", &e))?;
         Ok(AcpSchema {
+            root_uri: files.root_uri,
             registry,
             handlers,
             definitions,
@@ -178,7 +229,7 @@ impl AcpSchema {
                 jsonschema::options()
                     .with_draft(Draft::Draft202012)
                     .with_registry(&self.registry)
-                    .build(&json!({ "$ref": format!("{ROOT_URI}#/$defs/{definition}") }))
+                    .build(&json!({ "$ref": format!("{}#/$defs/{definition}", self.root_uri) }))
                     .map_err(|e| format!("cannot compile `{definition}`: {e}"))
             })
             .as_ref()

@@ -107,16 +107,54 @@ fn a_line_that_is_not_json_is_invalid_not_a_panic() {
 
 #[test]
 fn every_method_meta_json_names_has_a_definition_in_the_schema() {
-    let s = schema();
-    for method in s.methods().keys() {
-        let defined = [schema::Kind::Request, schema::Kind::Notification]
+    for protocol in [1, 2] {
+        let s = AcpSchema::for_protocol(protocol).expect("the vendored schema compiles");
+        assert!(s.handler("session/prompt").is_some(), "v{protocol}");
+        for method in s.methods().keys() {
+            let defined = [schema::Kind::Request, schema::Kind::Notification]
+                .iter()
+                .any(|k| s.definition(method, *k).is_some());
+            assert!(
+                defined,
+                "v{protocol}: {method} has no request or notification definition"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_recording_is_judged_against_the_schema_of_the_revision_it_negotiated() {
+    let v2 = AcpSchema::for_protocol(2).expect("the v2 schema compiles");
+    // v2's prompt answer (`{messageId}`) and its turn's end (`state_update`)
+    // are valid under v2 and not under v1; v2 has no `session/load`
+    let frames = [
+        (
+            Sender::Client,
+            r#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s","prompt":[{"type":"text","text":"hi"}]}}"#,
+        ),
+        (
+            Sender::Agent,
+            r#"{"jsonrpc":"2.0","id":2,"result":{"messageId":"m1"}}"#,
+        ),
+        (
+            Sender::Agent,
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"state_update","state":"idle","stopReason":"end_turn"}}}"#,
+        ),
+    ];
+    for (protocol, schema, want_valid) in [(2, v2, true), (1, schema(), false)] {
+        let mut c = Classifier::default();
+        let verdicts: Vec<bool> = frames
             .iter()
-            .any(|k| s.definition(method, *k).is_some());
-        assert!(
-            defined,
-            "{method} has no request or notification definition"
+            .map(|(sender, raw)| matches!(c.check(schema, *sender, raw).verdict, Verdict::Valid))
+            .collect();
+        assert_eq!(
+            verdicts[1..],
+            [want_valid, want_valid],
+            "v{protocol}: {verdicts:?}"
         );
     }
+    assert!(v2.handler("session/load").is_none());
+    assert!(schema::version_for(2).contains("schema/v2"));
 }
 
 #[test]

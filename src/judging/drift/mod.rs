@@ -495,26 +495,26 @@ pub struct SchemaDrift {
 
 impl SchemaDrift {
     fn between(a: &[&Recording], b: &[&Recording]) -> SchemaDrift {
-        let schema = match crate::judging::acp_schema::AcpSchema::get() {
-            Ok(s) => s,
-            Err(e) => {
+        use crate::judging::acp_schema::{AcpSchema, RecordingConformance, Tally};
+        // each recording against the schema of the revision it negotiated
+        let tally = |recs: &[&Recording]| -> Result<_, String> {
+            let mut t = Tally::default();
+            for r in recs {
+                let schema = AcpSchema::for_protocol(r.header.protocol_version)
+                    .map_err(|e| e.to_string())?;
+                t.merge(&RecordingConformance::of_recording(schema, r).agent);
+            }
+            Ok(t.violations)
+        };
+        let (va, vb) = match (tally(a), tally(b)) {
+            (Ok(va), Ok(vb)) => (va, vb),
+            (Err(e), _) | (_, Err(e)) => {
                 return SchemaDrift {
-                    unchecked: Some(e.to_string()),
+                    unchecked: Some(e),
                     ..SchemaDrift::default()
                 };
             }
         };
-        let tally = |recs: &[&Recording]| {
-            let mut t = crate::judging::acp_schema::Tally::default();
-            for r in recs {
-                t.merge(
-                    &crate::judging::acp_schema::RecordingConformance::of_recording(schema, r)
-                        .agent,
-                );
-            }
-            t.violations
-        };
-        let (va, vb) = (tally(a), tally(b));
         let only = |x: &BTreeMap<(String, String, String), usize>,
                     y: &BTreeMap<(String, String, String), usize>| {
             x.iter()

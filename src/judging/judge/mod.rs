@@ -122,8 +122,7 @@ impl Corpus {
             acp: None,
         };
         // the schema first: the recorded frames are checked while read
-        let schema = AcpSchema::get();
-        let scanned = match scan::scan(path, schema.as_ref().ok().copied()) {
+        let scanned = match scan::scan(path, true) {
             Ok(r) => r,
             Err(e) => {
                 case.corpus_error = matches!(e, RecordingError::Blob { .. });
@@ -156,7 +155,7 @@ impl Corpus {
             ));
             return case;
         }
-        let schema = match schema {
+        let schema = match AcpSchema::for_protocol(header.protocol_version) {
             Ok(s) => s,
             Err(e) => {
                 case.errors.push(format!("the ACP schema: {e}"));

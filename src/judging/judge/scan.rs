@@ -25,13 +25,18 @@ pub struct Scanned {
 }
 
 /// Reads `path` once; its first bad line is the error (naming file and line).
-pub fn scan(path: &Path, schema: Option<&AcpSchema>) -> Result<Scanned, RecordingError> {
+/// With `check_schema`, the frames are checked against the schema of the
+/// revision the recording negotiated (its header's `protocol_version`).
+pub fn scan(path: &Path, check_schema: bool) -> Result<Scanned, RecordingError> {
     let mut acp_process_1 = false;
     let mut turns = Turns::default();
     let mut calls = CallFrames::default();
     let mut frames = RecordedFrames::default();
-    let mut acp = schema.map(|_| RecordingConformance::default());
-    let indexed = Indexed::read_with(path, |e| {
+    let mut acp = check_schema.then(RecordingConformance::default);
+    let mut schema = None;
+    let indexed = Indexed::read_with(path, |header, e| {
+        let schema =
+            *schema.get_or_insert_with(|| AcpSchema::for_protocol(header.protocol_version).ok());
         acp_process_1 |= e.leg == Leg::Acp && e.proc == 1;
         turns.observe(e);
         if e.leg == Leg::Acp && e.dir == Dir::FromAgent {

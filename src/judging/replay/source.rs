@@ -150,20 +150,24 @@ pub struct Indexed {
 
 impl Indexed {
     pub fn read(path: &Path) -> Result<Indexed, RecordingError> {
-        Indexed::read_with(path, |_| {})
+        Indexed::read_with(path, |_, _| {})
     }
 
     /// [`Indexed::read`], handing each event to `each` on the way; the
     /// first bad line is the error (naming file and line).
-    pub fn read_with(path: &Path, mut each: impl FnMut(&Event)) -> Result<Indexed, RecordingError> {
+    pub fn read_with(
+        path: &Path,
+        mut each: impl FnMut(&Header, &Event),
+    ) -> Result<Indexed, RecordingError> {
         let mut reader = Reader::open(path)?;
+        let header = reader.header().clone();
         let mut events = 0;
         let mut leg = AcpLeg::default();
         for e in reader.by_ref() {
             let e = e?;
             events += 1;
             leg.observe(&e);
-            each(&e);
+            each(&header, &e);
         }
         Ok(Indexed {
             header: reader.header().clone(),
