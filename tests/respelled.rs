@@ -18,7 +18,9 @@
 //! argument (Cline's `apply_patch`; compared by name, path and text). Titles
 //! decorated with the arguments are the `title-decorated` variants.
 //! `agent-arguments-wrapped` wraps every call's rawInput in an envelope
-//! (`{tool, arguments}`, `{name, input}`, `{args}`).
+//! (`{tool, arguments}`, `{name, input}`, `{args}`). A recording that
+//! negotiated ACP v2 also gets v2's own spellings: messages sent whole
+//! instead of chunked, and a call's content in `tool_call_content_chunk`s.
 //!
 //! The `*-bare-T` variants strip the server and leave only the tool's name
 //! (the bridge is handed the tools stub-mcp offered, as a host lists them).
@@ -128,6 +130,14 @@ enum Extra {
     /// session (`confirmation-<session>`), as some agents ask: each must
     /// still reach the call it is about, by its content.
     SharedPermissionId,
+    /// ACP v2: every run of a message's chunks (one `messageId`, nothing
+    /// between them) sent whole, as one `agent_message` / `agent_thought`
+    /// upsert with the chunks' blocks, where the run's last chunk was.
+    V2MessagesWhole,
+    /// ACP v2: the content of every call update after the call's first
+    /// (which announces it) sent ahead of it as `tool_call_content_chunk`s,
+    /// one per block, the update without it.
+    V2CallContentChunked,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -334,6 +344,8 @@ const VARIANTS: &[Variant] = &[
         Extra::SharedPermissionId,
     ),
     extra("empty-meta-only-chunks", Extra::EmptyChunks),
+    extra("v2-messages-sent-whole", Extra::V2MessagesWhole),
+    extra("v2-call-content-in-chunks", Extra::V2CallContentChunked),
 ];
 
 fn root() -> &'static Path {
@@ -706,6 +718,10 @@ fn applies(base: &Base, variant: &Variant) -> bool {
         Extra::WritesAsPatchTexts => return !base.write_calls.is_empty(),
         Extra::ArgumentsWrapped | Extra::ArgumentsInActionObjects => return base.wrappable,
         Extra::SharedPermissionId => return base.requests_follow_reports,
+        // v2 spellings: only a recording that negotiated v2 is read as v2
+        Extra::V2MessagesWhole | Extra::V2CallContentChunked => {
+            return base.recording.header.protocol_version == 2;
+        }
         Extra::None | Extra::EmptyChunks => {}
     }
     !base.calls.is_empty()
@@ -733,6 +749,8 @@ fn run_variant(base: &Base, id: &RecordingId, variant: &Variant) -> Result<(), F
             |_, raw| json!({"data": raw, "kind": "ToolCallAction"}),
         ),
         Extra::SharedPermissionId => shared_permission_id(&base.recording),
+        Extra::V2MessagesWhole => v2_messages_whole(&base.recording),
+        Extra::V2CallContentChunked => v2_call_content_chunked(&base.recording),
         _ => rewrite(&base.recording, &base.calls, variant),
     };
     let replay = judge::replay_with(&recording, &base.scenario);
@@ -1228,6 +1246,102 @@ fn arguments_wrapped(r: &Recording, envelope: impl Fn(usize, Value) -> Value) ->
             with_raw(e, v.to_string())
         })
         .collect()
+}
+
+/// The agent frame of `e` when it is a `session/update` of one of `kinds`.
+fn update_of(e: &Event, kinds: &[&str]) -> Option<Value> {
+    if e.leg != Leg::Acp || e.dir != Dir::FromAgent {
+        return None;
+    }
+    let v: Value = serde_json::from_str(&e.raw).ok()?;
+    let kind = v["params"]["update"]["sessionUpdate"].as_str()?;
+    (v["method"] == "session/update" && kinds.contains(&kind)).then_some(v)
+}
+
+/// The recording with each run of a message's chunks sent whole (see
+/// [`Extra::V2MessagesWhole`]).
+fn v2_messages_whole(r: &Recording) -> Vec<Event> {
+    const CHUNKS: &[&str] = &["agent_message_chunk", "agent_thought_chunk"];
+    let mut out: Vec<Event> = Vec::with_capacity(r.events.len());
+    // the run so far: its key (kind, messageId), its blocks, its last event
+    let mut run: Option<((String, String), Vec<Value>, Event)> = None;
+    let flush = |run: &mut Option<((String, String), Vec<Value>, Event)>, out: &mut Vec<Event>| {
+        if let Some(((kind, id), blocks, last)) = run.take() {
+            let mut v: Value = serde_json::from_str(&last.raw).expect("a parsed chunk");
+            v["params"]["update"] = json!({
+                "sessionUpdate": kind.trim_end_matches("_chunk"),
+                "messageId": id,
+                "content": blocks,
+            });
+            out.push(with_raw(&last, v.to_string()));
+        }
+    };
+    for e in &r.events {
+        let chunk = update_of(e, CHUNKS).and_then(|v| {
+            let u = &v["params"]["update"];
+            let key = (
+                u["sessionUpdate"].as_str()?.to_string(),
+                u["messageId"].as_str()?.to_string(),
+            );
+            Some((key, u["content"].clone()))
+        });
+        match chunk {
+            Some((key, block)) => {
+                if run.as_ref().is_some_and(|(k, _, _)| *k != key) {
+                    flush(&mut run, &mut out);
+                }
+                let entry = run.get_or_insert_with(|| (key, Vec::new(), e.clone()));
+                entry.1.push(block);
+                entry.2 = e.clone();
+            }
+            // only the agent's own frames break a run: the other legs
+            // (model, MCP, notes) interleave as they were recorded
+            None if e.leg == Leg::Acp => {
+                flush(&mut run, &mut out);
+                out.push(e.clone());
+            }
+            None => out.push(e.clone()),
+        }
+    }
+    flush(&mut run, &mut out);
+    out
+}
+
+/// The recording with every call update's content sent ahead of it in
+/// chunks (see [`Extra::V2CallContentChunked`]).
+fn v2_call_content_chunked(r: &Recording) -> Vec<Event> {
+    let mut out = Vec::with_capacity(r.events.len());
+    let mut announced = HashSet::new();
+    for e in &r.events {
+        let Some(mut v) = update_of(e, &["tool_call_update"]) else {
+            out.push(e.clone());
+            continue;
+        };
+        let update = &mut v["params"]["update"];
+        let id = update["toolCallId"].clone();
+        let first = announced.insert(id.to_string());
+        let blocks = match update.get("content").and_then(Value::as_array) {
+            Some(blocks) if !blocks.is_empty() && !first => blocks.clone(),
+            _ => {
+                out.push(e.clone());
+                continue;
+            }
+        };
+        for block in blocks {
+            let mut chunk = v.clone();
+            chunk["params"]["update"] = json!({
+                "sessionUpdate": "tool_call_content_chunk",
+                "toolCallId": id,
+                "content": block,
+            });
+            out.push(with_raw(e, chunk.to_string()));
+        }
+        if let Some(u) = v["params"]["update"].as_object_mut() {
+            u.remove("content");
+        }
+        out.push(with_raw(e, v.to_string()));
+    }
+    out
 }
 
 /// The recording with every permission request asked under one id (see
