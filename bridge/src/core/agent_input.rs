@@ -178,13 +178,17 @@ impl Bridge {
         let request_id = format!("acp-perm-{}", self.next_perm);
         let suggestions = client::has_allow_always_option(&options)
             .then(|| stream_json::always_allow_suggestion(&name));
-        self.emit(stream_json::can_use_tool(
-            &request_id,
-            &name,
-            input.clone(),
-            suggestions,
-            &call_id,
-        ));
+        let mut ask =
+            stream_json::can_use_tool(&request_id, &name, input.clone(), suggestions, &call_id);
+        // why the agent asks (v2's request `description`), as Claude's own
+        // `can_use_tool` carries it
+        if let Some(description) = params["description"]
+            .as_str()
+            .filter(|d| !d.trim().is_empty())
+        {
+            ask["request"]["description"] = description.into();
+        }
+        self.emit(ask);
         self.permissions.push(PendingPermission {
             request_id,
             rpc_id: rpc_id.clone(),
