@@ -147,6 +147,8 @@ pub struct Bridge {
     /// v2: the prompt whose answer (`{messageId}`) came; its turn ends on
     /// `state_update` `idle`.
     v2_prompt_accepted: Option<u64>,
+    /// The last `session_state_changed` state sent (a session starts idle).
+    announced_state: &'static str,
     agent_init: Value,
     session_result: Value,
     session_id: Option<String>,
@@ -227,6 +229,7 @@ impl Bridge {
             revision: Revision::V1,
             v2: V2Reader::default(),
             v2_prompt_accepted: None,
+            announced_state: "idle",
             agent_init: Value::Null,
             session_result: Value::Null,
             session_id: None,
@@ -457,7 +460,35 @@ impl Bridge {
 
     // ------------------------------------------------------------ plumbing
 
+    /// Claude Code's `session_state_changed` after an input that changed
+    /// the session's state, when the panel asks for them: `running` while a
+    /// turn runs, `requires_action` while the panel is asked a permission,
+    /// `idle` once the turn's result is out. One rule for both ACP
+    /// revisions: v2's `state_update`s end turns, and turns make the state.
+    fn announce_session_state(&mut self) {
+        let host_only = match self.spec.session_state_lines {
+            crate::launch::SessionStateLines::Off => return,
+            crate::launch::SessionStateLines::HostOnly => true,
+            crate::launch::SessionStateLines::Emitted => false,
+        };
+        let state = match (&self.turn, self.permissions.is_empty()) {
+            (None, _) => "idle",
+            (Some(_), false) => "requires_action",
+            (Some(_), true) => "running",
+        };
+        if state == self.announced_state || self.session_id.is_none() {
+            return;
+        }
+        self.announced_state = state;
+        let mut line = json!({"type": "system", "subtype": "session_state_changed", "state": state, "session_id": ""});
+        if host_only {
+            line["sdk_host_only"] = true.into();
+        }
+        self.emit(line);
+    }
+
     fn take(&mut self) -> Output {
+        self.announce_session_state();
         // the line holding the turn's last text leaves: the text is kept
         if let Some(t) = self.turn.as_mut()
             && let LastText::InLine(at) = &t.last_text

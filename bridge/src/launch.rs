@@ -42,6 +42,9 @@ pub struct LaunchSpec {
     /// `--acp-protocol 1|2|auto`: the ACP revision offered in `initialize`
     /// (v1 by default while v2 is in Preview).
     pub acp_protocol: Offer,
+    /// Claude Code's `session_state_changed` lines, as the panel's
+    /// environment asks for them.
+    pub session_state_lines: SessionStateLines,
     pub script_gate: bool,
     /// How long the agent may take to answer a `session/prompt` after the
     /// panel interrupted it before the turn ends without that answer
@@ -72,6 +75,19 @@ pub fn join_instructions(system: Option<&str>, append: Option<&str>) -> Option<S
         .filter(|p| !p.is_empty())
         .collect();
     (!parts.is_empty()).then(|| parts.join("\n\n"))
+}
+
+/// Whom Claude Code's `system` `session_state_changed` lines (`running`,
+/// `requires_action`, `idle`) are for: none (the default), the SDK alone
+/// (`CLAUDE_CODE_SDK_READS_SESSION_STATE`: marked `sdk_host_only`, which the
+/// SDK reads to know a run is over and keeps out of its caller's stream), or
+/// the caller too (`CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SessionStateLines {
+    #[default]
+    Off,
+    HostOnly,
+    Emitted,
 }
 
 /// What a client offers: one revision, or `Auto` (v2 first, then v1 when

@@ -21,4 +21,4 @@ pub use crate::core::{
     SessionInstructions,
 };
 pub use crate::ids::{CounterIds, IdSource};
-pub use crate::launch::{Compat, LaunchSpec, McpEndpoint};
+pub use crate::launch::{Compat, LaunchSpec, McpEndpoint, SessionStateLines};

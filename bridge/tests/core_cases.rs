@@ -7,7 +7,7 @@
 //! | line | meaning |
 //! |---|---|
 //! | `case: <name>` | starts a case (fresh bridge, clock at 0 ms) |
-//! | `spec: {json}` | launch spec fields (`cwd`, `resume_session_id`, `model`, `permission_mode`, `system_prompt`, `append_system_prompt`, `auth_method`, `cancel_grace_ms`, `mcp: {name,url,authorization}` or `null`, `mcp_servers: {<--mcp-config set>}` (sets `mcp` to its pick), `await_initialize`, `additional_directories: [..]`, `mcp_unadvertised`, `config_options: [[id, value], ..]`, `acp_protocol: "1"|"2"|"auto"`) |
+//! | `spec: {json}` | launch spec fields (`cwd`, `resume_session_id`, `model`, `permission_mode`, `system_prompt`, `append_system_prompt`, `auth_method`, `cancel_grace_ms`, `mcp: {name,url,authorization}` or `null`, `mcp_servers: {<--mcp-config set>}` (sets `mcp` to its pick), `await_initialize`, `additional_directories: [..]`, `mcp_unadvertised`, `config_options: [[id, value], ..]`, `acp_protocol: "1"|"2"|"auto"`, `session_state_lines: "host_only"|"emitted"`) |
 //! | `use <name>` | inlines the steps of `_<name>.steps` |
 //! | `at <ms>` | sets the clock |
 //! | `panel> {json}` / `agent> <line>` | feeds one line (any text: malformed lines too) |
@@ -254,6 +254,11 @@ fn spec_from(v: &Value) -> LaunchSpec {
         mcp_servers,
         await_initialize: v["await_initialize"].as_bool().unwrap_or(false),
         mcp_unadvertised: v["mcp_unadvertised"].as_bool().unwrap_or(false),
+        session_state_lines: match v["session_state_lines"].as_str() {
+            Some("host_only") => acp_bridge::SessionStateLines::HostOnly,
+            Some("emitted") => acp_bridge::SessionStateLines::Emitted,
+            _ => acp_bridge::SessionStateLines::Off,
+        },
         acp_protocol: v["acp_protocol"]
             .as_str()
             .map(|p| acp_bridge::acp::revision::Offer::parse(p).expect("spec acp_protocol"))

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use acp_bridge::LaunchSpec;
+use acp_bridge::SessionStateLines;
 use acp_bridge::acp::revision::Offer;
 use anyhow::{Context, Result, anyhow, bail};
 
@@ -48,6 +49,10 @@ pub struct Env {
     pub mcp_unadvertised: Option<String>,
     /// [`ACP_PROTOCOL_ENV`]
     pub acp_protocol: Option<String>,
+    /// `CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS` and
+    /// `CLAUDE_CODE_SDK_READS_SESSION_STATE`, as Claude Code reads them.
+    pub emit_session_state: Option<String>,
+    pub sdk_reads_session_state: Option<String>,
     /// `HOME`: what a tap path's `~/` means.
     pub home: Option<PathBuf>,
 }
@@ -61,6 +66,8 @@ impl Env {
             config: std::env::var(CONFIG_ENV).ok(),
             mcp_unadvertised: std::env::var(MCP_UNADVERTISED_ENV).ok(),
             acp_protocol: std::env::var(ACP_PROTOCOL_ENV).ok(),
+            emit_session_state: std::env::var("CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS").ok(),
+            sdk_reads_session_state: std::env::var("CLAUDE_CODE_SDK_READS_SESSION_STATE").ok(),
             home: std::env::var_os("HOME")
                 .filter(|h| !h.is_empty())
                 .map(PathBuf::from),
@@ -249,6 +256,7 @@ pub fn parse(args: &[String], env: Env, current_dir: &Path) -> Result<Invocation
         ControlFlow::Break(done) => return Ok(done),
         ControlFlow::Continue(flags) => flags,
     };
+    let session_state_lines = session_state_lines(&env);
     let max_line_bytes = match (flags.max_line, env.max_line_bytes) {
         (Some(cap), _) => cap,
         (None, Some(v)) if !v.trim().is_empty() => line_cap(v.trim(), MAX_LINE_ENV)?,
@@ -332,6 +340,7 @@ pub fn parse(args: &[String], env: Env, current_dir: &Path) -> Result<Invocation
         mcp_unadvertised,
         config_options: flags.config_options,
         acp_protocol,
+        session_state_lines,
         script_gate: flags.script_gate,
         cancel_grace: flags.cancel_grace,
         additional_directories: flags.add_dirs,
@@ -521,6 +530,23 @@ impl Flags {
             _ => unreachable!("every VALUE_FLAGS entry is matched above"),
         }
         Ok(())
+    }
+}
+
+/// Whom `session_state_changed` lines are for, from the two variables
+/// Claude Code reads (a value of `1` or `true` turns one on).
+fn session_state_lines(env: &Env) -> SessionStateLines {
+    let on = |v: &Option<String>| {
+        v.as_deref()
+            .map(str::trim)
+            .is_some_and(|v| v == "1" || v.eq_ignore_ascii_case("true"))
+    };
+    if on(&env.emit_session_state) {
+        SessionStateLines::Emitted
+    } else if on(&env.sdk_reads_session_state) {
+        SessionStateLines::HostOnly
+    } else {
+        SessionStateLines::Off
     }
 }
 

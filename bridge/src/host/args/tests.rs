@@ -646,3 +646,32 @@ fn the_acp_revision_offered_comes_from_the_flag_then_the_environment() {
         "{bad}"
     );
 }
+
+#[test]
+fn session_state_lines_are_for_whom_the_environment_asks() {
+    let lines = |emit: Option<&str>, sdk: Option<&str>| {
+        let env = Env {
+            emit_session_state: emit.map(String::from),
+            sdk_reads_session_state: sdk.map(String::from),
+            ..Env::default()
+        };
+        match parse(&argv("--agent-cmd x --cwd /"), env, Path::new("/")) {
+            Ok(Invocation::Run(c)) => c.spec.session_state_lines,
+            other => panic!("{other:?}"),
+        }
+    };
+    use acp_bridge::SessionStateLines::*;
+    // (CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS, CLAUDE_CODE_SDK_READS_SESSION_STATE, lines)
+    let cases = [
+        (None, None, Off),
+        (None, Some("0"), Off),
+        (None, Some("1"), HostOnly),
+        (None, Some("true"), HostOnly),
+        (Some("1"), Some("1"), Emitted),
+        (Some("1"), None, Emitted),
+        (Some("no"), Some("1"), HostOnly),
+    ];
+    for (emit, sdk, want) in cases {
+        assert_eq!(lines(emit, sdk), want, "{emit:?} {sdk:?}");
+    }
+}
