@@ -144,9 +144,6 @@ pub struct Bridge {
     revision: Revision,
     /// v2 frames read into v1's model.
     v2: V2Reader,
-    /// v2: the prompt whose answer (`{messageId}`) came; its turn ends on
-    /// `state_update` `idle`.
-    v2_prompt_accepted: Option<u64>,
     /// The last `session_state_changed` state sent (a session starts idle).
     announced_state: &'static str,
     agent_init: Value,
@@ -228,7 +225,6 @@ impl Bridge {
             offered: Revision::V1,
             revision: Revision::V1,
             v2: V2Reader::default(),
-            v2_prompt_accepted: None,
             announced_state: "idle",
             agent_init: Value::Null,
             session_result: Value::Null,

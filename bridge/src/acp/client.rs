@@ -117,11 +117,7 @@ pub fn offers_http_mcp(agent_init_result: &Value, unadvertised: bool) -> bool {
 
 /// The `mcpServers` list: the panel's server, only when it is offered
 /// ([`offers_http_mcp`]).
-pub fn mcp_servers(
-    mcp: Option<&McpEndpoint>,
-    agent_init_result: &Value,
-    unadvertised: bool,
-) -> Value {
+fn mcp_servers(mcp: Option<&McpEndpoint>, agent_init_result: &Value, unadvertised: bool) -> Value {
     match mcp {
         Some(ep) if offers_http_mcp(agent_init_result, unadvertised) => {
             let headers: Vec<Value> = ep

@@ -74,6 +74,12 @@ impl Revision {
         }
     }
 
+    /// The revision an answer to an offer of `offered` selected: one at or
+    /// below the offer (`None`: a number not offered, or none).
+    pub fn answering(offered: Revision, init_result: &Value) -> Option<Revision> {
+        Revision::selected(init_result).filter(|s| s.number() <= offered.number())
+    }
+
     /// The revision an `initialize` answer selected (`None`: a number this
     /// client does not speak, or none).
     pub fn selected(init_result: &Value) -> Option<Revision> {
@@ -157,7 +163,7 @@ impl Revision {
 
 /// `session/resume` params (v2's `session/load`): the whole retained
 /// history replayed from its start, then `replay_complete`.
-pub fn resume_session_params(load_params: &Value) -> Value {
+fn resume_session_params(load_params: &Value) -> Value {
     let mut params = load_params.clone();
     params["replayFrom"] = json!({"type": "start"});
     params

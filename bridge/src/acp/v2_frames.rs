@@ -22,7 +22,9 @@ use serde_json::{Map, Value, json};
 /// What one v2 agent frame is to the core.
 #[derive(Debug, Clone, PartialEq)]
 pub enum V2Read {
-    /// A frame in v1's shape, handled as v1's.
+    /// The line as it came: its shape is v1's (not parsed again).
+    AsSent,
+    /// A frame read into v1's shape, handled as v1's.
     Frame(Value),
     /// A `state_update`: `state` as sent; on `idle`, why the work stopped
     /// and what it used.
@@ -53,11 +55,13 @@ impl V2Reader {
     /// Reads one agent frame.
     pub fn read(&mut self, mut frame: Value) -> Vec<V2Read> {
         if frame["method"] == "session/request_permission" && !frame["id"].is_null() {
-            permission_request_as_v1(&mut frame["params"]);
-            return vec![V2Read::Frame(frame)];
+            return match permission_request_as_v1(&mut frame["params"]) {
+                true => vec![V2Read::Frame(frame)],
+                false => vec![V2Read::AsSent],
+            };
         }
         if frame["method"] != "session/update" || !frame["id"].is_null() {
-            return vec![V2Read::Frame(frame)];
+            return vec![V2Read::AsSent];
         }
         let kind = frame["params"]["update"]["sessionUpdate"]
             .as_str()
@@ -76,7 +80,7 @@ impl V2Reader {
                 if let Some(id) = frame["params"]["update"]["messageId"].as_str() {
                     self.messages.insert(id.to_string());
                 }
-                vec![V2Read::Frame(frame)]
+                vec![V2Read::AsSent]
             }
             "agent_message" | "agent_thought" | "user_message" => self.whole_message(frame, &kind),
             "tool_call_update" => {
@@ -86,11 +90,12 @@ impl V2Reader {
                     && self.calls.insert(id)
                 {
                     update["sessionUpdate"] = "tool_call".into();
+                    return vec![V2Read::Frame(frame)];
                 }
-                vec![V2Read::Frame(frame)]
+                vec![V2Read::AsSent]
             }
             "tool_call_content_chunk" => self.content_chunk(frame),
-            _ => vec![V2Read::Frame(frame)],
+            _ => vec![V2Read::AsSent],
         }
     }
 
@@ -150,13 +155,14 @@ impl V2Reader {
 }
 
 /// v2's `subject` (`{type: "tool_call", toolCall}`) as v1's `toolCall`,
-/// with the request's own `title` where the call has none.
-fn permission_request_as_v1(params: &mut Value) {
+/// with the request's own `title` where the call has none; false when the
+/// request already has v1's shape (left as it is).
+fn permission_request_as_v1(params: &mut Value) -> bool {
     let Some(obj) = params.as_object_mut() else {
-        return;
+        return false;
     };
     if obj.contains_key("toolCall") {
-        return;
+        return false;
     }
     let subject = obj.get("subject").cloned().unwrap_or(Value::Null);
     let mut call = match (&subject["type"], &subject["toolCall"]) {
@@ -169,6 +175,7 @@ fn permission_request_as_v1(params: &mut Value) {
         call.insert("title".into(), title.clone());
     }
     obj.insert("toolCall".into(), call.into());
+    true
 }
 
 #[cfg(test)]

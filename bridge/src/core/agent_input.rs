@@ -28,6 +28,7 @@ impl Bridge {
             Ok(_) => return self.malformed("agent", "not a JSON object", line),
             Err(e) => return self.malformed("agent", &e.to_string(), line),
         };
+        // the prompt stays pending: `idle` ends it
         if v.get("method").is_none()
             && v.get("error").is_none_or(Value::is_null)
             && v["result"].get("stopReason").is_none()
@@ -37,11 +38,11 @@ impl Bridge {
                 .iter()
                 .any(|(pid, p)| *pid == id && matches!(p, Pending::Prompt))
         {
-            self.v2_prompt_accepted = Some(id);
             return;
         }
         for read in self.v2.read(v) {
             match read {
+                V2Read::AsSent => self.v1_agent_line(line, now),
                 V2Read::Frame(frame) => self.v1_agent_line(&frame.to_string(), now),
                 V2Read::State {
                     state,
@@ -73,13 +74,8 @@ impl Bridge {
         let Some(pos) = prompt else {
             return; // a snapshot with nothing running
         };
-        let (id, _) = self.pending.remove(pos);
-        if self.v2_prompt_accepted.take() != Some(id) {
-            self.diag(format!(
-                "state_update idle before the answer to prompt {id}: the turn ends on it"
-            ));
-            self.late_prompts.push(id);
-        }
+        // an answer that comes after this `idle` finds no prompt pending
+        self.pending.remove(pos);
         let mut result = json!({"stopReason": stop_reason.unwrap_or_else(|| "end_turn".into())});
         if let Some(usage) = usage {
             result["usage"] = usage;

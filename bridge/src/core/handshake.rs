@@ -282,8 +282,8 @@ impl Bridge {
     /// session's; its answer is kept as the capability rules read it.
     fn initialized(&mut self, result: Value, now: Duration) {
         let offered = self.offered;
-        match Revision::selected(&result) {
-            Some(selected) if selected.number() <= offered.number() => {
+        match Revision::answering(offered, &result) {
+            Some(selected) => {
                 if selected != offered {
                     self.diag(format!(
                         "ACP v{} offered, the agent selected v{}",
@@ -293,8 +293,9 @@ impl Bridge {
                 }
                 self.revision = selected;
             }
-            Some(Revision::V2)
-                if result.get("info").is_some() && result.get("agentCapabilities").is_none() =>
+            None if Revision::selected(&result) == Some(Revision::V2)
+                && result.get("info").is_some()
+                && result.get("agentCapabilities").is_none() =>
             {
                 // a v2 answer to a v1 offer: v1 frames would go to a v2 agent
                 return self.fail_handshake(
@@ -302,7 +303,7 @@ impl Bridge {
                     now,
                 );
             }
-            _ => {
+            None => {
                 // a version no revision names (a v1 agent of old answers
                 // its own number): read as the revision offered
                 self.diag(format!(

@@ -9,7 +9,14 @@ fn read_all(frames: Vec<Value>) -> Vec<Value> {
     let mut reader = V2Reader::default();
     frames
         .into_iter()
-        .flat_map(|f| reader.read(f))
+        .flat_map(|f| {
+            // a frame handled as it came reads as itself
+            let reads = reader.read(f.clone());
+            reads.into_iter().map(move |r| match r {
+                V2Read::AsSent => V2Read::Frame(f.clone()),
+                other => other,
+            })
+        })
         .map(|r| match r {
             V2Read::Frame(f) if f["method"] == "session/update" => f["params"]["update"].clone(),
             V2Read::Frame(f) => f,
@@ -21,6 +28,7 @@ fn read_all(frames: Vec<Value>) -> Vec<Value> {
                 json!({"state": state, "stopReason": stop_reason, "usage": usage})
             }
             V2Read::Skipped(why) => json!({"skipped": why}),
+            V2Read::AsSent => unreachable!("mapped above"),
         })
         .collect()
 }

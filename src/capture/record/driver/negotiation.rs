@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::{Driver, Halt, frames};
-use acp_bridge::acp::revision::{self, Revision};
+use acp_bridge::acp::revision::{self, Offer, Revision};
 
 impl Driver<'_> {
     /// `initialize` offering the setup's revision; an agent that refuses a
@@ -17,12 +17,14 @@ impl Driver<'_> {
         let mut init = self
             .call("initialize", params, "the initialize response")
             .await?;
-        if offer == Revision::V2 && init.get("error").is_some() {
+        // the recorder negotiates as the bridge's `--acp-protocol auto` does
+        if let (Some(next), Some(error)) = (Offer::Auto.after_refusal(offer), init.get("error")) {
             self.note(format!(
-                "the agent refused the ACP v2 offer ({}); offering v1",
-                init["error"]
+                "the agent refused the ACP v{} offer ({error}); offering v{}",
+                offer.number(),
+                next.number()
             ));
-            let params = Revision::V1.initialize_params();
+            let params = next.initialize_params();
             init = self
                 .call("initialize", params, "the initialize response")
                 .await?;
@@ -30,9 +32,9 @@ impl Driver<'_> {
         let Some(result) = init.get("result").cloned() else {
             return Err(Halt::Error(anyhow::anyhow!("initialize failed: {init}")));
         };
-        self.revision = match Revision::selected(&result) {
-            Some(selected) if selected.number() <= offer.number() => selected,
-            _ => {
+        self.revision = match Revision::answering(offer, &result) {
+            Some(selected) => selected,
+            None => {
                 return Err(Halt::Error(anyhow::anyhow!(
                     "the agent answered protocolVersion {} to an offer of {}: not a revision this client speaks",
                     result["protocolVersion"],
