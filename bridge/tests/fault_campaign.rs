@@ -17,7 +17,8 @@
 //! its (error) result. Floods (see [`floods`]): an endless line, and 64 KiB
 //! chunks to a panel that stops reading or reads slowly, keep the bridge's
 //! peak memory bounded and the agent held at its pipe, and the bridge answers
-//! after them.
+//! after them. Taps (see [`taps`]): each of the tap's trust-boundary
+//! findings as a case with a hostile or broken `--tap`.
 //!
 //! The mutated agent is this test binary itself (`--fault-agent <plan>`): it
 //! plays one recorded agent process like the replayer's fake agent (each
@@ -39,6 +40,8 @@ use support::bridge;
 
 #[path = "fault_campaign/floods.rs"]
 mod floods;
+#[path = "fault_campaign/taps.rs"]
+mod taps;
 
 const SEED: u64 = 0x005e_ed13;
 const PER_KIND_DEFAULT: usize = 6;
@@ -370,6 +373,12 @@ enum Kind {
     EndlessLine,
     FloodUnreadPanel,
     FloodSlowPanel,
+    TapUnderAFile,
+    TapOntoFifo,
+    TapThroughSymlink,
+    TapOntoFullDevice,
+    TapChunkedSecret,
+    TapPanelGoneMidTurn,
 }
 
 const KINDS: &[Kind] = &[
@@ -397,6 +406,12 @@ const KINDS: &[Kind] = &[
     Kind::EndlessLine,
     Kind::FloodUnreadPanel,
     Kind::FloodSlowPanel,
+    Kind::TapUnderAFile,
+    Kind::TapOntoFifo,
+    Kind::TapThroughSymlink,
+    Kind::TapOntoFullDevice,
+    Kind::TapChunkedSecret,
+    Kind::TapPanelGoneMidTurn,
 ];
 
 impl Kind {
@@ -420,6 +435,13 @@ impl Kind {
     fn cases(self, per_kind: usize) -> usize {
         match self {
             Kind::EndlessLine | Kind::FloodUnreadPanel | Kind::FloodSlowPanel => per_kind.min(2),
+            _ if !taps::runs_here(self) => 0,
+            Kind::TapUnderAFile
+            | Kind::TapOntoFifo
+            | Kind::TapThroughSymlink
+            | Kind::TapOntoFullDevice
+            | Kind::TapChunkedSecret
+            | Kind::TapPanelGoneMidTurn => per_kind.min(2),
             _ => per_kind,
         }
     }
@@ -486,6 +508,9 @@ fn turn_frames(batches: &[Batch]) -> Vec<(usize, usize)> {
 
 fn mutate(kind: Kind, batches: &mut [Batch], rng: &mut Rng) -> (AgentFault, usize, usize) {
     let prompt = first_prompt_batch(batches).unwrap_or(0);
+    if kind == Kind::TapChunkedSecret {
+        taps::insert_chunked_secret(batches, prompt);
+    }
     // the first turn's own frames: up to and including the prompt's answer
     // (frames after it in the same batch arrive outside any turn)
     let answer = prompt_answer_index(&batches[prompt]);
@@ -506,7 +531,18 @@ fn mutate(kind: Kind, batches: &mut [Batch], rng: &mut Rng) -> (AgentFault, usiz
     let (mut fb, mut ff) = (usize::MAX, usize::MAX);
     let frames = &mut batches[b].frames;
     match kind {
-        Kind::Clean | Kind::PanelMalformed | Kind::PanelHostileControl | Kind::PanelWrongTypes => {}
+        Kind::Clean
+        | Kind::PanelMalformed
+        | Kind::PanelHostileControl
+        | Kind::PanelWrongTypes
+        | Kind::TapUnderAFile
+        | Kind::TapOntoFifo
+        | Kind::TapThroughSymlink
+        | Kind::TapOntoFullDevice
+        | Kind::TapChunkedSecret => {}
+        Kind::TapPanelGoneMidTurn => {
+            (fault, fb, ff) = (AgentFault::HangStubborn, prompt, first_turn_frame)
+        }
         Kind::DropFrame if has => {
             frames.remove(f);
         }
@@ -872,7 +908,10 @@ fn run_case(case: &Case, dir: &Path) -> Result<Stats, String> {
     let plan_path = dir.join("plan.json");
     std::fs::write(&plan_path, serde_json::to_string(&case.plan).unwrap())
         .map_err(|e| e.to_string())?;
-    let mut s = start_bridge(dir, &plan_path, &floods::bridge_args(case.kind));
+    let tap = taps::prepare(case.kind, dir)?;
+    let mut args = floods::bridge_args(case.kind);
+    args.extend_from_slice(tap.args());
+    let mut s = start_bridge(dir, &plan_path, &args);
     let result = drive_case(case, &mut s);
     // whatever happened: the bridge is ended and nothing of the agent is left
     let agent_pid: Option<i32> = std::fs::read_to_string(&case.plan.pid_file)
@@ -920,6 +959,9 @@ fn run_case(case: &Case, dir: &Path) -> Result<Stats, String> {
     }
     if let Some(p) = leftover {
         problems.push(format!("agent process {p} was left running"));
+    }
+    if let Err(e) = taps::check(tap, &stderr, &s.seen) {
+        problems.push(e);
     }
     if problems.is_empty() {
         return Ok(stats);
@@ -985,6 +1027,10 @@ fn drive_case(case: &Case, s: &mut Session) -> Result<Stats, String> {
         }
         if !s.send(prompt) {
             return Err(format!("stdin closed before prompt {n}"));
+        }
+        if taps::panel_leaves_mid_turn(case.kind) {
+            taps::close_panel(s);
+            break;
         }
         if n == 0 {
             floods::watch(case, s)?;
@@ -1188,6 +1234,9 @@ fn build_cases(per_kind: usize, scratch: &Path) -> Vec<Case> {
             else {
                 continue;
             };
+            if !taps::fits(kind, &path) {
+                continue;
+            }
             let prompts_recorded = batches
                 .iter()
                 .filter(|b| b.trigger == "request:session/prompt")
@@ -1200,7 +1249,7 @@ fn build_cases(per_kind: usize, scratch: &Path) -> Vec<Case> {
             let turns = match kind {
                 Kind::ExitIdleThenPrompt => 2,
                 // the bridge ends with its agent: one turn is what there is
-                Kind::ExitMidTurn => 1,
+                Kind::ExitMidTurn | Kind::TapPanelGoneMidTurn => 1,
                 _ => prompts_recorded.min(2),
             };
             let prompts = (0..turns)
