@@ -222,20 +222,37 @@ pub fn pick(servers: &Map<String, Value>) -> Picked {
 }
 
 /// The values in a set that must never be written as they are: every
-/// header value and every environment value of every server.
+/// header value and every environment value of every server, and every
+/// string of a server the bridge does not pass on (its URL, a stdio
+/// server's command and arguments) of [`PASSED_OVER_MIN`] bytes or more.
+/// The server passed on keeps its URL: the tap names it `<mcp-url>`.
 pub fn secrets(servers: &Map<String, Value>) -> Vec<String> {
-    servers
-        .values()
-        .flat_map(|s| {
-            ["headers", "env"]
-                .into_iter()
-                .filter_map(|k| s[k].as_object())
-                .flat_map(|m| m.values().filter_map(Value::as_str))
-        })
-        .filter(|v| !v.is_empty())
-        .map(str::to_string)
-        .collect()
+    let passed_on = pick(servers).endpoint.map(|e| e.name);
+    let mut out: Vec<String> = Vec::new();
+    for (name, s) in servers {
+        for k in ["headers", "env"] {
+            let values = s[k].as_object().into_iter().flat_map(|m| m.values());
+            out.extend(values.filter_map(Value::as_str).map(str::to_string));
+        }
+        if passed_on.as_deref() == Some(name.as_str()) {
+            continue;
+        }
+        let args = s["args"].as_array().into_iter().flatten();
+        let strings = [&s["url"], &s["command"]].into_iter().chain(args);
+        out.extend(
+            strings
+                .filter_map(Value::as_str)
+                .filter(|v| v.len() >= PASSED_OVER_MIN)
+                .map(str::to_string),
+        );
+    }
+    out.retain(|v| !v.is_empty());
+    out
 }
+
+/// Shorter strings of a server passed over (`npx`, `-y`) would hit
+/// ordinary text when scrubbed as literals.
+const PASSED_OVER_MIN: usize = 8;
 
 #[cfg(test)]
 mod tests {
@@ -243,6 +260,34 @@ mod tests {
 
     fn set(text: &str) -> Value {
         serde_json::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn secrets_are_header_and_env_values_and_the_strings_of_servers_passed_over() {
+        // (set, the values a tap must never keep)
+        let cases: &[(&str, &[&str])] = &[
+            (
+                r#"{"unity-ops":{"type":"http","url":"http://127.0.0.1:1/mcp","headers":{"Authorization":"Bearer t0k"}}}"#,
+                &["Bearer t0k"],
+            ),
+            (
+                r#"{"unity-ops":{"type":"http","url":"http://127.0.0.1:1/mcp"},"db":{"command":"/opt/db-server","args":["-y","--dsn=postgres://u:p@h/d"],"env":{"PW":"x"}}}"#,
+                &["x", "/opt/db-server", "--dsn=postgres://u:p@h/d"],
+            ),
+            (
+                r#"{"a":{"type":"http","url":"http://x/a"},"b":{"type":"http","url":"https://wiki.example/b"}}"#,
+                &["http://x/a", "https://wiki.example/b"],
+            ),
+            (
+                r#"{"only":{"type":"http","url":"https://one.example/mcp"}}"#,
+                &[],
+            ),
+        ];
+        for (text, want) in cases {
+            let v = set(text);
+            let got = secrets(check(&v, "mcpServers").unwrap());
+            assert_eq!(got, *want, "{text}");
+        }
     }
 
     #[test]

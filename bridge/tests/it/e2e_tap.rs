@@ -442,6 +442,21 @@ fn a_tap_keeps_no_user_path_token_or_planted_secret() {
             forbidden: vec!["plantedUrlPass".into()],
         },
         Plant {
+            what: "a stdio MCP server's argument (--mcp-config)",
+            json_text: "db postgres-db-planted-arg-4711".into(),
+            forbidden: vec!["postgres-db-planted-arg-4711".into()],
+        },
+        Plant {
+            what: "the URL of an MCP server not passed on",
+            json_text: "see https://wiki.internal.example/mcp-planted".into(),
+            forbidden: vec!["wiki.internal.example/mcp-planted".into()],
+        },
+        Plant {
+            what: "a stdio MCP server's argument (the panel's initialize)",
+            json_text: "run init-stdio-planted-arg-99".into(),
+            forbidden: vec!["init-stdio-planted-arg-99".into()],
+        },
+        Plant {
             what: "the value of a secret-named environment variable, any shape",
             json_text: format!("echo {ENV_SECRET}"),
             forbidden: vec![ENV_SECRET.into()],
@@ -499,7 +514,9 @@ fn a_tap_keeps_no_user_path_token_or_planted_secret() {
         pid_file.to_str().unwrap(),
     ]);
     let mcp = json!({"mcpServers":{"unity-ops":{"type":"http","url":"http://127.0.0.1:9/mcp",
-        "headers":{"Authorization":format!("Bearer {token}"),"X-Other":other_header}}}})
+        "headers":{"Authorization":format!("Bearer {token}"),"X-Other":other_header}},
+        "notes":{"command":"/opt/tools/notes-server","args":["--db","postgres-db-planted-arg-4711"]},
+        "wiki":{"type":"http","url":"https://wiki.internal.example/mcp-planted"}}})
     .to_string();
     let tap_path = dir.join("tap.jsonl");
     let mut bridge = Bridge::start_with_env(
@@ -524,7 +541,12 @@ fn a_tap_keeps_no_user_path_token_or_planted_secret() {
         ],
     );
     let pids = read_pids(&pid_file);
-    bridge.send(INIT);
+    // the TypeScript SDK gives its servers in initialize
+    bridge.send(
+        &json!({"type":"control_request","request_id":"init-1","request":{"subtype":"initialize",
+            "mcpServers":{"init-notes":{"type":"stdio","command":"notes","args":["init-stdio-planted-arg-99"]}}}})
+        .to_string(),
+    );
     bridge.send(&prompt(&format!(
         "fix {ws_s}/Assets/a.cs with key {}",
         keys[0].1
