@@ -195,7 +195,8 @@ impl<W: Write> TapEncoder<W> {
             "resume_session_id": spec.resume_session_id,
             "auth_method": spec.auth_method,
             "script_gate": spec.script_gate,
-            "mcp": spec.mcp.as_ref().map(|m| json!({"name": m.name, "url": s(&m.url)})),
+            "mcp": spec.mcp.as_ref().map(|m| json!({"name": m.name, "url": s(&m.url),
+                "authorization": m.authorization.is_some()})),
         });
         let argv: Vec<String> = session.argv.iter().map(|a| s(a)).collect();
         let agent = argv

@@ -89,6 +89,17 @@ fn user(text: &str) -> Value {
 /// agent serving it, `script` playing the panel after `initialize`.
 /// Returns the tap's path.
 fn tap(dir: &Path, recording: &str, script: impl FnOnce(&mut Panel)) -> PathBuf {
+    let mcp = json!({"mcpServers":{"unity-ops":{"type":"http","url":"<mcp-url>","headers":{"Authorization":"Bearer <mcp-token>"}}}});
+    tap_with_mcp(dir, recording, Some(mcp), script)
+}
+
+/// [`tap`] with the panel's `--mcp-config` (none when `None`).
+fn tap_with_mcp(
+    dir: &Path,
+    recording: &str,
+    mcp: Option<Value>,
+    script: impl FnOnce(&mut Panel),
+) -> PathBuf {
     let workspace = dir.join("My Project");
     std::fs::create_dir_all(&workspace).unwrap();
     let tap = dir.join("session.jsonl");
@@ -97,7 +108,6 @@ fn tap(dir: &Path, recording: &str, script: impl FnOnce(&mut Panel)) -> PathBuf 
         workspace.display(),
         repo().join(recording).display()
     );
-    let mcp = json!({"mcpServers":{"unity-ops":{"type":"http","url":"<mcp-url>","headers":{"Authorization":"Bearer <mcp-token>"}}}});
     // the bridge offers the revision the recording negotiated
     let negotiated = acp_harness::corpus::recording::read(&repo().join(recording))
         .map(|r| r.header.protocol_version)
@@ -113,7 +123,11 @@ fn tap(dir: &Path, recording: &str, script: impl FnOnce(&mut Panel)) -> PathBuf 
             "--cwd",
             workspace.to_str().unwrap(),
         ])
-        .args(["--mcp-config", &mcp.to_string(), "--agent-cmd", &agent])
+        .args(
+            mcp.iter()
+                .flat_map(|m| ["--mcp-config".to_string(), m.to_string()]),
+        )
+        .args(["--agent-cmd", &agent])
         .current_dir(dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -765,6 +779,7 @@ fn a_tapped_image_edited_input_launch_flags_and_model_change_become_the_scenario
                     model: Some("model-b".into()),
                     permission_mode: Some("acceptEdits".into()),
                     resume_session: Some("sess-0".into()),
+                    ..LaunchSettings::default()
                 };
                 assert_eq!(s.launch, launch);
                 // the replayed bridge is launched with them
@@ -988,4 +1003,48 @@ fn every_corpus_agents_tap_imports_under_its_profile_and_replays_without_diverge
         tried.push(agent);
     }
     assert!(tried.len() >= 10, "only {tried:?}");
+}
+
+/// The replay registers exactly the MCP server the tapped panel gave: one
+/// by another name and without a token, or none at all. Each is written
+/// into the imported scenario's `[launch]`, and the import replays without
+/// a divergence (registering unity-ops instead changes the agent's
+/// `session/new`).
+#[test]
+fn a_tapped_panels_own_mcp_server_or_none_is_what_the_replay_registers() {
+    let recording = "recordings/codex-acp/2.6.0/text-only.jsonl";
+    let cases = [
+        (
+            "another server, no token",
+            Some(
+                json!({"mcpServers":{"editor-tools":{"type":"http","url":"http://127.0.0.1:9/mcp"}}}),
+            ),
+            "mcp_server = \"editor-tools\"\nmcp_authorization = false\n",
+        ),
+        ("no server", None, "mcp_server = false\n"),
+    ];
+    for (what, mcp, launch) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let tap = tap_with_mcp(dir.path(), recording, mcp, |panel| {
+            panel.send(&user("Reply with the single word: hello"));
+            panel.until("the result", |v| v["type"] == "result");
+        });
+        let root = fresh_root(dir.path());
+        std::fs::copy(
+            repo().join("profiles/codex-acp.toml"),
+            root.join("profiles/codex-acp.toml"),
+        )
+        .unwrap();
+        let out = import(&tap, &root, &["--name", "own-server"]);
+        assert_eq!(out.status.code(), Some(0), "{what}: {}", text(&out.stderr));
+        let scenario = std::fs::read_to_string(root.join("scenarios/own-server.toml")).unwrap();
+        assert!(
+            scenario.contains(&format!("[launch]\n{launch}")),
+            "{what}: {scenario}"
+        );
+        let case =
+            Corpus::at(&root).judge(&root.join("recordings/codex-acp/2.6.0/own-server.jsonl"));
+        assert_eq!(case.errors, Vec::<String>::new(), "{what}");
+        assert_eq!(case.divergences, 0, "{what}: {}", case.transcript);
+    }
 }

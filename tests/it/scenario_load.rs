@@ -370,6 +370,20 @@ const BAD: &[(&str, &str, usize, &str, &str)] = &[
         "needs its `media_type`",
     ),
     (
+        "an MCP server that is neither a name nor false",
+        "name = \"t\"\nsummary = \"s\"\nimported = true\n[launch]\nmcp_server = true\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n",
+        5,
+        "launch.mcp_server",
+        "or false for none",
+    ),
+    (
+        "a token for no MCP server",
+        "name = \"t\"\nsummary = \"s\"\nimported = true\n[launch]\nmcp_server = false\nmcp_authorization = true\n[[step]]\npanel = \"prompt\"\ntext = \"hi\"\n",
+        6,
+        "launch.mcp_authorization",
+        "needs a server",
+    ),
+    (
         "toml syntax error",
         "name = \"t\"\nsummary = \n",
         2,
@@ -464,7 +478,7 @@ fn an_imported_scenario_carries_the_tapped_launch_an_edited_input_and_a_model_ch
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.toml");
     let text = "name = \"t\"\nsummary = \"s\"\nimported = true\nsystem_prompt = \"A\"\nappend_system_prompt = \"B\"\n\
-        [launch]\nmodel = \"m1\"\npermission_mode = \"acceptEdits\"\nresume_session = \"sess-9\"\n\
+        [launch]\nmodel = \"m1\"\npermission_mode = \"acceptEdits\"\nresume_session = \"sess-9\"\nmcp_server = \"editor\"\nmcp_authorization = false\n\
         [[step]]\npanel = \"prompt\"\ntext = \"look\"\nimages = [{ media_type = \"image/png\", data = \"iVBORw0KGgo=\" }]\n\
         [[step]]\npanel = \"permission\"\ndecision = \"allow\"\nupdated_input = '{\"command\":\"ls -a\",\"x\":null}'\n\
         [[step]]\npanel = \"set_model\"\nmodel_id = \"m2\"\n";
@@ -478,6 +492,10 @@ fn an_imported_scenario_carries_the_tapped_launch_an_edited_input_and_a_model_ch
             model: Some("m1".into()),
             permission_mode: Some("acceptEdits".into()),
             resume_session: Some("sess-9".into()),
+            mcp_server: scenario::PanelMcpServer::Given {
+                name: "editor".into(),
+                authorization: false
+            },
         }
     );
     let Step::Prompt(p) = &s.steps[0] else {

@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 use crate::corpus::name::{self, NameError};
 use crate::corpus::recording::blobs::BlobStore;
 use crate::corpus::recording::{self, Dir, Event, Leg, Line, Outcome, RecordingError, Trailer};
-use crate::corpus::scenario;
+use crate::corpus::scenario::{self, PanelMcpServer};
 use atomic_file::AtomicFile;
 pub use panel::{Image, PanelStep, Unplaceable};
 
@@ -190,7 +190,6 @@ pub fn plan(req: &Request) -> Result<Plan, ImportError> {
     }
     let launch = tap.header.extra.get("launch").cloned().unwrap_or_default();
     let mut notes = naming_notes;
-    notes.extend(launch_notes(&launch));
     notes.extend(leg.notes.iter().cloned());
     if trailer.outcome != Outcome::Ok {
         notes.push(format!(
@@ -513,6 +512,7 @@ fn scenario_text(
             model: said(&launch["model"]),
             permission_mode: said(&launch["permission_mode"]),
             resume_session: said(&launch["resume_session_id"]),
+            mcp_server: &panel_mcp_server(&launch["mcp"]),
             script_gate: launch["script_gate"].as_bool() == Some(true),
             results: leg.results,
         },
@@ -705,19 +705,17 @@ fn said(v: &Value) -> Option<&str> {
     v.as_str().filter(|s| !s.trim().is_empty())
 }
 
-/// What the tapped launch had that the replay's launch cannot give.
-fn launch_notes(launch: &Value) -> Vec<String> {
-    let mut notes = Vec::new();
-    match launch["mcp"]["name"].as_str() {
-        Some("unity-ops") => {}
-        Some(other) => notes.push(format!(
-            "the panel's MCP server is named {other:?}; the replay registers it as \"unity-ops\""
-        )),
-        None => notes.push(
-            "the panel gave no MCP server; the replay registers unity-ops (the session/new differs: a divergence)".into(),
-        ),
+/// The MCP server the tapped panel gave (the tap header's `launch.mcp`):
+/// the replay registers exactly this one. A tap without `authorization`
+/// (written before the tap said) had the bridge's token.
+fn panel_mcp_server(mcp: &Value) -> PanelMcpServer {
+    match mcp["name"].as_str() {
+        Some(name) => PanelMcpServer::Given {
+            name: name.to_string(),
+            authorization: mcp["authorization"].as_bool() != Some(false),
+        },
+        None => PanelMcpServer::NotGiven,
     }
-    notes
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::corpus::recording::{Dir, Event, Leg};
-use crate::corpus::scenario::{Decision, Point};
+use crate::corpus::scenario::{Decision, PanelMcpServer, Point};
 
 /// One panel step as the scenario file writes it.
 #[derive(Debug, Clone, PartialEq)]
@@ -401,6 +401,9 @@ pub struct ScenarioHead<'a> {
     pub model: Option<&'a str>,
     pub permission_mode: Option<&'a str>,
     pub resume_session: Option<&'a str>,
+    /// The MCP server the tapped panel gave (written when not unity-ops
+    /// with a token).
+    pub mcp_server: &'a PanelMcpServer,
     pub script_gate: bool,
     /// The `result` lines the tapped panel got: the first expectation.
     pub results: usize,
@@ -426,17 +429,31 @@ pub fn scenario_text(head: &ScenarioHead, steps: &[PanelStep]) -> String {
     if head.script_gate {
         out.push_str("script_gate = true\n");
     }
-    let launch = [
+    let mut launch: Vec<(&str, String)> = [
         ("model", head.model),
         ("permission_mode", head.permission_mode),
         ("resume_session", head.resume_session),
-    ];
-    if launch.iter().any(|(_, v)| v.is_some()) {
+    ]
+    .into_iter()
+    .filter_map(|(key, v)| v.map(|v| (key, quote(v))))
+    .collect();
+    match head.mcp_server {
+        server if *server == PanelMcpServer::default() => {}
+        PanelMcpServer::Given {
+            name,
+            authorization,
+        } => {
+            launch.push(("mcp_server", quote(name)));
+            if !authorization {
+                launch.push(("mcp_authorization", "false".into()));
+            }
+        }
+        PanelMcpServer::NotGiven => launch.push(("mcp_server", "false".into())),
+    }
+    if !launch.is_empty() {
         out.push_str("\n[launch]\n");
         for (key, value) in launch {
-            if let Some(v) = value {
-                out.push_str(&format!("{key} = {}\n", quote(v)));
-            }
+            out.push_str(&format!("{key} = {value}\n"));
         }
     }
     for step in steps {

@@ -89,7 +89,33 @@ pub struct LaunchSettings {
     pub permission_mode: Option<String>,
     /// `--resume <session id>`: the session the bridge loads at start.
     pub resume_session: Option<String>,
+    /// The MCP server the tapped panel gave the bridge, registered as it was.
+    pub mcp_server: PanelMcpServer,
 }
+
+/// The MCP server a panel gives the bridge (`--mcp-config`): the replay
+/// registers exactly this, so an imported session's `session/new` is the
+/// tapped one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PanelMcpServer {
+    /// A server by this name (`mcp_server = "name"`, default `unity-ops`),
+    /// with a bearer token or without one (`mcp_authorization = false`).
+    Given { name: String, authorization: bool },
+    /// No server (`mcp_server = false`).
+    NotGiven,
+}
+
+impl Default for PanelMcpServer {
+    fn default() -> Self {
+        PanelMcpServer::Given {
+            name: PANEL_MCP_SERVER.to_string(),
+            authorization: true,
+        }
+    }
+}
+
+/// The name the panel gives its own MCP server.
+pub const PANEL_MCP_SERVER: &str = "unity-ops";
 
 /// One thing the panel does, in order. A prompt waits for the previous
 /// turn's result; `at = ...` waits for that point of the running turn

@@ -20,8 +20,8 @@ use super::line_value;
 use super::source::Source;
 use super::transcript::{Entry, Transcript};
 use crate::corpus::recording::{Exit, Header, Outcome, Recording};
-use crate::corpus::scenario::Scenario;
 use crate::corpus::scenario::panel_driver::{Action, PanelDriver};
+use crate::corpus::scenario::{PanelMcpServer, Scenario};
 
 /// The placeholders the recorder writes for the session's cwd, the unity-ops
 /// MCP URL and its bearer token; given to the bridge so its frames compare
@@ -32,8 +32,6 @@ pub const MCP_TOKEN: &str = "<mcp-token>";
 /// What stands for the token in a recording whose header has no `<mcp-token>`
 /// placeholder (the token was scrubbed as a secret).
 pub const REDACTED_TOKEN: &str = "<redacted>";
-/// The name of the panel's own MCP server.
-pub const MCP_NAME: &str = "unity-ops";
 
 /// How many times one wait may fire a bridge deadline before it is a stall.
 const MAX_TICKS_PER_WAIT: usize = 16;
@@ -135,11 +133,17 @@ pub fn launch_spec(
         model: scenario.launch.model.clone(),
         permission_mode: scenario.launch.permission_mode.clone(),
         cwd: WORKSPACE.to_string(),
-        mcp: Some(McpEndpoint {
-            name: MCP_NAME.to_string(),
-            url: MCP_URL.to_string(),
-            authorization: Some(format!("Bearer {token}")),
-        }),
+        mcp: match &scenario.launch.mcp_server {
+            PanelMcpServer::Given {
+                name,
+                authorization,
+            } => Some(McpEndpoint {
+                name: name.clone(),
+                url: MCP_URL.to_string(),
+                authorization: authorization.then(|| format!("Bearer {token}")),
+            }),
+            PanelMcpServer::NotGiven => None,
+        },
         system_prompt: scenario.system_prompt.clone(),
         append_system_prompt: scenario.append_system_prompt.clone(),
         script_gate: scenario.script_gate,
@@ -349,9 +353,11 @@ impl<'a> Run<'_, 'a> {
             Box::new(CounterIds::default()),
         );
         // what the host would list: the tools stub-mcp offered the recording
-        let listed = bridge.set_server_tools(MCP_NAME, self.scenario.tools.clone());
-        for d in listed.diagnostics {
-            self.sink.diagnostic(d);
+        if let PanelMcpServer::Given { name, .. } = &self.scenario.launch.mcp_server {
+            let listed = bridge.set_server_tools(name, self.scenario.tools.clone());
+            for d in listed.diagnostics {
+                self.sink.diagnostic(d);
+            }
         }
         let mut process = Process {
             number,

@@ -267,6 +267,7 @@ fn the_scenario_text_quotes_what_the_user_typed() {
         model: None,
         permission_mode: None,
         resume_session: None,
+        mcp_server: &PanelMcpServer::default(),
         script_gate: false,
         results: 1,
     };

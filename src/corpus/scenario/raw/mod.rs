@@ -70,6 +70,11 @@ struct RawLaunch {
     permission_mode: Option<Spanned<String>>,
     #[serde(default)]
     resume_session: Option<Spanned<String>>,
+    /// A server name, or `false` for none.
+    #[serde(default)]
+    mcp_server: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    mcp_authorization: Option<Spanned<bool>>,
 }
 
 #[derive(Deserialize)]
@@ -360,9 +365,41 @@ fn launch_settings(ctx: &Ctx, raw: &RawFile) -> R<(Option<String>, LaunchSetting
             model: opt(&l.model, "model")?,
             permission_mode: opt(&l.permission_mode, "permission_mode")?,
             resume_session: opt(&l.resume_session, "resume_session")?,
+            mcp_server: panel_mcp_server(ctx, l)?,
         };
     }
     Ok((append_system_prompt, launch))
+}
+
+/// `[launch] mcp_server` (a name, or `false`) and `mcp_authorization`.
+fn panel_mcp_server(ctx: &Ctx, l: &RawLaunch) -> R<PanelMcpServer> {
+    let name = match l.mcp_server.as_ref() {
+        None => PANEL_MCP_SERVER.to_string(),
+        Some(v) => match v.get_ref() {
+            toml::Value::String(name) if !name.trim().is_empty() => name.clone(),
+            toml::Value::Boolean(false) => {
+                return match &l.mcp_authorization {
+                    Some(a) => Err(ctx.err(
+                        a.span(),
+                        "launch.mcp_authorization",
+                        "needs a server, and `launch.mcp_server` is false",
+                    )),
+                    None => Ok(PanelMcpServer::NotGiven),
+                };
+            }
+            _ => {
+                return Err(ctx.err(
+                    v.span(),
+                    "launch.mcp_server",
+                    "must be the name of the panel's MCP server, or false for none",
+                ));
+            }
+        },
+    };
+    Ok(PanelMcpServer::Given {
+        name,
+        authorization: l.mcp_authorization.as_ref().is_none_or(|a| *a.get_ref()),
+    })
 }
 
 /// Whether the scenario calls unity-ops tools directly (`mcp_calls = "direct"`)
