@@ -129,10 +129,17 @@ impl Catalogue {
     /// Parses a catalogue; `path` names it in errors (the TOML error says line and field).
     pub fn parse(text: &str, path: &Path) -> Result<Catalogue, CatalogueError> {
         let shown = path.display().to_string();
-        let cat: Catalogue = toml::from_str(text).map_err(|e| CatalogueError::Parse {
+        let mut cat: Catalogue = toml::from_str(text).map_err(|e| CatalogueError::Parse {
             path: shown.clone(),
             message: e.to_string().trim_end().to_string(),
         })?;
+        // a native build is named for the platform it runs on
+        let platform = crate::corpus::profile::npm_platform();
+        for p in &mut cat.packages {
+            for name in std::iter::once(&mut p.package).chain(&mut p.continues_as) {
+                *name = name.replace(crate::corpus::profile::NPM_PLATFORM, &platform);
+            }
+        }
         let mut seen = std::collections::BTreeSet::new();
         for p in &cat.packages {
             let bad = |why: &str| CatalogueError::Entry {
@@ -221,5 +228,8 @@ mod tests {
             crate::corpus::profile::Profile::find(root, reference.profile.as_deref().unwrap())
                 .unwrap();
         assert_eq!(profile.default_version, reference.pinned.to_string());
+        // and the profile installs it from the package tracked here
+        let recipe = profile.recipe(&reference.pinned).unwrap();
+        assert_eq!(recipe.package_key(), reference.package);
     }
 }

@@ -12,7 +12,8 @@
 //! Strings may use the placeholders `{home}`, `{workspace}`, `{package_dir}`
 //! (alias `{install_dir}`: where the main package lives),
 //! `{package_dir:<as>}` (a side package's directory), `{model_url}`,
-//! `{mcp_url}`, `{mcp_token}`, `{api_key}` and `{version}`, filled in by [`Launch::resolve`].
+//! `{mcp_url}`, `{mcp_token}`, `{api_key}` and `{version}`, filled in by [`Launch::resolve`];
+//! `{npm_platform}` ([`npm_platform`]) is filled in when the profile is read.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -290,7 +291,47 @@ impl Recipe {
     }
 }
 
+/// The platform as npm's per-platform packages name it (`linux-x64`,
+/// `darwin-arm64`, `win32-x64`): `{npm_platform}` in a recipe's package,
+/// program and arguments, so one recipe installs a native build (Claude
+/// Code's `@anthropic-ai/claude-code-{npm_platform}`) on every machine.
+pub fn npm_platform() -> String {
+    let os = match std::env::consts::OS {
+        "macos" => "darwin",
+        "windows" => "win32",
+        other => other,
+    };
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "x64",
+        "aarch64" => "arm64",
+        other => other,
+    };
+    format!("{os}-{arch}")
+}
+
+/// The placeholder [`npm_platform`] fills in when a profile is read.
+pub const NPM_PLATFORM: &str = "{npm_platform}";
+
 impl Recipe {
+    /// Fills in [`NPM_PLATFORM`] wherever a package is named or run.
+    fn fill_platform(&mut self) {
+        let platform = npm_platform();
+        let fill = |s: &mut String| {
+            if s.contains(NPM_PLATFORM) {
+                *s = s.replace(NPM_PLATFORM, &platform);
+            }
+        };
+        fill(&mut self.package);
+        fill(&mut self.program);
+        self.args.iter_mut().for_each(fill);
+        if let Some(r) = &mut self.renamed {
+            fill(&mut r.to);
+        }
+        for side in &mut self.packages {
+            fill(&mut side.name);
+        }
+    }
+
     /// The package key ([`Recipe::package_key`]) the package is renamed to,
     /// and from which version.
     pub fn renamed_key(&self) -> Option<(String, semver::Version)> {
@@ -511,6 +552,9 @@ impl Profile {
             }
         })?;
         profile.path = path.to_path_buf();
+        for recipe in &mut profile.recipes {
+            recipe.fill_platform();
+        }
         for (key, value) in [
             ("id", &profile.id),
             ("default_version", &profile.default_version),

@@ -497,3 +497,40 @@ fn doubled_braces_are_literal_braces_and_unknown_placeholders_still_fail() {
         assert_eq!(got, want.map(String::from).map_err(String::from), "{text}");
     }
 }
+
+/// Claude Code moved to per-platform native builds at 2.1.333: the recipe
+/// for a version names the package and program of this machine's build
+/// (`{npm_platform}` filled in when the profile is read), the one before
+/// still the JavaScript package.
+#[test]
+fn claude_code_follows_its_native_build_for_this_platform() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let p = Profile::find(root, "claude-code").unwrap();
+    let platform = npm_platform();
+    let native = format!("@anthropic-ai/claude-code-{platform}");
+    // (version, package, the program's tail)
+    let cases = [
+        (
+            "2.1.332",
+            "@anthropic-ai/claude-code".to_string(),
+            "bin/claude.exe".to_string(),
+        ),
+        ("2.1.333", native.clone(), format!("{native}/claude")),
+        ("2.1.337", native.clone(), format!("{native}/claude")),
+    ];
+    for (version, package, program) in cases {
+        let r = p.recipe(&semver::Version::parse(version).unwrap()).unwrap();
+        assert_eq!(r.package, package, "{version}");
+        assert!(r.program.ends_with(&program), "{version}: {}", r.program);
+        assert!(!r.program.contains(NPM_PLATFORM), "{version}");
+    }
+    let expected = match (std::env::consts::OS, std::env::consts::ARCH) {
+        ("linux", "x86_64") => "linux-x64",
+        ("linux", "aarch64") => "linux-arm64",
+        ("macos", "aarch64") => "darwin-arm64",
+        ("macos", "x86_64") => "darwin-x64",
+        ("windows", "x86_64") => "win32-x64",
+        _ => return,
+    };
+    assert_eq!(platform, expected);
+}
