@@ -8,7 +8,9 @@ use anyhow::Context as _;
 
 use crate::judging::contract::compare::{self, Row, Shape, differences, is_justified, justified};
 use crate::judging::contract::roundtrip::{self, Outcome};
-use crate::judging::contract::{CONTRACT_PATH, Contract, reference_lines, reference_recordings};
+use crate::judging::contract::{
+    CONTRACT_PATH, Contract, newest_reference, reference_lines, reference_recordings,
+};
 use crate::judging::judge::Corpus;
 
 #[derive(clap::Args, Debug)]
@@ -189,10 +191,7 @@ pub fn roundtrip_outcome(corpus: &Corpus) -> anyhow::Result<Outcome> {
         if !justifications.agents.contains(&id.agent) {
             continue;
         }
-        let Some((_, reference)) = claude
-            .iter()
-            .find(|(_, r)| r.header.scenario == id.scenario)
-        else {
+        let Some(reference) = newest_reference(&claude, &id.scenario) else {
             continue;
         };
         let mut row = roundtrip::Row {
@@ -249,10 +248,7 @@ pub fn rows(corpus: &Corpus) -> anyhow::Result<Vec<Row>> {
     let mut out = Vec::new();
     for path in corpus.recordings()? {
         let id = corpus.id_of(&path, None);
-        let Some((_, reference)) = claude
-            .iter()
-            .find(|(_, r)| r.header.scenario == id.scenario)
-        else {
+        let Some(reference) = newest_reference(&claude, &id.scenario) else {
             continue;
         };
         let claude_shape = Shape::of(&reference_lines(reference));

@@ -325,18 +325,16 @@ fn a_round_trip_justification_that_covers_no_difference_or_names_a_missing_frame
     let dir = tempfile::tempdir().unwrap();
     let src = root();
     // a copy of the pieces the round trip reads, with one extra entry
-    let adapter = src.join("recordings/claude-agent-acp");
-    let mut dirs = vec![
-        "recordings/claude-code/2.1.332".to_string(),
-        "scenarios".into(),
-    ];
-    for e in std::fs::read_dir(&adapter).unwrap() {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_dir() {
-            dirs.push(format!(
-                "recordings/claude-agent-acp/{}",
-                e.file_name().to_string_lossy()
-            ));
+    let mut dirs = vec!["scenarios".to_string()];
+    for agent in ["claude-code", "claude-agent-acp"] {
+        for e in std::fs::read_dir(src.join("recordings").join(agent)).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                dirs.push(format!(
+                    "recordings/{agent}/{}",
+                    e.file_name().to_string_lossy()
+                ));
+            }
         }
     }
     for sub in &dirs {

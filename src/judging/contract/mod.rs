@@ -33,7 +33,9 @@ use crate::corpus::recording::Recording;
 use line_kind::{discriminator, items, key_types};
 pub use line_kind::{json_type, line_kind};
 pub use line_report::{Conformance, LineConformance, TypeMismatch};
-pub use reference::{is_reference_recording, reference_lines, reference_recordings};
+pub use reference::{
+    is_reference_recording, newest_reference, reference_lines, reference_recordings,
+};
 
 /// Where the derived contract lives, relative to the repository root.
 pub const CONTRACT_PATH: &str = "contracts/claude-code.json";

@@ -74,3 +74,23 @@ pub fn reference_recordings(dir: &Path) -> Result<Vec<(String, Recording)>, Cont
     }
     Ok(out)
 }
+
+/// The reference recording of `scenario` from the newest Claude Code version
+/// recorded: what the bridge's output is held to now. (The contract is
+/// derived from every version; a key one version dropped stays optional.)
+pub fn newest_reference<'a>(
+    claude: &'a [(String, Recording)],
+    scenario: &str,
+) -> Option<&'a Recording> {
+    claude
+        .iter()
+        .filter(|(_, r)| r.header.scenario == scenario)
+        .max_by_key(|(label, r)| {
+            let version = r.header.agent_info["version"]
+                .as_str()
+                .or_else(|| label.split('/').nth(1))
+                .and_then(|v| semver::Version::parse(v).ok());
+            (version, label.clone())
+        })
+        .map(|(_, r)| r)
+}
