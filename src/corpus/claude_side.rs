@@ -71,6 +71,11 @@ pub struct SurfaceSource {
     /// The published files read, relative to the package's own directory
     /// (`sdk.d.ts`; `claude_agent_sdk/types.py`).
     pub files: Vec<String>,
+    /// The runtime code read beside them (`sdk.mjs`): what the SDK really
+    /// sends and reads, which its declarations may not say. The TypeScript
+    /// reader reads a bundle; the Python reader's `files` are its runtime.
+    #[serde(default)]
+    pub runtime: Vec<String>,
     /// The vendored surface, relative to the repository root.
     pub vendored: PathBuf,
 }
@@ -161,6 +166,14 @@ impl Catalogue {
             }
             if p.surface.as_ref().is_some_and(|s| s.files.is_empty()) {
                 return Err(bad("surface.files is empty"));
+            }
+            if p.surface
+                .as_ref()
+                .is_some_and(|s| s.reader == Reader::Python && !s.runtime.is_empty())
+            {
+                return Err(bad(
+                    "surface.runtime is for a bundle (the typescript reader); list Python sources in surface.files",
+                ));
             }
         }
         Ok(cat)

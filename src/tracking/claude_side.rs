@@ -292,6 +292,7 @@ mod tests {
             refresh: String::new(),
             control_subtypes: subtypes.split_whitespace().map(str::to_string).collect(),
             message_types: messages.split_whitespace().map(str::to_string).collect(),
+            ..Surface::default()
         }
     }
 

@@ -1,8 +1,9 @@
 //! The Agent SDKs' stream-json surface matrix (`contracts/sdk-surface/`)
 //! against what it describes: the vendored surfaces (every entry has a row,
 //! every row an entry), the generated page (`docs/sdk-surface.md`), the
-//! bridge (each request the SDK sends is answered as its row says) and CI
-//! (it installs the pinned SDK versions).
+//! bridge (each request the SDK sends is answered as its row says; a
+//! message its row says is never sent is never emitted) and CI (it installs
+//! the pinned SDK versions).
 
 use std::path::Path;
 use std::time::Duration;
@@ -108,4 +109,73 @@ fn ci_installs_the_pinned_sdk_versions_and_the_surfaces_are_theirs() {
             p.id
         );
     }
+}
+
+/// The kind of a panel line as the matrix names it: its `type`, and for a
+/// `system` line `system:<subtype>`.
+fn message_kind(line: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(line).ok()?;
+    let kind = v["type"].as_str()?;
+    Some(match (kind, v["subtype"].as_str()) {
+        ("system", Some(sub)) => format!("system:{sub}"),
+        _ => kind.to_string(),
+    })
+}
+
+/// Every line the bridge gave the panel over the corpus (each replay's
+/// golden) and in the core cases, by kind, with one place it was seen.
+fn emitted_kinds() -> std::collections::BTreeMap<String, String> {
+    let mut seen = std::collections::BTreeMap::new();
+    let mut read = |path: &Path, prefixes: &[&str]| {
+        let text = std::fs::read_to_string(path).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let Some(rest) = prefixes.iter().find_map(|p| line.strip_prefix(p)) else {
+                continue;
+            };
+            if let Some(kind) = message_kind(rest) {
+                let shown = path.strip_prefix(root()).unwrap_or(path);
+                seen.entry(kind)
+                    .or_insert_with(|| format!("{}:{}", shown.display(), n + 1));
+            }
+        }
+    };
+    let files = |dir: &Path, ext: &str| -> Vec<std::path::PathBuf> {
+        let mut v: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == ext))
+            .collect();
+        v.sort();
+        v
+    };
+    for golden in files(&root().join("tests/snapshots"), "snap") {
+        read(&golden, &["bridge>panel "]);
+    }
+    for cases in files(&root().join("bridge/tests/data/core"), "cases") {
+        read(&cases, &["to-panel: ", "to-panel=: "]);
+    }
+    seen
+}
+
+/// A message row that says the bridge never sends its message fails when
+/// the bridge does: over every replay's golden and every core case.
+#[test]
+fn no_message_the_matrix_says_is_never_sent_is_emitted_by_the_bridge() {
+    let m = Matrix::load(root()).unwrap();
+    let seen = emitted_kinds();
+    assert!(
+        seen.contains_key("system:init") && seen.contains_key("result"),
+        "the goldens were not read: {seen:?}"
+    );
+    let wrong: Vec<String> = seen
+        .iter()
+        .filter(|(kind, _)| {
+            m.message(kind)
+                .is_some_and(|r| r.bridge == Handling::Unsupported)
+        })
+        .map(|(kind, at)| {
+            format!("{kind}: its row says it is never sent, the bridge sent it ({at})")
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

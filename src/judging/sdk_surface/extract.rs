@@ -68,6 +68,52 @@ pub fn typescript(text: &str) -> Result<Found, String> {
     Ok(found)
 }
 
+/// What an SDK's runtime code does, read from its bundle: the control
+/// requests it sends, those it answers, and the system message subtypes
+/// it acts on. The declarations say what the SDK may carry; the runtime,
+/// what it really sends (TypeScript SDK 0.3.337 declares 41 subtypes and
+/// sends 61).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Runtime {
+    pub sends: BTreeSet<String>,
+    pub handles: BTreeSet<String>,
+    pub message_types: BTreeSet<String>,
+}
+
+/// Reads a minified TypeScript SDK bundle (`sdk.mjs`): `request({subtype:"x"`
+/// and `return{subtype:"x"` are requests it sends; `.request.subtype==="x"`
+/// requests it answers; any other `<name>.subtype==="x"` (neither a control
+/// subtype nor a response's `success`/`error`) and `type:"system",subtype:"x"`
+/// are the system messages it reads or makes (`system:x`). Finding no
+/// request sent is an error: the bundle's layout changed and the reader
+/// must learn it.
+pub fn typescript_runtime(text: &str) -> Result<Runtime, String> {
+    let sent = Regex::new(r#"(?:request\(|return)\{subtype:"([a-z_]+)""#).unwrap();
+    let answered = Regex::new(r#"\.request\.subtype==="([a-z_]+)""#).unwrap();
+    let compared = Regex::new(r#"([A-Za-z_$][A-Za-z0-9_$]*)\.subtype==="([a-z_]+)""#).unwrap();
+    let made = Regex::new(r#"type:"system",subtype:"([a-z_]+)""#).unwrap();
+    let mut r = Runtime::default();
+    r.sends
+        .extend(sent.captures_iter(text).map(|c| c[1].to_string()));
+    if r.sends.is_empty() {
+        return Err("no `request({subtype:\"...\"` in the bundle".into());
+    }
+    r.handles
+        .extend(answered.captures_iter(text).map(|c| c[1].to_string()));
+    for c in compared.captures_iter(text) {
+        let sub = &c[2];
+        let control = r.sends.contains(sub) || r.handles.contains(sub);
+        if &c[1] != "request" && !control && !matches!(sub, "success" | "error") {
+            r.message_types.insert(format!("system:{sub}"));
+        }
+    }
+    r.message_types.extend(
+        made.captures_iter(text)
+            .map(|c| format!("system:{}", &c[1])),
+    );
+    Ok(r)
+}
+
 /// Each `declare type NAME = ...` with its text up to the end of the
 /// declaration (a `;` line end at depth 0).
 fn declarations(text: &str) -> BTreeMap<&str, &str> {
@@ -278,6 +324,31 @@ declare type SDKKeepAlive = {
         assert!(e.contains("SDKControlInterruptRequest"), "{e}");
         let e = typescript("declare type X = {\n};\n").unwrap_err();
         assert!(e.contains("SDKControlRequestInner"), "{e}");
+    }
+
+    #[test]
+    fn a_bundle_gives_the_requests_sent_and_answered_and_the_system_messages_read() {
+        let bundle = r#"async stopTask(e){await this.request({subtype:"stop_task",task_id:e})}
+            build(){return{subtype:"initialize",hooks:1}}
+            if(e.request.subtype==="can_use_tool"){}else if(e.request.subtype==="ui_view"){}
+            if(e.type==="system"&&(e.subtype==="post_turn_summary"||e.subtype==="task_summary")){}
+            if(n.subtype==="initialize"||r.subtype==="success"){}
+            let o={type:"system",subtype:"mirror_error",error:t};
+            let p={type:"control_response",response:{subtype:"success",request_id:1}};"#;
+        let r = typescript_runtime(bundle).unwrap();
+        let list = |s: &BTreeSet<String>| s.iter().cloned().collect::<Vec<_>>();
+        assert_eq!(list(&r.sends), ["initialize", "stop_task"]);
+        assert_eq!(list(&r.handles), ["can_use_tool", "ui_view"]);
+        assert_eq!(
+            list(&r.message_types),
+            [
+                "system:mirror_error",
+                "system:post_turn_summary",
+                "system:task_summary"
+            ]
+        );
+        let e = typescript_runtime("export {}").unwrap_err();
+        assert!(e.contains("request({subtype"), "{e}");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The stream-json surface of the Agent SDKs: every control request
 //! subtype and message type an SDK sends or reads, extracted from its
-//! published type definitions ([`extract`]) and vendored with provenance
+//! published type definitions and its runtime code ([`extract`]) and vendored with provenance
 //! (`contracts/sdk-surface/<sdk>.json`: package, version, each file read and
 //! its sha256), never the SDK itself. [`matrix`] says, per entry, what the
 //! bridge does with it; [`diff`] says what a newer SDK version changed.
@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::corpus::claude_side::{Package, Reader, SurfaceSource};
 
 /// An SDK's surface as vendored.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Surface {
     /// The catalogue id (`typescript-agent-sdk`).
@@ -31,6 +31,14 @@ pub struct Surface {
     pub refresh: String,
     pub control_subtypes: BTreeSet<String>,
     pub message_types: BTreeSet<String>,
+    /// What the runtime code sends, answers and reads
+    /// ([`extract::typescript_runtime`]), whether declared or not.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub runtime_sends: BTreeSet<String>,
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub runtime_handles: BTreeSet<String>,
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub runtime_message_types: BTreeSet<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -41,6 +49,22 @@ pub struct SourceFile {
 }
 
 impl Surface {
+    /// Every control subtype, declared or in the runtime.
+    pub fn all_control_subtypes(&self) -> BTreeSet<String> {
+        let runtime = self.runtime_sends.iter().chain(&self.runtime_handles);
+        self.control_subtypes
+            .iter()
+            .chain(runtime)
+            .cloned()
+            .collect()
+    }
+
+    /// Every message type, declared or in the runtime.
+    pub fn all_message_types(&self) -> BTreeSet<String> {
+        let runtime = self.runtime_message_types.iter();
+        self.message_types.iter().chain(runtime).cloned().collect()
+    }
+
     /// Reads a vendored surface.
     pub fn load(path: &Path) -> anyhow::Result<Surface> {
         let text = std::fs::read_to_string(path)
@@ -67,7 +91,8 @@ impl Surface {
     ) -> anyhow::Result<Surface> {
         let mut files = Vec::new();
         let mut texts = Vec::new();
-        for rel in &source.files {
+        let mut runtime_texts = Vec::new();
+        for rel in source.files.iter().chain(&source.runtime) {
             let path = dir.join(rel);
             let bytes = std::fs::read(&path)
                 .with_context(|| format!("{} {version}: reading {}", package.id, path.display()))?;
@@ -77,8 +102,25 @@ impl Surface {
             });
             // the published declarations may end lines with CRLF
             let text = String::from_utf8_lossy(&bytes).replace("\r\n", "\n");
-            texts.push((rel.clone(), text));
+            if source.runtime.contains(rel) {
+                runtime_texts.push(text);
+            } else {
+                texts.push((rel.clone(), text));
+            }
         }
+        let runtime = match (source.reader, runtime_texts.is_empty()) {
+            (_, true) => extract::Runtime::default(),
+            (Reader::Typescript, false) => {
+                extract::typescript_runtime(&runtime_texts.join("\n"))
+                    .map_err(|why| anyhow::anyhow!("{} {version}: {why}", package.id))?
+            }
+            (Reader::Python, false) => {
+                anyhow::bail!(
+                    "{} {version}: the python reader reads no bundle",
+                    package.id
+                )
+            }
+        };
         let found = match source.reader {
             Reader::Typescript => extract::typescript(
                 &texts
@@ -101,6 +143,9 @@ impl Surface {
             ),
             control_subtypes: found.control_subtypes,
             message_types: found.message_types,
+            runtime_sends: runtime.sends,
+            runtime_handles: runtime.handles,
+            runtime_message_types: runtime.message_types,
         })
     }
 }
@@ -140,9 +185,9 @@ impl Diff {
 pub fn diff(old: &Surface, new: &Surface) -> Diff {
     let minus = |a: &BTreeSet<String>, b: &BTreeSet<String>| a.difference(b).cloned().collect();
     Diff {
-        added_subtypes: minus(&new.control_subtypes, &old.control_subtypes),
-        removed_subtypes: minus(&old.control_subtypes, &new.control_subtypes),
-        added_messages: minus(&new.message_types, &old.message_types),
-        removed_messages: minus(&old.message_types, &new.message_types),
+        added_subtypes: minus(&new.all_control_subtypes(), &old.all_control_subtypes()),
+        removed_subtypes: minus(&old.all_control_subtypes(), &new.all_control_subtypes()),
+        added_messages: minus(&new.all_message_types(), &old.all_message_types()),
+        removed_messages: minus(&old.all_message_types(), &new.all_message_types()),
     }
 }
