@@ -105,6 +105,12 @@ enum Pending {
         model: String,
         due: Duration,
     },
+    /// A panel request carried out as a config option change
+    /// (`set_max_thinking_tokens`), answered like [`Pending::PanelSetMode`].
+    PanelSetConfig {
+        request_id: Value,
+        due: Duration,
+    },
     /// A mode change the panel asked for inside a permission answer
     /// (`updatedPermissions` `setMode`); nothing to answer, the mode is
     /// taken over when the agent agrees.
@@ -333,7 +339,8 @@ impl Bridge {
         self.late_prompts.clear();
         for (_, p) in std::mem::take(&mut self.pending) {
             if let Pending::PanelSetMode { request_id, .. }
-            | Pending::PanelSetModel { request_id, .. } = p
+            | Pending::PanelSetModel { request_id, .. }
+            | Pending::PanelSetConfig { request_id, .. } = p
             {
                 self.emit(stream_json::control_error(
                     &request_id,
@@ -349,6 +356,14 @@ impl Bridge {
     /// The panel closed its side. The agent's stdin is closed at once when
     /// idle, else once the running turn's `result` is out (like `claude -p`).
     pub fn on_panel_eof(&mut self, _now: Duration) -> Output {
+        self.end_panel_input();
+        self.take()
+    }
+
+    /// The panel gives no more input (EOF, or `end_session`): open
+    /// permission requests are refused, and the agent's stdin closes once no
+    /// turn runs.
+    fn end_panel_input(&mut self) {
         self.panel_eof = true;
         // nobody is left to answer permission requests: refuse them, so the
         // running turn can end instead of waiting forever
@@ -362,7 +377,6 @@ impl Bridge {
         if self.turn.is_none() && self.phase != Phase::Handshaking && self.deferred.is_empty() {
             self.close_stdin();
         }
-        self.take()
     }
 
     /// When [`Bridge::on_tick`] must be called next (a handshake request's
@@ -371,7 +385,9 @@ impl Bridge {
     /// `now` passed in.
     pub fn next_deadline(&self) -> Option<Duration> {
         let control = self.pending.iter().filter_map(|(_, p)| match p {
-            Pending::PanelSetMode { due, .. } | Pending::PanelSetModel { due, .. } => Some(*due),
+            Pending::PanelSetMode { due, .. }
+            | Pending::PanelSetModel { due, .. }
+            | Pending::PanelSetConfig { due, .. } => Some(*due),
             _ => None,
         });
         [

@@ -572,26 +572,88 @@ pub fn current_model(session_result: &Value) -> Option<String> {
         .map(Into::into)
 }
 
-/// How to switch to `model` (matched by id, then case-insensitively by id or
-/// name). `None` when the agent offers no such model, or no models at all.
+/// How to switch to `model`: one of `models.availableModels`, else a value
+/// of the model config option (codex offers `gpt-5.5[low]` as a model and
+/// `gpt-5.5` as a config value), each matched by id, then case-insensitively
+/// by id or name. `None` when the agent offers no such model, or no models.
 pub fn resolve_model(model: &str, session_result: &Value) -> Option<ModelChange> {
-    let models = available_models(session_result);
-    let found = models.iter().find(|m| m.id == model).or_else(|| {
-        models
-            .iter()
-            .find(|m| m.id.eq_ignore_ascii_case(model) || m.name.eq_ignore_ascii_case(model))
-    })?;
+    let pick = |list: Vec<(String, String)>| {
+        let exact = list.iter().position(|(id, _)| id == model);
+        exact
+            .or_else(|| {
+                list.iter().position(|(id, name)| {
+                    id.eq_ignore_ascii_case(model) || name.eq_ignore_ascii_case(model)
+                })
+            })
+            .map(|i| list[i].0.clone())
+    };
     if session_result["models"]["availableModels"].is_array() {
-        Some(ModelChange::SetModel {
-            model_id: found.id.clone(),
-        })
-    } else {
-        let opt = config_option_of_category(session_result, "model")?;
-        Some(ModelChange::SetConfigOption {
-            config_id: opt["id"].as_str().unwrap_or("model").to_string(),
-            value: found.id.clone(),
-        })
+        let models = available_models(session_result);
+        if let Some(model_id) = pick(models.into_iter().map(|m| (m.id, m.name)).collect()) {
+            return Some(ModelChange::SetModel { model_id });
+        }
     }
+    let opt = config_option_of_category(session_result, "model")?;
+    let values = config_values(opt)
+        .into_iter()
+        .map(|(id, name, _)| (id, name));
+    Some(ModelChange::SetConfigOption {
+        config_id: opt["id"].as_str().unwrap_or("model").to_string(),
+        value: pick(values.collect())?,
+    })
+}
+
+/// Claude's largest thinking budget (`ultrathink`, 31,999 tokens): a
+/// budget's share of it picks a thought level.
+const THINKING_BUDGET_SCALE: u64 = 32_000;
+
+/// How to carry out `set_max_thinking_tokens` with the agent's thought-level
+/// config option (category `thought_level`): `None` tokens is the agent's
+/// `default` value (no change when it has none); 0 is its off value (`off`,
+/// `none`, `disabled`); a budget picks among its other values, in the
+/// agent's order, by the budget's share of [`THINKING_BUDGET_SCALE`]
+/// (4,000 tokens is the lowest of five levels, 10,000 the second, 31,999
+/// the highest). `Ok(None)`: nothing to change. An error says why no value fits.
+pub fn resolve_thought_level(
+    tokens: Option<u64>,
+    session_result: &Value,
+) -> Result<Option<ModeChange>, String> {
+    let Some(opt) = config_option_of_category(session_result, "thought_level") else {
+        return Err("the agent has no thought-level config option".into());
+    };
+    let values: Vec<String> = config_values(opt).into_iter().map(|v| v.0).collect();
+    let is = |v: &str, names: &[&str]| names.iter().any(|n| v.eq_ignore_ascii_case(n));
+    const OFF: &[&str] = &["off", "none", "disabled"];
+    let levels: Vec<&String> = values
+        .iter()
+        .filter(|v| !is(v, OFF) && !is(v, &["default"]))
+        .collect();
+    let value = match tokens {
+        None => match values.iter().find(|v| is(v, &["default"])) {
+            Some(v) => v.clone(),
+            None => return Ok(None),
+        },
+        Some(0) => match values.iter().find(|v| is(v, OFF)) {
+            Some(v) => v.clone(),
+            None => return Err(format!("the agent's thought levels {values:?} have no off")),
+        },
+        Some(n) => {
+            if levels.is_empty() {
+                return Err(format!(
+                    "the agent's thought levels {values:?} have none but off"
+                ));
+            }
+            let i = (n.saturating_mul(levels.len() as u64) / THINKING_BUDGET_SCALE) as usize;
+            levels[i.min(levels.len() - 1)].clone()
+        }
+    };
+    if opt["currentValue"].as_str() == Some(value.as_str()) {
+        return Ok(None);
+    }
+    Ok(Some(ModeChange::SetConfigOption {
+        config_id: opt["id"].as_str().unwrap_or("thought_level").to_string(),
+        value,
+    }))
 }
 
 /// The method and params that carry out a mode change.

@@ -568,7 +568,9 @@ impl Bridge {
         let (_, pending) = self.pending.remove(pos);
         if matches!(
             pending,
-            Pending::PanelSetMode { .. } | Pending::PanelSetModel { .. }
+            Pending::PanelSetMode { .. }
+                | Pending::PanelSetModel { .. }
+                | Pending::PanelSetConfig { .. }
         ) {
             // a held `tool_use` goes out before the `control_response`
             self.announce_held_back();
@@ -606,6 +608,14 @@ impl Bridge {
                     self.model = Some(model);
                     self.emit(stream_json::control_success(&request_id, json!({})));
                 }
+            },
+            Pending::PanelSetConfig { request_id, .. } => match error {
+                Some(e) => self.emit(stream_json::control_error(
+                    &request_id,
+                    &rpc_message(e),
+                    None,
+                )),
+                None => self.emit(stream_json::control_success(&request_id, json!({}))),
             },
             Pending::PermissionSetMode { mode } => match error {
                 Some(e) => self.diag(format!(

@@ -181,23 +181,29 @@ impl Bridge {
             // interrupt, so the interrupt cancels it, as it would a turn
             "interrupt" if self.prompt_deferred() => self.deferred.push(line.to_string()),
             "interrupt" => self.interrupt(&request_id, now),
-            "set_permission_mode" | "set_model" if !control_value_ok(subtype, req) => {
-                let field = if subtype == "set_model" {
-                    "model"
-                } else {
-                    "mode"
+            "set_permission_mode" | "set_model" | "set_max_thinking_tokens"
+                if !control_value_ok(subtype, req) =>
+            {
+                let (field, want) = match subtype {
+                    "set_model" => ("model", "a string"),
+                    "set_max_thinking_tokens" => ("max_thinking_tokens", "a number or null"),
+                    _ => ("mode", "a string"),
                 };
                 let why = format!(
-                    "{subtype} request.{field} is {}, not a string",
+                    "{subtype} request.{field} is {}, not {want}",
                     json_kind(req.get(field).unwrap_or(&Value::Null))
                 );
                 self.diag(why.clone());
                 self.emit(stream_json::control_error(&request_id, &why, None));
             }
-            "set_permission_mode" | "set_model" if self.phase == Phase::Handshaking => {
+            "set_permission_mode" | "set_model" | "set_max_thinking_tokens"
+                if self.phase == Phase::Handshaking =>
+            {
                 self.deferred.push(line.to_string());
             }
-            "set_permission_mode" | "set_model" if self.phase != Phase::Ready => {
+            "set_permission_mode" | "set_model" | "set_max_thinking_tokens"
+                if self.phase != Phase::Ready =>
+            {
                 let why = self
                     .failure
                     .clone()
@@ -208,8 +214,13 @@ impl Bridge {
                 self.set_permission_mode(&request_id, req["mode"].as_str().unwrap_or(""), now)
             }
             "set_model" => self.set_model(&request_id, req["model"].as_str(), now),
+            "set_max_thinking_tokens" => {
+                self.set_max_thinking_tokens(&request_id, req["max_thinking_tokens"].as_u64(), now)
+            }
+            "end_session" => self.end_session(&request_id, now),
             "mcp_status" => self.mcp_status(&request_id),
             "get_context_usage" => self.get_context_usage(&request_id),
+            "get_usage" => self.get_usage(&request_id),
             other => {
                 self.diag(format!(
                     "unsupported panel control_request subtype {other:?}"
@@ -249,6 +260,15 @@ impl Bridge {
             self.cancel_pending_permissions();
         }
         self.emit(stream_json::control_success(request_id, json!({})));
+    }
+
+    /// `end_session` (the SDK's host is closing): answered at once, the
+    /// running turn cancelled (nobody waits for its answer), then the
+    /// session ends as at panel EOF: the agent's stdin closes once the turn
+    /// has ended, and the agent exits as it does at EOF.
+    fn end_session(&mut self, request_id: &Value, now: Duration) {
+        self.interrupt(request_id, now);
+        self.end_panel_input();
     }
 
     /// Whether a panel prompt waits for the handshake to finish.
@@ -321,6 +341,30 @@ impl Bridge {
             Pending::PanelSetModel {
                 request_id: request_id.clone(),
                 model: resolved,
+                due: now + CONTROL_TIMEOUT,
+            },
+        );
+    }
+
+    /// `set_max_thinking_tokens`: a value of the agent's thought-level
+    /// config option ([`client::resolve_thought_level`]); an error naming
+    /// why when the agent has none, or none that fits.
+    fn set_max_thinking_tokens(&mut self, request_id: &Value, tokens: Option<u64>, now: Duration) {
+        let change = match client::resolve_thought_level(tokens, &self.session_result) {
+            Ok(Some(change)) => change,
+            Ok(None) => return self.emit(stream_json::control_success(request_id, json!({}))),
+            Err(why) => {
+                let why = format!("set_max_thinking_tokens: {why}");
+                return self.emit(stream_json::control_error(request_id, &why, None));
+            }
+        };
+        let sid = self.session_id.clone().unwrap_or_default();
+        let (method, params) = client::mode_change_request(&sid, &change);
+        self.request(
+            method,
+            params,
+            Pending::PanelSetConfig {
+                request_id: request_id.clone(),
                 due: now + CONTROL_TIMEOUT,
             },
         );
@@ -404,15 +448,16 @@ impl Bridge {
         let (due, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut self.pending)
             .into_iter()
             .partition(|(_, p)| match p {
-                Pending::PanelSetMode { due, .. } | Pending::PanelSetModel { due, .. } => {
-                    *due <= now
-                }
+                Pending::PanelSetMode { due, .. }
+                | Pending::PanelSetModel { due, .. }
+                | Pending::PanelSetConfig { due, .. } => *due <= now,
                 _ => false,
             });
         self.pending = keep;
         for (_, p) in due {
             if let Pending::PanelSetMode { request_id, .. }
-            | Pending::PanelSetModel { request_id, .. } = p
+            | Pending::PanelSetModel { request_id, .. }
+            | Pending::PanelSetConfig { request_id, .. } = p
             {
                 let why = format!(
                     "the agent did not answer within {}s",
@@ -478,6 +523,10 @@ impl Bridge {
 fn control_value_ok(subtype: &str, req: &Value) -> bool {
     match subtype {
         "set_model" => matches!(req.get("model"), None | Some(Value::String(_))),
+        "set_max_thinking_tokens" => match req.get("max_thinking_tokens") {
+            None | Some(Value::Null) => true,
+            Some(n) => n.as_u64().is_some(),
+        },
         _ => matches!(req.get("mode"), Some(Value::String(_))),
     }
 }

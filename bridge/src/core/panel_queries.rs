@@ -1,7 +1,7 @@
 //! The panel's control requests that ask about the session rather than
 //! change it, answered from what the bridge already knows: `mcp_status`
 //! from the MCP server it passed the agent (as `system/init` lists it), and
-//! `get_context_usage` from the agent's last `usage_update`.
+//! `get_context_usage` and `get_usage` from the agent's last `usage_update`.
 
 use super::*;
 
@@ -69,6 +69,34 @@ impl Bridge {
             "agents": [],
             "isAutoCompactEnabled": false,
             "apiUsage": null,
+        });
+        self.emit(stream_json::control_success(request_id, body));
+    }
+
+    /// `get_usage`: the session's cost as the agent's last `usage_update`
+    /// reported it (ACP's `cost` is the session's running total; 0 until
+    /// one came, or when it is not in USD). ACP reports no durations, line
+    /// counts, per-model usage or plan rate limits: those are zero, empty
+    /// or null, as Claude Code answers for an API-key session.
+    pub(super) fn get_usage(&mut self, request_id: &Value) {
+        let cost = &self.last_usage["cost"];
+        let usd = cost["currency"]
+            .as_str()
+            .is_none_or(|c| c.eq_ignore_ascii_case("USD"));
+        let total = cost["amount"].as_f64().filter(|_| usd).unwrap_or(0.0);
+        let body = json!({
+            "session": {
+                "total_cost_usd": total,
+                "total_api_duration_ms": 0,
+                "total_duration_ms": 0,
+                "total_lines_added": 0,
+                "total_lines_removed": 0,
+                "model_usage": {},
+            },
+            "subscription_type": null,
+            "rate_limits_available": false,
+            "rate_limits": null,
+            "behaviors": null,
         });
         self.emit(stream_json::control_success(request_id, body));
     }
