@@ -15,6 +15,8 @@ network is needed). Checked per case:
 - images arrive as image blocks inside the `ToolResultBlock`;
 - every turn ends in a `ResultMessage` that parses;
 - every line the bridge printed passes the SDK's own message parser;
+- every client method that sends a control request answers as its row of
+  contracts/sdk-surface/matrix.toml says (see `check_controls`);
 - the SDK's `get_mcp_status()` lists the panel's server (unknown, or
   connected once a call reached it, when the agent did not take it), and its `get_context_usage()` answers from the
   agent's last `usage_update` (an error naming it when the agent sent none);
@@ -39,7 +41,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import inspect
 import json
+import re
 import os
 import shlex
 import sys
@@ -56,6 +60,7 @@ from claude_agent_sdk import (
     PermissionResultAllow,
     PermissionResultDeny,
     ResultMessage,
+    SystemMessage,
     ToolResultBlock,
     ToolUseBlock,
     UserMessage,
@@ -67,6 +72,151 @@ ROOT = Path(__file__).resolve().parent.parent
 # image result, a denied call.
 MAIN_SCENARIOS = ["text-only", "unity-call-allowed", "screenshot", "permission-denied"]
 TURN_TIMEOUT_S = 60
+# Longest a control method may take: the bridge answers each at once or
+# within its own control timeout; past this it hangs.
+CONTROL_TIMEOUT_S = 15
+
+
+def py_controls(mode: str) -> list[tuple[str, list, str]]:
+    """Every method of the Python client that sends a control request:
+    (method, arguments, subtype), with arguments the bridge answers without
+    asking the recorded agent anything it did not record (the session's own
+    permission mode, no model)."""
+    return [
+        ("interrupt", [], "interrupt"),
+        ("set_permission_mode", [mode], "set_permission_mode"),
+        ("set_model", [None], "set_model"),
+        ("rewind_files", ["msg-0"], "rewind_files"),
+        ("reconnect_mcp_server", ["unity-ops"], "mcp_reconnect"),
+        ("toggle_mcp_server", ["unity-ops", True], "mcp_toggle"),
+        ("stop_task", ["task-0"], "stop_task"),
+        ("get_mcp_status", [], "mcp_status"),
+        ("get_context_usage", [], "get_context_usage"),
+    ]
+
+
+# The client's public methods that send no control request.
+PY_WITHOUT_CONTROL = {"connect", "disconnect", "query", "receive_messages", "receive_response", "get_server_info"}
+
+
+def ts_controls(mode: str) -> list[tuple[str, list, str]]:
+    """The same for the TypeScript SDK's `Query` (tests/sdk_e2e_ts.mjs calls
+    each by name)."""
+    return [
+        ("interrupt", [], "interrupt"),
+        ("setPermissionMode", [mode], "set_permission_mode"),
+        ("setMcpPermissionModeOverride", ["unity-ops", None], "set_mcp_permission_mode_override"),
+        ("setModel", [], "set_model"),
+        ("setMaxThinkingTokens", [None], "set_max_thinking_tokens"),
+        ("applyFlagSettings", [{}], "apply_flag_settings"),
+        ("updateSettings", ["localSettings", {}], "update_settings"),
+        ("reinitialize", [], "initialize"),
+        ("mcpServerStatus", [], "mcp_status"),
+        ("getContextUsage", [], "get_context_usage"),
+        ("usage_EXPERIMENTAL_MAY_CHANGE_DO_NOT_RELY_ON_THIS_API_YET", [{"skipBehaviors": True}], "get_usage"),
+        ("readFile", ["notes.md"], "read_file"),
+        ("reloadPlugins", [], "reload_plugins"),
+        ("reloadSkills", [], "reload_skills"),
+        ("reloadOutputStyles", [], "reload_output_styles"),
+        ("rewindFiles", ["msg-0"], "rewind_files"),
+        ("seedReadState", ["notes.md", 0], "seed_read_state"),
+        ("reconnectMcpServer", ["unity-ops"], "mcp_reconnect"),
+        ("toggleMcpServer", ["unity-ops", True], "mcp_toggle"),
+        ("readMcpResource", ["unity-ops", "unity://scene"], "mcp_read_resource"),
+        ("setMcpServers", [{}], "mcp_set_servers"),
+        ("stopTask", ["task-0"], "stop_task"),
+        ("backgroundTasks", [], "background_tasks"),
+    ]
+
+
+# Query's methods that send no control request (they read the initialize
+# answer, or drive the stream).
+TS_WITHOUT_CONTROL = {
+    "initializationResult", "supportedCommands", "supportedModels", "supportedAgents",
+    "accountInfo", "streamInput", "close",
+}
+# Methods whose SDK turns a control error into a value of its own: readFile
+# answers null for a file it cannot read.
+TS_SWALLOWS = {"readFile": None}
+# The errors a mapped request may end in, each naming its cause.
+MAPPED_ERRORS = {
+    "set_permission_mode": "offers no mode",
+    "get_context_usage": "usage_update",
+    "set_max_thinking_tokens": "thought-level",
+}
+
+
+def matrix_rows() -> dict[str, dict]:
+    with open(ROOT / "contracts/sdk-surface/matrix.toml", "rb") as f:
+        return {r["subtype"]: r for r in tomllib.load(f)["control"]}
+
+
+def uncovered_methods() -> list[str]:
+    """Public methods of either SDK that send a control request but that no
+    table above calls: a new SDK method fails the suite until it is added."""
+    declared = {
+        name
+        for name, _ in inspect.getmembers(ClaudeSDKClient)
+        if not name.startswith("_") and callable(getattr(ClaudeSDKClient, name))
+    }
+    called = {m for m, _, _ in py_controls("default")} | PY_WITHOUT_CONTROL
+    out = [f"python ClaudeSDKClient.{m}" for m in sorted(declared - called)]
+    out += [f"python table names {m}, which ClaudeSDKClient has not" for m in sorted(called - declared)]
+    return out
+
+
+def ts_uncovered_methods(node_modules: Path) -> list[str]:
+    """The same for the TypeScript `Query` interface in its sdk.d.ts."""
+    dts = (node_modules / "@anthropic-ai/claude-agent-sdk/sdk.d.ts").read_text()
+    body = dts.split("export declare interface Query extends", 1)[1].split("\n}", 1)[0]
+    declared = set(re.findall(r"^    (\w+)\(", body, re.M))
+    called = {m for m, _, _ in ts_controls("default")} | TS_WITHOUT_CONTROL
+    out = [f"typescript Query.{m}" for m in sorted(declared - called)]
+    out += [f"typescript table names {m}, which Query has not" for m in sorted(called - declared)]
+    return out
+
+
+async def call_controls(target, calls) -> list[dict]:
+    """Calls each method, bounded: what it returned, raised, or that it hung."""
+    out = []
+    for method, args, subtype in calls:
+        o = {"method": method, "subtype": subtype}
+        try:
+            value = await asyncio.wait_for(getattr(target, method)(*args), CONTROL_TIMEOUT_S)
+            o.update(ok=True, value=value)
+        except asyncio.TimeoutError:
+            o.update(ok=False, timeout=True)
+        except Exception as e:  # the SDK's own error path
+            o.update(ok=False, error=str(e))
+        out.append(o)
+    return out
+
+
+def check_controls(case: Case, outcomes: list[dict], swallows: dict | None = None) -> None:
+    """Each control method against its matrix row: a mapped or local one
+    returns (or fails naming its cause, never unsupported); an unsupported
+    one fails through the SDK's error path naming the subtype (or returns
+    the value the SDK makes of that failure); none hangs."""
+    fail = case.failures.append
+    rows = matrix_rows()
+    for o in outcomes:
+        method, subtype = o["method"], o["subtype"]
+        row = rows.get(subtype)
+        if row is None:
+            fail(f"{method}: no matrix row for {subtype}")
+        elif o.get("timeout"):
+            fail(f"{method} ({subtype}) hung past {CONTROL_TIMEOUT_S} s")
+        elif row["bridge"] == "unsupported":
+            if swallows and method in swallows:
+                if not o["ok"] or o.get("value") != swallows[method]:
+                    fail(f"{method} ({subtype}): expected the SDK's {swallows[method]!r}, got {o}")
+            elif o["ok"] or subtype not in o.get("error", ""):
+                fail(f"{method} ({subtype}) is unsupported by its row, but the SDK {'returned' if o['ok'] else 'raised'}: {o.get('value', o.get('error'))}")
+        elif not o["ok"]:
+            why = o.get("error", "")
+            cause = MAPPED_ERRORS.get(subtype)
+            if "unsupported" in why or cause is None or cause not in why:
+                fail(f"{method} ({subtype}) is {row['bridge']} by its row, but failed: {why}")
 
 
 @dataclass
@@ -234,6 +384,8 @@ async def run_case_ts(case: Case, bridge: Path, harness: Path, node_modules: Pat
             "mcp_delivery": case.mcp_delivery,
             "prompts": case.prompts,
             "decisions": case.decisions,
+            # the mode is filled in by the script from the session's init line
+            "controls": [{"method": m, "args": a, "subtype": st} for m, a, st in ts_controls("<mode>")],
         }
         # ESM resolves packages from the script's own directory: run a copy
         # beside the node_modules the SDK was installed into.
@@ -263,6 +415,7 @@ async def run_case_ts(case: Case, bridge: Path, harness: Path, node_modules: Pat
                 f"not {case.agent_took_server} (whether the agent took the server)"
             )
         check_queries(case, seen["mcp_status"], seen["context_usage"], seen["context_usage_error"])
+        check_controls(case, seen["controls"], TS_SWALLOWS)
         tool_results = [SimpleNamespace(**r) for r in seen["tool_results"]]
         results = [SimpleNamespace(**r) for r in seen["results"]]
         check(case, tmp, seen["asked"], seen["tool_uses"], tool_results, results)
@@ -298,6 +451,7 @@ async def run_case(case: Case, bridge: Path, harness: Path) -> None:
         tool_uses: list[str] = []
         results: list[ResultMessage] = []
         tool_results: list[ToolResultBlock] = []
+        modes: list[str] = []
         async with ClaudeSDKClient(options=options) as client:
             for prompt in case.prompts:
                 await client.query(prompt)
@@ -310,6 +464,8 @@ async def run_case(case: Case, bridge: Path, harness: Path) -> None:
                             tool_results.extend(b for b in message.content if isinstance(b, ToolResultBlock))
                         elif isinstance(message, ResultMessage):
                             results.append(message)
+                        elif isinstance(message, SystemMessage) and message.subtype == "init":
+                            modes.append(message.data.get("permissionMode", "default"))
 
                 await asyncio.wait_for(drain(), TURN_TIMEOUT_S)
             status = await asyncio.wait_for(client.get_mcp_status(), TURN_TIMEOUT_S)
@@ -317,7 +473,9 @@ async def run_case(case: Case, bridge: Path, harness: Path) -> None:
                 usage, usage_error = await asyncio.wait_for(client.get_context_usage(), TURN_TIMEOUT_S), None
             except Exception as e:  # the SDK raises the control error's text
                 usage, usage_error = None, str(e)
+            controls = await call_controls(client, py_controls(modes[-1] if modes else "default"))
         check_queries(case, status, usage, usage_error)
+        check_controls(case, controls)
         check(case, tmp, asked, tool_uses, tool_results, results)
 
 
@@ -484,6 +642,11 @@ async def main() -> int:
         print("sdk_e2e: no recordings of the main scenarios found", file=sys.stderr)
         return 2
     failed = 0
+    uncovered = ts_uncovered_methods(Path(args.ts).resolve()) if args.ts else uncovered_methods()
+    print(f"test sdk_e2e{'_ts' if args.ts else ''}::every control method is called ... {'ok' if not uncovered else 'FAILED'}")
+    for u in uncovered:
+        print(f"    not called: {u}")
+    failed += bool(uncovered)
     for case in cases:
         try:
             run = (
@@ -510,6 +673,7 @@ async def main() -> int:
             print(f"    {f}")
         failed += bool(startup)
         cases.append(None)
+    cases.append(None)  # the coverage line
     print(f"\nsdk_e2e: {len(cases) - failed} passed; {failed} failed")
     return 1 if failed else 0
 

@@ -10,7 +10,9 @@
 // result, and prints what the SDK delivered as one JSON object: tool_uses,
 // asked, tool_results, results, the initialize answer's
 // mcp_servers_applied, and after the last turn mcpServerStatus() and
-// getContextUsage() (or its error).
+// getContextUsage() (or its error), then each of `controls` ({method, args,
+// subtype}; "<mode>" stands for the session's permission mode) called on
+// the Query, bounded, with what it returned or raised.
 import { query } from "@anthropic-ai/claude-agent-sdk";
 
 const input = JSON.parse(await new Promise((resolve) => {
@@ -33,8 +35,30 @@ async function* prompts() {
 
 const seen = {
   tool_uses: [], asked, tool_results: [], results: [], mcp_servers_applied: null,
-  mcp_status: null, context_usage: null, context_usage_error: null,
+  mcp_status: null, context_usage: null, context_usage_error: null, controls: [],
 };
+let mode = "default";
+const CONTROL_TIMEOUT_MS = 15000;
+
+// Each control method, bounded: its value, its error, or that it hung.
+async function callControls(run) {
+  for (const c of input.controls ?? []) {
+    const args = c.args.map((a) => (a === "<mode>" ? mode : a));
+    const o = { method: c.method, subtype: c.subtype };
+    let timer;
+    const hung = new Promise((resolve) => (timer = setTimeout(() => resolve("hung"), CONTROL_TIMEOUT_MS)));
+    try {
+      const value = await Promise.race([run[c.method](...args), hung]);
+      if (value === "hung") Object.assign(o, { ok: false, timeout: true });
+      else Object.assign(o, { ok: true, value: value ?? null });
+    } catch (e) {
+      Object.assign(o, { ok: false, error: String(e?.message ?? e) });
+    } finally {
+      clearTimeout(timer);
+    }
+    seen.controls.push(o);
+  }
+}
 const run = query({
   prompt: prompts(),
   options: {
@@ -55,6 +79,7 @@ const run = query({
 // the initialize answer, asked for before the session ends
 const initialized = run.initializationResult().catch(() => ({}));
 for await (const message of run) {
+  if (message.type === "system" && message.subtype === "init") mode = message.permissionMode ?? mode;
   if (message.type === "assistant") {
     for (const b of message.message.content) if (b.type === "tool_use") seen.tool_uses.push(b.name);
   } else if (message.type === "user" && Array.isArray(message.message.content)) {
@@ -71,6 +96,7 @@ for await (const message of run) {
       } catch (e) {
         seen.context_usage_error = String(e?.message ?? e);
       }
+      await callControls(run);
     }
     turnDone();
   }

@@ -529,7 +529,7 @@ fn config_option_of_category<'a>(session_result: &'a Value, category: &str) -> O
 }
 
 pub use crate::acp::permission_mode::{
-    already_in_effect as mode_already_in_effect, resolve_permission_mode,
+    already_in_effect as mode_already_in_effect, config_option_id, resolve_permission_mode,
 };
 
 /// The models the agent offers: `models.availableModels`, else a config option
@@ -598,7 +598,7 @@ pub fn resolve_model(model: &str, session_result: &Value) -> Option<ModelChange>
         .into_iter()
         .map(|(id, name, _)| (id, name));
     Some(ModelChange::SetConfigOption {
-        config_id: opt["id"].as_str().unwrap_or("model").to_string(),
+        config_id: config_option_id(opt).unwrap_or("model").to_string(),
         value: pick(values.collect())?,
     })
 }
@@ -651,7 +651,7 @@ pub fn resolve_thought_level(
         return Ok(None);
     }
     Ok(Some(ModeChange::SetConfigOption {
-        config_id: opt["id"].as_str().unwrap_or("thought_level").to_string(),
+        config_id: config_option_id(opt).unwrap_or("thought_level").to_string(),
         value,
     }))
 }

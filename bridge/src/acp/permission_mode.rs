@@ -431,13 +431,18 @@ impl Switch<'_> {
     }
 }
 
+/// A config option's id: `id` (ACP v1), `configId` (v2).
+pub fn config_option_id(o: &Value) -> Option<&str> {
+    o["id"].as_str().or_else(|| o["configId"].as_str())
+}
+
 /// A switch meaning `names` (a boolean option, or a select whose values are
 /// on and off), with its id and current value.
 fn switch<'a>(session_result: &'a Value, names: &[&str]) -> Option<Switch<'a>> {
     config_options(session_result)
         .filter(|o| option_says(o, names))
         .find_map(|o| {
-            let id = o["id"].as_str()?;
+            let id = config_option_id(o)?;
             if is_bool_option(o) {
                 return Some(Switch {
                     id,
@@ -501,7 +506,7 @@ pub fn resolve_permission_mode(claude_mode: &str, session_result: &Value) -> Opt
     let from_select = select.and_then(|opt| {
         let (value, rung) = pick_in(&with_mode_descriptions(select_values(opt), session_result))?;
         let change = ModeChange::SetConfigOption {
-            config_id: opt["id"].as_str().unwrap_or("mode").to_string(),
+            config_id: config_option_id(opt).unwrap_or("mode").to_string(),
             value,
         };
         Some((change, rung))
@@ -552,9 +557,9 @@ pub fn already_in_effect(change: &ModeChange, session_result: &Value) -> bool {
             session_result["modes"]["currentModeId"].as_str() == Some(mode_id)
         }
         ModeChange::SetConfigOption { config_id, value } => config_options(session_result)
-            .any(|o| o["id"] == config_id.as_str() && o["currentValue"] == value.as_str()),
+            .any(|o| config_option_id(o) == Some(config_id) && o["currentValue"] == value.as_str()),
         ModeChange::SetConfigSwitch { config_id, value } => config_options(session_result)
-            .any(|o| o["id"] == config_id.as_str() && o["currentValue"] == *value),
+            .any(|o| config_option_id(o) == Some(config_id) && o["currentValue"] == *value),
     }
 }
 

@@ -290,6 +290,11 @@ impl Bridge {
     }
 
     pub(super) fn set_permission_mode(&mut self, request_id: &Value, mode: &str, now: Duration) {
+        // the mode the session reports now (system/init's `permissionMode`):
+        // nothing to change, as Claude Code does nothing
+        if PermissionMode::parse(mode) == self.permission_mode {
+            return self.emit(stream_json::control_success(request_id, json!({})));
+        }
         let Some(change) = client::resolve_permission_mode(mode, &self.session_result) else {
             return self.emit(stream_json::control_error(
                 request_id,
@@ -522,7 +527,11 @@ impl Bridge {
 /// default model, as the TypeScript SDK's `setModel()` sends it).
 fn control_value_ok(subtype: &str, req: &Value) -> bool {
     match subtype {
-        "set_model" => matches!(req.get("model"), None | Some(Value::String(_))),
+        // null (the Python SDK's `set_model(None)`) is the default model
+        "set_model" => matches!(
+            req.get("model"),
+            None | Some(Value::Null | Value::String(_))
+        ),
         "set_max_thinking_tokens" => match req.get("max_thinking_tokens") {
             None | Some(Value::Null) => true,
             Some(n) => n.as_u64().is_some(),
