@@ -1,10 +1,11 @@
-//! The agent edge: ACP frames as the bridge reads them ([`update_frame`],
+//! The agent edge: what the agent can do ([`capabilities`]), ACP frames as the bridge reads them ([`update_frame`],
 //! [`chunk_frame`], [`json_field`]) and builds them ([`client`], shared with
 //! the recorder), the panel's MCP servers as ACP passes them
 //! ([`mcp_servers`]), and Claude's permission modes onto what an agent
 //! offers ([`permission_mode`]); the protocol revisions a client negotiates
 //! ([`revision`]) and v2's agent frames read into v1's model ([`v2_frames`]).
 
+pub mod capabilities;
 pub(crate) mod chunk_frame;
 pub mod client;
 pub(crate) mod json_field;

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::acp::capabilities::AgentCapabilities;
 use crate::acp::client::{self, ModeChange, ModelChange, PermissionIntent, PromptImage};
 use crate::acp::permission_mode::PermissionMode;
 use crate::acp::revision::Revision;
@@ -152,7 +153,7 @@ pub struct Bridge {
     v2: V2Reader,
     /// The last `session_state_changed` state sent (a session starts idle).
     announced_state: &'static str,
-    agent_init: Value,
+    agent: AgentCapabilities,
     session_result: Value,
     session_id: Option<String>,
     new_session: bool,
@@ -232,7 +233,7 @@ impl Bridge {
             revision: Revision::V1,
             v2: V2Reader::default(),
             announced_state: "idle",
-            agent_init: Value::Null,
+            agent: AgentCapabilities::default(),
             session_result: Value::Null,
             session_id: None,
             new_session: true,

@@ -7,6 +7,7 @@
 
 use serde_json::{Value, json};
 
+pub use crate::acp::capabilities::AgentCapabilities;
 pub use crate::acp::permission_mode::ModeChange;
 use crate::launch::McpEndpoint;
 
@@ -89,37 +90,18 @@ pub fn initialize_params() -> Value {
     })
 }
 
-fn agent_caps(agent_init_result: &Value) -> &Value {
-    &agent_init_result["agentCapabilities"]
-}
-
-/// Whether the agent can take an HTTP MCP server in `mcpServers`.
-pub fn agent_supports_http_mcp(agent_init_result: &Value) -> bool {
-    agent_caps(agent_init_result)["mcpCapabilities"]["http"].as_bool() == Some(true)
-}
-
-/// Whether the agent can resume a session with `session/load`.
-pub fn agent_supports_load_session(agent_init_result: &Value) -> bool {
-    agent_caps(agent_init_result)["loadSession"].as_bool() == Some(true)
-}
-
-/// Whether the agent takes image blocks in prompts.
-pub fn agent_supports_images(agent_init_result: &Value) -> bool {
-    agent_caps(agent_init_result)["promptCapabilities"]["image"].as_bool() == Some(true)
-}
-
 /// Whether the panel's HTTP MCP server goes into `session/new` and
 /// `session/load`: when the agent advertises HTTP MCP, or when the launch
 /// says the agent takes servers it does not advertise (`unadvertised`).
-pub fn offers_http_mcp(agent_init_result: &Value, unadvertised: bool) -> bool {
-    unadvertised || agent_supports_http_mcp(agent_init_result)
+pub fn offers_http_mcp(caps: &AgentCapabilities, unadvertised: bool) -> bool {
+    unadvertised || caps.http_mcp
 }
 
 /// The `mcpServers` list: the panel's server, only when it is offered
 /// ([`offers_http_mcp`]).
-fn mcp_servers(mcp: Option<&McpEndpoint>, agent_init_result: &Value, unadvertised: bool) -> Value {
+fn mcp_servers(mcp: Option<&McpEndpoint>, caps: &AgentCapabilities, unadvertised: bool) -> Value {
     match mcp {
-        Some(ep) if offers_http_mcp(agent_init_result, unadvertised) => {
+        Some(ep) if offers_http_mcp(caps, unadvertised) => {
             let headers: Vec<Value> = ep
                 .authorization
                 .iter()
@@ -129,19 +111,6 @@ fn mcp_servers(mcp: Option<&McpEndpoint>, agent_init_result: &Value, unadvertise
         }
         _ => json!([]),
     }
-}
-
-/// Whether the agent takes a client `systemPrompt` on its session calls
-/// (`sessionCapabilities.systemPrompt`): `Some(true)` when in mode
-/// `override` too, `Some(false)` when in mode `append` only.
-fn system_prompt_override(agent_init_result: &Value) -> Option<bool> {
-    let cap = &agent_caps(agent_init_result)["sessionCapabilities"]["systemPrompt"];
-    cap.is_object().then(|| cap["mode"]["override"].is_object())
-}
-
-/// Whether the agent takes a client `systemPrompt` on its session calls.
-pub fn agent_supports_system_prompt(agent_init_result: &Value) -> bool {
-    system_prompt_override(agent_init_result).is_some()
 }
 
 /// The `systemPrompt` of a session call, from Claude's two instruction
@@ -156,9 +125,9 @@ pub fn agent_supports_system_prompt(agent_init_result: &Value) -> bool {
 pub fn session_system_prompt(
     system: Option<&str>,
     append: Option<&str>,
-    agent_init_result: &Value,
+    caps: &AgentCapabilities,
 ) -> Option<Value> {
-    let can_override = system_prompt_override(agent_init_result)?;
+    let can_override = caps.system_prompt?;
     let system = system.filter(|s| !s.is_empty());
     let content: Vec<Value> = system
         .into_iter()
@@ -185,8 +154,8 @@ pub struct McpOffer<'a> {
 }
 
 impl McpOffer<'_> {
-    fn servers(self, agent_init_result: &Value) -> Value {
-        mcp_servers(self.endpoint, agent_init_result, self.unadvertised)
+    fn servers(self, caps: &AgentCapabilities) -> Value {
+        mcp_servers(self.endpoint, caps, self.unadvertised)
     }
 }
 
@@ -194,10 +163,10 @@ impl McpOffer<'_> {
 pub fn new_session_params(
     cwd: &str,
     mcp: McpOffer<'_>,
-    agent_init_result: &Value,
+    caps: &AgentCapabilities,
     system_prompt: Option<Value>,
 ) -> Value {
-    let mut params = json!({"cwd": cwd, "mcpServers": mcp.servers(agent_init_result)});
+    let mut params = json!({"cwd": cwd, "mcpServers": mcp.servers(caps)});
     if let Some(sp) = system_prompt {
         params["systemPrompt"] = sp;
     }
@@ -209,23 +178,14 @@ pub fn load_session_params(
     session_id: &str,
     cwd: &str,
     mcp: McpOffer<'_>,
-    agent_init_result: &Value,
+    caps: &AgentCapabilities,
     system_prompt: Option<Value>,
 ) -> Value {
-    let mut params =
-        json!({"sessionId": session_id, "cwd": cwd, "mcpServers": mcp.servers(agent_init_result)});
+    let mut params = json!({"sessionId": session_id, "cwd": cwd, "mcpServers": mcp.servers(caps)});
     if let Some(sp) = system_prompt {
         params["systemPrompt"] = sp;
     }
     params
-}
-
-/// Whether the agent takes `additionalDirectories` on `session/new` and
-/// `session/load` (`agentCapabilities.sessionCapabilities.additionalDirectories`
-/// present and not null).
-pub fn agent_supports_additional_directories(agent_init_result: &Value) -> bool {
-    !agent_init_result["agentCapabilities"]["sessionCapabilities"]["additionalDirectories"]
-        .is_null()
 }
 
 /// Whether a JSON-RPC error (the `error` object) means "authenticate first":
@@ -239,14 +199,11 @@ pub fn is_auth_error(error: &Value) -> bool {
 }
 
 /// The auth method to try: the launch spec's, else the agent's first advertised one.
-pub fn auth_method(preferred: Option<&str>, agent_init_result: &Value) -> Option<String> {
+pub fn auth_method(preferred: Option<&str>, caps: &AgentCapabilities) -> Option<String> {
     if let Some(p) = preferred.filter(|p| !p.is_empty()) {
         return Some(p.to_string());
     }
-    agent_init_result["authMethods"]
-        .as_array()?
-        .iter()
-        .find_map(|m| m["id"].as_str().map(str::to_string))
+    caps.auth_methods.first().cloned()
 }
 
 /// `authenticate` params.
@@ -264,13 +221,13 @@ pub fn prompt_blocks(
     text: &str,
     images: &[PromptImage],
     custom_instructions: Option<&str>,
-    agent_init_result: &Value,
+    caps: &AgentCapabilities,
 ) -> Vec<Value> {
     let mut blocks = Vec::new();
     if let Some(ci) = custom_instructions.filter(|c| !c.is_empty()) {
         blocks.push(json!({"type": "text", "text": ci}));
     }
-    let keep_images = agent_supports_images(agent_init_result);
+    let keep_images = caps.images;
     if !text.is_empty() || !keep_images || images.is_empty() {
         blocks.push(json!({"type": "text", "text": text}));
     }

@@ -193,15 +193,11 @@ mod tests {
         });
         let view = v1_view(&v2);
         assert_eq!(view["agentInfo"]["version"], "2.6.0");
-        assert!(super::super::client::agent_supports_http_mcp(&view));
-        assert!(super::super::client::agent_supports_images(&view));
-        assert!(super::super::client::agent_supports_load_session(&view));
-        assert!(super::super::client::agent_supports_additional_directories(
-            &view
-        ));
+        let caps = crate::acp::capabilities::AgentCapabilities::read(&view);
+        assert!(caps.http_mcp && caps.images && caps.load_session && caps.additional_directories);
         let bare = v1_view(&json!({"protocolVersion": 2, "info": {"name": "a", "version": "1"}}));
-        assert!(!super::super::client::agent_supports_http_mcp(&bare));
-        assert!(!super::super::client::agent_supports_images(&bare));
+        let bare = crate::acp::capabilities::AgentCapabilities::read(&bare);
+        assert!(!bare.http_mcp && !bare.images);
         // a v1 answer is its own view
         let v1 = json!({"protocolVersion": 1, "agentCapabilities": {"loadSession": false}});
         assert_eq!(v1_view(&v1), v1);

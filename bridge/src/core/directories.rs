@@ -33,7 +33,7 @@ impl Directories {
         &mut self,
         params: &mut Value,
         launch: &[String],
-        agent_init: &Value,
+        agent: &client::AgentCapabilities,
     ) -> Option<String> {
         let mut roots: Vec<String> = Vec::new();
         for dir in launch.iter().chain(&self.asked) {
@@ -44,7 +44,7 @@ impl Directories {
         if roots.is_empty() {
             return None;
         }
-        if !client::agent_supports_additional_directories(agent_init) {
+        if !agent.additional_directories {
             return Some(format!(
                 "the agent does not advertise sessionCapabilities.additionalDirectories: \
                  {} not passed",

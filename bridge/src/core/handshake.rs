@@ -80,7 +80,7 @@ impl Bridge {
         let system_prompt = client::session_system_prompt(
             instructions.system.as_deref(),
             instructions.append.as_deref(),
-            &self.agent_init,
+            &self.agent,
         );
         self.system_prompt_sent = system_prompt.as_ref().map(|_| instructions);
         let resume = self
@@ -89,12 +89,12 @@ impl Bridge {
             .clone()
             .filter(|_| self.new_session);
         match resume {
-            Some(id) if client::agent_supports_load_session(&self.agent_init) => {
+            Some(id) if self.agent.load_session => {
                 let mut params = client::load_session_params(
                     &id,
                     &self.spec.cwd,
                     offer,
-                    &self.agent_init,
+                    &self.agent,
                     system_prompt,
                 );
                 self.add_directories(&mut params);
@@ -108,12 +108,8 @@ impl Bridge {
                     ));
                     self.spec.resume_session_id = None;
                 }
-                let mut params = client::new_session_params(
-                    &self.spec.cwd,
-                    offer,
-                    &self.agent_init,
-                    system_prompt,
-                );
+                let mut params =
+                    client::new_session_params(&self.spec.cwd, offer, &self.agent, system_prompt);
                 self.add_directories(&mut params);
                 self.request("session/new", params, Pending::NewSession { after_auth });
             }
@@ -122,12 +118,12 @@ impl Bridge {
 
     /// Whether the panel's MCP server goes into the session calls.
     pub(super) fn offers_http_mcp(&self) -> bool {
-        client::offers_http_mcp(&self.agent_init, self.spec.mcp_unadvertised)
+        client::offers_http_mcp(&self.agent, self.spec.mcp_unadvertised)
     }
 
     fn add_directories(&mut self, params: &mut Value) {
         let launch = &self.spec.additional_directories;
-        if let Some(note) = self.directories.add_to(params, launch, &self.agent_init) {
+        if let Some(note) = self.directories.add_to(params, launch, &self.agent) {
             self.diag(note);
         }
     }
@@ -315,7 +311,7 @@ impl Bridge {
                 self.revision = offered;
             }
         }
-        self.agent_init = revision::v1_view(&result);
+        self.agent = AgentCapabilities::read(&revision::v1_view(&result));
         self.open_session(now, false);
     }
 
@@ -351,7 +347,7 @@ impl Bridge {
                 let loaded = matches!(pending, Pending::LoadSession { .. });
                 match error {
                 Some(e) if client::is_auth_error(e) && !after_auth => {
-                    match client::auth_method(self.spec.auth_method.as_deref(), &self.agent_init) {
+                    match client::auth_method(self.spec.auth_method.as_deref(), &self.agent) {
                         Some(m) => {
                             self.diag(format!("the agent asks to authenticate ({}); trying method {m}", rpc_message(e)));
                             self.deadline = Some(now + HANDSHAKE_TIMEOUT);

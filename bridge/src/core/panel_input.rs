@@ -57,7 +57,7 @@ impl Bridge {
         }
         self.echo_user(v);
         let (text, images) = user_content(&v["message"]["content"]);
-        if !images.is_empty() && !client::agent_supports_images(&self.agent_init) {
+        if !images.is_empty() && !self.agent.images {
             self.diag(format!(
                 "{} image block(s) dropped: the agent has no promptCapabilities.image",
                 images.len()
@@ -68,8 +68,7 @@ impl Bridge {
         } else {
             None
         };
-        let blocks =
-            client::prompt_blocks(&text, &images, instructions.as_deref(), &self.agent_init);
+        let blocks = client::prompt_blocks(&text, &images, instructions.as_deref(), &self.agent);
         // the first prompt went out: instructions come too late from now on
         self.instructions_sent = true;
         match self.turn.as_mut() {
@@ -111,7 +110,7 @@ impl Bridge {
             }
             None => {
                 let custom = in_force.joined();
-                if custom.is_some() && client::agent_supports_system_prompt(&self.agent_init) {
+                if custom.is_some() && self.agent.system_prompt.is_some() {
                     self.diag(
                         "custom instructions came after the session call went out without them: \
                          the first prompt carries them, not systemPrompt"

@@ -134,7 +134,8 @@ struct TurnPoints {
 struct Driver<'a> {
     setup: Setup<'a>,
     slot: AgentSlot,
-    init_result: Value,
+    /// What the agent's `initialize` answer advertised.
+    agent: frames::AgentCapabilities,
     session_result: Value,
     session_id: String,
     responses: HashMap<u64, Value>,
@@ -170,7 +171,7 @@ pub async fn run(scenario: &Scenario, setup: Setup<'_>, mut interrupt: Interrupt
     let mut d = Driver {
         setup,
         slot,
-        init_result: Value::Null,
+        agent: frames::AgentCapabilities::default(),
         session_result: Value::Null,
         session_id: String::new(),
         responses: HashMap::new(),
@@ -309,7 +310,7 @@ impl Driver<'_> {
 
     /// The session call's `systemPrompt`, as the bridge builds it.
     fn session_system_prompt(&self) -> Option<Value> {
-        frames::session_system_prompt(self.system_prompt.as_deref(), None, &self.init_result)
+        frames::session_system_prompt(self.system_prompt.as_deref(), None, &self.agent)
     }
 
     fn prompt_blocks(&mut self, p: &Prompt, custom: Option<&str>) -> Value {
@@ -324,12 +325,7 @@ impl Driver<'_> {
             .collect();
         let custom = if self.sent_first_prompt { None } else { custom };
         self.sent_first_prompt = true;
-        Value::Array(frames::prompt_blocks(
-            text,
-            &images,
-            custom,
-            &self.init_result,
-        ))
+        Value::Array(frames::prompt_blocks(text, &images, custom, &self.agent))
     }
 
     /// Sends now when no prompt runs, else queues it (the bridge's rule).
@@ -682,15 +678,16 @@ impl Driver<'_> {
         let result = self.initialize().await?;
         if self.slot.proc == 1 {
             (self.setup.on_initialized)(&result);
-            if !frames::offers_http_mcp(&result, self.setup.session.mcp_unadvertised) {
+            let agent = frames::AgentCapabilities::read(&result);
+            if !frames::offers_http_mcp(&agent, self.setup.session.mcp_unadvertised) {
                 self.note(
                     "the agent advertises no agentCapabilities.mcpCapabilities.http: it may not take the unity-ops MCP server (HTTP) from session/new".into(),
                 );
             }
         }
-        self.init_result = result;
+        self.agent = frames::AgentCapabilities::read(&result);
 
-        if load && !frames::agent_supports_load_session(&self.init_result) {
+        if load && !self.agent.load_session {
             self.note(
                 "the agent does not advertise loadSession; sending session/load anyway".into(),
             );
@@ -704,7 +701,7 @@ impl Driver<'_> {
                 &self.session_id,
                 &self.setup.workspace,
                 mcp,
-                &self.init_result,
+                &self.agent,
                 self.session_system_prompt(),
             );
             ("session/load", params)
@@ -714,7 +711,7 @@ impl Driver<'_> {
                 frames::new_session_params(
                     &self.setup.workspace,
                     mcp,
-                    &self.init_result,
+                    &self.agent,
                     self.session_system_prompt(),
                 ),
             )

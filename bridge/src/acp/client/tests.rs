@@ -8,11 +8,11 @@ fn opts(list: &[(&str, &str)]) -> Vec<Value> {
         .collect()
 }
 
-fn init(http: bool, image: bool, load: bool) -> Value {
-    json!({"protocolVersion": 1, "agentCapabilities": {
+fn init(http: bool, image: bool, load: bool) -> AgentCapabilities {
+    AgentCapabilities::read(&json!({"protocolVersion": 1, "agentCapabilities": {
         "loadSession": load,
         "mcpCapabilities": {"http": http},
-        "promptCapabilities": {"image": image}}})
+        "promptCapabilities": {"image": image}}}))
 }
 
 fn endpoint() -> McpEndpoint {
@@ -64,15 +64,18 @@ fn new_session_registers_unity_ops_only_with_http_mcp_or_when_told_unadvertised(
 
 #[test]
 fn system_prompt_goes_only_where_advertised_and_overrides_only_where_offered() {
-    let caps =
-        |sp: Value| json!({"agentCapabilities": {"sessionCapabilities": {"systemPrompt": sp}}});
+    let caps = |sp: Value| {
+        AgentCapabilities::read(
+            &json!({"agentCapabilities": {"sessionCapabilities": {"systemPrompt": sp}}}),
+        )
+    };
     let append_only = caps(json!({}));
     let with_override = caps(json!({"mode": {"override": {}}}));
     let text = |t: &str| json!({"type": "text", "text": t});
     // (name, initialize result, system prompt, appended text, systemPrompt sent)
     type Case<'a> = (
         &'a str,
-        &'a Value,
+        &'a AgentCapabilities,
         Option<&'a str>,
         Option<&'a str>,
         Option<Value>,
@@ -80,7 +83,7 @@ fn system_prompt_goes_only_where_advertised_and_overrides_only_where_offered() {
     let cases: &[Case] = &[
         (
             "not advertised",
-            &json!({"agentCapabilities": {}}),
+            &AgentCapabilities::read(&json!({"agentCapabilities": {}})),
             Some("S"),
             Some("A"),
             None,
@@ -411,10 +414,10 @@ fn auth_errors_and_methods() {
         &json!({"code": -32603, "message": "Authentication required"})
     ));
     assert!(!is_auth_error(&json!({"code": -32603, "message": "boom"})));
-    let i = json!({"authMethods": [{"id": "oauth"}, {"id": "key"}]});
+    let i = AgentCapabilities::read(&json!({"authMethods": [{"id": "oauth"}, {"id": "key"}]}));
     assert_eq!(auth_method(None, &i).as_deref(), Some("oauth"));
     assert_eq!(auth_method(Some("key"), &i).as_deref(), Some("key"));
-    assert_eq!(auth_method(None, &json!({})), None);
+    assert_eq!(auth_method(None, &AgentCapabilities::default()), None);
 }
 
 #[test]
