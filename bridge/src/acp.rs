@@ -1,4 +1,4 @@
-//! The agent edge: what the agent can do ([`capabilities`]), ACP frames as the bridge reads them ([`update_frame`],
+//! The agent edge: what the agent can do ([`capabilities`]) and what it used ([`usage`]), ACP frames as the bridge reads them ([`update_frame`],
 //! [`chunk_frame`], [`json_field`]) and builds them ([`client`], shared with
 //! the recorder), the panel's MCP servers as ACP passes them
 //! ([`mcp_servers`]), and Claude's permission modes onto what an agent
@@ -14,4 +14,5 @@ pub(crate) mod permission_mode;
 pub mod revision;
 pub(crate) mod update_frame;
 pub(crate) mod update_kind;
+pub mod usage;
 pub(crate) mod v2_frames;

@@ -15,6 +15,7 @@ use crate::acp::capabilities::AgentCapabilities;
 use crate::acp::client::{self, ModeChange, ModelChange, PermissionIntent, PromptImage};
 use crate::acp::permission_mode::PermissionMode;
 use crate::acp::revision::Revision;
+use crate::acp::usage::Usage;
 use crate::acp::v2_frames::{V2Read, V2Reader};
 use crate::call::identity::RegisteredServers;
 use crate::call::permission::{PanelAnswer, PendingPermission};
@@ -174,7 +175,7 @@ pub struct Bridge {
     /// reachable, whatever the agent advertised.
     mcp_reached: bool,
     /// The agent's last `usage_update` (null before one), for `get_context_usage`.
-    last_usage: Value,
+    last_usage: Usage,
     turn: Option<Turn>,
     tool_calls: ToolCalls,
     permissions: Vec<PendingPermission>,
@@ -246,7 +247,7 @@ impl Bridge {
             init_emitted: false,
             mcp_failed: false,
             mcp_reached: false,
-            last_usage: Value::Null,
+            last_usage: Usage::default(),
             turn: None,
             tool_calls: ToolCalls::new(servers),
             permissions: Vec::new(),

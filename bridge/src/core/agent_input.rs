@@ -458,25 +458,25 @@ impl Bridge {
                 }
             }
             UpdateKind::Usage => {
-                self.last_usage = u.clone();
+                let usage = Usage::read(&u);
                 if let Some(t) = self.turn.as_mut() {
-                    if let Some(used) = u["used"].as_u64() {
+                    if let Some(used) = usage.used {
                         t.context_used = Some(used);
                     }
-                    let currency = u["cost"]["currency"].as_str().unwrap_or("USD");
-                    match u["cost"]["amount"].as_f64() {
-                        Some(amount) if currency.eq_ignore_ascii_case("USD") => {
-                            t.cost_usd = Some(amount)
-                        }
-                        Some(amount) => {
+                    match &usage.cost {
+                        Some(c) if c.usd().is_some() => t.cost_usd = c.usd(),
+                        Some(c) => {
                             let note = format!(
-                                "usage_update cost {amount} {currency} is not USD; total_cost_usd left out"
+                                "usage_update cost {} {} is not USD; total_cost_usd left out",
+                                c.amount,
+                                c.currency()
                             );
                             self.diag(note);
                         }
                         None => {}
                     }
                 }
+                self.last_usage = usage;
             }
             UpdateKind::CurrentMode => {
                 if let Some(id) = u["currentModeId"].as_str()

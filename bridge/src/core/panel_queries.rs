@@ -38,9 +38,7 @@ impl Bridge {
     /// `size` tokens) as two categories, messages and free space; an error
     /// naming what is missing until the agent has sent one.
     pub(super) fn get_context_usage(&mut self, request_id: &Value) {
-        let used = self.last_usage["used"].as_u64();
-        let size = self.last_usage["size"].as_u64();
-        let (Some(used), Some(size)) = (used, size) else {
+        let (Some(used), Some(size)) = (self.last_usage.used, self.last_usage.size) else {
             return self.emit(stream_json::control_error(
                 request_id,
                 "get_context_usage: the agent has sent no usage_update with used and size yet",
@@ -79,11 +77,8 @@ impl Bridge {
     /// counts, per-model usage or plan rate limits: those are zero, empty
     /// or null, as Claude Code answers for an API-key session.
     pub(super) fn get_usage(&mut self, request_id: &Value) {
-        let cost = &self.last_usage["cost"];
-        let usd = cost["currency"]
-            .as_str()
-            .is_none_or(|c| c.eq_ignore_ascii_case("USD"));
-        let total = cost["amount"].as_f64().filter(|_| usd).unwrap_or(0.0);
+        let cost = self.last_usage.cost.as_ref();
+        let total = cost.and_then(|c| c.usd()).unwrap_or(0.0);
         let body = json!({
             "session": {
                 "total_cost_usd": total,
