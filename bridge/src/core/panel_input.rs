@@ -301,11 +301,8 @@ impl Bridge {
                 None,
             ));
         };
-        let sid = self.session_id.clone().unwrap_or_default();
-        let (method, params) = client::mode_change_request(&sid, &change);
-        self.request(
-            method,
-            params,
+        self.request_mode_change(
+            &change,
             Pending::PanelSetMode {
                 request_id: request_id.clone(),
                 mode: PermissionMode::parse(mode),
@@ -362,16 +359,21 @@ impl Bridge {
                 return self.emit(stream_json::control_error(request_id, &why, None));
             }
         };
-        let sid = self.session_id.clone().unwrap_or_default();
-        let (method, params) = client::mode_change_request(&sid, &change);
-        self.request(
-            method,
-            params,
+        self.request_mode_change(
+            &change,
             Pending::PanelSetConfig {
                 request_id: request_id.clone(),
                 due: now + CONTROL_TIMEOUT,
             },
         );
+    }
+
+    /// Asks the agent for a mode or config option change the panel wants,
+    /// answered when `pending` is.
+    fn request_mode_change(&mut self, change: &ModeChange, pending: Pending) {
+        let sid = self.session_id.clone().unwrap_or_default();
+        let (method, params) = client::mode_change_request(&sid, change);
+        self.request(method, params, pending);
     }
 
     pub(super) fn panel_control_response(&mut self, v: &Value, now: Duration) {
