@@ -1,4 +1,4 @@
-//! The agent edge: what the agent can do ([`capabilities`]) and what it used ([`usage`]), ACP frames as the bridge reads them ([`update_frame`],
+//! The agent edge: what the agent can do ([`capabilities`]), its session's modes, models and options ([`session_state`]) and what it used ([`usage`]), ACP frames as the bridge reads them ([`update_frame`],
 //! [`chunk_frame`], [`json_field`]) and builds them ([`client`], shared with
 //! the recorder), the panel's MCP servers as ACP passes them
 //! ([`mcp_servers`]), and Claude's permission modes onto what an agent
@@ -12,6 +12,7 @@ pub(crate) mod json_field;
 pub mod mcp_servers;
 pub(crate) mod permission_mode;
 pub mod revision;
+pub mod session_state;
 pub(crate) mod update_frame;
 pub(crate) mod update_kind;
 pub mod usage;

@@ -15,6 +15,7 @@ use crate::acp::capabilities::AgentCapabilities;
 use crate::acp::client::{self, ModeChange, ModelChange, PermissionIntent, PromptImage};
 use crate::acp::permission_mode::PermissionMode;
 use crate::acp::revision::Revision;
+use crate::acp::session_state::SessionState;
 use crate::acp::usage::Usage;
 use crate::acp::v2_frames::{V2Read, V2Reader};
 use crate::call::identity::RegisteredServers;
@@ -155,7 +156,8 @@ pub struct Bridge {
     /// The last `session_state_changed` state sent (a session starts idle).
     announced_state: &'static str,
     agent: AgentCapabilities,
-    session_result: Value,
+    /// The session's modes, models and config options, kept current.
+    session: SessionState,
     session_id: Option<String>,
     new_session: bool,
     /// The session's first prompt went out (with the custom instructions, if any).
@@ -235,7 +237,7 @@ impl Bridge {
             v2: V2Reader::default(),
             announced_state: "idle",
             agent: AgentCapabilities::default(),
-            session_result: Value::Null,
+            session: SessionState::default(),
             session_id: None,
             new_session: true,
             instructions_sent: false,

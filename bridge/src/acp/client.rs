@@ -453,79 +453,40 @@ pub fn permission_cancelled() -> Value {
 
 // ---------------------------------------------------------------- modes and models
 
-/// The values of a select config option, flat or grouped.
-fn config_values(opt: &Value) -> Vec<(String, String, Option<String>)> {
-    let mut out = Vec::new();
-    for o in opt["options"].as_array().into_iter().flatten() {
-        if let Some(group) = o["options"].as_array() {
-            for g in group {
-                if let Some(v) = g["value"].as_str() {
-                    out.push((
-                        v.into(),
-                        g["name"].as_str().unwrap_or(v).into(),
-                        g["description"].as_str().map(Into::into),
-                    ));
-                }
-            }
-        } else if let Some(v) = o["value"].as_str() {
-            out.push((
-                v.into(),
-                o["name"].as_str().unwrap_or(v).into(),
-                o["description"].as_str().map(Into::into),
-            ));
-        }
-    }
-    out
-}
-
-fn config_option_of_category<'a>(session_result: &'a Value, category: &str) -> Option<&'a Value> {
-    session_result["configOptions"]
-        .as_array()?
-        .iter()
-        .find(|o| o["category"].as_str() == Some(category))
-}
-
 pub use crate::acp::permission_mode::{
-    already_in_effect as mode_already_in_effect, config_option_id, resolve_permission_mode,
+    already_in_effect as mode_already_in_effect, resolve_permission_mode,
 };
+pub use crate::acp::session_state::SessionState;
+
+/// A model, or a value of the model config option, as the panel sees it.
+fn agent_model(o: &crate::acp::session_state::Offer) -> AgentModel {
+    AgentModel {
+        id: o.id.clone(),
+        name: o.name_or_id().to_string(),
+        description: o.description.clone(),
+    }
+}
 
 /// The models the agent offers: `models.availableModels`, else a config option
 /// of category `model`.
-pub fn available_models(session_result: &Value) -> Vec<AgentModel> {
-    if let Some(list) = session_result["models"]["availableModels"].as_array() {
-        return list
-            .iter()
-            .filter_map(|m| {
-                let id = m["modelId"].as_str()?;
-                Some(AgentModel {
-                    id: id.into(),
-                    name: m["name"].as_str().unwrap_or(id).into(),
-                    description: m["description"].as_str().map(Into::into),
-                })
-            })
-            .collect();
+pub fn available_models(session: &SessionState) -> Vec<AgentModel> {
+    if let Some(list) = &session.models {
+        return list.iter().map(agent_model).collect();
     }
-    config_option_of_category(session_result, "model")
-        .map(|opt| {
-            config_values(opt)
-                .into_iter()
-                .map(|(id, name, description)| AgentModel {
-                    id,
-                    name,
-                    description,
-                })
-                .collect()
-        })
+    session
+        .option_of_category("model")
+        .map(|opt| opt.values.iter().map(agent_model).collect())
         .unwrap_or_default()
 }
 
 /// The model the agent currently uses, if it says.
-pub fn current_model(session_result: &Value) -> Option<String> {
-    if let Some(m) = session_result["models"]["currentModelId"].as_str() {
-        return Some(m.into());
+pub fn current_model(session: &SessionState) -> Option<String> {
+    if let Some(m) = &session.current_model {
+        return Some(m.clone());
     }
-    config_option_of_category(session_result, "model")?["currentValue"]
-        .as_str()
+    session
+        .option_of_category("model")?
+        .current_text()
         .map(Into::into)
 }
 
@@ -533,7 +494,7 @@ pub fn current_model(session_result: &Value) -> Option<String> {
 /// of the model config option (codex offers `gpt-5.5[low]` as a model and
 /// `gpt-5.5` as a config value), each matched by id, then case-insensitively
 /// by id or name. `None` when the agent offers no such model, or no models.
-pub fn resolve_model(model: &str, session_result: &Value) -> Option<ModelChange> {
+pub fn resolve_model(model: &str, session: &SessionState) -> Option<ModelChange> {
     let pick = |list: Vec<(String, String)>| {
         let exact = list.iter().position(|(id, _)| id == model);
         exact
@@ -544,19 +505,21 @@ pub fn resolve_model(model: &str, session_result: &Value) -> Option<ModelChange>
             })
             .map(|i| list[i].0.clone())
     };
-    if session_result["models"]["availableModels"].is_array() {
-        let models = available_models(session_result);
-        if let Some(model_id) = pick(models.into_iter().map(|m| (m.id, m.name)).collect()) {
-            return Some(ModelChange::SetModel { model_id });
-        }
+    let named = |offers: &[crate::acp::session_state::Offer]| {
+        let pairs = offers
+            .iter()
+            .map(|o| (o.id.clone(), o.name_or_id().to_string()));
+        pairs.collect::<Vec<_>>()
+    };
+    if let Some(models) = &session.models
+        && let Some(model_id) = pick(named(models))
+    {
+        return Some(ModelChange::SetModel { model_id });
     }
-    let opt = config_option_of_category(session_result, "model")?;
-    let values = config_values(opt)
-        .into_iter()
-        .map(|(id, name, _)| (id, name));
+    let opt = session.option_of_category("model")?;
     Some(ModelChange::SetConfigOption {
-        config_id: config_option_id(opt).unwrap_or("model").to_string(),
-        value: pick(values.collect())?,
+        config_id: opt.id.as_deref().unwrap_or("model").to_string(),
+        value: pick(named(&opt.values))?,
     })
 }
 
@@ -573,12 +536,12 @@ const THINKING_BUDGET_SCALE: u64 = 32_000;
 /// the highest). `Ok(None)`: nothing to change. An error says why no value fits.
 pub fn resolve_thought_level(
     tokens: Option<u64>,
-    session_result: &Value,
+    session: &SessionState,
 ) -> Result<Option<ModeChange>, String> {
-    let Some(opt) = config_option_of_category(session_result, "thought_level") else {
+    let Some(opt) = session.option_of_category("thought_level") else {
         return Err("the agent has no thought-level config option".into());
     };
-    let values: Vec<String> = config_values(opt).into_iter().map(|v| v.0).collect();
+    let values: Vec<String> = opt.values.iter().map(|v| v.id.clone()).collect();
     let is = |v: &str, names: &[&str]| names.iter().any(|n| v.eq_ignore_ascii_case(n));
     const OFF: &[&str] = &["off", "none", "disabled"];
     let levels: Vec<&String> = values
@@ -604,11 +567,11 @@ pub fn resolve_thought_level(
             levels[i.min(levels.len() - 1)].clone()
         }
     };
-    if opt["currentValue"].as_str() == Some(value.as_str()) {
+    if opt.current_text() == Some(value.as_str()) {
         return Ok(None);
     }
     Ok(Some(ModeChange::SetConfigOption {
-        config_id: config_option_id(opt).unwrap_or("thought_level").to_string(),
+        config_id: opt.id.as_deref().unwrap_or("thought_level").to_string(),
         value,
     }))
 }

@@ -4,7 +4,7 @@
 //! option that means allow-all or read-only. Generic over agents: the rule
 //! is the table of meanings below, read against the agent's own structure.
 
-use serde_json::Value;
+use crate::acp::session_state::{ConfigOption, Current, Offer, SessionState};
 
 /// How to switch the agent's permission mode (or model): the classic
 /// `session/set_mode` / `session/set_model` call or the newer
@@ -302,60 +302,54 @@ fn pick<'a>(m: &Meaning, choices: &'a [Choice]) -> Option<(&'a Choice, Rung)> {
     None
 }
 
-fn text(v: &Value, key: &str) -> String {
-    v[key].as_str().unwrap_or("").to_string()
+fn or_empty(s: &Option<String>) -> String {
+    s.clone().unwrap_or_default()
 }
 
-/// The values of a select config option, flat or grouped.
-fn select_values(opt: &Value) -> Vec<Choice> {
-    let mut out = Vec::new();
-    for o in opt["options"].as_array().into_iter().flatten() {
-        let items = match o["options"].as_array() {
-            Some(group) => group.iter().collect::<Vec<_>>(),
-            None => vec![o],
-        };
-        for v in items {
-            if let Some(id) = v["value"].as_str() {
-                out.push(Choice {
-                    id: id.into(),
-                    name: v["name"].as_str().unwrap_or(id).into(),
-                    description: text(v, "description"),
-                });
-            }
-        }
+/// The values of a select config option (groups flattened); a value
+/// without a name is named by its id.
+fn select_values(opt: &ConfigOption) -> Vec<Choice> {
+    opt.values
+        .iter()
+        .map(|v| Choice {
+            id: v.id.clone(),
+            name: v.name_or_id().to_string(),
+            description: or_empty(&v.description),
+        })
+        .collect()
+}
+
+/// A mode as a choice (a mode without a name has none).
+fn mode_choice(m: &Offer) -> Choice {
+    Choice {
+        id: m.id.clone(),
+        name: or_empty(&m.name),
+        description: or_empty(&m.description),
     }
-    out
 }
 
 /// Select values that carry no description take the description of the
 /// mode of the same id: an agent offering its modes both ways (a `mode`
 /// select and `availableModes`) often describes them only once, and the
 /// select is the route that stays.
-fn with_mode_descriptions(mut values: Vec<Choice>, session_result: &Value) -> Vec<Choice> {
-    let modes = session_result["modes"]["availableModes"].as_array();
+fn with_mode_descriptions(mut values: Vec<Choice>, session: &SessionState) -> Vec<Choice> {
+    let modes = session.modes.iter().flat_map(|m| &m.available);
     for v in values.iter_mut().filter(|v| v.description.is_empty()) {
-        if let Some(mode) = modes
-            .into_iter()
-            .flatten()
-            .find(|m| m["id"].as_str() == Some(v.id.as_str()))
-        {
-            v.description = text(mode, "description");
+        if let Some(mode) = modes.clone().find(|m| m.id == v.id) {
+            v.description = or_empty(&mode.description);
         }
     }
     values
 }
 
-fn config_options(session_result: &Value) -> impl Iterator<Item = &Value> {
-    session_result["configOptions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-}
-
 /// Whether an option's id, name or description says one of `names`, as
 /// whole words (an id `autoApprove` reads as its loose form too).
-fn option_says(opt: &Value, names: &[&str]) -> bool {
-    let texts = [text(opt, "id"), text(opt, "name"), text(opt, "description")];
+fn option_says(opt: &ConfigOption, names: &[&str]) -> bool {
+    let texts = [
+        or_empty(&opt.id),
+        or_empty(&opt.name),
+        or_empty(&opt.description),
+    ];
     let hay: Vec<Vec<String>> = texts.iter().map(|t| words(&split_camel(t))).collect();
     names
         .iter()
@@ -376,10 +370,6 @@ fn split_camel(s: &str) -> String {
     out
 }
 
-fn is_bool_option(opt: &Value) -> bool {
-    opt["type"] == "boolean" || opt["currentValue"].is_boolean()
-}
-
 /// Loose spellings of a switch's two values.
 const ON_VALUES: &[&str] = &["on", "true", "enabled", "enable", "yes"];
 const OFF_VALUES: &[&str] = &["off", "false", "disabled", "disable", "no"];
@@ -387,7 +377,7 @@ const OFF_VALUES: &[&str] = &["off", "false", "disabled", "disable", "no"];
 /// The on and off values of a select option that is a switch in all but
 /// type: exactly two values, one saying on and one saying off (by id or
 /// name), as Copilot CLI's `allow_all` `on` / `off`.
-fn on_off_values(opt: &Value) -> Option<(String, String)> {
+fn on_off_values(opt: &ConfigOption) -> Option<(String, String)> {
     let values = select_values(opt);
     let says_one = |c: &Choice, of: &[&str]| {
         of.iter()
@@ -431,28 +421,29 @@ impl Switch<'_> {
     }
 }
 
-/// A config option's id: `id` (ACP v1), `configId` (v2).
-pub fn config_option_id(o: &Value) -> Option<&str> {
-    o["id"].as_str().or_else(|| o["configId"].as_str())
-}
-
 /// A switch meaning `names` (a boolean option, or a select whose values are
 /// on and off), with its id and current value.
-fn switch<'a>(session_result: &'a Value, names: &[&str]) -> Option<Switch<'a>> {
-    config_options(session_result)
+fn switch<'a>(session: &'a SessionState, names: &[&str]) -> Option<Switch<'a>> {
+    session
+        .config_options
+        .iter()
         .filter(|o| option_says(o, names))
         .find_map(|o| {
-            let id = config_option_id(o)?;
-            if is_bool_option(o) {
+            let id = o.id.as_deref()?;
+            if o.is_bool() {
+                let current = match o.current {
+                    Current::Bool(b) => Some(b),
+                    _ => None,
+                };
                 return Some(Switch {
                     id,
-                    current: o["currentValue"].as_bool(),
+                    current,
                     values: None,
                 });
             }
             let (on, off) = on_off_values(o)?;
-            let current = o["currentValue"]
-                .as_str()
+            let current = o
+                .current_text()
                 .and_then(|v| (v == on).then_some(true).or((v == off).then_some(false)));
             Some(Switch {
                 id,
@@ -472,7 +463,7 @@ fn switch<'a>(session_result: &'a Value, names: &[&str]) -> Option<Switch<'a>> {
 /// mode that merely mentions allowing all** (an autopilot that also keeps
 /// the agent re-prompting itself). `None` when nothing the agent offers
 /// fits.
-pub fn resolve_permission_mode(claude_mode: &str, session_result: &Value) -> Option<ModeChange> {
+pub fn resolve_permission_mode(claude_mode: &str, session: &SessionState) -> Option<ModeChange> {
     let meaning = MEANINGS.iter().find(|m| m.claude == claude_mode);
     // an unknown Claude mode still matches an agent mode of the same id
     let unknown = Meaning {
@@ -491,43 +482,29 @@ pub fn resolve_permission_mode(claude_mode: &str, session_result: &Value) -> Opt
             .or_else(|| pick(m, choices))
             .map(|(c, rung)| (c.id.clone(), rung))
     };
-    let is_mode_select = |o: &&Value| !is_bool_option(o) && on_off_values(o).is_none();
-    let select = config_options(session_result)
-        .filter(is_mode_select)
-        .find(|o| o["category"] == "mode")
+    let is_mode_select = |o: &&ConfigOption| !o.is_bool() && on_off_values(o).is_none();
+    let options = || session.config_options.iter().filter(is_mode_select);
+    let select = options()
+        .find(|o| o.category.as_deref() == Some("mode"))
         .or_else(|| {
-            config_options(session_result)
-                .filter(is_mode_select)
-                .find(|o| {
-                    o["category"].as_str().is_none_or(|c| c != "model")
-                        && option_says(o, PERMISSION_SELECT)
-                })
+            options().find(|o| {
+                o.category.as_deref().is_none_or(|c| c != "model")
+                    && option_says(o, PERMISSION_SELECT)
+            })
         });
     let from_select = select.and_then(|opt| {
-        let (value, rung) = pick_in(&with_mode_descriptions(select_values(opt), session_result))?;
+        let (value, rung) = pick_in(&with_mode_descriptions(select_values(opt), session))?;
         let change = ModeChange::SetConfigOption {
-            config_id: config_option_id(opt).unwrap_or("mode").to_string(),
+            config_id: opt.id.as_deref().unwrap_or("mode").to_string(),
             value,
         };
         Some((change, rung))
     });
-    let from_modes = session_result["modes"]["availableModes"]
-        .as_array()
-        .and_then(|modes| {
-            let choices: Vec<Choice> = modes
-                .iter()
-                .filter_map(|v| {
-                    let id = v["id"].as_str()?;
-                    Some(Choice {
-                        id: id.into(),
-                        name: text(v, "name"),
-                        description: text(v, "description"),
-                    })
-                })
-                .collect();
-            let (mode_id, rung) = pick_in(&choices)?;
-            Some((ModeChange::SetMode { mode_id }, rung))
-        });
+    let from_modes = session.modes.as_ref().and_then(|modes| {
+        let choices: Vec<Choice> = modes.available.iter().map(mode_choice).collect();
+        let (mode_id, rung) = pick_in(&choices)?;
+        Some((ModeChange::SetMode { mode_id }, rung))
+    });
     let (strong, weak): (Vec<_>, Vec<_>) = [from_select, from_modes]
         .into_iter()
         .flatten()
@@ -540,7 +517,7 @@ pub fn resolve_permission_mode(claude_mode: &str, session_result: &Value) -> Opt
             (ALLOW_ALL_SWITCH, meaning.allow_all),
             (READ_ONLY_SWITCH, meaning.read_only),
         ] {
-            if let Some(found) = switch(session_result, names)
+            if let Some(found) = switch(session, names)
                 && (want || found.current == Some(true))
             {
                 return Some(found.set(want));
@@ -551,15 +528,23 @@ pub fn resolve_permission_mode(claude_mode: &str, session_result: &Value) -> Opt
 }
 
 /// Whether `change` is already in effect according to the session result.
-pub fn already_in_effect(change: &ModeChange, session_result: &Value) -> bool {
+pub fn already_in_effect(change: &ModeChange, session: &SessionState) -> bool {
+    let has = |id: &str, current: &dyn Fn(&ConfigOption) -> bool| {
+        session
+            .config_options
+            .iter()
+            .any(|o| o.id.as_deref() == Some(id) && current(o))
+    };
     match change {
         ModeChange::SetMode { mode_id } => {
-            session_result["modes"]["currentModeId"].as_str() == Some(mode_id)
+            session.modes.as_ref().and_then(|m| m.current.as_deref()) == Some(mode_id)
         }
-        ModeChange::SetConfigOption { config_id, value } => config_options(session_result)
-            .any(|o| config_option_id(o) == Some(config_id) && o["currentValue"] == value.as_str()),
-        ModeChange::SetConfigSwitch { config_id, value } => config_options(session_result)
-            .any(|o| config_option_id(o) == Some(config_id) && o["currentValue"] == *value),
+        ModeChange::SetConfigOption { config_id, value } => {
+            has(config_id, &|o| o.current_text() == Some(value))
+        }
+        ModeChange::SetConfigSwitch { config_id, value } => {
+            has(config_id, &|o| o.current == Current::Bool(*value))
+        }
     }
 }
 

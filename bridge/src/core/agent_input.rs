@@ -479,21 +479,12 @@ impl Bridge {
                 self.last_usage = usage;
             }
             UpdateKind::CurrentMode => {
-                if let Some(id) = u["currentModeId"].as_str()
-                    && let Some(modes) = self
-                        .session_result
-                        .get_mut("modes")
-                        .and_then(Value::as_object_mut)
-                {
-                    modes.insert("currentModeId".into(), json!(id));
+                if let Some(id) = u["currentModeId"].as_str() {
+                    self.session.set_current_mode(id);
                 }
             }
             UpdateKind::ConfigOptions { .. } => {
-                if let Some(opts) = u.get("configOptions").filter(|o| o.is_array())
-                    && let Some(obj) = self.session_result.as_object_mut()
-                {
-                    obj.insert("configOptions".into(), opts.clone());
-                }
+                self.session.set_config_options(&u["configOptions"]);
             }
             UpdateKind::Notice => self.notice(&u),
             UpdateKind::Compaction => self.compaction_update(&u),

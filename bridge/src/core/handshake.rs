@@ -136,22 +136,22 @@ impl Bridge {
         now: Duration,
     ) {
         self.session_id = Some(session_id);
-        self.session_result = result;
+        self.session = SessionState::read(&result);
         self.new_session = !loaded;
         self.phase = Phase::Ready;
         self.deadline = None;
-        self.model = client::current_model(&self.session_result);
-        if let Some(cmds) = self.session_result["availableCommands"].as_array() {
+        self.model = client::current_model(&self.session);
+        if let Some(cmds) = result["availableCommands"].as_array() {
             self.slash_commands = cmds.clone();
         }
         let sid = self.session_id.clone().unwrap_or_default();
         if let Some(want) = self.spec.model.clone() {
-            if client::available_models(&self.session_result).is_empty() {
+            if client::available_models(&self.session).is_empty() {
                 self.diag(format!(
                     "the agent offers no models; launch model {want:?} not sent"
                 ));
             } else {
-                match client::resolve_model(&want, &self.session_result) {
+                match client::resolve_model(&want, &self.session) {
                     Some(change) => {
                         let id = match &change {
                             ModelChange::SetModel { model_id } => model_id.clone(),
@@ -176,9 +176,9 @@ impl Bridge {
             }
         }
         if let Some(mode) = self.spec.permission_mode.clone() {
-            match client::resolve_permission_mode(&mode, &self.session_result) {
+            match client::resolve_permission_mode(&mode, &self.session) {
                 Some(change) => {
-                    if !client::mode_already_in_effect(&change, &self.session_result) {
+                    if !client::mode_already_in_effect(&change, &self.session) {
                         let target = match &change {
                             ModeChange::SetMode { mode_id } => mode_id.clone(),
                             ModeChange::SetConfigOption { value, .. } => value.clone(),

@@ -220,7 +220,7 @@ impl Bridge {
                 })
             })
             .collect();
-        let models: Vec<Value> = client::available_models(&self.session_result)
+        let models: Vec<Value> = client::available_models(&self.session)
             .into_iter()
             .map(|m| json!({"value": m.id, "displayName": m.name, "resolvedModel": m.id}))
             .collect();

@@ -294,7 +294,7 @@ impl Bridge {
         if PermissionMode::parse(mode) == self.permission_mode {
             return self.emit(stream_json::control_success(request_id, json!({})));
         }
-        let Some(change) = client::resolve_permission_mode(mode, &self.session_result) else {
+        let Some(change) = client::resolve_permission_mode(mode, &self.session) else {
             return self.emit(stream_json::control_error(
                 request_id,
                 &format!("the agent offers no mode matching permission mode {mode:?}"),
@@ -312,7 +312,7 @@ impl Bridge {
     }
 
     pub(super) fn set_model(&mut self, request_id: &Value, model: Option<&str>, now: Duration) {
-        let models = client::available_models(&self.session_result);
+        let models = client::available_models(&self.session);
         let Some(model) = model.filter(|m| !m.is_empty() && *m != "default") else {
             return self.emit(stream_json::control_success(request_id, json!({})));
         };
@@ -323,7 +323,7 @@ impl Bridge {
                 None,
             ));
         }
-        let Some(change) = client::resolve_model(model, &self.session_result) else {
+        let Some(change) = client::resolve_model(model, &self.session) else {
             return self.emit(stream_json::control_error(
                 request_id,
                 &format!("the agent offers no model {model:?}"),
@@ -351,7 +351,7 @@ impl Bridge {
     /// config option ([`client::resolve_thought_level`]); an error naming
     /// why when the agent has none, or none that fits.
     fn set_max_thinking_tokens(&mut self, request_id: &Value, tokens: Option<u64>, now: Duration) {
-        let change = match client::resolve_thought_level(tokens, &self.session_result) {
+        let change = match client::resolve_thought_level(tokens, &self.session) {
             Ok(Some(change)) => change,
             Ok(None) => return self.emit(stream_json::control_success(request_id, json!({}))),
             Err(why) => {
@@ -428,7 +428,7 @@ impl Bridge {
             }
         }
         if let Some(mode) = answer.set_mode.clone() {
-            match client::resolve_permission_mode(&mode, &self.session_result) {
+            match client::resolve_permission_mode(&mode, &self.session) {
                 Some(change) => {
                     let sid = self.session_id.clone().unwrap_or_default();
                     let (method, params) = client::mode_change_request(&sid, &change);

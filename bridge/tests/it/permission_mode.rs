@@ -4,7 +4,9 @@
 
 use std::path::PathBuf;
 
-use acp_bridge::acp::client::{ModeChange, mode_change_request, resolve_permission_mode};
+use acp_bridge::acp::client::{
+    ModeChange, SessionState, mode_change_request, resolve_permission_mode,
+};
 use serde_json::{Value, json};
 
 fn change_of(want: &Value) -> Option<ModeChange> {
@@ -43,7 +45,7 @@ fn claude_modes_map_onto_whatever_the_agent_offers() {
         );
         let session = &data["agents"][agent];
         assert!(session.is_object(), "case names unknown agent {agent}");
-        let got = resolve_permission_mode(mode, session);
+        let got = resolve_permission_mode(mode, &SessionState::read(session));
         if got != change_of(want) {
             failures.push(format!("  {mode} on {agent}: want {want}, got {got:?}"));
         }

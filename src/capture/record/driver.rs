@@ -273,7 +273,10 @@ impl Driver<'_> {
                 Step::SetMode { mode } => {
                     self.wait_idle(&format!("step {n}: turn to finish before set_mode"))
                         .await?;
-                    match frames::resolve_permission_mode(mode, &self.session_result) {
+                    match frames::resolve_permission_mode(
+                        mode,
+                        &frames::SessionState::read(&self.session_result),
+                    ) {
                         None => self.note(format!(
                             "step {n}: the agent advertises no mode matching `{mode}`; nothing sent"
                         )),

@@ -368,7 +368,7 @@ fn permission_mode_resolves_through_synonyms() {
     ];
     for (mode, session, want) in cases {
         assert_eq!(
-            resolve_permission_mode(mode, session),
+            resolve_permission_mode(mode, &SessionState::read(session)),
             want,
             "{mode} in {session}"
         );
@@ -380,31 +380,37 @@ fn models_come_from_models_or_a_model_config_option() {
     let classic = json!({"models": {"currentModelId": "m1", "availableModels": [{"modelId": "m1", "name": "Model One"}, {"modelId": "m2", "name": "Two"}]}});
     let config = json!({"configOptions": [{"id": "model", "name": "Model", "category": "model", "type": "select", "currentValue": "a",
         "options": [{"group": "g", "name": "G", "options": [{"value": "a", "name": "A"}, {"value": "b", "name": "B"}]}]}]});
-    assert_eq!(available_models(&classic).len(), 2);
-    assert_eq!(current_model(&classic).as_deref(), Some("m1"));
+    assert_eq!(available_models(&SessionState::read(&classic)).len(), 2);
     assert_eq!(
-        resolve_model("two", &classic),
+        current_model(&SessionState::read(&classic)).as_deref(),
+        Some("m1")
+    );
+    assert_eq!(
+        resolve_model("two", &SessionState::read(&classic)),
         Some(ModelChange::SetModel {
             model_id: "m2".into()
         })
     );
     assert_eq!(
-        available_models(&config)
+        available_models(&SessionState::read(&config))
             .iter()
             .map(|m| m.id.as_str())
             .collect::<Vec<_>>(),
         ["a", "b"]
     );
-    assert_eq!(current_model(&config).as_deref(), Some("a"));
     assert_eq!(
-        resolve_model("b", &config),
+        current_model(&SessionState::read(&config)).as_deref(),
+        Some("a")
+    );
+    assert_eq!(
+        resolve_model("b", &SessionState::read(&config)),
         Some(ModelChange::SetConfigOption {
             config_id: "model".into(),
             value: "b".into()
         })
     );
-    assert_eq!(resolve_model("x", &config), None);
-    assert!(available_models(&json!({})).is_empty());
+    assert_eq!(resolve_model("x", &SessionState::read(&config)), None);
+    assert!(available_models(&SessionState::read(&json!({}))).is_empty());
 }
 
 #[test]
