@@ -4,6 +4,6 @@ pub mod claude_side;
 pub mod name;
 pub mod profile;
 pub mod recording;
-pub mod regular_file;
+pub use recording_format::regular_file;
 pub mod scenario;
 pub mod workspace_fixture;

@@ -33,7 +33,7 @@ pub const HARNESS_BUILD: acp_bridge::build_stamp::BuildStamp =
 pub const FORMAT: u32 = 2;
 
 /// What replaces a secret (Authorization values, API keys) before it reaches disk.
-pub const REDACTED: &str = "<redacted>";
+pub use recording_format::placeholder::REDACTED;
 
 /// The header key naming the ACP revision the recording client offered in
 /// `initialize` (absent: 1); `protocol_version` is the one negotiated.
@@ -361,7 +361,7 @@ fn parse(bytes: &[u8], path: &Path) -> Result<Recording, RecordingError> {
     Reader::new(bytes, path)?.into_recording()
 }
 
-pub mod blobs;
+pub use recording_format::blobs;
 
 mod reader;
 pub use reader::Reader;

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 
 /// What replaces secret header values.
-pub const REDACTED: &str = "<redacted>";
+pub use recording_format::placeholder::REDACTED;
 
 /// One half of an HTTP exchange. `id` pairs a response with its request.
 #[derive(Debug, Clone, PartialEq, Eq)]

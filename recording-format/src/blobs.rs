@@ -176,7 +176,7 @@ impl BlobStore {
             path: path.clone(),
             source,
         };
-        let file = crate::corpus::regular_file::open(&path).map_err(io)?;
+        let file = crate::regular_file::open(&path).map_err(io)?;
         let mut bytes = Vec::new();
         file.take(BLOB_MAX + 1)
             .read_to_end(&mut bytes)
