@@ -289,9 +289,10 @@ impl Bridge {
     }
 
     pub(super) fn set_permission_mode(&mut self, request_id: &Value, mode: &str, now: Duration) {
-        // the mode the session reports now (system/init's `permissionMode`):
-        // nothing to change, as Claude Code does nothing
-        if PermissionMode::parse(mode) == self.permission_mode {
+        // the mode the session reports now (system/init's `permissionMode`),
+        // which the agent did not leave: nothing to change, as Claude Code
+        // does nothing
+        if PermissionMode::parse(mode) == self.permission_mode && !self.agent_moved_mode {
             return self.emit(stream_json::control_success(request_id, json!({})));
         }
         let Some(change) = client::resolve_permission_mode(mode, &self.session) else {
