@@ -8,7 +8,7 @@
 //! | `TapUnderAFile` | a path whose directory is a file | the session runs untapped and says so; nothing is created |
 //! | `TapOntoFifo` | a FIFO a reader holds open | the reader gets the whole tap, header to trailer; the FIFO stays a FIFO |
 //! | `TapThroughSymlink` | a symlink to an older tap | the link stays a link; its target is the new tap, whole and 0600; no temp file is left |
-//! | `TapOntoFullDevice` | `/dev/full` | the session runs; the failed write is said; the device stays a device |
+//! | `TapOntoFullDevice` | a node of the device `/dev/full` is, made in the case's directory (never the host's `/dev`) | the session runs; the failed write is said; the device stays a device |
 //! | `TapChunkedSecret` | a file in a directory the bridge makes | credentials streamed in 6-byte chunks reach the panel but not the tap, even joined; file 0600, directory 0700 |
 //! | `TapPanelGoneMidTurn` | a file | the panel closes stdin mid-turn and the agent hangs, ignoring EOF and SIGTERM: the bridge ends it, and the tap is whole |
 
@@ -38,11 +38,12 @@ impl TapSetup {
 
 /// Kinds of this module that this platform can run.
 pub fn runs_here(kind: Kind) -> bool {
-    // FIFOs and symlinks are unix's; `/dev/full` is Linux's
-    let (unix, linux) = (cfg!(unix), cfg!(target_os = "linux"));
+    // FIFOs and symlinks are unix's; a full device is Linux's, made where
+    // device nodes may be made (as root)
+    let unix = cfg!(unix);
     match kind {
         Kind::TapOntoFifo | Kind::TapThroughSymlink => unix,
-        Kind::TapOntoFullDevice => linux,
+        Kind::TapOntoFullDevice => full_device_nodes(),
         _ => true,
     }
 }
@@ -74,7 +75,11 @@ pub fn prepare(kind: Kind, dir: &Path) -> Result<TapSetup, String> {
                 .map_err(|e| e.to_string())?;
             setup.args = tap(&dir.join("tap.jsonl"));
         }
-        Kind::TapOntoFullDevice => setup.args = tap(Path::new("/dev/full")),
+        Kind::TapOntoFullDevice => {
+            let node = dir.join("full");
+            make_full_device(&node)?;
+            setup.args = tap(&node);
+        }
         Kind::TapChunkedSecret => {
             let taps = format!("{}/", dir.join("taps").to_string_lossy());
             setup.args = vec!["--tap".into(), taps];
@@ -166,11 +171,13 @@ pub fn check(setup: TapSetup, stderr: &str, seen: &[String]) -> Result<(), Strin
             no_partial(dir)?;
         }
         Kind::TapOntoFullDevice => {
-            if !stderr.contains("the tap was not written: writing /dev/full failed") {
+            let node = dir.join("full");
+            let said = format!("the tap was not written: writing {} failed", node.display());
+            if !stderr.contains(&said) {
                 return Err(format!("T3: a failed tap write was not said:\n{stderr}"));
             }
-            if !is_char_device(Path::new("/dev/full")) {
-                return Err("T1: /dev/full is no longer a device".into());
+            if !is_char_device(&node) {
+                return Err("T1: the device was replaced".into());
             }
         }
         Kind::TapChunkedSecret => {
@@ -301,6 +308,43 @@ fn is_fifo(_: &Path) -> bool {
 #[cfg(not(unix))]
 fn is_char_device(_: &Path) -> bool {
     false
+}
+
+/// Makes a node of the device `/dev/full` is (1, 7: every write fails
+/// with ENOSPC) at `node`.
+#[cfg(target_os = "linux")]
+fn make_full_device(node: &Path) -> Result<(), String> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(node.as_os_str().as_bytes()).map_err(|e| e.to_string())?;
+    // SAFETY: mknod with a valid C string; the node is made in a directory of ours.
+    let made = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o600, libc::makedev(1, 7)) };
+    if made == 0 {
+        Ok(())
+    } else {
+        Err(format!(
+            "mknod {}: {}",
+            node.display(),
+            std::io::Error::last_os_error()
+        ))
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn make_full_device(_: &Path) -> Result<(), String> {
+    Err("a full device is Linux's".into())
+}
+
+/// Whether this process may make device nodes (root, and a file system that
+/// allows them): tried once in a directory of its own.
+fn full_device_nodes() -> bool {
+    static ALLOWED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ALLOWED.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("acp-bridge-mknod-{}", std::process::id()));
+        let made =
+            std::fs::create_dir_all(&dir).is_ok() && make_full_device(&dir.join("full")).is_ok();
+        let _ = std::fs::remove_dir_all(&dir);
+        made
+    })
 }
 
 /// Makes `fifo` and holds it open for reading before the bridge starts;
