@@ -219,6 +219,17 @@ fn batches_of(recording: &Path) -> Option<Vec<Batch>> {
     Some(batches)
 }
 
+/// The ACP revision a recording's header says was negotiated (1 when it
+/// does not say).
+fn negotiated(recording: &Path) -> u64 {
+    let mut first = String::new();
+    let read = std::fs::File::open(recording).map(|f| BufReader::new(f).read_line(&mut first));
+    read.ok()
+        .and_then(|_| serde_json::from_str::<Value>(&first).ok())
+        .and_then(|h| h["protocol_version"].as_u64())
+        .unwrap_or(1)
+}
+
 /// Index of the batch the first `session/prompt` releases.
 fn first_prompt_batch(batches: &[Batch]) -> Option<usize> {
     batches
@@ -451,6 +462,9 @@ impl Kind {
 struct Case {
     kind: Kind,
     recording: String,
+    /// The ACP revision the recording negotiated: the bridge offers it, as a
+    /// client that spoke to that agent did.
+    acp_protocol: u64,
     plan: Plan,
     /// One `user` line per turn.
     prompts: Vec<Vec<u8>>,
@@ -910,6 +924,7 @@ fn run_case(case: &Case, dir: &Path) -> Result<Stats, String> {
         .map_err(|e| e.to_string())?;
     let tap = taps::prepare(case.kind, dir)?;
     let mut args = floods::bridge_args(case.kind);
+    args.extend(["--acp-protocol".to_string(), case.acp_protocol.to_string()]);
     args.extend_from_slice(tap.args());
     let mut s = start_bridge(dir, &plan_path, &args);
     let result = drive_case(case, &mut s);
@@ -1271,6 +1286,7 @@ fn build_cases(per_kind: usize, scratch: &Path) -> Vec<Case> {
             cases.push(Case {
                 kind,
                 recording: name,
+                acp_protocol: negotiated(&path),
                 plan: Plan {
                     batches,
                     fault,
