@@ -42,7 +42,7 @@ pub const PLACEHOLDERS: &[(&str, &str)] = &[
         "the bearer token of the panel's MCP server's Authorization header",
     ),
     (
-        "<redacted>",
+        REDACTED,
         "another MCP header value, a secret-named environment variable's value, or text shaped like a credential",
     ),
     ("<hostname>", "the machine's host name"),

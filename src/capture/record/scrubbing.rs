@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::path::Path;
 
-use crate::corpus::recording::Scrubber;
+use crate::corpus::recording::{REDACTED, Scrubber};
 use crate::packages::install::Installed;
 
 use super::DUMMY_API_KEY;
@@ -44,7 +44,7 @@ pub(super) const PLACEHOLDERS: &[(&str, &str)] = &[
         "<run-relative>",
         "the run's temporary directory, relative likewise",
     ),
-    ("<redacted>", "a secret (Authorization value, API key)"),
+    (REDACTED, "a secret (Authorization value, API key)"),
     (
         "<workspace-hash>",
         "a hex digest (sha256, sha1, md5, sha256's first 16) of the workspace path, as agents name directories",

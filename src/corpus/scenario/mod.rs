@@ -114,8 +114,8 @@ impl Default for PanelMcpServer {
     }
 }
 
-/// The name the panel gives its own MCP server.
-pub const PANEL_MCP_SERVER: &str = "unity-ops";
+/// The name the panel gives its own MCP server (the bridge's).
+pub use acp_bridge::acp::mcp_servers::PANEL_SERVER as PANEL_MCP_SERVER;
 
 /// One thing the panel does, in order. A prompt waits for the previous
 /// turn's result; `at = ...` waits for that point of the running turn

@@ -31,7 +31,7 @@ pub const MCP_URL: &str = "<mcp-url>";
 pub const MCP_TOKEN: &str = "<mcp-token>";
 /// What stands for the token in a recording whose header has no `<mcp-token>`
 /// placeholder (the token was scrubbed as a secret).
-pub const REDACTED_TOKEN: &str = "<redacted>";
+pub const REDACTED_TOKEN: &str = crate::corpus::recording::REDACTED;
 
 /// How many times one wait may fire a bridge deadline before it is a stall.
 const MAX_TICKS_PER_WAIT: usize = 16;
