@@ -169,10 +169,10 @@ pub struct Bridge {
     system_prompt_sent: Option<SessionInstructions>,
     model: Option<String>,
     permission_mode: PermissionMode,
-    /// The agent changed its mode itself since the panel's last change
-    /// (`current_mode_update`, the mode option's value): the panel's mode is
-    /// then no proof of the agent's.
-    agent_moved_mode: bool,
+    /// The agent's mode ([`SessionState::mode_marks`]) when the panel's mode
+    /// was last put in effect: once the agent has moved from it, the panel's
+    /// mode is no proof of the agent's.
+    mode_when_set: (Option<String>, Option<String>),
     slash_commands: Vec<Value>,
     init_emitted: bool,
     /// The agent said it could not start the panel's MCP server.
@@ -249,7 +249,7 @@ impl Bridge {
             system_prompt_sent: None,
             model: None,
             permission_mode,
-            agent_moved_mode: false,
+            mode_when_set: (None, None),
             slash_commands: Vec::new(),
             init_emitted: false,
             mcp_failed: false,

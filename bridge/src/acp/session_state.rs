@@ -141,6 +141,17 @@ impl SessionState {
             .find(|o| o.category.as_deref() == Some(category))
     }
 
+    /// Where the agent's mode stands: its current mode and its mode option's
+    /// value, to tell later whether the agent moved it.
+    pub fn mode_marks(&self) -> (Option<String>, Option<String>) {
+        let mode = self.modes.as_ref().and_then(|m| m.current.clone());
+        let option = self.option_of_category("mode");
+        (
+            mode,
+            option.and_then(|o| o.current_text().map(str::to_string)),
+        )
+    }
+
     /// A `current_mode_update`: the current mode, when the session has modes.
     pub fn set_current_mode(&mut self, id: &str) {
         if let Some(modes) = self.modes.as_mut() {

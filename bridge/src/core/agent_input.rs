@@ -480,19 +480,11 @@ impl Bridge {
             }
             UpdateKind::CurrentMode => {
                 if let Some(id) = u["currentModeId"].as_str() {
-                    let before = self.session.modes.as_ref().and_then(|m| m.current.clone());
-                    self.agent_moved_mode |= before.as_deref() != Some(id);
                     self.session.set_current_mode(id);
                 }
             }
             UpdateKind::ConfigOptions { .. } => {
-                let mode = |s: &SessionState| {
-                    let option = s.option_of_category("mode");
-                    option.and_then(|o| o.current_text().map(str::to_string))
-                };
-                let before = mode(&self.session);
                 self.session.set_config_options(&u["configOptions"]);
-                self.agent_moved_mode |= mode(&self.session) != before;
             }
             UpdateKind::Notice => self.notice(&u),
             UpdateKind::Compaction => self.compaction_update(&u),
@@ -592,7 +584,7 @@ impl Bridge {
                 )),
                 None => {
                     self.permission_mode = mode;
-                    self.agent_moved_mode = false;
+                    self.mode_when_set = self.session.mode_marks();
                     self.emit(stream_json::control_success(&request_id, json!({})));
                 }
             },

@@ -137,6 +137,7 @@ impl Bridge {
     ) {
         self.session_id = Some(session_id);
         self.session = SessionState::read(&result);
+        self.mode_when_set = self.session.mode_marks();
         self.new_session = !loaded;
         self.phase = Phase::Ready;
         self.deadline = None;

@@ -292,7 +292,9 @@ impl Bridge {
         // the mode the session reports now (system/init's `permissionMode`),
         // which the agent did not leave: nothing to change, as Claude Code
         // does nothing
-        if PermissionMode::parse(mode) == self.permission_mode && !self.agent_moved_mode {
+        if PermissionMode::parse(mode) == self.permission_mode
+            && self.session.mode_marks() == self.mode_when_set
+        {
             return self.emit(stream_json::control_success(request_id, json!({})));
         }
         let Some(change) = client::resolve_permission_mode(mode, &self.session) else {
