@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import functools
 import inspect
 import json
 import re
@@ -146,6 +147,7 @@ MAPPED_ERRORS = {
 }
 
 
+@functools.cache
 def matrix_rows() -> dict[str, dict]:
     with open(ROOT / "contracts/sdk-surface/matrix.toml", "rb") as f:
         return {r["subtype"]: r for r in tomllib.load(f)["control"]}

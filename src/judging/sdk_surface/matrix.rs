@@ -205,11 +205,11 @@ impl Matrix {
                 ));
             }
         }
+        // each surface's entries, declared and runtime, gathered once
+        let controls: Vec<_> = surfaces.iter().map(Surface::all_control_subtypes).collect();
+        let messages: Vec<_> = surfaces.iter().map(Surface::all_message_types).collect();
         for r in &self.controls {
-            if !surfaces
-                .iter()
-                .any(|s| s.all_control_subtypes().contains(&r.subtype))
-            {
+            if !controls.iter().any(|c| c.contains(&r.subtype)) {
                 out.push(format!(
                     "control row {:?} is in no vendored surface",
                     r.subtype
@@ -238,10 +238,7 @@ impl Matrix {
             }
         }
         for r in &self.messages {
-            if !surfaces
-                .iter()
-                .any(|s| s.all_message_types().contains(&r.kind))
-            {
+            if !messages.iter().any(|m| m.contains(&r.kind)) {
                 out.push(format!(
                     "message row {:?} is in no vendored surface",
                     r.kind
