@@ -184,8 +184,9 @@ fn trigger_of(v: &Value) -> String {
     }
 }
 
-/// The agent process `proc` 1 of a recording, as batches.
-fn batches_of(recording: &Path) -> Option<Vec<Batch>> {
+/// The agent process `proc` 1 of a recording, as batches, and the ACP
+/// revision its header says was negotiated (1 when it does not say).
+fn batches_of(recording: &Path) -> Option<(Vec<Batch>, u64)> {
     let text = std::fs::read_to_string(recording).ok()?;
     let mut batches: Vec<Batch> = vec![Batch {
         trigger: "start".into(),
@@ -197,6 +198,7 @@ fn batches_of(recording: &Path) -> Option<Vec<Batch>> {
     if header["protocol"] == "stream-json" || header["synthetic"] == true {
         return None;
     }
+    let negotiated = header["protocol_version"].as_u64().unwrap_or(1);
     for line in lines {
         let e: Value = serde_json::from_str(line).ok()?;
         if e["type"] != "event" || e["leg"] != "acp" || e["proc"] != 1 {
@@ -216,18 +218,7 @@ fn batches_of(recording: &Path) -> Option<Vec<Batch>> {
             b.frames.push(raw);
         }
     }
-    Some(batches)
-}
-
-/// The ACP revision a recording's header says was negotiated (1 when it
-/// does not say).
-fn negotiated(recording: &Path) -> u64 {
-    let mut first = String::new();
-    let read = std::fs::File::open(recording).map(|f| BufReader::new(f).read_line(&mut first));
-    read.ok()
-        .and_then(|_| serde_json::from_str::<Value>(&first).ok())
-        .and_then(|h| h["protocol_version"].as_u64())
-        .unwrap_or(1)
+    Some((batches, negotiated))
 }
 
 /// Index of the batch the first `session/prompt` releases.
@@ -1043,8 +1034,9 @@ fn drive_case(case: &Case, s: &mut Session) -> Result<Stats, String> {
         if !s.send(prompt) {
             return Err(format!("stdin closed before prompt {n}"));
         }
-        if taps::panel_leaves_mid_turn(case.kind) {
-            taps::close_panel(s);
+        if case.kind == Kind::TapPanelGoneMidTurn {
+            // a one-shot SDK query: the prompt, then stdin closed at once
+            s.stdin.take();
             break;
         }
         if n == 0 {
@@ -1226,7 +1218,7 @@ fn build_cases(per_kind: usize, scratch: &Path) -> Vec<Case> {
         "no recordings under {}",
         recordings_root().display()
     );
-    let mut cache: HashMap<PathBuf, Option<Vec<Batch>>> = HashMap::new();
+    let mut cache: HashMap<PathBuf, Option<(Vec<Batch>, u64)>> = HashMap::new();
     let mut cases = Vec::new();
     // `FAULT_CAMPAIGN_KINDS=EndlessLine,Flood` runs only those kinds
     let only = std::env::var("FAULT_CAMPAIGN_KINDS").ok();
@@ -1242,7 +1234,7 @@ fn build_cases(per_kind: usize, scratch: &Path) -> Vec<Case> {
         while made < kind.cases(per_kind) && tries < per_kind * 20 {
             tries += 1;
             let path = all[rng.below(all.len())].clone();
-            let Some(batches) = cache
+            let Some((batches, acp_protocol)) = cache
                 .entry(path.clone())
                 .or_insert_with(|| batches_of(&path))
                 .clone()
@@ -1286,7 +1278,7 @@ fn build_cases(per_kind: usize, scratch: &Path) -> Vec<Case> {
             cases.push(Case {
                 kind,
                 recording: name,
-                acp_protocol: negotiated(&path),
+                acp_protocol,
                 plan: Plan {
                     batches,
                     fault,

@@ -19,7 +19,7 @@ use std::thread::JoinHandle;
 
 use serde_json::{Value, json};
 
-use super::{Batch, Kind, Session};
+use super::{Batch, Kind};
 
 /// Where a case's tap goes, and what reads it while the bridge runs.
 pub struct TapSetup {
@@ -396,15 +396,4 @@ fn fifo_reader(fifo: &Path) -> Result<(JoinHandle<String>, Arc<AtomicBool>), Str
 #[cfg(not(unix))]
 fn fifo_reader(_: &Path) -> Result<(JoinHandle<String>, Arc<AtomicBool>), String> {
     Err("FIFOs are a unix case".into())
-}
-
-/// For `TapPanelGoneMidTurn`: the panel sends its prompt and closes stdin
-/// at once, as an SDK's one-shot query does, while the agent hangs.
-pub fn panel_leaves_mid_turn(kind: Kind) -> bool {
-    kind == Kind::TapPanelGoneMidTurn
-}
-
-/// The panel has closed stdin; `s` is read to its end by the caller.
-pub fn close_panel(s: &mut Session) {
-    s.stdin.take();
 }
