@@ -640,17 +640,30 @@ impl Bridge {
             .unwrap_or("")
     }
 
-    fn send(&mut self, v: Value) {
-        self.out.to_agent.push(v.to_string());
+    fn send(&mut self, line: String) {
+        self.out.to_agent.push(line);
     }
 
-    fn request(&mut self, method: &str, params: Value, pending: Pending) -> u64 {
+    /// Sends `request` as the negotiated revision spells it.
+    fn request(&mut self, request: client::Request, pending: Pending) -> u64 {
         let id = self.next_rpc_id;
         self.next_rpc_id += 1;
-        let (method, params) = self.revision.request(method, params);
-        self.send(client::rpc_request(id, method, params));
+        self.send(request.line(id, self.revision));
         self.pending.push((id, pending));
         id
+    }
+
+    /// Answers an agent's `session/request_permission`.
+    fn answer_permission(&mut self, rpc_id: &Value, answer: client::PermissionAnswer) {
+        self.send(client::result_line(rpc_id, &answer));
+    }
+
+    /// Sends `session/cancel` for the session `sid`.
+    fn send_cancel(&mut self, sid: &str) {
+        let cancel = client::Notification::Cancel {
+            session_id: sid.to_string(),
+        };
+        self.send(cancel.line());
     }
 
     fn close_stdin(&mut self) {

@@ -13,6 +13,8 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
+use acp_bridge::acp::client::{Notification, Request};
+use acp_bridge::acp::revision::Revision;
 use anyhow::Context;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -152,8 +154,7 @@ impl AgentProcess {
     }
 
     /// Writes one frame (tapped first). Fails when stdin is gone.
-    pub async fn send(&mut self, frame: &Value) -> anyhow::Result<()> {
-        let line = frame.to_string();
+    pub async fn send(&mut self, line: String) -> anyhow::Result<()> {
         let _ = self.tap.send(Tapped {
             leg: Leg::Acp,
             dir: Dir::ToAgent,
@@ -173,18 +174,17 @@ impl AgentProcess {
         Ok(())
     }
 
-    /// Sends a request with the next numeric id (from 0, as the bridge does); returns the id.
-    pub async fn request(&mut self, method: &str, params: Value) -> anyhow::Result<u64> {
+    /// Sends a request with the next numeric id (from 0, as the bridge
+    /// does), as `revision` spells it; returns the id.
+    pub async fn request(&mut self, request: &Request, revision: Revision) -> anyhow::Result<u64> {
         let id = self.next_id;
         self.next_id += 1;
-        self.send(&acp_bridge::acp::client::rpc_request(id, method, params))
-            .await?;
+        self.send(request.line(id, revision)).await?;
         Ok(id)
     }
 
-    pub async fn notify(&mut self, method: &str, params: Value) -> anyhow::Result<()> {
-        self.send(&acp_bridge::acp::client::rpc_notification(method, params))
-            .await
+    pub async fn notify(&mut self, notification: &Notification) -> anyhow::Result<()> {
+        self.send(notification.line()).await
     }
 
     /// Whether the process has exited (without waiting).

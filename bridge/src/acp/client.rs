@@ -3,12 +3,17 @@
 //! the requests the bridge will make on replay.
 //!
 //! Everything here reads the agent's answers as loose JSON: an agent that adds
-//! fields or leaves optional ones out never makes a builder fail.
+//! fields or leaves optional ones out never makes a builder fail. What goes
+//! out is typed ([`crate::acp::request`]).
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 pub use crate::acp::capabilities::AgentCapabilities;
 pub use crate::acp::permission_mode::ModeChange;
+pub use crate::acp::request::{
+    ConfigValue, ContentBlock, HttpHeader, McpServer, Notification, PermissionAnswer, Request,
+    SessionSetup, SystemPrompt, error_line, result_line,
+};
 use crate::launch::McpEndpoint;
 
 /// The ACP protocol version this client speaks.
@@ -54,41 +59,7 @@ pub struct AgentModel {
     pub description: Option<String>,
 }
 
-// ---------------------------------------------------------------- JSON-RPC
-
-/// A JSON-RPC request with the client's own numeric id.
-pub fn rpc_request(id: u64, method: &str, params: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-}
-
-/// A JSON-RPC notification (no id, no answer expected).
-pub fn rpc_notification(method: &str, params: Value) -> Value {
-    json!({"jsonrpc": "2.0", "method": method, "params": params})
-}
-
-/// A success response; `id` is echoed verbatim (agents use numbers or strings).
-pub fn rpc_result(id: &Value, result: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "result": result})
-}
-
-/// An error response; `id` is echoed verbatim.
-pub fn rpc_error(id: &Value, code: i64, message: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
-}
-
 // ---------------------------------------------------------------- handshake
-
-/// `initialize` params: we declare no fs and no terminal, so agents must not
-/// ask us to read files or run commands.
-pub fn initialize_params() -> Value {
-    json!({
-        "protocolVersion": PROTOCOL_VERSION,
-        "clientCapabilities": {
-            "fs": {"readTextFile": false, "writeTextFile": false},
-            "terminal": false
-        }
-    })
-}
 
 /// Whether the panel's HTTP MCP server goes into `session/new` and
 /// `session/load`: when the agent advertises HTTP MCP, or when the launch
@@ -99,17 +70,26 @@ pub fn offers_http_mcp(caps: &AgentCapabilities, unadvertised: bool) -> bool {
 
 /// The `mcpServers` list: the panel's server, only when it is offered
 /// ([`offers_http_mcp`]).
-fn mcp_servers(mcp: Option<&McpEndpoint>, caps: &AgentCapabilities, unadvertised: bool) -> Value {
+fn mcp_servers(
+    mcp: Option<&McpEndpoint>,
+    caps: &AgentCapabilities,
+    unadvertised: bool,
+) -> Vec<McpServer> {
     match mcp {
-        Some(ep) if offers_http_mcp(caps, unadvertised) => {
-            let headers: Vec<Value> = ep
+        Some(ep) if offers_http_mcp(caps, unadvertised) => vec![McpServer {
+            transport: "http",
+            name: ep.name.clone(),
+            url: ep.url.clone(),
+            headers: ep
                 .authorization
                 .iter()
-                .map(|v| json!({"name": "Authorization", "value": v}))
-                .collect();
-            json!([{"type": "http", "name": ep.name, "url": ep.url, "headers": headers}])
-        }
-        _ => json!([]),
+                .map(|v| HttpHeader {
+                    name: "Authorization",
+                    value: v.clone(),
+                })
+                .collect(),
+        }],
+        _ => Vec::new(),
     }
 }
 
@@ -126,13 +106,13 @@ pub fn session_system_prompt(
     system: Option<&str>,
     append: Option<&str>,
     caps: &AgentCapabilities,
-) -> Option<Value> {
+) -> Option<SystemPrompt> {
     let can_override = caps.system_prompt?;
     let system = system.filter(|s| !s.is_empty());
-    let content: Vec<Value> = system
+    let content: Vec<ContentBlock> = system
         .into_iter()
         .chain(append.filter(|a| !a.is_empty()))
-        .map(|text| json!({"type": "text", "text": text}))
+        .map(ContentBlock::text)
         .collect();
     if content.is_empty() {
         return None;
@@ -142,7 +122,7 @@ pub fn session_system_prompt(
     } else {
         "append"
     };
-    Some(json!({"mode": mode, "content": content}))
+    Some(SystemPrompt { mode, content })
 }
 
 /// The MCP server a session call offers the agent, and whether it goes
@@ -154,38 +134,25 @@ pub struct McpOffer<'a> {
 }
 
 impl McpOffer<'_> {
-    fn servers(self, caps: &AgentCapabilities) -> Value {
+    fn servers(self, caps: &AgentCapabilities) -> Vec<McpServer> {
         mcp_servers(self.endpoint, caps, self.unadvertised)
     }
 }
 
-/// `session/new` params; `system_prompt` from [`session_system_prompt`].
-pub fn new_session_params(
+/// What `session/new` and `session/load` carry; `system_prompt` from
+/// [`session_system_prompt`].
+pub fn session_setup(
     cwd: &str,
     mcp: McpOffer<'_>,
     caps: &AgentCapabilities,
-    system_prompt: Option<Value>,
-) -> Value {
-    let mut params = json!({"cwd": cwd, "mcpServers": mcp.servers(caps)});
-    if let Some(sp) = system_prompt {
-        params["systemPrompt"] = sp;
+    system_prompt: Option<SystemPrompt>,
+) -> SessionSetup {
+    SessionSetup {
+        cwd: cwd.to_string(),
+        mcp_servers: mcp.servers(caps),
+        system_prompt,
+        additional_directories: None,
     }
-    params
-}
-
-/// `session/load` params; `system_prompt` from [`session_system_prompt`].
-pub fn load_session_params(
-    session_id: &str,
-    cwd: &str,
-    mcp: McpOffer<'_>,
-    caps: &AgentCapabilities,
-    system_prompt: Option<Value>,
-) -> Value {
-    let mut params = json!({"sessionId": session_id, "cwd": cwd, "mcpServers": mcp.servers(caps)});
-    if let Some(sp) = system_prompt {
-        params["systemPrompt"] = sp;
-    }
-    params
 }
 
 /// Whether a JSON-RPC error (the `error` object) means "authenticate first":
@@ -206,11 +173,6 @@ pub fn auth_method(preferred: Option<&str>, caps: &AgentCapabilities) -> Option<
     caps.auth_methods.first().cloned()
 }
 
-/// `authenticate` params.
-pub fn authenticate_params(method_id: &str) -> Value {
-    json!({"methodId": method_id})
-}
-
 // ---------------------------------------------------------------- prompts
 
 /// The content blocks of one `session/prompt`. `custom_instructions` is given
@@ -222,20 +184,21 @@ pub fn prompt_blocks(
     images: &[PromptImage],
     custom_instructions: Option<&str>,
     caps: &AgentCapabilities,
-) -> Vec<Value> {
+) -> Vec<ContentBlock> {
     let mut blocks = Vec::new();
     if let Some(ci) = custom_instructions.filter(|c| !c.is_empty()) {
-        blocks.push(json!({"type": "text", "text": ci}));
+        blocks.push(ContentBlock::text(ci));
     }
     let keep_images = caps.images;
     if !text.is_empty() || !keep_images || images.is_empty() {
-        blocks.push(json!({"type": "text", "text": text}));
+        blocks.push(ContentBlock::text(text));
     }
     if keep_images {
         for img in images {
-            blocks.push(
-                json!({"type": "image", "mimeType": img.media_type, "data": img.data_base64}),
-            );
+            blocks.push(ContentBlock::Image {
+                mime_type: img.media_type.clone(),
+                data: img.data_base64.clone(),
+            });
         }
     }
     blocks
@@ -265,23 +228,13 @@ pub fn first_prompt_instructions(
 
 /// The answer to an agent request this client does not serve (`fs/*`,
 /// `terminal/*`, anything unknown): -32601, the id echoed verbatim.
-pub fn method_not_found(id: &Value, method: &str) -> Value {
+pub fn method_not_found(id: &Value, method: &str) -> String {
     let message = if method.starts_with("fs/") || method.starts_with("terminal/") {
         format!("method not found: {method} (this client declared no fs or terminal capability)")
     } else {
         format!("method not found: {method}")
     };
-    rpc_error(id, -32601, &message)
-}
-
-/// `session/prompt` params.
-pub fn prompt_params(session_id: &str, blocks: Vec<Value>) -> Value {
-    json!({"sessionId": session_id, "prompt": blocks})
-}
-
-/// `session/cancel` params (a notification).
-pub fn cancel_params(session_id: &str) -> Value {
-    json!({"sessionId": session_id})
+    error_line(id, -32601, &message)
 }
 
 // ---------------------------------------------------------------- permissions
@@ -441,16 +394,6 @@ pub fn has_allow_always_option(options: &[Value]) -> bool {
         .any(|o| option_kind(o) == "allow_always" && always_rank(o) <= WIDEST_ALWAYS_RANK)
 }
 
-/// Result of a `session/request_permission` answered with an option.
-pub fn permission_selected(option_id: &str) -> Value {
-    json!({"outcome": {"outcome": "selected", "optionId": option_id}})
-}
-
-/// Result of a `session/request_permission` answered as cancelled.
-pub fn permission_cancelled() -> Value {
-    json!({"outcome": {"outcome": "cancelled"}})
-}
-
 // ---------------------------------------------------------------- modes and models
 
 pub use crate::acp::permission_mode::{
@@ -576,35 +519,40 @@ pub fn resolve_thought_level(
     }))
 }
 
-/// The method and params that carry out a mode change.
-pub fn mode_change_request(session_id: &str, change: &ModeChange) -> (&'static str, Value) {
+/// The request that carries out a mode change.
+pub fn mode_change_request(session_id: &str, change: &ModeChange) -> Request {
+    let session_id = session_id.to_string();
     match change {
-        ModeChange::SetMode { mode_id } => (
-            "session/set_mode",
-            json!({"sessionId": session_id, "modeId": mode_id}),
-        ),
-        ModeChange::SetConfigOption { config_id, value } => (
-            "session/set_config_option",
-            json!({"sessionId": session_id, "configId": config_id, "value": value}),
-        ),
-        ModeChange::SetConfigSwitch { config_id, value } => (
-            "session/set_config_option",
-            json!({"sessionId": session_id, "configId": config_id, "type": "boolean", "value": value}),
-        ),
+        ModeChange::SetMode { mode_id } => Request::SetMode {
+            session_id,
+            mode_id: mode_id.clone(),
+        },
+        ModeChange::SetConfigOption { config_id, value } => Request::SetConfigOption {
+            session_id,
+            config_id: config_id.clone(),
+            value: ConfigValue::Id(value.clone()),
+        },
+        ModeChange::SetConfigSwitch { config_id, value } => Request::SetConfigOption {
+            session_id,
+            config_id: config_id.clone(),
+            value: ConfigValue::Boolean(*value),
+        },
     }
 }
 
-/// The method and params that carry out a model change.
-pub fn model_change_request(session_id: &str, change: &ModelChange) -> (&'static str, Value) {
+/// The request that carries out a model change.
+pub fn model_change_request(session_id: &str, change: &ModelChange) -> Request {
+    let session_id = session_id.to_string();
     match change {
-        ModelChange::SetModel { model_id } => (
-            "session/set_model",
-            json!({"sessionId": session_id, "modelId": model_id}),
-        ),
-        ModelChange::SetConfigOption { config_id, value } => (
-            "session/set_config_option",
-            json!({"sessionId": session_id, "configId": config_id, "value": value}),
-        ),
+        ModelChange::SetModel { model_id } => Request::SetModel {
+            session_id,
+            model_id: model_id.clone(),
+        },
+        ModelChange::SetConfigOption { config_id, value } => Request::SetConfigOption {
+            session_id,
+            config_id: config_id.clone(),
+            value: ConfigValue::Id(value.clone()),
+        },
     }
 }
 

@@ -39,7 +39,7 @@ impl Offer {
 }
 
 /// The client's name in a v2 `initialize` (`info`): the bridge, and the
-/// recorder standing in for it.
+/// recorder standing in for it (see [`crate::acp::request`]).
 pub const CLIENT_NAME: &str = "acp-bridge";
 
 impl Revision {
@@ -57,20 +57,6 @@ impl Revision {
         match self {
             Revision::V1 => 1,
             Revision::V2 => 2,
-        }
-    }
-
-    /// The `initialize` params offering this revision. v2 names the client
-    /// (`info`, required) and declares no capabilities: it has no `fs/*` or
-    /// `terminal/*` client methods to refuse.
-    pub fn initialize_params(self) -> Value {
-        match self {
-            Revision::V1 => super::client::initialize_params(),
-            Revision::V2 => json!({
-                "protocolVersion": 2,
-                "info": {"name": CLIENT_NAME, "version": env!("CARGO_PKG_VERSION")},
-                "capabilities": {}
-            }),
         }
     }
 
@@ -139,34 +125,6 @@ pub fn v1_view(init_result: &Value) -> Value {
             .unwrap_or_else(|| json!([])),
     );
     view.into()
-}
-
-impl Revision {
-    /// A request as this revision spells it: v2 names `authenticate`
-    /// `auth/login`, resumes with `session/resume` (the whole history
-    /// replayed), and tags a config option's value (`type: "id"` unless a
-    /// type is given). v1's requests are as given.
-    pub fn request(self, method: &str, params: Value) -> (&str, Value) {
-        match (self, method) {
-            (Revision::V1, _) => (method, params),
-            (Revision::V2, "authenticate") => ("auth/login", params),
-            (Revision::V2, "session/load") => ("session/resume", resume_session_params(&params)),
-            (Revision::V2, "session/set_config_option") if params.get("type").is_none() => {
-                let mut params = params;
-                params["type"] = "id".into();
-                (method, params)
-            }
-            _ => (method, params),
-        }
-    }
-}
-
-/// `session/resume` params (v2's `session/load`): the whole retained
-/// history replayed from its start, then `replay_complete`.
-fn resume_session_params(load_params: &Value) -> Value {
-    let mut params = load_params.clone();
-    params["replayFrom"] = json!({"type": "start"});
-    params
 }
 
 /// Whether a `session/update` ends the foreground work of a v2 turn: a

@@ -144,7 +144,7 @@ impl Bridge {
             self.diag(
                 "late permission request of an interrupted prompt answered cancelled".to_string(),
             );
-            return self.send(client::rpc_result(rpc_id, client::permission_cancelled()));
+            return self.answer_permission(rpc_id, client::PermissionAnswer::cancelled());
         }
         // its content describes the request, not the tool's result; its
         // options may name the tool (Gemini before 0.36)
@@ -158,7 +158,7 @@ impl Bridge {
             self.diag(format!(
                 "permission request for {name} after the panel's input ended; answered cancelled"
             ));
-            return self.send(client::rpc_result(rpc_id, client::permission_cancelled()));
+            return self.answer_permission(rpc_id, client::PermissionAnswer::cancelled());
         }
         if self.script_gate_denies(rpc_id, &options, &call_id, &name, &input) {
             return;
@@ -168,7 +168,7 @@ impl Bridge {
                 "permission request for {name} answered cancelled: {} are waiting for the panel already",
                 crate::call::permission::MAX_PENDING
             ));
-            return self.send(client::rpc_result(rpc_id, client::permission_cancelled()));
+            return self.answer_permission(rpc_id, client::PermissionAnswer::cancelled());
         }
         self.next_perm += 1;
         let request_id = format!("acp-perm-{}", self.next_perm);
@@ -330,14 +330,14 @@ impl Bridge {
                 PermissionIntent::Deny,
                 &self.spec.compat,
             ) {
-                Some(id) => client::permission_selected(&id),
-                None => client::permission_cancelled(),
+                Some(id) => client::PermissionAnswer::selected(id),
+                None => client::PermissionAnswer::cancelled(),
             };
             self.diag(format!(
                 "script gate denied {name} writing {target}: {}",
                 script_gate::deny_text(&target)
             ));
-            self.send(client::rpc_result(rpc_id, result));
+            self.answer_permission(rpc_id, result);
             self.gate_note(call_id, script_gate::deny_text(&target));
             if let Some(call) = self.tool_calls.get_mut(call_id) {
                 call.gate_denial = Some(script_gate::deny_text(&target));

@@ -3,8 +3,6 @@
 //! `additionalDirectories` when the agent advertises it, and whether they
 //! were (the `additional_directories_applied` Claude answers).
 
-use serde_json::{Value, json};
-
 use crate::acp::client;
 
 #[derive(Debug, Default)]
@@ -31,7 +29,7 @@ impl Directories {
     /// take them. Returns a note when there were roots it could not pass.
     pub fn add_to(
         &mut self,
-        params: &mut Value,
+        setup: &mut client::SessionSetup,
         launch: &[String],
         agent: &client::AgentCapabilities,
     ) -> Option<String> {
@@ -51,8 +49,8 @@ impl Directories {
                 roots.join(", ")
             ));
         }
-        params["additionalDirectories"] = json!(roots);
-        self.sent = roots;
+        self.sent = roots.clone();
+        setup.additional_directories = Some(roots);
         None
     }
 

@@ -20,8 +20,7 @@ impl Bridge {
     fn offer_revision(&mut self, revision: Revision) {
         self.offered = revision;
         self.request(
-            "initialize",
-            revision.initialize_params(),
+            client::Request::Initialize { offering: revision },
             Pending::Initialize,
         );
     }
@@ -90,15 +89,14 @@ impl Bridge {
             .filter(|_| self.new_session);
         match resume {
             Some(id) if self.agent.load_session => {
-                let mut params = client::load_session_params(
-                    &id,
-                    &self.spec.cwd,
-                    offer,
-                    &self.agent,
-                    system_prompt,
-                );
-                self.add_directories(&mut params);
-                self.request("session/load", params, Pending::LoadSession { after_auth });
+                let mut setup =
+                    client::session_setup(&self.spec.cwd, offer, &self.agent, system_prompt);
+                self.add_directories(&mut setup);
+                let load = client::Request::LoadSession {
+                    session_id: id,
+                    setup,
+                };
+                self.request(load, Pending::LoadSession { after_auth });
             }
             other => {
                 if let Some(id) = other {
@@ -108,10 +106,13 @@ impl Bridge {
                     ));
                     self.spec.resume_session_id = None;
                 }
-                let mut params =
-                    client::new_session_params(&self.spec.cwd, offer, &self.agent, system_prompt);
-                self.add_directories(&mut params);
-                self.request("session/new", params, Pending::NewSession { after_auth });
+                let mut setup =
+                    client::session_setup(&self.spec.cwd, offer, &self.agent, system_prompt);
+                self.add_directories(&mut setup);
+                self.request(
+                    client::Request::NewSession(setup),
+                    Pending::NewSession { after_auth },
+                );
             }
         }
     }
@@ -121,9 +122,9 @@ impl Bridge {
         client::offers_http_mcp(&self.agent, self.spec.mcp_unadvertised)
     }
 
-    fn add_directories(&mut self, params: &mut Value) {
+    fn add_directories(&mut self, setup: &mut client::SessionSetup) {
         let launch = &self.spec.additional_directories;
-        if let Some(note) = self.directories.add_to(params, launch, &self.agent) {
+        if let Some(note) = self.directories.add_to(setup, launch, &self.agent) {
             self.diag(note);
         }
     }
@@ -159,10 +160,8 @@ impl Bridge {
                             ModelChange::SetConfigOption { value, .. } => value.clone(),
                         };
                         if self.model.as_deref() != Some(id.as_str()) {
-                            let (m, p) = client::model_change_request(&sid, &change);
                             self.request(
-                                m,
-                                p,
+                                client::model_change_request(&sid, &change),
                                 Pending::Startup {
                                     what: format!("model {id}"),
                                 },
@@ -187,10 +186,8 @@ impl Bridge {
                                 format!("{config_id}={value}")
                             }
                         };
-                        let (m, p) = client::mode_change_request(&sid, &change);
                         self.request(
-                            m,
-                            p,
+                            client::mode_change_request(&sid, &change),
                             Pending::Startup {
                                 what: format!("mode {target}"),
                             },
@@ -203,7 +200,7 @@ impl Bridge {
             }
         }
         for (config_id, value) in self.spec.config_options.clone() {
-            let (m, p) = client::mode_change_request(
+            let request = client::mode_change_request(
                 &sid,
                 &ModeChange::SetConfigOption {
                     config_id: config_id.clone(),
@@ -211,8 +208,7 @@ impl Bridge {
                 },
             );
             self.request(
-                m,
-                p,
+                request,
                 Pending::Startup {
                     what: format!("config option {config_id}={value}"),
                 },
@@ -352,7 +348,7 @@ impl Bridge {
                         Some(m) => {
                             self.diag(format!("the agent asks to authenticate ({}); trying method {m}", rpc_message(e)));
                             self.deadline = Some(now + HANDSHAKE_TIMEOUT);
-                            self.request("authenticate", client::authenticate_params(&m), Pending::Authenticate { then_load: loaded });
+                            self.request(client::Request::Authenticate { method_id: m }, Pending::Authenticate { then_load: loaded });
                         }
                         None => self.fail_handshake(
                             &format!("authentication required ({}) but the agent advertises no auth method", rpc_message(e)),

@@ -9,7 +9,6 @@
 use std::time::Duration;
 
 use super::{Bridge, Phase};
-use crate::acp::client;
 use crate::core::turn::Turn;
 
 impl Bridge {
@@ -42,10 +41,7 @@ impl Bridge {
         if self.phase == Phase::Ready
             && let Some(sid) = self.session_id.clone()
         {
-            self.send(client::rpc_notification(
-                "session/cancel",
-                client::cancel_params(&sid),
-            ));
+            self.send_cancel(&sid);
         }
         self.give_up_turn(
             format!("{why}; the turn was ended"),

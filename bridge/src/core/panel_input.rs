@@ -137,14 +137,13 @@ impl Bridge {
         self.emit_with_uuid(echo, v["uuid"].as_str().map(str::to_string));
     }
 
-    pub(super) fn send_prompt(&mut self, blocks: Vec<Value>) {
-        let sid = self.session_id.clone().unwrap_or_default();
+    pub(super) fn send_prompt(&mut self, prompt: Vec<client::ContentBlock>) {
+        let session_id = self.session_id.clone().unwrap_or_default();
         if let Some(t) = self.turn.as_mut() {
             t.prompts_sent += 1;
         }
         self.request(
-            "session/prompt",
-            client::prompt_params(&sid, blocks),
+            client::Request::Prompt { session_id, prompt },
             Pending::Prompt,
         );
     }
@@ -237,10 +236,7 @@ impl Bridge {
     /// the panel, so its `result` reports the interruption as Claude does.
     /// The agent then has the cancel grace to answer the prompt.
     fn send_session_cancel(&mut self, sid: &str, now: Duration) {
-        self.send(client::rpc_notification(
-            "session/cancel",
-            client::cancel_params(sid),
-        ));
+        self.send_cancel(sid);
         if let Some(t) = self.turn.as_mut() {
             t.cancel_sent = true;
         }
@@ -281,10 +277,7 @@ impl Bridge {
 
     pub(super) fn cancel_pending_permissions(&mut self) {
         for p in std::mem::take(&mut self.permissions) {
-            self.send(client::rpc_result(
-                &p.rpc_id,
-                client::permission_cancelled(),
-            ));
+            self.answer_permission(&p.rpc_id, client::PermissionAnswer::cancelled());
         }
     }
 
@@ -334,14 +327,13 @@ impl Bridge {
             ));
         };
         let sid = self.session_id.clone().unwrap_or_default();
-        let (method, params) = client::model_change_request(&sid, &change);
+        let request = client::model_change_request(&sid, &change);
         let resolved = match change {
             ModelChange::SetModel { model_id } => model_id,
             ModelChange::SetConfigOption { value, .. } => value,
         };
         self.request(
-            method,
-            params,
+            request,
             Pending::PanelSetModel {
                 request_id: request_id.clone(),
                 model: resolved,
@@ -375,8 +367,7 @@ impl Bridge {
     /// answered when `pending` is.
     fn request_mode_change(&mut self, change: &ModeChange, pending: Pending) {
         let sid = self.session_id.clone().unwrap_or_default();
-        let (method, params) = client::mode_change_request(&sid, change);
-        self.request(method, params, pending);
+        self.request(client::mode_change_request(&sid, change), pending);
     }
 
     pub(super) fn panel_control_response(&mut self, v: &Value, now: Duration) {
@@ -401,16 +392,16 @@ impl Bridge {
         let intent = answer.intent();
         let choice = client::choose_permission_option_with(&p.options, intent, &self.spec.compat);
         let result = match &choice {
-            Some(id) => client::permission_selected(id),
+            Some(id) => client::PermissionAnswer::selected(id),
             None => {
                 self.diag(format!(
                     "no permission option of the agent fits {intent} for {}; answering cancelled",
                     p.tool_use_id
                 ));
-                client::permission_cancelled()
+                client::PermissionAnswer::cancelled()
             }
         };
-        self.send(client::rpc_result(&p.rpc_id, result));
+        self.answer_permission(&p.rpc_id, result);
         if intent == PermissionIntent::Deny {
             // the panel's deny message is the refused call's result, as in Claude
             let why = resp["response"]["message"]
@@ -434,9 +425,9 @@ impl Bridge {
             match client::resolve_permission_mode(&mode, &self.session) {
                 Some(change) => {
                     let sid = self.session_id.clone().unwrap_or_default();
-                    let (method, params) = client::mode_change_request(&sid, &change);
+                    let request = client::mode_change_request(&sid, &change);
                     let mode = PermissionMode::parse(&mode);
-                    self.request(method, params, Pending::PermissionSetMode { mode });
+                    self.request(request, Pending::PermissionSetMode { mode });
                 }
                 None => self.diag(format!(
                     "the panel switched to permission mode {mode:?}, which the agent does not offer"

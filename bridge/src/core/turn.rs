@@ -231,7 +231,7 @@ pub(crate) struct Turn {
     /// `session/prompt` calls sent in this turn.
     pub prompts_sent: u32,
     /// Steering prompts (prompt blocks) waiting for the running prompt to return.
-    pub queue: VecDeque<Vec<Value>>,
+    pub queue: VecDeque<Vec<crate::acp::client::ContentBlock>>,
     pub message: StreamingMessage,
     pub stop_reason: Option<String>,
     /// The first error seen; the turn's result is then `is_error`.

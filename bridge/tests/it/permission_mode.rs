@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use acp_bridge::acp::client::{
     ModeChange, SessionState, mode_change_request, resolve_permission_mode,
 };
+use acp_bridge::acp::revision::Revision;
 use serde_json::{Value, json};
 
 fn change_of(want: &Value) -> Option<ModeChange> {
@@ -64,11 +65,12 @@ fn a_switch_is_set_with_a_boolean_value() {
         config_id: "skip_prompts".into(),
         value: true,
     };
-    assert_eq!(
-        mode_change_request("s1", &change),
-        (
-            "session/set_config_option",
+    let request = mode_change_request("s1", &change);
+    for revision in [Revision::V1, Revision::V2] {
+        assert_eq!(request.method(revision), "session/set_config_option");
+        assert_eq!(
+            serde_json::to_value(request.params(revision)).unwrap(),
             json!({"sessionId": "s1", "configId": "skip_prompts", "type": "boolean", "value": true})
-        )
-    );
+        );
+    }
 }

@@ -146,7 +146,7 @@ struct Driver<'a> {
     /// `state_update` `idle` came already; the turn ends when both have.
     prompt_answered: bool,
     idle_seen: bool,
-    queued: VecDeque<Value>,
+    queued: VecDeque<Vec<frames::ContentBlock>>,
     permissions: VecDeque<(Value, Vec<Value>)>,
     turn: TurnPoints,
     sent_first_prompt: bool,
@@ -199,6 +199,19 @@ pub async fn run(scenario: &Scenario, setup: Setup<'_>, mut interrupt: Interrupt
         );
     }
     d.slot.finish(result).await
+}
+
+/// The client capabilities `initialize` declared under `revision` (v1's
+/// `clientCapabilities`, v2's `capabilities`), for a note on a method the
+/// agent called anyway and for the header.
+pub(super) fn declared_capabilities(revision: Revision) -> Value {
+    let request = frames::Request::Initialize { offering: revision };
+    let params = serde_json::to_value(request.params(revision)).unwrap_or_default();
+    let key = match revision {
+        Revision::V1 => "clientCapabilities",
+        Revision::V2 => "capabilities",
+    };
+    params[key].clone()
 }
 
 impl Driver<'_> {
@@ -281,11 +294,10 @@ impl Driver<'_> {
                             "step {n}: the agent advertises no mode matching `{mode}`; nothing sent"
                         )),
                         Some(change) => {
-                            let (method, params) =
-                                frames::mode_change_request(&self.session_id, &change);
-                            let response = self
-                                .call(method, params, &format!("step {n}: {method}"))
-                                .await?;
+                            let request = frames::mode_change_request(&self.session_id, &change);
+                            let method = request.method(self.revision);
+                            let response =
+                                self.call(request, &format!("step {n}: {method}")).await?;
                             if let Some(err) = response.get("error") {
                                 self.note(format!("step {n}: {method} failed: {err}"));
                             }
@@ -312,11 +324,11 @@ impl Driver<'_> {
     }
 
     /// The session call's `systemPrompt`, as the bridge builds it.
-    fn session_system_prompt(&self) -> Option<Value> {
+    fn session_system_prompt(&self) -> Option<frames::SystemPrompt> {
         frames::session_system_prompt(self.system_prompt.as_deref(), None, &self.agent)
     }
 
-    fn prompt_blocks(&mut self, p: &Prompt, custom: Option<&str>) -> Value {
+    fn prompt_blocks(&mut self, p: &Prompt, custom: Option<&str>) -> Vec<frames::ContentBlock> {
         let text = if self.setup.live { &p.live } else { &p.text };
         let images: Vec<PromptImage> = p
             .images
@@ -328,11 +340,11 @@ impl Driver<'_> {
             .collect();
         let custom = if self.sent_first_prompt { None } else { custom };
         self.sent_first_prompt = true;
-        Value::Array(frames::prompt_blocks(text, &images, custom, &self.agent))
+        frames::prompt_blocks(text, &images, custom, &self.agent)
     }
 
     /// Sends now when no prompt runs, else queues it (the bridge's rule).
-    async fn send_prompt(&mut self, blocks: Value) -> Result<(), Halt> {
+    async fn send_prompt(&mut self, blocks: Vec<frames::ContentBlock>) -> Result<(), Halt> {
         if self.running.is_some() {
             self.queued.push_back(blocks);
             return Ok(());
@@ -340,10 +352,13 @@ impl Driver<'_> {
         self.dispatch(blocks).await
     }
 
-    async fn dispatch(&mut self, blocks: Value) -> Result<(), Halt> {
-        let blocks = blocks.as_array().cloned().unwrap_or_default();
-        let params = frames::prompt_params(&self.session_id, blocks);
-        let id = self.agent()?.request("session/prompt", params).await?;
+    async fn dispatch(&mut self, prompt: Vec<frames::ContentBlock>) -> Result<(), Halt> {
+        let request = frames::Request::Prompt {
+            session_id: self.session_id.clone(),
+            prompt,
+        };
+        let revision = self.revision;
+        let id = self.agent()?.request(&request, revision).await?;
         self.running = Some(id);
         self.prompt_answered = false;
         self.idle_seen = false;
@@ -376,19 +391,20 @@ impl Driver<'_> {
             None => frames::choose_permission_option(&options, intent),
         };
         let result = match &chosen {
-            Some(o) => frames::permission_selected(o),
+            Some(o) => frames::PermissionAnswer::selected(o),
             None => {
                 self.note(format!(
                     "no option fits {decision} among {}; answered cancelled",
                     Value::Array(options.clone())
                 ));
-                frames::permission_cancelled()
+                frames::PermissionAnswer::cancelled()
             }
         };
-        self.agent()?.send(&frames::rpc_result(&id, result)).await?;
+        self.agent()?
+            .send(frames::result_line(&id, &result))
+            .await?;
         if decision == Decision::Cancel {
-            let params = frames::cancel_params(&self.session_id);
-            self.agent()?.notify("session/cancel", params).await?;
+            self.cancel().await?;
         }
         Ok(())
     }
@@ -411,13 +427,23 @@ impl Driver<'_> {
         tokio::time::sleep(wait).await;
     }
 
+    async fn cancel(&mut self) -> Result<(), Halt> {
+        let cancel = frames::Notification::Cancel {
+            session_id: self.session_id.clone(),
+        };
+        Ok(self.agent()?.notify(&cancel).await?)
+    }
+
+    /// Answers a permission request `cancelled`.
+    async fn cancel_permission(&mut self, id: &Value) -> Result<(), Halt> {
+        let answer = frames::result_line(id, &frames::PermissionAnswer::cancelled());
+        Ok(self.agent()?.send(answer).await?)
+    }
+
     async fn interrupt(&mut self) -> Result<(), Halt> {
-        let params = frames::cancel_params(&self.session_id);
-        self.agent()?.notify("session/cancel", params).await?;
+        self.cancel().await?;
         while let Some((id, _)) = self.permissions.pop_front() {
-            self.agent()?
-                .send(&frames::rpc_result(&id, frames::permission_cancelled()))
-                .await?;
+            self.cancel_permission(&id).await?;
         }
         Ok(())
     }
@@ -467,9 +493,7 @@ impl Driver<'_> {
                 self.note(format!(
                     "a permission request no scenario step answers; answered cancelled ({what})"
                 ));
-                self.agent()?
-                    .send(&frames::rpc_result(&id, frames::permission_cancelled()))
-                    .await?;
+                self.cancel_permission(&id).await?;
             }
         }
     }
@@ -571,11 +595,11 @@ impl Driver<'_> {
                     if self.undeclared_seen.insert(method.clone()) {
                         self.note(format!(
                             "the agent called {method}, a method this client did not declare (clientCapabilities {}); answered -32601",
-                            frames::initialize_params()["clientCapabilities"]
+                            declared_capabilities(self.revision)
                         ));
                     }
                     let answer = frames::method_not_found(&id, &method);
-                    self.agent()?.send(&answer).await?;
+                    self.agent()?.send(answer).await?;
                 }
             }
             (Some(method), None) => {
@@ -653,10 +677,10 @@ impl Driver<'_> {
     }
 
     /// Sends a request and waits for its response frame.
-    async fn call(&mut self, method: &str, params: Value, what: &str) -> Result<Value, Halt> {
+    async fn call(&mut self, request: frames::Request, what: &str) -> Result<Value, Halt> {
         // as the bridge spells it under the negotiated revision
-        let (method, params) = self.revision.request(method, params);
-        let id = self.agent()?.request(method, params).await?;
+        let revision = self.revision;
+        let id = self.agent()?.request(&request, revision).await?;
         let timeout = Duration::from_millis(self.setup.ready.handshake_timeout_ms);
         self.wait_until(timeout, what, |d| d.responses.contains_key(&id))
             .await?;
@@ -699,28 +723,23 @@ impl Driver<'_> {
             endpoint: Some(&self.setup.mcp),
             unadvertised: self.setup.session.mcp_unadvertised,
         };
-        let (method, params) = if load {
-            let params = frames::load_session_params(
-                &self.session_id,
-                &self.setup.workspace,
-                mcp,
-                &self.agent,
-                self.session_system_prompt(),
-            );
-            ("session/load", params)
+        let setup = frames::session_setup(
+            &self.setup.workspace,
+            mcp,
+            &self.agent,
+            self.session_system_prompt(),
+        );
+        let (method, request) = if load {
+            let request = frames::Request::LoadSession {
+                session_id: self.session_id.clone(),
+                setup,
+            };
+            ("session/load", request)
         } else {
-            (
-                "session/new",
-                frames::new_session_params(
-                    &self.setup.workspace,
-                    mcp,
-                    &self.agent,
-                    self.session_system_prompt(),
-                ),
-            )
+            ("session/new", frames::Request::NewSession(setup))
         };
         let response = self
-            .call(method, params, &format!("the {method} response"))
+            .call(request, &format!("the {method} response"))
             .await?;
         let Some(result) = response.get("result").cloned() else {
             return Err(Halt::Error(anyhow::anyhow!("{method} failed: {response}")));

@@ -582,12 +582,7 @@ fn run_header(
         scenario_sha256: ctx.scenario.sha256.clone(),
         model_mode: if ctx.live { "live" } else { "stub" }.into(),
         harness_version: env!("CARGO_PKG_VERSION").into(),
-        client_capabilities: match ctx.offer {
-            Revision::V1 => {
-                acp_bridge::acp::client::initialize_params()["clientCapabilities"].clone()
-            }
-            Revision::V2 => ctx.offer.initialize_params()["capabilities"].clone(),
-        },
+        client_capabilities: driver::declared_capabilities(ctx.offer),
         protocol_version: ctx.offer.number(),
         acp_schema: Some(
             crate::judging::acp_schema::schema::version_for(ctx.offer.number()).into(),

@@ -105,7 +105,7 @@ impl Client<'_> {
         for line in lines {
             let frame: Value = serde_json::from_str(line)
                 .map_err(|e| Halt::Error(anyhow::anyhow!("panel line is not JSON: {e}")))?;
-            agent.send(&frame).await?;
+            agent.send(frame.to_string()).await?;
         }
         Ok(())
     }

@@ -1,6 +1,44 @@
 //! The frame builders' tests.
 
 use super::*;
+use crate::acp::revision::Revision;
+use serde_json::json;
+
+/// What a typed frame writes, as JSON.
+fn written(v: impl serde::Serialize) -> Value {
+    serde_json::to_value(v).unwrap()
+}
+
+/// A line as JSON.
+fn line(text: String) -> Value {
+    serde_json::from_str(&text).unwrap()
+}
+
+/// `session/new` params, as v1 spells them.
+fn new_session_params(
+    cwd: &str,
+    mcp: McpOffer<'_>,
+    caps: &AgentCapabilities,
+    system_prompt: Option<SystemPrompt>,
+) -> Value {
+    let request = Request::NewSession(session_setup(cwd, mcp, caps, system_prompt));
+    written(request.params(Revision::V1))
+}
+
+/// `session/load` params, as v1 spells them.
+fn load_session_params(
+    session_id: &str,
+    cwd: &str,
+    mcp: McpOffer<'_>,
+    caps: &AgentCapabilities,
+    system_prompt: Option<SystemPrompt>,
+) -> Value {
+    let request = Request::LoadSession {
+        session_id: session_id.into(),
+        setup: session_setup(cwd, mcp, caps, system_prompt),
+    };
+    written(request.params(Revision::V1))
+}
 
 fn opts(list: &[(&str, &str)]) -> Vec<Value> {
     list.iter()
@@ -26,7 +64,12 @@ fn endpoint() -> McpEndpoint {
 #[test]
 fn initialize_declares_no_fs_and_no_terminal() {
     assert_eq!(
-        initialize_params(),
+        written(
+            Request::Initialize {
+                offering: Revision::V1
+            }
+            .params(Revision::V1)
+        ),
         json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false}})
     );
 }
@@ -128,7 +171,7 @@ fn system_prompt_goes_only_where_advertised_and_overrides_only_where_offered() {
     ];
     for (name, init, system, append, want) in cases {
         assert_eq!(
-            &session_system_prompt(*system, *append, init),
+            &session_system_prompt(*system, *append, init).map(written),
             want,
             "{name}"
         );
@@ -151,20 +194,25 @@ fn prompt_prepends_instructions_and_drops_images_without_capability() {
         data_base64: "AAAA".into(),
     }];
     assert_eq!(
-        prompt_blocks("hi", &img, Some("be brief"), &init(false, true, false)),
-        vec![
-            json!({"type": "text", "text": "be brief"}),
-            json!({"type": "text", "text": "hi"}),
-            json!({"type": "image", "mimeType": "image/png", "data": "AAAA"})
-        ]
+        written(prompt_blocks(
+            "hi",
+            &img,
+            Some("be brief"),
+            &init(false, true, false)
+        )),
+        json!([
+            {"type": "text", "text": "be brief"},
+            {"type": "text", "text": "hi"},
+            {"type": "image", "mimeType": "image/png", "data": "AAAA"}
+        ])
     );
     assert_eq!(
-        prompt_blocks("hi", &img, None, &init(false, false, false)),
-        vec![json!({"type": "text", "text": "hi"})]
+        written(prompt_blocks("hi", &img, None, &init(false, false, false))),
+        json!([{"type": "text", "text": "hi"}])
     );
     assert_eq!(
-        prompt_blocks("", &img, None, &init(false, true, false)),
-        vec![json!({"type": "image", "mimeType": "image/png", "data": "AAAA"})]
+        written(prompt_blocks("", &img, None, &init(false, true, false))),
+        json!([{"type": "image", "mimeType": "image/png", "data": "AAAA"}])
     );
 }
 
@@ -448,22 +496,34 @@ fn first_prompt_instructions_join_the_gate_steering_only_when_on() {
 #[test]
 fn frames_echo_ids_verbatim() {
     assert_eq!(
-        method_not_found(&json!("f"), "fs/read_text_file")["error"]["code"],
+        line(method_not_found(&json!("f"), "fs/read_text_file"))["error"]["code"],
         json!(-32601)
     );
     assert_eq!(
-        rpc_result(&json!("abc"), permission_cancelled())["id"],
+        line(result_line(&json!("abc"), &PermissionAnswer::cancelled()))["id"],
         json!("abc")
     );
     assert_eq!(
-        rpc_error(&json!(7), -32601, "no")["error"]["code"],
+        line(error_line(&json!(7), -32601, "no"))["error"]["code"],
         json!(-32601)
     );
     assert_eq!(
-        rpc_notification("session/cancel", cancel_params("s")),
+        line(
+            Notification::Cancel {
+                session_id: "s".into()
+            }
+            .line()
+        ),
         json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}})
     );
-    assert_eq!(permission_selected("o")["outcome"]["optionId"], json!("o"));
+    assert_eq!(
+        written(PermissionAnswer::selected("o")),
+        json!({"outcome": {"outcome": "selected", "optionId": "o"}})
+    );
+    assert_eq!(
+        written(PermissionAnswer::cancelled()),
+        json!({"outcome": {"outcome": "cancelled"}})
+    );
 }
 
 mod compat {

@@ -13,9 +13,11 @@ impl Driver<'_> {
     /// answer as the capability rules read it ([`revision::v1_view`]).
     pub(super) async fn initialize(&mut self) -> Result<Value, Halt> {
         let offer = self.setup.offer;
-        let params = offer.initialize_params();
         let mut init = self
-            .call("initialize", params, "the initialize response")
+            .call(
+                frames::Request::Initialize { offering: offer },
+                "the initialize response",
+            )
             .await?;
         // the recorder negotiates as the bridge's `--acp-protocol auto` does
         if let (Some(next), Some(error)) = (Offer::Auto.after_refusal(offer), init.get("error")) {
@@ -24,9 +26,11 @@ impl Driver<'_> {
                 offer.number(),
                 next.number()
             ));
-            let params = next.initialize_params();
             init = self
-                .call("initialize", params, "the initialize response")
+                .call(
+                    frames::Request::Initialize { offering: next },
+                    "the initialize response",
+                )
                 .await?;
         }
         let Some(result) = init.get("result").cloned() else {
@@ -60,9 +64,10 @@ impl Driver<'_> {
                 config_id: config_id.clone(),
                 value: value.clone(),
             };
-            let (method, params) = frames::mode_change_request(&self.session_id, &change);
+            let request = frames::mode_change_request(&self.session_id, &change);
+            let method = request.method(self.revision);
             let what = format!("the {method} response for {config_id}={value}");
-            let response = self.call(method, params, &what).await?;
+            let response = self.call(request, &what).await?;
             if let Some(err) = response.get("error") {
                 self.note(format!(
                     "the profile's config option {config_id}={value} was refused: {err}"
