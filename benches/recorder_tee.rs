@@ -295,7 +295,10 @@ async fn tee(rate: u64, count: u64, bytes: usize) -> Result<Run, String> {
     )
     .map_err(|e| e.to_string())?;
     let prompt: Value = serde_json::from_str(PROMPT).map_err(|e| e.to_string())?;
-    agent.send(prompt.to_string()).await.map_err(|e| e.to_string())?;
+    agent
+        .send(prompt.to_string())
+        .await
+        .map_err(|e| e.to_string())?;
     let received = receive(&mut rx).await;
     let stop = Stop {
         eof_grace: Duration::from_secs(5),

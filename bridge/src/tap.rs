@@ -13,23 +13,25 @@
 
 use std::io::{self, Write};
 
-use serde::Serialize;
-use serde_json::{Map, Value, json};
+use recording_format::recording::{
+    ACP_OFFERED, Dir, Event, Exit, Header, Leg, Line, SessionSetup, Trailer,
+};
+use recording_format::tap::{TAP_FORMAT, TapFields, TapLaunch, TapMcp};
+use serde_json::{Map, Value};
 
 use crate::LaunchSpec;
 use crate::build_stamp::BuildStamp;
 use chunks::{ChunkWindow, Pending};
 
 mod chunks;
-pub mod scrub;
+pub use recording_format::scrub;
 
 pub use chunks::streamed_text;
+pub use recording_format::recording::Outcome;
 pub use scrub::{REDACTED, SECRET_PATTERNS, Scrubber, ScrubberBuilder};
 
-/// The recording format a tap is written in.
+/// The recording format a tap is written in (it stores no payload by content).
 pub const RECORDING_FORMAT: u32 = 1;
-/// The version of what a tap adds to the recording format (the header's `tap`).
-pub const TAP_FORMAT: u32 = 1;
 
 /// The placeholders a tap uses, with what each stands for (listed in every header).
 pub const PLACEHOLDERS: &[(&str, &str)] = &[
@@ -70,14 +72,14 @@ pub enum Way {
 
 impl Way {
     /// The recording leg and direction.
-    pub fn leg_dir(self) -> (&'static str, &'static str) {
+    pub fn leg_dir(self) -> (Leg, Dir) {
         match self {
-            Way::PanelToBridge => ("stream-json", "to_agent"),
-            Way::BridgeToPanel => ("stream-json", "from_agent"),
-            Way::BridgeToAgent => ("acp", "to_agent"),
-            Way::AgentToBridge => ("acp", "from_agent"),
-            Way::AgentStderr => ("stderr", "from_agent"),
-            Way::Note | Way::Diagnostic => ("harness", "note"),
+            Way::PanelToBridge => (Leg::StreamJson, Dir::ToAgent),
+            Way::BridgeToPanel => (Leg::StreamJson, Dir::FromAgent),
+            Way::BridgeToAgent => (Leg::Acp, Dir::ToAgent),
+            Way::AgentToBridge => (Leg::Acp, Dir::FromAgent),
+            Way::AgentStderr => (Leg::Stderr, Dir::FromAgent),
+            Way::Note | Way::Diagnostic => (Leg::Harness, Dir::Note),
         }
     }
 
@@ -103,11 +105,11 @@ impl Way {
 }
 
 /// The kinds of [`SECRET_PATTERNS`], each once, in order.
-fn scrub_kinds() -> Vec<&'static str> {
-    let mut kinds: Vec<&'static str> = Vec::new();
+fn scrub_kinds() -> Vec<String> {
+    let mut kinds: Vec<String> = Vec::new();
     for (kind, _) in SECRET_PATTERNS {
-        if !kinds.contains(kind) {
-            kinds.push(kind);
+        if !kinds.iter().any(|k| k == kind) {
+            kinds.push(kind.to_string());
         }
     }
     kinds
@@ -126,10 +128,10 @@ pub struct TapSession {
 }
 
 /// How the session ended, for the trailer.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct TapEnd {
-    /// `ok` (the bridge exits 0), `interrupted` (a signal ended it), `error`.
-    pub outcome: &'static str,
+    /// `Ok` (the bridge exits 0), `Interrupted` (a signal ended it), `Error`.
+    pub outcome: Outcome,
     /// The agent's exit: code, or the signal that ended it.
     pub agent_code: Option<i32>,
     pub agent_signal: Option<i32>,
@@ -137,25 +139,30 @@ pub struct TapEnd {
     pub bridge_exit: i32,
 }
 
-#[derive(Serialize)]
-struct EventLine<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    seq: u64,
-    ms: u64,
-    leg: &'static str,
-    dir: &'static str,
-    proc: u32,
-    raw: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    skipped: Option<&'a Value>,
-}
-
 struct Held {
     ms: u64,
     way: Way,
     raw: String,
-    skipped: Option<Value>,
+    skipped: Option<Skipped>,
+}
+
+/// A line over the line cap: where it went and its length, never its text.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Skipped {
+    leg: &'static str,
+    dir: &'static str,
+    bytes: u64,
+}
+
+impl Skipped {
+    /// The event's `skipped` field.
+    fn to_json(self) -> Value {
+        let mut map = Map::new();
+        map.insert("leg".into(), self.leg.into());
+        map.insert("dir".into(), self.dir.into());
+        map.insert("bytes".into(), self.bytes.into());
+        map.into()
+    }
 }
 
 /// Turns session lines into a scrubbed tap on `out` (and, optionally, the
@@ -167,7 +174,7 @@ pub struct TapEncoder<W: Write> {
     seq: u64,
     last_ms: u64,
     /// The header, until it is written.
-    header: Option<Map<String, Value>>,
+    header: Option<Header>,
     /// The id of the `initialize` request the bridge sent, until answered.
     init_id: Option<Value>,
     held: Vec<Held>,
@@ -187,68 +194,65 @@ impl<W: Write> TapEncoder<W> {
         let mut scrubber = scrubber;
         let mut s = |text: &str| scrubber.scrub(text).into_owned();
         let spec = &session.launch;
-        let launch = json!({
-            "model": spec.model,
-            "permission_mode": spec.permission_mode,
-            "system_prompt": spec.system_prompt.as_deref().map(&mut s),
-            "append_system_prompt": spec.append_system_prompt.as_deref().map(&mut s),
-            "resume_session_id": spec.resume_session_id,
-            "auth_method": spec.auth_method,
-            "script_gate": spec.script_gate,
-            "mcp": spec.mcp.as_ref().map(|m| json!({"name": m.name, "url": s(&m.url),
-                "authorization": m.authorization.is_some()})),
-        });
+        let launch = TapLaunch {
+            model: spec.model.clone(),
+            permission_mode: spec.permission_mode.clone(),
+            system_prompt: spec.system_prompt.as_deref().map(&mut s),
+            append_system_prompt: spec.append_system_prompt.as_deref().map(&mut s),
+            resume_session_id: spec.resume_session_id.clone(),
+            auth_method: spec.auth_method.clone(),
+            script_gate: spec.script_gate,
+            mcp: spec.mcp.as_ref().map(|m| TapMcp {
+                name: m.name.clone(),
+                url: s(&m.url),
+                authorization: m.authorization.is_some(),
+            }),
+        };
         let argv: Vec<String> = session.argv.iter().map(|a| s(a)).collect();
         let agent = argv
             .first()
             .map(|p| p.rsplit(['/', '\\']).next().unwrap_or(p).to_string())
             .unwrap_or_default();
-        let placeholders: Map<String, Value> = PLACEHOLDERS
-            .iter()
-            .map(|(k, v)| (k.to_string(), Value::from(*v)))
-            .collect();
-        let header = json!({
-            "type": "header",
-            "format": RECORDING_FORMAT,
-            "tap": TAP_FORMAT,
-            "agent": agent,
-            "agent_info": null,
-            "package": "",
-            "argv": argv,
-            "scenario": "",
-            "model_mode": "live",
-            "harness_version": "",
-            "bridge_version": session.build.version,
-            "build": session.build.to_json(),
-            "client_capabilities": null,
-            "protocol_version": 0,
-            "date": session.date,
-            "isolation": "none",
-            "synthetic": false,
-            "placeholders": placeholders,
-            "launch": launch,
-            "scrub_patterns": scrub_kinds(),
-        });
-        let Value::Object(mut header) = header else {
-            unreachable!("a json! object")
-        };
         // what the launch did beyond what the agent advertises, as a
         // recording's header says it, so that a replay launches alike
-        let mut setup = Map::new();
-        if spec.mcp_unadvertised {
-            setup.insert("mcp_unadvertised".into(), true.into());
-        }
-        if !spec.config_options.is_empty() {
-            let options: Map<String, Value> = spec
+        let setup = SessionSetup {
+            mcp_unadvertised: spec.mcp_unadvertised,
+            config_options: spec
                 .config_options
                 .iter()
-                .map(|(id, value)| (id.clone(), Value::from(s(value))))
-                .collect();
-            setup.insert("config_options".into(), options.into());
-        }
-        if !setup.is_empty() {
-            header.insert("session".into(), setup.into());
-        }
+                .map(|(id, value)| (id.clone(), s(value)))
+                .collect(),
+        };
+        let tap = TapFields {
+            tap: TAP_FORMAT,
+            bridge_version: session.build.version.to_string(),
+            launch,
+            scrub_patterns: scrub_kinds(),
+        };
+        let header = Header {
+            format: RECORDING_FORMAT,
+            agent,
+            agent_info: Value::Null,
+            package: String::new(),
+            argv,
+            scenario: String::new(),
+            scenario_sha256: String::new(),
+            model_mode: "live".into(),
+            harness_version: String::new(),
+            client_capabilities: Value::Null,
+            protocol_version: 0,
+            acp_schema: None,
+            build: Some(session.build.to_json()),
+            date: session.date,
+            isolation: "none".into(),
+            synthetic: false,
+            placeholders: PLACEHOLDERS
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            session: setup,
+            extra: tap.into_extra(),
+        };
         TapEncoder {
             out,
             log,
@@ -291,6 +295,7 @@ impl<W: Write> TapEncoder<W> {
     /// recorded, never its text.
     pub fn skipped(&mut self, ms: u64, way: Way, bytes: u64, cap: usize) -> io::Result<()> {
         let (leg, dir) = way.leg_dir();
+        let (leg, dir) = (leg.as_str(), dir.as_str());
         let text = format!(
             "skipped a line of {bytes} bytes ({leg} {dir}): over the line cap of {cap} bytes"
         );
@@ -300,7 +305,7 @@ impl<W: Write> TapEncoder<W> {
         if self.out.is_none() {
             return Ok(());
         }
-        let skipped = json!({"leg": leg, "dir": dir, "bytes": bytes});
+        let skipped = Skipped { leg, dir, bytes };
         self.through_window(Pending::new(ms, Way::Note, text, Some(skipped)))
     }
 
@@ -343,30 +348,39 @@ impl<W: Write> TapEncoder<W> {
         }
         self.write_header()?;
         let scrubbed = self.scrubbed();
-        if let Some(out) = &mut self.out {
+        if self.out.is_some() {
             self.seq += 1;
             let notes: Vec<String> = notes
                 .iter()
                 .map(|n| self.scrubber.scrub(n).into_owned())
                 .collect();
-            let trailer = json!({
-                "type": "trailer",
-                "seq": self.seq,
-                "ms": ms.max(self.last_ms),
-                "outcome": end.outcome,
-                "exit": {"code": end.agent_code, "signal": end.agent_signal},
-                "notes": notes,
-                "bridge_exit": end.bridge_exit,
-                "scrubbed": scrubbed,
-            });
-            serde_json::to_writer(&mut *out, &trailer)?;
-            out.write_all(b"\n")?;
+            let mut extra = Map::new();
+            extra.insert("bridge_exit".into(), end.bridge_exit.into());
+            extra.insert("scrubbed".into(), scrubbed.into());
+            let trailer = Trailer {
+                seq: self.seq,
+                ms: ms.max(self.last_ms),
+                outcome: end.outcome,
+                exit: Exit {
+                    code: end.agent_code,
+                    signal: end.agent_signal,
+                },
+                notes,
+                extra,
+            };
+            self.write_line(&Line::Trailer(trailer))?;
         }
         self.flush()?;
         Ok(self.out.take())
     }
 
-    fn event(&mut self, ms: u64, way: Way, raw: String, skipped: Option<Value>) -> io::Result<()> {
+    fn event(
+        &mut self,
+        ms: u64,
+        way: Way,
+        raw: String,
+        skipped: Option<Skipped>,
+    ) -> io::Result<()> {
         if self.header.is_some() {
             self.held_bytes += raw.len();
             self.held.push(Held {
@@ -381,33 +395,45 @@ impl<W: Write> TapEncoder<W> {
             }
             return Ok(());
         }
-        self.write_event(ms, way, &raw, skipped.as_ref())
+        self.write_event(ms, way, raw, skipped)
     }
 
     fn write_event(
         &mut self,
         ms: u64,
         way: Way,
-        raw: &str,
-        skipped: Option<&Value>,
+        raw: String,
+        skipped: Option<Skipped>,
     ) -> io::Result<()> {
-        let Some(out) = &mut self.out else {
+        if self.out.is_none() {
             return Ok(());
-        };
+        }
         self.seq += 1;
         self.last_ms = self.last_ms.max(ms);
         let (leg, dir) = way.leg_dir();
-        let line = EventLine {
-            kind: "event",
+        let mut extra = Map::new();
+        if let Some(skipped) = skipped {
+            extra.insert("skipped".into(), skipped.to_json());
+        }
+        let event = Event {
             seq: self.seq,
             ms,
             leg,
             dir,
             proc: way.proc(),
             raw,
-            skipped,
+            http: None,
+            extra,
         };
-        serde_json::to_writer(&mut *out, &line)?;
+        self.write_line(&Line::Event(event))
+    }
+
+    /// One line of the format, whole.
+    fn write_line(&mut self, line: &Line) -> io::Result<()> {
+        let Some(out) = &mut self.out else {
+            return Ok(());
+        };
+        serde_json::to_writer(&mut *out, line)?;
         out.write_all(b"\n")
     }
 
@@ -434,9 +460,9 @@ impl<W: Write> TapEncoder<W> {
                     } else {
                         "clientCapabilities"
                     };
-                    h.insert("client_capabilities".into(), params[caps].clone());
+                    h.client_capabilities = params[caps].clone();
                     if v2 {
-                        h.insert("acp_offered".into(), 2.into());
+                        h.extra.insert(ACP_OFFERED.into(), 2.into());
                     }
                 }
                 false
@@ -464,12 +490,12 @@ impl<W: Write> TapEncoder<W> {
                     None => &result["info"],
                 };
                 if let Some(h) = &mut self.header {
-                    h.insert("agent_info".into(), info.clone());
+                    h.agent_info = info.clone();
                     if let Some(name) = info["name"].as_str() {
-                        h.insert("agent".into(), Value::from(name));
+                        h.agent = name.to_string();
                     }
                     if let Some(version) = result["protocolVersion"].as_u64() {
-                        h.insert("protocol_version".into(), Value::from(version));
+                        h.protocol_version = version;
                     }
                 }
                 true
@@ -483,13 +509,10 @@ impl<W: Write> TapEncoder<W> {
         let Some(header) = self.header.take() else {
             return Ok(());
         };
-        if let Some(out) = &mut self.out {
-            serde_json::to_writer(&mut *out, &header)?;
-            out.write_all(b"\n")?;
-        }
+        self.write_line(&Line::Header(Box::new(header)))?;
         self.held_bytes = 0;
         for held in std::mem::take(&mut self.held) {
-            self.write_event(held.ms, held.way, &held.raw, held.skipped.as_ref())?;
+            self.write_event(held.ms, held.way, held.raw, held.skipped)?;
         }
         Ok(())
     }
@@ -498,6 +521,16 @@ impl<W: Write> TapEncoder<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    fn ended_ok() -> TapEnd {
+        TapEnd {
+            outcome: Outcome::Ok,
+            agent_code: None,
+            agent_signal: None,
+            bridge_exit: 0,
+        }
+    }
 
     fn session() -> TapSession {
         TapSession {
@@ -518,12 +551,8 @@ mod tests {
         for (ms, (way, line)) in lines.iter().enumerate() {
             tap.line(ms as u64, *way, line).unwrap();
         }
-        let end = TapEnd {
-            outcome: "ok",
-            ..TapEnd::default()
-        };
         let out = tap
-            .finish(lines.len() as u64, end, Vec::new())
+            .finish(lines.len() as u64, ended_ok(), Vec::new())
             .unwrap()
             .unwrap();
         String::from_utf8(out)
@@ -706,10 +735,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":0,"result":{"agentInfo":{"name":"a","version":"1.0.0"}}}"#;
         tap.line(0, Way::BridgeToAgent, INIT).unwrap();
         tap.line(1, Way::AgentToBridge, answer).unwrap();
-        let out = tap
-            .finish(2, TapEnd::default(), Vec::new())
-            .unwrap()
-            .unwrap();
+        let out = tap.finish(2, ended_ok(), Vec::new()).unwrap().unwrap();
         let header: Value =
             serde_json::from_str(String::from_utf8(out).unwrap().lines().next().unwrap()).unwrap();
         let launch = &header["launch"];

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 pub mod pin_override;
 pub mod readiness;
@@ -113,40 +113,7 @@ pub struct ModelSection {
     pub asks_model: bool,
 }
 
-/// What a recording's client does beyond what the agent's capabilities
-/// say: the bridge does the same from its launch flags
-/// (`--acp-mcp-unadvertised`, `--acp-config`), and the recording's header
-/// carries it so that a replay launches the bridge alike.
-#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct SessionSetup {
-    /// The unity-ops server goes into `session/new` and `session/load`
-    /// though the agent advertises no `mcpCapabilities.http` (some agents
-    /// take servers they do not advertise).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub mcp_unadvertised: bool,
-    /// Session config options set right after the session opens
-    /// (`session/set_config_option`): `{ mode = "auto" }` for an agent whose
-    /// permission preset is settable only over ACP. A profile's are set in
-    /// id order (a TOML table has none); a tap's header keeps the order of
-    /// the bridge's flags.
-    #[serde(default, skip_serializing_if = "indexmap::IndexMap::is_empty")]
-    pub config_options: indexmap::IndexMap<String, String>,
-}
-
-impl SessionSetup {
-    pub fn is_default(&self) -> bool {
-        *self == SessionSetup::default()
-    }
-
-    /// The config options as the bridge's launch takes them.
-    pub fn config_option_list(&self) -> Vec<(String, String)> {
-        self.config_options
-            .iter()
-            .map(|(id, value)| (id.clone(), value.clone()))
-            .collect()
-    }
-}
+pub use recording_format::recording::SessionSetup;
 
 /// How to end the agent: close stdin, wait, SIGTERM, wait, SIGKILL.
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Default)]

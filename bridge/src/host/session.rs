@@ -29,7 +29,7 @@
 use std::process::ExitStatus;
 use std::time::Duration;
 
-use acp_bridge::tap::{TapEnd, TapSession, Way};
+use acp_bridge::tap::{Outcome, TapEnd, TapSession, Way};
 use acp_bridge::{Bridge, Output};
 use anyhow::Result;
 use tokio::sync::mpsc;
@@ -277,9 +277,10 @@ async fn spawn_failed(
     ms: u64,
 ) -> anyhow::Error {
     let end = TapEnd {
-        outcome: "error",
+        outcome: Outcome::Error,
+        agent_code: None,
+        agent_signal: None,
         bridge_exit: 1,
-        ..TapEnd::default()
     };
     if let Some(told) = log.finish(ms, end, vec![format!("{e:#}")]) {
         stderr.line(format!("acp-bridge: {told}"));

@@ -29,12 +29,12 @@ pub struct Pending {
     pub ms: u64,
     pub way: Way,
     pub raw: String,
-    pub skipped: Option<Value>,
+    pub skipped: Option<super::Skipped>,
     piece: Option<Piece>,
 }
 
 impl Pending {
-    pub fn new(ms: u64, way: Way, raw: String, skipped: Option<Value>) -> Pending {
+    pub fn new(ms: u64, way: Way, raw: String, skipped: Option<super::Skipped>) -> Pending {
         Pending {
             ms,
             way,

@@ -24,8 +24,6 @@ use atomic_file::AtomicFile;
 pub use panel::{Image, PanelStep, Unplaceable};
 
 /// Header fields a tap adds to the recording format; a recording has none.
-const TAP_ONLY: &[&str] = &["tap", "bridge_version", "launch", "scrub_patterns"];
-
 /// Why a tap is not imported.
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
@@ -530,7 +528,7 @@ fn recording_header(
     scenario_sha256: &str,
 ) -> Result<recording::Header, ImportError> {
     let mut header = tap.header.clone();
-    for key in TAP_ONLY {
+    for key in recording_format::tap::TAP_ONLY {
         header.extra.remove(*key);
     }
     let mut from = Map::new();

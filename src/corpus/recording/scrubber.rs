@@ -2,7 +2,7 @@
 //! keeps, before anything is written.
 
 use super::{Http, REDACTED};
-use acp_bridge::tap::scrub::{escape_non_ascii, percent_encode};
+use recording_format::scrub::{escape_non_ascii, percent_encode};
 
 /// Replaces machine-specific values (temporary paths, ephemeral URLs, tokens)
 /// with placeholders and secrets with [`REDACTED`], in every raw string,

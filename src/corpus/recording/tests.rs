@@ -1,6 +1,15 @@
 //! The recording format's tests: writer, reader, scrubber.
 
 use super::*;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Map;
+
+/// Recording bytes as the reader reads them (bytes that need not be UTF-8).
+fn parse(bytes: &[u8], path: &Path) -> Result<Recording, RecordingError> {
+    Reader::new(bytes, path)?.into_recording()
+}
 
 fn header() -> Header {
     Header {

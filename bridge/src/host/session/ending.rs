@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use acp_bridge::tap::{TapEnd, Way};
+use acp_bridge::tap::{Outcome, TapEnd, Way};
 use tokio::sync::mpsc;
 use tokio::time::{Instant, timeout};
 
@@ -102,9 +102,9 @@ pub(super) async fn finish(
     };
     let end = TapEnd {
         outcome: match host.cause {
-            Some(EndCause::Signal(_)) => "interrupted",
-            _ if code == 0 => "ok",
-            _ => "error",
+            Some(EndCause::Signal(_)) => Outcome::Interrupted,
+            _ if code == 0 => Outcome::Ok,
+            _ => Outcome::Error,
         },
         agent_code,
         agent_signal,

@@ -6,8 +6,8 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
-use super::blobs::{self, BlobCache, BlobRef};
-use super::{Event, FORMAT, Header, Line, Recording, RecordingError, Trailer};
+use crate::blobs::{self, BlobCache, BlobRef};
+use crate::recording::{Event, FORMAT, Header, Line, Recording, RecordingError, Trailer};
 
 /// The longest line read before the header is found: a header is a few KiB,
 /// so a file that never gets to one is refused, never read whole.
@@ -32,11 +32,10 @@ pub struct Reader<R> {
 impl Reader<BufReader<File>> {
     /// Opens `path` and reads its header.
     pub fn open(path: &Path) -> Result<Self, RecordingError> {
-        let file =
-            crate::corpus::regular_file::open(path).map_err(|source| RecordingError::Io {
-                path: path.to_path_buf(),
-                source,
-            })?;
+        let file = crate::regular_file::open(path).map_err(|source| RecordingError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
         Reader::new(BufReader::with_capacity(64 * 1024, file), path)
     }
 }

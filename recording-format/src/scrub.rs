@@ -14,7 +14,7 @@ use aho_corasick::{AhoCorasick, MatchKind};
 use regex::Regex;
 
 /// What replaces a credential.
-pub use recording_format::placeholder::REDACTED;
+pub use crate::placeholder::REDACTED;
 
 /// Credential shapes the scrubber replaces wherever they occur, as
 /// (kind, regex). A group named `v` marks the part replaced (the rest of the

@@ -6,8 +6,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Map;
 
-use super::blobs::{self, BlobStore};
-use super::{Dir, Event, Exit, Header, Http, Leg, Line, Outcome, RecordingError, Trailer};
+use crate::blobs::{self, BlobStore};
+use crate::recording::{
+    Dir, Event, Exit, Header, Http, Leg, Line, Outcome, RecordingError, Trailer,
+};
 use atomic_file::AtomicFile;
 
 /// Appends lines to a recording and numbers events itself so `seq` is
