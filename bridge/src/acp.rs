@@ -11,6 +11,7 @@ pub mod client;
 pub(crate) mod json_field;
 pub mod mcp_servers;
 pub(crate) mod permission_mode;
+pub mod permission_option;
 pub mod request;
 pub mod revision;
 pub mod session_state;

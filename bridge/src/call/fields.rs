@@ -9,6 +9,7 @@ mod own;
 use serde_json::{Map, Value};
 
 use crate::acp::json_field::field;
+use crate::acp::permission_option::PermissionOption;
 pub use own::{OwnFields, key};
 
 /// The Claude name for an ACP kind, `None` for `other`, a missing kind or a
@@ -55,7 +56,7 @@ pub struct PermissionParts {
     pub content: Option<Vec<Value>>,
     /// The request's `options`: Gemini CLI before 0.36 names the MCP tool
     /// and server only in the option names.
-    pub options: Option<Vec<Value>>,
+    pub options: Option<Vec<PermissionOption>>,
     /// The request's `_meta` (an object).
     pub meta: Option<Value>,
 }
@@ -127,7 +128,7 @@ impl PermissionParts {
     }
 
     /// The request's options (none when it has none).
-    pub fn options(&self) -> &[Value] {
+    pub fn options(&self) -> &[PermissionOption] {
         self.options.as_deref().unwrap_or_default()
     }
 

@@ -37,6 +37,7 @@
 use serde_json::{Map, Value};
 
 use crate::acp::json_field::{Fields, field};
+use crate::acp::permission_option::PermissionOption;
 use crate::call::fields::{ARGUMENT_KEYS, IDENTITY_KEYS, TOOL_KEYS};
 pub use crate::call::fields::{
     CallFields, OwnFields, PermissionParts, action_data, declared_tool_name, is_tool_identifier,
@@ -182,8 +183,9 @@ pub fn permission_tool_call(tool_call: &Value) -> CallFields {
 /// and server only in the option names.
 pub fn permission_request_fields(params: &Value) -> CallFields {
     let mut fields = permission_tool_call(field(params, "toolCall"));
-    if let Some(options) = field(params, "options").as_array() {
-        fields.permission.options = Some(options.clone());
+    let options = field(params, "options");
+    if options.is_array() {
+        fields.permission.options = Some(PermissionOption::read_all(options));
     }
     if let Some(meta) = params.get("_meta").filter(|m| m.is_object()) {
         fields.permission.meta = Some(meta.clone());
@@ -197,8 +199,9 @@ fn always_allow_subject<'a>(call: &'a CallFields, option_id: &str) -> Option<&'a
     call.permission
         .options()
         .iter()
-        .find(|o| field(o, "optionId") == option_id)?["name"]
-        .as_str()?
+        .find(|o| o.option_id.as_deref() == Some(option_id))?
+        .name
+        .as_deref()?
         .strip_prefix("Always Allow ")
         .map(str::trim)
         .filter(|s| is_id(s))
@@ -453,7 +456,7 @@ fn undecorated_identity(call: &CallFields, servers: &[String]) -> Option<Identit
         .permission
         .options()
         .iter()
-        .filter_map(|o| field(o, "name").as_str())
+        .filter_map(|o| o.name.as_deref())
         .filter_map(|n| n.split_whitespace().last())
         .find_map(|last| spelled_identity(last, servers))
     {

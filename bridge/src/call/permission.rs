@@ -24,7 +24,7 @@ pub(crate) struct PendingPermission {
     pub request_id: String,
     /// The agent's JSON-RPC id, echoed verbatim.
     pub rpc_id: Value,
-    pub options: Vec<Value>,
+    pub options: Vec<crate::acp::permission_option::PermissionOption>,
     pub tool_use_id: String,
     pub tool_name: String,
     pub input: Value,

@@ -150,7 +150,7 @@ impl Bridge {
         // options may name the tool (Gemini before 0.36)
         let tc = &crate::call::identity::permission_request_fields(params);
         let call_id = self.asked_call_id(tc);
-        let options: Vec<Value> = params["options"].as_array().cloned().unwrap_or_default();
+        let options = client::PermissionOption::read_all(&params["options"]);
         // calls held back before this request come before it
         self.release_held_except(&call_id);
         let (name, input) = self.asked_call(&call_id, tc);
@@ -306,7 +306,7 @@ impl Bridge {
     fn script_gate_denies(
         &mut self,
         rpc_id: &Value,
-        options: &[Value],
+        options: &[client::PermissionOption],
         call_id: &str,
         name: &str,
         input: &Value,

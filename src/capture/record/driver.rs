@@ -147,7 +147,7 @@ struct Driver<'a> {
     prompt_answered: bool,
     idle_seen: bool,
     queued: VecDeque<Vec<frames::ContentBlock>>,
-    permissions: VecDeque<(Value, Vec<Value>)>,
+    permissions: VecDeque<(Value, Value)>,
     turn: TurnPoints,
     sent_first_prompt: bool,
     /// The scenario's system prompt, as the replayer launches the bridge
@@ -388,14 +388,16 @@ impl Driver<'_> {
         };
         let chosen = match option_id {
             Some(o) => Some(o.to_string()),
-            None => frames::choose_permission_option(&options, intent),
+            None => frames::choose_permission_option(
+                &frames::PermissionOption::read_all(&options),
+                intent,
+            ),
         };
         let result = match &chosen {
             Some(o) => frames::PermissionAnswer::selected(o),
             None => {
                 self.note(format!(
-                    "no option fits {decision} among {}; answered cancelled",
-                    Value::Array(options.clone())
+                    "no option fits {decision} among {options}; answered cancelled"
                 ));
                 frames::PermissionAnswer::cancelled()
             }
@@ -569,10 +571,13 @@ impl Driver<'_> {
         match (method, id) {
             (Some(method), Some(id)) => {
                 if method == "session/request_permission" {
-                    let options = frame["params"]["options"]
-                        .as_array()
-                        .cloned()
-                        .unwrap_or_default();
+                    // kept as sent, for a note when no option fits
+                    let options = Value::Array(
+                        frame["params"]["options"]
+                            .as_array()
+                            .cloned()
+                            .unwrap_or_default(),
+                    );
                     self.turn.permission = true;
                     self.turn.started = true;
                     // Agents that ask first (Gemini CLI) announce the call

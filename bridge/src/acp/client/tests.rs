@@ -40,10 +40,12 @@ fn load_session_params(
     written(request.params(Revision::V1))
 }
 
-fn opts(list: &[(&str, &str)]) -> Vec<Value> {
-    list.iter()
+fn opts(list: &[(&str, &str)]) -> Vec<PermissionOption> {
+    let options: Vec<Value> = list
+        .iter()
         .map(|(id, kind)| json!({"optionId": id, "name": id, "kind": kind}))
-        .collect()
+        .collect();
+    PermissionOption::read_all(&Value::Array(options))
 }
 
 fn init(http: bool, image: bool, load: bool) -> AgentCapabilities {
@@ -222,7 +224,7 @@ fn permission_choice_by_intent_for_real_option_lists() {
     // (agent, options, allow once, allow always, deny)
     type Case<'a> = (
         &'a str,
-        Vec<Value>,
+        Vec<PermissionOption>,
         Option<&'a str>,
         Option<&'a str>,
         Option<&'a str>,
@@ -326,10 +328,12 @@ fn permission_choice_by_intent_for_real_option_lists() {
 
 #[test]
 fn permission_options_without_kind_are_classified_by_id() {
-    let options = vec![
-        json!({"optionId": "allow-once"}),
-        json!({"optionId": "reject-once"}),
-    ];
+    let options = PermissionOption::read_all(&json!([
+        {"optionId": "allow-once"},
+        {"optionId": "reject-once"},
+        // a field that is no string is no field
+        {"optionId": 7, "kind": ["allow_once"]},
+    ]));
     assert_eq!(
         choose_permission_option(&options, PermissionIntent::AllowOnce).as_deref(),
         Some("allow-once")
@@ -535,14 +539,14 @@ mod compat {
             reject_option_by_kind: false,
             ..crate::launch::Compat::default()
         };
-        let v1 = [
-            json!({"optionId": "allow_once", "kind": "allow_once"}),
-            json!({"optionId": "decline", "kind": "reject_once"}),
-        ];
-        let v2 = [
-            json!({"optionId": "allow_once", "kind": "allow_once"}),
-            json!({"optionId": "cancel", "kind": "reject_once"}),
-        ];
+        let v1 = PermissionOption::read_all(&json!([
+            {"optionId": "allow_once", "kind": "allow_once"},
+            {"optionId": "decline", "kind": "reject_once"},
+        ]));
+        let v2 = PermissionOption::read_all(&json!([
+            {"optionId": "allow_once", "kind": "allow_once"},
+            {"optionId": "cancel", "kind": "reject_once"},
+        ]));
         assert_eq!(
             choose_permission_option_with(&v1, PermissionIntent::Deny, &off).as_deref(),
             Some("decline")
