@@ -9,6 +9,8 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::acp::update_kind::UpdateKind;
+
 /// A protocol revision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Revision {
@@ -130,7 +132,8 @@ pub fn v1_view(init_result: &Value) -> Value {
 /// Whether a `session/update` ends the foreground work of a v2 turn: a
 /// `state_update` whose `state` is `idle`.
 pub fn is_idle_update(update: &Value) -> bool {
-    update["sessionUpdate"] == "state_update" && update["state"] == "idle"
+    let kind = update["sessionUpdate"].as_str().unwrap_or_default();
+    UpdateKind::parse(kind) == UpdateKind::State && update["state"] == "idle"
 }
 
 #[cfg(test)]

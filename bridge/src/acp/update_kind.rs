@@ -28,9 +28,43 @@ pub(crate) enum UpdateKind<'a> {
     Notice,
     Compaction,
     CompactionSummaryChunk,
+    /// v2's `state_update`: the session's foreground state.
+    State,
+    /// v2's whole messages: `agent_message`, `agent_thought`, `user_message`.
+    WholeMessage(MessageKind),
+    /// v2's `tool_call_content_chunk`: content appended to a call.
+    CallContentChunk,
     /// A kind no schema this bridge knows names (`""` when the update has
     /// no `sessionUpdate` string).
     Unknown(&'a str),
+}
+
+/// Whose whole message a v2 message update carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MessageKind {
+    Agent,
+    Thought,
+    User,
+}
+
+impl MessageKind {
+    /// The v2 kind (`agent_message`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MessageKind::Agent => "agent_message",
+            MessageKind::Thought => "agent_thought",
+            MessageKind::User => "user_message",
+        }
+    }
+
+    /// The v1 kind its chunks have (`agent_message_chunk`, ...).
+    pub fn chunk_kind(self) -> &'static str {
+        match self {
+            MessageKind::Agent => "agent_message_chunk",
+            MessageKind::Thought => "agent_thought_chunk",
+            MessageKind::User => "user_message_chunk",
+        }
+    }
 }
 
 /// How a `plan*` update changes the session's plans.
@@ -65,6 +99,11 @@ impl<'a> UpdateKind<'a> {
             "notice" => Self::Notice,
             "compaction_update" => Self::Compaction,
             "compaction_summary_chunk" => Self::CompactionSummaryChunk,
+            "state_update" => Self::State,
+            "agent_message" => Self::WholeMessage(MessageKind::Agent),
+            "agent_thought" => Self::WholeMessage(MessageKind::Thought),
+            "user_message" => Self::WholeMessage(MessageKind::User),
+            "tool_call_content_chunk" => Self::CallContentChunk,
             other => Self::Unknown(other),
         }
     }
@@ -86,6 +125,9 @@ impl<'a> UpdateKind<'a> {
             Self::Notice => "notice",
             Self::Compaction => "compaction_update",
             Self::CompactionSummaryChunk => "compaction_summary_chunk",
+            Self::State => "state_update",
+            Self::WholeMessage(message) => message.as_str(),
+            Self::CallContentChunk => "tool_call_content_chunk",
             Self::Unknown(other) => other,
         }
     }
@@ -154,13 +196,23 @@ mod tests {
             "compaction_update",
             "compaction_summary_chunk",
             "state_update",
+            "agent_message",
+            "agent_thought",
+            "user_message",
+            "tool_call_content_chunk",
             "",
         ] {
             assert_eq!(UpdateKind::parse(spelling).as_str(), spelling);
         }
         assert_eq!(
-            UpdateKind::parse("state_update"),
-            UpdateKind::Unknown("state_update")
+            UpdateKind::parse("tool_call_updated"),
+            UpdateKind::Unknown("tool_call_updated")
         );
+        for message in [MessageKind::Agent, MessageKind::Thought, MessageKind::User] {
+            assert_eq!(
+                UpdateKind::parse(message.chunk_kind()).as_str(),
+                message.chunk_kind()
+            );
+        }
     }
 }

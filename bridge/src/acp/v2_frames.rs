@@ -19,6 +19,8 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value, json};
 
+use crate::acp::update_kind::{CallKind, MessageKind, UpdateKind};
+
 /// What one v2 agent frame is to the core.
 #[derive(Debug, Clone, PartialEq)]
 pub enum V2Read {
@@ -65,10 +67,9 @@ impl V2Reader {
         }
         let kind = frame["params"]["update"]["sessionUpdate"]
             .as_str()
-            .unwrap_or_default()
-            .to_string();
-        match kind.as_str() {
-            "state_update" => {
+            .unwrap_or_default();
+        match UpdateKind::parse(kind) {
+            UpdateKind::State => {
                 let update = &frame["params"]["update"];
                 vec![V2Read::State {
                     state: update["state"].as_str().unwrap_or_default().to_string(),
@@ -76,30 +77,31 @@ impl V2Reader {
                     usage: update.get("usage").filter(|u| u.is_object()).cloned(),
                 }]
             }
-            "agent_message_chunk" | "agent_thought_chunk" | "user_message_chunk" => {
+            UpdateKind::Chunk(_) | UpdateKind::UserMessageChunk => {
                 if let Some(id) = frame["params"]["update"]["messageId"].as_str() {
                     self.messages.insert(id.to_string());
                 }
                 vec![V2Read::AsSent]
             }
-            "agent_message" | "agent_thought" | "user_message" => self.whole_message(frame, &kind),
-            "tool_call_update" => {
+            UpdateKind::WholeMessage(message) => self.whole_message(frame, message),
+            UpdateKind::Call(CallKind::ToolCallUpdate) => {
                 let update = &mut frame["params"]["update"];
                 if let Some(id) = update["toolCallId"].as_str().map(str::to_string)
                     && self.calls.len() < MAX_TRACKED_CALLS
                     && self.calls.insert(id)
                 {
-                    update["sessionUpdate"] = "tool_call".into();
+                    update["sessionUpdate"] = CallKind::ToolCall.as_str().into();
                     return vec![V2Read::Frame(frame)];
                 }
                 vec![V2Read::AsSent]
             }
-            "tool_call_content_chunk" => self.content_chunk(frame),
+            UpdateKind::CallContentChunk => self.content_chunk(frame),
             _ => vec![V2Read::AsSent],
         }
     }
 
-    fn whole_message(&mut self, frame: Value, kind: &str) -> Vec<V2Read> {
+    fn whole_message(&mut self, frame: Value, message: MessageKind) -> Vec<V2Read> {
+        let kind = message.as_str();
         let update = &frame["params"]["update"];
         let id = update["messageId"].as_str().unwrap_or_default().to_string();
         if !self.messages.insert(id.clone()) {
@@ -107,7 +109,7 @@ impl V2Reader {
                 "{kind} {id} replaces a message whose content already reached the panel; skipped"
             ))];
         }
-        let chunk_kind = format!("{kind}_chunk");
+        let chunk_kind = message.chunk_kind();
         let blocks = update["content"].as_array().cloned().unwrap_or_default();
         blocks
             .into_iter()
@@ -141,10 +143,11 @@ impl V2Reader {
             };
         let first = self.calls.len() < MAX_TRACKED_CALLS && self.calls.insert(id.clone());
         let kind = if first {
-            "tool_call"
+            CallKind::ToolCall
         } else {
-            "tool_call_update"
-        };
+            CallKind::ToolCallUpdate
+        }
+        .as_str();
         frame["params"]["update"] = json!({
             "sessionUpdate": kind,
             "toolCallId": id,

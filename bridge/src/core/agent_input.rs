@@ -493,6 +493,14 @@ impl Bridge {
             UpdateKind::UserMessageChunk
             | UpdateKind::SessionInfo
             | UpdateKind::CompactionSummaryChunk => {}
+            // the v2 reader reads these into v1's kinds: here they come
+            // from an agent that spoke v1
+            UpdateKind::State | UpdateKind::WholeMessage(_) | UpdateKind::CallContentChunk => {
+                let kind = kind.as_str();
+                self.diag(format!(
+                    "ACP v2 session/update kind {kind:?} in a v1 session skipped"
+                ))
+            }
             UpdateKind::Unknown(other) => {
                 self.diag(format!("unknown session/update kind {other:?} skipped"))
             }
