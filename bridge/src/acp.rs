@@ -10,6 +10,7 @@ pub(crate) mod chunk_frame;
 pub mod client;
 pub(crate) mod json_field;
 pub mod mcp_servers;
+pub mod message;
 pub(crate) mod permission_mode;
 pub mod permission_option;
 pub mod request;

@@ -654,7 +654,11 @@ impl Bridge {
     }
 
     /// Answers an agent's `session/request_permission`.
-    fn answer_permission(&mut self, rpc_id: &Value, answer: client::PermissionAnswer) {
+    fn answer_permission(
+        &mut self,
+        rpc_id: &crate::acp::message::RequestId,
+        answer: client::PermissionAnswer,
+    ) {
         self.send(client::result_line(rpc_id, &answer));
     }
 

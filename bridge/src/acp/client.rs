@@ -12,7 +12,7 @@ pub use crate::acp::capabilities::AgentCapabilities;
 pub use crate::acp::permission_mode::ModeChange;
 pub use crate::acp::request::{
     ConfigValue, ContentBlock, HttpHeader, McpServer, Notification, PermissionAnswer, Request,
-    SessionSetup, SystemPrompt, error_line, result_line,
+    RequestId, SessionSetup, SystemPrompt, error_line, result_line,
 };
 use crate::launch::McpEndpoint;
 
@@ -210,7 +210,7 @@ pub fn first_prompt_instructions(
 
 /// The answer to an agent request this client does not serve (`fs/*`,
 /// `terminal/*`, anything unknown): -32601, the id echoed verbatim.
-pub fn method_not_found(id: &Value, method: &str) -> String {
+pub fn method_not_found(id: &RequestId, method: &str) -> String {
     let message = if method.starts_with("fs/") || method.starts_with("terminal/") {
         format!("method not found: {method} (this client declared no fs or terminal capability)")
     } else {

@@ -7,11 +7,10 @@
 //! Keys go out in the order ACP's examples use, which is the order the
 //! goldens and recordings pin.
 
+pub use crate::acp::message::RequestId;
+use crate::acp::revision::{CLIENT_NAME, Revision};
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
-use serde_json::Value;
-
-use crate::acp::revision::{CLIENT_NAME, Revision};
 
 /// A request to the agent, before a revision spells it.
 #[derive(Debug, Clone, PartialEq)]
@@ -215,11 +214,11 @@ impl Notification {
 
 /// A success answer to an agent's request; `id` is echoed verbatim (agents
 /// use numbers or strings).
-pub fn result_line(id: &Value, result: &impl Serialize) -> String {
+pub fn result_line(id: &RequestId, result: &impl Serialize) -> String {
     #[derive(Serialize)]
     struct Rpc<'a, R> {
         jsonrpc: &'static str,
-        id: &'a Value,
+        id: &'a RequestId,
         result: &'a R,
     }
     to_line(&Rpc {
@@ -230,11 +229,11 @@ pub fn result_line(id: &Value, result: &impl Serialize) -> String {
 }
 
 /// An error answer to an agent's request; `id` is echoed verbatim.
-pub fn error_line(id: &Value, code: i64, message: &str) -> String {
+pub fn error_line(id: &RequestId, code: i64, message: &str) -> String {
     #[derive(Serialize)]
     struct Rpc<'a> {
         jsonrpc: &'static str,
-        id: &'a Value,
+        id: &'a RequestId,
         error: RpcError<'a>,
     }
     #[derive(Serialize)]

@@ -23,7 +23,7 @@ pub(crate) struct PendingPermission {
     /// `acp-perm-N`, the id the panel answers.
     pub request_id: String,
     /// The agent's JSON-RPC id, echoed verbatim.
-    pub rpc_id: Value,
+    pub rpc_id: crate::acp::message::RequestId,
     pub options: Vec<crate::acp::permission_option::PermissionOption>,
     pub tool_use_id: String,
     pub tool_name: String,

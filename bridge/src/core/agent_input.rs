@@ -4,7 +4,8 @@
 
 use super::*;
 use crate::acp::chunk_frame::{ChunkFrame, ChunkKind};
-use crate::acp::json_field::{Fields, field, field_mut};
+use crate::acp::json_field::{Fields, field};
+use crate::acp::message::{AgentMessage, Neither, RequestId};
 use crate::acp::revision::Revision;
 use crate::acp::update_kind::UpdateKind;
 use crate::call::table::Asked;
@@ -43,7 +44,21 @@ impl Bridge {
         for read in self.v2.read(v) {
             match read {
                 V2Read::AsSent => self.v1_agent_line(line, now),
-                V2Read::Frame(frame) => self.v1_agent_line(&frame.to_string(), now),
+                // read into v1's shape: handled as the message it is,
+                // without a second parse
+                V2Read::Frame(frame) => match frame {
+                    Value::Object(frame) => match AgentMessage::read(frame) {
+                        Ok(message) => self.agent_message(message, now),
+                        Err(Neither) => self.diag(format!(
+                            "a v2 frame read into neither request, notification nor response: {}",
+                            truncate(line)
+                        )),
+                    },
+                    _ => self.diag(format!(
+                        "a v2 frame read into no JSON object: {}",
+                        truncate(line)
+                    )),
+                },
                 V2Read::State {
                     state,
                     stop_reason,
@@ -99,47 +114,50 @@ impl Bridge {
         if let Some(update) = crate::acp::update_frame::parse(line) {
             return self.session_update(update, now);
         }
-        let mut v: Value = match serde_json::from_str(line) {
-            Ok(v @ Value::Object(_)) => v,
+        let frame = match serde_json::from_str(line) {
+            Ok(Value::Object(frame)) => frame,
             Ok(_) => return self.malformed("agent", "not a JSON object", line),
             Err(e) => return self.malformed("agent", &e.to_string(), line),
         };
-        let method = field(&v, "method").as_str();
-        let has_id = !field(&v, "id").is_null();
-        if !has_id && method == Some("session/update") {
-            // the update is moved, not copied, into the tool call it reports
-            // (a tool result may carry megabytes of image data)
-            let update = match &mut v {
-                Value::Object(frame) => field_mut(frame, "params")
-                    .and_then(Value::as_object_mut)
-                    .and_then(|p| field_mut(p, "update"))
-                    .map(Value::take)
-                    .unwrap_or(Value::Null),
-                _ => Value::Null,
-            };
-            return self.session_update(update, now);
-        }
-        match (method, has_id) {
-            (Some(m), true) => self.agent_request(m, &v),
-            (Some(m), false) => self.agent_notification(m),
-            (None, true) => self.agent_response(&v, now),
-            (None, false) => self.diag(format!(
+        match AgentMessage::read(frame) {
+            Ok(message) => self.agent_message(message, now),
+            Err(Neither) => self.diag(format!(
                 "agent line is neither request, notification nor response: {}",
                 truncate(line)
             )),
         }
     }
 
-    pub(super) fn agent_request(&mut self, method: &str, v: &Value) {
-        let id = &v["id"];
+    fn agent_message(&mut self, message: AgentMessage, now: Duration) {
+        match message {
+            AgentMessage::Notification { method, params } if method == "session/update" => {
+                // the update is moved, not copied, into the tool call it
+                // reports (a tool result may carry megabytes of image data)
+                let update = match params {
+                    Value::Object(mut params) => params.remove("update").unwrap_or(Value::Null),
+                    _ => Value::Null,
+                };
+                self.session_update(update, now)
+            }
+            AgentMessage::Request { id, method, params } => {
+                self.agent_request(&id, &method, &params)
+            }
+            AgentMessage::Notification { method, .. } => self.agent_notification(&method),
+            AgentMessage::Response { id, result, error } => {
+                self.agent_response(&id, result, error.as_ref(), now)
+            }
+        }
+    }
+
+    pub(super) fn agent_request(&mut self, id: &RequestId, method: &str, params: &Value) {
         if method == "session/request_permission" {
-            return self.permission_request(id, &v["params"]);
+            return self.permission_request(id, params);
         }
         self.diag(format!("agent request {method} answered -32601"));
         self.send(client::method_not_found(id, method));
     }
 
-    pub(super) fn permission_request(&mut self, rpc_id: &Value, params: &Value) {
+    pub(super) fn permission_request(&mut self, rpc_id: &RequestId, params: &Value) {
         if !self.late_prompts.is_empty() {
             self.diag(
                 "late permission request of an interrupted prompt answered cancelled".to_string(),
@@ -305,7 +323,7 @@ impl Bridge {
     /// when it did.
     fn script_gate_denies(
         &mut self,
-        rpc_id: &Value,
+        rpc_id: &RequestId,
         options: &[client::PermissionOption],
         call_id: &str,
         name: &str,
@@ -543,25 +561,31 @@ impl Bridge {
         });
     }
 
-    pub(super) fn agent_response(&mut self, v: &Value, now: Duration) {
-        if let Some(pos) = v["id"]
+    /// An answer to one of our requests: its `result` and its `error`
+    /// (a `null` one is none).
+    pub(super) fn agent_response(
+        &mut self,
+        id: &RequestId,
+        result: Value,
+        error: Option<&Value>,
+        now: Duration,
+    ) {
+        if let Some(pos) = id
             .as_u64()
             .and_then(|id| self.late_prompts.iter().position(|l| *l == id))
         {
             self.late_prompts.remove(pos);
             self.diag(format!(
-                "late answer to interrupted prompt {} dropped (its turn already ended)",
-                v["id"]
+                "late answer to interrupted prompt {id} dropped (its turn already ended)"
             ));
             return self.send_queued_after_late();
         }
-        let Some(pos) = v["id"]
+        let Some(pos) = id
             .as_u64()
             .and_then(|id| self.pending.iter().position(|(pid, _)| *pid == id))
         else {
             return self.diag(format!(
-                "agent response to an unknown request id {} skipped",
-                v["id"]
+                "agent response to an unknown request id {id} skipped"
             ));
         };
         let (_, pending) = self.pending.remove(pos);
@@ -574,8 +598,6 @@ impl Bridge {
             // a held `tool_use` goes out before the `control_response`
             self.announce_held_back();
         }
-        let error = v.get("error").filter(|e| !e.is_null());
-        let result = v.get("result").cloned().unwrap_or(Value::Null);
         match pending {
             p @ (Pending::Initialize
             | Pending::NewSession { .. }

@@ -147,7 +147,7 @@ struct Driver<'a> {
     prompt_answered: bool,
     idle_seen: bool,
     queued: VecDeque<Vec<frames::ContentBlock>>,
-    permissions: VecDeque<(Value, Value)>,
+    permissions: VecDeque<(frames::RequestId, Value)>,
     turn: TurnPoints,
     sent_first_prompt: bool,
     /// The scenario's system prompt, as the replayer launches the bridge
@@ -437,7 +437,7 @@ impl Driver<'_> {
     }
 
     /// Answers a permission request `cancelled`.
-    async fn cancel_permission(&mut self, id: &Value) -> Result<(), Halt> {
+    async fn cancel_permission(&mut self, id: &frames::RequestId) -> Result<(), Halt> {
         let answer = frames::result_line(id, &frames::PermissionAnswer::cancelled());
         Ok(self.agent()?.send(answer).await?)
     }
@@ -594,7 +594,7 @@ impl Driver<'_> {
                             self.turn.calls.asked(call);
                         }
                     }
-                    self.permissions.push_back((id, options));
+                    self.permissions.push_back((id.into(), options));
                 } else {
                     // We declared no fs and no terminal: refuse anything else.
                     if self.undeclared_seen.insert(method.clone()) {
@@ -603,7 +603,7 @@ impl Driver<'_> {
                             declared_capabilities(self.revision)
                         ));
                     }
-                    let answer = frames::method_not_found(&id, &method);
+                    let answer = frames::method_not_found(&id.into(), &method);
                     self.agent()?.send(answer).await?;
                 }
             }

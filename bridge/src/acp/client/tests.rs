@@ -500,15 +500,18 @@ fn first_prompt_instructions_join_the_gate_steering_only_when_on() {
 #[test]
 fn frames_echo_ids_verbatim() {
     assert_eq!(
-        line(method_not_found(&json!("f"), "fs/read_text_file"))["error"]["code"],
+        line(method_not_found(&json!("f").into(), "fs/read_text_file"))["error"]["code"],
         json!(-32601)
     );
     assert_eq!(
-        line(result_line(&json!("abc"), &PermissionAnswer::cancelled()))["id"],
+        line(result_line(
+            &json!("abc").into(),
+            &PermissionAnswer::cancelled()
+        ))["id"],
         json!("abc")
     );
     assert_eq!(
-        line(error_line(&json!(7), -32601, "no"))["error"]["code"],
+        line(error_line(&json!(7).into(), -32601, "no"))["error"]["code"],
         json!(-32601)
     );
     assert_eq!(
