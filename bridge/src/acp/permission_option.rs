@@ -31,6 +31,16 @@ impl PermissionOption {
             })
             .collect()
     }
+
+    /// About the bytes it holds, as JSON (each field present as
+    /// `"key":"text",`), for a held call's memory bound.
+    pub fn held_bytes(&self) -> usize {
+        let fields = [&self.option_id, &self.name, &self.kind];
+        2 + fields
+            .iter()
+            .filter_map(|f| f.as_ref().map(|t| t.len() + 12))
+            .sum::<usize>()
+    }
 }
 
 /// What the panel decided about a permission request.

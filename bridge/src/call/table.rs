@@ -22,7 +22,6 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::acp::json_field::field;
-use crate::acp::permission_option::PermissionOption;
 use crate::call::fields::{CallFields, OwnFields, PermissionParts};
 use crate::call::identity::{self, Identity, RegisteredServers};
 
@@ -155,15 +154,7 @@ fn part_sizes(p: &PermissionParts) -> [Option<usize>; 5] {
         text(&p.kind, "permissionKind"),
         blocks(&p.content, "permissionContent"),
         p.options.as_ref().map(|o| {
-            let option = |o: &PermissionOption| {
-                let fields = [&o.option_id, &o.name, &o.kind];
-                // each present field as `"key":"text",`
-                2 + fields
-                    .iter()
-                    .filter_map(|f| f.as_ref().map(|t| t.len() + 12))
-                    .sum::<usize>()
-            };
-            "permissionOptions".len() + 3 + o.iter().map(option).sum::<usize>() + 2
+            "permissionOptions".len() + 3 + o.iter().map(|o| o.held_bytes()).sum::<usize>() + 2
         }),
         p.meta
             .as_ref()
