@@ -98,20 +98,20 @@ enum Pending {
     /// A panel `set_permission_mode`, answered when the agent answers or
     /// at `due` ([`CONTROL_TIMEOUT`]), whichever comes first.
     PanelSetMode {
-        request_id: Value,
+        request_id: stream_json::RequestId,
         mode: PermissionMode,
         due: Duration,
     },
     /// A panel `set_model`, answered like [`Pending::PanelSetMode`].
     PanelSetModel {
-        request_id: Value,
+        request_id: stream_json::RequestId,
         model: String,
         due: Duration,
     },
     /// A panel request carried out as a config option change
     /// (`set_max_thinking_tokens`), answered like [`Pending::PanelSetMode`].
     PanelSetConfig {
-        request_id: Value,
+        request_id: stream_json::RequestId,
         due: Duration,
     },
     /// A mode change the panel asked for inside a permission answer
@@ -137,7 +137,7 @@ pub struct Bridge {
     deadline: Option<Duration>,
     /// The panel's `initialize` requests (id and what each asked), answered
     /// when the session is up.
-    panel_init_requests: Vec<(Value, InitializeAsk)>,
+    panel_init_requests: Vec<(stream_json::RequestId, InitializeAsk)>,
     /// The MCP server registered with the agent: the launch's, or the one
     /// picked once the panel's `initialize` servers joined the launch's.
     mcp: Option<McpEndpoint>,

@@ -14,6 +14,9 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
+pub mod control;
+pub use control::RequestId;
+
 /// Token counts in Claude's `usage` shape (serialised in its key order).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Usage {
@@ -585,17 +588,17 @@ pub fn text_block(text: String) -> Value {
 
 /// A success answer to a panel `control_request`; `request_id` is echoed as
 /// the panel sent it (a string or a number).
-pub fn control_success(request_id: &Value, response: Value) -> Value {
+pub fn control_success(request_id: &RequestId, response: Value) -> Value {
     let response = object([
         ("subtype", json!("success")),
-        ("request_id", request_id.clone()),
+        ("request_id", json!(request_id)),
         ("response", response),
     ]);
     object([("type", json!("control_response")), ("response", response)])
 }
 
 /// An error answer to a panel `control_request` (`request_id` as sent).
-pub fn control_error(request_id: &Value, error: &str, error_code: Option<&str>) -> Value {
+pub fn control_error(request_id: &RequestId, error: &str, error_code: Option<&str>) -> Value {
     let mut resp = json!({"subtype": "error", "request_id": request_id, "error": error});
     if let Some(code) = error_code {
         resp["error_code"] = json!(code);

@@ -259,7 +259,7 @@ impl Bridge {
                 if v["type"] == "user" {
                     self.echo_user(&v);
                 } else if v["type"] == "control_request" {
-                    let rid = v.get("request_id").cloned().unwrap_or(Value::Null);
+                    let rid = v.get("request_id").cloned().unwrap_or(Value::Null).into();
                     self.emit(stream_json::control_error(&rid, why, None));
                 }
             }

@@ -91,7 +91,7 @@ impl Bridge {
     /// A panel `control_request` `initialize`.
     pub(super) fn panel_initialize_request(
         &mut self,
-        request_id: Value,
+        request_id: stream_json::RequestId,
         req: &Value,
         now: Duration,
     ) {

@@ -4,7 +4,7 @@
 //! naming it) and the answers to permission requests.
 
 use super::*;
-use crate::acp::json_field::json_kind;
+use crate::stream_json::control::{Ask, ControlRequest, RequestId};
 
 impl Bridge {
     pub(super) fn panel_line(&mut self, line: &str, now: Duration) {
@@ -151,75 +151,44 @@ impl Bridge {
     /// Answers every control request exactly once, echoing its
     /// `request_id` as sent (string or number; `null` when missing).
     pub(super) fn panel_control_request(&mut self, v: &Value, line: &str, now: Duration) {
-        let request_id = v.get("request_id").cloned().unwrap_or(Value::Null);
-        if !matches!(request_id, Value::String(_) | Value::Number(_)) {
-            let why = format!(
-                "control_request request_id is {}, not a string or a number",
-                json_kind(&request_id)
-            );
-            self.diag(format!("{why}: {}", truncate(line)));
-            return self.emit(stream_json::control_error(&request_id, &why, None));
-        }
-        let req = &v["request"];
-        let subtype = match req.get("subtype") {
-            Some(Value::String(s)) => s.as_str(),
-            Some(other) => {
-                let why = format!(
-                    "control_request request.subtype is {}, not a string",
-                    json_kind(other)
-                );
-                self.diag(why.clone());
-                return self.emit(stream_json::control_error(&request_id, &why, None));
+        let request = match ControlRequest::read(v) {
+            Ok(request) => request,
+            Err(refused) => {
+                let why = &refused.why;
+                match refused.bad_id {
+                    true => self.diag(format!("{why}: {}", truncate(line))),
+                    false => self.diag(why.clone()),
+                }
+                return self.emit(stream_json::control_error(&refused.request_id, why, None));
             }
-            None => "",
         };
-        match subtype {
-            "initialize" => self.panel_initialize_request(request_id, req, now),
+        let ControlRequest { request_id, ask } = request;
+        match ask {
+            Ask::Initialize(req) => self.panel_initialize_request(request_id, req, now),
             // a prompt still waiting for the session goes out before the
             // interrupt, so the interrupt cancels it, as it would a turn
-            "interrupt" if self.prompt_deferred() => self.deferred.push(line.to_string()),
-            "interrupt" => self.interrupt(&request_id, now),
-            "set_permission_mode" | "set_model" | "set_max_thinking_tokens"
-                if !control_value_ok(subtype, req) =>
-            {
-                let (field, want) = match subtype {
-                    "set_model" => ("model", "a string"),
-                    "set_max_thinking_tokens" => ("max_thinking_tokens", "a number or null"),
-                    _ => ("mode", "a string"),
-                };
-                let why = format!(
-                    "{subtype} request.{field} is {}, not {want}",
-                    json_kind(req.get(field).unwrap_or(&Value::Null))
-                );
-                self.diag(why.clone());
-                self.emit(stream_json::control_error(&request_id, &why, None));
-            }
-            "set_permission_mode" | "set_model" | "set_max_thinking_tokens"
-                if self.phase == Phase::Handshaking =>
-            {
+            Ask::Interrupt if self.prompt_deferred() => self.deferred.push(line.to_string()),
+            Ask::Interrupt => self.interrupt(&request_id, now),
+            ask if ask.changes_the_session() && self.phase == Phase::Handshaking => {
                 self.deferred.push(line.to_string());
             }
-            "set_permission_mode" | "set_model" | "set_max_thinking_tokens"
-                if self.phase != Phase::Ready =>
-            {
+            ask if ask.changes_the_session() && self.phase != Phase::Ready => {
                 let why = self
                     .failure
                     .clone()
                     .unwrap_or_else(|| "no session yet".into());
                 self.emit(stream_json::control_error(&request_id, &why, None));
             }
-            "set_permission_mode" => {
-                self.set_permission_mode(&request_id, req["mode"].as_str().unwrap_or(""), now)
+            Ask::SetPermissionMode { mode } => self.set_permission_mode(&request_id, mode, now),
+            Ask::SetModel { model } => self.set_model(&request_id, model, now),
+            Ask::SetMaxThinkingTokens { tokens } => {
+                self.set_max_thinking_tokens(&request_id, tokens, now)
             }
-            "set_model" => self.set_model(&request_id, req["model"].as_str(), now),
-            "set_max_thinking_tokens" => {
-                self.set_max_thinking_tokens(&request_id, req["max_thinking_tokens"].as_u64(), now)
-            }
-            "end_session" => self.end_session(&request_id, now),
-            "mcp_status" => self.mcp_status(&request_id),
-            "get_context_usage" => self.get_context_usage(&request_id),
-            "get_usage" => self.get_usage(&request_id),
-            other => {
+            Ask::EndSession => self.end_session(&request_id, now),
+            Ask::McpStatus => self.mcp_status(&request_id),
+            Ask::GetContextUsage => self.get_context_usage(&request_id),
+            Ask::GetUsage => self.get_usage(&request_id),
+            Ask::Unsupported(other) => {
                 self.diag(format!(
                     "unsupported panel control_request subtype {other:?}"
                 ));
@@ -245,7 +214,7 @@ impl Bridge {
         }
     }
 
-    pub(super) fn interrupt(&mut self, request_id: &Value, now: Duration) {
+    pub(super) fn interrupt(&mut self, request_id: &RequestId, now: Duration) {
         if self.turn.is_some()
             && let Some(sid) = self.session_id.clone()
         {
@@ -261,7 +230,7 @@ impl Bridge {
     /// running turn cancelled (nobody waits for its answer), then the
     /// session ends as at panel EOF: the agent's stdin closes once the turn
     /// has ended, and the agent exits as it does at EOF.
-    fn end_session(&mut self, request_id: &Value, now: Duration) {
+    fn end_session(&mut self, request_id: &RequestId, now: Duration) {
         self.interrupt(request_id, now);
         self.end_panel_input();
     }
@@ -281,7 +250,12 @@ impl Bridge {
         }
     }
 
-    pub(super) fn set_permission_mode(&mut self, request_id: &Value, mode: &str, now: Duration) {
+    pub(super) fn set_permission_mode(
+        &mut self,
+        request_id: &RequestId,
+        mode: &str,
+        now: Duration,
+    ) {
         // the mode the session reports now (system/init's `permissionMode`),
         // which the agent did not leave: nothing to change, as Claude Code
         // does nothing
@@ -307,7 +281,7 @@ impl Bridge {
         );
     }
 
-    pub(super) fn set_model(&mut self, request_id: &Value, model: Option<&str>, now: Duration) {
+    pub(super) fn set_model(&mut self, request_id: &RequestId, model: Option<&str>, now: Duration) {
         let models = client::available_models(&self.session);
         let Some(model) = model.filter(|m| !m.is_empty() && *m != "default") else {
             return self.emit(stream_json::control_success(request_id, json!({})));
@@ -345,7 +319,12 @@ impl Bridge {
     /// `set_max_thinking_tokens`: a value of the agent's thought-level
     /// config option ([`client::resolve_thought_level`]); an error naming
     /// why when the agent has none, or none that fits.
-    fn set_max_thinking_tokens(&mut self, request_id: &Value, tokens: Option<u64>, now: Duration) {
+    fn set_max_thinking_tokens(
+        &mut self,
+        request_id: &RequestId,
+        tokens: Option<u64>,
+        now: Duration,
+    ) {
         let change = match client::resolve_thought_level(tokens, &self.session) {
             Ok(Some(change)) => change,
             Ok(None) => return self.emit(stream_json::control_success(request_id, json!({}))),
@@ -514,23 +493,5 @@ impl Bridge {
             }
         }
         self.end_turn(now);
-    }
-}
-
-/// Whether a `set_model` / `set_permission_mode` carries its value with the
-/// right type: `mode` a string; `model` a string or absent (absent: the
-/// default model, as the TypeScript SDK's `setModel()` sends it).
-fn control_value_ok(subtype: &str, req: &Value) -> bool {
-    match subtype {
-        // null (the Python SDK's `set_model(None)`) is the default model
-        "set_model" => matches!(
-            req.get("model"),
-            None | Some(Value::Null | Value::String(_))
-        ),
-        "set_max_thinking_tokens" => match req.get("max_thinking_tokens") {
-            None | Some(Value::Null) => true,
-            Some(n) => n.as_u64().is_some(),
-        },
-        _ => matches!(req.get("mode"), Some(Value::String(_))),
     }
 }

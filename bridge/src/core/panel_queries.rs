@@ -9,7 +9,7 @@ impl Bridge {
     /// `mcp_status`: the MCP server the bridge passes the agent, `pending`
     /// until the session is up, then `connected` or `failed` as
     /// `system/init` says.
-    pub(super) fn mcp_status(&mut self, request_id: &Value) {
+    pub(super) fn mcp_status(&mut self, request_id: &stream_json::RequestId) {
         let servers: Vec<Value> = match self.phase {
             Phase::Ready => self.system_init()["mcp_servers"]
                 .as_array()
@@ -37,7 +37,7 @@ impl Bridge {
     /// `get_context_usage`: the agent's last `usage_update` (`used` of
     /// `size` tokens) as two categories, messages and free space; an error
     /// naming what is missing until the agent has sent one.
-    pub(super) fn get_context_usage(&mut self, request_id: &Value) {
+    pub(super) fn get_context_usage(&mut self, request_id: &stream_json::RequestId) {
         let (Some(used), Some(size)) = (self.last_usage.used, self.last_usage.size) else {
             return self.emit(stream_json::control_error(
                 request_id,
@@ -76,7 +76,7 @@ impl Bridge {
     /// one came, or when it is not in USD). ACP reports no durations, line
     /// counts, per-model usage or plan rate limits: those are zero, empty
     /// or null, as Claude Code answers for an API-key session.
-    pub(super) fn get_usage(&mut self, request_id: &Value) {
+    pub(super) fn get_usage(&mut self, request_id: &stream_json::RequestId) {
         let cost = self.last_usage.cost.as_ref();
         let total = cost.and_then(|c| c.usd()).unwrap_or(0.0);
         let body = json!({
