@@ -100,6 +100,52 @@ fn every_doc_architecture_md_links_exists() {
     );
 }
 
+/// Every file or folder ARCHITECTURE.md names (a backticked name with a
+/// file extension or a trailing `/`, `::item` aside) is one of the
+/// repository's: the whole path, or the end of one (a code-map bullet names
+/// a module's files relative to it).
+#[test]
+fn every_path_architecture_md_names_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let mut known: Vec<String> = Vec::new();
+    for entry in walkdir::WalkDir::new(root)
+        .into_iter()
+        .filter_entry(|e| {
+            !matches!(
+                e.file_name().to_str(),
+                Some("target" | ".git" | "node_modules")
+            )
+        })
+        .filter_map(Result::ok)
+    {
+        let Ok(rel) = entry.path().strip_prefix(root) else {
+            continue;
+        };
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        known.push(match entry.file_type().is_dir() {
+            true => format!("/{rel}/"),
+            false => format!("/{rel}"),
+        });
+    }
+    const EXTENSIONS: [&str; 8] = [
+        ".rs", ".md", ".toml", ".py", ".mjs", ".json", ".jsonl", ".yml",
+    ];
+    let missing: Vec<&str> = text
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|name| name.split("::").next().unwrap_or(name))
+        .filter(|name| !name.contains(['*', '<', ' ']))
+        .filter(|name| name.ends_with('/') || EXTENSIONS.iter().any(|x| name.ends_with(x)))
+        .filter(|name| !known.iter().any(|k| k.ends_with(&format!("/{name}"))))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md names files that do not exist: {missing:?}"
+    );
+}
+
 /// Which units a unit imports (a unit is a module path cut at one depth).
 type Edges = std::collections::BTreeMap<Vec<String>, std::collections::BTreeSet<Vec<String>>>;
 
