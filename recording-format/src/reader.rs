@@ -212,7 +212,7 @@ impl<R> Reader<R> {
             path: path.clone(),
             line: number,
             seq: e.seq,
-            source,
+            source: Box::new(source),
         })
     }
 }

@@ -363,8 +363,10 @@ pub enum RecordingError {
         path: PathBuf,
         line: usize,
         seq: u64,
+        /// Boxed: the error is returned by every read, and this is its
+        /// largest variant.
         #[source]
-        source: blobs::JoinError,
+        source: Box<blobs::JoinError>,
     },
     #[error("{path}: empty file, expected a header line")]
     Empty { path: PathBuf },

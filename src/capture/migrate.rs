@@ -120,7 +120,7 @@ fn inline_raw(
         path: path.to_path_buf(),
         line,
         seq: event.get("seq").and_then(Value::as_u64).unwrap_or(0),
-        source,
+        source: Box::new(source),
     })
 }
 
