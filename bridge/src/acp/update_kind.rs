@@ -34,6 +34,11 @@ pub(crate) enum UpdateKind<'a> {
     WholeMessage(MessageKind),
     /// v2's `tool_call_content_chunk`: content appended to a call.
     CallContentChunk,
+    /// v2's `terminal_output_chunk`: bytes appended to an agent-owned
+    /// terminal's output.
+    TerminalOutputChunk,
+    /// v2's `terminal_update`: an agent-owned terminal's state.
+    TerminalUpdate,
     /// A kind no schema this bridge knows names (`""` when the update has
     /// no `sessionUpdate` string).
     Unknown(&'a str),
@@ -104,6 +109,8 @@ impl<'a> UpdateKind<'a> {
             "agent_thought" => Self::WholeMessage(MessageKind::Thought),
             "user_message" => Self::WholeMessage(MessageKind::User),
             "tool_call_content_chunk" => Self::CallContentChunk,
+            "terminal_output_chunk" => Self::TerminalOutputChunk,
+            "terminal_update" => Self::TerminalUpdate,
             other => Self::Unknown(other),
         }
     }
@@ -128,6 +135,8 @@ impl<'a> UpdateKind<'a> {
             Self::State => "state_update",
             Self::WholeMessage(message) => message.as_str(),
             Self::CallContentChunk => "tool_call_content_chunk",
+            Self::TerminalOutputChunk => "terminal_output_chunk",
+            Self::TerminalUpdate => "terminal_update",
             Self::Unknown(other) => other,
         }
     }
@@ -200,6 +209,8 @@ mod tests {
             "agent_thought",
             "user_message",
             "tool_call_content_chunk",
+            "terminal_output_chunk",
+            "terminal_update",
             "",
         ] {
             assert_eq!(UpdateKind::parse(spelling).as_str(), spelling);

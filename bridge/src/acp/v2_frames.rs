@@ -21,6 +21,9 @@ use serde_json::{Map, Value, json};
 
 use crate::acp::update_kind::{CallKind, MessageKind, UpdateKind};
 
+mod terminals;
+use terminals::{Output, Terminals};
+
 /// What one v2 agent frame is to the core.
 #[derive(Debug, Clone, PartialEq)]
 pub enum V2Read {
@@ -47,6 +50,7 @@ pub struct V2Reader {
     call_content: HashMap<String, Vec<Value>>,
     /// Messages whose content reached the core (streamed or whole).
     messages: HashSet<String>,
+    terminals: Terminals,
 }
 
 /// At most this many calls' appended content is kept; an older call's
@@ -84,19 +88,71 @@ impl V2Reader {
                 vec![V2Read::AsSent]
             }
             UpdateKind::WholeMessage(message) => self.whole_message(frame, message),
-            UpdateKind::Call(CallKind::ToolCallUpdate) => {
+            UpdateKind::Call(kind) => {
                 let update = &mut frame["params"]["update"];
-                if let Some(id) = update["toolCallId"].as_str().map(str::to_string)
-                    && self.calls.len() < MAX_TRACKED_CALLS
-                    && self.calls.insert(id)
-                {
-                    update["sessionUpdate"] = CallKind::ToolCall.as_str().into();
-                    return vec![V2Read::Frame(frame)];
+                let call = update["toolCallId"].as_str().map(str::to_string);
+                let shown = terminals::shown_terminals(update);
+                let held: Vec<(String, String)> = match &call {
+                    Some(call) => shown
+                        .into_iter()
+                        .filter_map(|t| Some((self.terminals.shown_by(&t, call)?, t)))
+                        .collect(),
+                    None => Vec::new(),
+                };
+                let first_seen = kind == CallKind::ToolCallUpdate
+                    && call.as_ref().is_some_and(|id| {
+                        self.calls.len() < MAX_TRACKED_CALLS && self.calls.insert(id.clone())
+                    });
+                let session_id = frame["params"]["sessionId"].clone();
+                let mut reads = vec![match first_seen {
+                    true => {
+                        frame["params"]["update"]["sessionUpdate"] =
+                            CallKind::ToolCall.as_str().into();
+                        V2Read::Frame(frame)
+                    }
+                    false => V2Read::AsSent,
+                }];
+                // output the terminal had before this call showed it
+                if let Some(call) = &call {
+                    for (text, terminal) in held {
+                        let output = terminals::output_frame(&session_id, call, &terminal, &text);
+                        reads.push(V2Read::Frame(output));
+                    }
                 }
-                vec![V2Read::AsSent]
+                reads
+            }
+            UpdateKind::TerminalOutputChunk | UpdateKind::TerminalUpdate => {
+                self.terminal_output(&frame)
             }
             UpdateKind::CallContentChunk => self.content_chunk(frame),
             _ => vec![V2Read::AsSent],
+        }
+    }
+
+    /// A terminal's output (a chunk, or an update's snapshot) as a delta on
+    /// the call that shows the terminal; an update without output is the
+    /// terminal's state alone, which the panel does not show.
+    fn terminal_output(&mut self, frame: &Value) -> Vec<V2Read> {
+        let update = &frame["params"]["update"];
+        let Some(terminal) = update["terminalId"].as_str() else {
+            return vec![V2Read::Skipped(format!(
+                "{} without a terminalId skipped",
+                update["sessionUpdate"].as_str().unwrap_or_default()
+            ))];
+        };
+        let output = match (&update["data"], &update["output"]["data"]) {
+            (Value::String(data), _) => self.terminals.chunk(terminal, data),
+            (_, Value::String(data)) => self.terminals.snapshot(terminal, data),
+            _ => return Vec::new(),
+        };
+        match output {
+            Output::Delta { call, text } => {
+                let session_id = &frame["params"]["sessionId"];
+                let output = terminals::output_frame(session_id, &call, terminal, &text);
+                vec![V2Read::Frame(output)]
+            }
+            Output::Nothing => Vec::new(),
+            Output::Skipped(why) => vec![V2Read::Skipped(why)],
         }
     }
 

@@ -513,7 +513,11 @@ impl Bridge {
             | UpdateKind::CompactionSummaryChunk => {}
             // the v2 reader reads these into v1's kinds: here they come
             // from an agent that spoke v1
-            UpdateKind::State | UpdateKind::WholeMessage(_) | UpdateKind::CallContentChunk => {
+            UpdateKind::State
+            | UpdateKind::WholeMessage(_)
+            | UpdateKind::CallContentChunk
+            | UpdateKind::TerminalOutputChunk
+            | UpdateKind::TerminalUpdate => {
                 let kind = kind.as_str();
                 self.diag(format!(
                     "ACP v2 session/update kind {kind:?} in a v1 session skipped"
