@@ -19,7 +19,7 @@ use crate::acp::session_state::SessionState;
 use crate::acp::usage::Usage;
 use crate::acp::v2_frames::{V2Read, V2Reader};
 use crate::call::identity::RegisteredServers;
-use crate::call::permission::{PanelAnswer, PendingPermission};
+use crate::call::permission::{PanelAnswer, PanelPermissions, PendingPermission};
 use crate::call::table::ToolCalls;
 use crate::call::{identity, result as tool_result};
 use crate::core::turn::{BlockKind, LastText, Turn};
@@ -184,8 +184,7 @@ pub struct Bridge {
     last_usage: Usage,
     turn: Option<Turn>,
     tool_calls: ToolCalls,
-    permissions: Vec<PendingPermission>,
-    next_perm: u64,
+    permissions: PanelPermissions,
     next_msg: u64,
     panel_eof: bool,
     stdin_closed: bool,
@@ -257,8 +256,7 @@ impl Bridge {
             last_usage: Usage::default(),
             turn: None,
             tool_calls: ToolCalls::new(servers),
-            permissions: Vec::new(),
-            next_perm: 0,
+            permissions: PanelPermissions::default(),
             next_msg: 0,
             panel_eof: false,
             stdin_closed: false,

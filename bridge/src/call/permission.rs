@@ -17,6 +17,61 @@ use crate::call::fields::{ARGUMENT_KEYS, CallFields, IDENTITY_KEYS, OwnFields, w
 /// answered `cancelled` with a diagnostic.
 pub const MAX_PENDING: usize = 64;
 
+/// The permission requests waiting for the panel, each under the id the
+/// panel answers (`acp-perm-N`, numbered from 1 over the session).
+#[derive(Debug, Default)]
+pub(crate) struct PanelPermissions {
+    waiting: Vec<PendingPermission>,
+    asked: u64,
+}
+
+/// A request not put to the panel: [`MAX_PENDING`] wait already.
+#[derive(Debug)]
+pub(crate) struct Full;
+
+impl PanelPermissions {
+    /// The id the next request goes to the panel under, or [`Full`].
+    pub fn next_id(&mut self) -> Result<String, Full> {
+        if self.waiting.len() >= MAX_PENDING {
+            return Err(Full);
+        }
+        self.asked += 1;
+        Ok(format!("acp-perm-{}", self.asked))
+    }
+
+    /// A request put to the panel under the id [`PanelPermissions::next_id`] gave.
+    pub fn asked(&mut self, permission: PendingPermission) {
+        self.waiting.push(permission);
+    }
+
+    /// The request the panel answered, taken from those waiting.
+    pub fn answered(&mut self, request_id: &str) -> Option<PendingPermission> {
+        let pos = self
+            .waiting
+            .iter()
+            .position(|p| p.request_id == request_id)?;
+        Some(self.waiting.remove(pos))
+    }
+
+    /// Every request still waiting, taken (to answer them `cancelled`).
+    pub fn take_all(&mut self) -> Vec<PendingPermission> {
+        std::mem::take(&mut self.waiting)
+    }
+
+    /// Forgets every request (nobody is left to answer them).
+    pub fn clear(&mut self) {
+        self.waiting.clear();
+    }
+
+    pub fn len(&self) -> usize {
+        self.waiting.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.waiting.is_empty()
+    }
+}
+
 /// A permission request the panel has not answered yet.
 #[derive(Debug)]
 pub(crate) struct PendingPermission {

@@ -181,15 +181,13 @@ impl Bridge {
         if self.script_gate_denies(rpc_id, &options, &call_id, &name, &input) {
             return;
         }
-        if self.permissions.len() >= crate::call::permission::MAX_PENDING {
+        let Ok(request_id) = self.permissions.next_id() else {
             self.diag(format!(
                 "permission request for {name} answered cancelled: {} are waiting for the panel already",
                 crate::call::permission::MAX_PENDING
             ));
             return self.answer_permission(rpc_id, client::PermissionAnswer::cancelled());
-        }
-        self.next_perm += 1;
-        let request_id = format!("acp-perm-{}", self.next_perm);
+        };
         let suggestions = client::has_allow_always_option(&options)
             .then(|| stream_json::always_allow_suggestion(&name));
         let mut ask =
@@ -203,7 +201,7 @@ impl Bridge {
             ask["request"]["description"] = description.into();
         }
         self.emit(ask);
-        self.permissions.push(PendingPermission {
+        self.permissions.asked(PendingPermission {
             request_id,
             rpc_id: rpc_id.clone(),
             options,

@@ -245,7 +245,7 @@ impl Bridge {
     }
 
     pub(super) fn cancel_pending_permissions(&mut self) {
-        for p in std::mem::take(&mut self.permissions) {
+        for p in self.permissions.take_all() {
             self.answer_permission(&p.rpc_id, client::PermissionAnswer::cancelled());
         }
     }
@@ -354,16 +354,11 @@ impl Bridge {
         let Some(request_id) = resp["request_id"].as_str() else {
             return self.diag("panel control_response without request_id skipped".to_string());
         };
-        let Some(pos) = self
-            .permissions
-            .iter()
-            .position(|p| p.request_id == request_id)
-        else {
+        let Some(p) = self.permissions.answered(request_id) else {
             return self.diag(format!(
                 "panel answered unknown request {request_id:?}; skipped"
             ));
         };
-        let p = self.permissions.remove(pos);
         // Claude replays the panel's answer on stdout before acting on it, as
         // it replays the panel's user messages (`--replay-user-messages`).
         self.emit(v.clone());
