@@ -194,11 +194,8 @@ pub struct Bridge {
     /// and the session updates before it are late and dropped; new prompts
     /// wait until the agent has answered them.
     late_prompts: Vec<u64>,
-    /// The agent's plans by plan id, in the order first seen (see
-    /// [`session_notes`]).
-    plans: Vec<(String, session_notes::Plan)>,
-    /// `TodoWrite` calls made for plans so far (their ids).
-    next_plan_call: u64,
+    /// The agent's plans (see [`session_notes`]).
+    plans: session_notes::Plans,
     /// Tool lists of MCP servers given while calls were open: taken once
     /// none is (see [`Bridge::set_server_tools`]).
     waiting_tool_lists: Vec<(String, Vec<String>)>,
@@ -262,8 +259,7 @@ impl Bridge {
             stdin_closed: false,
             cancel_deadline: None,
             late_prompts: Vec::new(),
-            plans: Vec::new(),
-            next_plan_call: 0,
+            plans: session_notes::Plans::default(),
             waiting_tool_lists: Vec::new(),
         }
     }

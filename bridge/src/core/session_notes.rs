@@ -18,8 +18,63 @@ const WHOLE_PLAN: &str = "";
 /// Markdown plan (shown as text when it arrives, no todos).
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum Plan {
-    Items(Vec<Value>),
+    Items(Vec<Todo>),
     Markdown,
+}
+
+/// One `TodoWrite` todo, in Claude's key order.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub(super) struct Todo {
+    content: String,
+    status: &'static str,
+    #[serde(rename = "activeForm")]
+    active_form: String,
+}
+
+/// `TodoWrite`'s input.
+#[derive(serde::Serialize)]
+struct TodoWriteInput<'a> {
+    todos: &'a [Todo],
+}
+
+/// The agent's plans by plan id, in the order first seen, and the
+/// `TodoWrite` calls made for them so far.
+#[derive(Debug, Default)]
+pub(super) struct Plans {
+    plans: Vec<(String, Plan)>,
+    calls: u64,
+}
+
+impl Plans {
+    /// Replaces (or with `None` removes) plan `id`; whether it was an item plan.
+    fn set(&mut self, id: &str, plan: Option<Plan>) -> bool {
+        let at = self.plans.iter().position(|(k, _)| k == id);
+        let was_items = at.is_some_and(|i| matches!(self.plans[i].1, Plan::Items(_)));
+        match (at, plan) {
+            (Some(i), Some(p)) => self.plans[i].1 = p,
+            (Some(i), None) => {
+                self.plans.remove(i);
+            }
+            (None, Some(p)) => self.plans.push((id.to_string(), p)),
+            (None, None) => {}
+        }
+        was_items
+    }
+
+    /// Every item plan's entries, plan by plan.
+    fn todos(&self) -> Vec<Todo> {
+        let items = self.plans.iter().filter_map(|(_, p)| match p {
+            Plan::Items(todos) => Some(todos.iter().cloned()),
+            Plan::Markdown => None,
+        });
+        items.flatten().collect()
+    }
+
+    /// The id of the next plan's `TodoWrite` call.
+    fn next_call_id(&mut self) -> String {
+        self.calls += 1;
+        format!("acp_plan_{}", self.calls)
+    }
 }
 
 impl Bridge {
@@ -104,7 +159,7 @@ impl Bridge {
                     Some("items") => (id, Some(Plan::Items(entries(plan)))),
                     Some("markdown") => {
                         let text = field(plan, "content").as_str().unwrap_or("").to_string();
-                        self.set_plan(id, Some(Plan::Markdown));
+                        self.plans.set(id, Some(Plan::Markdown));
                         return self.markdown_plan(text);
                     }
                     other => {
@@ -115,49 +170,25 @@ impl Bridge {
             }
             PlanKind::Removed => (field(u, "planId").as_str().unwrap_or(WHOLE_PLAN), None),
         };
-        let was_items = self.set_plan(id, plan.clone());
+        let was_items = self.plans.set(id, plan.clone());
         if plan.is_none() && !was_items {
             return; // a Markdown plan or none: no todos change
         }
-        let todos: Vec<Value> = self
-            .plans
-            .iter()
-            .filter_map(|(_, p)| match p {
-                Plan::Items(todos) => Some(todos.iter().cloned()),
-                Plan::Markdown => None,
-            })
-            .flatten()
-            .collect();
-        self.todo_write(todos);
-    }
-
-    /// Replaces (or with `None` removes) plan `id`; whether it was an item plan.
-    fn set_plan(&mut self, id: &str, plan: Option<Plan>) -> bool {
-        let at = self.plans.iter().position(|(k, _)| k == id);
-        let was_items = at.is_some_and(|i| matches!(self.plans[i].1, Plan::Items(_)));
-        match (at, plan) {
-            (Some(i), Some(p)) => self.plans[i].1 = p,
-            (Some(i), None) => {
-                self.plans.remove(i);
-            }
-            (None, Some(p)) => self.plans.push((id.to_string(), p)),
-            (None, None) => {}
-        }
-        was_items
+        let todos = self.plans.todos();
+        self.todo_write(&todos);
     }
 
     /// A `TodoWrite` `tool_use` and its `tool_result`, inside a turn only.
-    fn todo_write(&mut self, todos: Vec<Value>) {
+    fn todo_write(&mut self, todos: &[Todo]) {
         if self.turn.is_none() {
             return self.diag("plan outside a turn skipped (kept for the next one)");
         }
         self.before_note();
-        self.next_plan_call += 1;
-        let call_id = format!("acp_plan_{}", self.next_plan_call);
+        let call_id = self.plans.next_call_id();
         self.next_msg += 1;
         let msg_id = format!("msg_acp_{}", self.next_msg);
         let model = self.model_name();
-        let input = json!({ "todos": todos });
+        let input = TodoWriteInput { todos };
         let message =
             stream_json::ToolUseMessage::new(&msg_id, &model, &call_id, "TodoWrite", &input);
         self.emit_message(stream_json::MessageLineType::Assistant, &message);
@@ -189,18 +220,23 @@ impl Bridge {
 /// A plan's entries as `TodoWrite` todos (`content`, `status`,
 /// `activeForm`): ACP's statuses are Claude's; an unknown one reads
 /// `pending`, and the entry's text stands for its active form.
-fn entries(plan: &Value) -> Vec<Value> {
+fn entries(plan: &Value) -> Vec<Todo> {
     field(plan, "entries")
         .as_array()
         .into_iter()
         .flatten()
         .filter_map(|e| {
             let content = field(e, "content").as_str()?;
-            let status = field(e, "status")
-                .as_str()
-                .filter(|s| matches!(*s, "pending" | "in_progress" | "completed"))
-                .unwrap_or("pending");
-            Some(json!({"content": content, "status": status, "activeForm": content}))
+            let status = match field(e, "status").as_str() {
+                Some("in_progress") => "in_progress",
+                Some("completed") => "completed",
+                _ => "pending",
+            };
+            Some(Todo {
+                content: content.to_string(),
+                status,
+                active_form: content.to_string(),
+            })
         })
         .collect()
 }
