@@ -139,13 +139,6 @@ pub struct TapEnd {
     pub bridge_exit: i32,
 }
 
-struct Held {
-    ms: u64,
-    way: Way,
-    raw: String,
-    skipped: Option<Skipped>,
-}
-
 /// A line over the line cap: where it went and its length, never its text.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Skipped {
@@ -177,7 +170,7 @@ pub struct TapEncoder<W: Write> {
     header: Option<Header>,
     /// The id of the `initialize` request the bridge sent, until answered.
     init_id: Option<Value>,
-    held: Vec<Held>,
+    held: Vec<Pending>,
     held_bytes: usize,
     /// Streamed text held until what spans its pieces is scrubbed.
     window: ChunkWindow,
@@ -312,7 +305,7 @@ impl<W: Write> TapEncoder<W> {
     /// Passes a line through the chunk window and writes what it releases.
     fn through_window(&mut self, line: Pending) -> io::Result<()> {
         for p in self.window.push(line, &mut self.scrubber) {
-            self.event(p.ms, p.way, p.raw, p.skipped)?;
+            self.event(p)?;
         }
         Ok(())
     }
@@ -344,7 +337,7 @@ impl<W: Write> TapEncoder<W> {
     /// Writes what is held and the trailer, flushes, and hands the writer back.
     pub fn finish(mut self, ms: u64, end: TapEnd, notes: Vec<String>) -> io::Result<Option<W>> {
         for p in self.window.drain(&mut self.scrubber) {
-            self.event(p.ms, p.way, p.raw, p.skipped)?;
+            self.event(p)?;
         }
         self.write_header()?;
         let scrubbed = self.scrubbed();
@@ -374,40 +367,32 @@ impl<W: Write> TapEncoder<W> {
         Ok(self.out.take())
     }
 
-    fn event(
-        &mut self,
-        ms: u64,
-        way: Way,
-        raw: String,
-        skipped: Option<Skipped>,
-    ) -> io::Result<()> {
+    /// A line the chunk window released: held while the header waits,
+    /// else written.
+    fn event(&mut self, line: Pending) -> io::Result<()> {
         if self.header.is_some() {
-            self.held_bytes += raw.len();
-            self.held.push(Held {
-                ms,
-                way,
-                raw,
-                skipped,
-            });
+            self.held_bytes += line.raw.len();
+            self.held.push(line);
             if self.held.len() >= MAX_HELD_EVENTS || self.held_bytes >= MAX_HELD_BYTES {
                 // The agent never answered initialize in time: no agent_info.
                 self.write_header()?;
             }
             return Ok(());
         }
-        self.write_event(ms, way, raw, skipped)
+        self.write_event(line)
     }
 
-    fn write_event(
-        &mut self,
-        ms: u64,
-        way: Way,
-        raw: String,
-        skipped: Option<Skipped>,
-    ) -> io::Result<()> {
+    fn write_event(&mut self, line: Pending) -> io::Result<()> {
         if self.out.is_none() {
             return Ok(());
         }
+        let Pending {
+            ms,
+            way,
+            raw,
+            skipped,
+            ..
+        } = line;
         self.seq += 1;
         self.last_ms = self.last_ms.max(ms);
         let (leg, dir) = way.leg_dir();
@@ -512,7 +497,7 @@ impl<W: Write> TapEncoder<W> {
         self.write_line(&Line::Header(Box::new(header)))?;
         self.held_bytes = 0;
         for held in std::mem::take(&mut self.held) {
-            self.write_event(held.ms, held.way, held.raw, held.skipped)?;
+            self.write_event(held)?;
         }
         Ok(())
     }
