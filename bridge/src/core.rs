@@ -147,9 +147,9 @@ pub struct Bridge {
     directories: Directories,
     /// Panel lines that arrived during the handshake, handled once it is done.
     deferred: Vec<String>,
-    /// The ACP revision the last `initialize` offered, and the one the
-    /// agent selected.
-    offered: Revision,
+    /// How the ACP revision is negotiated (what the last `initialize`
+    /// offered), and the revision the agent selected.
+    negotiation: crate::acp::revision::Negotiation,
     revision: Revision,
     /// v2 frames read into v1's model.
     v2: V2Reader,
@@ -232,7 +232,7 @@ impl Bridge {
             initialize_servers: None,
             directories: Directories::default(),
             deferred: Vec::new(),
-            offered: Revision::V1,
+            negotiation: Default::default(),
             revision: Revision::V1,
             v2: V2Reader::default(),
             announced_state: "idle",

@@ -77,6 +77,89 @@ impl Revision {
     }
 }
 
+/// The `initialize` exchange as a client negotiates a revision: what it
+/// offers, what it offers again after a refusal, and what an answer means.
+/// The bridge and the recorder both run it, so a recording's session is
+/// the revision the bridge's would be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Negotiation {
+    offer: Offer,
+    offered: Revision,
+}
+
+/// What an `initialize` answer means for the session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answered {
+    /// The session goes on in `revision`; `note` says why it is not the
+    /// one offered (the agent selected a lower one, or answered a number
+    /// no revision names and is read as the offer).
+    Selected {
+        revision: Revision,
+        note: Option<String>,
+    },
+    /// A v2 answer to a v1 offer: v1 frames would reach a v2 agent.
+    Unusable(String),
+}
+
+impl Negotiation {
+    pub fn start(offer: Offer) -> Negotiation {
+        Negotiation {
+            offer,
+            offered: offer.first(),
+        }
+    }
+
+    /// The revision the last `initialize` offered.
+    pub fn offered(self) -> Revision {
+        self.offered
+    }
+
+    /// The agent refused the offer: the revision to offer next (now the one
+    /// offered), or `None` when nothing is left.
+    pub fn refused(&mut self) -> Option<Revision> {
+        let next = self.offer.after_refusal(self.offered)?;
+        self.offered = next;
+        Some(next)
+    }
+
+    /// What the agent's `initialize` answer selected.
+    pub fn answered(self, init_result: &Value) -> Answered {
+        let offered = self.offered;
+        match Revision::answering(offered, init_result) {
+            Some(selected) => Answered::Selected {
+                revision: selected,
+                note: (selected != offered).then(|| {
+                    format!(
+                        "ACP v{} offered, the agent selected v{}",
+                        offered.number(),
+                        selected.number()
+                    )
+                }),
+            },
+            None if Revision::selected(init_result) == Some(Revision::V2)
+                && init_result.get("info").is_some()
+                && init_result.get("agentCapabilities").is_none() =>
+            {
+                Answered::Unusable(
+                    "the agent answered ACP v2 to a v1 offer; a v1 client cannot go on (try --acp-protocol auto)"
+                        .into(),
+                )
+            }
+            // a version no revision names (a v1 agent of old answers its
+            // own number): read as the revision offered
+            None => Answered::Selected {
+                revision: offered,
+                note: Some(format!(
+                    "the agent answered protocol version {} (we offered {}); going on as v{}",
+                    init_result["protocolVersion"],
+                    offered.number(),
+                    offered.number()
+                )),
+            },
+        }
+    }
+}
+
 /// An `initialize` answer in the v1 shape the capability rules read: a v1
 /// answer as it is; a v2 answer with `info` as `agentInfo` and
 /// `capabilities.session` as `agentCapabilities` (`mcp` as
@@ -162,6 +245,45 @@ mod tests {
         // a v1 answer is its own view
         let v1 = json!({"protocolVersion": 1, "agentCapabilities": {"loadSession": false}});
         assert_eq!(v1_view(&v1), v1);
+    }
+
+    #[test]
+    fn a_negotiation_offers_again_after_a_refusal_only_under_auto_and_reads_each_answer() {
+        let mut auto = Negotiation::start(Offer::Auto);
+        assert_eq!(auto.offered(), Revision::V2);
+        assert_eq!(auto.refused(), Some(Revision::V1));
+        assert_eq!(auto.offered(), Revision::V1);
+        assert_eq!(auto.refused(), None);
+        assert_eq!(Negotiation::start(Offer::V2).refused(), None);
+        let v2 = Negotiation::start(Offer::V2);
+        assert_eq!(
+            v2.answered(&json!({"protocolVersion": 1})),
+            Answered::Selected {
+                revision: Revision::V1,
+                note: Some("ACP v2 offered, the agent selected v1".into())
+            }
+        );
+        assert_eq!(
+            v2.answered(&json!({"protocolVersion": 2})),
+            Answered::Selected {
+                revision: Revision::V2,
+                note: None
+            }
+        );
+        let v1 = Negotiation::start(Offer::V1);
+        assert!(matches!(
+            v1.answered(&json!({"protocolVersion": 2, "info": {"name": "a"}})),
+            Answered::Unusable(_)
+        ));
+        assert_eq!(
+            v1.answered(&json!({"protocolVersion": 7})),
+            Answered::Selected {
+                revision: Revision::V1,
+                note: Some(
+                    "the agent answered protocol version 7 (we offered 1); going on as v1".into()
+                )
+            }
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! closed.
 
 use super::*;
-use crate::acp::revision::{self, Revision};
+use crate::acp::revision::{self, Answered, Negotiation, Revision};
 
 impl Bridge {
     /// Starts the agent handshake (on the panel's `initialize`, or on a first
@@ -13,12 +13,12 @@ impl Bridge {
     pub(super) fn start_handshake(&mut self, now: Duration) {
         self.phase = Phase::Handshaking;
         self.deadline = Some(now + HANDSHAKE_TIMEOUT);
-        self.offer_revision(self.spec.acp_protocol.first());
+        self.negotiation = Negotiation::start(self.spec.acp_protocol);
+        self.offer_revision(self.negotiation.offered());
     }
 
     /// Sends `initialize` offering `revision`.
     fn offer_revision(&mut self, revision: Revision) {
-        self.offered = revision;
         self.request(
             client::Request::Initialize { offering: revision },
             Pending::Initialize,
@@ -274,39 +274,14 @@ impl Bridge {
     /// The agent answered `initialize`: the revision it selected is the
     /// session's; its answer is kept as the capability rules read it.
     fn initialized(&mut self, result: Value, now: Duration) {
-        let offered = self.offered;
-        match Revision::answering(offered, &result) {
-            Some(selected) => {
-                if selected != offered {
-                    self.diag(format!(
-                        "ACP v{} offered, the agent selected v{}",
-                        offered.number(),
-                        selected.number()
-                    ));
+        match self.negotiation.answered(&result) {
+            Answered::Selected { revision, note } => {
+                if let Some(note) = note {
+                    self.diag(note);
                 }
-                self.revision = selected;
+                self.revision = revision;
             }
-            None if Revision::selected(&result) == Some(Revision::V2)
-                && result.get("info").is_some()
-                && result.get("agentCapabilities").is_none() =>
-            {
-                // a v2 answer to a v1 offer: v1 frames would go to a v2 agent
-                return self.fail_handshake(
-                    "the agent answered ACP v2 to a v1 offer; a v1 client cannot go on (try --acp-protocol auto)",
-                    now,
-                );
-            }
-            None => {
-                // a version no revision names (a v1 agent of old answers
-                // its own number): read as the revision offered
-                self.diag(format!(
-                    "the agent answered protocol version {} (we offered {}); going on as v{}",
-                    result["protocolVersion"],
-                    offered.number(),
-                    offered.number()
-                ));
-                self.revision = offered;
-            }
+            Answered::Unusable(why) => return self.fail_handshake(&why, now),
         }
         self.agent = AgentCapabilities::read(&revision::v1_view(&result));
         self.open_session(now, false);
@@ -322,18 +297,18 @@ impl Bridge {
     ) {
         match pending {
             Pending::Initialize => match error {
-                Some(e) => match self.spec.acp_protocol.after_refusal(self.offered) {
-                    Some(next) => {
+                Some(e) => match (self.negotiation.offered(), self.negotiation.refused()) {
+                    (refused, Some(next)) => {
                         self.diag(format!(
                             "the agent refused ACP v{} ({}); offering v{}",
-                            self.offered.number(),
+                            refused.number(),
                             rpc_message(e),
                             next.number()
                         ));
                         self.deadline = Some(now + HANDSHAKE_TIMEOUT);
                         self.offer_revision(next);
                     }
-                    None => self.fail_handshake(
+                    (_, None) => self.fail_handshake(
                         &format!("the agent rejected initialize: {}", rpc_message(e)),
                         now,
                     ),

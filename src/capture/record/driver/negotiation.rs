@@ -5,53 +5,54 @@
 use serde_json::Value;
 
 use super::{Driver, Halt, frames};
-use acp_bridge::acp::revision::{self, Offer, Revision};
+use acp_bridge::acp::revision::{self, Answered, Negotiation, Offer, Revision};
 
 impl Driver<'_> {
     /// `initialize` offering the setup's revision; an agent that refuses a
-    /// v2 offer is asked again with v1, as a real client falls back. The
+    /// v2 offer is asked again with v1, as a real client falls back, and
+    /// every answer is read as the bridge reads it ([`Negotiation`]). The
     /// answer as the capability rules read it ([`revision::v1_view`]).
     pub(super) async fn initialize(&mut self) -> Result<Value, Halt> {
-        let offer = self.setup.offer;
+        // the recorder negotiates as the bridge's `--acp-protocol auto` does
+        let mut negotiation = Negotiation::start(match self.setup.offer {
+            Revision::V1 => Offer::V1,
+            Revision::V2 => Offer::Auto,
+        });
         let mut init = self
             .call(
-                frames::Request::Initialize { offering: offer },
+                frames::Request::Initialize {
+                    offering: negotiation.offered(),
+                },
                 "the initialize response",
             )
             .await?;
-        // the recorder negotiates as the bridge's `--acp-protocol auto` does
-        if let (Some(next), Some(error)) = (Offer::Auto.after_refusal(offer), init.get("error")) {
-            self.note(format!(
-                "the agent refused the ACP v{} offer ({error}); offering v{}",
-                offer.number(),
-                next.number()
-            ));
-            init = self
-                .call(
-                    frames::Request::Initialize { offering: next },
-                    "the initialize response",
-                )
-                .await?;
+        if let Some(error) = init.get("error").cloned() {
+            let refused = negotiation.offered();
+            if let Some(next) = negotiation.refused() {
+                self.note(format!(
+                    "the agent refused the ACP v{} offer ({error}); offering v{}",
+                    refused.number(),
+                    next.number()
+                ));
+                init = self
+                    .call(
+                        frames::Request::Initialize { offering: next },
+                        "the initialize response",
+                    )
+                    .await?;
+            }
         }
         let Some(result) = init.get("result").cloned() else {
             return Err(Halt::Error(anyhow::anyhow!("initialize failed: {init}")));
         };
-        self.revision = match Revision::answering(offer, &result) {
-            Some(selected) => selected,
-            None => {
-                return Err(Halt::Error(anyhow::anyhow!(
-                    "the agent answered protocolVersion {} to an offer of {}: not a revision this client speaks",
-                    result["protocolVersion"],
-                    offer.number()
-                )));
+        match negotiation.answered(&result) {
+            Answered::Selected { revision, note } => {
+                self.revision = revision;
+                if let Some(note) = note.filter(|_| self.slot.proc == 1) {
+                    self.note(note);
+                }
             }
-        };
-        if self.revision != offer && self.slot.proc == 1 {
-            self.note(format!(
-                "ACP v{} offered, the agent selected v{}",
-                offer.number(),
-                self.revision.number()
-            ));
+            Answered::Unusable(why) => return Err(Halt::Error(anyhow::anyhow!("{why}"))),
         }
         Ok(revision::v1_view(&result))
     }
