@@ -17,6 +17,6 @@ pub mod request;
 pub mod revision;
 pub mod session_state;
 pub(crate) mod update_frame;
-pub(crate) mod update_kind;
+pub mod update_kind;
 pub mod usage;
 pub(crate) mod v2_frames;

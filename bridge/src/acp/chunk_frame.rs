@@ -34,7 +34,7 @@ pub(crate) struct ChunkFrame<'a> {
 
 /// The `sessionUpdate` of a [`ChunkFrame`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
-pub(crate) enum ChunkKind {
+pub enum ChunkKind {
     #[serde(rename = "agent_message_chunk")]
     Message,
     #[serde(rename = "agent_thought_chunk")]

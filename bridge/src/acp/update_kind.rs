@@ -4,11 +4,11 @@
 //! does with it. A kind no schema knows is `Unknown`, kept as it was spelled,
 //! never an error.
 
-use crate::acp::chunk_frame::ChunkKind;
+pub use crate::acp::chunk_frame::ChunkKind;
 
 /// A `sessionUpdate` value, borrowed from the update it names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum UpdateKind<'a> {
+pub enum UpdateKind<'a> {
     /// `agent_message_chunk` or `agent_thought_chunk`.
     Chunk(ChunkKind),
     /// `tool_call` or `tool_call_update`.
@@ -46,7 +46,7 @@ pub(crate) enum UpdateKind<'a> {
 
 /// Whose whole message a v2 message update carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum MessageKind {
+pub enum MessageKind {
     Agent,
     Thought,
     User,
@@ -74,7 +74,7 @@ impl MessageKind {
 
 /// How a `plan*` update changes the session's plans.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum PlanKind {
+pub enum PlanKind {
     /// `plan`: the whole plan, as v1 sends it.
     Whole,
     /// `plan_update`: one plan, by its `planId`.
@@ -162,7 +162,7 @@ impl From<CallKind> for UpdateKind<'_> {
 
 /// The `sessionUpdate` of a tool call's frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
-pub(crate) enum CallKind {
+pub enum CallKind {
     #[serde(rename = "tool_call")]
     ToolCall,
     #[serde(rename = "tool_call_update")]

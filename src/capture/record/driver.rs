@@ -13,6 +13,7 @@ use std::time::Duration;
 use acp_bridge::McpEndpoint;
 use acp_bridge::acp::client::{self as frames, PermissionIntent, PromptImage};
 use acp_bridge::acp::revision::{self, Revision};
+use acp_bridge::acp::update_kind::{ChunkKind, UpdateKind};
 use serde_json::Value;
 use tokio::time::Instant;
 
@@ -621,18 +622,21 @@ impl Driver<'_> {
                     }
                 }
                 if method == "session/update" {
-                    match frame["params"]["update"]["sessionUpdate"].as_str() {
-                        Some("agent_message_chunk") => {
+                    let kind = frame["params"]["update"]["sessionUpdate"]
+                        .as_str()
+                        .unwrap_or_default();
+                    match UpdateKind::parse(kind) {
+                        UpdateKind::Chunk(ChunkKind::Message) => {
                             self.turn.chunks += 1;
                             self.turn.started = true;
                         }
-                        Some("state_update") => self.turn.started = true,
+                        UpdateKind::State => self.turn.started = true,
                         // v2 reports the turn's foreground work begun
                         // (`running`); a call it reports before that (an MCP
                         // server's startup) is not one of the turn's
-                        Some("tool_call") | Some("tool_call_update")
+                        UpdateKind::Call(_)
                             if self.revision == Revision::V2 && !self.turn.started => {}
-                        Some("tool_call") | Some("tool_call_update") => {
+                        UpdateKind::Call(_) => {
                             self.turn.tool_call = true;
                             let update = &frame["params"]["update"];
                             let call = update["toolCallId"].as_str();
