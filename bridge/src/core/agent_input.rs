@@ -168,7 +168,8 @@ impl Bridge {
         // options may name the tool (Gemini before 0.36)
         let tc = &crate::call::identity::permission_request_fields(params);
         let call_id = self.asked_call_id(tc);
-        let options = client::PermissionOption::read_all(&params["options"]);
+        // read once, with the call's other parts
+        let options = tc.permission.options().to_vec();
         // calls held back before this request come before it
         self.release_held_except(&call_id);
         let (name, input) = self.asked_call(&call_id, tc);
