@@ -44,21 +44,9 @@ impl Bridge {
         for read in self.v2.read(v) {
             match read {
                 V2Read::AsSent => self.v1_agent_line(line, now),
-                // read into v1's shape: handled as the message it is,
-                // without a second parse
-                V2Read::Frame(frame) => match frame {
-                    Value::Object(frame) => match AgentMessage::read(frame) {
-                        Ok(message) => self.agent_message(message, now),
-                        Err(Neither) => self.diag(format!(
-                            "a v2 frame read into neither request, notification nor response: {}",
-                            truncate(line)
-                        )),
-                    },
-                    _ => self.diag(format!(
-                        "a v2 frame read into no JSON object: {}",
-                        truncate(line)
-                    )),
-                },
+                // read into v1's shape: handled as a frame, without a
+                // second parse
+                V2Read::Frame(frame) => self.agent_frame(frame, line, now),
                 V2Read::State {
                     state,
                     stop_reason,
@@ -114,10 +102,16 @@ impl Bridge {
         if let Some(update) = crate::acp::update_frame::parse(line) {
             return self.session_update(update, now);
         }
-        let frame = match serde_json::from_str(line) {
-            Ok(Value::Object(frame)) => frame,
-            Ok(_) => return self.malformed("agent", "not a JSON object", line),
-            Err(e) => return self.malformed("agent", &e.to_string(), line),
+        match serde_json::from_str(line) {
+            Ok(frame) => self.agent_frame(frame, line, now),
+            Err(e) => self.malformed("agent", &e.to_string(), line),
+        }
+    }
+
+    /// A frame (the agent's `line`, parsed) read as the JSON-RPC message it is.
+    fn agent_frame(&mut self, frame: Value, line: &str, now: Duration) {
+        let Value::Object(frame) = frame else {
+            return self.malformed("agent", "not a JSON object", line);
         };
         match AgentMessage::read(frame) {
             Ok(message) => self.agent_message(message, now),
