@@ -5,7 +5,7 @@
 //! closed.
 
 use super::*;
-use crate::acp::revision::{self, Answered, Negotiation, Revision};
+use crate::acp::revision::{self, Answered, Negotiation};
 
 impl Bridge {
     /// Starts the agent handshake (on the panel's `initialize`, or on a first
@@ -14,13 +14,14 @@ impl Bridge {
         self.phase = Phase::Handshaking;
         self.deadline = Some(now + HANDSHAKE_TIMEOUT);
         self.negotiation = Negotiation::start(self.spec.acp_protocol);
-        self.offer_revision(self.negotiation.offered());
+        self.offer_revision();
     }
 
-    /// Sends `initialize` offering `revision`.
-    fn offer_revision(&mut self, revision: Revision) {
+    /// Sends `initialize` offering the revision the negotiation is at.
+    fn offer_revision(&mut self) {
+        let offering = self.negotiation.offered();
         self.request(
-            client::Request::Initialize { offering: revision },
+            client::Request::Initialize { offering },
             Pending::Initialize,
         );
     }
@@ -297,22 +298,25 @@ impl Bridge {
     ) {
         match pending {
             Pending::Initialize => match error {
-                Some(e) => match (self.negotiation.offered(), self.negotiation.refused()) {
-                    (refused, Some(next)) => {
-                        self.diag(format!(
-                            "the agent refused ACP v{} ({}); offering v{}",
-                            refused.number(),
-                            rpc_message(e),
-                            next.number()
-                        ));
-                        self.deadline = Some(now + HANDSHAKE_TIMEOUT);
-                        self.offer_revision(next);
+                Some(e) => {
+                    let refused = self.negotiation.offered();
+                    match self.negotiation.refused() {
+                        Some(next) => {
+                            self.diag(format!(
+                                "the agent refused ACP v{} ({}); offering v{}",
+                                refused.number(),
+                                rpc_message(e),
+                                next.number()
+                            ));
+                            self.deadline = Some(now + HANDSHAKE_TIMEOUT);
+                            self.offer_revision();
+                        }
+                        None => self.fail_handshake(
+                            &format!("the agent rejected initialize: {}", rpc_message(e)),
+                            now,
+                        ),
                     }
-                    (_, None) => self.fail_handshake(
-                        &format!("the agent rejected initialize: {}", rpc_message(e)),
-                        now,
-                    ),
-                },
+                }
                 None => self.initialized(result, now),
             },
             Pending::NewSession { after_auth } | Pending::LoadSession { after_auth } => {
