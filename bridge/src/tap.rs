@@ -139,23 +139,13 @@ pub struct TapEnd {
     pub bridge_exit: i32,
 }
 
-/// A line over the line cap: where it went and its length, never its text.
-#[derive(Clone, Copy, Debug)]
+/// A line over the line cap: where it went and its length, never its
+/// text (the event's `skipped` field).
+#[derive(Clone, Copy, Debug, serde::Serialize)]
 pub(crate) struct Skipped {
-    leg: &'static str,
-    dir: &'static str,
+    leg: Leg,
+    dir: Dir,
     bytes: u64,
-}
-
-impl Skipped {
-    /// The event's `skipped` field.
-    fn to_json(self) -> Value {
-        let mut map = Map::new();
-        map.insert("leg".into(), self.leg.into());
-        map.insert("dir".into(), self.dir.into());
-        map.insert("bytes".into(), self.bytes.into());
-        map.into()
-    }
 }
 
 /// Turns session lines into a scrubbed tap on `out` (and, optionally, the
@@ -288,9 +278,10 @@ impl<W: Write> TapEncoder<W> {
     /// recorded, never its text.
     pub fn skipped(&mut self, ms: u64, way: Way, bytes: u64, cap: usize) -> io::Result<()> {
         let (leg, dir) = way.leg_dir();
-        let (leg, dir) = (leg.as_str(), dir.as_str());
         let text = format!(
-            "skipped a line of {bytes} bytes ({leg} {dir}): over the line cap of {cap} bytes"
+            "skipped a line of {bytes} bytes ({} {}): over the line cap of {cap} bytes",
+            leg.as_str(),
+            dir.as_str()
         );
         if let Some(log) = &mut self.log {
             let _ = writeln!(log, "{} {text}", Way::Note.tag());
@@ -397,8 +388,8 @@ impl<W: Write> TapEncoder<W> {
         self.last_ms = self.last_ms.max(ms);
         let (leg, dir) = way.leg_dir();
         let mut extra = Map::new();
-        if let Some(skipped) = skipped {
-            extra.insert("skipped".into(), skipped.to_json());
+        if let Some(skipped) = skipped.and_then(|s| serde_json::to_value(s).ok()) {
+            extra.insert("skipped".into(), skipped);
         }
         let event = Event {
             seq: self.seq,
