@@ -309,7 +309,8 @@ async fn tee(rate: u64, count: u64, bytes: usize) -> Result<Run, String> {
     let path = timeline
         .finish(Outcome::Ok, exit, notes)
         .await
-        .and_then(|f| f.commit())
+        .map_err(|e| e.to_string())?
+        .commit()
         .map_err(|e| e.to_string())?;
     let complete = monotonic_ns();
     let (delays, first, last) = received?;

@@ -370,14 +370,6 @@ pub enum RecordingError {
     },
     #[error("{path}: empty file, expected a header line")]
     Empty { path: PathBuf },
-    #[error(
-        "{agent}: asked for version {asked}, but the agent reports version {reported}; nothing was written          (if {asked} reports itself as {reported}, say so in the profile: `reported_versions = {{ \"{asked}\" = \"{reported}\" }}`)"
-    )]
-    VersionMismatch {
-        agent: String,
-        asked: String,
-        reported: String,
-    },
 }
 
 impl RecordingError {

@@ -25,6 +25,22 @@ use crate::corpus::recording::{
     Exit, Finished, Header, Outcome, RecordingError, RecordingWriter, Scrubber,
 };
 
+/// Why a run's timeline wrote no recording.
+#[derive(Debug, thiserror::Error)]
+pub enum TimelineError {
+    #[error(transparent)]
+    Recording(#[from] RecordingError),
+    #[error(
+        "{agent}: asked for version {asked}, but the agent reports version {reported}; nothing was written \
+         (if {asked} reports itself as {reported}, say so in the profile: `reported_versions = {{ \"{asked}\" = \"{reported}\" }}`)"
+    )]
+    VersionMismatch {
+        agent: String,
+        asked: String,
+        reported: String,
+    },
+}
+
 /// Control messages to the timeline.
 pub enum Control {
     /// The initialize result arrived: fill the header and open the file.
@@ -37,7 +53,7 @@ pub enum Control {
         outcome: Outcome,
         exit: Exit,
         notes: Vec<String>,
-        done: oneshot::Sender<Result<Finished, RecordingError>>,
+        done: oneshot::Sender<Result<Finished, TimelineError>>,
     },
 }
 
@@ -90,7 +106,7 @@ impl Timeline {
         outcome: Outcome,
         exit: Exit,
         notes: Vec<String>,
-    ) -> Result<Finished, RecordingError> {
+    ) -> Result<Finished, TimelineError> {
         let (done, rx) = oneshot::channel();
         let _ = self.control.send(Control::Finish {
             outcome,
@@ -100,10 +116,10 @@ impl Timeline {
         });
         drop(self.tap);
         let result = rx.await.unwrap_or_else(|_| {
-            Err(RecordingError::Io {
+            Err(TimelineError::Recording(RecordingError::Io {
                 path: PathBuf::from("<timeline>"),
                 source: std::io::Error::other("the timeline task ended early"),
-            })
+            }))
         });
         let _ = self.task.await;
         result
@@ -118,7 +134,7 @@ struct State {
     version: semver::Version,
     reported_as: Option<String>,
     /// The agent reported another version: nothing is written.
-    mismatch: Option<RecordingError>,
+    mismatch: Option<TimelineError>,
     pending: Vec<(u64, Tapped)>,
     writer: Option<RecordingWriter>,
     error: Option<RecordingError>,
@@ -213,12 +229,12 @@ impl State {
 
     /// The error when the agent reports a version other than the one asked
     /// for (or the one the profile says it reports).
-    fn version_mismatch(&self) -> Option<RecordingError> {
+    fn version_mismatch(&self) -> Option<TimelineError> {
         let reported = self.header.agent_version()?;
         if reports_version(reported, &self.version, self.reported_as.as_deref()) {
             return None;
         }
-        Some(RecordingError::VersionMismatch {
+        Some(TimelineError::VersionMismatch {
             agent: self.header.agent.clone(),
             asked: self.version.to_string(),
             reported: reported.chars().take(200).collect(),
@@ -252,20 +268,24 @@ impl State {
         outcome: Outcome,
         exit: Exit,
         notes: Vec<String>,
-    ) -> Result<Finished, RecordingError> {
+    ) -> Result<Finished, TimelineError> {
         self.open();
-        if let Some(e) = self.mismatch.take().or_else(|| self.error.take()) {
+        if let Some(e) = self.mismatch.take() {
             return Err(e);
+        }
+        if let Some(e) = self.error.take() {
+            return Err(e.into());
         }
         let ms = self.ms();
         let notes = notes.iter().map(|n| self.scrubber.scrub(n)).collect();
-        match self.writer.take() {
+        let finished = match self.writer.take() {
             Some(w) => w.finish(ms, outcome, exit, notes),
             None => Err(RecordingError::Io {
                 path: self.path(),
                 source: std::io::Error::other("recording was never opened"),
             }),
-        }
+        };
+        Ok(finished?)
     }
 }
 
