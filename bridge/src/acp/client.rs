@@ -12,7 +12,7 @@ pub use crate::acp::capabilities::AgentCapabilities;
 pub use crate::acp::permission_mode::ModeChange;
 pub use crate::acp::request::{
     ConfigValue, ContentBlock, HttpHeader, McpServer, Notification, PermissionAnswer, Request,
-    RequestId, SessionSetup, SystemPrompt, error_line, result_line,
+    RequestId, SessionSetup, SystemPrompt, declared_capabilities, error_line, result_line,
 };
 use crate::launch::McpEndpoint;
 

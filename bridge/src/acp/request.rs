@@ -325,34 +325,16 @@ struct ReplayFromStart {
     kind: &'static str,
 }
 
-/// `initialize` params offering `offering`: v1 declares no fs and no
-/// terminal, so agents must not ask for files or commands; v2 names the
-/// client (`info`, required) and declares no capabilities, having no
-/// `fs/*` or `terminal/*` methods to refuse.
-fn initialize<M: SerializeMap>(m: &mut M, offering: Revision) -> Result<(), M::Error> {
-    #[derive(Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Fs {
-        read_text_file: bool,
-        write_text_file: bool,
-    }
-    #[derive(Serialize)]
-    struct ClientCapabilities {
-        fs: Fs,
-        terminal: bool,
-    }
-    #[derive(Serialize)]
-    struct Info {
-        name: &'static str,
-        version: &'static str,
-    }
-    #[derive(Serialize)]
-    struct NoCapabilities {}
-    m.serialize_entry("protocolVersion", &offering.number())?;
+/// What a client's `initialize` declares it can do, under the key its
+/// revision names it by: v1 declares no fs and no terminal
+/// (`clientCapabilities`), so agents must not ask for files or commands;
+/// v2 declares nothing (`capabilities`), having no `fs/*` or `terminal/*`
+/// methods to refuse.
+pub fn declared_capabilities(offering: Revision) -> (&'static str, DeclaredCapabilities) {
     match offering {
-        Revision::V1 => m.serialize_entry(
+        Revision::V1 => (
             "clientCapabilities",
-            &ClientCapabilities {
+            DeclaredCapabilities::V1 {
                 fs: Fs {
                     read_text_file: false,
                     write_text_file: false,
@@ -360,17 +342,45 @@ fn initialize<M: SerializeMap>(m: &mut M, offering: Revision) -> Result<(), M::E
                 terminal: false,
             },
         ),
-        Revision::V2 => {
-            m.serialize_entry(
-                "info",
-                &Info {
-                    name: CLIENT_NAME,
-                    version: env!("CARGO_PKG_VERSION"),
-                },
-            )?;
-            m.serialize_entry("capabilities", &NoCapabilities {})
-        }
+        Revision::V2 => ("capabilities", DeclaredCapabilities::V2 {}),
     }
+}
+
+/// See [`declared_capabilities`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum DeclaredCapabilities {
+    V1 { fs: Fs, terminal: bool },
+    V2 {},
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Fs {
+    read_text_file: bool,
+    write_text_file: bool,
+}
+
+/// `initialize` params offering `offering`; v2 also names the client
+/// (`info`, required).
+fn initialize<M: SerializeMap>(m: &mut M, offering: Revision) -> Result<(), M::Error> {
+    #[derive(Serialize)]
+    struct Info {
+        name: &'static str,
+        version: &'static str,
+    }
+    m.serialize_entry("protocolVersion", &offering.number())?;
+    if offering == Revision::V2 {
+        m.serialize_entry(
+            "info",
+            &Info {
+                name: CLIENT_NAME,
+                version: env!("CARGO_PKG_VERSION"),
+            },
+        )?;
+    }
+    let (key, declared) = declared_capabilities(offering);
+    m.serialize_entry(key, &declared)
 }
 
 fn session_setup<M: SerializeMap>(m: &mut M, setup: &SessionSetup) -> Result<(), M::Error> {

@@ -206,13 +206,8 @@ pub async fn run(scenario: &Scenario, setup: Setup<'_>, mut interrupt: Interrupt
 /// `clientCapabilities`, v2's `capabilities`), for a note on a method the
 /// agent called anyway and for the header.
 pub(super) fn declared_capabilities(revision: Revision) -> Value {
-    let request = frames::Request::Initialize { offering: revision };
-    let params = serde_json::to_value(request.params(revision)).unwrap_or_default();
-    let key = match revision {
-        Revision::V1 => "clientCapabilities",
-        Revision::V2 => "capabilities",
-    };
-    params[key].clone()
+    let (_, declared) = frames::declared_capabilities(revision);
+    serde_json::to_value(declared).unwrap_or_default()
 }
 
 impl Driver<'_> {
