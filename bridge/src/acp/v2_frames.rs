@@ -89,37 +89,35 @@ impl V2Reader {
             }
             UpdateKind::WholeMessage(message) => self.whole_message(frame, message),
             UpdateKind::Call(kind) => {
-                let update = &mut frame["params"]["update"];
+                let update = &frame["params"]["update"];
                 let call = update["toolCallId"].as_str().map(str::to_string);
-                let shown = terminals::shown_terminals(update);
-                let held: Vec<(String, String)> = match &call {
-                    Some(call) => shown
+                // output a terminal had before this call showed it
+                let held: Vec<Value> = match &call {
+                    Some(call) => terminals::shown_terminals(update)
                         .into_iter()
-                        .filter_map(|t| Some((self.terminals.shown_by(&t, call)?, t)))
+                        .filter_map(|t| {
+                            let text = self.terminals.shown_by(&t, call)?;
+                            let session_id = &frame["params"]["sessionId"];
+                            Some(terminals::output_frame(session_id, call, &t, &text))
+                        })
                         .collect(),
                     None => Vec::new(),
                 };
                 let first_seen = kind == CallKind::ToolCallUpdate
-                    && call.as_ref().is_some_and(|id| {
-                        self.calls.len() < MAX_TRACKED_CALLS && self.calls.insert(id.clone())
+                    && call.is_some_and(|id| {
+                        self.calls.len() < MAX_TRACKED_CALLS && self.calls.insert(id)
                     });
-                let session_id = frame["params"]["sessionId"].clone();
-                let mut reads = vec![match first_seen {
+                let call_read = match first_seen {
                     true => {
                         frame["params"]["update"]["sessionUpdate"] =
                             CallKind::ToolCall.as_str().into();
                         V2Read::Frame(frame)
                     }
                     false => V2Read::AsSent,
-                }];
-                // output the terminal had before this call showed it
-                if let Some(call) = &call {
-                    for (text, terminal) in held {
-                        let output = terminals::output_frame(&session_id, call, &terminal, &text);
-                        reads.push(V2Read::Frame(output));
-                    }
-                }
-                reads
+                };
+                std::iter::once(call_read)
+                    .chain(held.into_iter().map(V2Read::Frame))
+                    .collect()
             }
             UpdateKind::TerminalOutputChunk | UpdateKind::TerminalUpdate => {
                 self.terminal_output(&frame)
