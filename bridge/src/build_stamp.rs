@@ -8,8 +8,18 @@
 
 use serde_json::{Value, json};
 
-/// The ACP protocol revisions the bridge and the recorder speak.
-pub const ACP_PROTOCOLS: &[u64] = &[crate::acp::client::PROTOCOL_VERSION];
+use crate::acp::revision::Revision;
+
+/// The ACP protocol revisions the bridge and the recorder speak, by number.
+pub const ACP_PROTOCOLS: [u64; Revision::ALL.len()] = {
+    let mut numbers = [0; Revision::ALL.len()];
+    let mut i = 0;
+    while i < numbers.len() {
+        numbers[i] = Revision::ALL[i].number();
+        i += 1;
+    }
+    numbers
+};
 
 /// The ACP schema the frames are written against: the harness vendors it
 /// (`schema/acp-v1/VERSION`), and a harness test holds the two equal.
@@ -134,7 +144,7 @@ mod tests {
             text.contains("\ntarget: x86_64-unknown-linux-gnu\n"),
             "{text}"
         );
-        assert!(text.contains("\nacp protocol: 1\n"), "{text}");
+        assert!(text.contains("\nacp protocol: 1, 2\n"), "{text}");
     }
 
     #[test]

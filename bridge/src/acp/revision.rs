@@ -45,6 +45,9 @@ impl Offer {
 pub const CLIENT_NAME: &str = "acp-bridge";
 
 impl Revision {
+    /// Every revision this client speaks, oldest first.
+    pub const ALL: [Revision; 2] = [Revision::V1, Revision::V2];
+
     /// The revision a `protocolVersion` number names (`None`: one this
     /// client does not speak).
     pub fn of_number(n: u64) -> Option<Revision> {
@@ -55,7 +58,7 @@ impl Revision {
         }
     }
 
-    pub fn number(self) -> u64 {
+    pub const fn number(self) -> u64 {
         match self {
             Revision::V1 => 1,
             Revision::V2 => 2,

@@ -177,7 +177,7 @@ fn version_probe_prints_a_version_and_exits_zero() {
         let build = acp_bridge::build_stamp::BRIDGE;
         for line in [
             format!("target: {}", build.target),
-            "acp protocol: 1".to_string(),
+            "acp protocol: 1, 2".to_string(),
             format!("acp schema: {}", acp_bridge::build_stamp::ACP_SCHEMA),
         ] {
             assert!(
