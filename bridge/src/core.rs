@@ -36,6 +36,8 @@ mod line_cap;
 mod panel_initialize;
 pub use panel_initialize::{PanelInstructions, SessionInstructions};
 mod line_text;
+mod outstanding;
+use outstanding::{Answer, Outstanding, Pending};
 mod panel_input;
 mod panel_queries;
 mod session_notes;
@@ -81,59 +83,14 @@ enum Phase {
     Failed,
 }
 
-/// What a JSON-RPC request we sent is waiting for.
-#[derive(Debug)]
-enum Pending {
-    Initialize,
-    NewSession {
-        after_auth: bool,
-    },
-    LoadSession {
-        after_auth: bool,
-    },
-    Authenticate {
-        then_load: bool,
-    },
-    Prompt,
-    /// A panel `set_permission_mode`, answered when the agent answers or
-    /// at `due` ([`CONTROL_TIMEOUT`]), whichever comes first.
-    PanelSetMode {
-        request_id: stream_json::RequestId,
-        mode: PermissionMode,
-        due: Duration,
-    },
-    /// A panel `set_model`, answered like [`Pending::PanelSetMode`].
-    PanelSetModel {
-        request_id: stream_json::RequestId,
-        model: String,
-        due: Duration,
-    },
-    /// A panel request carried out as a config option change
-    /// (`set_max_thinking_tokens`), answered like [`Pending::PanelSetMode`].
-    PanelSetConfig {
-        request_id: stream_json::RequestId,
-        due: Duration,
-    },
-    /// A mode change the panel asked for inside a permission answer
-    /// (`updatedPermissions` `setMode`); nothing to answer, the mode is
-    /// taken over when the agent agrees.
-    PermissionSetMode {
-        mode: PermissionMode,
-    },
-    /// A launch-spec mode/model change sent during the handshake.
-    Startup {
-        what: String,
-    },
-}
-
 pub struct Bridge {
     spec: LaunchSpec,
     ids: Box<dyn IdSource + Send>,
     out: Output,
     phase: Phase,
     failure: Option<String>,
-    next_rpc_id: u64,
-    pending: Vec<(u64, Pending)>,
+    /// The requests sent to the agent that wait on its answer.
+    requests: Outstanding,
     deadline: Option<Duration>,
     /// The panel's `initialize` requests (id and what each asked), answered
     /// when the session is up.
@@ -190,10 +147,6 @@ pub struct Bridge {
     stdin_closed: bool,
     /// When the interrupted prompt's grace ends (see [`DEFAULT_CANCEL_GRACE`]).
     cancel_deadline: Option<Duration>,
-    /// `session/prompt` requests given up after an interrupt: their answer
-    /// and the session updates before it are late and dropped; new prompts
-    /// wait until the agent has answered them.
-    late_prompts: Vec<u64>,
     /// The agent's plans (see [`session_notes`]).
     plans: session_notes::Plans,
     /// Tool lists of MCP servers given while calls were open: taken once
@@ -224,8 +177,7 @@ impl Bridge {
             out: Output::default(),
             phase: Phase::Idle,
             failure: None,
-            next_rpc_id: 0,
-            pending: Vec::new(),
+            requests: Outstanding::default(),
             deadline: None,
             panel_init_requests: Vec::new(),
             mcp,
@@ -258,7 +210,6 @@ impl Bridge {
             panel_eof: false,
             stdin_closed: false,
             cancel_deadline: None,
-            late_prompts: Vec::new(),
             plans: session_notes::Plans::default(),
             waiting_tool_lists: Vec::new(),
         }
@@ -339,18 +290,12 @@ impl Bridge {
             self.failure = Some(how);
         }
         self.permissions.clear();
-        self.late_prompts.clear();
-        for (_, p) in std::mem::take(&mut self.pending) {
-            if let Pending::PanelSetMode { request_id, .. }
-            | Pending::PanelSetModel { request_id, .. }
-            | Pending::PanelSetConfig { request_id, .. } = p
-            {
-                self.emit(stream_json::control_error(
-                    &request_id,
-                    "the agent exited",
-                    None,
-                ));
-            }
+        for request_id in self.requests.end() {
+            self.emit(stream_json::control_error(
+                &request_id,
+                "the agent exited",
+                None,
+            ));
         }
         self.deadline = None;
         self.cancel_deadline = None;
@@ -387,20 +332,14 @@ impl Bridge {
     /// timeout, the end of a held call's wait), on the same clock as the
     /// `now` passed in.
     pub fn next_deadline(&self) -> Option<Duration> {
-        let control = self.pending.iter().filter_map(|(_, p)| match p {
-            Pending::PanelSetMode { due, .. }
-            | Pending::PanelSetModel { due, .. }
-            | Pending::PanelSetConfig { due, .. } => Some(*due),
-            _ => None,
-        });
         [
             self.deadline,
             self.cancel_deadline,
             self.tool_calls.next_hold_end(),
+            self.requests.next_panel_due(),
         ]
         .into_iter()
         .flatten()
-        .chain(control)
         .min()
     }
 
@@ -415,17 +354,7 @@ impl Bridge {
         if let Some(d) = self.deadline
             && now >= d
         {
-            let waiting = self
-                .pending
-                .iter()
-                .find_map(|(_, p)| match p {
-                    Pending::Initialize => Some("initialize"),
-                    Pending::NewSession { .. } => Some("session/new"),
-                    Pending::LoadSession { .. } => Some("session/load"),
-                    Pending::Authenticate { .. } => Some("authenticate"),
-                    _ => None,
-                })
-                .unwrap_or("the handshake");
+            let waiting = (self.requests.handshake_waiting()).unwrap_or("the handshake");
             let why = format!(
                 "the agent did not answer {waiting} within {}s",
                 HANDSHAKE_TIMEOUT.as_secs()
@@ -640,10 +569,8 @@ impl Bridge {
 
     /// Sends `request` as the negotiated revision spells it.
     fn request(&mut self, request: client::Request, pending: Pending) -> u64 {
-        let id = self.next_rpc_id;
-        self.next_rpc_id += 1;
+        let id = self.requests.register(pending);
         self.send(request.line(id, self.revision));
-        self.pending.push((id, pending));
         id
     }
 

@@ -34,10 +34,7 @@ impl Bridge {
             && v.get("error").is_none_or(Value::is_null)
             && v["result"].get("stopReason").is_none()
             && let Some(id) = v["id"].as_u64()
-            && self
-                .pending
-                .iter()
-                .any(|(pid, p)| *pid == id && matches!(p, Pending::Prompt))
+            && self.requests.is_prompt(id)
         {
             return;
         }
@@ -70,15 +67,10 @@ impl Bridge {
         if state != "idle" {
             return;
         }
-        let prompt = self
-            .pending
-            .iter()
-            .position(|(_, p)| matches!(p, Pending::Prompt));
-        let Some(pos) = prompt else {
-            return; // a snapshot with nothing running
-        };
         // an answer that comes after this `idle` finds no prompt pending
-        self.pending.remove(pos);
+        if !self.requests.take_prompt() {
+            return; // a snapshot with nothing running
+        }
         let mut result = json!({"stopReason": stop_reason.unwrap_or_else(|| "end_turn".into())});
         if let Some(usage) = usage {
             result["usage"] = usage;
@@ -152,7 +144,7 @@ impl Bridge {
     }
 
     pub(super) fn permission_request(&mut self, rpc_id: &RequestId, params: &Value) {
-        if !self.late_prompts.is_empty() {
+        if self.requests.any_late() {
             self.diag(
                 "late permission request of an interrupted prompt answered cancelled".to_string(),
             );
@@ -373,14 +365,10 @@ impl Bridge {
     /// Whether a `session/update` of this kind is dropped unread: replayed
     /// history, or a late update of an interrupted prompt.
     fn update_dropped(&mut self, kind: UpdateKind<'_>) -> bool {
-        let loading = self
-            .pending
-            .iter()
-            .any(|(_, p)| matches!(p, Pending::LoadSession { .. }));
-        if loading && kind != UpdateKind::AvailableCommands {
+        if self.requests.loading() && kind != UpdateKind::AvailableCommands {
             return true; // session/load replays the history the panel already shows
         }
-        if !self.late_prompts.is_empty() && kind.belongs_to_the_turn() {
+        if self.requests.any_late() && kind.belongs_to_the_turn() {
             let kind = kind.as_str();
             self.diag(format!(
                 "late {kind} of an interrupted prompt dropped (its turn already ended)"
@@ -567,31 +555,21 @@ impl Bridge {
         error: Option<&Value>,
         now: Duration,
     ) {
-        if let Some(pos) = id
-            .as_u64()
-            .and_then(|id| self.late_prompts.iter().position(|l| *l == id))
-        {
-            self.late_prompts.remove(pos);
-            self.diag(format!(
-                "late answer to interrupted prompt {id} dropped (its turn already ended)"
-            ));
-            return self.send_queued_after_late();
-        }
-        let Some(pos) = id
-            .as_u64()
-            .and_then(|id| self.pending.iter().position(|(pid, _)| *pid == id))
-        else {
-            return self.diag(format!(
-                "agent response to an unknown request id {id} skipped"
-            ));
+        let pending = match self.requests.answer(id.as_u64()) {
+            Answer::Waiting(pending) => pending,
+            Answer::Late => {
+                self.diag(format!(
+                    "late answer to interrupted prompt {id} dropped (its turn already ended)"
+                ));
+                return self.send_queued_after_late();
+            }
+            Answer::Unknown => {
+                return self.diag(format!(
+                    "agent response to an unknown request id {id} skipped"
+                ));
+            }
         };
-        let (_, pending) = self.pending.remove(pos);
-        if matches!(
-            pending,
-            Pending::PanelSetMode { .. }
-                | Pending::PanelSetModel { .. }
-                | Pending::PanelSetConfig { .. }
-        ) {
+        if pending.panel_request().is_some() {
             // a held `tool_use` goes out before the `control_response`
             self.announce_held_back();
         }

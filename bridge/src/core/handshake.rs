@@ -242,15 +242,7 @@ impl Bridge {
         self.phase = Phase::Failed;
         self.failure = Some(why.to_string());
         self.deadline = None;
-        self.pending.retain(|(_, p)| {
-            !matches!(
-                p,
-                Pending::Initialize
-                    | Pending::NewSession { .. }
-                    | Pending::LoadSession { .. }
-                    | Pending::Authenticate { .. }
-            )
-        });
+        self.requests.drop_handshake();
         for (rid, _) in std::mem::take(&mut self.panel_init_requests) {
             self.emit(stream_json::control_error(&rid, why, None));
         }

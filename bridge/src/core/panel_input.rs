@@ -73,7 +73,7 @@ impl Bridge {
         self.instructions_sent = true;
         match self.turn.as_mut() {
             Some(t) => t.queue.push_back(blocks),
-            None if !self.late_prompts.is_empty() => {
+            None if self.requests.any_late() => {
                 // the agent still owes the answer to a given-up prompt: this
                 // one goes out once that answer came
                 self.diag(
@@ -419,28 +419,14 @@ impl Bridge {
     /// Answers the panel's mode and model changes the agent did not answer
     /// within [`CONTROL_TIMEOUT`]; a later answer finds no request and is skipped.
     pub(super) fn control_requests_due(&mut self, now: Duration) {
-        let (due, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut self.pending)
-            .into_iter()
-            .partition(|(_, p)| match p {
-                Pending::PanelSetMode { due, .. }
-                | Pending::PanelSetModel { due, .. }
-                | Pending::PanelSetConfig { due, .. } => *due <= now,
-                _ => false,
-            });
-        self.pending = keep;
-        for (_, p) in due {
-            if let Pending::PanelSetMode { request_id, .. }
-            | Pending::PanelSetModel { request_id, .. }
-            | Pending::PanelSetConfig { request_id, .. } = p
-            {
-                let why = format!(
-                    "the agent did not answer within {}s",
-                    CONTROL_TIMEOUT.as_secs()
-                );
-                self.diag(format!("control request {request_id}: {why}"));
-                self.announce_held_back();
-                self.emit(stream_json::control_error(&request_id, &why, None));
-            }
+        for request_id in self.requests.take_panel_due(now) {
+            let why = format!(
+                "the agent did not answer within {}s",
+                CONTROL_TIMEOUT.as_secs()
+            );
+            self.diag(format!("control request {request_id}: {why}"));
+            self.announce_held_back();
+            self.emit(stream_json::control_error(&request_id, &why, None));
         }
     }
 
@@ -471,15 +457,7 @@ impl Bridge {
     /// dropped), queued prompts go with the turn (said in a diagnostic
     /// naming `which` turn), and the turn fails with `why`.
     pub(super) fn give_up_turn(&mut self, why: String, which: &str, now: Duration) {
-        let mut given_up = Vec::new();
-        self.pending.retain(|(id, p)| {
-            let prompt = matches!(p, Pending::Prompt);
-            if prompt {
-                given_up.push(*id);
-            }
-            !prompt
-        });
-        self.late_prompts.extend(given_up);
+        self.requests.give_up_prompts();
         if let Some(t) = self.turn.as_mut() {
             let queued = std::mem::take(&mut t.queue).len();
             t.fail(why);

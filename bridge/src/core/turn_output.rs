@@ -414,17 +414,13 @@ impl Bridge {
     /// Sends the prompt a turn queued while the agent still owed the answer
     /// to a given-up prompt, once it owes none.
     pub(super) fn send_queued_after_late(&mut self) {
-        if !self.late_prompts.is_empty() || self.phase != Phase::Ready {
+        if self.requests.any_late() || self.phase != Phase::Ready {
             return;
         }
-        let prompt_running = self
-            .pending
-            .iter()
-            .any(|(_, p)| matches!(p, Pending::Prompt));
+        if self.requests.prompt_running() {
+            return;
+        }
         let Some(t) = self.turn.as_mut() else { return };
-        if prompt_running {
-            return;
-        }
         if let Some(next) = t.queue.pop_front() {
             self.send_prompt(next);
         }
