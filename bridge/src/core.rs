@@ -24,7 +24,7 @@ use crate::call::table::ToolCalls;
 use crate::call::{identity, result as tool_result};
 use crate::core::turn::{BlockKind, LastText, Turn};
 use crate::ids::IdSource;
-use crate::launch::{LaunchSpec, McpEndpoint, join_instructions};
+use crate::launch::{LaunchSpec, McpEndpoint};
 use crate::script_gate;
 use crate::stream_json::{self, InitInfo};
 
@@ -32,9 +32,11 @@ mod agent_input;
 mod directories;
 use directories::Directories;
 mod handshake;
+mod instructions;
 mod line_cap;
 mod panel_initialize;
-pub use panel_initialize::{PanelInstructions, SessionInstructions};
+use instructions::Instructions;
+pub use instructions::{PanelInstructions, SessionInstructions};
 mod line_text;
 mod outstanding;
 use outstanding::{Answer, Outstanding, Pending};
@@ -117,13 +119,8 @@ pub struct Bridge {
     session: SessionState,
     session_id: Option<String>,
     new_session: bool,
-    /// The session's first prompt went out (with the custom instructions, if any).
-    instructions_sent: bool,
-    /// Instructions from the panel's `initialize` (how the TypeScript Agent
-    /// SDK passes its system prompt); see [`PanelInstructions`].
-    panel_instructions: PanelInstructions,
-    /// The instructions the session call carried as its `systemPrompt`.
-    system_prompt_sent: Option<SessionInstructions>,
+    /// The session's custom instructions and where they went.
+    instructions: Instructions,
     model: Option<String>,
     permission_mode: PermissionMode,
     /// The agent's mode ([`SessionState::mode_marks`]) when the panel's mode
@@ -192,9 +189,7 @@ impl Bridge {
             session: SessionState::default(),
             session_id: None,
             new_session: true,
-            instructions_sent: false,
-            panel_instructions: PanelInstructions::default(),
-            system_prompt_sent: None,
+            instructions: Instructions::default(),
             model: None,
             permission_mode,
             mode_when_set: (None, None),

@@ -76,13 +76,13 @@ impl Bridge {
                 ep.name
             ));
         }
-        let instructions = self.panel_instructions.apply_to(&self.spec);
+        let instructions = self.instructions.in_force(&self.spec);
         let system_prompt = client::session_system_prompt(
             instructions.system.as_deref(),
             instructions.append.as_deref(),
             &self.agent,
         );
-        self.system_prompt_sent = system_prompt.as_ref().map(|_| instructions);
+        (self.instructions).session_call_carried(system_prompt.as_ref().map(|_| instructions));
         let resume = self
             .spec
             .resume_session_id

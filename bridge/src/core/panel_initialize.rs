@@ -11,7 +11,6 @@
 use serde_json::Map;
 
 use super::*;
-use crate::acp::json_field::json_kind;
 use crate::acp::mcp_servers;
 
 /// Fields of an `initialize` request the bridge cannot apply, with the
@@ -246,134 +245,8 @@ impl Bridge {
 
     /// Takes the system prompt fields of a panel `initialize`.
     fn initialize_instructions(&mut self, given: PanelInstructions) {
-        if given.is_empty() {
-            return;
+        if let Err(late) = self.instructions.take_panel(given) {
+            self.diag(late.to_string());
         }
-        if self.instructions_sent {
-            return self.diag(
-                "custom instructions of a late panel initialize not sent: \
-                 the session's first prompt already went out"
-                    .to_string(),
-            );
-        }
-        self.panel_instructions.update(given);
-    }
-}
-
-/// The system prompt fields of the panel's `initialize` request: the
-/// TypeScript Agent SDK sends its `systemPrompt` option there (not as a CLI
-/// flag). Claude's semantics: `systemPrompt` replaces the launch spec's custom
-/// instructions, `appendSystemPrompt` is appended to whichever is in force.
-/// An empty `systemPrompt` (the TS SDK sends `""` when its user set none)
-/// counts as not given, so the launch spec's instructions stay.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct PanelInstructions {
-    system_prompt: Option<String>,
-    append: Option<String>,
-}
-
-impl PanelInstructions {
-    /// Reads `request.systemPrompt` (a string, an array of strings joined by
-    /// blank lines, or the `{"type":"preset","append":...}` form) and
-    /// `request.appendSystemPrompt`; a field of another shape is an error
-    /// naming it, as a malformed `mcpServers` is.
-    pub fn read(req: &Value) -> Result<PanelInstructions, String> {
-        let text = |field: &str, v: &Value| -> Result<Option<String>, String> {
-            let joined = match v {
-                Value::Null => return Ok(None),
-                Value::String(s) => s.clone(),
-                Value::Array(parts) => {
-                    let mut texts = Vec::new();
-                    for (i, p) in parts.iter().enumerate() {
-                        match p.as_str() {
-                            Some(s) if !s.is_empty() => texts.push(s),
-                            Some(_) => {}
-                            None => {
-                                return Err(format!(
-                                    "request.{field}[{i}] is {}, not a string",
-                                    json_kind(p)
-                                ));
-                            }
-                        }
-                    }
-                    texts.join("\n\n")
-                }
-                other => {
-                    return Err(format!(
-                        "request.{field} is {}, not a string or an array of strings",
-                        json_kind(other)
-                    ));
-                }
-            };
-            Ok(Some(joined).filter(|s| !s.is_empty()))
-        };
-        let sp = &req["systemPrompt"];
-        let (system_prompt, preset_append) = if sp["type"] == "preset" {
-            (None, text("systemPrompt.append", &sp["append"])?)
-        } else {
-            (text("systemPrompt", sp)?, None)
-        };
-        let append = [
-            preset_append,
-            text("appendSystemPrompt", &req["appendSystemPrompt"])?,
-        ]
-        .into_iter()
-        .flatten()
-        .collect::<Vec<_>>()
-        .join("\n\n");
-        Ok(PanelInstructions {
-            system_prompt,
-            append: Some(append).filter(|a| !a.is_empty()),
-        })
-    }
-
-    pub(super) fn is_empty(&self) -> bool {
-        self.system_prompt.is_none() && self.append.is_none()
-    }
-
-    /// A later `initialize` replaces the fields it carries.
-    pub fn update(&mut self, later: PanelInstructions) {
-        if later.system_prompt.is_some() {
-            self.system_prompt = later.system_prompt;
-        }
-        if later.append.is_some() {
-            self.append = later.append;
-        }
-    }
-
-    /// The instructions in force, given the launch spec's, as Claude's two
-    /// parts: the system prompt (the panel's, which drops the launch's
-    /// appended text with its system prompt, else the launch's) and the
-    /// text appended to it.
-    pub fn apply_to(&self, spec: &LaunchSpec) -> SessionInstructions {
-        let non_empty = |t: Option<&String>| t.filter(|t| !t.is_empty()).cloned();
-        match &self.system_prompt {
-            Some(panel) => SessionInstructions {
-                system: Some(panel.clone()),
-                append: self.append.clone(),
-            },
-            None => SessionInstructions {
-                system: non_empty(spec.system_prompt.as_ref()),
-                append: join_instructions(
-                    spec.append_system_prompt.as_deref(),
-                    self.append.as_deref(),
-                ),
-            },
-        }
-    }
-}
-
-/// A session's custom instructions: `system` replaces the agent's default
-/// instructions, `append` follows them.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct SessionInstructions {
-    pub system: Option<String>,
-    pub append: Option<String>,
-}
-
-impl SessionInstructions {
-    /// Both parts as one text, for the first prompt's block.
-    pub(super) fn joined(&self) -> Option<String> {
-        join_instructions(self.system.as_deref(), self.append.as_deref())
     }
 }

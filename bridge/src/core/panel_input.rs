@@ -63,14 +63,8 @@ impl Bridge {
                 images.len()
             ));
         }
-        let instructions = if self.new_session && !self.instructions_sent {
-            self.first_prompt_instructions()
-        } else {
-            None
-        };
+        let instructions = self.first_prompt_instructions();
         let blocks = client::prompt_blocks(&text, &images, instructions.as_deref(), &self.agent);
-        // the first prompt went out: instructions come too late from now on
-        self.instructions_sent = true;
         match self.turn.as_mut() {
             Some(t) => t.queue.push_back(blocks),
             None if self.requests.any_late() => {
@@ -91,36 +85,18 @@ impl Bridge {
         }
     }
 
-    /// The instructions block of the first prompt of a new session: the
-    /// custom instructions unless the session call carried them as its
-    /// `systemPrompt`, with the script gate's steering text when the gate is
-    /// on. Instructions that changed after the session call went out (a
-    /// panel `initialize` after it) come here, with a diagnostic.
-    pub(super) fn first_prompt_instructions(&mut self) -> Option<String> {
-        let in_force = self.panel_instructions.apply_to(&self.spec);
-        let custom = match &self.system_prompt_sent {
-            Some(sent) if *sent == in_force => None,
-            Some(_) => {
-                self.diag(
-                    "custom instructions changed after the session call carried them as systemPrompt: \
-                     the first prompt carries the ones in force"
-                        .to_string(),
-                );
-                in_force.joined()
-            }
-            None => {
-                let custom = in_force.joined();
-                if custom.is_some() && self.agent.system_prompt.is_some() {
-                    self.diag(
-                        "custom instructions came after the session call went out without them: \
-                         the first prompt carries them, not systemPrompt"
-                            .to_string(),
-                    );
-                }
-                custom
-            }
-        };
-        client::first_prompt_instructions(custom.as_deref(), self.spec.script_gate)
+    /// The instructions block of a prompt about to go out: the first
+    /// prompt of a new session carries the custom instructions the session
+    /// call did not (see [`super::instructions`]), with the script gate's
+    /// steering text when the gate is on.
+    fn first_prompt_instructions(&mut self) -> Option<String> {
+        let takes_system_prompt = self.agent.system_prompt.is_some();
+        let first =
+            (self.instructions).prompt_sent(&self.spec, self.new_session, takes_system_prompt)?;
+        if let Some(note) = first.note {
+            self.diag(note.to_string());
+        }
+        client::first_prompt_instructions(first.custom.as_deref(), self.spec.script_gate)
     }
 
     pub(super) fn echo_user(&mut self, v: &Value) {
