@@ -38,6 +38,8 @@ mod panel_initialize;
 use instructions::Instructions;
 pub use instructions::{PanelInstructions, SessionInstructions};
 mod line_text;
+mod mcp_server;
+use mcp_server::McpServer;
 mod outstanding;
 use outstanding::{Answer, Outstanding, Pending};
 mod panel_input;
@@ -49,7 +51,7 @@ use line_text::{
     LINE_CAPACITY, json_len, line_written, line_written_into, object_line_with_raw, value_line_text,
 };
 
-use panel_initialize::{InitializeAsk, InitializeServers};
+use panel_initialize::InitializeAsk;
 
 /// How long the agent may take to answer each handshake request
 /// (`initialize`, `session/new|load`, `authenticate`).
@@ -97,11 +99,9 @@ pub struct Bridge {
     /// The panel's `initialize` requests (id and what each asked), answered
     /// when the session is up.
     panel_init_requests: Vec<(stream_json::RequestId, InitializeAsk)>,
-    /// The MCP server registered with the agent: the launch's, or the one
-    /// picked once the panel's `initialize` servers joined the launch's.
-    mcp: Option<McpEndpoint>,
-    /// The servers the session took from the panel's `initialize`.
-    initialize_servers: Option<InitializeServers>,
+    /// The panel's MCP server: the endpoint registered with the agent and
+    /// what showed whether the agent reaches it.
+    mcp: McpServer,
     /// Workspace roots beside `cwd`, asked and sent.
     directories: Directories,
     /// Panel lines that arrived during the handshake, handled once it is done.
@@ -129,11 +129,6 @@ pub struct Bridge {
     mode_when_set: (Option<String>, Option<String>),
     slash_commands: Vec<Value>,
     init_emitted: bool,
-    /// The agent said it could not start the panel's MCP server.
-    mcp_failed: bool,
-    /// A call to the panel's MCP server completed without an error: it is
-    /// reachable, whatever the agent advertised.
-    mcp_reached: bool,
     /// The agent's last `usage_update` (null before one), for `get_context_usage`.
     last_usage: Usage,
     turn: Option<Turn>,
@@ -163,7 +158,7 @@ impl Bridge {
     /// first line (its `initialize`, or a prompt) starts the handshake.
     pub fn new(spec: LaunchSpec, ids: Box<dyn IdSource + Send>) -> Bridge {
         let servers: Vec<String> = spec.mcp.iter().map(|m| m.name.clone()).collect();
-        let mcp = spec.mcp.clone();
+        let mcp = McpServer::new(spec.mcp.clone());
         let permission_mode = spec
             .permission_mode
             .as_deref()
@@ -178,7 +173,6 @@ impl Bridge {
             deadline: None,
             panel_init_requests: Vec::new(),
             mcp,
-            initialize_servers: None,
             directories: Directories::default(),
             deferred: Vec::new(),
             negotiation: Default::default(),
@@ -195,8 +189,6 @@ impl Bridge {
             mode_when_set: (None, None),
             slash_commands: Vec::new(),
             init_emitted: false,
-            mcp_failed: false,
-            mcp_reached: false,
             last_usage: Usage::default(),
             turn: None,
             tool_calls: ToolCalls::new(servers),
@@ -366,7 +358,9 @@ impl Bridge {
         match self.phase {
             Phase::Idle => None,
             Phase::Failed => Some(Vec::new()),
-            Phase::Handshaking | Phase::Ready => Some(self.mcp.iter().cloned().collect()),
+            Phase::Handshaking | Phase::Ready => {
+                Some(self.mcp.endpoint().into_iter().cloned().collect())
+            }
         }
     }
 

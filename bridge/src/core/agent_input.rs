@@ -633,7 +633,6 @@ impl Bridge {
     /// `mcp__<server>__startup`: not a tool the model called. A failure for
     /// the panel's server marks it `failed` in `system`/`init`.
     pub(super) fn mcp_startup(&mut self, server: &str, u: &impl Fields) {
-        let ours = self.mcp.as_ref().is_some_and(|ep| ep.name == server);
         let status = u.field("status").as_str().unwrap_or("");
         if status != "failed" {
             return;
@@ -648,8 +647,8 @@ impl Bridge {
             truncate(&why)
         ));
         // `system`/`init` went out once; `mcp_status` says failed from now on
-        if ours && !self.mcp_failed {
-            self.mcp_failed = true;
+        if self.mcp.is_ours(server) {
+            self.mcp.failed_to_start();
         }
     }
 }

@@ -26,26 +26,14 @@ impl Bridge {
         );
     }
 
-    /// The session's `system`/`init`. The panel's MCP server is `connected`
-    /// when the agent took it (HTTP MCP advertised) or a call to it
-    /// completed, `failed` when the agent said it could not start it, and
-    /// `unknown` when the agent advertised no HTTP MCP and nothing showed it
-    /// either way: such an agent may reach the server through its own
-    /// configuration, so a panel must not show a broken server.
+    /// The session's `system`/`init`, with the panel's MCP server's status
+    /// ([`super::mcp_server::McpServer::status`]).
     pub(super) fn system_init(&self) -> Value {
-        let mcp_servers = match &self.mcp {
-            Some(ep) => {
-                let status = if self.mcp_failed {
-                    "failed"
-                } else if self.offers_http_mcp() || self.mcp_reached {
-                    "connected"
-                } else {
-                    "unknown"
-                };
-                vec![(ep.name.clone(), status)]
-            }
-            None => vec![],
-        };
+        let mcp_servers = self
+            .mcp
+            .status(self.offers_http_mcp())
+            .into_iter()
+            .collect();
         let slash_commands = self
             .slash_commands
             .iter()
@@ -63,7 +51,7 @@ impl Bridge {
 
     pub(super) fn open_session(&mut self, now: Duration, after_auth: bool) {
         self.deadline = Some(now + HANDSHAKE_TIMEOUT);
-        let mcp = self.mcp.clone();
+        let mcp = self.mcp.endpoint().cloned();
         let offer = client::McpOffer {
             endpoint: mcp.as_ref(),
             unadvertised: self.spec.mcp_unadvertised,

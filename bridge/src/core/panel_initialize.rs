@@ -76,16 +76,6 @@ fn carried(v: &Value) -> bool {
     }
 }
 
-/// The MCP servers the session took from the panel's `initialize`.
-#[derive(Debug, Clone)]
-pub(super) struct InitializeServers {
-    /// The request's set, as it came.
-    servers: Map<String, Value>,
-    /// The endpoint the bridge registers is this set's (the launch names no
-    /// different server of that name).
-    endpoint_is_theirs: bool,
-}
-
 impl Bridge {
     /// A panel `control_request` `initialize`.
     pub(super) fn panel_initialize_request(
@@ -188,21 +178,15 @@ impl Bridge {
         });
         let names = picked.endpoint.iter().map(|ep| ep.name.clone()).collect();
         self.tool_calls.servers = std::sync::Arc::new(self.tool_calls.servers.with_names(names));
-        self.mcp = picked.endpoint;
-        self.initialize_servers = Some(InitializeServers {
-            servers,
-            endpoint_is_theirs,
-        });
+        (self.mcp).take_initialize(servers, picked.endpoint, endpoint_is_theirs);
     }
 
     /// Whether the servers an `initialize` named are applied: they are the
     /// set the session took, and the endpoint from it went to the agent's
     /// `session/new` or `session/load`.
     fn mcp_servers_applied(&self, asked: &Map<String, Value>) -> bool {
-        self.phase == Phase::Ready
-            && self.initialize_servers.as_ref().is_some_and(|taken| {
-                taken.servers == *asked && taken.endpoint_is_theirs && self.offers_http_mcp()
-            })
+        let registered = self.phase == Phase::Ready && self.offers_http_mcp();
+        self.mcp.applied(asked, registered)
     }
 
     /// The `initialize` answer: commands, models, and the `*_applied`

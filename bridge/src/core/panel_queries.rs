@@ -15,9 +15,7 @@ impl Bridge {
                 .as_array()
                 .cloned()
                 .unwrap_or_default(),
-            phase => self
-                .mcp
-                .iter()
+            phase => (self.mcp.endpoint().into_iter())
                 .map(|ep| {
                     let status = if phase == Phase::Failed {
                         "failed"

@@ -257,10 +257,9 @@ impl Bridge {
                 })
                 .flatten();
         let reaches_ours = completed
-            && self
-                .mcp
-                .as_ref()
-                .is_some_and(|ep| call.mcp_server(servers) == Some(ep.name.as_str()));
+            && call
+                .mcp_server(servers)
+                .is_some_and(|s| self.mcp.is_ours(s));
         call.drop_argument_texts();
         if call.content_is_proposal() {
             // a diff shown before the call ran is no result; its rawOutput is
@@ -268,7 +267,9 @@ impl Bridge {
         }
         // failed, or a result that says the tool failed (MCP isError, error shapes)
         let is_error = tool_result::is_error_of(&call.fields().own);
-        self.mcp_reached |= reaches_ours && !is_error;
+        if reaches_ours && !is_error {
+            self.mcp.call_completed();
+        }
         // **every result says what happened**: a refused or failed call
         // whose frames say nothing gets the refusal's text, or a failure
         let stand_in = if is_error {
