@@ -7,6 +7,8 @@
 //! stay linear too), long streams of `agent_message_chunk` text frames in
 //! codex's, Gemini CLI's and Grok Build's shapes (Grok's carry a `_meta`
 //! per frame), and a burst of 200 tool calls (announce, run, complete).
+//! The text stream and the burst run again in a session that negotiated ACP
+//! v2 (`v2_` workloads), where each frame also goes through the v2 reader.
 //!
 //! Linear in frame size means MB/s stays flat as the image grows; the bridge
 //! is meant to cost no more than the baseline (1.0x). The same frames are also
@@ -25,6 +27,7 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use acp_bridge::acp::revision::Offer;
 use acp_bridge::tap::{Scrubber, TapEncoder, TapSession, Way};
 use acp_bridge::{Bridge, CounterIds, LaunchSpec, McpEndpoint};
 use base64::Engine;
@@ -83,13 +86,54 @@ fn allocations<T>(f: impl FnOnce() -> T) -> (T, u64) {
     (out, ALLOCATIONS.load(Ordering::Relaxed))
 }
 
-/// A bridge with a session open and a prompt running, and the tool call the
-/// update refers to already announced.
-fn bridge_in_turn() -> Bridge {
+/// The ACP revision a workload's session negotiated.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Revision {
+    V1,
+    V2,
+}
+
+/// One workload: the agent frames, in a session of `revision`.
+struct Workload {
+    name: String,
+    revision: Revision,
+    frames: Vec<String>,
+}
+
+impl Workload {
+    fn v1(name: impl Into<String>, frames: Vec<String>) -> Workload {
+        Workload {
+            name: name.into(),
+            revision: Revision::V1,
+            frames,
+        }
+    }
+
+    fn v2(name: impl Into<String>, frames: Vec<String>) -> Workload {
+        Workload {
+            name: name.into(),
+            revision: Revision::V2,
+            frames,
+        }
+    }
+
+    /// A bridge ready for this workload's frames ([`bridge_in_turn`]).
+    fn bridge(&self) -> Bridge {
+        bridge_in_turn(self.revision)
+    }
+}
+
+/// A bridge with a session of `revision` open and a prompt running, and the
+/// tool call the update refers to already announced.
+fn bridge_in_turn(revision: Revision) -> Bridge {
     let t = Duration::ZERO;
     let mut b = Bridge::new(
         LaunchSpec {
             cwd: "/work".into(),
+            acp_protocol: match revision {
+                Revision::V1 => Offer::V1,
+                Revision::V2 => Offer::V2,
+            },
             ..LaunchSpec::default()
         },
         Box::new(CounterIds::default()),
@@ -99,10 +143,14 @@ fn bridge_in_turn() -> Bridge {
         t,
     );
     let init_id = request_id(&out.to_agent, "initialize");
+    let answer = match revision {
+        Revision::V1 => json!({"protocolVersion":1,"agentCapabilities":{
+            "promptCapabilities":{"image":true},"mcpCapabilities":{"http":true}},"authMethods":[]}),
+        Revision::V2 => json!({"protocolVersion":2,"info":{"name":"agent","version":"2.6.0"},
+            "capabilities":{"session":{"mcp":{"http":{}},"prompt":{"image":{}}}}}),
+    };
     let out = b.on_agent_line(
-        &json!({"jsonrpc":"2.0","id":init_id,"result":{"protocolVersion":1,"agentCapabilities":{
-            "promptCapabilities":{"image":true},"mcpCapabilities":{"http":true}},"authMethods":[]}})
-        .to_string(),
+        &json!({"jsonrpc":"2.0","id":init_id,"result":answer}).to_string(),
         t,
     );
     let new_id = request_id(&out.to_agent, "session/new");
@@ -176,6 +224,18 @@ fn text_stream() -> Vec<String> {
             update(
                 json!({"sessionUpdate":"agent_message_chunk","content":{"type":"text",
                 "text":chunk_text(i)}}),
+            )
+        })
+        .collect()
+}
+
+/// codex-acp's text chunks in ACP v2: each names the message it is part of.
+fn v2_text_stream() -> Vec<String> {
+    (0..TEXT_CHUNKS)
+        .map(|i| {
+            update(
+                json!({"sessionUpdate":"agent_message_chunk","messageId":"msg_1_0",
+                "content":{"type":"text","text":chunk_text(i)}}),
             )
         })
         .collect()
@@ -327,21 +387,22 @@ fn bytes(frames: &[String]) -> u64 {
     frames.iter().map(|f| f.len() as u64).sum()
 }
 
-fn bench(c: &mut Criterion, workloads: &[(String, Vec<String>)]) {
-    for (name, frames) in workloads {
-        let mut group = c.benchmark_group(name.as_str());
+fn bench(c: &mut Criterion, workloads: &[Workload]) {
+    for w in workloads {
+        let frames = &w.frames;
+        let mut group = c.benchmark_group(w.name.as_str());
         group.throughput(Throughput::Bytes(bytes(frames)));
         group.sample_size(10);
         group.bench_function("bridge", |b| {
             b.iter_batched(
-                bridge_in_turn,
+                || w.bridge(),
                 |mut br| black_box(translate(&mut br, frames)),
                 BatchSize::PerIteration,
             )
         });
         group.bench_function("bridge_with_tap", |b| {
             b.iter_batched(
-                || (bridge_in_turn(), tap()),
+                || (w.bridge(), tap()),
                 |(mut br, mut t)| black_box(translate_tapped(&mut br, &mut t, frames)),
                 BatchSize::PerIteration,
             )
@@ -393,15 +454,16 @@ fn thread_cpu_time() -> Duration {
 /// the tap and the baseline on `frames`, runs interleaved (bridge, tapped,
 /// baseline, bridge, ...) so cache and frequency effects hit all alike; at
 /// least 9 triples and about three seconds of measuring.
-fn paired_medians(frames: &[String]) -> (Duration, Duration, Duration) {
+fn paired_medians(w: &Workload) -> (Duration, Duration, Duration) {
+    let frames = &w.frames;
     let (mut bridge, mut tapped, mut serde) = (Vec::new(), Vec::new(), Vec::new());
     let budget = Instant::now();
     while bridge.len() < 9 || (budget.elapsed() < Duration::from_secs(3) && bridge.len() < 1000) {
-        let mut b = bridge_in_turn();
+        let mut b = w.bridge();
         let start = thread_cpu_time();
         black_box(translate(&mut b, frames));
         bridge.push(thread_cpu_time() - start);
-        let (mut b, mut t) = (bridge_in_turn(), tap());
+        let (mut b, mut t) = (w.bridge(), tap());
         let start = thread_cpu_time();
         black_box(translate_tapped(&mut b, &mut t, frames));
         tapped.push(thread_cpu_time() - start);
@@ -419,18 +481,19 @@ fn paired_medians(frames: &[String]) -> (Duration, Duration, Duration) {
     )
 }
 
-fn ratio_table(workloads: &[(String, Vec<String>)]) {
+fn ratio_table(workloads: &[Workload]) {
     println!("<!-- report:begin -->");
     println!("## Bridge core vs serde_json (`translate_throughput`)\n");
     println!(
         "| workload | frames | MiB | panel bytes / agent bytes | allocations / frame (bridge, serde_json) | bridge MB/s | serde_json MB/s | ratio | bridge + tap MB/s | tap µs / frame |"
     );
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-    for (name, frames) in workloads {
+    for w in workloads {
+        let (name, frames) = (&w.name, &w.frames);
         let size = bytes(frames) as f64;
-        let (bridge, tapped, serde) = paired_medians(frames);
+        let (bridge, tapped, serde) = paired_medians(w);
         let mbps = |d: Duration| size / d.as_secs_f64() / 1e6;
-        let mut b = bridge_in_turn();
+        let mut b = w.bridge();
         let (emitted, bridge_allocs) = allocations(|| translate(&mut b, frames));
         let (_, serde_allocs) = allocations(|| serde_round_trip(frames));
         let per_frame = |n: u64| n as f64 / frames.len() as f64;
@@ -469,43 +532,50 @@ fn ratio_table(workloads: &[(String, Vec<String>)]) {
 }
 
 fn main() {
-    let mut workloads: Vec<(String, Vec<String>)> = IMAGE_SIZES
+    let mut workloads: Vec<Workload> = IMAGE_SIZES
         .iter()
         .map(|&s| {
-            (
+            Workload::v1(
                 format!("image_update_{}MiB", s / MIB),
                 vec![image_update(s)],
             )
         })
         .collect();
-    workloads.push((
-        "image_update_over_cap_dropped".into(),
-        vec![image_update(8 * MIB + 4)],
-    ));
-    workloads.push(("grok_data_uri_1MiB".into(), vec![grok_data_uri_update(MIB)]));
-    workloads.push((
-        "grok_data_uri_8MiB".into(),
-        vec![grok_data_uri_update(8 * MIB)],
-    ));
-    workloads.push((format!("text_stream_{TEXT_CHUNKS}_chunks"), text_stream()));
-    workloads.push((
-        format!("gemini_text_stream_{TEXT_CHUNKS}_chunks"),
-        gemini_text_stream(),
-    ));
-    workloads.push((
-        format!("grok_text_stream_{TEXT_CHUNKS}_chunks"),
-        grok_text_stream(),
-    ));
-    workloads.push((format!("tool_call_burst_{BURST_CALLS}"), tool_call_burst()));
-    workloads.push((
-        format!("write_1MiB_then_{WRITE_UPDATES}_updates"),
-        big_write_updates(),
-    ));
+    workloads.extend([
+        Workload::v1(
+            "image_update_over_cap_dropped",
+            vec![image_update(8 * MIB + 4)],
+        ),
+        Workload::v1("grok_data_uri_1MiB", vec![grok_data_uri_update(MIB)]),
+        Workload::v1("grok_data_uri_8MiB", vec![grok_data_uri_update(8 * MIB)]),
+        Workload::v1(format!("text_stream_{TEXT_CHUNKS}_chunks"), text_stream()),
+        Workload::v1(
+            format!("gemini_text_stream_{TEXT_CHUNKS}_chunks"),
+            gemini_text_stream(),
+        ),
+        Workload::v1(
+            format!("grok_text_stream_{TEXT_CHUNKS}_chunks"),
+            grok_text_stream(),
+        ),
+        Workload::v1(format!("tool_call_burst_{BURST_CALLS}"), tool_call_burst()),
+        Workload::v1(
+            format!("write_1MiB_then_{WRITE_UPDATES}_updates"),
+            big_write_updates(),
+        ),
+        Workload::v2(
+            format!("v2_text_stream_{TEXT_CHUNKS}_chunks"),
+            v2_text_stream(),
+        ),
+        Workload::v2(
+            format!("v2_tool_call_burst_{BURST_CALLS}"),
+            tool_call_burst(),
+        ),
+    ]);
 
     // Sanity: the bridge really translates these frames (a tool_result with
     // the image as a block, and text deltas), so the numbers mean something.
-    let mut b = bridge_in_turn();
-    let out = b.on_agent_line(&workloads[0].1[0], Duration::ZERO);
+    let mut b = workloads[0].bridge();
+    let out = b.on_agent_line(&workloads[0].frames[0], Duration::ZERO);
     assert!(
         out.to_panel
             .iter()
@@ -517,25 +587,17 @@ fn main() {
             .collect::<Vec<_>>()
     );
 
+    let workload = |name: &str| workloads.iter().find(|w| w.name == name).expect("workload");
     let translated = |name: &str| {
-        let frames = &workloads
-            .iter()
-            .find(|(n, _)| n == name)
-            .expect("workload")
-            .1;
-        bridge_in_turn()
-            .on_agent_line(&frames[0], Duration::ZERO)
+        let w = workload(name);
+        w.bridge()
+            .on_agent_line(&w.frames[0], Duration::ZERO)
             .to_panel
     };
     let translate_all = |name: &str| {
-        let frames = &workloads
-            .iter()
-            .find(|(n, _)| n == name)
-            .expect("workload")
-            .1;
-        let mut b = bridge_in_turn();
-        frames
-            .iter()
+        let w = workload(name);
+        let mut b = w.bridge();
+        (w.frames.iter())
             .flat_map(|f| b.on_agent_line(f, Duration::ZERO).to_panel)
             .collect::<Vec<_>>()
     };
@@ -554,20 +616,22 @@ fn main() {
         "Grok's data: URI was not turned into an image block"
     );
 
-    let burst = translate_all("tool_call_burst_200");
-    let results = burst
-        .iter()
-        .filter(|l| l.contains(r#""type":"tool_result""#))
-        .count();
-    assert_eq!(
-        results, BURST_CALLS,
-        "one tool_result per call of the burst"
-    );
+    for name in ["tool_call_burst_200", "v2_tool_call_burst_200"] {
+        let burst = translate_all(name);
+        let results = burst
+            .iter()
+            .filter(|l| l.contains(r#""type":"tool_result""#))
+            .count();
+        assert_eq!(results, BURST_CALLS, "{name}: one tool_result per call");
+    }
+    let v2_text = translate_all(&format!("v2_text_stream_{TEXT_CHUNKS}_chunks"));
+    let deltas = v2_text.iter().filter(|l| l.contains("text_delta")).count();
+    assert_eq!(deltas, TEXT_CHUNKS, "v2: one text delta per chunk");
 
     if std::env::var_os("BENCH_REPORT").is_some() {
         // BENCH_ONLY=<part of a workload name> narrows the table (profiling one workload)
         if let Ok(only) = std::env::var("BENCH_ONLY") {
-            workloads.retain(|(n, _)| n.contains(only.as_str()));
+            workloads.retain(|w| w.name.contains(only.as_str()));
         }
         ratio_table(&workloads);
         return;
