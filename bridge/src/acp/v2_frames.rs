@@ -58,6 +58,14 @@ pub struct V2Reader {
 const MAX_TRACKED_CALLS: usize = 1024;
 
 impl V2Reader {
+    /// A chunk of message `id` went to the core as sent: a whole message
+    /// of that id later is no new message.
+    pub fn message_seen(&mut self, id: &str) {
+        if !self.messages.contains(id) {
+            self.messages.insert(id.to_string());
+        }
+    }
+
     /// Reads one agent frame.
     pub fn read(&mut self, mut frame: Value) -> Vec<V2Read> {
         if frame["method"] == "session/request_permission" && !frame["id"].is_null() {
@@ -83,7 +91,7 @@ impl V2Reader {
             }
             UpdateKind::Chunk(_) | UpdateKind::UserMessageChunk => {
                 if let Some(id) = frame["params"]["update"]["messageId"].as_str() {
-                    self.messages.insert(id.to_string());
+                    self.message_seen(id);
                 }
                 vec![V2Read::AsSent]
             }

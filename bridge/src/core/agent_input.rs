@@ -24,6 +24,14 @@ impl Bridge {
     /// A v2 line: the prompt's `{messageId}` answer accepts the prompt;
     /// everything else is read into v1's model ([`V2Reader`]) and handled as v1's.
     fn v2_agent_line(&mut self, line: &str, now: Duration) {
+        // the frame a stream is made of is v1's shape: read without a
+        // `Value` tree, its message id noted as the v2 reader would
+        if let Some(chunk) = crate::acp::chunk_frame::parse(line) {
+            if let Some(id) = &chunk.message_id {
+                self.v2.message_seen(id);
+            }
+            return self.chunk_frame(&chunk);
+        }
         let v: Value = match serde_json::from_str(line) {
             Ok(v @ Value::Object(_)) => v,
             Ok(_) => return self.malformed("agent", "not a JSON object", line),
