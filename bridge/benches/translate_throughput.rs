@@ -163,8 +163,13 @@ fn bridge_in_turn(revision: Revision) -> Bridge {
         t,
     );
     request_id(&out.to_agent, "session/prompt");
+    // v2 has no `tool_call`: a call's first `tool_call_update` announces it
+    let announce = match revision {
+        Revision::V1 => "tool_call",
+        Revision::V2 => "tool_call_update",
+    };
     b.on_agent_line(
-        &update(json!({"sessionUpdate":"tool_call","toolCallId":"call-1","title":"mcp.unity-ops.uap_editor_screenshot",
+        &update(json!({"sessionUpdate":announce,"toolCallId":"call-1","title":"mcp.unity-ops.uap_editor_screenshot",
             "kind":"execute","status":"in_progress",
             "rawInput":{"server":"unity-ops","tool":"uap_editor_screenshot","arguments":{}}})),
         t,
@@ -269,13 +274,14 @@ fn grok_text_stream() -> Vec<String> {
         .collect()
 }
 
-/// A burst of tool calls: each announced, running, then completed with output.
-fn tool_call_burst() -> Vec<String> {
+/// A burst of tool calls: each announced (by `announce`: v1's `tool_call`,
+/// v2's first `tool_call_update`), running, then completed with output.
+fn tool_call_burst(announce: &str) -> Vec<String> {
     (0..BURST_CALLS)
         .flat_map(|i| {
             let id = format!("burst-{i}");
             [
-                update(json!({"sessionUpdate":"tool_call","toolCallId":id,"title":format!("cat file-{i}.txt"),
+                update(json!({"sessionUpdate":announce,"toolCallId":id,"title":format!("cat file-{i}.txt"),
                     "kind":"execute","status":"pending",
                     "rawInput":{"command":["bash","-lc",format!("cat file-{i}.txt")],"cwd":"/project"}})),
                 update(json!({"sessionUpdate":"tool_call_update","toolCallId":id,"status":"in_progress"})),
@@ -557,7 +563,10 @@ fn main() {
             format!("grok_text_stream_{TEXT_CHUNKS}_chunks"),
             grok_text_stream(),
         ),
-        Workload::v1(format!("tool_call_burst_{BURST_CALLS}"), tool_call_burst()),
+        Workload::v1(
+            format!("tool_call_burst_{BURST_CALLS}"),
+            tool_call_burst("tool_call"),
+        ),
         Workload::v1(
             format!("write_1MiB_then_{WRITE_UPDATES}_updates"),
             big_write_updates(),
@@ -568,7 +577,7 @@ fn main() {
         ),
         Workload::v2(
             format!("v2_tool_call_burst_{BURST_CALLS}"),
-            tool_call_burst(),
+            tool_call_burst("tool_call_update"),
         ),
     ]);
 

@@ -22,6 +22,7 @@ use serde_json::{Map, Value, json};
 use crate::acp::update_kind::{CallKind, MessageKind, UpdateKind};
 
 mod terminals;
+pub use terminals::shows_a_terminal;
 use terminals::{Output, Terminals};
 
 /// What one v2 agent frame is to the core.
@@ -64,6 +65,19 @@ impl V2Reader {
         if !self.messages.contains(id) {
             self.messages.insert(id.to_string());
         }
+    }
+
+    /// A frame of kind `kind` for call `id` goes to the core: v2's upsert
+    /// (`tool_call_update`) of a call not seen before is v1's `tool_call`.
+    pub fn call_seen(&mut self, kind: CallKind, id: &str) -> CallKind {
+        let first = kind == CallKind::ToolCallUpdate
+            && self.calls.len() < MAX_TRACKED_CALLS
+            && !self.calls.contains(id);
+        if first {
+            self.calls.insert(id.to_string());
+            return CallKind::ToolCall;
+        }
+        kind
     }
 
     /// Reads one agent frame.
@@ -112,9 +126,7 @@ impl V2Reader {
                     None => Vec::new(),
                 };
                 let first_seen = kind == CallKind::ToolCallUpdate
-                    && call.is_some_and(|id| {
-                        self.calls.len() < MAX_TRACKED_CALLS && self.calls.insert(id)
-                    });
+                    && call.is_some_and(|id| self.call_seen(kind, &id) == CallKind::ToolCall);
                 let call_read = match first_seen {
                     true => {
                         frame["params"]["update"]["sessionUpdate"] =
@@ -203,13 +215,7 @@ impl V2Reader {
             } else {
                 vec![content]
             };
-        let first = self.calls.len() < MAX_TRACKED_CALLS && self.calls.insert(id.clone());
-        let kind = if first {
-            CallKind::ToolCall
-        } else {
-            CallKind::ToolCallUpdate
-        }
-        .as_str();
+        let kind = self.call_seen(CallKind::ToolCallUpdate, &id).as_str();
         frame["params"]["update"] = json!({
             "sessionUpdate": kind,
             "toolCallId": id,

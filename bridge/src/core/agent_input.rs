@@ -25,12 +25,20 @@ impl Bridge {
     /// everything else is read into v1's model ([`V2Reader`]) and handled as v1's.
     fn v2_agent_line(&mut self, line: &str, now: Duration) {
         // the frame a stream is made of is v1's shape: read without a
-        // `Value` tree, its message id noted as the v2 reader would
+        // `Value` tree, noted as the v2 reader would note it
         if let Some(chunk) = crate::acp::chunk_frame::parse(line) {
             if let Some(id) = &chunk.message_id {
                 self.v2.message_seen(id);
             }
             return self.chunk_frame(&chunk);
+        }
+        // a call's frame likewise, unless it shows a terminal (whose held
+        // output the v2 reader adds after it)
+        if let Some(mut call) = crate::call::frame::parse(line)
+            && !crate::acp::v2_frames::shows_a_terminal(call.fields.field("content"))
+        {
+            call.kind = self.v2.call_seen(call.kind, &call.tool_call_id);
+            return self.call_frame(call, now);
         }
         let v: Value = match serde_json::from_str(line) {
             Ok(v @ Value::Object(_)) => v,
