@@ -257,9 +257,8 @@ impl Bridge {
                 })
                 .flatten();
         let reaches_ours = completed
-            && call
-                .mcp_server(servers)
-                .is_some_and(|s| self.mcp.is_ours(s));
+            && (self.mcp.endpoint())
+                .is_some_and(|ep| call.mcp_server(servers) == Some(ep.name.as_str()));
         call.drop_argument_texts();
         if call.content_is_proposal() {
             // a diff shown before the call ran is no result; its rawOutput is
