@@ -530,7 +530,11 @@ fn ratio_table(workloads: &[Workload]) {
          the same serde_json code its MB/s has moved by up to a fifth, so a ratio that \
          changes across commits is read with the bridge MB/s column beside it. bridge + tap: the same frames with every agent \
          frame and panel line scrubbed and encoded as the tap's writer does (into a sink, on the \
-         same thread); tap µs / frame = (median tapped - median bridge CPU time) / frames. In \
+         same thread); tap µs / frame = (median tapped - median bridge CPU time) / frames. The tap \
+         column moves with the build as well: its cost per 1 MiB image frame has gone between \
+         1.5 ms and 2.1 ms across two builds that differed in one unrelated bridge expression \
+         (how serde_json's string escaping is inlined); built with thin LTO, as the release \
+         archives are, both were at 2.0 to 2.2 ms. In \
          `acp-bridge --tap` that work runs on the tap's own thread: what the panel waits for is \
          in the chunk latency section."
     );
