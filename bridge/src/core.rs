@@ -278,7 +278,7 @@ impl Bridge {
         }
         self.permissions.clear();
         for request_id in self.requests.end() {
-            self.emit(stream_json::control_error(
+            self.answer_panel(stream_json::control_error(
                 &request_id,
                 "the agent exited",
                 None,
@@ -437,6 +437,12 @@ impl Bridge {
 
     fn diag(&mut self, s: impl Into<String>) {
         self.out.diagnostics.push(s.into());
+    }
+
+    /// Answers a panel `control_request` (a line with no stamps).
+    fn answer_panel<B: serde::Serialize>(&mut self, response: stream_json::ControlResponse<'_, B>) {
+        let line = line_written(|text| serde_json::to_writer(text, &response));
+        self.push_typed_line(line, "control_response");
     }
 
     /// Writes one line to the panel, stamping `session_id` and `uuid` on the

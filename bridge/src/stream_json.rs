@@ -586,24 +586,66 @@ pub fn text_block(text: String) -> Value {
     object([("type", json!("text")), ("text", Value::String(text))])
 }
 
-/// A success answer to a panel `control_request`; `request_id` is echoed as
-/// the panel sent it (a string or a number).
-pub fn control_success(request_id: &RequestId, response: Value) -> Value {
-    let response = object([
-        ("subtype", json!("success")),
-        ("request_id", json!(request_id)),
-        ("response", response),
-    ]);
-    object([("type", json!("control_response")), ("response", response)])
+/// A `control_response` line: the answer to a panel `control_request`,
+/// its `request_id` echoed as the panel sent it (a string or a number). It
+/// carries no `session_id`, so the core writes it unstamped.
+#[derive(Debug, Serialize)]
+pub struct ControlResponse<'a, B> {
+    #[serde(rename = "type")]
+    kind: ControlResponseType,
+    response: ControlAnswer<'a, B>,
 }
 
-/// An error answer to a panel `control_request` (`request_id` as sent).
-pub fn control_error(request_id: &RequestId, error: &str, error_code: Option<&str>) -> Value {
-    let mut resp = json!({"subtype": "error", "request_id": request_id, "error": error});
-    if let Some(code) = error_code {
-        resp["error_code"] = json!(code);
+/// The constant `type` of a [`ControlResponse`].
+#[derive(Debug, Serialize)]
+enum ControlResponseType {
+    #[serde(rename = "control_response")]
+    ControlResponse,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "subtype", rename_all = "snake_case")]
+enum ControlAnswer<'a, B> {
+    Success {
+        request_id: &'a RequestId,
+        response: B,
+    },
+    Error {
+        request_id: &'a RequestId,
+        error: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error_code: Option<&'a str>,
+    },
+}
+
+/// A success answer to a panel `control_request`, carrying `response`.
+pub fn control_success<B: Serialize>(
+    request_id: &RequestId,
+    response: B,
+) -> ControlResponse<'_, B> {
+    ControlResponse {
+        kind: ControlResponseType::ControlResponse,
+        response: ControlAnswer::Success {
+            request_id,
+            response,
+        },
     }
-    object([("type", json!("control_response")), ("response", resp)])
+}
+
+/// An error answer to a panel `control_request`.
+pub fn control_error<'a>(
+    request_id: &'a RequestId,
+    error: &'a str,
+    error_code: Option<&'a str>,
+) -> ControlResponse<'a, ()> {
+    ControlResponse {
+        kind: ControlResponseType::ControlResponse,
+        response: ControlAnswer::Error {
+            request_id,
+            error,
+            error_code,
+        },
+    }
 }
 
 /// A `can_use_tool` permission request to the panel.

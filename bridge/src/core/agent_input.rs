@@ -598,7 +598,7 @@ impl Bridge {
             Pending::PanelSetMode {
                 request_id, mode, ..
             } => match error {
-                Some(e) => self.emit(stream_json::control_error(
+                Some(e) => self.answer_panel(stream_json::control_error(
                     &request_id,
                     &rpc_message(e),
                     None,
@@ -606,29 +606,29 @@ impl Bridge {
                 None => {
                     self.permission_mode = mode;
                     self.mode_when_set = self.session.mode_marks();
-                    self.emit(stream_json::control_success(&request_id, json!({})));
+                    self.answer_panel(stream_json::control_success(&request_id, json!({})));
                 }
             },
             Pending::PanelSetModel {
                 request_id, model, ..
             } => match error {
-                Some(e) => self.emit(stream_json::control_error(
+                Some(e) => self.answer_panel(stream_json::control_error(
                     &request_id,
                     &rpc_message(e),
                     None,
                 )),
                 None => {
                     self.model = Some(model);
-                    self.emit(stream_json::control_success(&request_id, json!({})));
+                    self.answer_panel(stream_json::control_success(&request_id, json!({})));
                 }
             },
             Pending::PanelSetConfig { request_id, .. } => match error {
-                Some(e) => self.emit(stream_json::control_error(
+                Some(e) => self.answer_panel(stream_json::control_error(
                     &request_id,
                     &rpc_message(e),
                     None,
                 )),
-                None => self.emit(stream_json::control_success(&request_id, json!({}))),
+                None => self.answer_panel(stream_json::control_success(&request_id, json!({}))),
             },
             Pending::PermissionSetMode { mode } => match error {
                 Some(e) => self.diag(format!(

@@ -205,7 +205,7 @@ impl Bridge {
         }
         for (rid, ask) in std::mem::take(&mut self.panel_init_requests) {
             let body = self.initialize_response(&ask);
-            self.emit(stream_json::control_success(&rid, body));
+            self.answer_panel(stream_json::control_success(&rid, body));
         }
         let init = self.system_init();
         self.emit(init);
@@ -232,7 +232,7 @@ impl Bridge {
         self.deadline = None;
         self.requests.drop_handshake();
         for (rid, _) in std::mem::take(&mut self.panel_init_requests) {
-            self.emit(stream_json::control_error(&rid, why, None));
+            self.answer_panel(stream_json::control_error(&rid, why, None));
         }
         let dropped = std::mem::take(&mut self.deferred);
         for line in &dropped {
@@ -241,7 +241,7 @@ impl Bridge {
                     self.echo_user(&v);
                 } else if v["type"] == "control_request" {
                     let rid = v.get("request_id").cloned().unwrap_or(Value::Null).into();
-                    self.emit(stream_json::control_error(&rid, why, None));
+                    self.answer_panel(stream_json::control_error(&rid, why, None));
                 }
             }
         }

@@ -91,7 +91,7 @@ impl Bridge {
             Ok(read) => read,
             Err(e) => {
                 let why = format!("initialize {e}");
-                self.emit(stream_json::control_error(&request_id, &why, None));
+                self.answer_panel(stream_json::control_error(&request_id, &why, None));
                 if self.phase == Phase::Idle {
                     // not started half-configured: not at all
                     self.refuse_session(format!("{why}; no session started"), None, now);
@@ -116,11 +116,11 @@ impl Bridge {
             Phase::Handshaking => self.panel_init_requests.push((request_id, ask)),
             Phase::Ready => {
                 let body = self.initialize_response(&ask);
-                self.emit(stream_json::control_success(&request_id, body));
+                self.answer_panel(stream_json::control_success(&request_id, body));
             }
             Phase::Failed => {
                 let why = self.failure.clone().unwrap_or_default();
-                self.emit(stream_json::control_error(&request_id, &why, None));
+                self.answer_panel(stream_json::control_error(&request_id, &why, None));
             }
         }
     }

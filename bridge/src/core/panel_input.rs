@@ -135,7 +135,11 @@ impl Bridge {
                     true => self.diag(format!("{why}: {}", truncate(line))),
                     false => self.diag(why.clone()),
                 }
-                return self.emit(stream_json::control_error(&refused.request_id, why, None));
+                return self.answer_panel(stream_json::control_error(
+                    &refused.request_id,
+                    why,
+                    None,
+                ));
             }
         };
         let ControlRequest { request_id, ask } = request;
@@ -153,7 +157,7 @@ impl Bridge {
                     .failure
                     .clone()
                     .unwrap_or_else(|| "no session yet".into());
-                self.emit(stream_json::control_error(&request_id, &why, None));
+                self.answer_panel(stream_json::control_error(&request_id, &why, None));
             }
             Ask::SetPermissionMode { mode } => self.set_permission_mode(&request_id, mode, now),
             Ask::SetModel { model } => self.set_model(&request_id, model, now),
@@ -168,7 +172,7 @@ impl Bridge {
                 self.diag(format!(
                     "unsupported panel control_request subtype {other:?}"
                 ));
-                self.emit(stream_json::control_error(
+                self.answer_panel(stream_json::control_error(
                     &request_id,
                     &format!("unsupported control request subtype: {other}"),
                     Some("unsupported_request"),
@@ -199,7 +203,7 @@ impl Bridge {
             // cancelled prompt returns, as the recorder does
             self.cancel_pending_permissions();
         }
-        self.emit(stream_json::control_success(request_id, json!({})));
+        self.answer_panel(stream_json::control_success(request_id, json!({})));
     }
 
     /// `end_session` (the SDK's host is closing): answered at once, the
@@ -238,10 +242,10 @@ impl Bridge {
         if PermissionMode::parse(mode) == self.permission_mode
             && self.session.mode_marks() == self.mode_when_set
         {
-            return self.emit(stream_json::control_success(request_id, json!({})));
+            return self.answer_panel(stream_json::control_success(request_id, json!({})));
         }
         let Some(change) = client::resolve_permission_mode(mode, &self.session) else {
-            return self.emit(stream_json::control_error(
+            return self.answer_panel(stream_json::control_error(
                 request_id,
                 &format!("the agent offers no mode matching permission mode {mode:?}"),
                 None,
@@ -260,17 +264,17 @@ impl Bridge {
     pub(super) fn set_model(&mut self, request_id: &RequestId, model: Option<&str>, now: Duration) {
         let models = client::available_models(&self.session);
         let Some(model) = model.filter(|m| !m.is_empty() && *m != "default") else {
-            return self.emit(stream_json::control_success(request_id, json!({})));
+            return self.answer_panel(stream_json::control_success(request_id, json!({})));
         };
         if models.is_empty() {
-            return self.emit(stream_json::control_error(
+            return self.answer_panel(stream_json::control_error(
                 request_id,
                 "the agent offers no models",
                 None,
             ));
         }
         let Some(change) = client::resolve_model(model, &self.session) else {
-            return self.emit(stream_json::control_error(
+            return self.answer_panel(stream_json::control_error(
                 request_id,
                 &format!("the agent offers no model {model:?}"),
                 None,
@@ -303,10 +307,12 @@ impl Bridge {
     ) {
         let change = match client::resolve_thought_level(tokens, &self.session) {
             Ok(Some(change)) => change,
-            Ok(None) => return self.emit(stream_json::control_success(request_id, json!({}))),
+            Ok(None) => {
+                return self.answer_panel(stream_json::control_success(request_id, json!({})));
+            }
             Err(why) => {
                 let why = format!("set_max_thinking_tokens: {why}");
-                return self.emit(stream_json::control_error(request_id, &why, None));
+                return self.answer_panel(stream_json::control_error(request_id, &why, None));
             }
         };
         self.request_mode_change(
@@ -402,7 +408,7 @@ impl Bridge {
             );
             self.diag(format!("control request {request_id}: {why}"));
             self.announce_held_back();
-            self.emit(stream_json::control_error(&request_id, &why, None));
+            self.answer_panel(stream_json::control_error(&request_id, &why, None));
         }
     }
 

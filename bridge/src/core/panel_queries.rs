@@ -26,7 +26,7 @@ impl Bridge {
                 })
                 .collect(),
         };
-        self.emit(stream_json::control_success(
+        self.answer_panel(stream_json::control_success(
             request_id,
             json!({ "mcpServers": servers }),
         ));
@@ -37,7 +37,7 @@ impl Bridge {
     /// naming what is missing until the agent has sent one.
     pub(super) fn get_context_usage(&mut self, request_id: &stream_json::RequestId) {
         let (Some(used), Some(size)) = (self.last_usage.used, self.last_usage.size) else {
-            return self.emit(stream_json::control_error(
+            return self.answer_panel(stream_json::control_error(
                 request_id,
                 "get_context_usage: the agent has sent no usage_update with used and size yet",
                 None,
@@ -66,7 +66,7 @@ impl Bridge {
             "isAutoCompactEnabled": false,
             "apiUsage": null,
         });
-        self.emit(stream_json::control_success(request_id, body));
+        self.answer_panel(stream_json::control_success(request_id, body));
     }
 
     /// `get_usage`: the session's cost as the agent's last `usage_update`
@@ -91,6 +91,6 @@ impl Bridge {
             "rate_limits": null,
             "behaviors": null,
         });
-        self.emit(stream_json::control_success(request_id, body));
+        self.answer_panel(stream_json::control_success(request_id, body));
     }
 }
