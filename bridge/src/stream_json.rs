@@ -67,36 +67,69 @@ impl Usage {
     }
 }
 
+/// The stamps the core puts on a line that carries them: the session it
+/// belongs to and the line's own id.
+#[derive(Debug, Clone, Copy)]
+pub struct Stamps<'a> {
+    pub session_id: &'a str,
+    pub uuid: &'a str,
+}
+
 /// `system`/`init`: what the session is (re-sent when the slash commands change).
 pub struct InitInfo<'a> {
     pub cwd: &'a str,
     pub model: &'a str,
     pub permission_mode: &'a str,
-    pub slash_commands: Vec<String>,
-    /// `(name, status)`: `connected` or `failed`.
-    pub mcp_servers: Vec<(String, &'static str)>,
+    pub slash_commands: Vec<&'a str>,
+    /// `(name, status)`: `connected`, `failed` or `unknown`.
+    pub mcp_servers: Vec<ServerStatus<'a>>,
 }
 
-pub fn system_init(info: &InitInfo<'_>) -> Value {
-    let servers: Vec<Value> = info
-        .mcp_servers
-        .iter()
-        .map(|(name, status)| json!({"name": name, "status": status}))
-        .collect();
-    json!({
-        "type": "system",
-        "subtype": "init",
-        "cwd": info.cwd,
-        "session_id": null,
-        "tools": [],
-        "mcp_servers": servers,
-        "model": info.model,
-        "permissionMode": info.permission_mode,
-        "slash_commands": info.slash_commands,
-        "apiKeySource": "none",
-        "claude_code_version": env!("CARGO_PKG_VERSION"),
-        "output_style": "default"
-    })
+/// An MCP server and its status, as `system`/`init` and `mcp_status` list it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ServerStatus<'a> {
+    pub name: &'a str,
+    pub status: &'static str,
+}
+
+/// The `system`/`init` line, in the keys and order real `claude` writes.
+#[derive(Debug, Serialize)]
+pub struct SystemInit<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    subtype: &'static str,
+    cwd: &'a str,
+    session_id: &'a str,
+    /// The bridge lists no tools of its own.
+    tools: [(); 0],
+    mcp_servers: &'a [ServerStatus<'a>],
+    model: &'a str,
+    #[serde(rename = "permissionMode")]
+    permission_mode: &'a str,
+    slash_commands: &'a [&'a str],
+    #[serde(rename = "apiKeySource")]
+    api_key_source: &'static str,
+    claude_code_version: &'static str,
+    output_style: &'static str,
+    uuid: &'a str,
+}
+
+pub fn system_init<'a>(info: &'a InitInfo<'a>, stamps: Stamps<'a>) -> SystemInit<'a> {
+    SystemInit {
+        kind: "system",
+        subtype: "init",
+        cwd: info.cwd,
+        session_id: stamps.session_id,
+        tools: [],
+        mcp_servers: &info.mcp_servers,
+        model: info.model,
+        permission_mode: info.permission_mode,
+        slash_commands: &info.slash_commands,
+        api_key_source: "none",
+        claude_code_version: env!("CARGO_PKG_VERSION"),
+        output_style: "default",
+        uuid: stamps.uuid,
+    }
 }
 
 /// An object of `(key, value)` pairs in this order, the values moved in:

@@ -468,8 +468,7 @@ impl Bridge {
                     .cloned()
                     .unwrap_or_default();
                 if self.init_emitted {
-                    let init = self.system_init();
-                    self.emit(init);
+                    self.emit_system_init();
                 }
             }
             UpdateKind::Usage => {

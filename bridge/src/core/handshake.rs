@@ -26,27 +26,38 @@ impl Bridge {
         );
     }
 
-    /// The session's `system`/`init`, with the panel's MCP server's status
+    /// The panel's MCP server and its status once the session is up
     /// ([`super::mcp_server::McpServer::status`]).
-    pub(super) fn system_init(&self) -> Value {
-        let mcp_servers = self
-            .mcp
-            .status(self.offers_http_mcp())
-            .into_iter()
+    pub(super) fn mcp_server_status(&self) -> Option<(String, &'static str)> {
+        self.mcp.status(self.offers_http_mcp())
+    }
+
+    /// Writes the session's `system`/`init`.
+    pub(super) fn emit_system_init(&mut self) {
+        let server = self.mcp_server_status();
+        let mcp_servers = (server.iter())
+            .map(|(name, status)| stream_json::ServerStatus { name, status })
             .collect();
-        let slash_commands = self
-            .slash_commands
-            .iter()
-            .filter_map(|c| c["name"].as_str().map(str::to_string))
+        let slash_commands = (self.slash_commands.iter())
+            .filter_map(|c| c["name"].as_str())
             .collect();
         let model = self.model_name();
-        stream_json::system_init(&InitInfo {
+        let info = InitInfo {
             cwd: &self.spec.cwd,
             model: &model,
             permission_mode: self.permission_mode.as_str(),
             slash_commands,
             mcp_servers,
-        })
+        };
+        let uuid = self.ids.next_uuid();
+        let stamps = stream_json::Stamps {
+            session_id: self.stamp_session_id(),
+            uuid: &uuid,
+        };
+        let line = line_written(|text| {
+            serde_json::to_writer(text, &stream_json::system_init(&info, stamps))
+        });
+        self.push_typed_line(line, "system/init");
     }
 
     pub(super) fn open_session(&mut self, now: Duration, after_auth: bool) {
@@ -207,8 +218,7 @@ impl Bridge {
             let body = self.initialize_response(&ask);
             self.answer_panel(stream_json::control_success(&rid, body));
         }
-        let init = self.system_init();
-        self.emit(init);
+        self.emit_system_init();
         self.init_emitted = true;
         for line in std::mem::take(&mut self.deferred) {
             self.panel_line(&line, now);

@@ -10,22 +10,16 @@ impl Bridge {
     /// until the session is up, then `connected` or `failed` as
     /// `system/init` says.
     pub(super) fn mcp_status(&mut self, request_id: &stream_json::RequestId) {
-        let servers: Vec<Value> = match self.phase {
-            Phase::Ready => self.system_init()["mcp_servers"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default(),
-            phase => (self.mcp.endpoint().into_iter())
-                .map(|ep| {
-                    let status = if phase == Phase::Failed {
-                        "failed"
-                    } else {
-                        "pending"
-                    };
-                    json!({"name": ep.name, "status": status})
-                })
-                .collect(),
+        let server = match self.phase {
+            Phase::Ready => self.mcp_server_status(),
+            Phase::Failed => (self.mcp.endpoint()).map(|ep| (ep.name.clone(), "failed")),
+            Phase::Idle | Phase::Handshaking => {
+                (self.mcp.endpoint()).map(|ep| (ep.name.clone(), "pending"))
+            }
         };
+        let servers: Vec<_> = (server.iter())
+            .map(|(name, status)| stream_json::ServerStatus { name, status })
+            .collect();
         self.answer_panel(stream_json::control_success(
             request_id,
             json!({ "mcpServers": servers }),
