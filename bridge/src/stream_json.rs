@@ -681,33 +681,79 @@ pub fn control_error<'a>(
     }
 }
 
-/// A `can_use_tool` permission request to the panel.
-pub fn can_use_tool(
-    request_id: &str,
-    tool_name: &str,
-    input: Value,
-    suggestions: Option<Value>,
-    tool_use_id: &str,
-) -> Value {
-    let mut req = object([
-        ("subtype", json!("can_use_tool")),
-        ("tool_name", json!(tool_name)),
-        ("input", input),
-    ]);
-    if let Some(s) = suggestions {
-        req["permission_suggestions"] = s;
-    }
-    req["tool_use_id"] = json!(tool_use_id);
-    object([
-        ("type", json!("control_request")),
-        ("request_id", json!(request_id)),
-        ("request", req),
-    ])
+/// A `can_use_tool` permission request to the panel (a line with no stamps).
+#[derive(Debug, Serialize)]
+pub struct CanUseTool<'a, I> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    request_id: &'a str,
+    request: CanUseToolRequest<'a, I>,
 }
 
-/// The `addRules` suggestion that makes the panel's "always allow" menu work.
-pub fn always_allow_suggestion(tool_name: &str) -> Value {
-    json!([{"type": "addRules", "rules": [{"toolName": tool_name}], "behavior": "allow", "destination": "session"}])
+#[derive(Debug, Serialize)]
+struct CanUseToolRequest<'a, I> {
+    subtype: &'static str,
+    tool_name: &'a str,
+    input: &'a I,
+    /// The `addRules` suggestion that makes the panel's "always allow"
+    /// menu work, when the agent offers to allow always.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    permission_suggestions: Option<[AllowRule<'a>; 1]>,
+    tool_use_id: &'a str,
+    /// Why the agent asks, as Claude's own request carries it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a str>,
+}
+
+#[derive(Debug, Serialize)]
+struct AllowRule<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    rules: [ToolRule<'a>; 1],
+    behavior: &'static str,
+    destination: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+struct ToolRule<'a> {
+    #[serde(rename = "toolName")]
+    tool_name: &'a str,
+}
+
+/// What a `can_use_tool` request asks about.
+pub struct ToolAsk<'a, I> {
+    pub tool_name: &'a str,
+    pub input: &'a I,
+    pub tool_use_id: &'a str,
+    /// The agent offers to allow the tool always.
+    pub allow_always: bool,
+    pub description: Option<&'a str>,
+}
+
+pub fn can_use_tool<'a, I: Serialize>(
+    request_id: &'a str,
+    ask: ToolAsk<'a, I>,
+) -> CanUseTool<'a, I> {
+    let allow_always = AllowRule {
+        kind: "addRules",
+        rules: [ToolRule {
+            tool_name: ask.tool_name,
+        }],
+        behavior: "allow",
+        destination: "session",
+    };
+    CanUseTool {
+        kind: "control_request",
+        request_id,
+        request: CanUseToolRequest {
+            subtype: "can_use_tool",
+            tool_name: ask.tool_name,
+            input: ask.input,
+            permission_suggestions: ask.allow_always.then_some([allow_always]),
+            tool_use_id: ask.tool_use_id,
+            description: ask.description,
+        },
+    }
 }
 
 #[cfg(test)]

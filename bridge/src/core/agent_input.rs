@@ -191,19 +191,21 @@ impl Bridge {
             ));
             return self.answer_permission(rpc_id, client::PermissionAnswer::cancelled());
         };
-        let suggestions = client::has_allow_always_option(&options)
-            .then(|| stream_json::always_allow_suggestion(&name));
-        let mut ask =
-            stream_json::can_use_tool(&request_id, &name, input.clone(), suggestions, &call_id);
         // why the agent asks (v2's request `description`), as Claude's own
         // `can_use_tool` carries it
-        if let Some(description) = params["description"]
-            .as_str()
-            .filter(|d| !d.trim().is_empty())
-        {
-            ask["request"]["description"] = description.into();
-        }
-        self.emit(ask);
+        let description = (params["description"].as_str()).filter(|d| !d.trim().is_empty());
+        let ask = stream_json::can_use_tool(
+            &request_id,
+            stream_json::ToolAsk {
+                tool_name: &name,
+                input: &input,
+                tool_use_id: &call_id,
+                allow_always: client::has_allow_always_option(&options),
+                description,
+            },
+        );
+        let line = line_written(|text| serde_json::to_writer(text, &ask));
+        self.push_typed_line(line, "can_use_tool");
         self.permissions.asked(PendingPermission {
             request_id,
             rpc_id: rpc_id.clone(),
