@@ -510,6 +510,13 @@ impl Bridge {
         self.push_typed_line(line, "message");
     }
 
+    /// Writes an `assistant` line of its own holding one text.
+    fn emit_assistant_text(&mut self, msg_id: &str, text: &str) {
+        let model = self.model_name();
+        let message = stream_json::FoldedMessage::one_text(msg_id, &model, text);
+        self.emit_message(stream_json::MessageLineType::Assistant, &message);
+    }
+
     /// The text of a typed `assistant` / `user` line (see [`Bridge::emit_message`]),
     /// for a message borrowed from the bridge's own state.
     fn stamped_message<M: stream_json::LineMessage>(

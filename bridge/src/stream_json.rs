@@ -354,6 +354,23 @@ pub enum FoldedBlock<'a> {
     },
 }
 
+impl<'a> FoldedMessage<'a> {
+    /// An assistant message of one text block.
+    pub fn one_text(id: &'a str, model: &'a str, text: &'a str) -> FoldedMessage<'a> {
+        FoldedMessage {
+            id,
+            kind: MessageType::Message,
+            role: AssistantRole::Assistant,
+            model,
+            content: vec![FoldedBlock::Text { text }],
+            stop_reason: (),
+            stop_sequence: (),
+            usage: Usage::default(),
+            text_at: Default::default(),
+        }
+    }
+}
+
 impl LineMessage for FoldedMessage<'_> {
     fn write_to(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
         let (MessageType::Message, AssistantRole::Assistant) = (&self.kind, &self.role);

@@ -209,11 +209,7 @@ impl Bridge {
         self.before_note();
         self.next_msg += 1;
         let msg_id = format!("msg_acp_{}", self.next_msg);
-        let model = self.model_name();
-        let content = vec![stream_json::text_block(text)];
-        self.emit(stream_json::assistant(stream_json::message_object(
-            &msg_id, &model, content, None,
-        )));
+        self.emit_assistant_text(&msg_id, &text);
     }
 }
 

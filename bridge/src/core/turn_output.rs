@@ -150,22 +150,14 @@ impl Bridge {
                 format!("msg_acp_{}", self.next_msg)
             }
         };
-        let model = self.model_name();
-        let content = vec![json!({"type": "text", "text": text})];
-        self.emit(stream_json::assistant(stream_json::message_object(
-            &msg_id, &model, content, None,
-        )));
+        self.emit_assistant_text(&msg_id, &text);
     }
 
     /// An assistant message of its own holding one text (a failed prompt's error).
     fn error_note(&mut self, text: String) {
         self.next_msg += 1;
         let msg_id = format!("msg_acp_{}", self.next_msg);
-        let model = self.model_name();
-        let content = vec![json!({"type": "text", "text": text})];
-        self.emit(stream_json::assistant(stream_json::message_object(
-            &msg_id, &model, content, None,
-        )));
+        self.emit_assistant_text(&msg_id, &text);
     }
 
     pub(super) fn tool_call_update(&mut self, mut u: Value, now: Duration) {
