@@ -132,28 +132,6 @@ pub fn system_init<'a>(info: &'a InitInfo<'a>, stamps: Stamps<'a>) -> SystemInit
     }
 }
 
-/// An object of `(key, value)` pairs in this order, the values moved in:
-/// `json!` serialises an interpolated `Value` into a deep copy, which for a
-/// tool result means copying its images.
-fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
-    Value::Object(
-        entries
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
-    )
-}
-
-/// A partial-message event (`--include-partial-messages`).
-pub fn stream_event(event: Value) -> Value {
-    object([
-        ("type", json!("stream_event")),
-        ("event", event),
-        ("session_id", Value::Null),
-        ("parent_tool_use_id", Value::Null),
-    ])
-}
-
 /// A `content_block_delta` event, serialised straight from borrowed text: one
 /// goes out per streamed chunk, and building `Value` maps for it cost most of
 /// a long text stream's time. Same bytes as the `json!` form (key order kept).
@@ -352,6 +330,98 @@ pub enum FoldedBlock<'a> {
         thinking: &'a str,
         signature: &'a str,
     },
+}
+
+/// An event of a streamed message other than its text deltas
+/// (`--include-partial-messages`), in the shapes real `claude` sends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MessageEvent {
+    /// The message opens, with no content yet.
+    Start {
+        id: String,
+        model: String,
+    },
+    /// A block opens at `index`, empty.
+    BlockStart {
+        index: usize,
+        block: EmptyBlock,
+    },
+    BlockStop {
+        index: usize,
+    },
+    /// The message ends for `stop_reason`.
+    Delta {
+        stop_reason: String,
+    },
+    Stop,
+}
+
+/// The kind of block a [`MessageEvent::BlockStart`] opens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EmptyBlock {
+    Text,
+    Thinking,
+}
+
+impl Serialize for MessageEvent {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        #[serde(tag = "type", rename_all = "snake_case")]
+        enum Wire<'a> {
+            MessageStart {
+                message: FoldedMessage<'a>,
+            },
+            ContentBlockStart {
+                index: usize,
+                content_block: FoldedBlock<'a>,
+            },
+            ContentBlockStop {
+                index: usize,
+            },
+            MessageDelta {
+                delta: StopDelta<'a>,
+                usage: OutputTokens,
+            },
+            MessageStop,
+        }
+        #[derive(Serialize)]
+        struct StopDelta<'a> {
+            stop_reason: &'a str,
+            stop_sequence: (),
+        }
+        #[derive(Serialize)]
+        struct OutputTokens {
+            output_tokens: u64,
+        }
+        let wire = match self {
+            MessageEvent::Start { id, model } => Wire::MessageStart {
+                message: FoldedMessage {
+                    content: Vec::new(),
+                    ..FoldedMessage::one_text(id, model, "")
+                },
+            },
+            MessageEvent::BlockStart { index, block } => Wire::ContentBlockStart {
+                index: *index,
+                content_block: match block {
+                    EmptyBlock::Text => FoldedBlock::Text { text: "" },
+                    EmptyBlock::Thinking => FoldedBlock::Thinking {
+                        thinking: "",
+                        signature: "",
+                    },
+                },
+            },
+            MessageEvent::BlockStop { index } => Wire::ContentBlockStop { index: *index },
+            MessageEvent::Delta { stop_reason } => Wire::MessageDelta {
+                delta: StopDelta {
+                    stop_reason,
+                    stop_sequence: (),
+                },
+                usage: OutputTokens { output_tokens: 0 },
+            },
+            MessageEvent::Stop => Wire::MessageStop,
+        };
+        wire.serialize(s)
+    }
 }
 
 impl<'a> FoldedMessage<'a> {
@@ -556,33 +626,16 @@ impl<'a, C> ToolResultMessage<'a, C> {
     }
 }
 
-/// An Anthropic `message` object as carried by `assistant` and `message_start`.
-pub fn message_object(
-    id: &str,
-    model: &str,
-    content: Vec<Value>,
-    stop_reason: Option<&str>,
-) -> Value {
-    object([
-        ("id", json!(id)),
-        ("type", json!("message")),
-        ("role", json!("assistant")),
-        ("model", json!(model)),
-        ("content", Value::Array(content)),
-        ("stop_reason", json!(stop_reason)),
-        ("stop_sequence", Value::Null),
-        ("usage", Usage::default().to_json()),
-    ])
-}
-
-/// An `assistant` line.
-pub fn assistant(message: Value) -> Value {
-    object([
-        ("type", json!("assistant")),
-        ("message", message),
-        ("parent_tool_use_id", Value::Null),
-        ("session_id", Value::Null),
-    ])
+/// An object of `(key, value)` pairs in this order, the values moved in:
+/// `json!` serialises an interpolated `Value` into a deep copy, which for a
+/// tool result means copying its images.
+fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
+    Value::Object(
+        entries
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    )
 }
 
 /// Everything a `result` line reports about one turn.
@@ -629,11 +682,6 @@ pub fn result(r: TurnResult) -> Value {
         line["startup_failure_reason"] = json!(reason);
     }
     line
-}
-
-/// A `text` content block; the text moves in.
-pub fn text_block(text: String) -> Value {
-    object([("type", json!("text")), ("text", Value::String(text))])
 }
 
 /// A `control_response` line: the answer to a panel `control_request`,
@@ -773,8 +821,62 @@ pub fn can_use_tool<'a, I: Serialize>(
     }
 }
 
+/// The `Value` forms of lines the core writes typed: the tests hold the typed
+/// lines' bytes to them.
+#[cfg(test)]
+pub(crate) mod value_form {
+    use serde_json::{Value, json};
+
+    use super::{Usage, object};
+
+    /// A partial-message event (`--include-partial-messages`).
+    pub(crate) fn stream_event(event: Value) -> Value {
+        object([
+            ("type", json!("stream_event")),
+            ("event", event),
+            ("session_id", Value::Null),
+            ("parent_tool_use_id", Value::Null),
+        ])
+    }
+
+    /// An Anthropic `message` object as carried by `assistant` and `message_start`.
+    pub(crate) fn message_object(
+        id: &str,
+        model: &str,
+        content: Vec<Value>,
+        stop_reason: Option<&str>,
+    ) -> Value {
+        object([
+            ("id", json!(id)),
+            ("type", json!("message")),
+            ("role", json!("assistant")),
+            ("model", json!(model)),
+            ("content", Value::Array(content)),
+            ("stop_reason", json!(stop_reason)),
+            ("stop_sequence", Value::Null),
+            ("usage", Usage::default().to_json()),
+        ])
+    }
+
+    /// An `assistant` line.
+    pub(crate) fn assistant(message: Value) -> Value {
+        object([
+            ("type", json!("assistant")),
+            ("message", message),
+            ("parent_tool_use_id", Value::Null),
+            ("session_id", Value::Null),
+        ])
+    }
+
+    /// A `text` content block; the text moves in.
+    pub(crate) fn text_block(text: String) -> Value {
+        object([("type", json!("text")), ("text", Value::String(text))])
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::value_form::*;
     use super::*;
 
     /// The typed delta line must be byte-identical to the `Value` line the
@@ -820,6 +922,44 @@ mod tests {
             v["session_id"] = json!("S\"1");
             v["uuid"] = json!("u-1");
             assert_eq!(typed, v.to_string());
+        }
+    }
+
+    /// The events of a streamed message must be byte-identical to the
+    /// `Value` events they replace (goldens pin the bytes).
+    #[test]
+    fn message_events_have_the_bytes_of_the_value_form() {
+        let start = MessageEvent::Start {
+            id: "msg_\"1".into(),
+            model: "m\\1".into(),
+        };
+        let message = message_object("msg_\"1", "m\\1", vec![], None);
+        let block = |b| MessageEvent::BlockStart { index: 2, block: b };
+        for (event, value) in [
+            (start, json!({"type": "message_start", "message": message})),
+            (
+                block(EmptyBlock::Text),
+                json!({"type": "content_block_start", "index": 2, "content_block": {"type": "text", "text": ""}}),
+            ),
+            (
+                block(EmptyBlock::Thinking),
+                json!({"type": "content_block_start", "index": 2,
+                    "content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
+            ),
+            (
+                MessageEvent::BlockStop { index: 2 },
+                json!({"type": "content_block_stop", "index": 2}),
+            ),
+            (
+                MessageEvent::Delta {
+                    stop_reason: "end_turn".into(),
+                },
+                json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null},
+                    "usage": {"output_tokens": 0}}),
+            ),
+            (MessageEvent::Stop, json!({"type": "message_stop"})),
+        ] {
+            assert_eq!(serde_json::to_string(&event).unwrap(), value.to_string());
         }
     }
 

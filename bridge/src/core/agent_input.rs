@@ -549,8 +549,8 @@ impl Bridge {
             *next_msg += 1;
             format!("msg_acp_{}", *next_msg)
         });
-        for l in lines {
-            self.emit(l);
+        for event in lines {
+            self.emit_stream_event(&event);
         }
         let delta = match block_kind {
             BlockKind::Text => stream_json::Delta::Text { text },

@@ -7,10 +7,10 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::acp::chunk_frame::ChunkKind;
-use crate::stream_json::{self, Usage};
+use crate::stream_json::{self, EmptyBlock, MessageEvent, Usage};
 
 /// How much of a streamed message's text (all its blocks) the bridge keeps
 /// for the folded `assistant` line: every chunk still streams as a delta,
@@ -76,16 +76,16 @@ impl StreamingMessage {
         acp_id: Option<&str>,
         model: &str,
         new_id: impl FnOnce() -> String,
-    ) -> (Vec<Value>, usize) {
+    ) -> (Vec<MessageEvent>, usize) {
         let mut lines = Vec::new();
         let msg = match &mut self.open {
             Some(m) => m,
             None => {
                 let id = new_id();
-                lines.push(stream_json::stream_event(json!({
-                    "type": "message_start",
-                    "message": stream_json::message_object(&id, model, vec![], None)
-                })));
+                lines.push(MessageEvent::Start {
+                    id: id.clone(),
+                    model: model.to_string(),
+                });
                 self.open.insert(OpenMessage {
                     id,
                     acp_id: acp_id.map(str::to_string),
@@ -98,19 +98,20 @@ impl StreamingMessage {
         let same_block = msg.block_open && msg.blocks.last().map(|b| b.0) == Some(kind);
         if !same_block {
             if msg.block_open {
-                lines.push(stream_json::stream_event(
-                    json!({"type": "content_block_stop", "index": msg.blocks.len() - 1}),
-                ));
+                lines.push(MessageEvent::BlockStop {
+                    index: msg.blocks.len() - 1,
+                });
             }
             msg.blocks.push((kind, String::new()));
             msg.block_open = true;
             let block = match kind {
-                BlockKind::Text => json!({"type": "text", "text": ""}),
-                BlockKind::Thinking => json!({"type": "thinking", "thinking": "", "signature": ""}),
+                BlockKind::Text => EmptyBlock::Text,
+                BlockKind::Thinking => EmptyBlock::Thinking,
             };
-            lines.push(stream_json::stream_event(json!({
-                "type": "content_block_start", "index": msg.blocks.len() - 1, "content_block": block
-            })));
+            lines.push(MessageEvent::BlockStart {
+                index: msg.blocks.len() - 1,
+                block,
+            });
         }
         let index = msg.blocks.len() - 1;
         let kept: usize = msg.blocks.iter().map(|(_, body)| body.len()).sum();
@@ -123,22 +124,20 @@ impl StreamingMessage {
     /// Closes the streamed message: the closing events, and the message
     /// whose `assistant` line the caller writes (typed, see
     /// [`stream_json::FoldedMessage`]).
-    pub fn fold(&mut self, stop_reason: &str) -> (Vec<Value>, Option<Folded>) {
+    pub fn fold(&mut self, stop_reason: &str) -> (Vec<MessageEvent>, Option<Folded>) {
         let Some(msg) = self.open.take() else {
             return (Vec::new(), None);
         };
         let mut lines = Vec::new();
         if msg.block_open {
-            lines.push(stream_json::stream_event(
-                json!({"type": "content_block_stop", "index": msg.blocks.len() - 1}),
-            ));
+            lines.push(MessageEvent::BlockStop {
+                index: msg.blocks.len() - 1,
+            });
         }
-        lines.push(stream_json::stream_event(json!({
-            "type": "message_delta",
-            "delta": {"stop_reason": stop_reason, "stop_sequence": null},
-            "usage": {"output_tokens": 0}
-        })));
-        lines.push(stream_json::stream_event(json!({"type": "message_stop"})));
+        lines.push(MessageEvent::Delta {
+            stop_reason: stop_reason.to_string(),
+        });
+        lines.push(MessageEvent::Stop);
         let mut blocks = msg.blocks;
         if msg.cut
             && let Some((_, last)) = blocks.last_mut()
@@ -393,6 +392,8 @@ impl Turn {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     /// The text of the folded `assistant` line of `chunks` streamed as one message.
@@ -462,15 +463,15 @@ mod tests {
             let content = blocks
                 .iter()
                 .map(|(kind, t)| match kind {
-                    BlockKind::Text => stream_json::text_block(t.to_string()),
+                    BlockKind::Text => stream_json::value_form::text_block(t.to_string()),
                     BlockKind::Thinking => {
                         json!({"type": "thinking", "thinking": t, "signature": ""})
                     }
                 })
                 .collect();
-            let mut want = stream_json::assistant(stream_json::message_object(
-                "msg_\"1", "m\\1", content, None,
-            ));
+            let mut want = stream_json::value_form::assistant(
+                stream_json::value_form::message_object("msg_\"1", "m\\1", content, None),
+            );
             want["session_id"] = json!("s\"1");
             want["uuid"] = json!("u-1");
             assert_eq!(written, want.to_string());

@@ -22,8 +22,8 @@ impl Bridge {
     pub(super) fn fold_message(&mut self, stop_reason: &str) {
         let Some(t) = self.turn.as_mut() else { return };
         let (lines, folded) = t.message.fold(stop_reason);
-        for l in lines {
-            self.emit(l);
+        for event in lines {
+            self.emit_stream_event(&event);
         }
         let Some(folded) = folded else { return };
         let uuid = self.ids.next_uuid();
