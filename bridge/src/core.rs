@@ -45,13 +45,13 @@ use outstanding::{Answer, Outstanding, Pending};
 mod panel_input;
 mod panel_queries;
 mod session_notes;
+mod startup;
+use startup::Startup;
 pub(crate) mod turn;
 mod turn_output;
 use line_text::{
     LINE_CAPACITY, json_len, line_written, line_written_into, object_line_with_raw, value_line_text,
 };
-
-use panel_initialize::InitializeAsk;
 
 /// How long the agent may take to answer each handshake request
 /// (`initialize`, `session/new|load`, `authenticate`).
@@ -95,20 +95,14 @@ pub struct Bridge {
     failure: Option<String>,
     /// The requests sent to the agent that wait on its answer.
     requests: Outstanding,
-    deadline: Option<Duration>,
-    /// The panel's `initialize` requests (id and what each asked), answered
-    /// when the session is up.
-    panel_init_requests: Vec<(stream_json::RequestId, InitializeAsk)>,
+    /// The handshake's negotiation and deadline, and what waits for it.
+    startup: Startup,
     /// The panel's MCP server: the endpoint registered with the agent and
     /// what showed whether the agent reaches it.
     mcp: McpServer,
     /// Workspace roots beside `cwd`, asked and sent.
     directories: Directories,
-    /// Panel lines that arrived during the handshake, handled once it is done.
-    deferred: Vec<String>,
-    /// How the ACP revision is negotiated (what the last `initialize`
-    /// offered), and the revision the agent selected.
-    negotiation: crate::acp::revision::Negotiation,
+    /// The revision the agent selected.
     revision: Revision,
     /// v2 frames read into v1's model.
     v2: V2Reader,
@@ -170,12 +164,9 @@ impl Bridge {
             phase: Phase::Idle,
             failure: None,
             requests: Outstanding::default(),
-            deadline: None,
-            panel_init_requests: Vec::new(),
+            startup: Startup::default(),
             mcp,
             directories: Directories::default(),
-            deferred: Vec::new(),
-            negotiation: Default::default(),
             revision: Revision::V1,
             v2: V2Reader::default(),
             announced_state: "idle",
@@ -284,7 +275,7 @@ impl Bridge {
                 None,
             ));
         }
-        self.deadline = None;
+        self.startup.stop_waiting();
         self.cancel_deadline = None;
     }
 
@@ -309,7 +300,7 @@ impl Bridge {
             ));
             self.cancel_pending_permissions();
         }
-        if self.turn.is_none() && self.phase != Phase::Handshaking && self.deferred.is_empty() {
+        if self.turn.is_none() && self.phase != Phase::Handshaking && !self.startup.has_deferred() {
             self.close_stdin();
         }
     }
@@ -320,7 +311,7 @@ impl Bridge {
     /// `now` passed in.
     pub fn next_deadline(&self) -> Option<Duration> {
         [
-            self.deadline,
+            self.startup.deadline(),
             self.cancel_deadline,
             self.tool_calls.next_hold_end(),
             self.requests.next_panel_due(),
@@ -338,7 +329,7 @@ impl Bridge {
         self.control_requests_due(now);
         self.cancel_grace_due(now);
         self.holds_due(now);
-        if let Some(d) = self.deadline
+        if let Some(d) = self.startup.deadline()
             && now >= d
         {
             let waiting = (self.requests.handshake_waiting()).unwrap_or("the handshake");

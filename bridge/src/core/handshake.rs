@@ -5,21 +5,20 @@
 //! closed.
 
 use super::*;
-use crate::acp::revision::{self, Answered, Negotiation};
+use crate::acp::revision::{self, Answered};
 
 impl Bridge {
     /// Starts the agent handshake (on the panel's `initialize`, or on a first
     /// prompt from a panel that skips it).
     pub(super) fn start_handshake(&mut self, now: Duration) {
         self.phase = Phase::Handshaking;
-        self.deadline = Some(now + HANDSHAKE_TIMEOUT);
-        self.negotiation = Negotiation::start(self.spec.acp_protocol);
+        self.startup.start(self.spec.acp_protocol, now);
         self.offer_revision();
     }
 
     /// Sends `initialize` offering the revision the negotiation is at.
     fn offer_revision(&mut self) {
-        let offering = self.negotiation.offered();
+        let offering = self.startup.offered();
         self.request(
             client::Request::Initialize { offering },
             Pending::Initialize,
@@ -61,7 +60,7 @@ impl Bridge {
     }
 
     pub(super) fn open_session(&mut self, now: Duration, after_auth: bool) {
-        self.deadline = Some(now + HANDSHAKE_TIMEOUT);
+        self.startup.step_sent(now);
         let mcp = self.mcp.endpoint().cloned();
         let offer = client::McpOffer {
             endpoint: mcp.as_ref(),
@@ -141,7 +140,7 @@ impl Bridge {
         self.mode_when_set = self.session.mode_marks();
         self.new_session = !loaded;
         self.phase = Phase::Ready;
-        self.deadline = None;
+        let waited = self.startup.end();
         self.model = client::current_model(&self.session);
         if let Some(cmds) = result["availableCommands"].as_array() {
             self.slash_commands = cmds.clone();
@@ -214,13 +213,13 @@ impl Bridge {
                 },
             );
         }
-        for (rid, ask) in std::mem::take(&mut self.panel_init_requests) {
+        for (rid, ask) in waited.panel_inits {
             let body = self.initialize_response(&ask);
             self.answer_panel(stream_json::control_success(&rid, body));
         }
         self.emit_system_init();
         self.init_emitted = true;
-        for line in std::mem::take(&mut self.deferred) {
+        for line in waited.deferred {
             self.panel_line(&line, now);
         }
         if self.panel_eof && self.turn.is_none() {
@@ -239,13 +238,12 @@ impl Bridge {
         self.diag(why.to_string());
         self.phase = Phase::Failed;
         self.failure = Some(why.to_string());
-        self.deadline = None;
+        let waited = self.startup.end();
         self.requests.drop_handshake();
-        for (rid, _) in std::mem::take(&mut self.panel_init_requests) {
+        for (rid, _) in waited.panel_inits {
             self.answer_panel(stream_json::control_error(&rid, why, None));
         }
-        let dropped = std::mem::take(&mut self.deferred);
-        for line in &dropped {
+        for line in &waited.deferred {
             if let Ok(v) = serde_json::from_str::<Value>(line) {
                 if v["type"] == "user" {
                     self.echo_user(&v);
@@ -265,7 +263,7 @@ impl Bridge {
     /// The agent answered `initialize`: the revision it selected is the
     /// session's; its answer is kept as the capability rules read it.
     fn initialized(&mut self, result: Value, now: Duration) {
-        match self.negotiation.answered(&result) {
+        match self.startup.answered(&result) {
             Answered::Selected { revision, note } => {
                 if let Some(note) = note {
                     self.diag(note);
@@ -289,8 +287,8 @@ impl Bridge {
         match pending {
             Pending::Initialize => match error {
                 Some(e) => {
-                    let refused = self.negotiation.offered();
-                    match self.negotiation.refused() {
+                    let refused = self.startup.offered();
+                    match self.startup.refused() {
                         Some(next) => {
                             self.diag(format!(
                                 "the agent refused ACP v{} ({}); offering v{}",
@@ -298,7 +296,7 @@ impl Bridge {
                                 rpc_message(e),
                                 next.number()
                             ));
-                            self.deadline = Some(now + HANDSHAKE_TIMEOUT);
+                            self.startup.step_sent(now);
                             self.offer_revision();
                         }
                         None => self.fail_handshake(
@@ -316,7 +314,7 @@ impl Bridge {
                     match client::auth_method(self.spec.auth_method.as_deref(), &self.agent) {
                         Some(m) => {
                             self.diag(format!("the agent asks to authenticate ({}); trying method {m}", rpc_message(e)));
-                            self.deadline = Some(now + HANDSHAKE_TIMEOUT);
+                            self.startup.step_sent(now);
                             self.request(client::Request::Authenticate { method_id: m }, Pending::Authenticate { then_load: loaded });
                         }
                         None => self.fail_handshake(

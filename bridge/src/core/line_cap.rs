@@ -28,7 +28,8 @@ impl Bridge {
         self.diag(why.clone());
         if self.turn.is_some() {
             self.end_turn_for_lost_line(why, now);
-        } else if matches!(self.phase, Phase::Ready | Phase::Failed) && self.deferred.is_empty() {
+        } else if matches!(self.phase, Phase::Ready | Phase::Failed) && !self.startup.has_deferred()
+        {
             let mut t = Turn::new(now);
             t.fail(format!("{why}; if it was a prompt, it was not sent"));
             self.turn = Some(t);

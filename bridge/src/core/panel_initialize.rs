@@ -110,10 +110,10 @@ impl Bridge {
                 if let Some(directories) = &ask.directories {
                     self.directories.asked(&self.spec.cwd, directories);
                 }
-                self.panel_init_requests.push((request_id, ask));
+                self.startup.wait_panel_init(request_id, ask);
                 self.start_handshake(now);
             }
-            Phase::Handshaking => self.panel_init_requests.push((request_id, ask)),
+            Phase::Handshaking => self.startup.wait_panel_init(request_id, ask),
             Phase::Ready => {
                 let body = self.initialize_response(&ask);
                 self.answer_panel(stream_json::control_success(&request_id, body));

@@ -33,11 +33,11 @@ impl Bridge {
         match self.phase {
             Phase::Idle => {
                 self.start_handshake(now);
-                self.deferred.push(line.to_string());
+                self.startup.defer(line);
                 return;
             }
             Phase::Handshaking => {
-                self.deferred.push(line.to_string());
+                self.startup.defer(line);
                 return;
             }
             Phase::Failed => {
@@ -147,10 +147,10 @@ impl Bridge {
             Ask::Initialize(req) => self.panel_initialize_request(request_id, req, now),
             // a prompt still waiting for the session goes out before the
             // interrupt, so the interrupt cancels it, as it would a turn
-            Ask::Interrupt if self.prompt_deferred() => self.deferred.push(line.to_string()),
+            Ask::Interrupt if self.prompt_deferred() => self.startup.defer(line),
             Ask::Interrupt => self.interrupt(&request_id, now),
             ask if ask.changes_the_session() && self.phase == Phase::Handshaking => {
-                self.deferred.push(line.to_string());
+                self.startup.defer(line);
             }
             ask if ask.changes_the_session() && self.phase != Phase::Ready => {
                 let why = self
@@ -217,11 +217,7 @@ impl Bridge {
 
     /// Whether a panel prompt waits for the handshake to finish.
     fn prompt_deferred(&self) -> bool {
-        matches!(self.phase, Phase::Idle | Phase::Handshaking)
-            && self
-                .deferred
-                .iter()
-                .any(|line| serde_json::from_str::<Value>(line).is_ok_and(|v| v["type"] == "user"))
+        matches!(self.phase, Phase::Idle | Phase::Handshaking) && self.startup.has_deferred_prompt()
     }
 
     pub(super) fn cancel_pending_permissions(&mut self) {
