@@ -15,7 +15,9 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 pub mod control;
-pub use control::RequestId;
+pub use control::{
+    CanUseTool, ControlResponse, RequestId, ToolAsk, can_use_tool, control_error, control_success,
+};
 
 /// Token counts in Claude's `usage` shape (serialised in its key order).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -161,7 +163,7 @@ pub enum Delta<'a> {
 }
 
 /// A whole `stream_event` line with its stamps, for typed events: the keys in
-/// the order [`stream_event`] plus the core's stamping gives them.
+/// the order `stream_event` Value form plus the core's stamping gives them.
 #[derive(Debug, Serialize)]
 pub struct StampedStreamEvent<'a, E> {
     #[serde(rename = "type")]
@@ -197,7 +199,7 @@ pub enum StreamEventType {
 }
 
 /// A whole `assistant` or `user` line with its stamps, for typed messages:
-/// the keys in the order [`assistant`] / the `user` lines plus the core's
+/// the keys in the order the `assistant` / `user` Value lines plus the core's
 /// stamping give them.
 #[derive(Debug, Serialize)]
 pub struct StampedMessage<'a, M> {
@@ -296,7 +298,7 @@ impl Usage {
     }
 }
 
-/// A folded `assistant` message: the fields of [`message_object`] with its
+/// A folded `assistant` message: the fields of Claude's `message` object with its
 /// streamed blocks as `content`, no stop reason. Written typed so that
 /// where its one text block's JSON string lands in the line is known
 /// ([`FoldedMessage::text_at`]): the turn's `result` repeats that text, and
@@ -507,7 +509,7 @@ pub enum MessageLineType {
 }
 
 /// An `assistant` message holding one `tool_use` block: the fields of
-/// [`message_object`] with `[{"type":"tool_use",...}]` as `content`.
+/// Claude's `message` object with `[{"type":"tool_use",...}]` as `content`.
 #[derive(Debug, Serialize)]
 pub struct ToolUseMessage<'a, I = Value> {
     pub id: &'a str,
@@ -684,364 +686,8 @@ pub fn result(r: TurnResult) -> Value {
     line
 }
 
-/// A `control_response` line: the answer to a panel `control_request`,
-/// its `request_id` echoed as the panel sent it (a string or a number). It
-/// carries no `session_id`, so the core writes it unstamped.
-#[derive(Debug, Serialize)]
-pub struct ControlResponse<'a, B> {
-    #[serde(rename = "type")]
-    kind: ControlResponseType,
-    response: ControlAnswer<'a, B>,
-}
-
-/// The constant `type` of a [`ControlResponse`].
-#[derive(Debug, Serialize)]
-enum ControlResponseType {
-    #[serde(rename = "control_response")]
-    ControlResponse,
-}
-
-#[derive(Debug, Serialize)]
-#[serde(tag = "subtype", rename_all = "snake_case")]
-enum ControlAnswer<'a, B> {
-    Success {
-        request_id: &'a RequestId,
-        response: B,
-    },
-    Error {
-        request_id: &'a RequestId,
-        error: &'a str,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        error_code: Option<&'a str>,
-    },
-}
-
-/// A success answer to a panel `control_request`, carrying `response`.
-pub fn control_success<B: Serialize>(
-    request_id: &RequestId,
-    response: B,
-) -> ControlResponse<'_, B> {
-    ControlResponse {
-        kind: ControlResponseType::ControlResponse,
-        response: ControlAnswer::Success {
-            request_id,
-            response,
-        },
-    }
-}
-
-/// An error answer to a panel `control_request`.
-pub fn control_error<'a>(
-    request_id: &'a RequestId,
-    error: &'a str,
-    error_code: Option<&'a str>,
-) -> ControlResponse<'a, ()> {
-    ControlResponse {
-        kind: ControlResponseType::ControlResponse,
-        response: ControlAnswer::Error {
-            request_id,
-            error,
-            error_code,
-        },
-    }
-}
-
-/// A `can_use_tool` permission request to the panel (a line with no stamps).
-#[derive(Debug, Serialize)]
-pub struct CanUseTool<'a, I> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    request_id: &'a str,
-    request: CanUseToolRequest<'a, I>,
-}
-
-#[derive(Debug, Serialize)]
-struct CanUseToolRequest<'a, I> {
-    subtype: &'static str,
-    tool_name: &'a str,
-    input: &'a I,
-    /// The `addRules` suggestion that makes the panel's "always allow"
-    /// menu work, when the agent offers to allow always.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    permission_suggestions: Option<[AllowRule<'a>; 1]>,
-    tool_use_id: &'a str,
-    /// Why the agent asks, as Claude's own request carries it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    description: Option<&'a str>,
-}
-
-#[derive(Debug, Serialize)]
-struct AllowRule<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    rules: [ToolRule<'a>; 1],
-    behavior: &'static str,
-    destination: &'static str,
-}
-
-#[derive(Debug, Serialize)]
-struct ToolRule<'a> {
-    #[serde(rename = "toolName")]
-    tool_name: &'a str,
-}
-
-/// What a `can_use_tool` request asks about.
-pub struct ToolAsk<'a, I> {
-    pub tool_name: &'a str,
-    pub input: &'a I,
-    pub tool_use_id: &'a str,
-    /// The agent offers to allow the tool always.
-    pub allow_always: bool,
-    pub description: Option<&'a str>,
-}
-
-pub fn can_use_tool<'a, I: Serialize>(
-    request_id: &'a str,
-    ask: ToolAsk<'a, I>,
-) -> CanUseTool<'a, I> {
-    let allow_always = AllowRule {
-        kind: "addRules",
-        rules: [ToolRule {
-            tool_name: ask.tool_name,
-        }],
-        behavior: "allow",
-        destination: "session",
-    };
-    CanUseTool {
-        kind: "control_request",
-        request_id,
-        request: CanUseToolRequest {
-            subtype: "can_use_tool",
-            tool_name: ask.tool_name,
-            input: ask.input,
-            permission_suggestions: ask.allow_always.then_some([allow_always]),
-            tool_use_id: ask.tool_use_id,
-            description: ask.description,
-        },
-    }
-}
-
-/// The `Value` forms of lines the core writes typed: the tests hold the typed
-/// lines' bytes to them.
 #[cfg(test)]
-pub(crate) mod value_form {
-    use serde_json::{Value, json};
-
-    use super::{Usage, object};
-
-    /// A partial-message event (`--include-partial-messages`).
-    pub(crate) fn stream_event(event: Value) -> Value {
-        object([
-            ("type", json!("stream_event")),
-            ("event", event),
-            ("session_id", Value::Null),
-            ("parent_tool_use_id", Value::Null),
-        ])
-    }
-
-    /// An Anthropic `message` object as carried by `assistant` and `message_start`.
-    pub(crate) fn message_object(
-        id: &str,
-        model: &str,
-        content: Vec<Value>,
-        stop_reason: Option<&str>,
-    ) -> Value {
-        object([
-            ("id", json!(id)),
-            ("type", json!("message")),
-            ("role", json!("assistant")),
-            ("model", json!(model)),
-            ("content", Value::Array(content)),
-            ("stop_reason", json!(stop_reason)),
-            ("stop_sequence", Value::Null),
-            ("usage", Usage::default().to_json()),
-        ])
-    }
-
-    /// An `assistant` line.
-    pub(crate) fn assistant(message: Value) -> Value {
-        object([
-            ("type", json!("assistant")),
-            ("message", message),
-            ("parent_tool_use_id", Value::Null),
-            ("session_id", Value::Null),
-        ])
-    }
-
-    /// A `text` content block; the text moves in.
-    pub(crate) fn text_block(text: String) -> Value {
-        object([("type", json!("text")), ("text", Value::String(text))])
-    }
-}
+pub(crate) mod value_form;
 
 #[cfg(test)]
-mod tests {
-    use super::value_form::*;
-    use super::*;
-
-    /// The typed delta line must be byte-identical to the `Value` line the
-    /// core stamps (goldens pin the bytes).
-    #[test]
-    fn typed_block_delta_has_the_bytes_of_the_value_form() {
-        for (text, thinking) in [
-            ("plain", false),
-            ("\"quoted\" \\ escaped\n\ttab \u{1} ctl, ünïcödé 🦀", false),
-            ("", true),
-            ("a thought </x>", true),
-        ] {
-            let (delta, value_delta) = if thinking {
-                (
-                    Delta::Thinking { thinking: text },
-                    json!({"type": "thinking_delta", "thinking": text}),
-                )
-            } else {
-                (
-                    Delta::Text { text },
-                    json!({"type": "text_delta", "text": text}),
-                )
-            };
-            let event = BlockDelta {
-                kind: BlockDeltaType::ContentBlockDelta,
-                index: 3,
-                delta,
-            };
-            let line = StampedStreamEvent {
-                kind: StreamEventType::StreamEvent,
-                event: &event,
-                session_id: "S\"1",
-                parent_tool_use_id: (),
-                uuid: "u-1",
-            };
-            let mut written = Vec::new();
-            line.write_to(&mut written).unwrap();
-            let typed = String::from_utf8(written).unwrap();
-            assert_eq!(typed, serde_json::to_string(&line).unwrap());
-            let mut v = stream_event(
-                json!({"type": "content_block_delta", "index": 3, "delta": value_delta}),
-            );
-            v["session_id"] = json!("S\"1");
-            v["uuid"] = json!("u-1");
-            assert_eq!(typed, v.to_string());
-        }
-    }
-
-    /// The events of a streamed message must be byte-identical to the
-    /// `Value` events they replace (goldens pin the bytes).
-    #[test]
-    fn message_events_have_the_bytes_of_the_value_form() {
-        let start = MessageEvent::Start {
-            id: "msg_\"1".into(),
-            model: "m\\1".into(),
-        };
-        let message = message_object("msg_\"1", "m\\1", vec![], None);
-        let block = |b| MessageEvent::BlockStart { index: 2, block: b };
-        for (event, value) in [
-            (start, json!({"type": "message_start", "message": message})),
-            (
-                block(EmptyBlock::Text),
-                json!({"type": "content_block_start", "index": 2, "content_block": {"type": "text", "text": ""}}),
-            ),
-            (
-                block(EmptyBlock::Thinking),
-                json!({"type": "content_block_start", "index": 2,
-                    "content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
-            ),
-            (
-                MessageEvent::BlockStop { index: 2 },
-                json!({"type": "content_block_stop", "index": 2}),
-            ),
-            (
-                MessageEvent::Delta {
-                    stop_reason: "end_turn".into(),
-                },
-                json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null},
-                    "usage": {"output_tokens": 0}}),
-            ),
-            (MessageEvent::Stop, json!({"type": "message_stop"})),
-        ] {
-            assert_eq!(serde_json::to_string(&event).unwrap(), value.to_string());
-        }
-    }
-
-    /// A `Value` line with the core's stamps (see `Bridge::emit`).
-    fn stamped(mut v: Value) -> String {
-        v["session_id"] = json!("S1");
-        v["uuid"] = json!("u-1");
-        v.to_string()
-    }
-
-    /// The line [`StampedMessage::write_to`] writes, which is the line its
-    /// `Serialize` writes.
-    fn stamped_message<M: LineMessage>(kind: MessageLineType, message: &M) -> String {
-        let line = StampedMessage {
-            kind,
-            message,
-            parent_tool_use_id: (),
-            session_id: "S1",
-            uuid: "u-1",
-        };
-        let mut written = Vec::new();
-        line.write_to(&mut written).unwrap();
-        let written = String::from_utf8(written).unwrap();
-        assert_eq!(written, serde_json::to_string(&line).unwrap());
-        written
-    }
-
-    #[test]
-    fn usage_writes_the_bytes_it_serialises_to() {
-        for usage in [
-            Usage::default(),
-            Usage {
-                input_tokens: 1,
-                cache_creation_input_tokens: 20,
-                cache_read_input_tokens: 300,
-                output_tokens: u64::MAX,
-            },
-        ] {
-            let mut written = Vec::new();
-            usage.write_to(&mut written).unwrap();
-            assert_eq!(
-                String::from_utf8(written).unwrap(),
-                serde_json::to_string(&usage).unwrap()
-            );
-        }
-    }
-
-    /// The typed `tool_use` and `tool_result` lines must be byte-identical to
-    /// the `Value` lines they replace (goldens pin the bytes).
-    #[test]
-    fn typed_tool_use_and_tool_result_lines_have_the_bytes_of_the_value_form() {
-        let input = json!({"command": "cat \"a b\"", "n": 1.5, "list": [true, null], "é": {}});
-        let typed = stamped_message(
-            MessageLineType::Assistant,
-            &ToolUseMessage::new("msg_acp_1", "gpt-5", "call-1", "Bash", &input),
-        );
-        let value = assistant(message_object(
-            "msg_acp_1",
-            "gpt-5",
-            vec![json!({"type": "tool_use", "id": "call-1", "name": "Bash", "input": input})],
-            None,
-        ));
-        assert_eq!(typed, stamped(value));
-
-        for (content, is_error) in [
-            (json!("out \"q\"\n"), false),
-            (json!([{"type": "text", "text": "t"}]), true),
-            (json!(""), false),
-        ] {
-            let typed = stamped_message(
-                MessageLineType::User,
-                &ToolResultMessage::new("call-1", &content, is_error),
-            );
-            let value = json!({
-                "type": "user",
-                "message": {"role": "user", "content": [{
-                    "type": "tool_result", "tool_use_id": "call-1", "content": content, "is_error": is_error
-                }]},
-                "parent_tool_use_id": null,
-                "session_id": null
-            });
-            assert_eq!(typed, stamped(value));
-        }
-    }
-}
+mod tests;

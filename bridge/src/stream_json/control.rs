@@ -4,7 +4,11 @@
 //! subtype the bridge does not serve is [`Ask::Unsupported`], answered
 //! `unsupported_request` naming it. A request whose id or fields have the
 //! wrong type is [`Refused`], with the reason its error answer gives.
+//!
+//! The control lines the bridge writes are typed here too: the
+//! `control_response` answering one, and the `can_use_tool` request.
 
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::acp::json_field::json_kind;
@@ -126,6 +130,143 @@ impl Ask<'_> {
             self,
             Ask::SetPermissionMode { .. } | Ask::SetModel { .. } | Ask::SetMaxThinkingTokens { .. }
         )
+    }
+}
+
+/// A `control_response` line: the answer to a panel `control_request`,
+/// its `request_id` echoed as the panel sent it (a string or a number). It
+/// carries no `session_id`, so the core writes it unstamped.
+#[derive(Debug, Serialize)]
+pub struct ControlResponse<'a, B> {
+    #[serde(rename = "type")]
+    kind: ControlResponseType,
+    response: ControlAnswer<'a, B>,
+}
+
+/// The constant `type` of a [`ControlResponse`].
+#[derive(Debug, Serialize)]
+enum ControlResponseType {
+    #[serde(rename = "control_response")]
+    ControlResponse,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "subtype", rename_all = "snake_case")]
+enum ControlAnswer<'a, B> {
+    Success {
+        request_id: &'a RequestId,
+        response: B,
+    },
+    Error {
+        request_id: &'a RequestId,
+        error: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error_code: Option<&'a str>,
+    },
+}
+
+/// A success answer to a panel `control_request`, carrying `response`.
+pub fn control_success<B: Serialize>(
+    request_id: &RequestId,
+    response: B,
+) -> ControlResponse<'_, B> {
+    ControlResponse {
+        kind: ControlResponseType::ControlResponse,
+        response: ControlAnswer::Success {
+            request_id,
+            response,
+        },
+    }
+}
+
+/// An error answer to a panel `control_request`.
+pub fn control_error<'a>(
+    request_id: &'a RequestId,
+    error: &'a str,
+    error_code: Option<&'a str>,
+) -> ControlResponse<'a, ()> {
+    ControlResponse {
+        kind: ControlResponseType::ControlResponse,
+        response: ControlAnswer::Error {
+            request_id,
+            error,
+            error_code,
+        },
+    }
+}
+
+/// A `can_use_tool` permission request to the panel (a line with no stamps).
+#[derive(Debug, Serialize)]
+pub struct CanUseTool<'a, I> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    request_id: &'a str,
+    request: CanUseToolRequest<'a, I>,
+}
+
+#[derive(Debug, Serialize)]
+struct CanUseToolRequest<'a, I> {
+    subtype: &'static str,
+    tool_name: &'a str,
+    input: &'a I,
+    /// The `addRules` suggestion that makes the panel's "always allow"
+    /// menu work, when the agent offers to allow always.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    permission_suggestions: Option<[AllowRule<'a>; 1]>,
+    tool_use_id: &'a str,
+    /// Why the agent asks, as Claude's own request carries it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a str>,
+}
+
+#[derive(Debug, Serialize)]
+struct AllowRule<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    rules: [ToolRule<'a>; 1],
+    behavior: &'static str,
+    destination: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+struct ToolRule<'a> {
+    #[serde(rename = "toolName")]
+    tool_name: &'a str,
+}
+
+/// What a `can_use_tool` request asks about.
+pub struct ToolAsk<'a, I> {
+    pub tool_name: &'a str,
+    pub input: &'a I,
+    pub tool_use_id: &'a str,
+    /// The agent offers to allow the tool always.
+    pub allow_always: bool,
+    pub description: Option<&'a str>,
+}
+
+pub fn can_use_tool<'a, I: Serialize>(
+    request_id: &'a str,
+    ask: ToolAsk<'a, I>,
+) -> CanUseTool<'a, I> {
+    let allow_always = AllowRule {
+        kind: "addRules",
+        rules: [ToolRule {
+            tool_name: ask.tool_name,
+        }],
+        behavior: "allow",
+        destination: "session",
+    };
+    CanUseTool {
+        kind: "control_request",
+        request_id,
+        request: CanUseToolRequest {
+            subtype: "can_use_tool",
+            tool_name: ask.tool_name,
+            input: ask.input,
+            permission_suggestions: ask.allow_always.then_some([allow_always]),
+            tool_use_id: ask.tool_use_id,
+            description: ask.description,
+        },
     }
 }
 
