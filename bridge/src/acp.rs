@@ -1,4 +1,6 @@
-//! The agent edge: what the agent can do ([`capabilities`]), its session's modes, models and options ([`session_state`]) and what it used ([`usage`]), ACP frames as the bridge reads them ([`update_frame`],
+//! The agent edge: what the agent can do ([`capabilities`]), its session's
+//! modes, models and options ([`session_state`]), commands ([`commands`])
+//! and what it used ([`usage`]), ACP frames as the bridge reads them ([`update_frame`],
 //! [`chunk_frame`], [`json_field`]) and builds them ([`client`], shared with
 //! the recorder), the panel's MCP servers as ACP passes them
 //! ([`mcp_servers`]), and Claude's permission modes onto what an agent
@@ -8,6 +10,7 @@
 pub mod capabilities;
 pub(crate) mod chunk_frame;
 pub mod client;
+pub mod commands;
 pub(crate) mod json_field;
 pub mod mcp_servers;
 pub mod message;

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 use crate::acp::capabilities::AgentCapabilities;
 use crate::acp::client::{self, ModeChange, ModelChange, PermissionIntent, PromptImage};
+use crate::acp::commands::AvailableCommand;
 use crate::acp::permission_mode::PermissionMode;
 use crate::acp::revision::Revision;
 use crate::acp::session_state::SessionState;
@@ -121,7 +122,7 @@ pub struct Bridge {
     /// was last put in effect: once the agent has moved from it, the panel's
     /// mode is no proof of the agent's.
     mode_when_set: (Option<String>, Option<String>),
-    slash_commands: Vec<Value>,
+    slash_commands: Vec<AvailableCommand>,
     init_emitted: bool,
     /// The agent's last `usage_update` (null before one), for `get_context_usage`.
     last_usage: Usage,

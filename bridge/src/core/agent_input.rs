@@ -465,10 +465,8 @@ impl Bridge {
                 None => self.tool_call_update(u, now),
             },
             UpdateKind::AvailableCommands => {
-                self.slash_commands = u["availableCommands"]
-                    .as_array()
-                    .cloned()
-                    .unwrap_or_default();
+                self.slash_commands =
+                    AvailableCommand::read_list(&u["availableCommands"]).unwrap_or_default();
                 if self.init_emitted {
                     self.emit_system_init();
                 }

@@ -38,7 +38,7 @@ impl Bridge {
             .map(|(name, status)| stream_json::ServerStatus { name, status })
             .collect();
         let slash_commands = (self.slash_commands.iter())
-            .filter_map(|c| c["name"].as_str())
+            .filter_map(|c| c.name.as_deref())
             .collect();
         let model = self.model_name();
         let info = InitInfo {
@@ -142,8 +142,8 @@ impl Bridge {
         self.phase = Phase::Ready;
         let waited = self.startup.end();
         self.model = client::current_model(&self.session);
-        if let Some(cmds) = result["availableCommands"].as_array() {
-            self.slash_commands = cmds.clone();
+        if let Some(commands) = AvailableCommand::read_list(&result["availableCommands"]) {
+            self.slash_commands = commands;
         }
         let sid = self.session_id.clone().unwrap_or_default();
         if let Some(want) = self.spec.model.clone() {

@@ -192,14 +192,13 @@ impl Bridge {
     /// The `initialize` answer: commands, models, and the `*_applied`
     /// fields for what `ask` carried.
     pub(super) fn initialize_response(&self, ask: &InitializeAsk) -> Value {
-        let commands: Vec<Value> = self
-            .slash_commands
-            .iter()
+        let text = |t: &Option<String>| t.clone().unwrap_or_default();
+        let commands: Vec<_> = (self.slash_commands.iter())
             .map(|c| {
                 json!({
-                    "name": c["name"].as_str().unwrap_or(""),
-                    "description": c["description"].as_str().unwrap_or(""),
-                    "argumentHint": c["input"]["hint"].as_str().unwrap_or("")
+                    "name": text(&c.name),
+                    "description": text(&c.description),
+                    "argumentHint": text(&c.hint)
                 })
             })
             .collect();
