@@ -23,7 +23,7 @@ use crate::call::identity::RegisteredServers;
 use crate::call::permission::{PanelAnswer, PanelPermissions, PendingPermission};
 use crate::call::table::ToolCalls;
 use crate::call::{identity, result as tool_result};
-use crate::core::turn::{BlockKind, LastText, Turn};
+use crate::core::turn::{BlockKind, LastText, TextInLine, Turn};
 use crate::ids::IdSource;
 use crate::launch::{LaunchSpec, McpEndpoint};
 use crate::script_gate;
@@ -50,9 +50,7 @@ mod startup;
 use startup::Startup;
 pub(crate) mod turn;
 mod turn_output;
-use line_text::{
-    LINE_CAPACITY, json_len, line_written, line_written_into, object_line_with_raw, value_line_text,
-};
+use line_text::{LINE_CAPACITY, json_len, line_written, line_written_into, value_line_text};
 
 /// How long the agent may take to answer each handshake request
 /// (`initialize`, `session/new|load`, `authenticate`).
@@ -460,16 +458,43 @@ impl Bridge {
         }
     }
 
-    /// [`Bridge::emit`] of a `result` line whose `result` text is the JSON
-    /// string at `range` of the output's line `line` (copied from there,
-    /// so the text is never held a third time beside both lines).
-    fn emit_with_text_from_line(&mut self, mut v: Value, at: crate::core::turn::TextInLine) {
-        self.stamp(&mut v, None);
-        let text = self.out.to_panel.get(at.line).and_then(|l| l.get(at.range));
-        let written = match (v.as_object(), text) {
-            (Some(fields), Some(text)) => object_line_with_raw(at.room, fields, "result", text),
-            _ => value_line_text(&v),
+    /// Writes the turn's `result` line. Where the turn's last text is a
+    /// JSON string in a line of this output (`at`), it is copied from there
+    /// into the room that text had, so the text is never held a third time
+    /// beside both lines.
+    fn emit_result(&mut self, turn: &stream_json::TurnResult, at: Option<TextInLine>) {
+        let uuid = self.ids.next_uuid();
+        let stamps = stream_json::Stamps {
+            session_id: self.stamp_session_id(),
+            uuid: &uuid,
         };
+        let in_line = at.and_then(|at| {
+            let json = self.out.to_panel.get(at.line)?.get(at.range)?;
+            Some((at.room, json))
+        });
+        let (room, result) = match in_line {
+            Some((room, json)) => {
+                let needed = json.len() + LINE_CAPACITY;
+                // grown, the room would copy what it holds: a fresh one instead
+                let mut room = if room.capacity() >= needed {
+                    room
+                } else {
+                    Vec::with_capacity(needed)
+                };
+                room.clear();
+                (room, stream_json::ResultText::Json(json))
+            }
+            None => (
+                Vec::with_capacity(LINE_CAPACITY + turn.result.len()),
+                stream_json::ResultText::Text(&turn.result),
+            ),
+        };
+        let line = stream_json::ResultLine {
+            turn,
+            result,
+            stamps,
+        };
+        let written = line_written_into(room, |text| line.write_to(text));
         self.push_typed_line(written, "result");
     }
 

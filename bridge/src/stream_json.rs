@@ -12,7 +12,7 @@
 //! it), so no `Value` tree is built and no tool output is copied for them.
 
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 pub mod control;
 pub use control::{
@@ -628,18 +628,6 @@ impl<'a, C> ToolResultMessage<'a, C> {
     }
 }
 
-/// An object of `(key, value)` pairs in this order, the values moved in:
-/// `json!` serialises an interpolated `Value` into a deep copy, which for a
-/// tool result means copying its images.
-fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
-    Value::Object(
-        entries
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
-    )
-}
-
 /// Everything a `result` line reports about one turn.
 pub struct TurnResult {
     pub is_error: bool,
@@ -661,29 +649,69 @@ pub struct TurnResult {
     pub startup_failure_reason: Option<&'static str>,
 }
 
-/// The `result` line; the texts move in (a turn's last text can be megabytes).
-pub fn result(r: TurnResult) -> Value {
-    let mut line = object([
-        ("type", json!("result")),
-        ("subtype", json!(r.subtype)),
-        ("is_error", json!(r.is_error)),
-        ("duration_ms", json!(r.duration_ms)),
-        ("duration_api_ms", json!(r.duration_ms)),
-        ("num_turns", json!(r.num_turns)),
-        ("result", Value::String(r.result)),
-        ("stop_reason", json!(r.stop_reason)),
-        ("session_id", Value::Null),
-        ("total_cost_usd", json!(r.total_cost_usd)),
-        ("usage", r.usage.to_json()),
-        ("permission_denials", Value::Array(r.permission_denials)),
-    ]);
-    if r.subtype != "success" {
-        line["errors"] = json!(r.errors);
+/// The `result` line's `result` text.
+#[derive(Debug, Clone, Copy)]
+pub enum ResultText<'a> {
+    Text(&'a str),
+    /// The text as its JSON string, quotes and escapes included: copied
+    /// from the line that already holds it (a turn's last text can be
+    /// megabytes), not escaped again.
+    Json(&'a str),
+}
+
+/// The `result` line: one per turn, stamped.
+pub struct ResultLine<'a> {
+    pub turn: &'a TurnResult,
+    pub result: ResultText<'a>,
+    pub stamps: Stamps<'a>,
+}
+
+impl ResultLine<'_> {
+    /// Appends the line's text, in the keys and order real `claude` writes:
+    /// `errors` on every subtype but `success`, Claude's
+    /// `startup_failure_reason` when the start failed for one.
+    pub fn write_to(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        let r = self.turn;
+        out.extend_from_slice(br#"{"type":"result","subtype":"#);
+        serde_json::to_writer(&mut *out, r.subtype)?;
+        out.extend_from_slice(br#","is_error":"#);
+        serde_json::to_writer(&mut *out, &r.is_error)?;
+        for (key, n) in [
+            (br#","duration_ms":"#.as_slice(), r.duration_ms),
+            (br#","duration_api_ms":"#.as_slice(), r.duration_ms),
+            (br#","num_turns":"#.as_slice(), u64::from(r.num_turns)),
+        ] {
+            out.extend_from_slice(key);
+            serde_json::to_writer(&mut *out, &n)?;
+        }
+        out.extend_from_slice(br#","result":"#);
+        match self.result {
+            ResultText::Text(text) => serde_json::to_writer(&mut *out, text)?,
+            ResultText::Json(json) => out.extend_from_slice(json.as_bytes()),
+        }
+        out.extend_from_slice(br#","stop_reason":"#);
+        serde_json::to_writer(&mut *out, &r.stop_reason)?;
+        out.extend_from_slice(br#","session_id":"#);
+        serde_json::to_writer(&mut *out, self.stamps.session_id)?;
+        out.extend_from_slice(br#","total_cost_usd":"#);
+        serde_json::to_writer(&mut *out, &r.total_cost_usd)?;
+        out.extend_from_slice(br#","usage":"#);
+        r.usage.write_to(out)?;
+        out.extend_from_slice(br#","permission_denials":"#);
+        serde_json::to_writer(&mut *out, &r.permission_denials)?;
+        if r.subtype != "success" {
+            out.extend_from_slice(br#","errors":"#);
+            serde_json::to_writer(&mut *out, &r.errors)?;
+        }
+        if let Some(reason) = r.startup_failure_reason {
+            out.extend_from_slice(br#","startup_failure_reason":"#);
+            serde_json::to_writer(&mut *out, reason)?;
+        }
+        out.extend_from_slice(br#","uuid":"#);
+        serde_json::to_writer(&mut *out, self.stamps.uuid)?;
+        out.push(b'}');
+        Ok(())
     }
-    if let Some(reason) = r.startup_failure_reason {
-        line["startup_failure_reason"] = json!(reason);
-    }
-    line
 }
 
 #[cfg(test)]

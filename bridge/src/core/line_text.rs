@@ -1,6 +1,5 @@
 //! The text of a panel line: written into room reserved for it, a big
-//! line sized exactly (measured first) instead of grown by doubling, and a
-//! line may take one value's JSON text from another line's bytes.
+//! line sized exactly (measured first) instead of grown by doubling.
 
 use serde_json::Value;
 
@@ -66,42 +65,6 @@ pub(super) fn json_len<T: serde::Serialize + ?Sized>(value: &T) -> usize {
     serde_json::to_writer(&mut count, value).map_or(0, |()| count.0)
 }
 
-/// The line of `fields` with the value of `key` written as the JSON text
-/// `raw` (the same bytes as the object holding that value).
-pub(super) fn object_line_with_raw(
-    room: Vec<u8>,
-    fields: &serde_json::Map<String, Value>,
-    key: &str,
-    raw: &str,
-) -> serde_json::Result<String> {
-    let needed = raw.len() + LINE_CAPACITY;
-    let mut room = if room.capacity() >= needed {
-        room
-    } else {
-        // grown, it would copy what it holds: a fresh line instead
-        drop(room);
-        Vec::with_capacity(needed)
-    };
-    room.clear();
-    line_written_into(room, |text| {
-        text.push(b'{');
-        for (i, (k, v)) in fields.iter().enumerate() {
-            if i > 0 {
-                text.push(b',');
-            }
-            serde_json::to_writer(&mut *text, k)?;
-            text.push(b':');
-            if k == key {
-                text.extend_from_slice(raw.as_bytes());
-            } else {
-                serde_json::to_writer(&mut *text, v)?;
-            }
-        }
-        text.push(b'}');
-        Ok(())
-    })
-}
-
 /// The bytes of the strings (keys too) in `value`, counted up to `limit`.
 fn string_bytes(value: &Value, limit: usize) -> usize {
     let mut total = 0;
@@ -144,17 +107,5 @@ mod tests {
                 assert_eq!(line.capacity(), line.len());
             }
         }
-    }
-
-    #[test]
-    fn a_line_given_one_values_json_text_has_the_bytes_of_the_object_holding_it() {
-        let text = "say \"hi\"\n\\ é \u{1}";
-        let mut line =
-            json!({"type": "result", "n": [1, 2.5, null], "result": "", "z": {"a": "b"}});
-        let fields = line.as_object().unwrap().clone();
-        let written =
-            object_line_with_raw(Vec::new(), &fields, "result", &json!(text).to_string()).unwrap();
-        line["result"] = json!(text);
-        assert_eq!(written, line.to_string());
     }
 }

@@ -324,7 +324,7 @@ impl Turn {
     /// The `result` line for this turn, ended at `now` (its texts move in),
     /// and where its `result` text is when it is the JSON string of a line
     /// still in the core's output (the line then holds `""` in its place).
-    pub fn result(self, now: Duration) -> (Value, Option<TextInLine>) {
+    pub fn result(self, now: Duration) -> (stream_json::TurnResult, Option<TextInLine>) {
         let is_error = self.error.is_some()
             || self.prompt_error.is_some()
             || self.interrupted
@@ -359,7 +359,7 @@ impl Turn {
         if self.interrupted && subtype == "error_during_execution" && errors.is_empty() {
             errors.push(INTERRUPTED_TEXT.to_string());
         }
-        let line = stream_json::result(stream_json::TurnResult {
+        let result = stream_json::TurnResult {
             is_error,
             subtype,
             duration_ms: now.saturating_sub(self.started).as_millis() as u64,
@@ -385,8 +385,8 @@ impl Turn {
             permission_denials: self.permission_denials,
             errors,
             startup_failure_reason: self.startup_failure.flatten(),
-        });
-        (line, in_line)
+        };
+        (result, in_line)
     }
 }
 

@@ -429,10 +429,8 @@ impl Bridge {
         self.cancel_pending_permissions_silently();
         self.take_tool_lists();
         if let Some(t) = self.turn.take() {
-            match t.result(now) {
-                (r, None) => self.emit(r),
-                (r, Some(at)) => self.emit_with_text_from_line(r, at),
-            }
+            let (result, at) = t.result(now);
+            self.emit_result(&result, at);
         }
         if self.panel_eof {
             self.close_stdin();

@@ -1,3 +1,5 @@
+use serde_json::json;
+
 use super::value_form::*;
 use super::*;
 
@@ -163,5 +165,62 @@ fn typed_tool_use_and_tool_result_lines_have_the_bytes_of_the_value_form() {
             "session_id": null
         });
         assert_eq!(typed, stamped(value));
+    }
+}
+
+/// The `result` line must be byte-identical to the `Value` line it
+/// replaces, its text written or copied as JSON text, with and without the
+/// keys a failed turn adds.
+#[test]
+fn result_line_has_the_bytes_of_the_value_form() {
+    let turn = |subtype: &'static str, reason: Option<&'static str>| TurnResult {
+        is_error: subtype != "success",
+        subtype,
+        duration_ms: 1234,
+        num_turns: 2,
+        result: "said \"hi\"\n é".to_string(),
+        stop_reason: Some("end_turn".into()),
+        total_cost_usd: 0.0125,
+        usage: Usage {
+            input_tokens: 10,
+            cache_creation_input_tokens: 0,
+            cache_read_input_tokens: 3,
+            output_tokens: 7,
+        },
+        permission_denials: vec![
+            json!({"tool_name": "Bash", "tool_use_id": "c1", "tool_input": {}}),
+        ],
+        errors: vec!["it \"failed\"".into()],
+        startup_failure_reason: reason,
+    };
+    let stamps = Stamps {
+        session_id: "S\"1",
+        uuid: "u-1",
+    };
+    for r in [
+        turn("success", None),
+        turn("error_during_execution", None),
+        turn("error_during_execution", Some("initialize_not_first")),
+    ] {
+        let mut want = result(TurnResult {
+            result: r.result.clone(),
+            permission_denials: r.permission_denials.clone(),
+            errors: r.errors.clone(),
+            stop_reason: r.stop_reason.clone(),
+            ..r
+        });
+        want["session_id"] = json!("S\"1");
+        want["uuid"] = json!("u-1");
+        let json_text = json!(r.result).to_string();
+        for text in [ResultText::Text(&r.result), ResultText::Json(&json_text)] {
+            let mut written = Vec::new();
+            let line = ResultLine {
+                turn: &r,
+                result: text,
+                stamps,
+            };
+            line.write_to(&mut written).unwrap();
+            assert_eq!(String::from_utf8(written).unwrap(), want.to_string());
+        }
     }
 }
