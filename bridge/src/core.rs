@@ -403,11 +403,13 @@ impl Bridge {
             return;
         }
         self.announced_state = state;
-        let mut line = json!({"type": "system", "subtype": "session_state_changed", "state": state, "session_id": ""});
-        if host_only {
-            line["sdk_host_only"] = true.into();
-        }
-        self.emit(line);
+        self.emit_stamped(
+            |stamps| {
+                let line = stream_json::SessionStateChanged::new(state, host_only, stamps);
+                line_written(|text| serde_json::to_writer(text, &line))
+            },
+            "session_state_changed",
+        );
     }
 
     fn take(&mut self) -> Output {
@@ -427,6 +429,20 @@ impl Bridge {
 
     fn diag(&mut self, s: impl Into<String>) {
         self.out.diagnostics.push(s.into());
+    }
+
+    /// Writes the line `write` makes with this line's stamps.
+    fn emit_stamped(
+        &mut self,
+        write: impl FnOnce(stream_json::Stamps<'_>) -> serde_json::Result<String>,
+        what: &str,
+    ) {
+        let uuid = self.ids.next_uuid();
+        let line = write(stream_json::Stamps {
+            session_id: self.stamp_session_id(),
+            uuid: &uuid,
+        });
+        self.push_typed_line(line, what);
     }
 
     /// Answers a panel `control_request` (a line with no stamps).

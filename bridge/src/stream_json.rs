@@ -628,6 +628,88 @@ impl<'a, C> ToolResultMessage<'a, C> {
     }
 }
 
+/// A `system` line of its own subtype (not `init`), stamped: the
+/// subtype's fields, then `session_id` and `uuid`.
+#[derive(Debug, Serialize)]
+pub struct SystemLine<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(flatten)]
+    event: &'a SystemEvent,
+    session_id: &'a str,
+    uuid: &'a str,
+}
+
+impl<'a> SystemLine<'a> {
+    pub fn new(event: &'a SystemEvent, stamps: Stamps<'a>) -> SystemLine<'a> {
+        SystemLine {
+            kind: "system",
+            event,
+            session_id: stamps.session_id,
+            uuid: stamps.uuid,
+        }
+    }
+}
+
+/// What a [`SystemLine`] says, by subtype, in the keys real `claude` writes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "subtype", rename_all = "snake_case")]
+pub enum SystemEvent {
+    /// A notice to show: `level` `notice` or `warning`.
+    Informational {
+        content: String,
+        level: &'static str,
+    },
+    /// A compaction runs (`status` `compacting`) or ended (`status` null,
+    /// with its result, and its error when it failed).
+    Status {
+        status: Option<&'static str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        compact_result: Option<&'static str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        compact_error: Option<String>,
+    },
+    /// Where a compaction cut the conversation.
+    CompactBoundary { compact_metadata: CompactMetadata },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CompactMetadata {
+    pub trigger: &'static str,
+    pub pre_tokens: u64,
+}
+
+/// Claude Code's `session_state_changed` line, stamped;
+/// `sdk_host_only` when only the Agent SDK's host is meant to see it.
+#[derive(Debug, Serialize)]
+pub struct SessionStateChanged<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    subtype: &'static str,
+    state: &'static str,
+    session_id: &'a str,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    sdk_host_only: bool,
+    uuid: &'a str,
+}
+
+impl<'a> SessionStateChanged<'a> {
+    pub fn new(
+        state: &'static str,
+        host_only: bool,
+        stamps: Stamps<'a>,
+    ) -> SessionStateChanged<'a> {
+        SessionStateChanged {
+            kind: "system",
+            subtype: "session_state_changed",
+            state,
+            session_id: stamps.session_id,
+            sdk_host_only: host_only,
+            uuid: stamps.uuid,
+        }
+    }
+}
+
 /// Everything a `result` line reports about one turn.
 pub struct TurnResult {
     pub is_error: bool,

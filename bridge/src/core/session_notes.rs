@@ -6,6 +6,7 @@
 use super::*;
 use crate::acp::json_field::field;
 use crate::acp::update_kind::PlanKind;
+use crate::stream_json::{CompactMetadata, SystemEvent};
 
 /// The `tool_result` of a plan's `TodoWrite`: Claude Code's own answer to
 /// that tool, so the panel reads the pair as it reads Claude's.
@@ -87,14 +88,16 @@ impl Bridge {
         }
     }
 
-    /// A `system` line of `subtype` with `fields`, stamped.
-    fn system_line(&mut self, subtype: &str, fields: Value) {
-        let mut line = json!({"type": "system", "subtype": subtype});
-        if let (Some(obj), Value::Object(more)) = (line.as_object_mut(), fields) {
-            obj.extend(more);
-            obj.insert("session_id".into(), Value::Null);
-        }
-        self.emit(line);
+    /// Writes a `system` line, stamped.
+    fn system_line(&mut self, event: SystemEvent) {
+        self.emit_stamped(
+            |stamps| {
+                line_written(|text| {
+                    serde_json::to_writer(text, &stream_json::SystemLine::new(&event, stamps))
+                })
+            },
+            "system",
+        );
     }
 
     /// `notice`: Claude's informational system line, its level from the
@@ -109,7 +112,7 @@ impl Bridge {
         };
         let content = title.to_string();
         self.before_note();
-        self.system_line("informational", json!({"content": content, "level": level}));
+        self.system_line(SystemEvent::Informational { content, level });
     }
 
     /// `compaction_update`: Claude's `status` line (`compacting`, then
@@ -118,30 +121,37 @@ impl Bridge {
         let status = field(u, "status").as_str().unwrap_or("");
         let ended = match status {
             "in_progress" => None,
-            "completed" => Some(json!({"status": null, "compact_result": "success"})),
+            "completed" => Some((Some("success"), None)),
             "failed" => {
                 let error = field(u, "error")
                     .as_str()
                     .unwrap_or("the agent gave no details")
                     .to_string();
-                Some(json!({"status": null, "compact_result": "failed", "compact_error": error}))
+                Some((Some("failed"), Some(error)))
             }
-            "cancelled" => Some(json!({"status": null})),
+            "cancelled" => Some((None, None)),
             other => {
                 return self.diag(format!("compaction_update status {other:?} skipped"));
             }
         };
         self.before_note();
-        let Some(ended) = ended else {
-            return self.system_line("status", json!({"status": "compacting"}));
+        let (status, (compact_result, compact_error)) = match ended {
+            Some(ended) => (None, ended),
+            None => (Some("compacting"), (None, None)),
         };
-        self.system_line("status", ended);
-        if status == "completed" {
+        self.system_line(SystemEvent::Status {
+            status,
+            compact_result,
+            compact_error,
+        });
+        if compact_result == Some("success") {
             let pre_tokens = self.turn.as_ref().and_then(|t| t.context_used).unwrap_or(0);
-            self.system_line(
-                "compact_boundary",
-                json!({"compact_metadata": {"trigger": "auto", "pre_tokens": pre_tokens}}),
-            );
+            self.system_line(SystemEvent::CompactBoundary {
+                compact_metadata: CompactMetadata {
+                    trigger: "auto",
+                    pre_tokens,
+                },
+            });
         }
     }
 

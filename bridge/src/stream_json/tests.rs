@@ -224,3 +224,56 @@ fn result_line_has_the_bytes_of_the_value_form() {
         }
     }
 }
+
+/// The `system` lines of a notice and a compaction must be byte-identical
+/// to the `Value` lines they replace: the subtype's fields, then the stamps.
+#[test]
+fn system_lines_have_the_bytes_of_the_value_form() {
+    let stamps = Stamps {
+        session_id: "S1",
+        uuid: "u-1",
+    };
+    for (event, fields) in [
+        (
+            SystemEvent::Informational {
+                content: "Rate \"limited\"".into(),
+                level: "warning",
+            },
+            json!({"subtype": "informational", "content": "Rate \"limited\"", "level": "warning"}),
+        ),
+        (
+            SystemEvent::Status {
+                status: Some("compacting"),
+                compact_result: None,
+                compact_error: None,
+            },
+            json!({"subtype": "status", "status": "compacting"}),
+        ),
+        (
+            SystemEvent::Status {
+                status: None,
+                compact_result: Some("failed"),
+                compact_error: Some("too long".into()),
+            },
+            json!({"subtype": "status", "status": null, "compact_result": "failed", "compact_error": "too long"}),
+        ),
+        (
+            SystemEvent::CompactBoundary {
+                compact_metadata: CompactMetadata {
+                    trigger: "auto",
+                    pre_tokens: 120_000,
+                },
+            },
+            json!({"subtype": "compact_boundary", "compact_metadata": {"trigger": "auto", "pre_tokens": 120_000}}),
+        ),
+    ] {
+        let mut want = json!({"type": "system"});
+        for (k, v) in fields.as_object().unwrap() {
+            want[k] = v.clone();
+        }
+        want["session_id"] = json!("S1");
+        want["uuid"] = json!("u-1");
+        let line = serde_json::to_string(&SystemLine::new(&event, stamps)).unwrap();
+        assert_eq!(line, want.to_string());
+    }
+}
