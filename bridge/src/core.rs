@@ -16,7 +16,6 @@ use crate::acp::client::{self, ModeChange, ModelChange, PermissionIntent, Prompt
 use crate::acp::commands::AvailableCommand;
 use crate::acp::permission_mode::PermissionMode;
 use crate::acp::revision::Revision;
-use crate::acp::session_state::SessionState;
 use crate::acp::usage::Usage;
 use crate::acp::v2_frames::{V2Read, V2Reader};
 use crate::call::identity::RegisteredServers;
@@ -45,6 +44,8 @@ mod outstanding;
 use outstanding::{Answer, Outstanding, Pending};
 mod panel_input;
 mod panel_queries;
+mod session;
+use session::Session;
 mod session_notes;
 mod startup;
 use startup::Startup;
@@ -108,22 +109,11 @@ pub struct Bridge {
     /// The last `session_state_changed` state sent (a session starts idle).
     announced_state: &'static str,
     agent: AgentCapabilities,
-    /// The session's modes, models and config options, kept current.
-    session: SessionState,
-    session_id: Option<String>,
-    new_session: bool,
+    /// The agent's session: its id, state, commands, usage, model and mode.
+    session: Session,
     /// The session's custom instructions and where they went.
     instructions: Instructions,
-    model: Option<String>,
-    permission_mode: PermissionMode,
-    /// The agent's mode ([`SessionState::mode_marks`]) when the panel's mode
-    /// was last put in effect: once the agent has moved from it, the panel's
-    /// mode is no proof of the agent's.
-    mode_when_set: (Option<String>, Option<String>),
-    slash_commands: Vec<AvailableCommand>,
     init_emitted: bool,
-    /// The agent's last `usage_update` (null before one), for `get_context_usage`.
-    last_usage: Usage,
     turn: Option<Turn>,
     tool_calls: ToolCalls,
     permissions: PanelPermissions,
@@ -170,16 +160,9 @@ impl Bridge {
             v2: V2Reader::default(),
             announced_state: "idle",
             agent: AgentCapabilities::default(),
-            session: SessionState::default(),
-            session_id: None,
-            new_session: true,
+            session: Session::new(permission_mode),
             instructions: Instructions::default(),
-            model: None,
-            permission_mode,
-            mode_when_set: (None, None),
-            slash_commands: Vec::new(),
             init_emitted: false,
-            last_usage: Usage::default(),
             turn: None,
             tool_calls: ToolCalls::new(servers),
             permissions: PanelPermissions::default(),
@@ -194,7 +177,7 @@ impl Bridge {
 
     /// The agent's session id, once a session exists.
     pub fn session_id(&self) -> Option<&str> {
-        self.session_id.as_deref()
+        self.session.id.as_deref()
     }
 
     /// Whether a turn is running (a prompt was sent and its `result` is not out yet).
@@ -399,7 +382,7 @@ impl Bridge {
             (Some(_), false) => "requires_action",
             (Some(_), true) => "running",
         };
-        if state == self.announced_state || self.session_id.is_none() {
+        if state == self.announced_state || self.session.id.is_none() {
             return;
         }
         self.announced_state = state;
@@ -592,7 +575,8 @@ impl Bridge {
     /// The `session_id` stamped on panel lines: the agent's session, else the
     /// one being resumed.
     fn stamp_session_id(&self) -> &str {
-        self.session_id
+        self.session
+            .id
             .as_deref()
             .or(self.spec.resume_session_id.as_deref())
             .unwrap_or("")
@@ -639,7 +623,11 @@ impl Bridge {
     }
 
     fn model_name(&self) -> String {
-        self.model.as_deref().unwrap_or(DEFAULT_MODEL).to_string()
+        self.session
+            .model
+            .as_deref()
+            .unwrap_or(DEFAULT_MODEL)
+            .to_string()
     }
 
     // ------------------------------------------------------------ panel side

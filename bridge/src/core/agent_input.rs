@@ -465,7 +465,7 @@ impl Bridge {
                 None => self.tool_call_update(u, now),
             },
             UpdateKind::AvailableCommands => {
-                self.slash_commands =
+                self.session.commands =
                     AvailableCommand::read_list(&u["availableCommands"]).unwrap_or_default();
                 if self.init_emitted {
                     self.emit_system_init();
@@ -490,15 +490,15 @@ impl Bridge {
                         None => {}
                     }
                 }
-                self.last_usage = usage;
+                self.session.usage = usage;
             }
             UpdateKind::CurrentMode => {
                 if let Some(id) = u["currentModeId"].as_str() {
-                    self.session.set_current_mode(id);
+                    self.session.state.set_current_mode(id);
                 }
             }
             UpdateKind::ConfigOptions { .. } => {
-                self.session.set_config_options(&u["configOptions"]);
+                self.session.state.set_config_options(&u["configOptions"]);
             }
             UpdateKind::Notice => self.notice(&u),
             UpdateKind::Compaction => self.compaction_update(&u),
@@ -540,7 +540,7 @@ impl Bridge {
             self.fold_message("end_turn");
         }
         let block_kind = BlockKind::from(chunk_kind);
-        let model = self.model.as_deref().unwrap_or(DEFAULT_MODEL);
+        let model = self.session.model.as_deref().unwrap_or(DEFAULT_MODEL);
         let next_msg = &mut self.next_msg;
         let Some(t) = self.turn.as_mut() else { return };
         let (lines, index) = t.message.chunk(block_kind, text, acp_id, model, || {
@@ -603,8 +603,8 @@ impl Bridge {
                     None,
                 )),
                 None => {
-                    self.permission_mode = mode;
-                    self.mode_when_set = self.session.mode_marks();
+                    self.session.permission_mode = mode;
+                    self.session.mode_when_set = self.session.state.mode_marks();
                     self.answer_panel(stream_json::control_success(&request_id, json!({})));
                 }
             },
@@ -617,7 +617,7 @@ impl Bridge {
                     None,
                 )),
                 None => {
-                    self.model = Some(model);
+                    self.session.model = Some(model);
                     self.answer_panel(stream_json::control_success(&request_id, json!({})));
                 }
             },
@@ -634,7 +634,7 @@ impl Bridge {
                     "the agent refused permission mode {mode}: {}",
                     rpc_message(e)
                 )),
-                None => self.permission_mode = mode,
+                None => self.session.permission_mode = mode,
             },
             Pending::Startup { what } => {
                 if let Some(e) = error {

@@ -37,14 +37,14 @@ impl Bridge {
         let mcp_servers = (server.iter())
             .map(|(name, status)| stream_json::ServerStatus { name, status })
             .collect();
-        let slash_commands = (self.slash_commands.iter())
+        let slash_commands = (self.session.commands.iter())
             .filter_map(|c| c.name.as_deref())
             .collect();
         let model = self.model_name();
         let info = InitInfo {
             cwd: &self.spec.cwd,
             model: &model,
-            permission_mode: self.permission_mode.as_str(),
+            permission_mode: self.session.permission_mode.as_str(),
             slash_commands,
             mcp_servers,
         };
@@ -85,7 +85,7 @@ impl Bridge {
             .spec
             .resume_session_id
             .clone()
-            .filter(|_| self.new_session);
+            .filter(|_| self.session.new);
         match resume {
             Some(id) if self.agent.load_session => {
                 let mut setup =
@@ -135,30 +135,23 @@ impl Bridge {
         loaded: bool,
         now: Duration,
     ) {
-        self.session_id = Some(session_id);
-        self.session = SessionState::read(&result);
-        self.mode_when_set = self.session.mode_marks();
-        self.new_session = !loaded;
+        self.session.opened(session_id, &result, loaded);
         self.phase = Phase::Ready;
         let waited = self.startup.end();
-        self.model = client::current_model(&self.session);
-        if let Some(commands) = AvailableCommand::read_list(&result["availableCommands"]) {
-            self.slash_commands = commands;
-        }
-        let sid = self.session_id.clone().unwrap_or_default();
+        let sid = self.session.id.clone().unwrap_or_default();
         if let Some(want) = self.spec.model.clone() {
-            if client::available_models(&self.session).is_empty() {
+            if client::available_models(&self.session.state).is_empty() {
                 self.diag(format!(
                     "the agent offers no models; launch model {want:?} not sent"
                 ));
             } else {
-                match client::resolve_model(&want, &self.session) {
+                match client::resolve_model(&want, &self.session.state) {
                     Some(change) => {
                         let id = match &change {
                             ModelChange::SetModel { model_id } => model_id.clone(),
                             ModelChange::SetConfigOption { value, .. } => value.clone(),
                         };
-                        if self.model.as_deref() != Some(id.as_str()) {
+                        if self.session.model.as_deref() != Some(id.as_str()) {
                             self.request(
                                 client::model_change_request(&sid, &change),
                                 Pending::Startup {
@@ -166,7 +159,7 @@ impl Bridge {
                                 },
                             );
                         }
-                        self.model = Some(id);
+                        self.session.model = Some(id);
                     }
                     None => self.diag(format!(
                         "the agent offers no model {want:?}; keeping its default"
@@ -175,9 +168,9 @@ impl Bridge {
             }
         }
         if let Some(mode) = self.spec.permission_mode.clone() {
-            match client::resolve_permission_mode(&mode, &self.session) {
+            match client::resolve_permission_mode(&mode, &self.session.state) {
                 Some(change) => {
-                    if !client::mode_already_in_effect(&change, &self.session) {
+                    if !client::mode_already_in_effect(&change, &self.session.state) {
                         let target = match &change {
                             ModeChange::SetMode { mode_id } => mode_id.clone(),
                             ModeChange::SetConfigOption { value, .. } => value.clone(),

@@ -40,7 +40,7 @@ impl Bridge {
 
     fn end_turn_for_lost_line(&mut self, why: String, now: Duration) {
         if self.phase == Phase::Ready
-            && let Some(sid) = self.session_id.clone()
+            && let Some(sid) = self.session.id.clone()
         {
             self.send_cancel(&sid);
         }

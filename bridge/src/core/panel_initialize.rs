@@ -193,7 +193,7 @@ impl Bridge {
     /// fields for what `ask` carried.
     pub(super) fn initialize_response(&self, ask: &InitializeAsk) -> Value {
         let text = |t: &Option<String>| t.clone().unwrap_or_default();
-        let commands: Vec<_> = (self.slash_commands.iter())
+        let commands: Vec<_> = (self.session.commands.iter())
             .map(|c| {
                 json!({
                     "name": text(&c.name),
@@ -202,7 +202,7 @@ impl Bridge {
                 })
             })
             .collect();
-        let models: Vec<Value> = client::available_models(&self.session)
+        let models: Vec<Value> = client::available_models(&self.session.state)
             .into_iter()
             .map(|m| json!({"value": m.id, "displayName": m.name, "resolvedModel": m.id}))
             .collect();

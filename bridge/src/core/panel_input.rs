@@ -92,7 +92,7 @@ impl Bridge {
     fn first_prompt_instructions(&mut self) -> Option<String> {
         let takes_system_prompt = self.agent.system_prompt.is_some();
         let first =
-            (self.instructions).prompt_sent(&self.spec, self.new_session, takes_system_prompt)?;
+            (self.instructions).prompt_sent(&self.spec, self.session.new, takes_system_prompt)?;
         if let Some(note) = first.note {
             self.diag(note.to_string());
         }
@@ -114,7 +114,7 @@ impl Bridge {
     }
 
     pub(super) fn send_prompt(&mut self, prompt: Vec<client::ContentBlock>) {
-        let session_id = self.session_id.clone().unwrap_or_default();
+        let session_id = self.session.id.clone().unwrap_or_default();
         if let Some(t) = self.turn.as_mut() {
             t.prompts_sent += 1;
         }
@@ -196,7 +196,7 @@ impl Bridge {
 
     pub(super) fn interrupt(&mut self, request_id: &RequestId, now: Duration) {
         if self.turn.is_some()
-            && let Some(sid) = self.session_id.clone()
+            && let Some(sid) = self.session.id.clone()
         {
             self.send_session_cancel(&sid, now);
             // queued steering prompts stay queued: they are sent once the
@@ -235,12 +235,12 @@ impl Bridge {
         // the mode the session reports now (system/init's `permissionMode`),
         // which the agent did not leave: nothing to change, as Claude Code
         // does nothing
-        if PermissionMode::parse(mode) == self.permission_mode
-            && self.session.mode_marks() == self.mode_when_set
+        if PermissionMode::parse(mode) == self.session.permission_mode
+            && self.session.state.mode_marks() == self.session.mode_when_set
         {
             return self.answer_panel(stream_json::control_success(request_id, json!({})));
         }
-        let Some(change) = client::resolve_permission_mode(mode, &self.session) else {
+        let Some(change) = client::resolve_permission_mode(mode, &self.session.state) else {
             return self.answer_panel(stream_json::control_error(
                 request_id,
                 &format!("the agent offers no mode matching permission mode {mode:?}"),
@@ -258,7 +258,7 @@ impl Bridge {
     }
 
     pub(super) fn set_model(&mut self, request_id: &RequestId, model: Option<&str>, now: Duration) {
-        let models = client::available_models(&self.session);
+        let models = client::available_models(&self.session.state);
         let Some(model) = model.filter(|m| !m.is_empty() && *m != "default") else {
             return self.answer_panel(stream_json::control_success(request_id, json!({})));
         };
@@ -269,14 +269,14 @@ impl Bridge {
                 None,
             ));
         }
-        let Some(change) = client::resolve_model(model, &self.session) else {
+        let Some(change) = client::resolve_model(model, &self.session.state) else {
             return self.answer_panel(stream_json::control_error(
                 request_id,
                 &format!("the agent offers no model {model:?}"),
                 None,
             ));
         };
-        let sid = self.session_id.clone().unwrap_or_default();
+        let sid = self.session.id.clone().unwrap_or_default();
         let request = client::model_change_request(&sid, &change);
         let resolved = match change {
             ModelChange::SetModel { model_id } => model_id,
@@ -301,7 +301,7 @@ impl Bridge {
         tokens: Option<u64>,
         now: Duration,
     ) {
-        let change = match client::resolve_thought_level(tokens, &self.session) {
+        let change = match client::resolve_thought_level(tokens, &self.session.state) {
             Ok(Some(change)) => change,
             Ok(None) => {
                 return self.answer_panel(stream_json::control_success(request_id, json!({})));
@@ -323,7 +323,7 @@ impl Bridge {
     /// Asks the agent for a mode or config option change the panel wants,
     /// answered when `pending` is.
     fn request_mode_change(&mut self, change: &ModeChange, pending: Pending) {
-        let sid = self.session_id.clone().unwrap_or_default();
+        let sid = self.session.id.clone().unwrap_or_default();
         self.request(client::mode_change_request(&sid, change), pending);
     }
 
@@ -374,9 +374,9 @@ impl Bridge {
             }
         }
         if let Some(mode) = answer.set_mode.clone() {
-            match client::resolve_permission_mode(&mode, &self.session) {
+            match client::resolve_permission_mode(&mode, &self.session.state) {
                 Some(change) => {
-                    let sid = self.session_id.clone().unwrap_or_default();
+                    let sid = self.session.id.clone().unwrap_or_default();
                     let request = client::mode_change_request(&sid, &change);
                     let mode = PermissionMode::parse(&mode);
                     self.request(request, Pending::PermissionSetMode { mode });
@@ -387,7 +387,7 @@ impl Bridge {
             }
         }
         if answer.interrupt
-            && let Some(sid) = self.session_id.clone()
+            && let Some(sid) = self.session.id.clone()
         {
             self.send_session_cancel(&sid, now);
             self.cancel_pending_permissions();

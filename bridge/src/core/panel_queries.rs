@@ -30,7 +30,7 @@ impl Bridge {
     /// `size` tokens) as two categories, messages and free space; an error
     /// naming what is missing until the agent has sent one.
     pub(super) fn get_context_usage(&mut self, request_id: &stream_json::RequestId) {
-        let (Some(used), Some(size)) = (self.last_usage.used, self.last_usage.size) else {
+        let (Some(used), Some(size)) = (self.session.usage.used, self.session.usage.size) else {
             return self.answer_panel(stream_json::control_error(
                 request_id,
                 "get_context_usage: the agent has sent no usage_update with used and size yet",
@@ -69,7 +69,7 @@ impl Bridge {
     /// counts, per-model usage or plan rate limits: those are zero, empty
     /// or null, as Claude Code answers for an API-key session.
     pub(super) fn get_usage(&mut self, request_id: &stream_json::RequestId) {
-        let cost = self.last_usage.cost.as_ref();
+        let cost = self.session.usage.cost.as_ref();
         let total = cost.and_then(|c| c.usd()).unwrap_or(0.0);
         let body = json!({
             "session": {

@@ -27,7 +27,7 @@ impl Bridge {
         }
         let Some(folded) = folded else { return };
         let uuid = self.ids.next_uuid();
-        let model = self.model.as_deref().unwrap_or(DEFAULT_MODEL);
+        let model = self.session.model.as_deref().unwrap_or(DEFAULT_MODEL);
         let message = folded.message(model);
         let text_bytes: usize = folded.blocks.iter().map(|(_, b)| json_len(b)).sum();
         let line = self.stamped_message_sized(
@@ -127,7 +127,7 @@ impl Bridge {
         let (Some(msg_id), Some(name)) = (&call.message_id, &call.announced_name) else {
             return;
         };
-        let model = self.model.as_deref().unwrap_or(DEFAULT_MODEL);
+        let model = self.session.model.as_deref().unwrap_or(DEFAULT_MODEL);
         let input = call.input_to_write(&servers);
         let message = stream_json::ToolUseMessage::new(msg_id, model, call_id, name, &input);
         let line = self.stamped_message(stream_json::MessageLineType::Assistant, &message, &uuid);
@@ -284,7 +284,7 @@ impl Bridge {
             let note = if late {
                 script_gate::late_write_text(&target)
             } else {
-                let mode = &self.permission_mode;
+                let mode = &self.session.permission_mode;
                 let approves = matches!(
                     mode,
                     PermissionMode::AcceptEdits | PermissionMode::BypassPermissions
