@@ -25,17 +25,14 @@ impl Bridge {
         );
     }
 
-    /// The panel's MCP server and its status once the session is up
-    /// ([`super::mcp_server::McpServer::status`]).
-    pub(super) fn mcp_server_status(&self) -> Option<(String, &'static str)> {
-        self.mcp.status(self.offers_http_mcp())
-    }
-
-    /// Writes the session's `system`/`init`.
+    /// Writes the session's `system`/`init`, with the panel's MCP server's
+    /// status ([`super::mcp_server::McpServer::status`]).
     pub(super) fn emit_system_init(&mut self) {
-        let server = self.mcp_server_status();
-        let mcp_servers = (server.iter())
-            .map(|(name, status)| stream_json::ServerStatus { name, status })
+        let uuid = self.ids.next_uuid();
+        let mcp_servers = self
+            .mcp
+            .status(self.offers_http_mcp())
+            .into_iter()
             .collect();
         let slash_commands = (self.session.commands.iter())
             .filter_map(|c| c.name.as_deref())
@@ -48,7 +45,6 @@ impl Bridge {
             slash_commands,
             mcp_servers,
         };
-        let uuid = self.ids.next_uuid();
         let stamps = stream_json::Stamps {
             session_id: self.stamp_session_id(),
             uuid: &uuid,

@@ -7,6 +7,7 @@
 use serde_json::{Map, Value};
 
 use crate::launch::McpEndpoint;
+use crate::stream_json::ServerStatus;
 
 #[derive(Debug)]
 pub(super) struct McpServer {
@@ -79,7 +80,7 @@ impl McpServer {
     /// and `unknown` when nothing showed it either way: such an agent may
     /// reach the server through its own configuration, so a panel must not
     /// show a broken server.
-    pub(super) fn status(&self, takes_http: bool) -> Option<(String, &'static str)> {
+    pub(super) fn status(&self, takes_http: bool) -> Option<ServerStatus<'_>> {
         let ep = self.endpoint.as_ref()?;
         let status = if self.failed {
             "failed"
@@ -88,6 +89,9 @@ impl McpServer {
         } else {
             "unknown"
         };
-        Some((ep.name.clone(), status))
+        Some(ServerStatus {
+            name: &ep.name,
+            status,
+        })
     }
 }

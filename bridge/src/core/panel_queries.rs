@@ -11,15 +11,17 @@ impl Bridge {
     /// `system/init` says.
     pub(super) fn mcp_status(&mut self, request_id: &stream_json::RequestId) {
         let server = match self.phase {
-            Phase::Ready => self.mcp_server_status(),
-            Phase::Failed => (self.mcp.endpoint()).map(|ep| (ep.name.clone(), "failed")),
-            Phase::Idle | Phase::Handshaking => {
-                (self.mcp.endpoint()).map(|ep| (ep.name.clone(), "pending"))
-            }
+            Phase::Ready => self.mcp.status(self.offers_http_mcp()),
+            phase => (self.mcp.endpoint()).map(|ep| stream_json::ServerStatus {
+                name: &ep.name,
+                status: if phase == Phase::Failed {
+                    "failed"
+                } else {
+                    "pending"
+                },
+            }),
         };
-        let servers: Vec<_> = (server.iter())
-            .map(|(name, status)| stream_json::ServerStatus { name, status })
-            .collect();
+        let servers: Vec<_> = server.into_iter().collect();
         self.answer_panel(stream_json::control_success(
             request_id,
             json!({ "mcpServers": servers }),
