@@ -203,8 +203,7 @@ impl Bridge {
             );
         }
         for (rid, ask) in waited.panel_inits {
-            let body = self.initialize_response(&ask);
-            self.answer_panel(stream_json::control_success(&rid, body));
+            self.answer_initialize(&rid, &ask);
         }
         self.emit_system_init();
         self.init_emitted = true;

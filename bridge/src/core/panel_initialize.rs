@@ -8,7 +8,10 @@
 //! `--mcp-config` items), and the endpoint is picked from the merged set
 //! before `session/new`. A later `initialize` changes no server.
 
+use serde::Serialize;
 use serde_json::Map;
+
+use crate::stream_json::RequestId;
 
 use super::*;
 use crate::acp::mcp_servers;
@@ -22,7 +25,7 @@ const UNAPPLIED_FIELDS: &[(&str, &str)] = &[
     ("managedSettings", "managed_settings_applied"),
     ("settings", "settings_applied"),
     ("disallowedTools", "disallowed_tools_applied"),
-    // applied when the roots reached the agent (see `initialize_response`)
+    // applied when the roots reached the agent (see `answer_initialize`)
     ("additionalDirectories", "additional_directories_applied"),
     ("codeRunningMcpTools", "code_running_mcp_tools_applied"),
 ];
@@ -63,6 +66,60 @@ impl InitializeAsk {
             unapplied,
             directories: (!directories.is_empty()).then_some(directories),
         })
+    }
+}
+
+/// The answer to a panel `initialize`, in the keys real `claude` writes.
+#[derive(Serialize)]
+struct InitializeAnswer<'a> {
+    commands: Vec<CommandEntry<'a>>,
+    output_style: &'static str,
+    available_output_styles: [&'static str; 1],
+    models: Vec<ModelEntry<'a>>,
+    #[serde(flatten)]
+    applied: Applied,
+}
+
+#[derive(Serialize)]
+struct CommandEntry<'a> {
+    name: &'a str,
+    description: &'a str,
+    #[serde(rename = "argumentHint")]
+    argument_hint: &'a str,
+}
+
+#[derive(Serialize)]
+struct ModelEntry<'a> {
+    value: &'a str,
+    #[serde(rename = "displayName")]
+    display_name: &'a str,
+    #[serde(rename = "resolvedModel")]
+    resolved_model: &'a str,
+}
+
+/// The `*_applied` fields, in the order first set: a field set again keeps
+/// its place (the roots' field is `false` for a request that carries them,
+/// then says whether they reached the agent).
+#[derive(Default)]
+struct Applied(Vec<(&'static str, bool)>);
+
+impl Applied {
+    fn set(&mut self, field: &'static str, applied: bool) {
+        match self.0.iter_mut().find(|(f, _)| *f == field) {
+            Some((_, slot)) => *slot = applied,
+            None => self.0.push((field, applied)),
+        }
+    }
+}
+
+impl Serialize for Applied {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (field, applied) in &self.0 {
+            map.serialize_entry(field, applied)?;
+        }
+        map.end()
     }
 }
 
@@ -115,8 +172,7 @@ impl Bridge {
             }
             Phase::Handshaking => self.startup.wait_panel_init(request_id, ask),
             Phase::Ready => {
-                let body = self.initialize_response(&ask);
-                self.answer_panel(stream_json::control_success(&request_id, body));
+                self.answer_initialize(&request_id, &ask);
             }
             Phase::Failed => {
                 let why = self.failure.clone().unwrap_or_default();
@@ -189,41 +245,50 @@ impl Bridge {
         self.mcp.applied(asked, registered)
     }
 
-    /// The `initialize` answer: commands, models, and the `*_applied`
+    /// Answers a panel `initialize`: commands, models, and the `*_applied`
     /// fields for what `ask` carried.
-    pub(super) fn initialize_response(&self, ask: &InitializeAsk) -> Value {
-        let text = |t: &Option<String>| t.clone().unwrap_or_default();
-        let commands: Vec<_> = (self.session.commands.iter())
-            .map(|c| {
-                json!({
-                    "name": text(&c.name),
-                    "description": text(&c.description),
-                    "argumentHint": text(&c.hint)
-                })
+    pub(super) fn answer_initialize(&mut self, request_id: &RequestId, ask: &InitializeAsk) {
+        fn text(t: &Option<String>) -> &str {
+            t.as_deref().unwrap_or_default()
+        }
+        let commands = (self.session.commands.iter())
+            .map(|c| CommandEntry {
+                name: text(&c.name),
+                description: text(&c.description),
+                argument_hint: text(&c.hint),
             })
             .collect();
-        let models: Vec<Value> = client::available_models(&self.session.state)
-            .into_iter()
-            .map(|m| json!({"value": m.id, "displayName": m.name, "resolvedModel": m.id}))
+        let models = client::available_models(&self.session.state);
+        let models = (models.iter())
+            .map(|m| ModelEntry {
+                value: &m.id,
+                display_name: &m.name,
+                resolved_model: &m.id,
+            })
             .collect();
-        let mut body = json!({
-            "commands": commands,
-            "output_style": "default",
-            "available_output_styles": ["default"],
-            "models": models
-        });
+        let mut applied = Applied::default();
         for field in &ask.unapplied {
-            body[*field] = json!(false);
+            applied.set(field, false);
         }
         if let Some(asked) = &ask.directories {
-            let applied =
+            let sent =
                 self.phase == Phase::Ready && self.directories.were_sent(&self.spec.cwd, asked);
-            body["additional_directories_applied"] = json!(applied);
+            applied.set("additional_directories_applied", sent);
         }
         if let Some(asked) = &ask.mcp_servers {
-            body["mcp_servers_applied"] = json!(self.mcp_servers_applied(asked));
+            applied.set("mcp_servers_applied", self.mcp_servers_applied(asked));
         }
-        body
+        let answer = InitializeAnswer {
+            commands,
+            output_style: "default",
+            available_output_styles: ["default"],
+            models,
+            applied,
+        };
+        let line = line_written(|text| {
+            serde_json::to_writer(text, &stream_json::control_success(request_id, &answer))
+        });
+        self.push_typed_line(line, "control_response");
     }
 
     /// Takes the system prompt fields of a panel `initialize`.
@@ -231,5 +296,28 @@ impl Bridge {
         if let Err(late) = self.instructions.take_panel(given) {
             self.diag(late.to_string());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_applied_field_set_again_keeps_its_place() {
+        let mut applied = Applied::default();
+        for field in [
+            "hooks_applied",
+            "additional_directories_applied",
+            "settings_applied",
+        ] {
+            applied.set(field, false);
+        }
+        applied.set("additional_directories_applied", true);
+        applied.set("mcp_servers_applied", true);
+        assert_eq!(
+            serde_json::to_string(&applied).unwrap(),
+            r#"{"hooks_applied":false,"additional_directories_applied":true,"settings_applied":false,"mcp_servers_applied":true}"#
+        );
     }
 }
