@@ -39,38 +39,13 @@ impl Usage {
         serde_json::to_value(self).unwrap_or_default()
     }
 
-    /// Adds an ACP `Usage` (`PromptResponse.usage`): thought tokens count as output.
-    pub fn add_acp(&mut self, u: &Value) {
-        let n = |k: &str| u[k].as_u64().unwrap_or(0);
-        self.input_tokens += n("inputTokens");
-        self.output_tokens += n("outputTokens") + n("thoughtTokens");
-        self.cache_read_input_tokens += n("cachedReadTokens");
-        self.cache_creation_input_tokens += n("cachedWriteTokens");
-    }
-
-    /// Usage in a shape agents put into `_meta` (ACP's camelCase names or
-    /// Claude's snake_case ones), found at `meta.usage` or `meta` itself;
-    /// `None` when neither holds a token count.
-    pub fn from_meta(meta: &Value) -> Option<Usage> {
-        let u = if meta["usage"].is_object() {
-            &meta["usage"]
-        } else {
-            meta
-        };
-        let n = |keys: &[&str]| keys.iter().find_map(|k| u[*k].as_u64());
-        let input = n(&["inputTokens", "input_tokens"]);
-        let output = n(&["outputTokens", "output_tokens"]);
-        if input.is_none() && output.is_none() {
-            return None;
-        }
-        Some(Usage {
-            input_tokens: input.unwrap_or(0),
-            output_tokens: output.unwrap_or(0) + n(&["thoughtTokens"]).unwrap_or(0),
-            cache_read_input_tokens: n(&["cachedReadTokens", "cache_read_input_tokens"])
-                .unwrap_or(0),
-            cache_creation_input_tokens: n(&["cachedWriteTokens", "cache_creation_input_tokens"])
-                .unwrap_or(0),
-        })
+    /// Adds the token counts of a turn an agent reported: thought tokens
+    /// count as output.
+    pub fn add(&mut self, t: &crate::acp::usage::Tokens) {
+        self.input_tokens += t.input;
+        self.output_tokens += t.output + t.thought;
+        self.cache_read_input_tokens += t.cached_read;
+        self.cache_creation_input_tokens += t.cached_write;
     }
 }
 

@@ -1,6 +1,7 @@
 //! An agent's `usage_update`, read once: the context it uses of its window,
-//! and the session's running cost. Tolerant: a figure that is missing or of
-//! another type reads as not reported.
+//! and the session's running cost; and the token counts it reports for a
+//! turn ([`Tokens`]). Tolerant: a figure that is missing or of another type
+//! reads as not reported.
 
 use serde_json::Value;
 
@@ -53,6 +54,57 @@ impl Usage {
     }
 }
 
+/// The token counts an agent reports for a turn, in ACP's `Usage` terms.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tokens {
+    pub input: u64,
+    pub output: u64,
+    pub thought: u64,
+    pub cached_read: u64,
+    pub cached_write: u64,
+}
+
+impl Tokens {
+    /// A prompt answer's `usage` (a count missing or of another type is 0).
+    pub fn read(usage: &Value) -> Tokens {
+        Tokens::spelled(usage, false)
+    }
+
+    /// Counts an agent put into `_meta`, at `meta.usage` or `meta` itself,
+    /// in ACP's camelCase names or Claude's snake_case ones; `None` when
+    /// neither an input nor an output count is there.
+    pub fn from_meta(meta: &Value) -> Option<Tokens> {
+        let u = if meta["usage"].is_object() {
+            &meta["usage"]
+        } else {
+            meta
+        };
+        let reported = [
+            "inputTokens",
+            "input_tokens",
+            "outputTokens",
+            "output_tokens",
+        ];
+        (reported.iter().any(|k| u[*k].is_u64())).then(|| Tokens::spelled(u, true))
+    }
+
+    /// The counts in `u`, under ACP's names (`snake_too`: or else Claude's).
+    fn spelled(u: &Value, snake_too: bool) -> Tokens {
+        let n = |camel: &str, snake: &str| {
+            let names = [camel, snake];
+            let names = if snake_too { &names[..] } else { &names[..1] };
+            names.iter().find_map(|k| u[*k].as_u64()).unwrap_or(0)
+        };
+        Tokens {
+            input: n("inputTokens", "input_tokens"),
+            output: n("outputTokens", "output_tokens"),
+            thought: n("thoughtTokens", "thoughtTokens"),
+            cached_read: n("cachedReadTokens", "cache_read_input_tokens"),
+            cached_write: n("cachedWriteTokens", "cache_creation_input_tokens"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,5 +144,32 @@ mod tests {
             assert_eq!((got.used, got.size), (used, size), "{u}");
             assert_eq!(got.cost.as_ref().and_then(Cost::usd), usd, "{u}");
         }
+    }
+
+    #[test]
+    fn token_counts_read_in_either_spelling_from_meta_and_in_acps_from_an_answer() {
+        let counts = |input, output, thought, cached_read, cached_write| Tokens {
+            input,
+            output,
+            thought,
+            cached_read,
+            cached_write,
+        };
+        let acp = json!({"inputTokens": 10, "outputTokens": 5, "thoughtTokens": 2,
+            "cachedReadTokens": 3, "cachedWriteTokens": 1});
+        let claude = json!({"input_tokens": 10, "output_tokens": 5,
+            "cache_read_input_tokens": 3, "cache_creation_input_tokens": 1});
+        assert_eq!(Tokens::read(&acp), counts(10, 5, 2, 3, 1));
+        assert_eq!(Tokens::read(&claude), Tokens::default());
+        assert_eq!(
+            Tokens::from_meta(&json!({"usage": acp})),
+            Some(counts(10, 5, 2, 3, 1))
+        );
+        assert_eq!(Tokens::from_meta(&claude), Some(counts(10, 5, 0, 3, 1)));
+        assert_eq!(Tokens::from_meta(&json!({"outputTokens": "5"})), None);
+        assert_eq!(
+            Tokens::from_meta(&json!({"usage": 7, "outputTokens": 4})),
+            Some(counts(0, 4, 0, 0, 0))
+        );
     }
 }

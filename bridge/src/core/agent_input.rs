@@ -453,7 +453,9 @@ impl Bridge {
                     && let Some(t) = self.turn.as_mut()
                 {
                     // no block for no text; usage it carries counts
-                    if let Some(usage) = stream_json::Usage::from_meta(&u["_meta"]) {
+                    if let Some(tokens) = crate::acp::usage::Tokens::from_meta(&u["_meta"]) {
+                        let mut usage = stream_json::Usage::default();
+                        usage.add(&tokens);
                         t.meta_usage = Some(usage);
                     }
                     return;

@@ -374,7 +374,7 @@ impl Bridge {
             }
             None => {
                 if let Some(u) = result.get("usage").filter(|u| u.is_object()) {
-                    t.usage.add_acp(u);
+                    t.usage.add(&crate::acp::usage::Tokens::read(u));
                     t.saw_prompt_usage = true;
                 }
                 match stop.as_deref() {
