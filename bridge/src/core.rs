@@ -434,8 +434,9 @@ impl Bridge {
         self.push_typed_line(line, "control_response");
     }
 
-    /// Writes one line to the panel, stamping `session_id` and `uuid` on the
-    /// line types that carry them.
+    /// Echoes one of the panel's own lines back to it, stamping
+    /// `session_id` and `uuid` where the line carries them (the bridge's own
+    /// lines are typed and take their [`stream_json::Stamps`]).
     fn emit(&mut self, v: Value) {
         self.emit_with_uuid(v, None);
     }
@@ -497,8 +498,7 @@ impl Bridge {
         self.push_typed_line(written, "result");
     }
 
-    /// Writes one typed `stream_event` line, stamped like [`Bridge::emit`]
-    /// stamps a `Value` one (same bytes), without building `Value` maps.
+    /// Writes one typed `stream_event` line with its stamps.
     fn emit_stream_event<E: serde::Serialize>(&mut self, event: &E) {
         let uuid = self.ids.next_uuid();
         let line = line_written(|text| {
@@ -514,8 +514,7 @@ impl Bridge {
         self.push_typed_line(line, "stream_event");
     }
 
-    /// Writes one typed `assistant` / `user` line, stamped like
-    /// [`Bridge::emit`] stamps a `Value` one (same bytes).
+    /// Writes one typed `assistant` / `user` line with its stamps.
     fn emit_message<M: stream_json::LineMessage>(
         &mut self,
         kind: stream_json::MessageLineType,

@@ -2,14 +2,13 @@
 //! panel, with the keys real `claude` sends for each line type (a consumer
 //! such as the Agent SDKs requires them).
 //!
-//! Lines that carry `session_id` / `uuid` are built with `session_id: null`
-//! and no `uuid`; the core stamps both (see `Bridge::emit`), so only the core
-//! touches the id source and these builders stay pure and order-stable.
-//!
-//! The lines a stream or a burst of tool calls writes many of (text deltas,
-//! `tool_use`, `tool_result`) are also typed: serialised from borrowed
-//! structs, stamps included, with the bytes of the `Value` form (tests pin
-//! it), so no `Value` tree is built and no tool output is copied for them.
+//! Every line is typed, serialised from borrowed structs in the key order
+//! real `claude` writes. A line that carries `session_id` / `uuid` takes
+//! them as [`Stamps`] from the core, so only the core touches the id source
+//! and these builders stay pure. The lines a stream or a burst of tool
+//! calls writes many of (text deltas, `tool_use`, `tool_result`) write
+//! their constant keys as bytes; tests hold every typed line to the bytes
+//! of its JSON-map form (`value_form`).
 
 use serde::Serialize;
 use serde_json::Value;

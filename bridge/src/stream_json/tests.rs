@@ -86,7 +86,7 @@ fn message_events_have_the_bytes_of_the_value_form() {
     }
 }
 
-/// A `Value` line with the core's stamps (see `Bridge::emit`).
+/// A JSON-map line with the stamps the core gives a typed one.
 fn stamped(mut v: Value) -> String {
     v["session_id"] = json!("S1");
     v["uuid"] = json!("u-1");
