@@ -33,11 +33,6 @@ pub struct Usage {
 }
 
 impl Usage {
-    pub fn to_json(self) -> Value {
-        // a struct of integers always serialises
-        serde_json::to_value(self).unwrap_or_default()
-    }
-
     /// Adds the token counts of a turn an agent reported: thought tokens
     /// count as output.
     pub fn add(&mut self, t: &crate::acp::usage::Tokens) {

@@ -16,9 +16,6 @@ pub use crate::acp::request::{
 };
 use crate::launch::McpEndpoint;
 
-/// The ACP protocol version this client speaks.
-pub const PROTOCOL_VERSION: u64 = 1;
-
 /// An image the panel attached to a prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PromptImage {

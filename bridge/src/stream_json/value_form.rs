@@ -30,7 +30,7 @@ pub(crate) fn message_object(
         ("content", Value::Array(content)),
         ("stop_reason", json!(stop_reason)),
         ("stop_sequence", Value::Null),
-        ("usage", Usage::default().to_json()),
+        ("usage", json!(Usage::default())),
     ])
 }
 
@@ -62,7 +62,7 @@ pub(crate) fn result(r: TurnResult) -> Value {
         ("stop_reason", json!(r.stop_reason)),
         ("session_id", Value::Null),
         ("total_cost_usd", json!(r.total_cost_usd)),
-        ("usage", r.usage.to_json()),
+        ("usage", json!(r.usage)),
         ("permission_denials", Value::Array(r.permission_denials)),
     ]);
     if r.subtype != "success" {
