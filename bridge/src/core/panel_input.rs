@@ -33,11 +33,11 @@ impl Bridge {
         match self.phase {
             Phase::Idle => {
                 self.start_handshake(now);
-                self.startup.defer(line);
+                self.startup.defer(line, true);
                 return;
             }
             Phase::Handshaking => {
-                self.startup.defer(line);
+                self.startup.defer(line, true);
                 return;
             }
             Phase::Failed => {
@@ -147,10 +147,10 @@ impl Bridge {
             Ask::Initialize(req) => self.panel_initialize_request(request_id, req, now),
             // a prompt still waiting for the session goes out before the
             // interrupt, so the interrupt cancels it, as it would a turn
-            Ask::Interrupt if self.prompt_deferred() => self.startup.defer(line),
+            Ask::Interrupt if self.prompt_deferred() => self.startup.defer(line, false),
             Ask::Interrupt => self.interrupt(&request_id, now),
             ask if ask.changes_the_session() && self.phase == Phase::Handshaking => {
-                self.startup.defer(line);
+                self.startup.defer(line, false);
             }
             ask if ask.changes_the_session() && self.phase != Phase::Ready => {
                 let why = self

@@ -19,8 +19,9 @@ pub(super) struct Startup {
     deadline: Option<Duration>,
     /// The panel's `initialize` requests (id and what each asked).
     panel_inits: Vec<(RequestId, InitializeAsk)>,
-    /// Panel lines that arrived during the handshake.
-    deferred: Vec<String>,
+    /// Panel lines that arrived during the handshake, each with whether it
+    /// is a prompt (`user` line).
+    deferred: Vec<(String, bool)>,
 }
 
 /// What waited for the session, handed over when the handshake ends.
@@ -67,9 +68,9 @@ impl Startup {
         self.panel_inits.push((request_id, ask));
     }
 
-    /// A panel line waits for the session.
-    pub(super) fn defer(&mut self, line: &str) {
-        self.deferred.push(line.to_string());
+    /// A panel line waits for the session (`prompt`: a `user` line).
+    pub(super) fn defer(&mut self, line: &str, prompt: bool) {
+        self.deferred.push((line.to_string(), prompt));
     }
 
     pub(super) fn has_deferred(&self) -> bool {
@@ -78,8 +79,7 @@ impl Startup {
 
     /// A panel prompt waits for the session.
     pub(super) fn has_deferred_prompt(&self) -> bool {
-        (self.deferred.iter())
-            .any(|line| serde_json::from_str::<Value>(line).is_ok_and(|v| v["type"] == "user"))
+        self.deferred.iter().any(|(_, prompt)| *prompt)
     }
 
     /// The handshake ended (the session is up, or it could not start):
@@ -88,7 +88,9 @@ impl Startup {
         self.deadline = None;
         Waited {
             panel_inits: std::mem::take(&mut self.panel_inits),
-            deferred: std::mem::take(&mut self.deferred),
+            deferred: (std::mem::take(&mut self.deferred).into_iter())
+                .map(|(line, _)| line)
+                .collect(),
         }
     }
 
