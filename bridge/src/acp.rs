@@ -2,7 +2,7 @@
 //! modes, models and options ([`session_state`]), commands ([`commands`])
 //! and what it used ([`usage`]), ACP frames as the bridge reads them ([`update_frame`],
 //! [`chunk_frame`], [`json_field`]) and builds them ([`client`], shared with
-//! the recorder), the panel's MCP servers as ACP passes them
+//! the recorder), a tool call's kind and status ([`tool_call`]), the panel's MCP servers as ACP passes them
 //! ([`mcp_servers`]), and Claude's permission modes onto what an agent
 //! offers ([`permission_mode`]); the protocol revisions a client negotiates
 //! ([`revision`]) and v2's agent frames read into v1's model ([`v2_frames`]).
@@ -19,6 +19,7 @@ pub mod permission_option;
 pub mod request;
 pub mod revision;
 pub mod session_state;
+pub mod tool_call;
 pub(crate) mod update_frame;
 pub mod update_kind;
 pub mod usage;

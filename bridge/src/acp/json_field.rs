@@ -23,25 +23,6 @@ pub(crate) fn json_kind(v: &Value) -> &'static str {
     }
 }
 
-/// Something whose fields are read by key: a JSON value (an object's
-/// fields; any other value has none) or a call's own fields.
-pub(crate) trait Fields {
-    /// The value of `key`, `None` when there is no such key (a `null`
-    /// value is `Some`).
-    fn get_field(&self, key: &str) -> Option<&Value>;
-
-    /// The value of `key`, `Null` when there is no such key.
-    fn field(&self, key: &str) -> &Value {
-        self.get_field(key).unwrap_or(&NULL)
-    }
-}
-
-impl Fields for Value {
-    fn get_field(&self, key: &str) -> Option<&Value> {
-        get(self, key)
-    }
-}
-
 /// `v[key]`: the field's value, `Null` when `v` is no object or has no `key`.
 pub(crate) fn field<'a>(v: &'a Value, key: &str) -> &'a Value {
     match v {

@@ -10,23 +10,10 @@ use serde_json::{Map, Value};
 
 use crate::acp::json_field::field;
 use crate::acp::permission_option::PermissionOption;
-pub use own::{OwnFields, key};
-
-/// The Claude name for an ACP kind, `None` for `other`, a missing kind or a
-/// kind this table does not know (then the agent's title is the name).
-pub fn name_for_kind(kind: &str) -> Option<&'static str> {
-    Some(match kind {
-        "read" => "Read",
-        "edit" => "Edit",
-        "execute" => "Bash",
-        "fetch" => "WebFetch",
-        "search" => "Search",
-        "delete" => "Delete",
-        "move" => "Move",
-        "think" => "Think",
-        _ => return None,
-    })
-}
+use crate::acp::tool_call::ToolKind;
+#[cfg(test)]
+pub(crate) use own::LISTED_MERGE_MAX;
+pub use own::{OwnFields, held_bytes, list_bytes};
 
 /// A tool call's fields merged across its frames: the agent's own ACP
 /// fields (`title`, `kind`, `rawInput`, `content`, ...; kept whole,
@@ -51,7 +38,7 @@ pub struct PermissionParts {
     /// `toolCall.title`.
     pub title: Option<String>,
     /// `toolCall.kind`.
-    pub kind: Option<String>,
+    pub kind: Option<ToolKind>,
     /// `toolCall.content`'s blocks.
     pub content: Option<Vec<Value>>,
     /// The request's `options`: Gemini CLI before 0.36 names the MCP tool
@@ -79,11 +66,6 @@ impl CallFields {
     /// A call of no fields.
     pub fn empty() -> &'static CallFields {
         &EMPTY
-    }
-
-    /// The call's own field `key` (`Null` when it has none).
-    pub fn field(&self, key: &str) -> &Value {
-        self.own.get(key).unwrap_or(&NULL)
     }
 }
 
@@ -160,33 +142,25 @@ impl PermissionParts {
     }
 }
 
-pub fn non_empty(v: &Value) -> Option<&str> {
-    v.as_str().map(str::trim).filter(|t| !t.is_empty())
-}
-
 /// The call's title: its own, else the permission request's.
 pub fn title(call: &CallFields) -> Option<&str> {
-    non_empty(call.field("title")).or_else(|| call.permission.title())
+    call.own.title().or_else(|| call.permission.title())
 }
 
 /// The call's kind: its own, else the permission request's.
-pub fn kind(call: &CallFields) -> Option<&str> {
-    call.field("kind")
-        .as_str()
-        .or(call.permission.kind.as_deref())
+pub fn kind(call: &CallFields) -> Option<&ToolKind> {
+    call.own.kind.as_ref().or(call.permission.kind.as_ref())
 }
 
 /// JSON arguments in a text block: the permission request's content first,
 /// then (with `with_content`) the call's.
 pub fn json_text_arguments(call: &CallFields, with_content: bool) -> Option<Value> {
-    let own = with_content
-        .then(|| call.field("content").as_array())
-        .flatten();
-    let blocks = call
-        .permission
-        .content()
-        .iter()
-        .chain(own.into_iter().flatten());
+    let own = if with_content {
+        call.own.content()
+    } else {
+        &[]
+    };
+    let blocks = call.permission.content().iter().chain(own);
     for item in blocks {
         let block = if field(item, "type") == "content" {
             field(item, "content")
@@ -208,7 +182,7 @@ pub fn declared_tool_name(call: &CallFields) -> &str {
     if let Some(name) = meta_builtin_name(call) {
         return name;
     }
-    if let Some(name) = kind(call).and_then(name_for_kind) {
+    if let Some(name) = kind(call).and_then(ToolKind::claude_name) {
         return name;
     }
     // **names are identifiers**: a title carrying arguments, a path or a
@@ -299,7 +273,7 @@ const CLAUDE_BUILTIN_TOOLS: &[&str] = &[
 /// whoever sends it. Any other `name` (`exec_command`) says less than the
 /// call's kind, so it names nothing here.
 pub fn meta_builtin_name(call: &CallFields) -> Option<&'static str> {
-    let own = call.field("name").as_str();
+    let own = call.own.name.as_deref();
     if let Some(name) = own.and_then(|s| CLAUDE_BUILTIN_TOOLS.iter().find(|b| **b == s).copied()) {
         return Some(name);
     }
@@ -311,7 +285,7 @@ pub fn meta_builtin_name(call: &CallFields) -> Option<&'static str> {
             .find_map(|s| CLAUDE_BUILTIN_TOOLS.iter().find(|b| **b == s).copied());
         named.or_else(|| map.values().find_map(|x| find(x, depth - 1)))
     }
-    find(call.field("_meta"), 3).or_else(|| find(call.permission.meta(), 3))
+    find(call.own.meta(), 3).or_else(|| find(call.permission.meta(), 3))
 }
 
 /// Keys whose value may spell a whole identity (`tool_name: "S__T"`).

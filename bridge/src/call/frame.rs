@@ -1,13 +1,12 @@
 //! The frames of a tool call, read without a `Value` tree for the update: a
 //! `session/update` notification whose update is a `tool_call` or
 //! `tool_call_update`. The update's keys go straight into the call's own
-//! fields ([`OwnFields`]), the schema's keys static; only each field's value
-//! becomes a `Value`. A burst of tool calls would otherwise hash and
+//! fields ([`OwnFields`]); only each field's value is read as JSON first. A burst of tool calls would otherwise hash and
 //! allocate every key of every frame into a map that merging takes apart.
 //!
 //! Only that exact shape is a call frame here. Anything else (another
-//! method or kind, an `id`, a `toolCallId` that is no string or none, a
-//! duplicate key, an array where an object belongs, very many keys) is
+//! method or kind, an `id`, a `toolCallId`, `kind` or `status` that is no
+//! string or none, a duplicate key, an array where an object belongs, very many keys) is
 //! `None`, and the caller reads the line the generic `Value` way, which owns
 //! every tolerance rule; both ways give the call the same fields. A failed
 //! typed read costs an error value, so a line whose start does not name a
@@ -23,9 +22,10 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 
 use crate::acp::chunk_frame::Str;
+use crate::acp::tool_call::{CallStatus, ToolKind};
 use crate::acp::update_frame::{Notification, Object};
 use crate::acp::update_kind::CallKind;
-use crate::call::fields::{OwnFields, key};
+use crate::call::fields::OwnFields;
 
 /// A `tool_call` or `tool_call_update` frame.
 #[derive(Debug, PartialEq)]
@@ -104,8 +104,9 @@ impl<'de: 'a, 'a> Deserialize<'de> for Update<'a> {
                 let mut update = Update {
                     kind: None,
                     id: None,
-                    fields: OwnFields::with_usual_capacity(),
+                    fields: OwnFields::new(),
                 };
+                let mut keys = 0;
                 let duplicate = || de::Error::custom("a duplicate key");
                 while let Some(Str(name)) = map.next_key::<Str<'a>>()? {
                     match name.as_ref() {
@@ -117,14 +118,25 @@ impl<'de: 'a, 'a> Deserialize<'de> for Update<'a> {
                         }
                         "sessionUpdate" | "toolCallId" => return Err(duplicate()),
                         other => {
-                            if update.fields.get(other).is_some() {
+                            if update.fields.has(other) {
                                 return Err(duplicate());
                             }
-                            if update.fields.len() >= MAX_KEYS {
+                            keys += 1;
+                            if keys > MAX_KEYS {
                                 return Err(de::Error::custom("too many keys"));
                             }
-                            let value: Value = map.next_value()?;
-                            update.fields.push_new(key(name), value);
+                            match other {
+                                // the vocabulary's words are read where they lie
+                                "kind" => {
+                                    let Str(kind) = map.next_value()?;
+                                    update.fields.kind = Some(ToolKind::read(&kind));
+                                }
+                                "status" => {
+                                    let Str(status) = map.next_value()?;
+                                    update.fields.status = Some(CallStatus::read(&status));
+                                }
+                                _ => update.fields.set(other, map.next_value::<Value>()?),
+                            }
                         }
                     }
                 }

@@ -36,13 +36,13 @@
 
 use serde_json::{Map, Value};
 
-use crate::acp::json_field::{Fields, field};
+use crate::acp::json_field::field;
 use crate::acp::permission_option::PermissionOption;
+use crate::acp::tool_call::ToolKind;
 use crate::call::fields::{ARGUMENT_KEYS, IDENTITY_KEYS, TOOL_KEYS};
 pub use crate::call::fields::{
     CallFields, OwnFields, PermissionParts, action_data, declared_tool_name, is_tool_identifier,
-    json_text_arguments, kind, meta_builtin_name, name_for_kind, non_empty, title, title_name,
-    wrapped_arguments,
+    json_text_arguments, kind, meta_builtin_name, title, title_name, wrapped_arguments,
 };
 use crate::call::input::{AgentToolInput, agent_tool_input};
 pub use crate::call::server_tools::RegisteredServers;
@@ -80,72 +80,7 @@ pub fn merge_tool_call(known: &mut CallFields, frame: &CallFields) {
 /// large result (an image) is not copied.
 pub fn merge_tool_call_owned(known: &mut CallFields, frame: CallFields) {
     known.permission.merge(frame.permission);
-    merge_own_fields(&mut known.own, frame.own);
-}
-
-/// Frames of more keys than this merge through a map's index: each key
-/// looked up in a list would make a frame of very many keys quadratic.
-const LISTED_MERGE_MAX: usize = 32;
-
-/// [`merge_tool_call_owned`] for the call's own fields.
-fn merge_own_fields(known: &mut OwnFields, mut frame: OwnFields) {
-    if known.is_empty() {
-        // the first frame is the fields, as inserting them one by one would
-        // make them
-        frame
-            .retain(|key, value| key != "sessionUpdate" && key != "toolCallId" && !value.is_null());
-        *known = frame;
-        return;
-    }
-    if frame.len() > LISTED_MERGE_MAX {
-        let mut map = std::mem::take(known).into_map();
-        for (key, value) in frame {
-            if key == "sessionUpdate" || key == "toolCallId" || value.is_null() {
-                continue;
-            }
-            match map.get_mut(key.as_ref()) {
-                Some(slot) => merge_field(&key, slot, value),
-                None => {
-                    map.insert(key.into_owned(), value);
-                }
-            }
-        }
-        *known = OwnFields::from(map);
-        return;
-    }
-    for (key, value) in frame {
-        if key == "sessionUpdate" || key == "toolCallId" || value.is_null() {
-            continue;
-        }
-        match known.get_mut(&key) {
-            Some(slot) => merge_field(&key, slot, value),
-            None => known.insert(key, value),
-        }
-    }
-}
-
-/// A later frame's value of a field the call has: a rawInput object merges
-/// key by key, any other value replaces the old one in place.
-fn merge_field(key: &str, slot: &mut Value, value: Value) {
-    match (slot, value) {
-        (Value::Object(old), Value::Object(new)) if key == "rawInput" => {
-            for (k, v) in new {
-                match (old.get_mut(&k), v) {
-                    // arguments in an envelope (or an action object's
-                    // `data`) merge key by key too
-                    (Some(Value::Object(inner)), Value::Object(more))
-                        if ARGUMENT_KEYS.contains(&k.as_str()) || k == "data" =>
-                    {
-                        inner.extend(more);
-                    }
-                    (_, v) => {
-                        old.insert(k, v);
-                    }
-                }
-            }
-        }
-        (slot, value) => *slot = value,
-    }
+    known.own.merge(frame.own);
 }
 
 /// A permission request's `toolCall` as fields to merge into the call: its
@@ -154,27 +89,14 @@ fn merge_field(key: &str, slot: &mut Value, value: Value) {
 /// from its own final frame, and Gemini's arguments stay readable), the
 /// rest to its own fields.
 pub fn permission_tool_call(tool_call: &Value) -> CallFields {
-    let mut own = tool_call.clone();
-    let mut permission = PermissionParts::default();
-    if let Some(map) = own.as_object_mut() {
-        let text = |v: Value| match v {
-            Value::String(s) => Some(s),
-            _ => None,
-        };
-        permission.title = map.remove("title").and_then(text);
-        permission.kind = map.remove("kind").and_then(text);
-        permission.content = map
-            .remove("content")
-            .filter(|v| !v.is_null())
-            .map(|v| match v {
-                Value::Array(blocks) => blocks,
-                _ => Vec::new(),
-            });
-    }
-    CallFields {
-        own: OwnFields::from(own),
-        permission,
-    }
+    let mut own = OwnFields::from(tool_call.clone());
+    let permission = PermissionParts {
+        title: own.title.take(),
+        kind: own.kind.take(),
+        content: own.content.take(),
+        ..PermissionParts::default()
+    };
+    CallFields { own, permission }
 }
 
 /// A permission request's `params` as fields to merge into the call: its
@@ -396,7 +318,7 @@ pub fn identity(call: &CallFields, registered: &RegisteredServers) -> Option<Ide
         .or_else(|| dispatched_identity(call, registered).map(|(s, t)| (s, t, None)))
         .or_else(|| bare_identity(call, registered))?;
     let decoration = decoration.or_else(|| {
-        let titles = [non_empty(call.field("title")), call.permission.title()];
+        let titles = [call.own.title(), call.permission.title()];
         let spelled = titles
             .into_iter()
             .flatten()
@@ -421,10 +343,10 @@ fn undecorated_identity(call: &CallFields, servers: &[String]) -> Option<Identit
         return None;
     }
     // ACP's own `name` of the call, when the agent gives one
-    if let Some(found) = non_empty(call.field("name")).and_then(|s| field_identity(s, servers)) {
+    if let Some(found) = call.own.name().and_then(|s| field_identity(s, servers)) {
         return Some(found);
     }
-    let raw = call.field("rawInput");
+    let raw = call.own.raw_input();
     if let Some((s, t)) = keyed_identity(raw)
         && field_identity(&t, servers).is_none()
     {
@@ -433,12 +355,12 @@ fn undecorated_identity(call: &CallFields, servers: &[String]) -> Option<Identit
     let named = TOOL_KEYS
         .iter()
         .filter_map(|k| field(raw, k).as_str())
-        .chain(non_empty(call.field("title")))
+        .chain(call.own.title())
         .find_map(|s| field_identity(s, servers));
     if named.is_some() {
         return named;
     }
-    if let Some(found) = identity_in_values(call.field("_meta"), servers, 3) {
+    if let Some(found) = identity_in_values(call.own.meta(), servers, 3) {
         return Some(found);
     }
     if let Some(found) = call
@@ -476,11 +398,11 @@ fn undecorated_identity(call: &CallFields, servers: &[String]) -> Option<Identit
 /// The server of an MCP startup notice (`mcp__<server>__startup`, kind
 /// other or none, no rawInput: codex reports starting each server so), if
 /// `call` is one: no tool the model called.
-pub(crate) fn mcp_startup_server(call: &impl Fields) -> Option<String> {
-    let title = call.field("title").as_str()?;
+pub(crate) fn mcp_startup_server(call: &OwnFields) -> Option<String> {
+    let title = call.title.as_deref()?;
     let server = title.strip_prefix("mcp__")?.strip_suffix("__startup")?;
-    let other = matches!(call.field("kind").as_str(), None | Some("other"));
-    (other && call.field("rawInput").is_null() && !server.is_empty()).then(|| server.to_string())
+    let other = matches!(call.kind, None | Some(ToolKind::Other));
+    (other && call.raw_input.is_none() && !server.is_empty()).then(|| server.to_string())
 }
 
 /// The arguments of an MCP call, if any frame so far carried them: an
@@ -495,7 +417,7 @@ pub fn mcp_arguments(
     decoration: Option<&Value>,
     with_content: bool,
 ) -> Option<Value> {
-    let raw = call.field("rawInput");
+    let raw = call.own.raw_input();
     let raw_arguments = raw_input_arguments(raw);
     if raw_arguments.is_some() && raw.as_object().is_some_and(|m| !m.is_empty()) {
         return raw_arguments;
@@ -542,7 +464,7 @@ pub fn other_arguments(
     if let Some(v) = decoration {
         return Some(v.clone());
     }
-    let titles = [non_empty(call.field("title")), call.permission.title()];
+    let titles = [call.own.title(), call.permission.title()];
     for t in titles.into_iter().flatten() {
         if let Ok(v @ Value::Object(_)) = serde_json::from_str::<Value>(t) {
             return Some(v);
@@ -626,7 +548,7 @@ pub fn identity_pending_among(call: &CallFields, servers: &RegisteredServers) ->
     if title(call) == Some("use_tool") {
         return mcp_call_among(call, servers).is_none();
     }
-    title(call).is_none() && kind(call).is_none() && call.field("rawInput").is_null()
+    title(call).is_none() && kind(call).is_none() && call.own.raw_input().is_null()
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 use serde_json::{Map, Value};
 
 use crate::acp::json_field::{field, has_key, map_field};
+use crate::acp::tool_call::ToolKind;
 use crate::call::fields::CallFields;
 use crate::script_gate;
 
@@ -126,10 +127,8 @@ fn from_structure(claude: &str, call: &CallFields) -> Option<Value> {
     let diff = diffs(call).next();
     match claude {
         "file_path" => call
-            .field("locations")
-            .as_array()
-            .and_then(|l| l.first())
-            .and_then(|l| field(l, "path").as_str())
+            .own
+            .first_location()
             .or_else(|| diff.and_then(|d| field(d, "path").as_str()))
             .map(|p| Value::String(p.to_string())),
         "content" => diff
@@ -142,7 +141,7 @@ fn from_structure(claude: &str, call: &CallFields) -> Option<Value> {
         "new_string" => diff
             .and_then(|d| field(d, "newText").as_str())
             .map(|t| Value::String(t.to_string())),
-        "command" => (crate::call::fields::kind(call) == Some("execute"))
+        "command" => (crate::call::fields::kind(call) == Some(&ToolKind::Execute))
             .then(|| crate::call::fields::title(call))
             .flatten()
             .and_then(|t| match code_span_at_start(t) {
@@ -153,7 +152,8 @@ fn from_structure(claude: &str, call: &CallFields) -> Option<Value> {
             // a title repeating another argument (its description) labels the call
             .filter(|t| {
                 !call
-                    .field("rawInput")
+                    .own
+                    .raw_input()
                     .as_object()
                     .is_some_and(|m| m.values().any(|v| v.as_str() == Some(*t)))
             })
@@ -221,7 +221,7 @@ fn patch_in(sources: &[&Map<String, Value>]) -> Option<crate::script_gate::Patch
 /// kind says only that a file changes, or nothing Claude knows, and no
 /// `_meta` names it. Cheap: no argument is read.
 pub fn file_tool_name_may_apply(declared: &str, call: &CallFields) -> bool {
-    let kind_name = crate::call::fields::kind(call).and_then(crate::call::fields::name_for_kind);
+    let kind_name = crate::call::fields::kind(call).and_then(ToolKind::claude_name);
     (declared == "Edit" && kind_name == Some("Edit") || kind_name.is_none())
         && crate::call::fields::meta_builtin_name(call).is_none()
 }
@@ -273,7 +273,7 @@ pub fn file_tool_name(
 
 /// The call's `diff` content entries, its own then its permission request's.
 fn diffs(call: &CallFields) -> impl Iterator<Item = &Value> {
-    let own = call.field("content").as_array().into_iter().flatten();
+    let own = call.own.content().iter();
     own.chain(call.permission.content())
         .filter(|item| field(item, "type") == "diff")
 }
@@ -340,18 +340,15 @@ fn side_arguments(
     let decoration = crate::call::fields::title(call)
         .and_then(crate::call::fields::title_name)
         .and_then(|(_, d)| d);
-    let json_title = [
-        crate::call::fields::non_empty(call.field("title")),
-        call.permission.title(),
-    ]
-    .into_iter()
-    .flatten()
-    .filter(|t| t.starts_with('{'))
-    .find_map(|t| {
-        serde_json::from_str::<Value>(t)
-            .ok()
-            .filter(Value::is_object)
-    });
+    let json_title = [call.own.title(), call.permission.title()]
+        .into_iter()
+        .flatten()
+        .filter(|t| t.starts_with('{'))
+        .find_map(|t| {
+            serde_json::from_str::<Value>(t)
+                .ok()
+                .filter(Value::is_object)
+        });
     // the sources merge key by key, as rawInput does across frames: an
     // earlier source's value wins, a later one adds the keys it lacks
     let sources = [
@@ -379,7 +376,7 @@ fn side_arguments(
 /// those an envelope (`{tool, arguments}`, ...) wraps, else its own keys.
 /// Every key of them is a key of the input ([`AgentToolInput::entries`]).
 pub(crate) fn raw_arguments(call: &CallFields) -> Option<&Map<String, Value>> {
-    let map = call.field("rawInput").as_object()?;
+    let map = call.own.raw_input().as_object()?;
     Some(crate::call::fields::wrapped_arguments(map).unwrap_or(map))
 }
 
@@ -394,7 +391,7 @@ impl<'a> AgentToolInput<'a> {
         call: &'a CallFields,
         content_arguments: Option<&Value>,
     ) -> AgentToolInput<'a> {
-        let raw = match (raw_arguments(call), call.field("rawInput")) {
+        let raw = match (raw_arguments(call), call.own.raw_input()) {
             (Some(arguments), _) => RawInput::Object(arguments),
             (None, Value::Null) => RawInput::Absent,
             (None, other) => RawInput::Other(other),
@@ -418,16 +415,10 @@ impl<'a> AgentToolInput<'a> {
             _ => None,
         };
         let has = |key: &str| has(key) || side.contains_key(key);
-        let location = call
-            .field("locations")
-            .as_array()
-            .and_then(|l| l.first())
-            .and_then(|l| field(l, "path").as_str());
+        let location = call.own.first_location();
         let path = location.filter(|_| !has("path"));
-        let file_path = (matches!(
-            crate::call::fields::kind(call),
-            Some("read" | "edit" | "delete")
-        ) && !has("file_path"))
+        let file_path = (crate::call::fields::kind(call).is_some_and(ToolKind::is_file_kind)
+            && !has("file_path"))
         .then(|| {
             if has("path") {
                 raw_field("path").as_str()
@@ -455,7 +446,11 @@ impl<'a> AgentToolInput<'a> {
         } || !side.is_empty();
         let fallback = |v: Option<&'a str>| v.filter(|_| !has_arguments);
         let title = fallback(crate::call::fields::title(call).filter(|_| !has("title")));
-        let kind = fallback(crate::call::fields::kind(call).filter(|_| !has("kind")));
+        let kind = fallback(
+            crate::call::fields::kind(call)
+                .map(ToolKind::as_str)
+                .filter(|_| !has("kind")),
+        );
         let path = fallback(path);
         AgentToolInput {
             name,
@@ -547,14 +542,14 @@ pub fn gated_target_in_call(tool_name: &str, input: &Value, fields: &CallFields)
     if !script_gate::FILE_TOOL_NAMES.contains(&tool_name) {
         return None;
     }
-    let locations = fields.field("locations").as_array().into_iter().flatten();
-    let own = fields.field("content").as_array().into_iter().flatten();
-    let diffs = own
+    let diffs = (fields.own.content().iter())
         .chain(fields.permission.content())
-        .filter(|item| item["type"] == "diff");
-    locations
+        .filter(|item| item["type"] == "diff")
+        .filter_map(|item| item["path"].as_str());
+    fields
+        .own
+        .location_paths()
         .chain(diffs)
-        .filter_map(|item| item["path"].as_str())
         .find(|path| script_gate::is_gated_script_path(path))
         .map(str::to_string)
 }

@@ -8,7 +8,8 @@
 use serde_json::{Map, Value};
 
 use crate::acp::client::PermissionIntent;
-use crate::acp::json_field::{Fields, field};
+use crate::acp::json_field::field;
+use crate::acp::tool_call::ToolKind;
 use crate::call::fields::{ARGUMENT_KEYS, CallFields, IDENTITY_KEYS, OwnFields, wrapped_arguments};
 
 /// How many permission requests may wait for the panel at once: a panel
@@ -112,7 +113,7 @@ pub(crate) fn paired_call<'a>(
     // an envelope of no arguments (`{server, tool, arguments: {}}`) has none
     fn arguments(fields: &OwnFields) -> Option<&Map<String, Value>> {
         fields
-            .field("rawInput")
+            .raw_input()
             .as_object()
             .map(|raw| wrapped_arguments(raw).unwrap_or(raw))
             .filter(|m| {
@@ -127,13 +128,11 @@ pub(crate) fn paired_call<'a>(
     // among the arguments names the file it adds or changes): `own`, a
     // call's own fields, and `asked`, its permission request's content
     fn files(own: &OwnFields, asked: &[Value]) -> Vec<String> {
-        let listed = ["locations", "content"]
-            .iter()
-            .filter_map(|key| own.field(key).as_array())
-            .flatten()
+        let listed = (own.content().iter())
             .chain(asked)
             .filter(|item| item.get("type").is_none_or(|t| t == "diff"))
             .filter_map(|item| field(item, "path").as_str());
+        let listed = own.location_paths().chain(listed);
         let args = arguments(own);
         let argued = args
             .into_iter()
@@ -150,14 +149,9 @@ pub(crate) fn paired_call<'a>(
             .filter(|p| !p.trim().is_empty())
             .collect()
     }
-    fn same(a: &Value, b: &Value) -> bool {
-        let blank = match a {
-            Value::String(s) => s.trim().is_empty(),
-            Value::Array(items) => items.is_empty(),
-            Value::Object(map) => map.is_empty(),
-            _ => a.is_null(),
-        };
-        !blank && a == b
+    // a title or kind the request says something in, the call's own
+    fn same(asked: Option<&str>, own: Option<&str>) -> bool {
+        asked.is_some_and(|a| !a.trim().is_empty() && Some(a) == own)
     }
     // one file named relative to the workspace in one frame and absolute in
     // the other (`Assets/Foo.cs`, `/project/Assets/Foo.cs`) is one file
@@ -189,7 +183,7 @@ pub(crate) fn paired_call<'a>(
     // `execute` title (`terminal: rm -rf Build`): the request agrees when it
     // asks about that command
     let shown_command = |f: &OwnFields| {
-        (arguments(f).is_none() && f.field("kind") == "execute")
+        (arguments(f).is_none() && f.kind == Some(ToolKind::Execute))
             .then(|| {
                 let call = CallFields {
                     own: f.clone(),
@@ -208,9 +202,8 @@ pub(crate) fn paired_call<'a>(
                 || shown_command(f).is_some_and(|c| a.get("command") == Some(&c))
         })
     };
-    let text = |t: &Option<String>| t.clone().map_or(Value::Null, Value::String);
-    let asked_title = text(&request.permission.title);
-    let title = |f: &OwnFields| same(&asked_title, f.field("title"));
+    let asked_title = request.permission.title.as_deref();
+    let title = |f: &OwnFields| same(asked_title, f.title.as_deref());
     let asked_about = files(&request.own, request.permission.content());
     let same_file = |f: &OwnFields| files(f, &[]).iter().any(|p| asked_about.contains(p));
     if let Some(id) = find(&agree)
@@ -229,10 +222,10 @@ pub(crate) fn paired_call<'a>(
         })
         .copied()
         .collect();
-    let kind = text(&request.permission.kind);
+    let kind = request.permission.kind.as_ref().map(ToolKind::as_str);
     let of_kind: Vec<&str> = open
         .iter()
-        .filter(|(_, f)| same(&kind, f.field("kind")))
+        .filter(|(_, f)| same(kind, f.kind.as_ref().map(ToolKind::as_str)))
         .map(|(id, _)| *id)
         .collect();
     match (of_kind.as_slice(), open.as_slice()) {

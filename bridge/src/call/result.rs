@@ -42,7 +42,9 @@ mod terminal;
 
 use std::borrow::Cow;
 
-use crate::acp::json_field::{Fields, field};
+use crate::acp::json_field::field;
+use crate::acp::tool_call::CallStatus;
+use crate::call::fields::OwnFields;
 use serde_json::{Value, json};
 
 use crate::launch::Compat;
@@ -58,9 +60,7 @@ pub const IMAGE_PLACEHOLDER: &str = "[image]";
 pub use embedded::{BASE64_PLACEHOLDER, MAX_BASE64_RUN};
 pub use error::is_error;
 pub(crate) use error::is_error_of;
-pub use terminal::{
-    MAX_TERMINAL_OUTPUT, TERMINAL_OUTPUT, TERMINAL_OUTPUT_CUT, keep_terminal_output,
-};
+pub use terminal::{MAX_TERMINAL_OUTPUT, TERMINAL_OUTPUT_CUT, keep_terminal_output};
 
 /// A finished call's `tool_result` content, borrowed from the call's ACP
 /// fields: texts (joined by newlines) and kept images. Serialises as a
@@ -520,7 +520,7 @@ pub(crate) fn is_error_object(v: &Value) -> bool {
 /// call's ACP fields (`content`, `rawOutput`) as of its final update: a string
 /// when the result is text only, else `[text block?, image blocks...]`.
 pub fn tool_result_content(call: &Value) -> Value {
-    render_fields(call, &Compat::default()).into_value()
+    render_fields(call.into(), &Compat::default()).into_value()
 }
 
 /// [`tool_result_content`] with some agent-shape handling switched off.
@@ -531,19 +531,55 @@ pub fn tool_result_content_with(call: &Value, compat: &Compat) -> Value {
 /// [`tool_result_content_with`] borrowed from `call`, to serialise without
 /// copying the call's texts and images.
 pub fn render<'a>(call: &'a Value, compat: &Compat) -> ToolResultContent<'a> {
-    render_fields(call, compat)
+    render_fields(call.into(), compat)
 }
 
-/// [`render`] of a value or a call's own fields.
-pub(crate) fn render_fields<'a>(call: &'a impl Fields, compat: &Compat) -> ToolResultContent<'a> {
+/// What a finished call's result is read from, borrowed: a call's own
+/// fields, or a frame's JSON.
+#[derive(Debug, Clone, Copy)]
+pub struct ResultFields<'a> {
+    /// The call's status says it failed.
+    pub failed: bool,
+    pub content: &'a [Value],
+    pub raw_output: &'a Value,
+    /// What the call's frames streamed for a terminal.
+    pub terminal_output: Option<&'a str>,
+}
+
+impl<'a> From<&'a OwnFields> for ResultFields<'a> {
+    fn from(own: &'a OwnFields) -> ResultFields<'a> {
+        ResultFields {
+            failed: own.status == Some(CallStatus::Failed),
+            content: own.content(),
+            raw_output: own.raw_output(),
+            terminal_output: own.terminal_output.as_deref(),
+        }
+    }
+}
+
+/// A call's fields as JSON (`status`, `content`, `rawOutput`, and the
+/// streamed terminal output as `terminalOutput`).
+impl<'a> From<&'a Value> for ResultFields<'a> {
+    fn from(call: &'a Value) -> ResultFields<'a> {
+        ResultFields {
+            failed: field(call, "status") == "failed",
+            content: field(call, "content").as_array().map_or(&[], Vec::as_slice),
+            raw_output: field(call, "rawOutput"),
+            terminal_output: field(call, "terminalOutput").as_str(),
+        }
+    }
+}
+
+/// [`render`] of a call's result fields.
+pub(crate) fn render_fields<'a>(call: ResultFields<'a>, compat: &Compat) -> ToolResultContent<'a> {
     let mut r = ToolResultContent {
-        terminal_output: call.field(TERMINAL_OUTPUT).as_str(),
+        terminal_output: call.terminal_output,
         ..ToolResultContent::default()
     };
-    for item in call.field("content").as_array().into_iter().flatten() {
+    for item in call.content {
         r.tool_call_content(item);
     }
-    let raw = call.field("rawOutput");
+    let raw = call.raw_output;
     if r.is_empty() {
         raw_output(&mut r, raw, compat);
         if r.is_empty() {

@@ -25,6 +25,7 @@
 use serde_json::Value;
 
 use crate::acp::json_field::field;
+use crate::acp::tool_call::ToolKind;
 use crate::call::fields::{CallFields, TOOL_KEYS, kind, meta_builtin_name};
 
 /// The servers registered with the agent (by name) and what each listed.
@@ -108,12 +109,12 @@ pub fn bare_identity(
     if !servers.has_lists() || agents_own(call) {
         return None;
     }
-    let raw = call.field("rawInput");
+    let raw = call.own.raw_input();
     let mut names: Vec<&str> = Vec::new();
-    names.extend(call.field("name").as_str());
+    names.extend(call.own.name.as_deref());
     names.extend(TOOL_KEYS.iter().filter_map(|k| field(raw, k).as_str()));
-    names.extend(call.field("title").as_str());
-    name_fields(call.field("_meta"), 3, &mut names);
+    names.extend(call.own.title.as_deref());
+    name_fields(call.own.meta(), 3, &mut names);
     names.extend(call.permission.title.as_deref());
     name_fields(call.permission.meta(), 3, &mut names);
     let names: Vec<&str> = names.into_iter().map(str::trim).collect();
@@ -169,7 +170,7 @@ pub fn dispatched_identity(
     if !servers.has_lists() || agents_own(call) {
         return None;
     }
-    dispatched_in(call.field("rawInput"), servers, 2)
+    dispatched_in(call.own.raw_input(), servers, 2)
 }
 
 fn dispatched_in(v: &Value, servers: &RegisteredServers, depth: usize) -> Option<(String, String)> {
@@ -211,11 +212,9 @@ fn is_scheme(s: &str) -> bool {
 /// Whether the call says by structure that it is the agent's own tool: a
 /// Claude built-in name, or a kind other than `other` with a location.
 fn agents_own(call: &CallFields) -> bool {
-    let located = call
-        .field("locations")
-        .as_array()
-        .is_some_and(|l| !l.is_empty());
-    meta_builtin_name(call).is_some() || (located && kind(call).is_some_and(|k| k != "other"))
+    let located = call.own.locations.as_ref().is_some_and(|l| !l.is_empty());
+    meta_builtin_name(call).is_some()
+        || (located && kind(call).is_some_and(|k| *k != ToolKind::Other))
 }
 
 /// The string values of name keys ([`TOOL_KEYS`]) in `v`'s objects, to

@@ -22,7 +22,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::acp::json_field::field;
-use crate::call::fields::{CallFields, OwnFields, PermissionParts};
+use crate::acp::tool_call::CallStatus;
+use crate::call::fields::{CallFields, OwnFields, PermissionParts, held_bytes, list_bytes};
 use crate::call::identity::{self, Identity, RegisteredServers};
 
 #[derive(Debug)]
@@ -108,33 +109,10 @@ pub const MAX_OPEN_CALL_BYTES: usize = 64 << 20;
 /// The result text of a call let go to stay within [`MAX_OPEN_CALL_BYTES`].
 pub const LET_GO_TEXT: &str = "Tool call ended by the bridge without a result: the agent's calls still running held more than 64 MiB, and this was the oldest";
 
-/// About the JSON size of `v`: its strings' bytes and a few bytes per
-/// value, walked by node (a string's length is known), so a frame costs
-/// its node count, not its bytes.
-fn held_bytes(v: &Value) -> usize {
-    match v {
-        Value::Null | Value::Bool(_) => 4,
-        Value::Number(_) => 8,
-        Value::String(s) => s.len() + 2,
-        Value::Array(items) => items.iter().map(held_bytes).sum::<usize>() + 2,
-        Value::Object(map) => {
-            map.iter()
-                .map(|(k, v)| k.len() + 3 + held_bytes(v))
-                .sum::<usize>()
-                + 2
-        }
-    }
-}
-
 /// About the JSON size of a call's fields (see [`held_bytes`]): its own and
 /// its permission request's parts, each counted as a key of the call.
 fn fields_held_bytes(fields: &CallFields) -> usize {
-    fields
-        .own
-        .iter()
-        .map(|(k, v)| k.len() + 3 + held_bytes(v))
-        .sum::<usize>()
-        + 2
+    fields.own.held_bytes()
         + part_sizes(&fields.permission)
             .into_iter()
             .flatten()
@@ -145,13 +123,13 @@ fn fields_held_bytes(fields: &CallFields) -> usize {
 /// the call (its name, quotes and colon, and the value).
 fn part_sizes(p: &PermissionParts) -> [Option<usize>; 5] {
     let text = |t: &Option<String>, key: &str| t.as_ref().map(|t| key.len() + 3 + t.len() + 2);
-    let blocks = |b: &Option<Vec<Value>>, key: &str| {
-        b.as_ref()
-            .map(|b| key.len() + 3 + b.iter().map(held_bytes).sum::<usize>() + 2)
-    };
+    let blocks =
+        |b: &Option<Vec<Value>>, key: &str| b.as_ref().map(|b| key.len() + 3 + list_bytes(b));
     [
         text(&p.title, "permissionTitle"),
-        text(&p.kind, "permissionKind"),
+        p.kind
+            .as_ref()
+            .map(|k| "permissionKind".len() + 3 + k.as_str().len() + 2),
         blocks(&p.content, "permissionContent"),
         p.options.as_ref().map(|o| {
             "permissionOptions".len() + 3 + o.iter().map(|o| o.held_bytes()).sum::<usize>() + 2
@@ -231,18 +209,18 @@ impl ToolCall {
     /// comes (rawInput merges key by key and the terminal output grows, so
     /// those are counted whole before and after).
     fn held_after_merge(&mut self, update: CallFields) -> usize {
-        const IN_PLACE: [&str; 2] = ["rawInput", crate::call::result::TERMINAL_OUTPUT];
+        const IN_PLACE: [&str; 2] = ["rawInput", "terminalOutput"];
         // only the in-place keys this frame touches are counted again
         let touched = [
-            !update.field("rawInput").is_null(),
-            !field(field(update.field("_meta"), "terminal_output"), "data").is_null(),
+            update.own.raw_input.is_some(),
+            update.own.terminal_output_delta().is_some(),
         ];
         let in_place = |fields: &OwnFields| {
             IN_PLACE
                 .iter()
                 .zip(touched)
                 .filter(|(_, touched)| *touched)
-                .filter_map(|(k, _)| Some(k.len() + 3 + held_bytes(fields.get(k)?)))
+                .map(|(k, _)| fields.size_of(k))
                 .sum::<usize>()
         };
         let (mut before, mut after) = (in_place(&self.fields.own), 0);
@@ -257,19 +235,12 @@ impl ToolCall {
                 after += new;
             }
         }
-        for (key, value) in update.own.iter() {
-            if value.is_null()
-                || IN_PLACE.contains(&key)
-                || matches!(key, "sessionUpdate" | "toolCallId")
-            {
+        for (key, size) in update.own.sizes() {
+            if IN_PLACE.contains(&key) || matches!(key, "sessionUpdate" | "toolCallId") {
                 continue;
             }
-            before += self
-                .fields
-                .own
-                .get(key)
-                .map_or(0, |old| key.len() + 3 + held_bytes(old));
-            after += key.len() + 3 + held_bytes(value);
+            before += self.fields.own.size_of(key);
+            after += size;
         }
         self.merge(update);
         after += in_place(&self.fields.own);
@@ -308,7 +279,7 @@ impl ToolCall {
         if self.content_arguments.is_none() || !self.content_before_finish {
             return;
         }
-        let Some(Value::Array(blocks)) = self.fields.own.get_mut("content") else {
+        let Some(blocks) = self.fields.own.content.as_mut() else {
             return;
         };
         let before = blocks.len();
@@ -330,9 +301,7 @@ impl ToolCall {
     /// Empties the call's content (a proposal, no result).
     pub fn clear_content(&mut self) {
         self.derived = Derived::default();
-        self.fields
-            .own
-            .insert(std::borrow::Cow::Borrowed("content"), json!([]));
+        self.fields.own.content = Some(Vec::new());
     }
 
     fn identity(&self, servers: &RegisteredServers) -> Option<&Identity> {
@@ -381,10 +350,10 @@ impl ToolCall {
     /// frame carried it and it was empty (`{}`), which an agent may send
     /// before the arguments it fills in with the next frame.
     fn raw_input_pending(&self) -> bool {
-        match self.fields.field("rawInput") {
-            Value::Null => true,
-            Value::Object(m) => m.is_empty() && self.raw_input_frames <= 1,
-            _ => false,
+        match &self.fields.own.raw_input {
+            None => true,
+            Some(Value::Object(m)) => m.is_empty() && self.raw_input_frames <= 1,
+            Some(_) => false,
         }
     }
 
@@ -441,7 +410,7 @@ impl ToolCall {
                     // or a title decorated with `{}` while the agent is still
                     // preparing the call) is no proof of a call without
                     // arguments
-                    self.fields.field("rawInput").is_object()
+                    self.fields.own.raw_input().is_object()
                         && self.raw_input_pending()
                         && self.content_arguments.is_none()
                         && identity::other_arguments(&self.fields, decoration.as_ref(), false)
@@ -497,13 +466,14 @@ impl ToolCall {
         };
         // a call that failed (a refused write) without content of its own
         // leaves the diff it was asked with: no result either
-        let failed = self.status() == Some("failed");
+        let failed = self.status() == Some(&CallStatus::Failed);
         self.content_before_finish
-            && (failed || !self.fields.field("rawOutput").is_null())
+            && (failed || self.fields.own.raw_output.is_some())
             && self
                 .fields
-                .field("content")
-                .as_array()
+                .own
+                .content
+                .as_ref()
                 .is_some_and(|blocks| !blocks.is_empty() && blocks.iter().all(proposal))
     }
 
@@ -526,8 +496,8 @@ impl ToolCall {
             .get_or_init(|| identity::identity_pending_among(&self.fields, servers))
     }
 
-    pub fn status(&self) -> Option<&str> {
-        self.fields.field("status").as_str()
+    pub fn status(&self) -> Option<&CallStatus> {
+        self.fields.own.status.as_ref()
     }
 }
 
@@ -610,10 +580,11 @@ impl ToolCalls {
         if !call.is_closed() {
             call.derived = Derived::default();
             call.frames += 1;
-            let finished = matches!(
-                update.field("status").as_str(),
-                Some("completed" | "failed")
-            );
+            let finished = update
+                .own
+                .status
+                .as_ref()
+                .is_some_and(CallStatus::is_finished);
             // arguments in JSON content texts merge key by key, as rawInput does
             if !finished
                 && let Some(Value::Object(new)) = identity::json_text_arguments(&update, true)
@@ -623,12 +594,12 @@ impl ToolCalls {
                     slot => *slot = Some(Value::Object(new)),
                 }
             }
-            if !update.field("rawInput").is_null() {
+            if update.own.raw_input.is_some() {
                 call.raw_input_frames += 1;
             }
             if finished {
                 call.content_before_finish =
-                    update.field("content").is_null() && call.fields.field("content").is_array();
+                    update.own.content.is_none() && call.fields.own.content.is_some();
             }
             let held = if finished {
                 // the call closes after this frame: what it brings never counts

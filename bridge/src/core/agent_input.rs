@@ -4,10 +4,12 @@
 
 use super::*;
 use crate::acp::chunk_frame::{ChunkFrame, ChunkKind};
-use crate::acp::json_field::{Fields, field};
+use crate::acp::json_field::field;
 use crate::acp::message::{AgentMessage, Neither, RequestId};
 use crate::acp::revision::Revision;
+use crate::acp::tool_call::CallStatus;
 use crate::acp::update_kind::UpdateKind;
+use crate::call::fields::OwnFields;
 use crate::call::table::Asked;
 
 impl Bridge {
@@ -35,7 +37,7 @@ impl Bridge {
         // a call's frame likewise, unless it shows a terminal (whose held
         // output the v2 reader adds after it)
         if let Some(mut call) = crate::call::frame::parse(line)
-            && !crate::acp::v2_frames::shows_a_terminal(call.fields.field("content"))
+            && !crate::acp::v2_frames::shows_a_terminal(call.fields.content())
         {
             call.kind = self.v2.call_seen(call.kind, &call.tool_call_id);
             return self.call_frame(call, now);
@@ -227,7 +229,9 @@ impl Bridge {
     /// has been asked under), so a later write is never asked, or gated, as
     /// turn 1's call.
     fn asked_call_id(&mut self, tc: &crate::call::identity::CallFields) -> String {
-        let call_id = tc.field("toolCallId").as_str().unwrap_or("").to_string();
+        let call_id = (tc.own.other("toolCallId").and_then(Value::as_str))
+            .unwrap_or("")
+            .to_string();
         if call_id.is_empty() {
             return call_id;
         }
@@ -462,10 +466,7 @@ impl Bridge {
                 }
                 self.text_chunk(chunk_kind, text, u["messageId"].as_str());
             }
-            UpdateKind::Call(_) => match crate::call::identity::mcp_startup_server(&u) {
-                Some(server) => self.mcp_startup(&server, &u),
-                None => self.tool_call_update(u, now),
-            },
+            UpdateKind::Call(_) => self.tool_call_update(u, now),
             UpdateKind::AvailableCommands => {
                 self.session.commands =
                     AvailableCommand::read_list(&u["availableCommands"]).unwrap_or_default();
@@ -649,12 +650,12 @@ impl Bridge {
     /// codex reports starting each MCP server as a pseudo tool call titled
     /// `mcp__<server>__startup`: not a tool the model called. A failure for
     /// the panel's server marks it `failed` in `system`/`init`.
-    pub(super) fn mcp_startup(&mut self, server: &str, u: &impl Fields) {
-        let status = u.field("status").as_str().unwrap_or("");
-        if status != "failed" {
+    pub(super) fn mcp_startup(&mut self, server: &str, u: &OwnFields) {
+        if u.status != Some(CallStatus::Failed) {
             return;
         }
-        let why = crate::call::result::render_fields(u, &crate::Compat::default()).into_value();
+        let why = crate::call::result::render_fields(u.into(), &crate::Compat::default());
+        let why = why.into_value();
         let why = why
             .as_str()
             .map(str::to_string)

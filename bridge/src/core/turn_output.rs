@@ -3,7 +3,8 @@
 //! `result` when the last queued prompt returns.
 
 use super::*;
-use crate::acp::json_field::{Fields, take_string};
+use crate::acp::json_field::take_string;
+use crate::acp::tool_call::CallStatus;
 use crate::call::fields::{CallFields, OwnFields};
 use crate::call::table::Asked;
 use crate::core::turn::TextInLine;
@@ -160,12 +161,19 @@ impl Bridge {
         self.emit_assistant_text(&msg_id, &text);
     }
 
+    /// A `tool_call` / `tool_call_update` read the generic way (see
+    /// [`Bridge::call_frame`] for the fast one).
     pub(super) fn tool_call_update(&mut self, mut u: Value, now: Duration) {
         // the id moves out of the update (merging skips it anyway)
-        let Some(call_id) = take_string(&mut u, "toolCallId") else {
+        let call_id = take_string(&mut u, "toolCallId");
+        let fields = OwnFields::from(u);
+        if let Some(server) = crate::call::identity::mcp_startup_server(&fields) {
+            return self.mcp_startup(&server, &fields);
+        }
+        let Some(call_id) = call_id else {
             return self.diag("tool call without toolCallId skipped".to_string());
         };
-        self.tool_call_fields(call_id, OwnFields::from(u), now);
+        self.tool_call_fields(call_id, fields, now);
     }
 
     /// A `tool_call` / `tool_call_update` of the call `call_id` with its
@@ -204,14 +212,14 @@ impl Bridge {
             return self.diag(format!("tool call {call_id} outside a turn skipped"));
         }
         let servers = self.tool_calls.servers.clone();
-        let in_progress = u.field("status") == "in_progress";
+        let in_progress = u.status == Some(CallStatus::InProgress);
         let call = self.tool_calls.merge_owned(&call_id, CallFields::from(u));
         call.reported = true;
         if call.is_closed() {
             return;
         }
-        let completed = call.status() == Some("completed");
-        let finished = completed || call.status() == Some("failed");
+        let completed = call.status() == Some(&CallStatus::Completed);
+        let finished = call.status().is_some_and(CallStatus::is_finished);
         if !call.is_announced() {
             if holds_back(call, &servers, in_progress, finished, now) {
                 return;
@@ -257,7 +265,7 @@ impl Bridge {
             call.clear_content();
         }
         // failed, or a result that says the tool failed (MCP isError, error shapes)
-        let is_error = tool_result::is_error_of(&call.fields().own);
+        let is_error = tool_result::is_error_of((&call.fields().own).into());
         if reaches_ours && !is_error {
             self.mcp.call_completed();
         }
@@ -276,8 +284,8 @@ impl Bridge {
         } else {
             call.fields()
                 .own
-                .field("rawOutput")
-                .is_null()
+                .raw_output
+                .is_none()
                 .then(|| COMPLETED_WITHOUT_OUTPUT.to_string())
         };
         if let Some(target) = unasked_gated {
@@ -295,7 +303,7 @@ impl Bridge {
         }
         // the result is serialised from the call's own fields (an image is not copied)
         let fields = self.close_fields(call_id);
-        let content = tool_result::render_fields(&fields, &self.spec.compat);
+        let content = tool_result::render_fields((&fields).into(), &self.spec.compat);
         for defect in &content.image_defects {
             self.out
                 .diagnostics

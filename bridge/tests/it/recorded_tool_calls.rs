@@ -145,7 +145,7 @@ fn recorded_mcp_calls_are_named_structurally_and_their_results_keep_images_as_bl
             let fields_in = calls.entry(id.clone()).or_default();
             merge_tool_call(fields_in, &fields);
             let call = &*fields_in;
-            let raw = call.field("rawInput");
+            let raw = call.own.raw_input();
             // every call whose rawInput names a server and tool is that MCP tool, with its arguments
             if let (Some(server), Some(tool)) = (raw["server"].as_str(), raw["tool"].as_str()) {
                 let want = format!("mcp__{server}__{tool}");
@@ -162,12 +162,12 @@ fn recorded_mcp_calls_are_named_structurally_and_their_results_keep_images_as_bl
                     ));
                 }
             }
-            let status = fields.field("status").as_str().unwrap_or("");
+            let status = fields.own.status.as_ref().map_or("", |s| s.as_str());
             if status != "completed" && status != "failed" {
                 continue;
             }
             finished_calls += 1;
-            let own = call.own.to_value();
+            let own = serde_json::to_value(&call.own).unwrap();
             let content = tool_result_content(&own);
             if texts(&content).iter().any(|t| has_base64_run(t)) {
                 failures.push(format!("  {name} {id}: base64 landed in the result text"));

@@ -97,7 +97,7 @@ fn merging_keeps_absent_fields_and_merges_raw_input_key_by_key() {
         &serde_json::json!({"sessionUpdate": "tool_call_update", "rawInput": {"y": 2}, "content": [2], "title": null}).into(),
     );
     assert_eq!(
-        call.own.to_value(),
+        serde_json::to_value(&call.own).unwrap(),
         serde_json::json!({"title": "a", "rawInput": {"x": 1, "y": 2}, "content": [2]})
     );
 }

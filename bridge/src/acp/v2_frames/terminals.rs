@@ -165,19 +165,18 @@ fn too_many(terminal_id: &str) -> Output {
 
 /// The `terminal` blocks' ids in a call update's `content`.
 pub(super) fn shown_terminals(update: &Value) -> Vec<String> {
-    terminal_blocks(&update["content"])
+    terminal_blocks(update["content"].as_array().map_or(&[], Vec::as_slice))
         .filter_map(|block| block["terminalId"].as_str().map(str::to_string))
         .collect()
 }
 
-/// Whether a call's `content` shows a terminal.
-pub fn shows_a_terminal(content: &Value) -> bool {
+/// Whether a call's `content` entries show a terminal.
+pub fn shows_a_terminal(content: &[Value]) -> bool {
     terminal_blocks(content).next().is_some()
 }
 
-fn terminal_blocks(content: &Value) -> impl Iterator<Item = &Value> {
-    let blocks = content.as_array().map_or(&[][..], Vec::as_slice);
-    blocks.iter().filter(|block| block["type"] == "terminal")
+fn terminal_blocks(content: &[Value]) -> impl Iterator<Item = &Value> {
+    content.iter().filter(|block| block["type"] == "terminal")
 }
 
 /// A v1 `tool_call_update` carrying `text` as Zed's `_meta.terminal_output`

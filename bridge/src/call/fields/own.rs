@@ -1,121 +1,383 @@
-//! A tool call's own ACP fields (`title`, `kind`, `status`, `rawInput`,
-//! `content`, `rawOutput`, ...) as a short list of keys and values in the
-//! order they came, instead of a JSON object: a call has a handful of
-//! fields, so finding one by comparing keys costs less than hashing it, and
-//! the well-known keys are static strings, not one allocation per key per
-//! frame. It keeps what a JSON object keeps: every key the agent sent, in
-//! its order (a replaced value stays where its key was).
+//! A tool call's own ACP fields, read once into a struct: the fields the
+//! schema names are typed (`title`, `kind`, `status`, `locations`, ...),
+//! the tool's raw input and output and the agent's `_meta` stay JSON (the
+//! agent's own shapes), and every key no schema names is kept, in the
+//! order it came.
+//!
+//! **A field is there when it holds a value of its type**: `null` is no
+//! field (a later frame's `null` keeps the earlier value), and so is a
+//! value of another type (a numeric `title` names nothing, and leaves the
+//! title an earlier frame gave).
 
-use std::borrow::Cow;
-
+use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::acp::json_field::Fields;
+use super::ARGUMENT_KEYS;
+use crate::acp::json_field::field;
+use crate::acp::tool_call::{CallStatus, ToolKind};
 
-/// A field's key: static for the keys of the ACP schema, owned for the rest.
-pub type Key = Cow<'static, str>;
-
-/// `key` as a [`Key`]: static when the schema names it.
-pub fn key(key: Cow<'_, str>) -> Key {
-    Cow::Borrowed(match key.as_ref() {
-        "title" => "title",
-        "kind" => "kind",
-        "status" => "status",
-        "rawInput" => "rawInput",
-        "content" => "content",
-        "rawOutput" => "rawOutput",
-        "locations" => "locations",
-        "_meta" => "_meta",
-        "name" => "name",
-        _ => return Cow::Owned(key.into_owned()),
-    })
+/// A call's own fields, merged across its frames (see [`OwnFields::merge`]).
+/// Serialised, they are an ACP object again: the schema's fields in its
+/// order, then the others in theirs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OwnFields {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<ToolKind>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<CallStatus>,
+    /// ACP's `name` of the call, where the agent gives one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// `rawInput`, as sent (any JSON; an object merges key by key).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raw_input: Option<Value>,
+    /// `rawOutput`, as sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raw_output: Option<Value>,
+    /// `content`'s entries, as sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<Vec<Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub locations: Option<Vec<Location>>,
+    /// `_meta`, as sent.
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
+    /// The output the call's frames streamed for a terminal (see
+    /// [`crate::call::result::keep_terminal_output`]): the bridge's own, kept
+    /// beside the agent's fields.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub terminal_output: Option<String>,
+    /// Every other key, in the order it came.
+    #[serde(flatten, serialize_with = "pairs_as_map")]
+    pub other: Vec<(String, Value)>,
 }
 
-/// How many fields a call's list has room for from the start: a call's
-/// first frame and the result its last one adds mostly fit.
-const USUAL_FIELDS: usize = 8;
+/// A `locations` entry: the file a call touches.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Location {
+    pub path: Option<String>,
+}
 
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct OwnFields(Vec<(Key, Value)>);
+fn pairs_as_map<S: serde::Serializer>(pairs: &[(String, Value)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(pairs.iter().map(|(k, v)| (k, v)))
+}
+
+/// Frames of more unnamed keys than this merge through a map's index: each
+/// key looked up in a list would make a frame of very many keys quadratic.
+pub(crate) const LISTED_MERGE_MAX: usize = 32;
+
+/// The bridge's own key for [`OwnFields::terminal_output`] when sizes are
+/// counted.
+const TERMINAL_OUTPUT: &str = "terminalOutput";
+
+static NULL: Value = Value::Null;
+
+/// The keys of the typed fields, in the schema's order (and the bridge's
+/// own last).
+const NAMED: [&str; 10] = [
+    "title",
+    "kind",
+    "status",
+    "name",
+    "rawInput",
+    "rawOutput",
+    "content",
+    "locations",
+    "_meta",
+    TERMINAL_OUTPUT,
+];
 
 impl OwnFields {
     pub const fn new() -> OwnFields {
-        OwnFields(Vec::new())
-    }
-
-    /// No fields yet, with room for a call's usual number.
-    pub fn with_usual_capacity() -> OwnFields {
-        OwnFields(Vec::with_capacity(USUAL_FIELDS))
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    /// The value of `key`, `None` when there is no such key (a `null` value
-    /// is `Some`).
-    pub fn get(&self, key: &str) -> Option<&Value> {
-        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
-    }
-
-    pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
-        self.0.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v)
-    }
-
-    /// Adds `key`, which the fields do not have yet, after the others.
-    pub fn push_new(&mut self, key: Key, value: Value) {
-        debug_assert!(self.get(&key).is_none(), "{key} is there already");
-        self.0.push((key, value));
-    }
-
-    /// Sets `key`: in place when the call has it, else after the others.
-    pub fn insert(&mut self, key: Key, value: Value) {
-        match self.get_mut(&key) {
-            Some(slot) => *slot = value,
-            None => self.0.push((key, value)),
+        OwnFields {
+            title: None,
+            kind: None,
+            status: None,
+            name: None,
+            raw_input: None,
+            raw_output: None,
+            content: None,
+            locations: None,
+            meta: None,
+            terminal_output: None,
+            other: Vec::new(),
         }
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
-        self.0.iter().map(|(k, v)| (k.as_ref(), v))
+    /// Reads one key of a frame into its field (see the module's rule).
+    pub fn set(&mut self, key: &str, value: Value) {
+        if value.is_null() {
+            return;
+        }
+        let text = |v: Value| match v {
+            Value::String(s) => Some(s),
+            _ => None,
+        };
+        match key {
+            "title" => self.title = text(value).or(self.title.take()),
+            "name" => self.name = text(value).or(self.name.take()),
+            "kind" => {
+                if let Value::String(k) = value {
+                    self.kind = Some(ToolKind::read(&k));
+                }
+            }
+            "status" => {
+                if let Value::String(s) = value {
+                    self.status = Some(CallStatus::read(&s));
+                }
+            }
+            "rawInput" => self.raw_input = Some(value),
+            "rawOutput" => self.raw_output = Some(value),
+            "_meta" => self.meta = Some(value),
+            "content" => {
+                if let Value::Array(entries) = value {
+                    self.content = Some(entries);
+                }
+            }
+            "locations" => {
+                if let Value::Array(entries) = value {
+                    self.locations = Some(entries.iter().map(Location::read).collect());
+                }
+            }
+            _ => match self.other.iter_mut().find(|(k, _)| k == key) {
+                Some((_, slot)) => *slot = value,
+                None => self.other.push((key.to_string(), value)),
+            },
+        }
     }
 
-    pub fn retain(&mut self, mut keep: impl FnMut(&str, &Value) -> bool) {
-        self.0.retain(|(k, v)| keep(k, v));
+    /// The title, when it says something.
+    pub fn title(&self) -> Option<&str> {
+        self.title
+            .as_deref()
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
     }
 
-    /// The fields as a JSON object, keys in their order.
-    pub fn to_value(&self) -> Value {
-        Value::Object(
-            self.0
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.clone()))
-                .collect(),
-        )
+    /// ACP's `name`, when it says something.
+    pub fn name(&self) -> Option<&str> {
+        self.name
+            .as_deref()
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
     }
 
-    /// The fields as a JSON object's map, moved.
-    pub fn into_map(self) -> Map<String, Value> {
-        self.0
+    /// `rawInput`, `Null` when there is none.
+    pub fn raw_input(&self) -> &Value {
+        self.raw_input.as_ref().unwrap_or(&NULL)
+    }
+
+    /// `rawOutput`, `Null` when there is none.
+    pub fn raw_output(&self) -> &Value {
+        self.raw_output.as_ref().unwrap_or(&NULL)
+    }
+
+    /// `_meta`, `Null` when there is none.
+    pub fn meta(&self) -> &Value {
+        self.meta.as_ref().unwrap_or(&NULL)
+    }
+
+    /// A key no schema names (`toolCallId` where a permission request's
+    /// `toolCall` carries it).
+    pub fn other(&self, key: &str) -> Option<&Value> {
+        self.other.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// Whether the fields have `key` (a schema field holding its type, or
+    /// an unnamed key).
+    pub fn has(&self, key: &str) -> bool {
+        match key {
+            "title" => self.title.is_some(),
+            "kind" => self.kind.is_some(),
+            "status" => self.status.is_some(),
+            "name" => self.name.is_some(),
+            "rawInput" => self.raw_input.is_some(),
+            "rawOutput" => self.raw_output.is_some(),
+            "content" => self.content.is_some(),
+            "locations" => self.locations.is_some(),
+            "_meta" => self.meta.is_some(),
+            _ => self.other(key).is_some(),
+        }
+    }
+
+    /// Merges a later frame's fields: each field it has replaces the one
+    /// these have, but `rawInput` objects merge key by key (an agent's
+    /// retitling update may carry `variant` and `tool_name` but leave out
+    /// `tool_input`), and an unnamed key is replaced where it was. The
+    /// frame's `sessionUpdate` and `toolCallId` are no fields of the call.
+    pub fn merge(&mut self, later: OwnFields) {
+        let OwnFields {
+            title,
+            kind,
+            status,
+            name,
+            raw_input,
+            raw_output,
+            content,
+            locations,
+            meta,
+            terminal_output: _,
+            other,
+        } = later;
+        fn take<T>(slot: &mut Option<T>, later: Option<T>) {
+            if later.is_some() {
+                *slot = later;
+            }
+        }
+        take(&mut self.title, title);
+        take(&mut self.kind, kind);
+        take(&mut self.status, status);
+        take(&mut self.name, name);
+        take(&mut self.raw_output, raw_output);
+        take(&mut self.content, content);
+        take(&mut self.locations, locations);
+        take(&mut self.meta, meta);
+        match (self.raw_input.as_mut(), raw_input) {
+            (Some(Value::Object(old)), Some(Value::Object(new))) => merge_raw_input(old, new),
+            (_, later) => take(&mut self.raw_input, later),
+        }
+        let other: Vec<(String, Value)> = other
             .into_iter()
-            .map(|(k, v)| (k.into_owned(), v))
-            .collect()
+            .filter(|(k, _)| k != "sessionUpdate" && k != "toolCallId")
+            .collect();
+        if other.len() <= LISTED_MERGE_MAX {
+            for (key, value) in other {
+                match self.other.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, slot)) => *slot = value,
+                    None => self.other.push((key, value)),
+                }
+            }
+        } else {
+            let mut map: Map<String, Value> = std::mem::take(&mut self.other).into_iter().collect();
+            map.extend(other);
+            self.other = map.into_iter().collect();
+        }
+    }
+
+    /// The first `locations` entry's path.
+    pub fn first_location(&self) -> Option<&str> {
+        self.locations.as_deref()?.first()?.path.as_deref()
+    }
+
+    /// Every `locations` entry's path.
+    pub fn location_paths(&self) -> impl Iterator<Item = &str> {
+        self.locations
+            .iter()
+            .flatten()
+            .filter_map(|l| l.path.as_deref())
+    }
+
+    /// `content`'s entries (none when it has none).
+    pub fn content(&self) -> &[Value] {
+        self.content.as_deref().unwrap_or_default()
+    }
+
+    /// The streamed terminal output delta a frame carries in its `_meta`
+    /// (Zed's `terminal_output.data`).
+    pub fn terminal_output_delta(&self) -> Option<&str> {
+        field(field(self.meta(), "terminal_output"), "data").as_str()
+    }
+
+    /// About the JSON size of each field there is, by its key: the key, its
+    /// quotes and colon, and the value (see [`held_bytes`]).
+    pub fn sizes(&self) -> impl Iterator<Item = (&str, usize)> {
+        let named = NAMED.iter().filter_map(|k| Some((*k, self.named_size(k)?)));
+        let other = self.other.iter().map(|(k, v)| (k.as_str(), held_bytes(v)));
+        named.chain(other).map(|(k, size)| (k, k.len() + 3 + size))
+    }
+
+    /// The value's size of a field the schema (or the bridge) names, `None`
+    /// when the call has none.
+    fn named_size(&self, key: &str) -> Option<usize> {
+        let text = |t: &Option<String>| t.as_ref().map(|t| t.len() + 2);
+        let json = |v: &Option<Value>| v.as_ref().map(held_bytes);
+        match key {
+            "title" => text(&self.title),
+            "kind" => self.kind.as_ref().map(|k| k.as_str().len() + 2),
+            "status" => self.status.as_ref().map(|s| s.as_str().len() + 2),
+            "name" => text(&self.name),
+            "rawInput" => json(&self.raw_input),
+            "rawOutput" => json(&self.raw_output),
+            "content" => self.content.as_deref().map(list_bytes),
+            "locations" => self.locations.as_ref().map(|l| {
+                let paths = l
+                    .iter()
+                    .map(|l| l.path.as_ref().map_or(2, |p| p.len() + 12));
+                paths.sum::<usize>() + 2
+            }),
+            "_meta" => json(&self.meta),
+            TERMINAL_OUTPUT => text(&self.terminal_output),
+            _ => None,
+        }
+    }
+
+    /// The size [`OwnFields::sizes`] gives `key`, `0` when there is none.
+    pub fn size_of(&self, key: &str) -> usize {
+        let size = match NAMED.contains(&key) {
+            true => self.named_size(key),
+            false => self.other(key).map(held_bytes),
+        };
+        size.map_or(0, |s| key.len() + 3 + s)
+    }
+
+    /// About the JSON size of the fields as an object.
+    pub fn held_bytes(&self) -> usize {
+        self.sizes().map(|(_, s)| s).sum::<usize>() + 2
     }
 }
 
-impl IntoIterator for OwnFields {
-    type Item = (Key, Value);
-    type IntoIter = std::vec::IntoIter<(Key, Value)>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.0.into_iter()
+/// rawInput objects merge key by key, and so do arguments in an envelope
+/// (or an action object's `data`).
+fn merge_raw_input(old: &mut Map<String, Value>, new: Map<String, Value>) {
+    for (k, v) in new {
+        match (old.get_mut(&k), v) {
+            (Some(Value::Object(inner)), Value::Object(more))
+                if ARGUMENT_KEYS.contains(&k.as_str()) || k == "data" =>
+            {
+                inner.extend(more);
+            }
+            (_, v) => {
+                old.insert(k, v);
+            }
+        }
     }
 }
 
-/// An object's fields in its order; a value that is no object has none.
+impl Location {
+    fn read(entry: &Value) -> Location {
+        Location {
+            path: field(entry, "path").as_str().map(str::to_string),
+        }
+    }
+}
+
+/// About the JSON size of `v`: its strings' bytes and a few bytes per
+/// value, walked by node (a string's length is known), so a frame costs
+/// its node count, not its bytes.
+pub fn held_bytes(v: &Value) -> usize {
+    match v {
+        Value::Null | Value::Bool(_) => 4,
+        Value::Number(_) => 8,
+        Value::String(s) => s.len() + 2,
+        Value::Array(items) => list_bytes(items),
+        Value::Object(map) => {
+            map.iter()
+                .map(|(k, v)| k.len() + 3 + held_bytes(v))
+                .sum::<usize>()
+                + 2
+        }
+    }
+}
+
+/// [`held_bytes`] of an array of `items`.
+pub fn list_bytes(items: &[Value]) -> usize {
+    items.iter().map(held_bytes).sum::<usize>() + 2
+}
+
+/// An object's fields; a value that is no object has none.
 impl From<Value> for OwnFields {
     fn from(v: Value) -> OwnFields {
         match v {
@@ -127,17 +389,11 @@ impl From<Value> for OwnFields {
 
 impl From<Map<String, Value>> for OwnFields {
     fn from(map: Map<String, Value>) -> OwnFields {
-        OwnFields(
-            map.into_iter()
-                .map(|(k, v)| (key(Cow::Owned(k)), v))
-                .collect(),
-        )
-    }
-}
-
-impl Fields for OwnFields {
-    fn get_field(&self, key: &str) -> Option<&Value> {
-        self.get(key)
+        let mut own = OwnFields::new();
+        for (k, v) in map {
+            own.set(&k, v);
+        }
+        own
     }
 }
 
@@ -148,24 +404,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn keeps_keys_and_order_as_a_json_object_does() {
+    fn a_field_of_another_type_or_null_is_no_field() {
         let mut own = OwnFields::from(json!({"title": "t", "x-custom": 1, "status": "pending"}));
-        let mut object = own.to_value();
-        for (k, v) in [
-            ("status", json!("completed")),
-            ("extra", json!([1])),
-            ("title", json!(null)),
-        ] {
-            own.insert(key(Cow::Borrowed(k)), v.clone());
-            object[k] = v;
-        }
-        assert_eq!(own.to_value(), object);
+        own.merge(OwnFields::from(json!({
+            "title": 5, "status": null, "kind": "browse", "content": "text", "x-custom": 2,
+            "extra": [1], "toolCallId": "c"
+        })));
+        assert_eq!(own.title.as_deref(), Some("t"));
+        assert_eq!(own.status, Some(CallStatus::Pending));
+        assert_eq!(own.kind, Some(ToolKind::Unknown("browse".into())));
+        assert_eq!(own.content, None);
         assert_eq!(
-            serde_json::to_string(&own.to_value()).unwrap(),
-            serde_json::to_string(&object).unwrap()
+            own.other,
+            vec![
+                ("x-custom".to_string(), json!(2)),
+                ("extra".into(), json!([1]))
+            ]
         );
-        assert_eq!(own.get("x-custom"), Some(&json!(1)));
-        assert_eq!(own.get("missing"), None);
+        assert!(own.has("extra") && own.has("title") && !own.has("content"));
         assert_eq!(OwnFields::from(json!([1])), OwnFields::new());
     }
 }

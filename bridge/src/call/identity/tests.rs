@@ -1,6 +1,7 @@
 //! The tool naming rules' tests.
 
 use super::*;
+use crate::call::fields::LISTED_MERGE_MAX;
 use serde_json::json;
 
 /// A call's fields from a test case: its own fields, merged with the
@@ -315,7 +316,7 @@ fn a_frame_of_many_keys_merges_as_a_short_one_does() {
         }
         merge_tool_call(&mut call, &CallFields::from(frame));
         assert_eq!(
-            serde_json::to_string(&call.own.to_value()).unwrap(),
+            serde_json::to_string(&call.own).unwrap(),
             want.to_string(),
             "{extra} keys"
         );

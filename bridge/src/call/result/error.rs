@@ -3,21 +3,21 @@
 
 use serde_json::Value;
 
-use super::is_error_object;
-use crate::acp::json_field::{Fields, field};
+use super::{ResultFields, is_error_object};
+use crate::acp::json_field::field;
 
 /// Whether the `tool_result` is an error: the call failed, or its rawOutput
 /// says the tool did (MCP `isError`, a JSON-RPC error, Grok's error shapes).
 pub fn is_error(call: &Value) -> bool {
-    is_error_of(call)
+    is_error_of(call.into())
 }
 
-/// [`is_error`] of a value or a call's own fields.
-pub(crate) fn is_error_of(call: &impl Fields) -> bool {
-    if call.field("status") == "failed" {
+/// [`is_error`] of a call's result fields.
+pub(crate) fn is_error_of(call: ResultFields<'_>) -> bool {
+    if call.failed {
         return true;
     }
-    let raw = call.field("rawOutput");
+    let raw = call.raw_output;
     field(raw, "isError") == true
         || field(field(raw, "result"), "isError") == true
         || (crate::acp::json_field::get(raw, "result").is_some_and(Value::is_null)

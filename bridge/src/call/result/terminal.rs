@@ -4,15 +4,8 @@
 //! content block. The bridge declares no terminal capability, so the block
 //! shows that output.
 
-use std::borrow::Cow;
-
-use serde_json::Value;
-
-use crate::acp::json_field::field;
 use crate::call::fields::OwnFields;
 
-/// Where a call keeps its terminal's streamed output, beside its ACP fields.
-pub const TERMINAL_OUTPUT: &str = "terminalOutput";
 /// How much of a terminal's streamed output a call keeps: Claude's own
 /// `Bash` result is cut far sooner, and a call's memory stays bounded
 /// whatever the agent streams.
@@ -21,19 +14,13 @@ pub const MAX_TERMINAL_OUTPUT: usize = 256 * 1024;
 pub const TERMINAL_OUTPUT_CUT: &str = "\n[output truncated]";
 
 /// Appends a frame's streamed terminal output (`_meta.terminal_output.data`)
-/// to what the call kept under [`TERMINAL_OUTPUT`], up to
+/// to what the call kept ([`OwnFields::terminal_output`]), up to
 /// [`MAX_TERMINAL_OUTPUT`] bytes.
 pub fn keep_terminal_output(fields: &mut OwnFields, frame: &OwnFields) {
-    let meta = frame.get("_meta").unwrap_or(&Value::Null);
-    let Some(data) = field(field(meta, "terminal_output"), "data").as_str() else {
+    let Some(data) = frame.terminal_output_delta() else {
         return;
     };
-    if fields.get(TERMINAL_OUTPUT).is_none() {
-        fields.insert(Cow::Borrowed(TERMINAL_OUTPUT), Value::String(String::new()));
-    }
-    let Some(Value::String(kept)) = fields.get_mut(TERMINAL_OUTPUT) else {
-        return;
-    };
+    let kept = fields.terminal_output.get_or_insert_default();
     if kept.len() >= MAX_TERMINAL_OUTPUT {
         return;
     }
@@ -61,11 +48,11 @@ mod tests {
         keep_terminal_output(&mut fields, &frame("a"));
         keep_terminal_output(&mut fields, &OwnFields::from(json!({"_meta": {}})));
         keep_terminal_output(&mut fields, &frame("b\n"));
-        assert_eq!(fields.get(TERMINAL_OUTPUT).unwrap(), "ab\n");
+        assert_eq!(fields.terminal_output.as_deref(), Some("ab\n"));
         let big = "é".repeat(MAX_TERMINAL_OUTPUT);
         keep_terminal_output(&mut fields, &frame(&big));
         keep_terminal_output(&mut fields, &frame("more"));
-        let kept = fields.get(TERMINAL_OUTPUT).unwrap().as_str().unwrap();
+        let kept = fields.terminal_output.as_deref().unwrap();
         assert!(kept.starts_with("ab\né"), "{}", &kept[..10]);
         assert!(kept.ends_with(TERMINAL_OUTPUT_CUT));
         assert!(kept.len() <= MAX_TERMINAL_OUTPUT + TERMINAL_OUTPUT_CUT.len());

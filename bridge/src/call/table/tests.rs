@@ -92,5 +92,5 @@ fn permission_parts_count_in_what_a_call_holds_and_replace_each_other() {
     assert!(calls.open_held < 200, "{}", calls.open_held);
     let fields = calls.get("a").unwrap().fields();
     assert_eq!(fields.permission.title(), Some("second"));
-    assert!(fields.field("title").is_null());
+    assert!(fields.own.title.is_none());
 }
