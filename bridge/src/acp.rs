@@ -18,6 +18,7 @@ pub(crate) mod permission_mode;
 pub mod permission_option;
 pub mod request;
 pub mod revision;
+pub mod rpc_error;
 pub mod session_state;
 pub mod tool_call;
 pub(crate) mod update_frame;

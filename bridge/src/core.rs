@@ -16,6 +16,7 @@ use crate::acp::client::{self, ModeChange, ModelChange, PermissionIntent, Prompt
 use crate::acp::commands::AvailableCommand;
 use crate::acp::permission_mode::PermissionMode;
 use crate::acp::revision::Revision;
+use crate::acp::rpc_error::RpcError;
 use crate::acp::usage::Usage;
 use crate::acp::v2_frames::{V2Read, V2Reader};
 use crate::call::identity::RegisteredServers;
@@ -644,55 +645,6 @@ impl Bridge {
     // ------------------------------------------------------------ handshake
 
     // ------------------------------------------------------------ agent side
-}
-
-/// A JSON-RPC error as text: its message and code, plus the details in its
-/// `data` when the message alone is made of generic words only
-/// ("Internal error", "Internal error: Agent error"), which say nothing the
-/// panel's user can act on.
-fn rpc_message(e: &Value) -> String {
-    let text = match (e["code"].as_i64(), e["message"].as_str()) {
-        (Some(c), Some(m)) => format!("{m} (code {c})"),
-        (None, Some(m)) => m.to_string(),
-        _ => return e.to_string(),
-    };
-    // made of nothing but these words: "Internal error", "Server error",
-    // "Internal error: Agent error" (Factory Droid's, its reason in `data`)
-    let generic = e["message"].as_str().is_some_and(|m| {
-        m.split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .all(|w| {
-                ["internal", "server", "unknown", "agent", "error"]
-                    .iter()
-                    .any(|g| w.eq_ignore_ascii_case(g))
-            })
-    });
-    match error_details(&e["data"]).filter(|_| generic) {
-        Some(details) => format!("{text}: {}", truncate(&details)),
-        None => text,
-    }
-}
-
-/// The readable part of a JSON-RPC error's `data`: a string, or its
-/// `message` / `details` / `error.message` (also inside a JSON string),
-/// else the object itself.
-fn error_details(data: &Value) -> Option<String> {
-    let text = match data {
-        Value::Null => return None,
-        Value::String(s) => s.clone(),
-        Value::Object(map) if map.is_empty() => return None,
-        other => ["message", "details", "detail"]
-            .iter()
-            .find_map(|k| other[*k].as_str().map(str::to_string))
-            .unwrap_or_else(|| other.to_string()),
-    };
-    let nested = serde_json::from_str::<Value>(&text).ok().and_then(|v| {
-        [&v["error"]["message"], &v["message"]]
-            .into_iter()
-            .find_map(|m| m.as_str().map(str::to_string))
-    });
-    let text = nested.unwrap_or(text);
-    (!text.trim().is_empty()).then_some(text)
 }
 
 /// The text and images of a panel `user` message (`content` is a string or blocks).

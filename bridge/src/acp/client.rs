@@ -6,8 +6,6 @@
 //! fields or leaves optional ones out never makes a builder fail. What goes
 //! out is typed ([`crate::acp::request`]).
 
-use serde_json::Value;
-
 pub use crate::acp::capabilities::AgentCapabilities;
 pub use crate::acp::permission_mode::ModeChange;
 pub use crate::acp::request::{
@@ -132,16 +130,6 @@ pub fn session_setup(
         system_prompt,
         additional_directories: None,
     }
-}
-
-/// Whether a JSON-RPC error (the `error` object) means "authenticate first":
-/// code -32000 (ACP's auth_required) or a message that says so.
-pub fn is_auth_error(error: &Value) -> bool {
-    if error["code"].as_i64() == Some(-32000) {
-        return true;
-    }
-    let msg = error["message"].as_str().unwrap_or("").to_ascii_lowercase();
-    msg.contains("auth") || msg.contains("login") || msg.contains("log in")
 }
 
 /// The auth method to try: the launch spec's, else the agent's first advertised one.

@@ -11,6 +11,8 @@ use std::fmt;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::acp::rpc_error::RpcError;
+
 /// A request's id as its sender wrote it, echoed verbatim in the answer.
 /// JSON-RPC allows a number or a string; another type is kept as it came.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -86,7 +88,7 @@ pub enum AgentMessage {
     Response {
         id: RequestId,
         result: Value,
-        error: Option<Value>,
+        error: Option<RpcError>,
     },
 }
 
@@ -116,7 +118,9 @@ impl AgentMessage {
             (None, Some(id)) => AgentMessage::Response {
                 id,
                 result: take("result"),
-                error: Some(take("error")).filter(|e| !e.is_null()),
+                error: Some(take("error"))
+                    .filter(|e| !e.is_null())
+                    .map(|e| RpcError::read(&e)),
             },
             (None, None) => return Err(Neither),
         })
@@ -174,7 +178,7 @@ mod tests {
                 Ok(AgentMessage::Response {
                     id: 1.into(),
                     result: Value::Null,
-                    error: Some(json!({"code": -32000})),
+                    error: Some(RpcError::read(&json!({"code": -32000}))),
                 }),
             ),
             // a method that is no string is no method

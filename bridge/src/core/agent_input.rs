@@ -94,8 +94,12 @@ impl Bridge {
             result["usage"] = usage;
         }
         // v2's `error` stop: the turn failed, as a failed prompt does in v1
-        let error = (result["stopReason"] == "error")
-            .then(|| json!({"message": "the turn ended with an error (stopReason: error)"}));
+        let error = (result["stopReason"] == "error").then(|| RpcError {
+            code: None,
+            message: Some("the turn ended with an error (stopReason: error)".into()),
+            details: None,
+            as_sent: None,
+        });
         self.prompt_returned(error.as_ref(), &result, now);
     }
 
@@ -570,7 +574,7 @@ impl Bridge {
         &mut self,
         id: &RequestId,
         result: Value,
-        error: Option<&Value>,
+        error: Option<&RpcError>,
         now: Duration,
     ) {
         let pending = match self.requests.answer(id.as_u64()) {
@@ -602,7 +606,7 @@ impl Bridge {
             } => match error {
                 Some(e) => self.answer_panel(stream_json::control_error(
                     &request_id,
-                    &rpc_message(e),
+                    &e.to_string(),
                     None,
                 )),
                 None => {
@@ -616,7 +620,7 @@ impl Bridge {
             } => match error {
                 Some(e) => self.answer_panel(stream_json::control_error(
                     &request_id,
-                    &rpc_message(e),
+                    &e.to_string(),
                     None,
                 )),
                 None => {
@@ -627,21 +631,18 @@ impl Bridge {
             Pending::PanelSetConfig { request_id, .. } => match error {
                 Some(e) => self.answer_panel(stream_json::control_error(
                     &request_id,
-                    &rpc_message(e),
+                    &e.to_string(),
                     None,
                 )),
                 None => self.answer_panel(stream_json::control_success(&request_id, json!({}))),
             },
             Pending::PermissionSetMode { mode } => match error {
-                Some(e) => self.diag(format!(
-                    "the agent refused permission mode {mode}: {}",
-                    rpc_message(e)
-                )),
+                Some(e) => self.diag(format!("the agent refused permission mode {mode}: {}", e)),
                 None => self.session.permission_mode = mode,
             },
             Pending::Startup { what } => {
                 if let Some(e) = error {
-                    self.diag(format!("the agent refused {what}: {}", rpc_message(e)));
+                    self.diag(format!("the agent refused {what}: {}", e));
                 }
             }
         }

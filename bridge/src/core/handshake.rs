@@ -268,7 +268,7 @@ impl Bridge {
     pub(super) fn handshake_answered(
         &mut self,
         pending: Pending,
-        error: Option<&Value>,
+        error: Option<&RpcError>,
         result: Value,
         now: Duration,
     ) {
@@ -281,16 +281,14 @@ impl Bridge {
                             self.diag(format!(
                                 "the agent refused ACP v{} ({}); offering v{}",
                                 refused.number(),
-                                rpc_message(e),
+                                e,
                                 next.number()
                             ));
                             self.startup.step_sent(now);
                             self.offer_revision();
                         }
-                        None => self.fail_handshake(
-                            &format!("the agent rejected initialize: {}", rpc_message(e)),
-                            now,
-                        ),
+                        None => self
+                            .fail_handshake(&format!("the agent rejected initialize: {}", e), now),
                     }
                 }
                 None => self.initialized(result, now),
@@ -298,21 +296,21 @@ impl Bridge {
             Pending::NewSession { after_auth } | Pending::LoadSession { after_auth } => {
                 let loaded = matches!(pending, Pending::LoadSession { .. });
                 match error {
-                Some(e) if client::is_auth_error(e) && !after_auth => {
+                Some(e) if e.asks_to_authenticate() && !after_auth => {
                     match client::auth_method(self.spec.auth_method.as_deref(), &self.agent) {
                         Some(m) => {
-                            self.diag(format!("the agent asks to authenticate ({}); trying method {m}", rpc_message(e)));
+                            self.diag(format!("the agent asks to authenticate ({}); trying method {m}", e));
                             self.startup.step_sent(now);
                             self.request(client::Request::Authenticate { method_id: m }, Pending::Authenticate { then_load: loaded });
                         }
                         None => self.fail_handshake(
-                            &format!("authentication required ({}) but the agent advertises no auth method", rpc_message(e)),
+                            &format!("authentication required ({}) but the agent advertises no auth method", e),
                             now,
                         ),
                     }
                 }
-                Some(e) if client::is_auth_error(e) => {
-                    self.fail_handshake(&format!("authentication failed: {}", rpc_message(e)), now)
+                Some(e) if e.asks_to_authenticate() => {
+                    self.fail_handshake(&format!("authentication failed: {}", e), now)
                 }
                 Some(e) if loaded => {
                     // as Claude Code refuses a resume target it does not
@@ -321,13 +319,13 @@ impl Bridge {
                     self.fail_start(
                         &format!(
                             "No conversation found with session ID: {id} (the agent could not load it: {})",
-                            rpc_message(e)
+                            e
                         ),
                         Some("resume_target_not_found"),
                         now,
                     );
                 }
-                Some(e) => self.fail_handshake(&format!("the agent rejected session/new: {}", rpc_message(e)), now),
+                Some(e) => self.fail_handshake(&format!("the agent rejected session/new: {}", e), now),
                 None if loaded => {
                     let id = self.spec.resume_session_id.clone().unwrap_or_default();
                     self.session_opened(id, result, true, now);
@@ -339,9 +337,7 @@ impl Bridge {
             }
             }
             Pending::Authenticate { then_load } => match error {
-                Some(e) => {
-                    self.fail_handshake(&format!("authentication failed: {}", rpc_message(e)), now)
-                }
+                Some(e) => self.fail_handshake(&format!("authentication failed: {}", e), now),
                 None => {
                     if !then_load {
                         self.spec.resume_session_id = None;

@@ -353,7 +353,12 @@ impl Bridge {
         );
     }
 
-    pub(super) fn prompt_returned(&mut self, error: Option<&Value>, result: &Value, now: Duration) {
+    pub(super) fn prompt_returned(
+        &mut self,
+        error: Option<&RpcError>,
+        result: &Value,
+        now: Duration,
+    ) {
         let stop = result["stopReason"].as_str().map(str::to_string);
         self.fold_message(stop.as_deref().unwrap_or("end_turn"));
         self.announce_held_back();
@@ -375,7 +380,7 @@ impl Bridge {
         let mut failed_prompt = None;
         match error {
             Some(e) => {
-                let msg = format!("the agent failed the prompt: {}", rpc_message(e));
+                let msg = format!("the agent failed the prompt: {}", e);
                 t.fail_prompt(msg.clone());
                 self.out.diagnostics.push(msg.clone());
                 failed_prompt = Some(msg);
