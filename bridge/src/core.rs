@@ -13,11 +13,9 @@ use serde_json::{Value, json};
 
 use crate::acp::capabilities::AgentCapabilities;
 use crate::acp::client::{self, ModeChange, ModelChange, PermissionIntent, PromptImage};
-use crate::acp::commands::AvailableCommand;
 use crate::acp::permission_mode::PermissionMode;
 use crate::acp::revision::Revision;
 use crate::acp::rpc_error::RpcError;
-use crate::acp::usage::Usage;
 use crate::acp::v2_frames::{V2Read, V2Reader};
 use crate::call::identity::RegisteredServers;
 use crate::call::permission::{PanelAnswer, PanelPermissions, PendingPermission};

@@ -159,16 +159,14 @@ impl SessionState {
         }
     }
 
-    /// A `config_option_update` carrying the options (an array): they
-    /// replace the session's.
-    pub fn set_config_options(&mut self, options: &Value) {
-        if let Some(read) = config_options(options) {
-            self.config_options = read;
-        }
+    /// A `config_option_update`'s options: they replace the session's.
+    pub fn set_config_options(&mut self, options: Vec<ConfigOption>) {
+        self.config_options = options;
     }
 }
 
-fn config_options(list: &Value) -> Option<Vec<ConfigOption>> {
+/// A list of config options; `None` when `list` is no list.
+pub fn config_options(list: &Value) -> Option<Vec<ConfigOption>> {
     Some(list.as_array()?.iter().map(ConfigOption::read).collect())
 }
 
@@ -220,9 +218,8 @@ mod tests {
 
         s.set_current_mode("code");
         assert_eq!(s.modes.as_ref().unwrap().current.as_deref(), Some("code"));
-        s.set_config_options(&json!("not a list"));
-        assert_eq!(s.config_options.len(), 3);
-        s.set_config_options(&json!([]));
+        assert_eq!(config_options(&json!("not a list")), None);
+        s.set_config_options(config_options(&json!([])).unwrap());
         assert!(s.config_options.is_empty());
 
         // no modes: a mode update changes nothing; models without a list are none

@@ -19,6 +19,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value, json};
 
+use crate::acp::prompt_end::PromptEnd;
 use crate::acp::update_kind::{CallKind, MessageKind, UpdateKind};
 
 mod terminals;
@@ -34,11 +35,7 @@ pub enum V2Read {
     Frame(Value),
     /// A `state_update`: `state` as sent; on `idle`, why the work stopped
     /// and what it used.
-    State {
-        state: String,
-        stop_reason: Option<String>,
-        usage: Option<Value>,
-    },
+    State { state: String, end: PromptEnd },
     /// Something v1's model cannot show, said as a diagnostic.
     Skipped(String),
 }
@@ -99,8 +96,7 @@ impl V2Reader {
                 let update = &frame["params"]["update"];
                 vec![V2Read::State {
                     state: update["state"].as_str().unwrap_or_default().to_string(),
-                    stop_reason: update["stopReason"].as_str().map(str::to_string),
-                    usage: update.get("usage").filter(|u| u.is_object()).cloned(),
+                    end: PromptEnd::read(update),
                 }]
             }
             UpdateKind::Chunk(_) | UpdateKind::UserMessageChunk => {

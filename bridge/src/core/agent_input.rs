@@ -6,7 +6,9 @@ use super::*;
 use crate::acp::chunk_frame::{ChunkFrame, ChunkKind};
 use crate::acp::json_field::field;
 use crate::acp::message::{AgentMessage, Neither, RequestId};
+use crate::acp::prompt_end::PromptEnd;
 use crate::acp::revision::Revision;
+use crate::acp::session_update::SessionUpdate;
 use crate::acp::tool_call::CallStatus;
 use crate::acp::update_kind::UpdateKind;
 use crate::call::fields::OwnFields;
@@ -62,11 +64,7 @@ impl Bridge {
                 // read into v1's shape: handled as a frame, without a
                 // second parse
                 V2Read::Frame(frame) => self.agent_frame(frame, line, now),
-                V2Read::State {
-                    state,
-                    stop_reason,
-                    usage,
-                } => self.v2_state(&state, stop_reason, usage, now),
+                V2Read::State { state, end } => self.v2_state(&state, end, now),
                 V2Read::Skipped(why) => self.diag(why),
             }
         }
@@ -75,13 +73,7 @@ impl Bridge {
     /// v2's `state_update`: `idle` ends the running prompt as v1's answer
     /// to it does (its `stopReason` and `usage`); other states change
     /// nothing the panel sees.
-    fn v2_state(
-        &mut self,
-        state: &str,
-        stop_reason: Option<String>,
-        usage: Option<Value>,
-        now: Duration,
-    ) {
+    fn v2_state(&mut self, state: &str, mut end: PromptEnd, now: Duration) {
         if state != "idle" {
             return;
         }
@@ -89,18 +81,15 @@ impl Bridge {
         if !self.requests.take_prompt() {
             return; // a snapshot with nothing running
         }
-        let mut result = json!({"stopReason": stop_reason.unwrap_or_else(|| "end_turn".into())});
-        if let Some(usage) = usage {
-            result["usage"] = usage;
-        }
+        let stop = end.stop_reason.get_or_insert_with(|| "end_turn".into());
         // v2's `error` stop: the turn failed, as a failed prompt does in v1
-        let error = (result["stopReason"] == "error").then(|| RpcError {
+        let error = (stop == "error").then(|| RpcError {
             code: None,
             message: Some("the turn ended with an error (stopReason: error)".into()),
             details: None,
             as_sent: None,
         });
-        self.prompt_returned(error.as_ref(), &result, now);
+        self.prompt_returned(error.as_ref(), end, now);
     }
 
     fn v1_agent_line(&mut self, line: &str, now: Duration) {
@@ -114,7 +103,7 @@ impl Bridge {
         }
         // any other update: only the update becomes a `Value` tree
         if let Some(update) = crate::acp::update_frame::parse(line) {
-            return self.session_update(update, now);
+            return self.session_update(SessionUpdate::read(update), now);
         }
         match serde_json::from_str(line) {
             Ok(frame) => self.agent_frame(frame, line, now),
@@ -145,7 +134,7 @@ impl Bridge {
                     Value::Object(mut params) => params.remove("update").unwrap_or(Value::Null),
                     _ => Value::Null,
                 };
-                self.session_update(update, now)
+                self.session_update(SessionUpdate::read(update), now)
             }
             AgentMessage::Request { id, method, params } => {
                 self.agent_request(&id, &method, &params)
@@ -433,53 +422,56 @@ impl Bridge {
         }
     }
 
-    pub(super) fn session_update(&mut self, u: Value, now: Duration) {
-        let kind = UpdateKind::parse(field(&u, "sessionUpdate").as_str().unwrap_or(""));
+    pub(super) fn session_update(&mut self, u: SessionUpdate, now: Duration) {
+        let kind = u.kind();
         if self.update_dropped(kind) {
             return;
         }
         // a held `tool_use` goes out before any later panel line
-        let emits = match kind {
-            UpdateKind::Chunk(_) => u["content"]["text"].as_str().is_some_and(|t| !t.is_empty()),
-            UpdateKind::Call(_) | UpdateKind::AvailableCommands => true,
-            _ => false,
+        let releases = match &u {
+            SessionUpdate::Chunk(chunk) => {
+                let text = chunk.text.as_deref().filter(|t| !t.is_empty());
+                text.map(|_| chunk.tool_call_id.as_deref().unwrap_or(""))
+            }
+            SessionUpdate::Call { update, .. } => {
+                Some(field(update, "toolCallId").as_str().unwrap_or(""))
+            }
+            SessionUpdate::AvailableCommands(_) => Some(""),
+            _ => None,
         };
-        if emits && self.turn.is_some() {
-            self.release_held_except(field(&u, "toolCallId").as_str().unwrap_or(""));
+        if let Some(except) = releases
+            && self.turn.is_some()
+        {
+            let except = except.to_string();
+            self.release_held_except(&except);
         }
-        match kind {
-            UpdateKind::Chunk(chunk_kind) => {
-                let content = &u["content"];
-                let Some(text) = content["text"]
-                    .as_str()
-                    .filter(|_| content["type"] == "text")
-                else {
-                    let kind = kind.as_str();
+        match u {
+            SessionUpdate::Chunk(chunk) => {
+                let Some(text) = chunk.text else {
+                    let kind = chunk.kind.as_str();
                     return self.diag(format!("{kind} with non-text content skipped"));
                 };
                 if text.is_empty()
                     && let Some(t) = self.turn.as_mut()
                 {
                     // no block for no text; usage it carries counts
-                    if let Some(tokens) = crate::acp::usage::Tokens::from_meta(&u["_meta"]) {
+                    if let Some(tokens) = chunk.tokens {
                         let mut usage = stream_json::Usage::default();
                         usage.add(&tokens);
                         t.meta_usage = Some(usage);
                     }
                     return;
                 }
-                self.text_chunk(chunk_kind, text, u["messageId"].as_str());
+                self.text_chunk(chunk.kind, &text, chunk.message_id.as_deref());
             }
-            UpdateKind::Call(_) => self.tool_call_update(u, now),
-            UpdateKind::AvailableCommands => {
-                self.session.commands =
-                    AvailableCommand::read_list(&u["availableCommands"]).unwrap_or_default();
+            SessionUpdate::Call { update, .. } => self.tool_call_update(update, now),
+            SessionUpdate::AvailableCommands(commands) => {
+                self.session.commands = commands;
                 if self.init_emitted {
                     self.emit_system_init();
                 }
             }
-            UpdateKind::Usage => {
-                let usage = Usage::read(&u);
+            SessionUpdate::Usage(usage) => {
                 if let Some(t) = self.turn.as_mut() {
                     if let Some(used) = usage.used {
                         t.context_used = Some(used);
@@ -499,36 +491,36 @@ impl Bridge {
                 }
                 self.session.usage = usage;
             }
-            UpdateKind::CurrentMode => {
-                if let Some(id) = u["currentModeId"].as_str() {
-                    self.session.state.set_current_mode(id);
+            SessionUpdate::CurrentMode(id) => {
+                if let Some(id) = id {
+                    self.session.state.set_current_mode(&id);
                 }
             }
-            UpdateKind::ConfigOptions { .. } => {
-                self.session.state.set_config_options(&u["configOptions"]);
+            SessionUpdate::ConfigOptions { options, .. } => {
+                if let Some(options) = options {
+                    self.session.state.set_config_options(options);
+                }
             }
-            UpdateKind::Notice => self.notice(&u),
-            UpdateKind::Compaction => self.compaction_update(&u),
-            UpdateKind::Plan(plan) => self.plan_update(plan, &u),
-            // Claude Code's stream shows no compaction summary text
-            UpdateKind::UserMessageChunk
-            | UpdateKind::SessionInfo
-            | UpdateKind::CompactionSummaryChunk => {}
-            // the v2 reader reads these into v1's kinds: here they come
-            // from an agent that spoke v1
-            UpdateKind::State
-            | UpdateKind::WholeMessage(_)
-            | UpdateKind::CallContentChunk
-            | UpdateKind::TerminalOutputChunk
-            | UpdateKind::TerminalUpdate => {
-                let kind = kind.as_str();
-                self.diag(format!(
-                    "ACP v2 session/update kind {kind:?} in a v1 session skipped"
-                ))
-            }
-            UpdateKind::Unknown(other) => {
-                self.diag(format!("unknown session/update kind {other:?} skipped"))
-            }
+            SessionUpdate::Notice(notice) => self.notice(notice),
+            SessionUpdate::Compaction(compaction) => self.compaction_update(compaction),
+            SessionUpdate::Plan(change) => self.plan_update(change),
+            SessionUpdate::Other(_) => match kind {
+                // Claude Code's stream shows no compaction summary text
+                UpdateKind::UserMessageChunk
+                | UpdateKind::SessionInfo
+                | UpdateKind::CompactionSummaryChunk => {}
+                UpdateKind::Unknown(other) => {
+                    self.diag(format!("unknown session/update kind {other:?} skipped"))
+                }
+                // the v2 reader reads the others into v1's kinds: here they
+                // come from an agent that spoke v1
+                kind => {
+                    let kind = kind.as_str();
+                    self.diag(format!(
+                        "ACP v2 session/update kind {kind:?} in a v1 session skipped"
+                    ))
+                }
+            },
         }
     }
 
@@ -600,7 +592,7 @@ impl Bridge {
             | Pending::NewSession { .. }
             | Pending::LoadSession { .. }
             | Pending::Authenticate { .. }) => self.handshake_answered(p, error, result, now),
-            Pending::Prompt => self.prompt_returned(error, &result, now),
+            Pending::Prompt => self.prompt_returned(error, PromptEnd::read(&result), now),
             Pending::PanelSetMode {
                 request_id, mode, ..
             } => match error {

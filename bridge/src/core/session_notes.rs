@@ -4,8 +4,7 @@
 //! (docs/bridge-behaviour.md, "Agent to panel").
 
 use super::*;
-use crate::acp::json_field::field;
-use crate::acp::update_kind::PlanKind;
+use crate::acp::session_update::{Compaction, EntryStatus, Notice, PlanChange, PlanEntry};
 use crate::stream_json::{CompactMetadata, SystemEvent};
 
 /// The `tool_result` of a plan's `TodoWrite`: Claude Code's own answer to
@@ -102,31 +101,27 @@ impl Bridge {
 
     /// `notice`: Claude's informational system line, its level from the
     /// severity (`info` would show only in a transcript view).
-    pub(super) fn notice(&mut self, u: &Value) {
-        let Some(title) = field(u, "title").as_str().filter(|t| !t.is_empty()) else {
+    pub(super) fn notice(&mut self, notice: Notice) {
+        let Some(content) = notice.title.filter(|t| !t.is_empty()) else {
             return self.diag("notice without a title skipped");
         };
-        let level = match field(u, "severity").as_str() {
+        let level = match notice.severity.as_deref() {
             Some("warning" | "error") => "warning",
             _ => "notice",
         };
-        let content = title.to_string();
         self.before_note();
         self.system_line(SystemEvent::Informational { content, level });
     }
 
     /// `compaction_update`: Claude's `status` line (`compacting`, then
     /// `null` with the result), and on success its `compact_boundary`.
-    pub(super) fn compaction_update(&mut self, u: &Value) {
-        let status = field(u, "status").as_str().unwrap_or("");
-        let ended = match status {
+    pub(super) fn compaction_update(&mut self, compaction: Compaction) {
+        let ended = match compaction.status.as_str() {
             "in_progress" => None,
             "completed" => Some((Some("success"), None)),
             "failed" => {
-                let error = field(u, "error")
-                    .as_str()
-                    .unwrap_or("the agent gave no details")
-                    .to_string();
+                let error =
+                    (compaction.error).unwrap_or_else(|| "the agent gave no details".to_string());
                 Some((Some("failed"), Some(error)))
             }
             "cancelled" => Some((None, None)),
@@ -159,28 +154,23 @@ impl Bridge {
     /// then shown as one `TodoWrite` of every item plan's entries (an empty
     /// list once the last is removed, as Claude clears its todos); a
     /// Markdown plan as a text message of its own.
-    pub(super) fn plan_update(&mut self, kind: PlanKind, u: &Value) {
-        let (id, plan) = match kind {
-            PlanKind::Whole => (WHOLE_PLAN, Some(Plan::Items(entries(u)))),
-            PlanKind::Update => {
-                let plan = field(u, "plan");
-                let id = field(plan, "planId").as_str().unwrap_or(WHOLE_PLAN);
-                match field(plan, "type").as_str() {
-                    Some("items") => (id, Some(Plan::Items(entries(plan)))),
-                    Some("markdown") => {
-                        let text = field(plan, "content").as_str().unwrap_or("").to_string();
-                        self.plans.set(id, Some(Plan::Markdown));
-                        return self.markdown_plan(text);
-                    }
-                    other => {
-                        let other = other.unwrap_or("(none)");
-                        return self.diag(format!("plan_update of type {other:?} skipped"));
-                    }
-                }
+    pub(super) fn plan_update(&mut self, change: PlanChange) {
+        let (id, plan) = match change {
+            PlanChange::Whole(entries) => {
+                (WHOLE_PLAN.to_string(), Some(Plan::Items(todos(entries))))
             }
-            PlanKind::Removed => (field(u, "planId").as_str().unwrap_or(WHOLE_PLAN), None),
+            PlanChange::Items { id, entries } => (id, Some(Plan::Items(todos(entries)))),
+            PlanChange::Markdown { id, text } => {
+                self.plans.set(&id, Some(Plan::Markdown));
+                return self.markdown_plan(text);
+            }
+            PlanChange::OtherType(other) => {
+                let other = other.as_deref().unwrap_or("(none)");
+                return self.diag(format!("plan_update of type {other:?} skipped"));
+            }
+            PlanChange::Removed { id } => (id, None),
         };
-        let was_items = self.plans.set(id, plan.clone());
+        let was_items = self.plans.set(&id, plan.clone());
         if plan.is_none() && !was_items {
             return; // a Markdown plan or none: no todos change
         }
@@ -224,25 +214,17 @@ impl Bridge {
 }
 
 /// A plan's entries as `TodoWrite` todos (`content`, `status`,
-/// `activeForm`): ACP's statuses are Claude's; an unknown one reads
-/// `pending`, and the entry's text stands for its active form.
-fn entries(plan: &Value) -> Vec<Todo> {
-    field(plan, "entries")
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|e| {
-            let content = field(e, "content").as_str()?;
-            let status = match field(e, "status").as_str() {
-                Some("in_progress") => "in_progress",
-                Some("completed") => "completed",
-                _ => "pending",
-            };
-            Some(Todo {
-                content: content.to_string(),
-                status,
-                active_form: content.to_string(),
-            })
-        })
-        .collect()
+/// `activeForm`): ACP's statuses are Claude's, and the entry's text stands
+/// for its active form.
+fn todos(entries: Vec<PlanEntry>) -> Vec<Todo> {
+    let todo = |e: PlanEntry| Todo {
+        status: match e.status {
+            EntryStatus::Pending => "pending",
+            EntryStatus::InProgress => "in_progress",
+            EntryStatus::Completed => "completed",
+        },
+        active_form: e.content.clone(),
+        content: e.content,
+    };
+    entries.into_iter().map(todo).collect()
 }

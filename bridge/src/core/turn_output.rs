@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::acp::json_field::take_string;
+use crate::acp::prompt_end::PromptEnd;
 use crate::acp::tool_call::CallStatus;
 use crate::call::fields::{CallFields, OwnFields};
 use crate::call::table::Asked;
@@ -356,10 +357,10 @@ impl Bridge {
     pub(super) fn prompt_returned(
         &mut self,
         error: Option<&RpcError>,
-        result: &Value,
+        end: PromptEnd,
         now: Duration,
     ) {
-        let stop = result["stopReason"].as_str().map(str::to_string);
+        let stop = end.stop_reason;
         self.fold_message(stop.as_deref().unwrap_or("end_turn"));
         self.announce_held_back();
         // calls of this prompt that never finished get a synthetic result
@@ -386,8 +387,8 @@ impl Bridge {
                 failed_prompt = Some(msg);
             }
             None => {
-                if let Some(u) = result.get("usage").filter(|u| u.is_object()) {
-                    t.usage.add(&crate::acp::usage::Tokens::read(u));
+                if let Some(tokens) = end.tokens {
+                    t.usage.add(&tokens);
                     t.saw_prompt_usage = true;
                 }
                 match stop.as_deref() {

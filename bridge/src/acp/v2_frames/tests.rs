@@ -20,12 +20,9 @@ fn read_all(frames: Vec<Value>) -> Vec<Value> {
         .map(|r| match r {
             V2Read::Frame(f) if f["method"] == "session/update" => f["params"]["update"].clone(),
             V2Read::Frame(f) => f,
-            V2Read::State {
-                state,
-                stop_reason,
-                usage,
-            } => {
-                json!({"state": state, "stopReason": stop_reason, "usage": usage})
+            V2Read::State { state, end } => {
+                let usage = end.tokens.map(|t| json!({"inputTokens": t.input}));
+                json!({"state": state, "stopReason": end.stop_reason, "usage": usage})
             }
             V2Read::Skipped(why) => json!({"skipped": why}),
             V2Read::AsSent => unreachable!("mapped above"),
