@@ -42,7 +42,6 @@ use mcp_server::McpServer;
 mod outstanding;
 use outstanding::{Answer, Outstanding, Pending};
 mod panel_input;
-mod panel_queries;
 mod session;
 use session::Session;
 mod session_notes;

@@ -14,10 +14,13 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub mod control;
+mod queries;
 mod system;
 pub use control::{
-    CanUseTool, ControlResponse, RequestId, ToolAsk, can_use_tool, control_error, control_success,
+    CanUseTool, ControlResponse, Done, RequestId, ToolAsk, can_use_tool, control_error,
+    control_success,
 };
+pub use queries::{ContextUsage, McpStatus, UsageReport};
 pub use system::{
     CompactMetadata, InitInfo, ServerStatus, SessionStateChanged, SystemEvent, SystemInit,
     SystemLine, system_init,
@@ -170,7 +173,6 @@ pub trait ResultContent: Serialize {
     }
 }
 
-impl ResultContent for Value {}
 impl ResultContent for String {}
 impl ResultContent for &str {}
 
@@ -545,6 +547,16 @@ impl<'a, C> ToolResultMessage<'a, C> {
     }
 }
 
+/// A tool call the panel or the script gate refused, as the `result` line
+/// lists it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PermissionDenial {
+    pub tool_name: String,
+    pub tool_use_id: String,
+    /// The call's input, as its `tool_use` carried it.
+    pub tool_input: Value,
+}
+
 /// Everything a `result` line reports about one turn.
 pub struct TurnResult {
     pub is_error: bool,
@@ -555,7 +567,7 @@ pub struct TurnResult {
     pub stop_reason: Option<String>,
     pub total_cost_usd: f64,
     pub usage: Usage,
-    pub permission_denials: Vec<Value>,
+    pub permission_denials: Vec<PermissionDenial>,
     /// The texts of what made the turn fail. Sent as `errors` on every
     /// non-`success` subtype, as real Claude Code does: the TypeScript Agent
     /// SDK maps over it and throws a TypeError when it is missing.

@@ -362,8 +362,11 @@ impl Bridge {
             }
             self.close_refused_unreported(call_id, script_gate::deny_text(&target));
             if let Some(t) = self.turn.as_mut() {
-                t.permission_denials
-                    .push(json!({"tool_name": name, "tool_use_id": call_id, "tool_input": input}));
+                t.permission_denials.push(stream_json::PermissionDenial {
+                    tool_name: name.to_string(),
+                    tool_use_id: call_id.to_string(),
+                    tool_input: input.clone(),
+                });
             }
             return true;
         }
@@ -604,7 +607,10 @@ impl Bridge {
                 None => {
                     self.session.permission_mode = mode;
                     self.session.mode_when_set = self.session.state.mode_marks();
-                    self.answer_panel(stream_json::control_success(&request_id, json!({})));
+                    self.answer_panel(stream_json::control_success(
+                        &request_id,
+                        stream_json::Done {},
+                    ));
                 }
             },
             Pending::PanelSetModel {
@@ -617,7 +623,10 @@ impl Bridge {
                 )),
                 None => {
                     self.session.model = Some(model);
-                    self.answer_panel(stream_json::control_success(&request_id, json!({})));
+                    self.answer_panel(stream_json::control_success(
+                        &request_id,
+                        stream_json::Done {},
+                    ));
                 }
             },
             Pending::PanelSetConfig { request_id, .. } => match error {
@@ -626,7 +635,10 @@ impl Bridge {
                     &e.to_string(),
                     None,
                 )),
-                None => self.answer_panel(stream_json::control_success(&request_id, json!({}))),
+                None => self.answer_panel(stream_json::control_success(
+                    &request_id,
+                    stream_json::Done {},
+                )),
             },
             Pending::PermissionSetMode { mode } => match error {
                 Some(e) => self.diag(format!("the agent refused permission mode {mode}: {}", e)),

@@ -94,4 +94,15 @@ impl McpServer {
             status,
         })
     }
+
+    /// Its status before the session is up: `pending`, or `failed` when the
+    /// session could not start.
+    pub(super) fn status_before_session(&self, failed: bool) -> Option<ServerStatus<'_>> {
+        let ep = self.endpoint.as_ref()?;
+        let status = if failed { "failed" } else { "pending" };
+        Some(ServerStatus {
+            name: &ep.name,
+            status,
+        })
+    }
 }

@@ -7,6 +7,37 @@ use super::*;
 use crate::stream_json::control::{Ask, ControlRequest, RequestId};
 
 impl Bridge {
+    /// `mcp_status`: the MCP server the bridge passes the agent, `pending`
+    /// until the session is up, then as `system`/`init` says.
+    fn mcp_status(&mut self, request_id: &stream_json::RequestId) {
+        let server = match self.phase {
+            Phase::Ready => self.mcp.status(self.offers_http_mcp()),
+            phase => self.mcp.status_before_session(phase == Phase::Failed),
+        };
+        let status = stream_json::McpStatus {
+            mcp_servers: server.into_iter().collect(),
+        };
+        // the status borrows the server's name: written before it is pushed
+        let answer = stream_json::control_success(request_id, status);
+        let line = line_written(|text| serde_json::to_writer(text, &answer));
+        self.push_typed_line(line, "control_response");
+    }
+
+    /// `get_context_usage`: the agent's last `usage_update`; an error naming
+    /// what is missing until the agent has sent one.
+    fn get_context_usage(&mut self, request_id: &stream_json::RequestId) {
+        let (Some(used), Some(size)) = (self.session.usage.used, self.session.usage.size) else {
+            return self.answer_panel(stream_json::control_error(
+                request_id,
+                "get_context_usage: the agent has sent no usage_update with used and size yet",
+                None,
+            ));
+        };
+        let model = self.model_name();
+        let usage = stream_json::ContextUsage::new(used, size, &model);
+        self.answer_panel(stream_json::control_success(request_id, usage));
+    }
+
     pub(super) fn panel_line(&mut self, line: &str, now: Duration) {
         if line.trim().is_empty() {
             return;
@@ -167,7 +198,12 @@ impl Bridge {
             Ask::EndSession => self.end_session(&request_id, now),
             Ask::McpStatus => self.mcp_status(&request_id),
             Ask::GetContextUsage => self.get_context_usage(&request_id),
-            Ask::GetUsage => self.get_usage(&request_id),
+            Ask::GetUsage => {
+                let cost = self.session.usage.cost.as_ref();
+                let report =
+                    stream_json::UsageReport::new(cost.and_then(|c| c.usd()).unwrap_or(0.0));
+                self.answer_panel(stream_json::control_success(&request_id, report));
+            }
             Ask::Unsupported(other) => {
                 self.diag(format!(
                     "unsupported panel control_request subtype {other:?}"
@@ -203,7 +239,10 @@ impl Bridge {
             // cancelled prompt returns, as the recorder does
             self.cancel_pending_permissions();
         }
-        self.answer_panel(stream_json::control_success(request_id, json!({})));
+        self.answer_panel(stream_json::control_success(
+            request_id,
+            stream_json::Done {},
+        ));
     }
 
     /// `end_session` (the SDK's host is closing): answered at once, the
@@ -238,7 +277,10 @@ impl Bridge {
         if PermissionMode::parse(mode) == self.session.permission_mode
             && self.session.state.mode_marks() == self.session.mode_when_set
         {
-            return self.answer_panel(stream_json::control_success(request_id, json!({})));
+            return self.answer_panel(stream_json::control_success(
+                request_id,
+                stream_json::Done {},
+            ));
         }
         let Some(change) = client::resolve_permission_mode(mode, &self.session.state) else {
             return self.answer_panel(stream_json::control_error(
@@ -260,7 +302,10 @@ impl Bridge {
     pub(super) fn set_model(&mut self, request_id: &RequestId, model: Option<&str>, now: Duration) {
         let models = client::available_models(&self.session.state);
         let Some(model) = model.filter(|m| !m.is_empty() && *m != "default") else {
-            return self.answer_panel(stream_json::control_success(request_id, json!({})));
+            return self.answer_panel(stream_json::control_success(
+                request_id,
+                stream_json::Done {},
+            ));
         };
         if models.is_empty() {
             return self.answer_panel(stream_json::control_error(
@@ -304,7 +349,10 @@ impl Bridge {
         let change = match client::resolve_thought_level(tokens, &self.session.state) {
             Ok(Some(change)) => change,
             Ok(None) => {
-                return self.answer_panel(stream_json::control_success(request_id, json!({})));
+                return self.answer_panel(stream_json::control_success(
+                    request_id,
+                    stream_json::Done {},
+                ));
             }
             Err(why) => {
                 let why = format!("set_max_thinking_tokens: {why}");
@@ -368,9 +416,11 @@ impl Bridge {
             }
             self.close_refused_unreported(&p.tool_use_id, why);
             if let Some(t) = self.turn.as_mut() {
-                t.permission_denials.push(json!({
-                    "tool_name": p.tool_name, "tool_use_id": p.tool_use_id, "tool_input": p.input
-                }));
+                t.permission_denials.push(stream_json::PermissionDenial {
+                    tool_name: p.tool_name,
+                    tool_use_id: p.tool_use_id,
+                    tool_input: p.input,
+                });
             }
         }
         if let Some(mode) = answer.set_mode.clone() {

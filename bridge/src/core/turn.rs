@@ -7,8 +7,6 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use serde_json::Value;
-
 use crate::acp::chunk_frame::ChunkKind;
 use crate::stream_json::{self, EmptyBlock, MessageEvent, Usage};
 
@@ -258,7 +256,7 @@ pub(crate) struct Turn {
     pub context_used: Option<u64>,
     pub cost_usd: Option<f64>,
     pub last_text: LastText,
-    pub permission_denials: Vec<Value>,
+    pub permission_denials: Vec<stream_json::PermissionDenial>,
     /// The session never started: the result is Claude Code's zeroed
     /// startup result (no turns), with its reason when one of Claude's
     /// fits (`Some(None)`: a start that failed for a cause Claude has no
@@ -392,7 +390,7 @@ impl Turn {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
 

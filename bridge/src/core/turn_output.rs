@@ -199,7 +199,7 @@ impl Bridge {
             let held = self.tool_calls.get(&id).is_some_and(|c| !c.is_announced());
             self.fold_message(if held { "tool_use" } else { "end_turn" });
             self.announce(&id);
-            self.close_call(&id, json!(crate::LET_GO_TEXT), true);
+            self.close_call(&id, crate::LET_GO_TEXT, true);
         }
     }
 
@@ -328,12 +328,12 @@ impl Bridge {
             return;
         }
         self.fold_message("end_turn");
-        self.close_call(call_id, json!(why), true);
+        self.close_call(call_id, &why, true);
     }
 
-    pub(super) fn close_call(&mut self, call_id: &str, content: Value, is_error: bool) {
+    pub(super) fn close_call(&mut self, call_id: &str, text: &str, is_error: bool) {
         self.close_fields(call_id);
-        self.emit_tool_result(call_id, &content, is_error);
+        self.emit_tool_result(call_id, &text, is_error);
     }
 
     /// Marks the call closed and takes its fields (see [`ToolCalls::close`]).
@@ -373,7 +373,7 @@ impl Bridge {
                     stop.as_deref().unwrap_or("error")
                 ),
             };
-            self.close_call(&id, json!(why), true);
+            self.close_call(&id, &why, true);
         }
         let Some(t) = self.turn.as_mut() else {
             return self.diag("session/prompt returned with no turn running".to_string());
@@ -438,7 +438,7 @@ impl Bridge {
         self.fold_message("end_turn");
         self.announce_held_back();
         for id in self.tool_calls.open_ids() {
-            self.close_call(&id, json!("Tool call ended without a result"), true);
+            self.close_call(&id, "Tool call ended without a result", true);
         }
         self.cancel_pending_permissions_silently();
         self.take_tool_lists();

@@ -179,6 +179,10 @@ pub fn control_success<B: Serialize>(
     }
 }
 
+/// The body of a success answer that says nothing more: `{}`.
+#[derive(Debug, Serialize)]
+pub struct Done {}
+
 /// An error answer to a panel `control_request`.
 pub fn control_error<'a>(
     request_id: &'a RequestId,

@@ -3,6 +3,9 @@ use serde_json::json;
 use super::value_form::*;
 use super::*;
 
+/// The tests write a `tool_result` of any JSON content.
+impl ResultContent for Value {}
+
 /// The typed delta line must be byte-identical to the `Value` line the
 /// core stamps (goldens pin the bytes).
 #[test]
@@ -187,9 +190,11 @@ fn result_line_has_the_bytes_of_the_value_form() {
             cache_read_input_tokens: 3,
             output_tokens: 7,
         },
-        permission_denials: vec![
-            json!({"tool_name": "Bash", "tool_use_id": "c1", "tool_input": {}}),
-        ],
+        permission_denials: vec![PermissionDenial {
+            tool_name: "Bash".into(),
+            tool_use_id: "c1".into(),
+            tool_input: json!({}),
+        }],
         errors: vec!["it \"failed\"".into()],
         startup_failure_reason: reason,
     };

@@ -63,7 +63,7 @@ pub(crate) fn result(r: TurnResult) -> Value {
         ("session_id", Value::Null),
         ("total_cost_usd", json!(r.total_cost_usd)),
         ("usage", json!(r.usage)),
-        ("permission_denials", Value::Array(r.permission_denials)),
+        ("permission_denials", json!(r.permission_denials)),
     ]);
     if r.subtype != "success" {
         line["errors"] = json!(r.errors);
