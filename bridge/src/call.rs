@@ -2,7 +2,8 @@
 //! `tool_result`: its frame read ([`frame`]), its fields merged across frames
 //! ([`fields`]), its identity and Claude tool name ([`identity`],
 //! [`server_tools`]), its input in Claude's shape ([`input`]), the permission
-//! the agent asks for it ([`permission`]), its result ([`result`]), and the
+//! the agent asks for it ([`permission`]), its result ([`result`]), its way
+//! through its stages ([`stages`]: held, announced, finished), and the
 //! session's table of calls ([`table`]).
 
 pub(crate) mod fields;
@@ -12,4 +13,5 @@ pub mod input;
 pub(crate) mod permission;
 pub mod result;
 pub mod server_tools;
+pub(crate) mod stages;
 pub(crate) mod table;

@@ -7,15 +7,8 @@ use crate::acp::json_field::take_string;
 use crate::acp::prompt_end::PromptEnd;
 use crate::acp::tool_call::CallStatus;
 use crate::call::fields::{CallFields, OwnFields};
-use crate::call::table::Asked;
+use crate::call::stages;
 use crate::core::turn::TextInLine;
-
-/// The result text of a failed call whose frames carry no text.
-const FAILED_WITHOUT_TEXT: &str = "The tool call failed; the agent gave no details.";
-
-/// The result text of a call that completed with no content and no
-/// rawOutput: an empty string would read as a tool that printed nothing.
-const COMPLETED_WITHOUT_OUTPUT: &str = "The tool call completed; the agent reported no output.";
 
 impl Bridge {
     /// Folds the streamed message (if any) into an `assistant` line. The
@@ -107,18 +100,7 @@ impl Bridge {
             return;
         };
         call.mark_announced();
-        let name = call.name(&servers).to_string();
-        // only a file tool's name depends on a path (the input is worked
-        // out for nothing else here)
-        let name = if matches!(name.as_str(), "Edit" | "Write") {
-            let has_path =
-                !crate::acp::json_field::field(call.input(&servers), "file_path").is_null();
-            crate::call::fields::pathless_file_tool_name(call.fields(), &name, has_path)
-                .map_or(name, str::to_string)
-        } else {
-            name
-        };
-        call.announced_name = Some(name);
+        call.announced_name = Some(stages::announced_name(call, &servers));
         self.next_msg += 1;
         call.message_id = Some(format!("msg_acp_{}", self.next_msg));
         let uuid = self.ids.next_uuid();
@@ -222,7 +204,7 @@ impl Bridge {
         let completed = call.status() == Some(&CallStatus::Completed);
         let finished = call.status().is_some_and(CallStatus::is_finished);
         if !call.is_announced() {
-            if holds_back(call, &servers, in_progress, finished, now) {
+            if stages::holds_back(call, &servers, in_progress, finished, now) {
                 return;
             }
             self.fold_message("tool_use");
@@ -242,63 +224,21 @@ impl Bridge {
         let Some(call) = self.tool_calls.get_mut(call_id) else {
             return;
         };
-        // a script write the agent made without asking (auto-approve), or
-        // whose target its permission request did not name: report it
-        let late = call.asked == Asked::GatePassed;
-        // a refused call wrote nothing, whatever status the agent gives it
-        let refused = call.gate_denial.is_some() || call.panel_denial.is_some();
-        let unasked_gated =
-            (self.spec.script_gate && completed && !refused && (!call.was_asked() || late))
-                .then(|| {
-                    crate::call::input::gated_target_in_call(
-                        call.name(servers),
-                        call.input(servers),
-                        call.fields(),
-                    )
-                })
-                .flatten();
-        let reaches_ours = completed
-            && (self.mcp.endpoint())
-                .is_some_and(|ep| call.mcp_server(servers) == Some(ep.name.as_str()));
-        call.drop_argument_texts();
-        if call.content_is_proposal() {
-            // a diff shown before the call ran is no result; its rawOutput is
-            call.clear_content();
-        }
-        // failed, or a result that says the tool failed (MCP isError, error shapes)
-        let is_error = tool_result::is_error_of((&call.fields().own).into());
-        if reaches_ours && !is_error {
+        let ours = self.mcp.endpoint().map(|ep| ep.name.as_str());
+        let finish = stages::finish(call, servers, completed, self.spec.script_gate, ours);
+        if finish.reached_ours && !finish.is_error {
             self.mcp.call_completed();
         }
-        // **every result says what happened**: a refused or failed call
-        // whose frames say nothing gets the refusal's text, or a failure
-        let stand_in = if is_error {
-            Some(
-                call.gate_denial
-                    .clone()
-                    .or_else(|| call.panel_denial.clone())
-                    .unwrap_or_else(|| FAILED_WITHOUT_TEXT.to_string()),
-            )
-        } else if call.name(servers) == "Write" {
-            // a write that completed saying nothing shows the file it wrote
-            tool_result::new_file_text(call.input(servers))
-        } else {
-            call.fields()
-                .own
-                .raw_output
-                .is_none()
-                .then(|| COMPLETED_WITHOUT_OUTPUT.to_string())
-        };
-        if let Some(target) = unasked_gated {
-            let note = if late {
-                script_gate::late_write_text(&target)
+        if let Some(write) = finish.unasked_write {
+            let note = if write.late {
+                script_gate::late_write_text(&write.target)
             } else {
                 let mode = &self.session.permission_mode;
                 let approves = matches!(
                     mode,
                     PermissionMode::AcceptEdits | PermissionMode::BypassPermissions
                 );
-                script_gate::unasked_write_text(&target, mode.as_str(), approves)
+                script_gate::unasked_write_text(&write.target, mode.as_str(), approves)
             };
             self.gate_note(call_id, note);
         }
@@ -310,9 +250,9 @@ impl Bridge {
                 .diagnostics
                 .push(format!("tool call {call_id}: {defect}"));
         }
-        match stand_in.filter(|_| content.is_blank()) {
-            Some(text) => self.emit_tool_result(call_id, &text, is_error),
-            None => self.emit_tool_result(call_id, &content, is_error),
+        match finish.stand_in.filter(|_| content.is_blank()) {
+            Some(text) => self.emit_tool_result(call_id, &text, finish.is_error),
+            None => self.emit_tool_result(call_id, &content, finish.is_error),
         }
     }
 
@@ -460,46 +400,4 @@ impl Bridge {
             self.permissions.clear();
         }
     }
-}
-
-/// Whether a call not yet announced is held back. Its `tool_use` waits
-/// until its name and input are known: an MCP call until a frame carries
-/// its arguments, a meta-tool call (`use_tool`) until the tool it calls is
-/// named, any other call until a frame brings its kind (or an MCP identity)
-/// and its rawInput, or a later frame says it runs; a running call that
-/// nothing names (no kind, no identity) for the permission request that may
-/// name it. **No call is hidden from the panel longer than
-/// [`UNNAMED_CALL_WAIT`](crate::call::table::UNNAMED_CALL_WAIT)** from the
-/// frame that first held it (an agent may never send the arguments; the
-/// panel must see, and be able to interrupt, a call that runs), and never
-/// past anything that must follow it.
-fn holds_back(
-    call: &mut crate::call::table::ToolCall,
-    servers: &RegisteredServers,
-    in_progress: bool,
-    finished: bool,
-    now: Duration,
-) -> bool {
-    if finished {
-        return false;
-    }
-    let runs = call.frames > 1 && in_progress;
-    let unnamed =
-        !identity::has_kind(call.fields()) && identity::meta_builtin_name(call.fields()).is_none();
-    let wants = if call.identity_pending(servers) {
-        true
-    } else if call.is_mcp(servers) {
-        call.awaits_arguments(servers)
-    } else {
-        ((unnamed || call.awaits_arguments(servers)) && !runs)
-            || (runs && unnamed && !call.was_asked())
-            || call.lacks_required_fields(servers)
-    };
-    if !wants {
-        return false;
-    }
-    let until = *call
-        .held_until
-        .get_or_insert(now + crate::call::table::UNNAMED_CALL_WAIT);
-    now < until
 }
