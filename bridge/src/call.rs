@@ -2,7 +2,8 @@
 //! `tool_result`: its frame read ([`frame`]), its fields merged across frames
 //! ([`fields`]), its identity and Claude tool name ([`identity`],
 //! [`server_tools`]), its input in Claude's shape ([`input`]), the permission
-//! the agent asks for it ([`permission`]), its result ([`result`]), its way
+//! the agent asks for it ([`permission`]) and the call a request is about
+//! ([`pairing`]), its result ([`result`]), its way
 //! through its stages ([`stages`]: held, announced, finished), and the
 //! session's table of calls ([`table`]).
 
@@ -10,6 +11,7 @@ pub(crate) mod fields;
 pub(crate) mod frame;
 pub mod identity;
 pub mod input;
+pub(crate) mod pairing;
 pub(crate) mod permission;
 pub mod result;
 pub mod server_tools;

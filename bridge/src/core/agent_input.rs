@@ -164,7 +164,11 @@ impl Bridge {
         // its content describes the request, not the tool's result; its
         // options may name the tool (Gemini before 0.36)
         let tc = &crate::call::identity::permission_request_fields(params);
-        let call_id = self.asked_call_id(tc);
+        let pairing = crate::call::pairing::asked_call(&mut self.tool_calls, tc);
+        if let Some(note) = pairing.note {
+            self.diag(note);
+        }
+        let call_id = pairing.call_id;
         // read once, with the call's other parts
         let options = tc.permission.options().to_vec();
         // calls held back before this request come before it
@@ -209,72 +213,6 @@ impl Bridge {
             tool_name: name,
             input,
         });
-    }
-
-    /// The call a permission request is about: its `toolCallId` when an
-    /// agent frame reported that call, else the pending call the request
-    /// matches by its own content, else a card of its own.
-    ///
-    /// **A reused request id never carries an earlier pairing**: some agents
-    /// ask every permission of a session under one synthetic id
-    /// (`confirmation-<session>`); each such request is paired anew, and one
-    /// that pairs with no open call is its own card (`<id>#2` once the id
-    /// has been asked under), so a later write is never asked, or gated, as
-    /// turn 1's call.
-    fn asked_call_id(&mut self, tc: &crate::call::identity::CallFields) -> String {
-        let call_id = (tc.own.other("toolCallId").and_then(Value::as_str))
-            .unwrap_or("")
-            .to_string();
-        if call_id.is_empty() {
-            return call_id;
-        }
-        // an alias is one request's pairing, never the next's
-        self.tool_calls.unalias(&call_id);
-        if self.tool_calls.get(&call_id).is_some_and(|c| c.reported) {
-            return call_id;
-        }
-        // asked under an id no agent frame reported: the one pending call of
-        // the MCP tool it names, else the pending call it matches
-        if let Some(paired) = self.one_unasked_call_of_the_same_tool(tc).or_else(|| {
-            crate::call::permission::paired_call(tc, self.tool_calls.unasked()).map(str::to_string)
-        }) {
-            self.diag(format!(
-                "permission request for unknown tool call {call_id:?} belongs to pending call {paired}"
-            ));
-            self.tool_calls.alias(&call_id, &paired);
-            return paired;
-        }
-        match self.tool_calls.get(&call_id) {
-            // a second request under an id a request used: a card of its own
-            Some(c) if c.was_asked() => {
-                let fresh = self.tool_calls.fresh_id(&call_id);
-                self.diag(format!(
-                    "permission request reuses tool call id {call_id:?}, which pairs with no open call: asked as {fresh}"
-                ));
-                fresh
-            }
-            _ => call_id,
-        }
-    }
-
-    /// The one call not yet asked about that invokes the MCP tool the
-    /// request names (server and tool, by the identity rule), if exactly one does.
-    fn one_unasked_call_of_the_same_tool(
-        &self,
-        request: &crate::call::identity::CallFields,
-    ) -> Option<String> {
-        use crate::call::identity::{CallFields, identity};
-        let servers = &self.tool_calls.servers;
-        let (server, tool, _) = identity(request, servers)?;
-        let mut same = self.tool_calls.unasked().filter(|(_, own)| {
-            let call = CallFields {
-                own: (*own).clone(),
-                ..CallFields::default()
-            };
-            identity(&call, servers).is_some_and(|(s, t, _)| s == server && t == tool)
-        });
-        let (first, _) = same.next()?;
-        same.next().is_none().then(|| first.to_string())
     }
 
     /// The asked call's name and input, the call merged with what the

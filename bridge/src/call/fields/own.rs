@@ -50,6 +50,10 @@ pub struct OwnFields {
     /// beside the agent's fields.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub terminal_output: Option<String>,
+    /// `toolCallId`, where the fields come with it (a permission request's
+    /// `toolCall`): the call's id, never merged into another call's fields.
+    #[serde(skip)]
+    pub tool_call_id: Option<String>,
     /// Every other key, in the order it came.
     #[serde(flatten, serialize_with = "pairs_as_map")]
     pub other: Vec<(String, Value)>,
@@ -103,6 +107,7 @@ impl OwnFields {
             locations: None,
             meta: None,
             terminal_output: None,
+            tool_call_id: None,
             other: Vec::new(),
         }
     }
@@ -129,6 +134,7 @@ impl OwnFields {
                     self.status = Some(CallStatus::read(&s));
                 }
             }
+            "toolCallId" => self.tool_call_id = text(value).or(self.tool_call_id.take()),
             "rawInput" => self.raw_input = Some(value),
             "rawOutput" => self.raw_output = Some(value),
             "_meta" => self.meta = Some(value),
@@ -180,9 +186,8 @@ impl OwnFields {
         self.meta.as_ref().unwrap_or(&NULL)
     }
 
-    /// A key no schema names (`toolCallId` where a permission request's
-    /// `toolCall` carries it).
-    pub fn other(&self, key: &str) -> Option<&Value> {
+    /// A key no schema names.
+    fn other(&self, key: &str) -> Option<&Value> {
         self.other.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
@@ -220,6 +225,7 @@ impl OwnFields {
             locations,
             meta,
             terminal_output: _,
+            tool_call_id: _,
             other,
         } = later;
         fn take<T>(slot: &mut Option<T>, later: Option<T>) {
@@ -241,7 +247,7 @@ impl OwnFields {
         }
         let other: Vec<(String, Value)> = other
             .into_iter()
-            .filter(|(k, _)| k != "sessionUpdate" && k != "toolCallId")
+            .filter(|(k, _)| k != "sessionUpdate")
             .collect();
         if other.len() <= LISTED_MERGE_MAX {
             for (key, value) in other {
