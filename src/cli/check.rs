@@ -151,7 +151,7 @@ fn print_table(out: &mut Out, cases: &[Case], orphans: &[PathBuf], quiet: bool) 
     out.println(&format!("\n{}", summary.line()));
     if summary.no_golden > 0 {
         out.println(
-            "bless missing goldens with `INSTA_UPDATE=always cargo test --test replay -- <agent>/<version>`",
+            "bless missing goldens with `INSTA_UPDATE=always cargo test --test it -- <agent>/<version>`",
         );
     }
 }

@@ -116,7 +116,6 @@ fn reject_option_id(version: &Version) -> String {
         .expect("a permission request with a reject_once option")
 }
 
-#[test]
 fn bisect_without_wrapped_raw_output_support_names_the_first_version_whose_mcp_result_left_content()
 {
     let (good, bad) = bisect_offline(
@@ -139,7 +138,6 @@ fn bisect_without_wrapped_raw_output_support_names_the_first_version_whose_mcp_r
     );
 }
 
-#[test]
 fn bisect_with_deny_by_legacy_id_names_the_first_version_whose_reject_option_changed_its_id() {
     let (good, bad) = bisect_offline(
         "permission-denied",
@@ -158,7 +156,6 @@ fn bisect_with_deny_by_legacy_id_names_the_first_version_whose_reject_option_cha
     );
 }
 
-#[test]
 fn with_every_handling_on_the_same_ranges_have_no_bad_version() {
     for (scenario, from) in [
         ("unity-call-allowed", "0.4.4"),
@@ -185,7 +182,6 @@ fn bisect_exit(path: &Path) -> Option<i32> {
         .code()
 }
 
-#[test]
 fn replay_bisect_exit_says_good_bad_or_untestable_for_git_bisect_run() {
     let good = root().join("recordings/codex-acp/2.6.0/unity-call-allowed.jsonl");
     assert_eq!(bisect_exit(&good), Some(0));
@@ -213,7 +209,6 @@ fn replay_bisect_exit_says_good_bad_or_untestable_for_git_bisect_run() {
     assert_eq!(bisect_exit(&truncated), Some(125));
 }
 
-#[test]
 fn a_recording_whose_known_limitation_holds_is_good_for_git_bisect_as_for_check() {
     // Gemini CLI 0.1.21 cannot reach an HTTP MCP server: exactly the listed
     // expectations fail, which `check` passes, so bisect must not blame the bridge.
@@ -231,7 +226,6 @@ fn a_recording_whose_known_limitation_holds_is_good_for_git_bisect_as_for_check(
 
 /// A recording that is corrupt in its envelope is a file `git bisect` must
 /// skip (125), never a regression of the bridge (1).
-#[test]
 fn replay_bisect_exit_skips_recordings_it_cannot_read_or_trust() {
     let good = root().join("recordings/codex-acp/2.6.0/unity-call-allowed.jsonl");
     let text = std::fs::read_to_string(&good).unwrap();
@@ -315,7 +309,6 @@ fn corpus_with(versions: &[(&str, &str)]) -> tempfile::TempDir {
     dir
 }
 
-#[test]
 fn the_bisect_command_skips_untestable_versions_and_says_when_they_hide_the_break() {
     let corpus = corpus_with(&[
         ("0.9.5", "missing"),
@@ -360,7 +353,6 @@ fn the_bisect_command_skips_untestable_versions_and_says_when_they_hide_the_brea
     );
 }
 
-#[test]
 fn the_bisect_command_refuses_an_unknown_compat_switch_and_says_when_nothing_is_bad() {
     let out = Command::new(env!("CARGO_BIN_EXE_acp-harness"))
         .args([
@@ -397,4 +389,9 @@ fn the_bisect_command_refuses_an_unknown_compat_switch_and_says_when_nothing_is_
         String::from_utf8_lossy(&out.stdout)
             .contains("no bad version: 1.0.0 (the newest testable) is good")
     );
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    trials!(bisect_codex: bisect_without_wrapped_raw_output_support_names_the_first_version_whose_mcp_result_left_content, bisect_with_deny_by_legacy_id_names_the_first_version_whose_reject_option_changed_its_id, with_every_handling_on_the_same_ranges_have_no_bad_version, replay_bisect_exit_says_good_bad_or_untestable_for_git_bisect_run, a_recording_whose_known_limitation_holds_is_good_for_git_bisect_as_for_check, replay_bisect_exit_skips_recordings_it_cannot_read_or_trust, the_bisect_command_skips_untestable_versions_and_says_when_they_hide_the_break, the_bisect_command_refuses_an_unknown_compat_switch_and_says_when_nothing_is_bad)
 }

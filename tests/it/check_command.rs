@@ -17,7 +17,6 @@ fn check(root: &Path) -> (Option<i32>, String) {
     )
 }
 
-#[test]
 fn check_fails_on_a_broken_profile_naming_file_and_line() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let good = std::fs::read_to_string(repo.join("profiles/grok.toml")).unwrap();
@@ -58,7 +57,6 @@ fn check_fails_on_a_broken_profile_naming_file_and_line() {
     }
 }
 
-#[test]
 fn check_passes_the_committed_profiles() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("recordings")).unwrap();
@@ -72,7 +70,6 @@ fn check_passes_the_committed_profiles() {
     assert_eq!(code, Some(0), "{out}");
 }
 
-#[test]
 fn check_output_is_the_same_for_any_number_of_workers() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let run = |jobs: &str| {
@@ -100,7 +97,6 @@ fn check_output_is_the_same_for_any_number_of_workers() {
 /// named, golden or not: its frames stop or stray where the run went wrong.
 /// One made from an older scenario file is counted in the summary, with
 /// the command that re-records it.
-#[test]
 fn check_judges_a_recording_by_how_its_run_ended_and_which_scenario_made_it() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let rel = "recordings/kimi-code/2.1.0/text-only.jsonl";
@@ -194,7 +190,6 @@ fn char_device(dir: &Path) -> Option<std::path::PathBuf> {
     (made == 0).then_some(path)
 }
 
-#[test]
 fn outputs_that_are_not_files_are_written_in_place_and_symlinks_keep_their_link() {
     use std::os::unix::fs::FileTypeExt;
     let dir = tempfile::tempdir().unwrap();
@@ -289,7 +284,6 @@ fn outputs_that_are_not_files_are_written_in_place_and_symlinks_keep_their_link(
     assert!(!report.join("index.html").exists());
 }
 
-#[test]
 fn a_recording_whose_header_names_a_path_is_an_error_and_reads_nothing_outside() {
     let dir = tempfile::tempdir().unwrap();
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -311,7 +305,6 @@ fn a_recording_whose_header_names_a_path_is_an_error_and_reads_nothing_outside()
 /// `check`, `replay`, `conformance` and `fake-agent` read a recording one
 /// line at a time: a bad line deep in it is still an error naming the file
 /// and the line, and never a panic.
-#[test]
 fn a_bad_line_in_a_recording_is_an_error_naming_file_and_line_in_every_command_that_reads_it() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let corpus = repo.join("tests/cmd/golden-diff.in");
@@ -440,7 +433,6 @@ fn check_bounded(root: &Path, more: &[&std::ffi::OsStr]) -> (Option<i32>, String
 /// report, and nothing hangs. A regular golden whose header never ends in a
 /// line is an error, read no further than its first 64 KiB.
 #[cfg(unix)]
-#[test]
 fn goldens_and_recordings_that_are_not_regular_files_are_refused_by_name() {
     use std::os::unix::fs::symlink;
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -528,7 +520,6 @@ fn goldens_and_recordings_that_are_not_regular_files_are_refused_by_name() {
 /// a blob missing or corrupt is a tool error (exit 2) in every command that
 /// reads it, naming the file, the line, the event and the hash, and never
 /// other bytes replayed.
-#[test]
 fn a_missing_or_corrupt_blob_is_a_tool_error_naming_recording_event_and_hash() {
     use acp_harness::corpus::recording::blobs;
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -613,4 +604,9 @@ fn synthetic_corpus_with(text: &[u8]) -> tempfile::TempDir {
     )
     .unwrap();
     dir
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    trials!(check_command: check_fails_on_a_broken_profile_naming_file_and_line, check_passes_the_committed_profiles, check_output_is_the_same_for_any_number_of_workers, check_judges_a_recording_by_how_its_run_ended_and_which_scenario_made_it, outputs_that_are_not_files_are_written_in_place_and_symlinks_keep_their_link, a_recording_whose_header_names_a_path_is_an_error_and_reads_nothing_outside, a_bad_line_in_a_recording_is_an_error_naming_file_and_line_in_every_command_that_reads_it, #[cfg(unix)] goldens_and_recordings_that_are_not_regular_files_are_refused_by_name, a_missing_or_corrupt_blob_is_a_tool_error_naming_recording_event_and_hash)
 }

@@ -7,9 +7,13 @@
 //! rewrites the expected files; read the diff before committing. README.md's
 //! `console` blocks (the first ten minutes) run the same way, so they stay true.
 
-#[test]
 fn cli_cases() {
     trycmd::TestCases::new()
         .case("tests/cmd/*.toml")
         .case("README.md");
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    trials!(cli: cli_cases)
 }

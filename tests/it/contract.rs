@@ -30,7 +30,6 @@ fn bridge_lines(rel: &str) -> Vec<String> {
     judge::replay_with(&rec, &sc).panel_lines
 }
 
-#[test]
 fn the_committed_contract_is_what_derive_makes_from_the_reference_recordings() {
     let recs = contract::reference_recordings(&root().join("recordings")).unwrap();
     let derived = Contract::derive(recs.iter().map(|(l, r)| (l.clone(), r)));
@@ -41,7 +40,6 @@ fn the_committed_contract_is_what_derive_makes_from_the_reference_recordings() {
     );
 }
 
-#[test]
 fn every_committed_acp_replay_meets_the_contract() {
     // judge() loads the same contract; it must be there for this to mean anything.
     assert!(!committed_contract().kinds.is_empty());
@@ -116,7 +114,6 @@ fn remove(v: &mut Value, pointer: &str) -> bool {
     }
 }
 
-#[test]
 fn removing_a_required_key_from_a_bridge_line_fails_the_check_naming_line_and_key() {
     let contract = committed_contract();
     for (rel, ty, pointer, expect) in REMOVALS {
@@ -152,7 +149,6 @@ fn removing_a_required_key_from_a_bridge_line_fails_the_check_naming_line_and_ke
     }
 }
 
-#[test]
 fn a_replay_with_a_broken_line_is_judged_contract_broken() {
     // The hook in the replayer: Case::statuses says so and the report names the line.
     let contract = committed_contract();
@@ -177,7 +173,6 @@ fn a_replay_with_a_broken_line_is_judged_contract_broken() {
     );
 }
 
-#[test]
 fn judge_only_tables_are_not_part_of_the_scenario_sha256() {
     // Editing an expectation or a justification changes no recorded frame,
     // so it must not make the scenario's recordings stale.
@@ -206,7 +201,6 @@ fn judge_only_tables_are_not_part_of_the_scenario_sha256() {
     assert!(full.changed_since(&changed.sha256));
 }
 
-#[test]
 fn a_recording_hashed_with_its_expectations_is_still_made_from_the_scenario() {
     // Recordings made while the hash still covered `[[expect]]` hold the
     // hash of the file without its `[claude_comparison]` table alone.
@@ -224,7 +218,6 @@ fn a_recording_hashed_with_its_expectations_is_still_made_from_the_scenario() {
     assert!(scenario.changed_since(&"0".repeat(64)));
 }
 
-#[test]
 fn a_justification_without_a_reason_is_an_error_naming_the_file_and_entry() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.toml");
@@ -276,7 +269,6 @@ fn a_justification_without_a_reason_is_an_error_naming_the_file_and_entry() {
 /// None left: the interrupted and API-error `result`s now match Claude Code.
 const KNOWN_UNJUSTIFIED: &[(&str, &str)] = &[];
 
-#[test]
 fn the_bridge_differs_from_claude_code_only_where_justified_or_listed_in_the_contract_page() {
     let rows = contract::compare::newest_versions(
         acp_harness::cli::contract::rows(&Corpus::at(root())).unwrap(),
@@ -305,7 +297,6 @@ fn the_bridge_differs_from_claude_code_only_where_justified_or_listed_in_the_con
     );
 }
 
-#[test]
 fn the_round_trip_through_the_claude_code_adapter_differs_from_claude_only_where_justified() {
     let outcome = acp_harness::cli::contract::roundtrip_outcome(&Corpus::at(root())).unwrap();
     assert!(
@@ -320,7 +311,6 @@ fn the_round_trip_through_the_claude_code_adapter_differs_from_claude_only_where
     );
 }
 
-#[test]
 fn a_round_trip_justification_that_covers_no_difference_or_names_a_missing_frame_fails() {
     let dir = tempfile::tempdir().unwrap();
     let src = root();
@@ -368,7 +358,6 @@ fn a_round_trip_justification_that_covers_no_difference_or_names_a_missing_frame
 
 /// docs/contract.md shows the comparison table `acp-harness contract compare`
 /// prints for the committed corpus, so the page cannot go stale unnoticed.
-#[test]
 fn the_contract_page_shows_the_current_comparison_table() {
     let rows = contract::compare::newest_versions(
         acp_harness::cli::contract::rows(&Corpus::at(root())).unwrap(),
@@ -386,4 +375,9 @@ fn the_contract_page_shows_the_current_comparison_table() {
         page[start..end] == want,
         "docs/contract.md's table is stale: replace it with the output of `acp-harness contract compare`"
     );
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    trials!(contract: the_committed_contract_is_what_derive_makes_from_the_reference_recordings, every_committed_acp_replay_meets_the_contract, removing_a_required_key_from_a_bridge_line_fails_the_check_naming_line_and_key, a_replay_with_a_broken_line_is_judged_contract_broken, judge_only_tables_are_not_part_of_the_scenario_sha256, a_recording_hashed_with_its_expectations_is_still_made_from_the_scenario, a_justification_without_a_reason_is_an_error_naming_the_file_and_entry, the_bridge_differs_from_claude_code_only_where_justified_or_listed_in_the_contract_page, the_round_trip_through_the_claude_code_adapter_differs_from_claude_only_where_justified, a_round_trip_justification_that_covers_no_difference_or_names_a_missing_frame_fails, the_contract_page_shows_the_current_comparison_table)
 }

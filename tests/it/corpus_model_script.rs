@@ -30,7 +30,6 @@ fn recordings(root: &Path) -> Vec<PathBuf> {
     out
 }
 
-#[test]
 fn every_recorded_model_request_is_a_scripted_turn_or_a_declared_side_request_and_ok_runs_asked_for_every_needed_reply()
  {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -149,4 +148,9 @@ fn every_recorded_model_request_is_a_scripted_turn_or_a_declared_side_request_an
         requests > 100 && sides > 5,
         "{requests} turns, {sides} side requests"
     );
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    trials!(corpus_model_script: every_recorded_model_request_is_a_scripted_turn_or_a_declared_side_request_and_ok_runs_asked_for_every_needed_reply)
 }

@@ -135,7 +135,6 @@ fn other_spellings(line: &str) -> Vec<String> {
         .collect()
 }
 
-#[test]
 fn machine_path_detection_finds_traces_and_spares_prompt_literals() {
     let cases: &[(&str, &[&str])] = &[
         (
@@ -195,7 +194,6 @@ fn machine_path_detection_finds_traces_and_spares_prompt_literals() {
     }
 }
 
-#[test]
 fn no_recording_carries_a_machine_path_outside_the_placeholders() {
     let mut problems = Vec::new();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -222,7 +220,6 @@ fn no_recording_carries_a_machine_path_outside_the_placeholders() {
     );
 }
 
-#[test]
 fn no_golden_carries_a_hostname_or_another_spelling_of_a_machine_path() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let files = goldens();
@@ -248,4 +245,9 @@ fn no_golden_carries_a_hostname_or_another_spelling_of_a_machine_path() {
         problems.len(),
         problems.join("\n")
     );
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    trials!(corpus_traces: machine_path_detection_finds_traces_and_spares_prompt_literals, no_recording_carries_a_machine_path_outside_the_placeholders, no_golden_carries_a_hostname_or_another_spelling_of_a_machine_path)
 }

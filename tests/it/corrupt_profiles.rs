@@ -95,7 +95,6 @@ fn root_with(profile: &str) -> tempfile::TempDir {
     dir
 }
 
-#[test]
 fn a_corrupt_profile_is_exit_2_naming_file_line_and_field_for_every_command_that_reads_it() {
     let good = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles/codex-acp.toml"),
@@ -133,4 +132,9 @@ fn a_corrupt_profile_is_exit_2_naming_file_line_and_field_for_every_command_that
             );
         }
     }
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    trials!(corrupt_profiles: a_corrupt_profile_is_exit_2_naming_file_line_and_field_for_every_command_that_reads_it)
 }

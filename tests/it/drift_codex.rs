@@ -24,7 +24,6 @@ fn drift(args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-#[test]
 fn the_reject_option_id_change_is_reported_with_an_example_from_each_side() {
     let report = drift(&[
         "recordings/codex-acp/1.6.2",
@@ -52,7 +51,6 @@ fn the_reject_option_id_change_is_reported_with_an_example_from_each_side() {
     );
 }
 
-#[test]
 fn the_wrapped_raw_output_is_reported_as_a_changed_tool_call_shape() {
     let report = drift(&[
         "--agent",
@@ -78,7 +76,6 @@ fn the_wrapped_raw_output_is_reported_as_a_changed_tool_call_shape() {
     );
 }
 
-#[test]
 fn a_version_compared_with_itself_shows_no_drift() {
     let report = drift(&[
         "recordings/codex-acp/2.6.0",
@@ -93,7 +90,6 @@ fn a_version_compared_with_itself_shows_no_drift() {
     assert!(report.contains("### unity-call-allowed: same"), "{report}");
 }
 
-#[test]
 fn the_committed_example_report_is_what_the_tool_writes() {
     let committed =
         std::fs::read_to_string(root().join("docs/drift-codex-acp-0.4.4-to-2.6.0.md")).unwrap();
@@ -125,7 +121,6 @@ fn the_committed_example_report_is_what_the_tool_writes() {
     );
 }
 
-#[test]
 fn bad_arguments_are_refused_with_a_message() {
     let out = Command::new(env!("CARGO_BIN_EXE_acp-harness"))
         .args(["drift", "recordings/codex-acp/2.6.0"])
@@ -149,4 +144,9 @@ fn bad_arguments_are_refused_with_a_message() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    trials!(drift_codex: the_reject_option_id_change_is_reported_with_an_example_from_each_side, the_wrapped_raw_output_is_reported_as_a_changed_tool_call_shape, a_version_compared_with_itself_shows_no_drift, the_committed_example_report_is_what_the_tool_writes, bad_arguments_are_refused_with_a_message)
 }

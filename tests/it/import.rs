@@ -280,7 +280,6 @@ fn panel_kinds(values: impl Iterator<Item = Value>) -> Vec<String> {
         .collect()
 }
 
-#[test]
 fn a_tapped_session_with_a_tool_a_permission_and_an_interrupt_imports_and_replays_green() {
     let dir = tempfile::tempdir().unwrap();
     let tap = tap_a_session(dir.path());
@@ -430,7 +429,6 @@ fn a_tapped_session_with_a_tool_a_permission_and_an_interrupt_imports_and_replay
     assert!(shown.contains("golden diff"), "{shown}");
 }
 
-#[test]
 fn a_tap_that_is_cut_off_malformed_secret_or_misnamed_is_refused_and_nothing_is_written() {
     let dir = tempfile::tempdir().unwrap();
     let tap = tap_a_session(dir.path());
@@ -567,7 +565,6 @@ fn a_tap_that_is_cut_off_malformed_secret_or_misnamed_is_refused_and_nothing_is_
     }
 }
 
-#[test]
 fn a_tapped_denial_replays_green_and_a_broken_deny_rule_fails_it_with_a_golden_diff() {
     let dir = tempfile::tempdir().unwrap();
     let tap = tap(
@@ -635,7 +632,6 @@ fn a_tapped_denial_replays_green_and_a_broken_deny_rule_fails_it_with_a_golden_d
 /// recorder's sandbox) says where it came from and replays green; with the
 /// bridge's rule that reads codex-acp's wrapped `rawOutput` switched off,
 /// the panel is shown another tool result: a golden diff.
-#[test]
 fn the_live_tapped_session_replays_green_and_a_broken_tool_result_rule_fails_it_with_a_golden_diff()
 {
     let path = repo().join("recordings/codex-acp/2.6.0/tap-live-unity-call.jsonl");
@@ -707,7 +703,6 @@ fn edit_raw(line: &mut Value, edit: impl FnOnce(&mut Value)) {
 /// `--permission-mode`, `--resume`), instructions in the panel's
 /// `initialize` (worked into the two as the bridge works them) and a model
 /// change.
-#[test]
 fn a_tapped_image_edited_input_launch_flags_and_model_change_become_the_scenarios() {
     use acp_harness::corpus::scenario::{LaunchSettings, Scenario, Step, panel_driver};
     let dir = tempfile::tempdir().unwrap();
@@ -884,7 +879,6 @@ fn a_tapped_image_edited_input_launch_flags_and_model_change_become_the_scenario
 /// --append-system-prompt ...`) replays green because its scenario carries
 /// them; without them the replayed bridge asks the real agent's recording
 /// something else: a divergence.
-#[test]
 fn the_live_tapped_launch_flags_replay_green_and_without_them_the_replay_diverges() {
     let name = "tap-live-launch-flags";
     let recording = format!("recordings/codex-acp/2.6.0/{name}.jsonl");
@@ -940,7 +934,6 @@ fn the_live_tapped_launch_flags_replay_green_and_without_them_the_replay_diverge
 /// package), and with `--agent` alone where it does not (Grok sends no
 /// `agentInfo`: its version comes from `_meta.agentVersion`); the import
 /// replays without a divergence.
-#[test]
 fn every_corpus_agents_tap_imports_under_its_profile_and_replays_without_divergence() {
     let prompt = "Reply with the single word: hello";
     let mut tried = Vec::new();
@@ -1010,7 +1003,6 @@ fn every_corpus_agents_tap_imports_under_its_profile_and_replays_without_diverge
 /// into the imported scenario's `[launch]`, and the import replays without
 /// a divergence (registering unity-ops instead changes the agent's
 /// `session/new`).
-#[test]
 fn a_tapped_panels_own_mcp_server_or_none_is_what_the_replay_registers() {
     let recording = "recordings/codex-acp/2.6.0/text-only.jsonl";
     let cases = [
@@ -1047,4 +1039,9 @@ fn a_tapped_panels_own_mcp_server_or_none_is_what_the_replay_registers() {
         assert_eq!(case.errors, Vec::<String>::new(), "{what}");
         assert_eq!(case.divergences, 0, "{what}: {}", case.transcript);
     }
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    trials!(import: a_tapped_session_with_a_tool_a_permission_and_an_interrupt_imports_and_replays_green, a_tap_that_is_cut_off_malformed_secret_or_misnamed_is_refused_and_nothing_is_written, a_tapped_denial_replays_green_and_a_broken_deny_rule_fails_it_with_a_golden_diff, the_live_tapped_session_replays_green_and_a_broken_tool_result_rule_fails_it_with_a_golden_diff, a_tapped_image_edited_input_launch_flags_and_model_change_become_the_scenarios, the_live_tapped_launch_flags_replay_green_and_without_them_the_replay_diverges, every_corpus_agents_tap_imports_under_its_profile_and_replays_without_divergence, a_tapped_panels_own_mcp_server_or_none_is_what_the_replay_registers)
 }

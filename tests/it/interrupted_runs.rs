@@ -238,7 +238,6 @@ fn assert_recording_safe(path: &Path, previous: Option<&[u8]>, ended: &Ended, wh
     committed
 }
 
-#[test]
 fn record_killed_at_any_point_leaves_the_committed_recording_whole() {
     let mut rng = Rng::seeded();
     let dir = served_root();
@@ -367,7 +366,6 @@ fn partial_holds(dir: &Path, text: &str) -> bool {
     })
 }
 
-#[test]
 fn record_signalled_at_any_moment_before_its_commit_leaves_the_committed_bytes() {
     let mut rng = Rng::seeded();
     let (dir, stopping) = slow_stop_root();
@@ -448,7 +446,6 @@ fn record_signalled_at_any_moment_before_its_commit_leaves_the_committed_bytes()
     }
 }
 
-#[test]
 fn update_killed_at_any_point_commits_only_whole_recordings_and_resumes() {
     let mut rng = Rng::seeded();
     let dir = served_root();
@@ -545,7 +542,6 @@ fn run_whole(args: &[&str], stderr: &Path) -> Duration {
     started.elapsed()
 }
 
-#[test]
 fn drift_and_report_files_killed_at_any_point_are_the_previous_or_the_whole_file() {
     let mut rng = Rng::seeded();
     let dir = tempfile::Builder::new()
@@ -646,4 +642,9 @@ fn drift_and_report_files_killed_at_any_point_are_the_previous_or_the_whole_file
             }
         }
     }
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    trials!(interrupted_runs: record_killed_at_any_point_leaves_the_committed_recording_whole, record_signalled_at_any_moment_before_its_commit_leaves_the_committed_bytes, update_killed_at_any_point_commits_only_whole_recordings_and_resumes, drift_and_report_files_killed_at_any_point_are_the_previous_or_the_whole_file)
 }

@@ -74,7 +74,6 @@ fn bless(corpus: &Corpus, path: &Path, transcript: &str) {
     .unwrap();
 }
 
-#[test]
 fn a_changed_line_of_a_small_golden_is_named_with_the_lines_around_it() {
     let dir = tempfile::tempdir().unwrap();
     let (corpus, path) = long_answer(dir.path(), 3);
@@ -107,7 +106,6 @@ fn a_changed_line_of_a_small_golden_is_named_with_the_lines_around_it() {
     assert!(why.contains("tail of this replay's transcript:"), "{why}");
 }
 
-#[test]
 fn a_long_recording_is_judged_through_a_file_and_its_difference_explained_from_a_window() {
     let dir = tempfile::tempdir().unwrap();
     // about 14 MB of transcript: past what is kept in memory and what is diffed whole
@@ -147,4 +145,9 @@ fn a_long_recording_is_judged_through_a_file_and_its_difference_explained_from_a
     let Verdict::Untestable(_) = case.verdict() else {
         panic!("a synthetic recording is no evidence")
     };
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    trials!(judge_streams: a_changed_line_of_a_small_golden_is_named_with_the_lines_around_it, a_long_recording_is_judged_through_a_file_and_its_difference_explained_from_a_window)
 }

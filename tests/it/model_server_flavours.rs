@@ -222,7 +222,6 @@ async fn post(server: &Running, path: &str, body: &Value) -> (u16, String) {
     (resp.status().as_u16(), resp.text().await.unwrap())
 }
 
-#[tokio::test]
 async fn every_flavour_answers_the_script_in_its_own_shape() {
     for case in cases() {
         let name = format!("{:?}", case.flavour);
@@ -274,7 +273,6 @@ async fn every_flavour_answers_the_script_in_its_own_shape() {
     }
 }
 
-#[tokio::test]
 async fn auxiliary_endpoints_answer_without_touching_the_script() {
     // (flavour, method, path, body, a fragment the answer must contain)
     let cases: Vec<(Flavour, &str, &str, Value, &str)> = vec![
@@ -321,7 +319,6 @@ async fn auxiliary_endpoints_answer_without_touching_the_script() {
     }
 }
 
-#[tokio::test]
 async fn gemini_api_keys_in_the_query_are_redacted() {
     let mut server = start(Flavour::Gemini).await;
     let mut events = server.take_events().unwrap();
@@ -351,7 +348,6 @@ async fn gemini_api_keys_in_the_query_are_redacted() {
 /// JSON response; without the declaration the request, which carries the
 /// turn's conversation but offers no tools, is off the script, never served
 /// the turn's reply.
-#[tokio::test]
 async fn gemini_router_checks_are_answered_from_the_profiles_side_request() {
     use acp_harness::capture::model_server::{AgentTools, ModelExchange, SideRequests};
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles/gemini-cli.toml");
@@ -393,7 +389,6 @@ async fn gemini_router_checks_are_answered_from_the_profiles_side_request() {
 /// Grok's model reaches MCP tools through `use_tool`: with the profile's
 /// `mcp_call` role a unity-ops call is wrapped in it; a scenario that asks
 /// for direct calls (`mcp_calls = "direct"`) gets the qualified name.
-#[tokio::test]
 async fn a_unity_call_goes_through_the_profiles_meta_tool_unless_the_scenario_calls_directly() {
     use acp_harness::capture::model_server::AgentTools;
     let tools: AgentTools = toml::from_str::<toml::Value>(
@@ -446,7 +441,6 @@ async fn a_unity_call_goes_through_the_profiles_meta_tool_unless_the_scenario_ca
 
 /// Every profile's model section is one the model server speaks (the
 /// recorder hands it over as is).
-#[test]
 fn every_shipped_profile_names_a_flavour_and_tool_naming_the_model_server_speaks() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles");
     let mut seen = 0;
@@ -653,7 +647,6 @@ enum Want {
 /// framing text and after an image result; trailing reminders do not hide it; a request about
 /// a finished turn or past the script is off script unless the profile
 /// declares it.
-#[tokio::test]
 async fn every_flavour_finds_the_prompt_wherever_the_request_carries_it() {
     use acp_harness::capture::model_server::{AgentTools, ModelExchange, SideRequests};
     const P1: &str = "Ping the Unity editor.";
@@ -843,7 +836,6 @@ const REMINDER: &str = "<system-reminder>\nThe tool list changed.\n</system-remi
 /// its own sends its turn with an empty tool list, and every flavour serves
 /// it the turn's reply; the same request with no tool list at all (a
 /// router check, a title request) stays off the script.
-#[tokio::test]
 async fn a_turn_with_an_empty_tool_list_is_served_the_turn_and_one_with_none_is_off_script() {
     for case in cases() {
         let name = format!("{:?}", case.flavour);
@@ -869,7 +861,6 @@ async fn a_turn_with_an_empty_tool_list_is_served_the_turn_and_one_with_none_is_
 /// A profile's `[model] mcp_call_arguments` ride along in every scripted
 /// unity-ops call (an agent whose tool schema requires a field of its own),
 /// beside the scenario's arguments and never over them.
-#[tokio::test]
 async fn scripted_mcp_calls_carry_the_profiles_extra_arguments() {
     for case in cases() {
         let name = format!("{:?}", case.flavour);
@@ -897,4 +888,11 @@ async fn scripted_mcp_calls_carry_the_profiles_extra_arguments() {
         );
         server.shutdown().await;
     }
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    let mut trials = trials!(model_server_flavours: every_shipped_profile_names_a_flavour_and_tool_naming_the_model_server_speaks);
+    trials.extend(async_trials!(model_server_flavours: every_flavour_answers_the_script_in_its_own_shape, auxiliary_endpoints_answer_without_touching_the_script, gemini_api_keys_in_the_query_are_redacted, gemini_router_checks_are_answered_from_the_profiles_side_request, a_unity_call_goes_through_the_profiles_meta_tool_unless_the_scenario_calls_directly, every_flavour_finds_the_prompt_wherever_the_request_carries_it, a_turn_with_an_empty_tool_list_is_served_the_turn_and_one_with_none_is_off_script, scripted_mcp_calls_carry_the_profiles_extra_arguments));
+    trials
 }

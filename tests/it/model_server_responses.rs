@@ -89,7 +89,6 @@ fn types(events: &[Value]) -> Vec<&str> {
     events.iter().map(|e| e["type"].as_str().unwrap()).collect()
 }
 
-#[tokio::test]
 async fn serves_only_loopback_on_an_ephemeral_port() {
     let server = start(ToolNaming::default()).await;
     assert!(
@@ -101,7 +100,6 @@ async fn serves_only_loopback_on_an_ephemeral_port() {
     server.shutdown().await;
 }
 
-#[tokio::test]
 async fn first_request_of_a_turn_gets_thinking_text_and_a_namespaced_call() {
     let server = start(ToolNaming::default()).await;
     let (status, ctype, body) = post(
@@ -163,7 +161,6 @@ async fn first_request_of_a_turn_gets_thinking_text_and_a_namespaced_call() {
     server.shutdown().await;
 }
 
-#[tokio::test]
 async fn a_flat_offer_gets_a_flat_call_name() {
     let server = start(ToolNaming::default()).await;
     let (_, _, body) = post(
@@ -182,7 +179,6 @@ async fn a_flat_offer_gets_a_flat_call_name() {
     server.shutdown().await;
 }
 
-#[tokio::test]
 async fn replies_are_chosen_by_tool_outputs_since_the_prompt() {
     let server = start(ToolNaming::default()).await;
     let call = json!({"type": "function_call", "name": "uap_slow", "namespace": "mcp__unity_ops", "arguments": "{}", "call_id": "call_1"});
@@ -228,7 +224,6 @@ async fn replies_are_chosen_by_tool_outputs_since_the_prompt() {
     server.shutdown().await;
 }
 
-#[tokio::test]
 async fn a_scripted_error_is_an_http_error_with_an_openai_body() {
     let server = start(ToolNaming::default()).await;
     let (status, ctype, body) = post(
@@ -244,7 +239,6 @@ async fn a_scripted_error_is_an_http_error_with_an_openai_body() {
     server.shutdown().await;
 }
 
-#[tokio::test]
 async fn every_exchange_is_published_with_secrets_redacted_and_unknown_paths_get_404() {
     let mut server = start(ToolNaming::default()).await;
     let mut events = server.take_events().unwrap();
@@ -302,7 +296,6 @@ async fn every_exchange_is_published_with_secrets_redacted_and_unknown_paths_get
     assert!(body.starts_with("event: response.created\n"));
 }
 
-#[tokio::test]
 async fn a_request_that_is_not_json_gets_400_and_the_server_keeps_serving() {
     let server = start(ToolNaming::default()).await;
     let resp = reqwest::Client::new()
@@ -322,7 +315,6 @@ async fn a_request_that_is_not_json_gets_400_and_the_server_keeps_serving() {
     server.shutdown().await;
 }
 
-#[tokio::test]
 async fn a_paced_reply_streams_its_events_apart_and_is_published_whole() {
     let text = scenario_text().replace(
         "  text = \"The editor answered pong.\"",
@@ -368,7 +360,6 @@ async fn a_paced_reply_streams_its_events_apart_and_is_published_whole() {
     );
 }
 
-#[tokio::test]
 async fn an_oversized_body_is_refused_with_413_and_still_recorded() {
     let mut server = start(ToolNaming::default()).await;
     let mut events = server.take_events().unwrap();
@@ -394,4 +385,9 @@ async fn an_oversized_body_is_refused_with_413_and_still_recorded() {
         });
     }
     assert_eq!(kinds, vec!["request", "note", "response"]);
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    async_trials!(model_server_responses: serves_only_loopback_on_an_ephemeral_port, first_request_of_a_turn_gets_thinking_text_and_a_namespaced_call, a_flat_offer_gets_a_flat_call_name, replies_are_chosen_by_tool_outputs_since_the_prompt, a_scripted_error_is_an_http_error_with_an_openai_body, every_exchange_is_published_with_secrets_redacted_and_unknown_paths_get_404, a_request_that_is_not_json_gets_400_and_the_server_keeps_serving, a_paced_reply_streams_its_events_apart_and_is_published_whole, an_oversized_body_is_refused_with_413_and_still_recorded)
 }

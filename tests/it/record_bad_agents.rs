@@ -187,7 +187,6 @@ fn run_record_with(root: &Path, out: &Path, agent: &str, extra: &[&str]) -> (Opt
     )
 }
 
-#[test]
 fn misbehaving_agents_end_with_a_trailer_and_a_failing_exit() {
     let mut failures = Vec::new();
     for case in cases() {
@@ -296,7 +295,6 @@ fn run_check(root: &Path, out: &Path, agent: &str) -> (Option<i32>, String) {
     run_record_with(root, out, agent, &["--check"])
 }
 
-#[test]
 fn re_recording_matches_after_normalising_random_session_ids_and_a_changed_answer_does_not() {
     let dir = tempfile::tempdir().unwrap();
     let same = double_case("steady", "hello");
@@ -333,7 +331,6 @@ fn re_recording_matches_after_normalising_random_session_ids_and_a_changed_answe
     assert!(stderr.contains("goodbye"), "{stderr}");
 }
 
-#[test]
 fn record_mode_once_never_overwrites_new_keeps_and_all_reports_what_changed() {
     let dir = tempfile::tempdir().unwrap();
     let steady = double_case("steady", "hello");
@@ -400,7 +397,6 @@ fn run_update(
     (code, read(&out_path), read(&err_path))
 }
 
-#[test]
 fn update_records_what_is_missing_and_sets_aside_what_could_not_be_recorded() {
     let dir = tempfile::tempdir().unwrap();
     let steady = double_case("steady", "hello");
@@ -488,7 +484,6 @@ fn update_records_what_is_missing_and_sets_aside_what_could_not_be_recorded() {
     );
 }
 
-#[test]
 fn an_agent_reporting_another_version_than_asked_writes_nothing_and_names_both() {
     let dir = tempfile::tempdir().unwrap();
     let steady = double_case("steady", "hello");
@@ -538,4 +533,9 @@ fn an_agent_reporting_another_version_than_asked_writes_nothing_and_names_both()
     let mapped = out.join(agent).join("1.0.1/text-only.jsonl");
     assert_eq!(corpus(), vec![committed.clone(), mapped]);
     assert!(std::fs::read(&committed).unwrap() == first);
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    trials!(record_bad_agents: misbehaving_agents_end_with_a_trailer_and_a_failing_exit, re_recording_matches_after_normalising_random_session_ids_and_a_changed_answer_does_not, record_mode_once_never_overwrites_new_keeps_and_all_reports_what_changed, update_records_what_is_missing_and_sets_aside_what_could_not_be_recorded, an_agent_reporting_another_version_than_asked_writes_nothing_and_names_both)
 }

@@ -123,7 +123,6 @@ const INIT_RESULT: &str = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion"
 /// is in its command line), then plays one turn.
 /// After `record` returns, nothing of it runs, its network namespace is
 /// gone, and the trailer names the daemon's command line.
-#[test]
 fn a_detached_daemon_an_agent_starts_does_not_outlive_record() {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("acp-harness-test-daemon");
@@ -176,7 +175,6 @@ esac; done"#
 /// A PyPI recipe asking for a Python this machine does not have fails
 /// before anything is fetched, naming the range and each interpreter it
 /// tried (this machine's are asked, none is faked).
-#[test]
 fn install_names_the_python_range_and_the_interpreters_it_tried() {
     let dir = tempfile::tempdir().unwrap();
     let id = "test-python-range";
@@ -221,7 +219,6 @@ rl.on('line', (line) => {
 /// cache, pins it, puts it first on the agent's PATH (the agent says which
 /// Node runs it) and names it in the header; a second install reuses the
 /// pin and the cached Node; a range nothing published matches fails first.
-#[test]
 fn a_node_runtime_is_installed_pinned_first_on_path_and_in_the_header() {
     if !live_registry("a_node_runtime_is_installed_pinned_first_on_path_and_in_the_header") {
         return;
@@ -288,7 +285,6 @@ fn a_node_runtime_is_installed_pinned_first_on_path_and_in_the_header() {
 /// package's own requirement (`pydantic>=2.7` becomes `==2.11.7`) in an
 /// environment of its own (`<name>@<version>+<digest>`), and a program the
 /// package does not ship is named with the console scripts it does ship.
-#[test]
 fn pypi_overrides_side_packages_and_a_missing_console_script() {
     if !live_registry("pypi_overrides_side_packages_and_a_missing_console_script") {
         return;
@@ -362,7 +358,6 @@ fn fake_python(path: &Path, version: &str, pip: bool) {
 /// the row's error (exit 2). The interpreters are fakes; nothing leaves
 /// the machine.
 #[cfg(unix)]
-#[test]
 fn outdated_asks_pypi_with_the_python_of_the_profiles_runtime() {
     // (the profile's [runtime] python, exit code, a part of stdout or stderr)
     let cases = [
@@ -402,4 +397,9 @@ fn outdated_asks_pypi_with_the_python_of_the_profiles_runtime() {
             "{python:?}: {stdout}{stderr}"
         );
     }
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    trials!(record_runtime: a_detached_daemon_an_agent_starts_does_not_outlive_record, install_names_the_python_range_and_the_interpreters_it_tried, a_node_runtime_is_installed_pinned_first_on_path_and_in_the_header, pypi_overrides_side_packages_and_a_missing_console_script, #[cfg(unix)] outdated_asks_pypi_with_the_python_of_the_profiles_runtime)
 }

@@ -135,7 +135,6 @@ fn record(root: &Path, out: &Path, agent: &str, scenario: &str) -> (Option<i32>,
     (code, stderr, started.elapsed())
 }
 
-#[test]
 fn permission_steps_never_wait_for_the_turn_end_when_the_agent_asks_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("root");
@@ -207,7 +206,6 @@ while read -r line; do
 done
 "#;
 
-#[test]
 fn workspace_fixtures_of_profile_and_scenario_exist_before_the_agent_starts() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("root");
@@ -245,4 +243,9 @@ text = "Are the fixtures there?"
         rec.contains(r#"\"text\":\"present\""#),
         "the double did not find its fixtures:\n{rec}"
     );
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    trials!(record_scenario_doubles: permission_steps_never_wait_for_the_turn_end_when_the_agent_asks_nothing, workspace_fixtures_of_profile_and_scenario_exist_before_the_agent_starts)
 }

@@ -54,7 +54,6 @@ text = "Where are you?"
   text = "x"
 "#;
 
-#[test]
 fn a_run_under_a_temp_dir_with_spaces_and_non_ascii_leaves_no_spelling_of_its_paths() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("root");
@@ -136,4 +135,9 @@ fn a_run_under_a_temp_dir_with_spaces_and_non_ascii_leaves_no_spelling_of_its_pa
     ] {
         assert!(text.contains(kept), "no {kept:?} in:\n{text}");
     }
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    trials!(record_scrubbing: a_run_under_a_temp_dir_with_spaces_and_non_ascii_leaves_no_spelling_of_its_paths)
 }

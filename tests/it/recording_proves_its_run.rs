@@ -71,7 +71,6 @@ fn placed(body: &Value, side: &SideRequests) -> String {
     }
 }
 
-#[test]
 fn a_framed_prompt_is_the_turn_and_a_request_without_tools_is_never_the_turn() {
     let none = SideRequests::default();
     let title: SideRequests = vec![
@@ -181,7 +180,6 @@ text = "Run the shell command."
   text = "done"
 "#;
 
-#[test]
 fn a_run_that_leaves_its_script_unplayed_ends_incomplete_and_record_exits_1_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let root = root_with_one_turn(dir.path());
@@ -246,7 +244,6 @@ fn a_run_that_leaves_its_script_unplayed_ends_incomplete_and_record_exits_1_nami
     }
 }
 
-#[test]
 fn a_profiles_session_setup_is_sent_kept_in_the_header_and_replayed_alike() {
     let dir = tempfile::tempdir().unwrap();
     let root = root_with_one_turn(dir.path());
@@ -319,7 +316,6 @@ while read -r line; do
 done
 "#;
 
-#[test]
 fn a_v2_offer_is_negotiated_like_a_real_client_and_filed_beside_v1() {
     let dir = tempfile::tempdir().unwrap();
     let root = root_with_one_turn(dir.path());
@@ -366,4 +362,9 @@ fn a_v2_offer_is_negotiated_like_a_real_client_and_filed_beside_v1() {
         let new = sent.iter().find(|f| f["method"] == "session/new").unwrap();
         assert_eq!(new["params"]["mcpServers"][0]["name"], "unity-ops", "{id}");
     }
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    trials!(recording_proves_its_run: a_framed_prompt_is_the_turn_and_a_request_without_tools_is_never_the_turn, a_run_that_leaves_its_script_unplayed_ends_incomplete_and_record_exits_1_naming_it, a_profiles_session_setup_is_sent_kept_in_the_header_and_replayed_alike, a_v2_offer_is_negotiated_like_a_real_client_and_filed_beside_v1)
 }

@@ -82,7 +82,6 @@ fn run_chromium(browser: &Path, page: &Path, args: &[&str], work: &Path) -> (Str
     (stdout, stderr)
 }
 
-#[test]
 fn the_report_loads_in_chromium_without_console_errors_and_shows_one_cell_per_recording() {
     let Some(browser) = chromium() else {
         let msg = "chromium not found (apt-get install chromium, or set ACP_HARNESS_CHROMIUM): \
@@ -173,4 +172,9 @@ fn the_report_loads_in_chromium_without_console_errors_and_shows_one_cell_per_re
     if std::env::var_os("ACP_HARNESS_UPDATE_SCREENSHOT").is_some() {
         std::fs::copy(&shot, root.join("docs/report.png")).unwrap();
     }
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    trials!(report_browser: the_report_loads_in_chromium_without_console_errors_and_shows_one_cell_per_recording)
 }

@@ -7,7 +7,6 @@ use std::path::Path;
 
 use acp_harness::judging::revision_equivalence::{TABLE, compare, judge, load, pairs};
 
-#[test]
 fn the_panel_sees_the_same_session_under_either_revision_or_the_table_says_why() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let pairs = pairs(&root.join("recordings"));
@@ -40,4 +39,9 @@ fn the_panel_sees_the_same_session_under_either_revision_or_the_table_says_why()
         "listed in {TABLE} but shown by no pair (remove them):\n  {}",
         verdict.stale.join("\n  ")
     );
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    trials!(revision_equivalence: the_panel_sees_the_same_session_under_either_revision_or_the_table_says_why)
 }

@@ -11,7 +11,6 @@ fn scenarios_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios")
 }
 
-#[test]
 fn every_committed_scenario_loads_and_is_named_after_its_file() {
     let all = scenario::load_all(scenarios_dir()).expect("committed scenarios load");
     let names: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
@@ -42,7 +41,6 @@ fn every_committed_scenario_loads_and_is_named_after_its_file() {
     }
 }
 
-#[test]
 fn unity_call_allowed_parses_into_the_documented_types() {
     let s = scenario::find(scenarios_dir(), "unity-call-allowed").unwrap();
     assert_eq!(s.tools, vec!["uap_ping".to_owned()]);
@@ -69,7 +67,6 @@ fn unity_call_allowed_parses_into_the_documented_types() {
     assert!(e.line > 1);
 }
 
-#[test]
 fn steer_and_interrupt_points_parse() {
     let s = scenario::find(scenarios_dir(), "steering").unwrap();
     assert!(matches!(
@@ -88,7 +85,6 @@ fn steer_and_interrupt_points_parse() {
     ));
 }
 
-#[test]
 fn find_names_the_available_scenarios_when_the_name_is_unknown() {
     let err = scenario::find(scenarios_dir(), "no-such-scenario").unwrap_err();
     let msg = err.to_string();
@@ -392,7 +388,6 @@ const BAD: &[(&str, &str, usize, &str, &str)] = &[
     ),
 ];
 
-#[test]
 fn bad_scenarios_are_rejected_naming_file_line_and_field() {
     let dir = tempfile::tempdir().unwrap();
     let mut failures = Vec::new();
@@ -424,7 +419,6 @@ fn bad_scenarios_are_rejected_naming_file_line_and_field() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-#[test]
 fn a_minimal_good_scenario_loads_with_defaults() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.toml");
@@ -449,7 +443,6 @@ fn a_minimal_good_scenario_loads_with_defaults() {
     assert_eq!(s.expect[0].line, 10);
 }
 
-#[test]
 fn an_imported_scenario_has_prompts_without_model_replies_that_may_repeat() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.toml");
@@ -473,7 +466,6 @@ fn an_imported_scenario_has_prompts_without_model_replies_that_may_repeat() {
 
 /// What a tapped panel did that only a replayed panel can do again: its
 /// launch flags, the appended instructions, an edited input, a model change.
-#[test]
 fn an_imported_scenario_carries_the_tapped_launch_an_edited_input_and_a_model_change() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.toml");
@@ -516,7 +508,6 @@ fn an_imported_scenario_carries_the_tapped_launch_an_edited_input_and_a_model_ch
 
 /// The README's examples, joined in order, form one valid scenario that
 /// uses every step kind: the documentation cannot drift from the loader.
-#[test]
 fn readme_examples_parse_and_cover_every_step_kind() {
     let readme = std::fs::read_to_string(scenarios_dir().join("README.md")).unwrap();
     let mut toml = String::new();
@@ -548,4 +539,9 @@ fn readme_examples_parse_and_cover_every_step_kind() {
         );
     }
     assert!(!s.expect.is_empty(), "README has an [[expect]] example");
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    trials!(scenario_load: every_committed_scenario_loads_and_is_named_after_its_file, unity_call_allowed_parses_into_the_documented_types, steer_and_interrupt_points_parse, find_names_the_available_scenarios_when_the_name_is_unknown, bad_scenarios_are_rejected_naming_file_line_and_field, a_minimal_good_scenario_loads_with_defaults, an_imported_scenario_has_prompts_without_model_replies_that_may_repeat, an_imported_scenario_carries_the_tapped_launch_an_edited_input_and_a_model_change, readme_examples_parse_and_cover_every_step_kind)
 }

@@ -16,7 +16,6 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-#[test]
 fn every_vendored_subtype_and_message_type_has_a_row_and_every_row_an_entry() {
     let m = Matrix::load(root()).unwrap();
     let surfaces = matrix::vendored_surfaces(root()).unwrap();
@@ -29,7 +28,6 @@ fn every_vendored_subtype_and_message_type_has_a_row_and_every_row_an_entry() {
     );
 }
 
-#[test]
 fn the_surface_page_is_what_contract_surface_generates() {
     let m = Matrix::load(root()).unwrap();
     let surfaces = matrix::vendored_surfaces(root()).unwrap();
@@ -45,7 +43,6 @@ fn the_surface_page_is_what_contract_surface_generates() {
 /// Each control request an SDK sends, alone to a fresh bridge: an
 /// `unsupported` row is answered `unsupported_request` naming the subtype,
 /// any other row is not.
-#[test]
 fn the_bridge_answers_each_sdk_request_as_its_row_says() {
     let m = Matrix::load(root()).unwrap();
     let mut wrong = Vec::new();
@@ -85,7 +82,6 @@ fn the_bridge_answers_each_sdk_request_as_its_row_says() {
 }
 
 /// CI installs exactly the pinned SDK versions the surfaces are of.
-#[test]
 fn ci_installs_the_pinned_sdk_versions_and_the_surfaces_are_theirs() {
     let cat = Catalogue::load(root()).unwrap();
     let ci = std::fs::read_to_string(root().join(".ci/sdk-e2e")).unwrap();
@@ -159,7 +155,6 @@ fn emitted_kinds() -> std::collections::BTreeMap<String, String> {
 
 /// A message row that says the bridge never sends its message fails when
 /// the bridge does: over every replay's golden and every core case.
-#[test]
 fn no_message_the_matrix_says_is_never_sent_is_emitted_by_the_bridge() {
     let m = Matrix::load(root()).unwrap();
     let seen = emitted_kinds();
@@ -178,4 +173,9 @@ fn no_message_the_matrix_says_is_never_sent_is_emitted_by_the_bridge() {
         })
         .collect();
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    trials!(sdk_surface: every_vendored_subtype_and_message_type_has_a_row_and_every_row_an_entry, the_surface_page_is_what_contract_surface_generates, the_bridge_answers_each_sdk_request_as_its_row_says, ci_installs_the_pinned_sdk_versions_and_the_surfaces_are_theirs, no_message_the_matrix_says_is_never_sent_is_emitted_by_the_bridge)
 }

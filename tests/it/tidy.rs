@@ -31,7 +31,6 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-#[test]
 fn no_non_test_source_file_is_over_800_lines() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
@@ -116,7 +115,6 @@ fn test_only_files(files: &[PathBuf]) -> Vec<PathBuf> {
     test_only
 }
 
-#[test]
 fn the_bridge_names_value_in_no_more_non_test_lines_than_its_bound() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
@@ -146,14 +144,12 @@ fn the_bridge_names_value_in_no_more_non_test_lines_than_its_bound() {
     );
 }
 
-#[test]
 fn the_value_count_skips_test_modules_and_counts_whole_words() {
     let source = "use serde_json::Value;\nfn f(v: &Value) {}\nstruct ValueLike;\n\
         #[cfg(test)]\nmod helpers;\nlet x: Value;\n#[cfg(test)]\nmod tests {\n    use Value;\n}\n";
     assert_eq!(lines_naming_value(source), 3);
 }
 
-#[test]
 fn architecture_md_stays_a_map_of_at_most_450_lines() {
     page_of_at_most("ARCHITECTURE.md", ARCHITECTURE_MAX_LINES);
 }
@@ -171,7 +167,6 @@ fn page_of_at_most(page: &str, max: usize) -> String {
     text
 }
 
-#[test]
 fn every_doc_architecture_md_links_exists() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
@@ -192,7 +187,6 @@ fn every_doc_architecture_md_links_exists() {
 /// file extension or a trailing `/`, `::item` aside) is one of the
 /// repository's: the whole path, or the end of one (a code-map bullet names
 /// a module's files relative to it).
-#[test]
 fn every_path_architecture_md_names_exists() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
@@ -448,7 +442,6 @@ fn find_cycle(edges: &Edges) -> Option<Vec<Vec<String>>> {
         .find_map(|n| visit(n, edges, &mut state, &mut Vec::new()))
 }
 
-#[test]
 fn modules_import_only_their_own_layer_or_below_and_never_in_a_cycle() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let architecture = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
@@ -501,7 +494,6 @@ fn modules_import_only_their_own_layer_or_below_and_never_in_a_cycle() {
 
 /// The test above must see what it judges: a planted cycle and an upward
 /// import are found.
-#[test]
 fn the_layer_check_finds_an_upward_import_and_a_cycle() {
     let me = vec!["corpus".to_string(), "profile".to_string()];
     let found = imports(
@@ -523,7 +515,6 @@ fn the_layer_check_finds_an_upward_import_and_a_cycle() {
 
 /// README.md is the front door (what it is, the two commands, the first ten
 /// minutes, where to go next); the manual is the book in docs/.
-#[test]
 fn readme_stays_a_front_door_of_at_most_150_lines() {
     let readme = page_of_at_most("README.md", 150);
     for command in [
@@ -541,7 +532,6 @@ fn readme_stays_a_front_door_of_at_most_150_lines() {
 /// lists exists, so mdBook builds the whole manual and no page is orphaned.
 /// Drift reports (`drift-*.md`, written by `update` and `drift --out`) may
 /// be listed or not: a new one must not fail the suite.
-#[test]
 fn the_docs_book_lists_every_page_once() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let summary = std::fs::read_to_string(root.join("docs/SUMMARY.md")).unwrap();
@@ -611,7 +601,6 @@ fn resolved_features(
     features
 }
 
-#[test]
 fn the_bridge_alone_builds_shared_dependencies_with_the_workspaces_features() {
     // what `workspace-hack` is for: `cargo test -p acp-bridge` after a
     // workspace build rebuilds nothing below the bridge
@@ -632,7 +621,6 @@ fn the_bridge_alone_builds_shared_dependencies_with_the_workspaces_features() {
 /// No committed recording names the machine it was recorded on by its
 /// kernel release: the recorder writes `<kernel-release>`, and
 /// `acp-harness record --migrate` mends files an older recorder wrote.
-#[test]
 fn no_recording_holds_a_recording_machines_kernel_release() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings");
     let mut found = Vec::new();
@@ -658,7 +646,6 @@ fn no_recording_holds_a_recording_machines_kernel_release() {
 /// one inline, every blob a recording references is in the store, and the
 /// store holds nothing no recording references (`acp-harness record --migrate`
 /// mends all three from a recording an older recorder wrote).
-#[test]
 fn large_payloads_are_stored_once_and_every_blob_is_referenced() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("recordings");
     let audit = acp_harness::capture::migrate::audit(&root).unwrap();
@@ -682,7 +669,6 @@ fn large_payloads_are_stored_once_and_every_blob_is_referenced() {
 /// Byte-faithful: every recording that stores payloads reads back frame for
 /// frame (sha256 of each raw) as its inline form does, and storing that
 /// inline form again gives the committed file byte for byte.
-#[test]
 fn every_recording_with_blobs_reads_back_the_frames_of_its_inline_form() {
     use acp_harness::capture::migrate::{to_inline, to_stored};
     use acp_harness::corpus::recording::{self, blobs};
@@ -719,4 +705,9 @@ fn every_recording_with_blobs_reads_back_the_frames_of_its_inline_form() {
         );
     }
     assert!(with_blobs > 0, "no recording stores a payload");
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    trials!(tidy: no_non_test_source_file_is_over_800_lines, the_bridge_names_value_in_no_more_non_test_lines_than_its_bound, the_value_count_skips_test_modules_and_counts_whole_words, architecture_md_stays_a_map_of_at_most_450_lines, every_doc_architecture_md_links_exists, every_path_architecture_md_names_exists, modules_import_only_their_own_layer_or_below_and_never_in_a_cycle, the_layer_check_finds_an_upward_import_and_a_cycle, readme_stays_a_front_door_of_at_most_150_lines, the_docs_book_lists_every_page_once, the_bridge_alone_builds_shared_dependencies_with_the_workspaces_features, no_recording_holds_a_recording_machines_kernel_release, large_payloads_are_stored_once_and_every_blob_is_referenced, every_recording_with_blobs_reads_back_the_frames_of_its_inline_form)
 }

@@ -234,7 +234,6 @@ fn run_one(from_panel: bool, line: &str) {
 /// An agent that opens calls with large contents and never finishes them:
 /// past the budget the oldest are let go, each with its one error result,
 /// while the newest keep running and get theirs at the turn's end.
-#[test]
 fn running_calls_past_the_memory_budget_are_let_go_oldest_first() {
     let what = "calls of 9 MiB each";
     let mut tally = Tally::default();
@@ -272,7 +271,6 @@ fn running_calls_past_the_memory_budget_are_let_go_oldest_first() {
 /// An agent that asks permission without end while the panel answers none:
 /// 64 requests wait for the panel, every later one is answered cancelled at
 /// once (its id echoed), and the turn still ends with one result.
-#[test]
 fn permission_requests_past_the_pending_cap_are_answered_cancelled() {
     let what = "70 permission requests";
     let mut tally = Tally::default();
@@ -306,7 +304,6 @@ fn permission_requests_past_the_pending_cap_are_answered_cancelled() {
     assert_eq!(tally.results, 1, "{what}");
 }
 
-#[test]
 fn damaged_lines_never_panic_and_every_turn_gets_one_result() {
     let corpus = corpus();
     assert!(corpus.len() > 50, "corpus too small: {}", corpus.len());
@@ -444,7 +441,6 @@ fn run_sequence(name: &str, inputs: &[Input], damaged: usize, line: &str) {
     tally.assert_one_result_per_tool_use(&what);
 }
 
-#[test]
 fn damaged_lines_inside_whole_cases_keep_the_invariants() {
     let cases = case_inputs();
     assert!(cases.len() > 50, "too few cases: {}", cases.len());
@@ -475,4 +471,9 @@ fn damaged_lines_inside_whole_cases_keep_the_invariants() {
         runs += 1;
     }
     eprintln!("{runs} damaged case runs");
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    trials!(core_robustness: running_calls_past_the_memory_budget_are_let_go_oldest_first, permission_requests_past_the_pending_cap_are_answered_cancelled, damaged_lines_never_panic_and_every_turn_gets_one_result, damaged_lines_inside_whole_cases_keep_the_invariants)
 }

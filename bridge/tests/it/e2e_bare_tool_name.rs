@@ -14,7 +14,6 @@ fn is(v: &Value, ty: &str) -> bool {
     v["type"] == ty
 }
 
-#[test]
 fn a_call_named_only_by_a_tool_the_registered_server_lists_is_that_servers_tool() {
     let runtime = tokio::runtime::Runtime::new().expect("a runtime for stub-mcp");
     let server = runtime
@@ -86,4 +85,9 @@ fn a_call_named_only_by_a_tool_the_registered_server_lists_is_that_servers_tool(
     support::assert_peer_kept_to_script(&bridge.stderr());
     runtime.block_on(server.shutdown());
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    trials!(e2e_bare_tool_name: a_call_named_only_by_a_tool_the_registered_server_lists_is_that_servers_tool)
 }

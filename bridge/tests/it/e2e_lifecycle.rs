@@ -72,7 +72,6 @@ const END_CASES: &[EndCase] = &[
     },
 ];
 
-#[test]
 fn agent_is_always_ended_and_no_process_is_left() {
     for case in END_CASES {
         let dir = scratch(case.name);
@@ -128,7 +127,6 @@ fn agent_is_always_ended_and_no_process_is_left() {
     }
 }
 
-#[test]
 fn agent_that_cannot_start_is_a_clear_nonzero_exit() {
     let cases: &[(&[&str], &str)] = &[
         (
@@ -161,7 +159,6 @@ fn agent_that_cannot_start_is_a_clear_nonzero_exit() {
     }
 }
 
-#[test]
 fn version_probe_prints_a_version_and_exits_zero() {
     for flag in ["--version", "-v"] {
         let out = std::process::Command::new(support::bridge())
@@ -192,7 +189,6 @@ fn version_probe_prints_a_version_and_exits_zero() {
     }
 }
 
-#[test]
 fn failed_authentication_ends_agent_and_bridge_with_an_error() {
     let dir = scratch("auth-fails");
     let (mut bridge, pids) =
@@ -218,7 +214,6 @@ fn failed_authentication_ends_agent_and_bridge_with_an_error() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
 fn agent_command_can_come_from_the_environment() {
     let dir = scratch("agent-env");
     let pid_file = dir.join("pids");
@@ -238,7 +233,6 @@ fn agent_command_can_come_from_the_environment() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
 fn panel_that_stops_reading_stdout_ends_the_session() {
     use std::io::{Read, Write};
     use std::process::{Command, Stdio};
@@ -307,7 +301,6 @@ fn must_die_with_the_bridge(pids: &[i32]) -> &[i32] {
     if cfg!(windows) { pids } else { &pids[..1] }
 }
 
-#[test]
 fn agent_dies_with_a_bridge_that_is_killed_outright() {
     // SIGKILL (TerminateProcess) gives the bridge no chance to clean up: the
     // agent (which here ignores stdin EOF and SIGTERM) must still not outlive it.
@@ -349,7 +342,6 @@ enum TreeEnd {
 /// stdin EOF and CTRL_BREAK. However the session ends, the peer and its
 /// helper (cmd.exe's child and grandchild) are gone: the Job Object holds them.
 #[cfg(windows)]
-#[test]
 fn a_cmd_shim_agent_is_ended_with_its_whole_tree() {
     for end in [TreeEnd::CloseStdin, TreeEnd::KillBridge, TreeEnd::CtrlBreak] {
         let name = format!("cmd-shim-{end:?}");
@@ -422,4 +414,9 @@ fn a_cmd_shim_agent_is_ended_with_its_whole_tree() {
         }
         let _ = std::fs::remove_dir_all(&dir);
     }
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    trials!(e2e_lifecycle: agent_is_always_ended_and_no_process_is_left, agent_that_cannot_start_is_a_clear_nonzero_exit, version_probe_prints_a_version_and_exits_zero, failed_authentication_ends_agent_and_bridge_with_an_error, agent_command_can_come_from_the_environment, panel_that_stops_reading_stdout_ends_the_session, agent_dies_with_a_bridge_that_is_killed_outright, #[cfg(windows)] a_cmd_shim_agent_is_ended_with_its_whole_tree)
 }

@@ -113,7 +113,6 @@ fn peer_frames(script_name: &str) -> (Vec<Value>, Vec<String>) {
     (sends, expects)
 }
 
-#[test]
 fn a_tap_holds_every_line_of_both_legs_in_order() {
     for ask in [Ask::Flag, Ask::EnvDirectory] {
         let dir = scratch(&format!("tap-order-{ask:?}"));
@@ -345,7 +344,6 @@ const STREAMED_KEY: &str = "key sk-ant-api03-Streamed0123456789abcdefXYZ end";
 /// bridge's environment (which the agent inherits).
 const ENV_SECRET: &str = "zq9 planted env value";
 
-#[test]
 fn a_tap_keeps_no_user_path_token_or_planted_secret() {
     let dir = scratch("tap-scrub");
     let home = dir.join("Zoë's home (ü) 家");
@@ -625,7 +623,6 @@ enum KillAt {
     Permission,
 }
 
-#[test]
 fn sigkill_mid_session_leaves_no_file_at_the_tap_path() {
     for at in [KillAt::Start, KillAt::Permission] {
         let dir = scratch(&format!("tap-kill-{at:?}"));
@@ -667,7 +664,6 @@ fn sigkill_mid_session_leaves_no_file_at_the_tap_path() {
     }
 }
 
-#[test]
 fn lines_over_the_cap_are_recorded_as_skipped_with_their_length() {
     let dir = scratch("tap-over-cap");
     let script_path = dir.join("over_cap.json");
@@ -760,7 +756,6 @@ fn short_tapped_session(dir: &Path, tap_args: &[&str], env: &[(&str, &str)]) -> 
 
 /// A tap that cannot be opened (its directory is a file; `~/` with no
 /// home) never stops the session: it runs untapped and says why.
-#[test]
 fn a_tap_that_cannot_be_opened_leaves_the_session_running_untapped() {
     let dir = scratch("tap-cannot-open");
     std::fs::write(dir.join("a-file"), "not a directory\n").unwrap();
@@ -798,7 +793,6 @@ fn a_tap_that_cannot_be_opened_leaves_the_session_running_untapped() {
 /// A tap is its user's alone: the file is 0600 and a directory made for
 /// taps 0700, and no temp file is left beside it.
 #[cfg(unix)]
-#[test]
 fn a_tap_and_the_directory_made_for_it_are_readable_by_their_user_only() {
     use std::os::unix::fs::PermissionsExt;
     let dir = scratch("tap-private");
@@ -819,7 +813,6 @@ fn a_tap_and_the_directory_made_for_it_are_readable_by_their_user_only() {
 /// On Windows a tap path ending in `\\` names a directory, as `/` does
 /// everywhere: `setx ACP_BRIDGE_TAP "%USERPROFILE%\\acp-taps\\"`.
 #[cfg(windows)]
-#[test]
 fn a_tap_path_ending_in_a_backslash_is_a_new_directory_on_windows() {
     let dir = scratch("tap-backslash");
     let taps = dir.join("taps");
@@ -838,7 +831,6 @@ fn a_tap_path_ending_in_a_backslash_is_a_new_directory_on_windows() {
 /// nobody reads leaves the session untapped instead of waiting; a symlink
 /// keeps its link and its target gets the tap.
 #[cfg(unix)]
-#[test]
 fn a_tap_onto_a_fifo_or_a_symlink_is_written_through_never_replaced() {
     use std::io::Read;
     use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
@@ -935,7 +927,6 @@ fn fifo_has_reader(fifo: &Path) -> bool {
 /// written whole with its trailer; nothing is left running. (The turn is
 /// not cancelled at EOF itself: an SDK's one-shot query closes stdin right
 /// after its prompt and waits for the answer.)
-#[test]
 fn a_panel_gone_mid_turn_ends_a_hung_agent_within_the_drain_bound_and_the_tap_is_whole() {
     let dir = scratch("tap-hung-turn");
     let tap_path = dir.join("hung.jsonl");
@@ -969,4 +960,9 @@ fn a_panel_gone_mid_turn_ends_a_hung_agent_within_the_drain_bound_and_the_tap_is
     assert_eq!(tap.trailer["type"], "trailer", "{}", tap.text);
     assert!(tap.text.contains("thinking forever"), "{}", tap.text);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    trials!(e2e_tap: a_tap_holds_every_line_of_both_legs_in_order, a_tap_keeps_no_user_path_token_or_planted_secret, sigkill_mid_session_leaves_no_file_at_the_tap_path, lines_over_the_cap_are_recorded_as_skipped_with_their_length, a_tap_that_cannot_be_opened_leaves_the_session_running_untapped, #[cfg(unix)] a_tap_and_the_directory_made_for_it_are_readable_by_their_user_only, #[cfg(windows)] a_tap_path_ending_in_a_backslash_is_a_new_directory_on_windows, #[cfg(unix)] a_tap_onto_a_fifo_or_a_symlink_is_written_through_never_replaced, a_panel_gone_mid_turn_ends_a_hung_agent_within_the_drain_bound_and_the_tap_is_whole)
 }

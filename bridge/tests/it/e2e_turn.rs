@@ -11,7 +11,6 @@ fn is(v: &Value, ty: &str) -> bool {
     v["type"] == ty
 }
 
-#[test]
 fn turn_with_a_tool_call_and_permission_round_trip_completes_over_pipes() {
     let dir = scratch("turn");
     let log = dir.join("bridge.log");
@@ -128,7 +127,6 @@ fn turn_with_a_tool_call_and_permission_round_trip_completes_over_pipes() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
 fn panel_closing_stdin_mid_turn_still_gets_the_result() {
     // Like `claude -p`: the SDK may close stdin right after the prompt; the
     // running turn (here: waiting on a permission) must still finish.
@@ -162,7 +160,6 @@ fn panel_closing_stdin_mid_turn_still_gets_the_result() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
 fn eight_mib_image_result_crosses_the_pipes_as_an_image_block() {
     let dir = scratch("large-image");
     let (mut bridge, peer_pids) = Bridge::start_with_peer(&dir, "large_image_result.json", &[]);
@@ -211,7 +208,6 @@ fn eight_mib_image_result_crosses_the_pipes_as_an_image_block() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
 fn print_mode_prompt_runs_one_turn_without_reading_stdin() {
     // `acp-bridge -p "<prompt>"`, as `claude -p` is run by older SDKs and by
     // people in a shell. Our stdin stays open and unread: the turn and the
@@ -250,7 +246,6 @@ fn print_mode_prompt_runs_one_turn_without_reading_stdin() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
 fn unread_stderr_does_not_stall_a_chatty_session() {
     // ~2 MB of agent stderr into a stderr pipe nobody reads (64 KiB buffer).
     let dir = scratch("unread-stderr");
@@ -270,7 +265,6 @@ fn unread_stderr_does_not_stall_a_chatty_session() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
 fn interrupt_during_a_permission_prompt_cancels_and_ends_the_turn_once() {
     let dir = scratch("interrupt");
     let (mut bridge, peer_pids) =
@@ -305,7 +299,6 @@ fn interrupt_during_a_permission_prompt_cancels_and_ends_the_turn_once() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
 fn a_panel_line_over_the_cap_is_skipped_and_reported_and_the_next_prompt_runs() {
     let dir = scratch("panel-over-cap");
     let (mut bridge, peer_pids) =
@@ -334,4 +327,9 @@ fn a_panel_line_over_the_cap_is_skipped_and_reported_and_the_next_prompt_runs() 
     assert!(stderr.contains(&skipped), "{stderr}");
     assert_peer_kept_to_script(&stderr);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    trials!(e2e_turn: turn_with_a_tool_call_and_permission_round_trip_completes_over_pipes, panel_closing_stdin_mid_turn_still_gets_the_result, eight_mib_image_result_crosses_the_pipes_as_an_image_block, print_mode_prompt_runs_one_turn_without_reading_stdin, unread_stderr_does_not_stall_a_chatty_session, interrupt_during_a_permission_prompt_cancels_and_ends_the_turn_once, a_panel_line_over_the_cap_is_skipped_and_reported_and_the_next_prompt_runs)
 }

@@ -35,7 +35,6 @@ fn tool_uses(lines: &[Value]) -> HashMap<String, (String, Value)> {
     out
 }
 
-#[test]
 fn an_unseen_dialect_gets_mcp_names_real_arguments_one_name_per_call_and_no_empty_blocks() {
     let dir = scratch("unknown-dialect");
     let (mut bridge, peer_pids) =
@@ -140,4 +139,9 @@ fn an_unseen_dialect_gets_mcp_names_real_arguments_one_name_per_call_and_no_empt
     assert_eq!(result["usage"]["output_tokens"], 20, "{result}");
     bridge.assert_one_result();
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    trials!(e2e_unknown_dialect: an_unseen_dialect_gets_mcp_names_real_arguments_one_name_per_call_and_no_empty_blocks)
 }

@@ -32,7 +32,6 @@ fn change_of(want: &Value) -> Option<ModeChange> {
     panic!("unknown expectation {want}");
 }
 
-#[test]
 fn claude_modes_map_onto_whatever_the_agent_offers() {
     let path =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/permission_mode/cases.json");
@@ -59,7 +58,6 @@ fn claude_modes_map_onto_whatever_the_agent_offers() {
     );
 }
 
-#[test]
 fn a_switch_is_set_with_a_boolean_value() {
     let change = ModeChange::SetConfigSwitch {
         config_id: "skip_prompts".into(),
@@ -73,4 +71,9 @@ fn a_switch_is_set_with_a_boolean_value() {
             json!({"sessionId": "s1", "configId": "skip_prompts", "type": "boolean", "value": true})
         );
     }
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    trials!(permission_mode: claude_modes_map_onto_whatever_the_agent_offers, a_switch_is_set_with_a_boolean_value)
 }

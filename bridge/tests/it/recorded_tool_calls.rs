@@ -127,7 +127,6 @@ fn has_base64_run(text: &str) -> bool {
     false
 }
 
-#[test]
 fn recorded_mcp_calls_are_named_structurally_and_their_results_keep_images_as_blocks() {
     let files = recordings();
     assert!(!files.is_empty(), "no recordings found");
@@ -218,4 +217,9 @@ fn recorded_mcp_calls_are_named_structurally_and_their_results_keep_images_as_bl
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    trials!(recorded_tool_calls: recorded_mcp_calls_are_named_structurally_and_their_results_keep_images_as_blocks)
 }

@@ -40,7 +40,6 @@ fn assert_no_failures(what: &str, failures: Vec<String>) {
     );
 }
 
-#[test]
 fn shell_writes_into_assets_are_denied_naming_the_target() {
     let file = data("policy/shell_writes.toml");
     let mut failures = Vec::new();
@@ -55,7 +54,6 @@ fn shell_writes_into_assets_are_denied_naming_the_target() {
     assert_no_failures("shell writes", failures);
 }
 
-#[test]
 fn at_least_15_powershell_idioms_and_every_bash_idiom_have_a_case() {
     let file = data("policy/shell_writes.toml");
     let count = |idiom: &str| cases(&file).iter().filter(|c| c["idiom"] == idiom).count();
@@ -83,7 +81,6 @@ fn at_least_15_powershell_idioms_and_every_bash_idiom_have_a_case() {
     }
 }
 
-#[test]
 fn reads_non_scripts_staging_dynamic_code_and_unparsable_commands_are_allowed() {
     let file = data("policy/shell_allowed.toml");
     assert!(
@@ -100,7 +97,6 @@ fn reads_non_scripts_staging_dynamic_code_and_unparsable_commands_are_allowed() 
     assert_no_failures("allowed commands", failures);
 }
 
-#[test]
 fn write_targets_come_from_named_parameters_positionals_and_operators() {
     let file = data("commands/write_targets.toml");
     let mut failures = Vec::new();
@@ -120,7 +116,6 @@ fn write_targets_come_from_named_parameters_positionals_and_operators() {
     assert_no_failures("write targets", failures);
 }
 
-#[test]
 fn path_check_folds_dots_ignores_case_and_needs_an_assets_directory_and_script_extension() {
     let file = data("policy/paths.toml");
     let mut failures = Vec::new();
@@ -135,7 +130,6 @@ fn path_check_folds_dots_ignores_case_and_needs_an_assets_directory_and_script_e
     assert_no_failures("path check", failures);
 }
 
-#[test]
 fn file_tools_are_judged_by_their_file_path() {
     let file = data("policy/file_tools.toml");
     let mut failures = Vec::new();
@@ -151,7 +145,6 @@ fn file_tools_are_judged_by_their_file_path() {
     assert_no_failures("file tools", failures);
 }
 
-#[test]
 fn shell_tool_names_are_bash_powershell_and_shell_exactly() {
     for name in ["Bash", "PowerShell", "Shell"] {
         assert!(is_shell_tool_name(name), "{name}");
@@ -161,7 +154,6 @@ fn shell_tool_names_are_bash_powershell_and_shell_exactly() {
     }
 }
 
-#[test]
 fn hook_denies_gated_writes_with_the_deny_text_and_prints_nothing_otherwise() {
     let file = data("hook/hook.toml");
     let mut failures = Vec::new();
@@ -191,7 +183,6 @@ fn hook_denies_gated_writes_with_the_deny_text_and_prints_nothing_otherwise() {
     assert_no_failures("hook", failures);
 }
 
-#[test]
 fn steering_text_is_empty_when_off_and_at_most_three_lines_quoting_the_same_names_as_the_deny_texts_when_on()
  {
     assert_eq!(steering_text(false), "");
@@ -219,7 +210,6 @@ fn steering_text_is_empty_when_off_and_at_most_three_lines_quoting_the_same_name
     );
 }
 
-#[test]
 fn hostile_commands_neither_panic_nor_hang_and_fail_open() {
     // deep nesting, unbalanced groups and quotes, and a long command: each is
     // judged (allowed or denied) without a stack overflow
@@ -241,4 +231,9 @@ fn hostile_commands_neither_panic_nor_hang_and_fail_open() {
     );
     let shallow = format!("{}echo x > Assets/Foo.cs{}", "(".repeat(3), ")".repeat(3));
     assert!(gated_target("Bash", &serde_json::json!({ "command": shallow })).is_some());
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    trials!(script_gate: shell_writes_into_assets_are_denied_naming_the_target, at_least_15_powershell_idioms_and_every_bash_idiom_have_a_case, reads_non_scripts_staging_dynamic_code_and_unparsable_commands_are_allowed, write_targets_come_from_named_parameters_positionals_and_operators, path_check_folds_dots_ignores_case_and_needs_an_assets_directory_and_script_extension, file_tools_are_judged_by_their_file_path, shell_tool_names_are_bash_powershell_and_shell_exactly, hook_denies_gated_writes_with_the_deny_text_and_prints_nothing_otherwise, steering_text_is_empty_when_off_and_at_most_three_lines_quoting_the_same_names_as_the_deny_texts_when_on, hostile_commands_neither_panic_nor_hang_and_fail_open)
 }

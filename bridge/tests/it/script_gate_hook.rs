@@ -44,7 +44,6 @@ fn run_hook(stdin: &str) -> (Option<i32>, String) {
     )
 }
 
-#[test]
 fn gated_powershell_write_is_denied_with_the_decision_json_and_exit_0() {
     let (code, stdout) = run_hook(
         r#"{"hook_event_name":"PreToolUse","tool_name":"PowerShell","tool_input":{"command":"Set-Content -Path Assets/X.cs -Value x"}}"#,
@@ -59,7 +58,6 @@ fn gated_powershell_write_is_denied_with_the_decision_json_and_exit_0() {
     );
 }
 
-#[test]
 fn allowed_calls_and_non_json_print_nothing_and_exit_0() {
     for stdin in [
         r#"{"hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":"UapStaging/X.cs","content":"x"}}"#,
@@ -71,4 +69,9 @@ fn allowed_calls_and_non_json_print_nothing_and_exit_0() {
         assert_eq!(code, Some(0), "{stdin}");
         assert_eq!(stdout, "", "{stdin}");
     }
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    trials!(script_gate_hook: gated_powershell_write_is_denied_with_the_decision_json_and_exit_0, allowed_calls_and_non_json_print_nothing_and_exit_0)
 }

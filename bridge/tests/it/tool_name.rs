@@ -75,17 +75,14 @@ fn check(file: &str) {
     );
 }
 
-#[test]
 fn mcp_calls_of_every_agent_are_named_mcp_server_tool_with_their_real_arguments() {
     check("mcp_frames.json");
 }
 
-#[test]
 fn other_calls_map_by_kind_then_title_and_carry_command_and_paths() {
     check("other_frames.json");
 }
 
-#[test]
 fn merging_keeps_absent_fields_and_merges_raw_input_key_by_key() {
     let mut call = CallFields::default();
     merge_tool_call(
@@ -100,4 +97,9 @@ fn merging_keeps_absent_fields_and_merges_raw_input_key_by_key() {
         serde_json::to_value(&call.own).unwrap(),
         serde_json::json!({"title": "a", "rawInput": {"x": 1, "y": 2}, "content": [2]})
     );
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    trials!(tool_name: mcp_calls_of_every_agent_are_named_mcp_server_tool_with_their_real_arguments, other_calls_map_by_kind_then_title_and_carry_command_and_paths, merging_keeps_absent_fields_and_merges_raw_input_key_by_key)
 }

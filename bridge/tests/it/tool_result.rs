@@ -44,7 +44,6 @@ fn texts(content: &Value) -> Vec<&str> {
     }
 }
 
-#[test]
 fn results_match_what_claude_would_show_for_every_agent_shape() {
     let path =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/tool_result/results.json");
@@ -88,4 +87,9 @@ fn results_match_what_claude_would_show_for_every_agent_shape() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    trials!(tool_result: results_match_what_claude_would_show_for_every_agent_shape)
 }

@@ -84,7 +84,6 @@ fn nestings(blocks: &Value, status: &Value) -> Vec<(&'static str, Value)> {
     .collect()
 }
 
-#[test]
 fn real_mcp_results_render_the_same_in_every_nesting() {
     let mut checked = 0;
     let mut with_image = 0;
@@ -129,7 +128,6 @@ fn real_mcp_results_render_the_same_in_every_nesting() {
     );
 }
 
-#[test]
 fn real_mcp_errors_render_the_same_under_error_with_or_without_result() {
     let mut checked = 0;
     for rel in CORPUS {
@@ -152,4 +150,9 @@ fn real_mcp_errors_render_the_same_under_error_with_or_without_result() {
         }
     }
     assert!(checked >= 3, "no recorded MCP error found in the corpus");
+}
+
+/// The suite's trials (see the `trials!` macro).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    trials!(tool_result_nesting: real_mcp_results_render_the_same_in_every_nesting, real_mcp_errors_render_the_same_under_error_with_or_without_result)
 }

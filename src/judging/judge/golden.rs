@@ -3,7 +3,7 @@
 //! in `tests/snapshots/`. This module finds and reads them (the `check`
 //! command and the test harness share it) and explains a mismatch: the first
 //! divergent event, a unified diff with context, the tail of the transcript.
-//! Writing and blessing is insta's job (see `tests/replay.rs`).
+//! Writing and blessing is insta's job (see `tests/it/replay.rs`).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -32,7 +32,8 @@ pub struct Window {
 
 /// Where goldens live, relative to the workspace root.
 pub const SNAPSHOT_DIR: &str = "tests/snapshots";
-/// The module prefix insta gives snapshots asserted from `tests/replay.rs`.
+/// The prefix of a golden's file name (`tests/it/replay.rs` names its
+/// snapshots so).
 pub const SNAPSHOT_PREFIX: &str = "replay";
 
 /// Which recording a golden belongs to: `recordings/<agent>/<version>/<scenario>.jsonl`.

@@ -117,7 +117,7 @@ impl VersionSummary {
         if self.scenarios.iter().any(|s| s.kind != Kind::Unrunnable) {
             let _ = writeln!(
                 out,
-                "  review, then bless: INSTA_UPDATE=always cargo test --test replay -- {}/{}/",
+                "  review, then bless: INSTA_UPDATE=always cargo test --test it -- {}/{}/",
                 self.agent, self.version
             );
         }

@@ -31,7 +31,7 @@
 //! string starting with it.
 //!
 //! Each case is one trial, `<file stem>/<case name>`, so one case runs alone
-//! (`cargo test -p acp-bridge --test core_cases -- tool_identity/`) and a new
+//! (`cargo test -p acp-bridge --test it -- tool_identity/`) and a new
 //! `.cases` file needs no registration. `CORE_CASES_DUMP=1` prints every line
 //! each input produced. `CORE_CASES_BLESS=1` rewrites, for each input whose
 //! expectations fail, those expectations with what the bridge emitted
@@ -45,7 +45,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use acp_bridge::{Bridge, CounterIds, LaunchSpec, McpEndpoint, Output, acp::mcp_servers};
-use libtest_mimic::{Arguments, Failed, Trial};
+use libtest_mimic::{Failed, Trial};
 use serde_json::Value;
 
 fn data_dir() -> PathBuf {
@@ -624,8 +624,8 @@ fn case_trial(case: &Case) -> Result<(), Failed> {
     .into())
 }
 
-fn main() {
-    let args = Arguments::from_args();
+/// One trial per case of every `.cases` file.
+pub(crate) fn trials() -> Vec<Trial> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(data_dir())
         .expect("tests/data/core")
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -657,11 +657,11 @@ fn main() {
             }
         }
     }
-    let conclusion = libtest_mimic::run(&args, trials);
+    trials
+}
+
+/// Writes what `CORE_CASES_BLESS=1` blessed, once every case ran.
+pub(crate) fn write_blessings() -> Result<(), String> {
     let edits = std::mem::take(&mut *PENDING_BLESS.lock().unwrap_or_else(|e| e.into_inner()));
-    if let Err(e) = write_blessed(edits) {
-        eprintln!("blessing failed: {e}");
-        std::process::exit(101);
-    }
-    conclusion.exit();
+    write_blessed(edits).map_err(|e| format!("blessing failed: {e}"))
 }

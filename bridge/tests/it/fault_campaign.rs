@@ -20,6 +20,8 @@
 //! after them. Taps (see [`taps`]): each of the tap's trust-boundary
 //! findings as a case with a hostile or broken `--tap`.
 //!
+//! One trial, `fault_campaign::campaign`, runs the whole campaign.
+//!
 //! The mutated agent is this test binary itself (`--fault-agent <plan>`): it
 //! plays one recorded agent process like the replayer's fake agent (each
 //! client frame releases the agent frames recorded after the matching client
@@ -35,12 +37,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-mod support;
-use support::bridge;
+use crate::support::{self, bridge};
 
-#[path = "fault_campaign/floods.rs"]
 mod floods;
-#[path = "fault_campaign/taps.rs"]
 mod taps;
 
 const SEED: u64 = 0x005e_ed13;
@@ -89,22 +88,21 @@ const SCENARIOS: &[&str] = &[
     "model-error",
 ];
 
-fn main() {
+/// The exit code of this binary started as a mutated agent
+/// (`--fault-agent <plan>`), `None` when it is started as the tests.
+pub(crate) fn as_fault_agent() -> Option<i32> {
     let args: Vec<String> = std::env::args().collect();
-    if let Some(i) = args.iter().position(|a| a == "--fault-agent") {
-        let plan = args.get(i + 1).expect("--fault-agent <plan>");
-        std::process::exit(fault_agent(Path::new(plan)));
-    }
-    // libtest-style filters and flags are accepted and ignored: one campaign.
-    if args.iter().any(|a| a == "--list") {
-        println!("fault_campaign: test");
-        return;
-    }
-    let failures = run_campaign();
-    if failures > 0 {
-        eprintln!("fault campaign: {failures} case(s) failed");
-        std::process::exit(101);
-    }
+    let i = args.iter().position(|a| a == "--fault-agent")?;
+    let plan = args.get(i + 1).expect("--fault-agent <plan>");
+    Some(fault_agent(Path::new(plan)))
+}
+
+/// The campaign as one trial.
+pub(crate) fn trial() -> libtest_mimic::Trial {
+    libtest_mimic::Trial::test("fault_campaign::campaign", || match run_campaign() {
+        0 => Ok(()),
+        failures => Err(format!("fault campaign: {failures} case(s) failed").into()),
+    })
 }
 
 // ------------------------------------------------------------ randomness

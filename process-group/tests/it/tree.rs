@@ -2,7 +2,7 @@
 //! started a grandchild is ended with it, by `kill` (SIGKILL to the group,
 //! the Job Object terminated) and, on Windows, by closing the job. The
 //! child and grandchild are this binary again (no shell needed), told their
-//! part by an environment variable; hence no libtest harness.
+//! part by an environment variable ([`as_tree_process`]).
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -15,7 +15,9 @@ type Case = fn() -> Result<(), String>;
 const ROLE: &str = "PROCESS_GROUP_TREE_TEST_ROLE";
 const BOUND: Duration = Duration::from_secs(10);
 
-fn main() -> ExitCode {
+/// The exit code of this binary started as one of the tree's processes
+/// (told its part by [`ROLE`]), `None` when it is started as the tests.
+pub(crate) fn as_tree_process() -> Option<ExitCode> {
     match std::env::var(ROLE).as_deref() {
         // starts the grandchild, says its pid, waits
         Ok("parent") => {
@@ -30,41 +32,32 @@ fn main() -> ExitCode {
                 .unwrap();
             println!("{}", grandchild.id());
             std::thread::sleep(Duration::from_secs(60));
-            return ExitCode::from(9);
+            Some(ExitCode::from(9))
         }
         Ok("sleeper") => {
             std::thread::sleep(Duration::from_secs(60));
-            return ExitCode::from(9);
+            Some(ExitCode::from(9))
         }
-        _ => {}
+        _ => None,
     }
-    let runtime = tokio::runtime::Runtime::new().unwrap();
+}
+
+/// The suite's trials.
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
     let mut cases: Vec<(&str, Case)> = vec![(
-        "kill_ends_the_child_and_its_grandchild",
+        "tree::kill_ends_the_child_and_its_grandchild",
         kill_ends_the_child_and_its_grandchild,
     )];
     if cfg!(windows) {
         cases.push((
-            "dropping_the_tree_ends_the_child_and_its_grandchild",
+            "tree::dropping_the_tree_ends_the_child_and_its_grandchild",
             dropping_the_tree_ends_the_child_and_its_grandchild,
         ));
     }
-    let mut failed = 0;
-    for (name, case) in cases {
-        let result = runtime.block_on(async { tokio::task::spawn_blocking(case).await.unwrap() });
-        match result {
-            Ok(()) => println!("test {name} ... ok"),
-            Err(e) => {
-                failed += 1;
-                println!("test {name} ... FAILED: {e}");
-            }
-        }
-    }
-    if failed == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    let trial = |(name, case): (&str, Case)| {
+        libtest_mimic::Trial::test(name, move || case().map_err(Into::into))
+    };
+    cases.into_iter().map(trial).collect()
 }
 
 /// Starts the parent as a tree on `runtime`; returns the tree and the

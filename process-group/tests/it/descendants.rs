@@ -1,9 +1,8 @@
 //! The sweep that ends what a run leaves behind, against a real double
-//! fork. Its own test binary: the sweep ends every process below the test
-//! process, so no other test may run beside it. Linux only (`/proc`, a
-//! subreaper); on Windows nothing escapes the Job Object, which
-//! `tests/tree.rs` checks.
-#![cfg(target_os = "linux")]
+//! fork. The sweep ends every process below the test process, so no other
+//! test may run beside it: the binary runs its trials one at a time, this
+//! one last. Linux only (`/proc`, a subreaper); on Windows nothing escapes
+//! the Job Object, which `tree` checks.
 
 use std::time::Duration;
 
@@ -11,7 +10,6 @@ use tokio::time::Instant;
 
 /// A grandchild that left its parent (a double fork into its own session,
 /// stdio on /dev/null) is found below us as a subreaper and ended by the sweep.
-#[tokio::test]
 async fn a_double_forked_daemon_is_found_and_ended() {
     assert!(process_group::become_subreaper());
     let me = std::process::id() as i32;
@@ -49,4 +47,19 @@ async fn a_double_forked_daemon_is_found_and_ended() {
         process_group::descendants(me).is_empty(),
         "nothing is left, zombies included"
     );
+}
+
+/// The suite's trial.
+pub(crate) fn trial() -> libtest_mimic::Trial {
+    libtest_mimic::Trial::test(
+        "descendants::a_double_forked_daemon_is_found_and_ended",
+        || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| format!("a tokio runtime: {e}"))?
+                .block_on(a_double_forked_daemon_is_found_and_ended());
+            Ok(())
+        },
+    )
 }

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use acp_harness::judging::judge::golden::{self, Comparison};
 use acp_harness::judging::judge::{Case, Corpus, Status};
-use libtest_mimic::{Arguments, Failed, Trial};
+use libtest_mimic::{Failed, Trial};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -29,14 +29,19 @@ thread_local! {
 /// A behaviour trial: its name and body.
 type BehaviourTrial = (&'static str, fn() -> Result<(), Failed>);
 
-fn main() {
-    let args = Arguments::from_args();
+/// Keeps insta's panic (a golden that differs) out of the output: the
+/// trial reports it.
+pub(crate) fn quiet_insta_panics() {
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         if !IN_INSTA.with(|f| f.get()) {
             default_hook(info);
         }
     }));
+}
+
+/// One trial per committed recording, and the replayer's behaviour trials.
+pub(crate) fn trials() -> Vec<Trial> {
     let corpus = Corpus::at(root());
     let mut trials = Vec::new();
     let recordings = if corpus.recordings.exists() {
@@ -99,7 +104,7 @@ fn main() {
         )
         .with_ignored_flag(bite_ignored(&corpus, &recordings)),
     );
-    libtest_mimic::run(&args, trials).exit();
+    trials
 }
 
 /// One recording: golden (bless through insta when asked) + expectations + no divergence.
@@ -120,7 +125,7 @@ fn recording_trial(corpus: &Corpus, path: &Path) -> Result<(), Failed> {
     ) {
         report.push_str(&format!(
             "\nOutside CI, insta left the new transcript in {}.new for review; bless it with \
-             `INSTA_UPDATE=always cargo test --test replay` (or `cargo insta review`).\n",
+             `INSTA_UPDATE=always cargo test --test it -- <agent>/<version>/` (or `cargo insta review`).\n",
             case.id.snapshot_path(&corpus.snapshots).display()
         ));
     }
@@ -131,13 +136,16 @@ fn recording_trial(corpus: &Corpus, path: &Path) -> Result<(), Failed> {
 /// (`INSTA_UPDATE=always`) or leaves a `.snap.new` for review. Returns
 /// whether insta accepted it.
 fn bless_through_insta(case: &Case) -> bool {
-    let name = case.id.snapshot_name();
+    // the committed file name: `replay__<agent>__<version>__<scenario>.snap`
+    let name = format!("{}__{}", golden::SNAPSHOT_PREFIX, case.id.snapshot_name());
     let transcript = case.transcript.text();
     let description = format!("replay of {}", case.id.trial_name());
     IN_INSTA.with(|f| f.set(true));
     let accepted = std::panic::catch_unwind(move || {
         let mut settings = insta::Settings::clone_current();
         settings.set_omit_expression(true);
+        settings.set_snapshot_path(root().join("tests/snapshots"));
+        settings.set_prepend_module_to_snapshot(false);
         settings.set_description(description);
         settings.bind(|| insta::assert_snapshot!(name, transcript));
     })
