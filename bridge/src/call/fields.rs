@@ -16,9 +16,9 @@ pub(crate) use own::LISTED_MERGE_MAX;
 pub use own::{OwnFields, held_bytes, list_bytes};
 
 /// A tool call's fields merged across its frames: the agent's own ACP
-/// fields (`title`, `kind`, `rawInput`, `content`, ...; kept whole,
-/// whatever keys they are) and, apart from them, the parts of the
-/// permission requests that asked about the call.
+/// fields ([`OwnFields`]: typed where the schema names them, every other
+/// key kept) and, apart from them, the parts of the permission requests
+/// that asked about the call.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CallFields {
     /// The call's own fields: none before any frame.
