@@ -79,21 +79,6 @@ const TERMINAL_OUTPUT: &str = "terminalOutput";
 
 static NULL: Value = Value::Null;
 
-/// The keys of the typed fields, in the schema's order (and the bridge's
-/// own last).
-const NAMED: [&str; 10] = [
-    "title",
-    "kind",
-    "status",
-    "name",
-    "rawInput",
-    "rawOutput",
-    "content",
-    "locations",
-    "_meta",
-    TERMINAL_OUTPUT,
-];
-
 impl OwnFields {
     pub const fn new() -> OwnFields {
         OwnFields {
@@ -290,17 +275,28 @@ impl OwnFields {
     /// About the JSON size of each field there is, by its key: the key, its
     /// quotes and colon, and the value (see [`held_bytes`]).
     pub fn sizes(&self) -> impl Iterator<Item = (&str, usize)> {
-        let named = NAMED.iter().filter_map(|k| Some((*k, self.named_size(k)?)));
+        let (text, json) = (text_bytes, json_bytes);
+        let named = [
+            ("title", text(&self.title)),
+            ("kind", self.kind.as_ref().map(|k| k.as_str().len() + 2)),
+            ("status", self.status.as_ref().map(|s| s.as_str().len() + 2)),
+            ("name", text(&self.name)),
+            ("rawInput", json(&self.raw_input)),
+            ("rawOutput", json(&self.raw_output)),
+            ("content", self.content.as_deref().map(list_bytes)),
+            ("locations", self.locations.as_deref().map(locations_bytes)),
+            ("_meta", json(&self.meta)),
+            (TERMINAL_OUTPUT, text(&self.terminal_output)),
+        ];
+        let named = named.into_iter().filter_map(|(k, size)| Some((k, size?)));
         let other = self.other.iter().map(|(k, v)| (k.as_str(), held_bytes(v)));
         named.chain(other).map(|(k, size)| (k, k.len() + 3 + size))
     }
 
-    /// The value's size of a field the schema (or the bridge) names, `None`
-    /// when the call has none.
-    fn named_size(&self, key: &str) -> Option<usize> {
-        let text = |t: &Option<String>| t.as_ref().map(|t| t.len() + 2);
-        let json = |v: &Option<Value>| v.as_ref().map(held_bytes);
-        match key {
+    /// The size [`OwnFields::sizes`] gives `key`, `0` when there is none.
+    pub fn size_of(&self, key: &str) -> usize {
+        let (text, json) = (text_bytes, json_bytes);
+        let size = match key {
             "title" => text(&self.title),
             "kind" => self.kind.as_ref().map(|k| k.as_str().len() + 2),
             "status" => self.status.as_ref().map(|s| s.as_str().len() + 2),
@@ -308,23 +304,10 @@ impl OwnFields {
             "rawInput" => json(&self.raw_input),
             "rawOutput" => json(&self.raw_output),
             "content" => self.content.as_deref().map(list_bytes),
-            "locations" => self.locations.as_ref().map(|l| {
-                let paths = l
-                    .iter()
-                    .map(|l| l.path.as_ref().map_or(2, |p| p.len() + 12));
-                paths.sum::<usize>() + 2
-            }),
+            "locations" => self.locations.as_deref().map(locations_bytes),
             "_meta" => json(&self.meta),
             TERMINAL_OUTPUT => text(&self.terminal_output),
-            _ => None,
-        }
-    }
-
-    /// The size [`OwnFields::sizes`] gives `key`, `0` when there is none.
-    pub fn size_of(&self, key: &str) -> usize {
-        let size = match NAMED.contains(&key) {
-            true => self.named_size(key),
-            false => self.other(key).map(held_bytes),
+            _ => self.other(key).map(held_bytes),
         };
         size.map_or(0, |s| key.len() + 3 + s)
     }
@@ -376,6 +359,24 @@ pub fn held_bytes(v: &Value) -> usize {
                 + 2
         }
     }
+}
+
+/// About the JSON size of a text field's value.
+fn text_bytes(text: &Option<String>) -> Option<usize> {
+    text.as_ref().map(|t| t.len() + 2)
+}
+
+/// [`held_bytes`] of a JSON field's value.
+fn json_bytes(json: &Option<Value>) -> Option<usize> {
+    json.as_ref().map(held_bytes)
+}
+
+/// About the JSON size of `locations` entries (`{"path": ...}` each).
+fn locations_bytes(locations: &[Location]) -> usize {
+    let entries = locations
+        .iter()
+        .map(|l| l.path.as_ref().map_or(2, |p| p.len() + 12));
+    entries.sum::<usize>() + 2
 }
 
 /// [`held_bytes`] of an array of `items`.
