@@ -55,26 +55,6 @@ pub(crate) fn has_key(map: &Map<String, Value>, key: &str) -> bool {
     map_get(map, key).is_some()
 }
 
-/// `map.get_mut(key)`, scanning a small map.
-pub(crate) fn field_mut<'a>(map: &'a mut Map<String, Value>, key: &str) -> Option<&'a mut Value> {
-    if map.len() > SCAN_MAX {
-        return map.get_mut(key);
-    }
-    map.iter_mut()
-        .find(|(k, _)| k.as_str() == key)
-        .map(|(_, x)| x)
-}
-
-/// `v[key]` moved out of `v` when it is a string (an empty one left in its
-/// place), so an id read from a frame that is consumed next is not copied.
-pub(crate) fn take_string(v: &mut Value, key: &str) -> Option<String> {
-    let Value::Object(map) = v else { return None };
-    match field_mut(map, key)? {
-        Value::String(s) => Some(std::mem::take(s)),
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -97,27 +77,8 @@ mod tests {
                 assert_eq!(get(v, key), v.get(key), "{key} of {v}");
                 if let Value::Object(map) = &mut v.clone() {
                     assert_eq!(has_key(map, key), map.contains_key(key), "{key} of {v}");
-                    assert_eq!(
-                        field_mut(map, key).cloned(),
-                        v.get(key).cloned(),
-                        "{key} of {v}"
-                    );
                 }
             }
-        }
-    }
-
-    #[test]
-    fn takes_a_string_field_only() {
-        let cases = [
-            (json!({"id": "c1", "x": 1}), Some("c1")),
-            (json!({"id": 7}), None),
-            (json!({"x": "c1"}), None),
-            (json!(["id"]), None),
-        ];
-        for (mut v, want) in cases {
-            let before = v.clone();
-            assert_eq!(take_string(&mut v, "id").as_deref(), want, "{before}");
         }
     }
 }

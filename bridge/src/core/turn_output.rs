@@ -3,7 +3,6 @@
 //! `result` when the last queued prompt returns.
 
 use super::*;
-use crate::acp::json_field::take_string;
 use crate::acp::prompt_end::PromptEnd;
 use crate::acp::tool_call::CallStatus;
 use crate::call::fields::{CallFields, OwnFields};
@@ -146,14 +145,13 @@ impl Bridge {
 
     /// A `tool_call` / `tool_call_update` read the generic way (see
     /// [`Bridge::call_frame`] for the fast one).
-    pub(super) fn tool_call_update(&mut self, mut u: Value, now: Duration) {
-        // the id moves out of the update (merging skips it anyway)
-        let call_id = take_string(&mut u, "toolCallId");
-        let fields = OwnFields::from(u);
+    pub(super) fn tool_call_update(&mut self, u: Value, now: Duration) {
+        let mut fields = OwnFields::from(u);
         if let Some(server) = crate::call::identity::mcp_startup_server(&fields) {
             return self.mcp_startup(&server, &fields);
         }
-        let Some(call_id) = call_id else {
+        // the id moves out of the fields (merging skips it anyway)
+        let Some(call_id) = fields.tool_call_id.take() else {
             return self.diag("tool call without toolCallId skipped".to_string());
         };
         self.tool_call_fields(call_id, fields, now);
