@@ -557,15 +557,14 @@ impl<'a> From<&'a OwnFields> for ResultFields<'a> {
     }
 }
 
-/// A call's fields as JSON (`status`, `content`, `rawOutput`, and the
-/// streamed terminal output as `terminalOutput`).
+/// A frame's fields as JSON (`status`, `content`, `rawOutput`).
 impl<'a> From<&'a Value> for ResultFields<'a> {
     fn from(call: &'a Value) -> ResultFields<'a> {
         ResultFields {
             failed: field(call, "status") == "failed",
             content: field(call, "content").as_array().map_or(&[], Vec::as_slice),
             raw_output: field(call, "rawOutput"),
-            terminal_output: field(call, "terminalOutput").as_str(),
+            terminal_output: None,
         }
     }
 }
@@ -659,11 +658,6 @@ mod tests {
                 json!([{"type": "text", "text": "shot"}, {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "QUJD"}}]),
             ),
             (
-                "a terminal shows the output its frames streamed",
-                json!({"content": [{"type": "terminal", "terminalId": "t1"}], "terminalOutput": "hello\n"}),
-                json!("hello\n"),
-            ),
-            (
                 "content wins over rawOutput",
                 json!({"content": [{"type": "content", "content": {"type": "text", "text": "c"}}], "rawOutput": "r"}),
                 json!("c"),
@@ -679,6 +673,13 @@ mod tests {
             assert_eq!(tool_result_content(&call), want, "{name}");
             assert_serialises_as_its_value(&call);
         }
+        // a terminal shows the output its frames streamed, which the call
+        // keeps beside its ACP fields
+        let mut own =
+            OwnFields::from(json!({"content": [{"type": "terminal", "terminalId": "t1"}]}));
+        own.terminal_output = Some("hello\n".into());
+        let rendered = render_fields((&own).into(), &Compat::default());
+        assert_eq!(rendered.into_value(), json!("hello\n"));
     }
 
     /// The borrowed rendering the core serialises, and the bytes it writes
