@@ -177,20 +177,9 @@ impl OwnFields {
     }
 
     /// Whether the fields have `key` (a schema field holding its type, or
-    /// an unnamed key).
+    /// an unnamed key): a field there has a size.
     pub fn has(&self, key: &str) -> bool {
-        match key {
-            "title" => self.title.is_some(),
-            "kind" => self.kind.is_some(),
-            "status" => self.status.is_some(),
-            "name" => self.name.is_some(),
-            "rawInput" => self.raw_input.is_some(),
-            "rawOutput" => self.raw_output.is_some(),
-            "content" => self.content.is_some(),
-            "locations" => self.locations.is_some(),
-            "_meta" => self.meta.is_some(),
-            _ => self.other(key).is_some(),
-        }
+        self.size_of(key) != 0
     }
 
     /// Merges a later frame's fields: each field it has replaces the one
